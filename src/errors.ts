@@ -1,0 +1,25 @@
+/** Bad flags or input files: printed as one line, exit code 2. */
+export class UsageError extends Error {
+  override name = "UsageError";
+  readonly exitCode = 2;
+}
+
+/** The run could not go on (server down, flush or warm never succeeded): one line, exit code 1. */
+export class BenchError extends Error {
+  override name = "BenchError";
+  readonly exitCode: number;
+  constructor(message: string, exitCode = 1) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
+
+/** Exit codes, documented in the README. */
+export const EXIT = {
+  ok: 0,
+  runtime: 1,
+  usage: 2,
+  /** The sweep finished but at least one measured request failed. */
+  requestsFailed: 3,
+  interrupted: 130,
+} as const;

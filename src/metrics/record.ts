@@ -1,0 +1,49 @@
+/**
+ * The one contract between the hot path and everything else: one plain record per request.
+ * streamRequest always resolves to one of these and never throws; failures are fields.
+ */
+
+/** Why a request failed. Counted per kind and message, never stored as unbounded lists. */
+export type FailureKind =
+  | "connect" // TCP connect refused / DNS / unreachable
+  | "http" // non-200 status before streaming
+  | "network" // socket error after the response started (reset, chunked-encoding error)
+  | "timeout" // --request-timeout elapsed
+  | "stall" // no bytes for the stall timeout
+  | "server_error" // an {"error": ...} event inside a 200 stream
+  | "abort" // finish_reason.type == "abort"
+  | "truncated" // the stream ended before [DONE]
+  | "no_tokens" // the stream ended without any token event
+  | "parse" // an event that is not valid JSON
+  | "cancelled"; // the run was interrupted (SIGINT/SIGTERM) before the request ended
+
+export interface RequestRecord {
+  /** Index of the prompt within its pct's prompt set. */
+  index: number;
+  ok: boolean;
+  failureKind: FailureKind | null;
+  /** Short human-readable reason; "" when ok. */
+  failureMessage: string;
+  /** HTTP status of the response, 0 when none arrived. */
+  httpStatus: number;
+  /** Prompt length in tokens. */
+  promptLen: number;
+  /** Send time on the nowMs() clock (performance.now(), ms). */
+  startMs: number;
+  /** Time to first token, ms from start: the first event whose completion_tokens >= 1. 0 when none. */
+  ttftMs: number;
+  /** The script's "latency": time of the last SSE line received (normally [DONE]), ms from start. */
+  latencyMs: number;
+  /** Server-reported completion_tokens at the last token event. */
+  outputLen: number;
+  /** Server-reported cached prompt tokens (meta_info.cached_tokens); -1 when not reported. */
+  cachedTokens: number;
+  /** Inter-token latencies, ms: each gap between token events spread evenly over the tokens it carried. */
+  itlMs: Float64Array;
+  /** Number of SSE events that carried at least one new token. */
+  tokenEvents: number;
+  /** finish_reason.type of the last event ("length", "stop", "abort", ...), null if never seen. */
+  finishReason: string | null;
+  /** Generated text (cumulative text of the last event, or the concatenated deltas). Filled after the stream ends. */
+  generatedText: string;
+}
