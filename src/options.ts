@@ -110,3 +110,169 @@ export interface MockOptions {
 export function mockOptions(overrides: Partial<MockOptions> = {}): MockOptions {
   return { ...MOCK_DEFAULTS, recordInputs: false, ...overrides };
 }
+
+// --- parsing: raw citty strings in, validated options out ---------------------------------
+
+import { UsageError } from "./errors.ts";
+
+/** Raw flag values as citty hands them over: strings and booleans, keyed by kebab-case name. */
+export type RawFlags = Record<string, string | boolean | undefined>;
+
+const INT_RE = /^[+-]?\d+$/;
+
+/** Parses a Python-style int flag (argparse `type=int`); throws a UsageError naming the flag. */
+export function parseIntFlag(flag: string, value: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const text = value.trim().replaceAll("_", "");
+  if (!INT_RE.test(text)) throw new UsageError(`--${flag}: expected an integer, got "${value}"`);
+  const n = Number(text);
+  if (!Number.isSafeInteger(n)) throw new UsageError(`--${flag}: ${value} is too large`);
+  if (n < min) throw new UsageError(`--${flag}: must be >= ${min}, got ${n}`);
+  if (n > max) throw new UsageError(`--${flag}: must be <= ${max}, got ${n}`);
+  return n;
+}
+
+/** Parses a non-negative decimal number of seconds (or ms), naming the flag on error. */
+export function parseNumberFlag(flag: string, value: string, min: number): number {
+  const text = value.trim();
+  const n = text === "" ? NaN : Number(text);
+  if (!Number.isFinite(n)) throw new UsageError(`--${flag}: expected a number, got "${value}"`);
+  if (n < min) throw new UsageError(`--${flag}: must be >= ${min}, got ${n}`);
+  return n;
+}
+
+/** `--pcts 0,50,99`: integers in [0, 100], no duplicates, at least one. */
+export function parsePcts(value: string): number[] {
+  const parts = value.split(",").map((p) => p.trim()).filter((p) => p !== "");
+  if (parts.length === 0) throw new UsageError(`--pcts: expected comma-separated percentages, got "${value}"`);
+  const pcts = parts.map((p) => parseIntFlag("pcts", p, 0, 100));
+  const seen = new Set<number>();
+  for (const p of pcts) {
+    if (seen.has(p)) throw new UsageError(`--pcts: ${p} appears twice`);
+    seen.add(p);
+  }
+  return pcts;
+}
+
+/** `--seed`: a Python int of any size (random.Random uses its absolute value). */
+export function parseSeed(value: string): bigint {
+  const text = value.trim().replaceAll("_", "");
+  if (!INT_RE.test(text)) throw new UsageError(`--seed: expected an integer, got "${value}"`);
+  return BigInt(text);
+}
+
+/** `--extra-request-body`: a JSON object merged over the request payload, as the script does. */
+export function parseExtraBody(value: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (err) {
+    throw new UsageError(`--extra-request-body: not valid JSON (${(err as Error).message})`);
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new UsageError(`--extra-request-body: expected a JSON object, got ${JSON.stringify(parsed)}`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** `--base-url`, or http://HOST:PORT; must be an http(s) URL. Returned without a trailing slash. */
+export function parseBaseUrl(baseUrl: string | undefined, host: string, port: number): string {
+  const text = baseUrl ?? `http://${host.includes(":") && !host.startsWith("[") ? `[${host}]` : host}:${port}`;
+  const flag = baseUrl === undefined ? "host" : "base-url";
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`--${flag}: "${text}" is not a valid URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new UsageError(`--${flag}: "${text}" must start with http:// or https://`);
+  }
+  if (url.search || url.hash) throw new UsageError(`--${flag}: "${text}" must not have a query or fragment`);
+  return text.replace(/\/+$/, "");
+}
+
+const str = (raw: RawFlags, key: string): string | undefined => {
+  const v = raw[key];
+  if (v === undefined || v === false) return undefined;
+  if (v === true) throw new UsageError(`--${key}: expects a value`);
+  return v;
+};
+
+/** Turns raw `warmbench run` flags into RunOptions, or throws one UsageError naming the flag. */
+export function parseRunOptions(raw: RawFlags): RunOptions {
+  const d = RUN_DEFAULTS;
+  const backend = str(raw, "backend") ?? d.backend;
+  if (backend !== "sglang") throw new UsageError(`--backend: "${backend}" is not supported (choose from: sglang)`);
+  const model = str(raw, "model");
+  if (!model || model.trim() === "") throw new UsageError("--model is required (a model id, or a tokenizer.json file or directory)");
+  const port = parseIntFlag("port", str(raw, "port") ?? String(d.port), 1, 65535);
+  const host = str(raw, "host") ?? d.host;
+  const totalTokens = parseIntFlag("total-tokens", str(raw, "total-tokens") ?? String(d.totalTokens), 1);
+  const pcts = parsePcts(str(raw, "pcts") ?? d.pcts);
+  for (const pct of pcts) {
+    if (pct > 0 && Math.floor((totalTokens * pct) / 100) === 0) {
+      throw new UsageError(`--total-tokens: ${totalTokens} is too small for --pcts ${pct}: the shared prefix would be 0 tokens`);
+    }
+  }
+  const pageSizeRaw = str(raw, "page-size");
+  return {
+    backend,
+    baseUrl: parseBaseUrl(str(raw, "base-url"), host, port),
+    model,
+    tokenizer: str(raw, "tokenizer") ?? model,
+    revision: str(raw, "revision") ?? d.revision,
+    numPrompts: parseIntFlag("num-prompts", str(raw, "num-prompts") ?? String(d.numPrompts), 1),
+    totalTokens,
+    outputLen: parseIntFlag("output-len", str(raw, "output-len") ?? String(d.outputLen), 1),
+    maxConcurrency: parseIntFlag("max-concurrency", str(raw, "max-concurrency") ?? String(d.maxConcurrency), 1, 65535),
+    pcts,
+    seed: parseSeed(str(raw, "seed") ?? String(d.seed)),
+    disableIgnoreEos: raw["disable-ignore-eos"] === true,
+    outputFile: str(raw, "output-file") ?? null,
+    extraRequestBody: parseExtraBody(str(raw, "extra-request-body") ?? "{}"),
+    dumpPrompts: str(raw, "dump-prompts") ?? null,
+    settleMs: parseNumberFlag("settle", str(raw, "settle") ?? String(d.settleMs / 1000), 0) * 1000,
+    flushDeadlineS: parseNumberFlag("flush-deadline", str(raw, "flush-deadline") ?? String(d.flushDeadlineS), 0),
+    flushServerTimeoutS: d.flushServerTimeoutS,
+    requestTimeoutS: parseNumberFlag("request-timeout", str(raw, "request-timeout") ?? String(d.requestTimeoutS), 0.001),
+    stallTimeoutS: parseNumberFlag("stall-timeout", str(raw, "stall-timeout") ?? String(d.stallTimeoutS), 0.001),
+    pageSize: pageSizeRaw === undefined ? null : parseIntFlag("page-size", pageSizeRaw, 1),
+    verbose: raw.verbose === true,
+  };
+}
+
+/** Turns raw `warmbench mock` flags into MockOptions, or throws one UsageError naming the flag. */
+export function parseMockOptions(raw: RawFlags): MockOptions {
+  const m = MOCK_DEFAULTS;
+  const int = (flag: string, dflt: number, min: number, max?: number) => parseIntFlag(flag, str(raw, flag) ?? String(dflt), min, max);
+  const num = (flag: string, dflt: number) => parseNumberFlag(flag, str(raw, flag) ?? String(dflt), 0);
+  return {
+    host: str(raw, "host") ?? m.host,
+    port: int("port", m.port, 0, 65535),
+    pageSize: int("page-size", m.pageSize, 1),
+    cacheTokens: int("cache-tokens", m.cacheTokens, 0),
+    ttftBaseMs: num("ttft-base-ms", m.ttftBaseMs),
+    prefillUsPerToken: num("prefill-us-per-token", m.prefillUsPerToken),
+    itlMs: num("itl-ms", m.itlMs),
+    streamInterval: int("stream-interval", m.streamInterval, 1),
+    maxRunning: int("max-running", m.maxRunning, 1),
+    serialPrefill: raw["serial-prefill"] === true,
+    incremental: raw.incremental === true,
+    contextLength: int("context-length", m.contextLength, 2),
+    vocabSize: int("vocab-size", m.vocabSize, 1),
+    modelName: str(raw, "model-name") ?? m.modelName,
+    recordInputs: raw["record-inputs"] === true,
+  };
+}
+
+/** The demo's sweep: short enough for a laptop, long enough to show the cache at work. */
+export const DEMO_DEFAULTS = {
+  numPrompts: 16,
+  totalTokens: 4000,
+  outputLen: 32,
+  maxConcurrency: 4,
+  pcts: "0,50,90",
+  settleS: 0.1,
+  /** The mock's latency model in the demo: prefill dominates, as on a GPU with long prompts. */
+  mock: { ttftBaseMs: 5, prefillUsPerToken: 20, itlMs: 4, pageSize: 16, serialPrefill: true },
+} as const;

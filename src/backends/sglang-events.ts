@@ -1,0 +1,180 @@
+/**
+ * Hot-path scanner of one SGLang native `/generate` stream payload (protocol.md §1.3, §1.5).
+ *
+ * Cumulative events carry the whole text so far, so JSON.parse of every event is O(n^2) over a request.
+ * The scanner instead reads the two numbers it needs by a byte search from the END of the payload:
+ * `meta_info` is the last key, and the byte sequence `"key":` cannot occur inside a JSON string (a quote
+ * in a string is always escaped as `\"`), so the match found is the real key. Only unusual events (a
+ * non-null finish_reason, an error, anything unexpected) are fully parsed.
+ */
+
+/** What one payload means for the request. */
+export type SglangEventKind = "done" | "tokens" | "error" | "abort" | "invalid";
+
+/** Fields filled by scanSglangEvent; one object is reused across events. */
+export interface SglangEventFields {
+  /** meta_info.completion_tokens: cumulative output tokens so far. */
+  completionTokens: number;
+  /** meta_info.cached_tokens; -1 if absent. */
+  cachedTokens: number;
+  /** meta_info.finish_reason.type; null while generating. */
+  finishType: string | null;
+  /** Error or abort message; "" otherwise. */
+  message: string;
+}
+
+/** A fresh, empty fields object. */
+export function createSglangEventFields(): SglangEventFields {
+  return { completionTokens: 0, cachedTokens: -1, finishType: null, message: "" };
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const COMPLETION_KEY = encoder.encode('"completion_tokens":');
+const CACHED_KEY = encoder.encode('"cached_tokens":');
+const FINISH_KEY = encoder.encode('"finish_reason":');
+const DONE = encoder.encode("[DONE]");
+const NULL = encoder.encode("null");
+
+/** Classifies one data payload and fills `out`; never throws. */
+export function scanSglangEvent(payload: Uint8Array, out: SglangEventFields): SglangEventKind {
+  out.completionTokens = 0;
+  out.cachedTokens = -1;
+  out.finishType = null;
+  out.message = "";
+  if (startsWith(payload, DONE, 0) && isBlankFrom(payload, DONE.length)) return "done";
+
+  const completionAt = lastIndexOfBytes(payload, COMPLETION_KEY, payload.length);
+  if (completionAt === -1) return scanByParsing(payload, out);
+  const completionTokens = readUint(payload, completionAt + COMPLETION_KEY.length);
+  if (completionTokens < 0) return scanByParsing(payload, out);
+
+  // Search the finish_reason before the already found key first: it precedes completion_tokens in every
+  // SGLang version; fall back to the whole payload so that a different key order still works.
+  let finishAt = lastIndexOfBytes(payload, FINISH_KEY, completionAt);
+  if (finishAt === -1) finishAt = lastIndexOfBytes(payload, FINISH_KEY, payload.length);
+  if (finishAt === -1) return scanByParsing(payload, out);
+  const valueAt = skipBlanks(payload, finishAt + FINISH_KEY.length);
+  if (!startsWith(payload, NULL, valueAt)) return scanByParsing(payload, out);
+
+  out.completionTokens = completionTokens;
+  const cachedAt = lastIndexOfBytes(payload, CACHED_KEY, payload.length);
+  if (cachedAt !== -1) out.cachedTokens = readUint(payload, cachedAt + CACHED_KEY.length);
+  return "tokens";
+}
+
+/** The `text` of one event ("" if absent or not JSON); a full parse, meant for once per request. */
+export function extractText(payload: Uint8Array): string {
+  try {
+    const event: unknown = JSON.parse(decoder.decode(payload));
+    if (isObject(event) && typeof event.text === "string") return event.text;
+  } catch {
+    // not JSON: no text
+  }
+  return "";
+}
+
+function scanByParsing(payload: Uint8Array, out: SglangEventFields): SglangEventKind {
+  let event: unknown;
+  try {
+    event = JSON.parse(decoder.decode(payload));
+  } catch {
+    out.message = `invalid JSON event: ${decoder.decode(payload.subarray(0, 100))}`;
+    return "invalid";
+  }
+  if (!isObject(event)) {
+    out.message = "event is not a JSON object";
+    return "invalid";
+  }
+  if ("error" in event) {
+    out.message = errorMessage(event.error);
+    return "error";
+  }
+  const meta = event.meta_info;
+  if (!isObject(meta)) {
+    out.message = "event has no meta_info";
+    return "invalid";
+  }
+  if (typeof meta.cached_tokens === "number") out.cachedTokens = meta.cached_tokens;
+  if (typeof meta.completion_tokens === "number") out.completionTokens = meta.completion_tokens;
+  const finish = meta.finish_reason;
+  if (isObject(finish)) {
+    out.finishType = typeof finish.type === "string" ? finish.type : null;
+    if (out.finishType === "abort") {
+      out.message = typeof finish.message === "string" ? finish.message : "aborted";
+      return "abort";
+    }
+  } else if (typeof finish === "string") {
+    out.finishType = finish;
+  }
+  if (typeof meta.completion_tokens !== "number") {
+    out.message = "event has no meta_info.completion_tokens";
+    return "invalid";
+  }
+  return "tokens";
+}
+
+function errorMessage(error: unknown): string {
+  if (typeof error === "string") return error;
+  if (isObject(error) && typeof error.message === "string") return error.message;
+  return JSON.stringify(error) ?? "error";
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Start of the last occurrence of `needle` that ends at or before `endBefore`, or -1. */
+function lastIndexOfBytes(hay: Uint8Array, needle: Uint8Array, endBefore: number): number {
+  const last = needle.length - 1;
+  const lastByte = needle[last];
+  if (lastByte === undefined) return -1;
+  let at = endBefore - 1;
+  while (at >= last) {
+    at = hay.lastIndexOf(lastByte, at);
+    if (at < last) return -1;
+    const start = at - last;
+    if (startsWith(hay, needle, start)) return start;
+    at--;
+  }
+  return -1;
+}
+
+function startsWith(hay: Uint8Array, needle: Uint8Array, at: number): boolean {
+  if (at < 0 || at + needle.length > hay.length) return false;
+  for (let k = 0; k < needle.length; k++) {
+    if (hay[at + k] !== needle[k]) return false;
+  }
+  return true;
+}
+
+function isBlank(byte: number | undefined): boolean {
+  return byte === 32 || byte === 9 || byte === 10 || byte === 13;
+}
+
+function skipBlanks(bytes: Uint8Array, at: number): number {
+  while (at < bytes.length && isBlank(bytes[at])) at++;
+  return at;
+}
+
+function isBlankFrom(bytes: Uint8Array, at: number): boolean {
+  return skipBlanks(bytes, at) === bytes.length;
+}
+
+/** The non-negative decimal integer at `at` (after blanks), or -1 if there is none. */
+function readUint(bytes: Uint8Array, at: number): number {
+  let i = skipBlanks(bytes, at);
+  let value = 0;
+  let digits = 0;
+  for (; i < bytes.length; i++) {
+    const byte = bytes[i];
+    if (byte === undefined || byte < 48 || byte > 57) break;
+    value = value * 10 + (byte - 48);
+    digits++;
+  }
+  if (digits === 0) return -1;
+  // A fraction or exponent means this is not the plain integer we expect: let the caller fall back.
+  const next = bytes[i];
+  if (next === 46 || next === 101 || next === 69) return -1;
+  return value;
+}

@@ -1,0 +1,99 @@
+/**
+ * The flag tables of each command, built from the defaults in options.ts, and the strict check that citty
+ * lacks (it silently accepts unknown flags).
+ */
+import type { ArgsDef } from "citty";
+import { MOCK_DEFAULTS, RUN_DEFAULTS } from "./options.ts";
+import { UsageError } from "./errors.ts";
+
+const s = (description: string, dflt?: string | number | null): ArgsDef[string] => ({
+  type: "string",
+  description: dflt === undefined || dflt === null ? description : `${description} (default: ${dflt})`,
+});
+const b = (description: string): ArgsDef[string] => ({ type: "boolean", description });
+
+const d = RUN_DEFAULTS;
+
+/** Flags of `warmbench run`: the reference script's flags, same names and defaults, then ours. */
+export const RUN_ARGS: ArgsDef = {
+  backend: s("Serving backend: sglang (native /generate)", d.backend),
+  "base-url": s("Server base URL if not using --host and --port"),
+  host: s("Server host", d.host),
+  port: s("Server port", d.port),
+  model: s("Model name or path; loads the tokenizer unless --tokenizer is given (required)"),
+  tokenizer: s("tokenizer.json file, a directory holding one, or a Hugging Face repo id (default: --model)"),
+  "num-prompts": s("Prompts per shared-prefix percentage", d.numPrompts),
+  "total-tokens": s("Input tokens per request (shared prefix + unique suffix)", d.totalTokens),
+  "output-len": s("Output tokens per request", d.outputLen),
+  "max-concurrency": s("Maximum concurrent requests", d.maxConcurrency),
+  pcts: s("Comma-separated shared-prefix percentages to sweep", d.pcts),
+  seed: s("Random seed for prompt generation (Python random.Random compatible)", d.seed),
+  "disable-ignore-eos": b("Let requests stop at EOS (ignore_eos=false)"),
+  "output-file": s("JSONL file to append one result object per shared-prefix percentage"),
+  "extra-request-body": s("JSON object merged into every request payload"),
+  "dump-prompts": s("Write every prompt's token ids, one JSON line per prompt, to this file"),
+  revision: s("Hugging Face revision for a repo-id tokenizer", d.revision),
+  settle: s("Seconds to wait after each cache flush", d.settleMs / 1000),
+  "flush-deadline": s("Seconds to keep retrying a busy /flush_cache", d.flushDeadlineS),
+  "request-timeout": s("Seconds one request may take in all", d.requestTimeoutS),
+  "stall-timeout": s("Seconds without any byte before a request fails as stalled", d.stallTimeoutS),
+  "page-size": s("Server KV page size for the expected cached tokens (default: from /server_info, else 1)"),
+  verbose: b("Show stack traces and debug logs"),
+};
+
+const m = MOCK_DEFAULTS;
+
+/** Flags of `warmbench mock`. */
+export const MOCK_ARGS: ArgsDef = {
+  host: s("Listen address", m.host),
+  port: s("Listen port (0 = any free port)", m.port),
+  "page-size": s("KV page size in tokens; cached_tokens come in whole pages", m.pageSize),
+  "cache-tokens": s("Prefix-cache capacity in tokens (LRU eviction)", m.cacheTokens),
+  "ttft-base-ms": s("Fixed part of the time to first token, ms", m.ttftBaseMs),
+  "prefill-us-per-token": s("Prefill cost per uncached prompt token, µs", m.prefillUsPerToken),
+  "itl-ms": s("Gap between decode steps, ms", m.itlMs),
+  "stream-interval": s("Tokens per streamed event", m.streamInterval),
+  "max-running": s("Requests running at once; more wait in a queue", m.maxRunning),
+  "serial-prefill": b("Prefill one request at a time, like one GPU"),
+  incremental: b("Stream text deltas (--incremental-streaming-output) instead of cumulative text"),
+  "context-length": s("Model context length in tokens", m.contextLength),
+  "vocab-size": s("Largest accepted token id + 1", m.vocabSize),
+  "model-name": s("Served model name", m.modelName),
+  "record-inputs": b("Keep every received input_ids list for GET /mock/received"),
+};
+
+/** Flags of `warmbench report`. */
+export const REPORT_ARGS: ArgsDef = {
+  file: { type: "positional", description: "JSONL file written with --output-file", required: true },
+};
+
+/**
+ * Rejects flags the command does not define and stray positional arguments, naming the first culprit.
+ * Accepts --flag value, --flag=value, and --no-flag for booleans.
+ */
+export function checkKnownFlags(argv: string[], defs: ArgsDef): void {
+  const positionals = Object.values(defs).filter((a) => a.type === "positional").length;
+  let seenPositionals = 0;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "--") break;
+    if (!arg.startsWith("-") || /^-\d/.test(arg)) {
+      if (++seenPositionals > positionals) throw new UsageError(`unexpected argument "${arg}"`);
+      continue;
+    }
+    const name = arg.replace(/^-{1,2}/, "").split("=")[0] as string;
+    const def = defs[name];
+    const negated = name.startsWith("no-") ? defs[name.slice(3)] : undefined;
+    if (negated?.type === "boolean") continue;
+    if (!def || def.type === "positional") throw new UsageError(`unknown flag "${arg.split("=")[0]}" (see --help)`);
+    if (def.type === "boolean") {
+      if (arg.includes("=")) throw new UsageError(`--${name} takes no value`);
+      continue;
+    }
+    if (!arg.includes("=")) {
+      const next = argv[i + 1];
+      if (next === undefined) throw new UsageError(`--${name}: expects a value`);
+      i++;
+    }
+  }
+}

@@ -1,0 +1,258 @@
+/**
+ * One streamed SGLang `/generate` request -> one RequestRecord. Metric definitions follow
+ * async_request_sglang_generate of bench_warm_cache.py, with the fixes of protocol.md §7 (TTFT keyed on
+ * completion_tokens, failures inside a 200 stream are failures).
+ */
+import type { FailureKind, RequestRecord } from "../metrics/record.ts";
+import type { SglangEventFields } from "../backends/sglang-events.ts";
+import { createSglangEventFields, extractText, scanSglangEvent } from "../backends/sglang-events.ts";
+import { nowMs } from "./clock.ts";
+import { createSseSplitter } from "./sse.ts";
+
+/** Everything one request needs; the body is serialized before any clock starts. */
+export interface StreamRequest {
+  url: string;
+  body: Uint8Array;
+  headers?: Record<string, string>;
+  /** Index of the prompt within its set, copied to the record. */
+  index: number;
+  /** Prompt length in tokens, copied to the record. */
+  promptLen: number;
+  /** Sizes the ITL buffer (it grows if the server sends more). */
+  maxNewTokens: number;
+  /** Server text mode: whole text so far in each event, or deltas (--incremental-streaming-output). */
+  textMode: "cumulative" | "incremental";
+  requestTimeoutMs: number;
+  /** Fail the request when no byte arrives for this long. */
+  stallTimeoutMs: number;
+  /** Aborting it ends the request as "cancelled". */
+  signal?: AbortSignal;
+}
+
+const CONNECT_ERROR_CODES = new Set([
+  "ECONNREFUSED", "ConnectionRefused", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL",
+  "EAI_AGAIN", "FailedToOpenSocket", "UnableToConnect",
+]);
+
+/** Sends the request and measures it; never throws, every failure is a field of the record. */
+export async function streamRequest(req: StreamRequest): Promise<RequestRecord> {
+  const rec = emptyRecord(req);
+  const controller = new AbortController();
+  // Why we aborted our own fetch; the rejection it causes is then reported as this kind.
+  let abortKind: FailureKind | null = null;
+  const abortWith = (kind: FailureKind): void => {
+    if (abortKind !== null) return;
+    abortKind = kind;
+    controller.abort();
+  };
+  const onCancel = (): void => abortWith("cancelled");
+  if (req.signal?.aborted) {
+    rec.startMs = nowMs();
+    return fail(rec, "cancelled", "cancelled before start");
+  }
+  req.signal?.addEventListener("abort", onCancel, { once: true });
+
+  // Stall detection: one timer per request, re-armed lazily. The hot path only stores lastByteMs; when
+  // the timer fires it re-arms itself for the remaining time if bytes came meanwhile. That is exact, costs
+  // nothing per chunk, and fires about once per stallTimeoutMs, unlike a periodic interval.
+  const state = newStreamState(req);
+  let stallTimer: ReturnType<typeof setTimeout> | undefined;
+  const checkStall = (): void => {
+    const idleMs = nowMs() - state.lastByteMs;
+    if (idleMs >= req.stallTimeoutMs) abortWith("stall");
+    else stallTimer = setTimeout(checkStall, req.stallTimeoutMs - idleMs);
+  };
+  stallTimer = setTimeout(checkStall, req.stallTimeoutMs);
+  const requestTimer = setTimeout(() => abortWith("timeout"), req.requestTimeoutMs);
+
+  rec.startMs = nowMs();
+  try {
+    const res = await fetch(req.url, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...req.headers },
+      body: req.body,
+      signal: controller.signal,
+    });
+    state.lastByteMs = nowMs();
+    rec.httpStatus = res.status;
+    if (res.status !== 200 || res.body === null) {
+      const text = await res.text();
+      fail(rec, "http", `HTTP ${res.status}: ${text.slice(0, 200)}`);
+    } else {
+      await readEvents(res.body, rec, state, req.textMode === "cumulative");
+    }
+  } catch (err) {
+    // After [DONE] or a failure event the record is final; an error while draining the rest changes nothing.
+    if (!state.ended) {
+      if (abortKind !== null) fail(rec, abortKind, abortMessage(abortKind, req));
+      else if (rec.httpStatus === 0 && isConnectError(err)) fail(rec, "connect", errorText(err));
+      else fail(rec, "network", errorText(err));
+    }
+  } finally {
+    clearTimeout(requestTimer);
+    clearTimeout(stallTimer);
+    req.signal?.removeEventListener("abort", onCancel);
+  }
+  finishRecord(rec, state, req.textMode);
+  return rec;
+}
+
+/** Per-request scratch state of the event loop. */
+interface StreamState {
+  itl: Float64Array;
+  itlCount: number;
+  /** Arrival of the last byte (or of the request start), read by the stall timer. */
+  lastByteMs: number;
+  lastTokenMs: number;
+  lastCompletionTokens: number;
+  /** [DONE] seen, or a failure event: later events are drained but not measured. */
+  ended: boolean;
+  /** Payloads whose text becomes generatedText: the last one (cumulative) or all (incremental). */
+  textPayloads: Uint8Array[];
+}
+
+function newStreamState(req: StreamRequest): StreamState {
+  return {
+    itl: new Float64Array(Math.max(1, req.maxNewTokens)),
+    itlCount: 0,
+    lastByteMs: nowMs(),
+    lastTokenMs: 0,
+    lastCompletionTokens: 0,
+    ended: false,
+    textPayloads: [],
+  };
+}
+
+/** Reads the body to its end, recording every event; rejects on a socket error or our abort. */
+async function readEvents(
+  body: ReadableStream<Uint8Array>,
+  rec: RequestRecord,
+  state: StreamState,
+  cumulative: boolean,
+): Promise<void> {
+  const fields = createSglangEventFields();
+  // Events of one chunk arrived together: they share the chunk's arrival time, taken once per read.
+  let chunkMs = 0;
+  const splitter = createSseSplitter((payload) => {
+    if (state.ended) return;
+    rec.latencyMs = chunkMs - rec.startMs;
+    const kind = scanSglangEvent(payload, fields);
+    if (kind === "tokens") onTokenEvent(payload, rec, state, fields, chunkMs, cumulative);
+    else if (kind === "done") {
+      state.ended = true;
+      if (rec.tokenEvents === 0) fail(rec, "no_tokens", "stream ended without any token");
+    } else {
+      state.ended = true;
+      if (fields.finishType !== null) rec.finishReason = fields.finishType;
+      if (kind === "error") fail(rec, "server_error", fields.message);
+      else if (kind === "abort") fail(rec, "abort", fields.message);
+      else fail(rec, "parse", fields.message);
+    }
+  });
+  const reader = body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    chunkMs = nowMs();
+    state.lastByteMs = chunkMs;
+    if (done) break;
+    splitter.push(value);
+  }
+  splitter.finish();
+  if (!state.ended) fail(rec, "truncated", "stream ended before [DONE]");
+}
+
+function onTokenEvent(
+  payload: Uint8Array,
+  rec: RequestRecord,
+  state: StreamState,
+  fields: SglangEventFields,
+  atMs: number,
+  cumulative: boolean,
+): void {
+  if (rec.cachedTokens < 0 && fields.cachedTokens >= 0) rec.cachedTokens = fields.cachedTokens;
+  if (fields.finishType !== null) rec.finishReason = fields.finishType;
+  if (cumulative) state.textPayloads[0] = payload;
+  else state.textPayloads.push(payload);
+  const newTokens = fields.completionTokens - state.lastCompletionTokens;
+  // As the script: an event without new tokens moves no timestamp.
+  if (newTokens <= 0) return;
+  if (rec.tokenEvents > 0) {
+    const gapMs = (atMs - state.lastTokenMs) / newTokens;
+    if (state.itlCount + newTokens > state.itl.length) state.itl = grow(state.itl, state.itlCount + newTokens);
+    state.itl.fill(gapMs, state.itlCount, state.itlCount + newTokens);
+    state.itlCount += newTokens;
+  } else {
+    rec.ttftMs = atMs - rec.startMs;
+  }
+  rec.tokenEvents++;
+  state.lastTokenMs = atMs;
+  state.lastCompletionTokens = fields.completionTokens;
+  rec.outputLen = fields.completionTokens;
+}
+
+function grow(itl: Float64Array, needed: number): Float64Array {
+  const bigger = new Float64Array(Math.max(needed, itl.length * 2));
+  bigger.set(itl);
+  return bigger;
+}
+
+/** Outside the timed part: text decoding and the ITL view. */
+function finishRecord(rec: RequestRecord, state: StreamState, textMode: StreamRequest["textMode"]): void {
+  rec.itlMs = state.itl.subarray(0, state.itlCount);
+  if (textMode === "cumulative") {
+    const last = state.textPayloads[0];
+    rec.generatedText = last === undefined ? "" : extractText(last);
+  } else {
+    let text = "";
+    for (const payload of state.textPayloads) text += extractText(payload);
+    rec.generatedText = text;
+  }
+}
+
+function emptyRecord(req: StreamRequest): RequestRecord {
+  return {
+    index: req.index,
+    ok: true,
+    failureKind: null,
+    failureMessage: "",
+    httpStatus: 0,
+    promptLen: req.promptLen,
+    startMs: 0,
+    ttftMs: 0,
+    latencyMs: 0,
+    outputLen: 0,
+    cachedTokens: -1,
+    itlMs: new Float64Array(0),
+    tokenEvents: 0,
+    finishReason: null,
+    generatedText: "",
+  };
+}
+
+/** Marks the record failed; the first failure wins, so a later symptom cannot hide the cause. */
+function fail(rec: RequestRecord, kind: FailureKind, message: string): RequestRecord {
+  if (rec.ok) {
+    rec.ok = false;
+    rec.failureKind = kind;
+    rec.failureMessage = message;
+  }
+  return rec;
+}
+
+function abortMessage(kind: FailureKind, req: StreamRequest): string {
+  if (kind === "timeout") return `request timeout after ${req.requestTimeoutMs} ms`;
+  if (kind === "stall") return `no bytes for ${req.stallTimeoutMs} ms`;
+  return "cancelled";
+}
+
+function isConnectError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && CONNECT_ERROR_CODES.has(code);
+}
+
+function errorText(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  const message = err instanceof Error ? err.message : String(err);
+  const short = message.split(". ")[0] ?? message;
+  return typeof code === "string" && !short.startsWith(code) ? `${code}: ${short}` : short;
+}

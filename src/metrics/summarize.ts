@@ -1,0 +1,279 @@
+/**
+ * One shared-prefix percentage's records -> the JSONL result object: the reference script's
+ * calculate_metrics + maybe_write_summary_jsonl, same keys, order and numbers, followed by our extras.
+ */
+import type { RequestRecord } from "./record.ts";
+import { encodeHistogram, histogramOfMs } from "./histograms.ts";
+import { npMean, npMedian, npPercentile, npStd, npSum, orZero } from "./stats.ts";
+
+/** Per-pct run facts the records do not carry. */
+export interface PctContext {
+  backend: string;
+  maxConcurrency: number;
+  pct: number;
+  prefixLen: number;
+  suffixLen: number;
+  totalTokens: number;
+  numPrompts: number;
+  outputLen: number;
+  /** Cached prompt tokens a correct prefix cache reports for every request (prefix rounded down to pages). */
+  expectedCachedTokens: number;
+  pageSize: number;
+  /** The run was stopped (SIGINT/SIGTERM) while this pct was being measured. */
+  interrupted: boolean;
+  /** Run metadata appended after every other key (keys already present are not overwritten). */
+  extra: Record<string, unknown>;
+}
+
+export interface SummarizeInput {
+  records: RequestRecord[];
+  /** Wall time from the first send to the last completion, seconds (the script's benchmark_duration). */
+  durationS: number;
+  /** Token count of generated text without special tokens (the script's retokenized length). */
+  countTokens: (text: string) => number;
+  context: PctContext;
+}
+
+/** One bounded error bucket: failures with the same kind and (truncated) message. */
+export interface ErrorEntry {
+  kind: string;
+  message: string;
+  count: number;
+}
+
+/** Encoded HDR histograms of the raw samples, microseconds. */
+export interface PctHistograms {
+  ttft_us: string;
+  tpot_us: string;
+  itl_us: string;
+  e2e_latency_us: string;
+}
+
+/** The JSONL result of one pct. Keys up to `concurrency` are the script's, in its order; *_ms in milliseconds. */
+export interface PctResult {
+  backend: string;
+  dataset_name: string;
+  /** Always Infinity (all requests are sent at once, limited by max_concurrency), written as Python does. */
+  request_rate: number;
+  max_concurrency: number;
+  shared_prefix_pct: number;
+  prefix_len: number;
+  suffix_len: number;
+  total_tokens: number;
+  num_prompts: number;
+  output_len: number;
+  completed: number;
+  benchmark_duration: number;
+  total_input: number;
+  total_output: number;
+  total_output_retokenized: number;
+  request_throughput: number;
+  input_throughput: number;
+  output_throughput: number;
+  output_throughput_retokenized: number;
+  total_throughput: number;
+  total_throughput_retokenized: number;
+  mean_ttft_ms: number;
+  median_ttft_ms: number;
+  std_ttft_ms: number;
+  p90_ttft_ms: number;
+  p99_ttft_ms: number;
+  mean_tpot_ms: number;
+  median_tpot_ms: number;
+  std_tpot_ms: number;
+  p90_tpot_ms: number;
+  p99_tpot_ms: number;
+  mean_itl_ms: number;
+  median_itl_ms: number;
+  std_itl_ms: number;
+  p90_itl_ms: number;
+  p99_itl_ms: number;
+  mean_e2e_latency_ms: number;
+  median_e2e_latency_ms: number;
+  std_e2e_latency_ms: number;
+  p99_e2e_latency_ms: number;
+  /** Sum of e2e latencies over the duration: the average number of requests in flight. */
+  concurrency: number;
+  failed: number;
+  /** At most MAX_ERROR_ENTRIES buckets, largest count first. */
+  errors: ErrorEntry[];
+  /** Failure count per kind, over all failures (not bounded like `errors`). */
+  errors_by_kind: Record<string, number>;
+  interrupted: boolean;
+  page_size: number;
+  expected_cached_tokens: number;
+  /** Over successful records that reported cached_tokens; null when none did. */
+  mean_cached_tokens: number | null;
+  min_cached_tokens: number | null;
+  max_cached_tokens: number | null;
+  /** Successful records reporting cached_tokens != expected; null when none reported it. */
+  cached_tokens_mismatched: number | null;
+  hdr: PctHistograms;
+  hdr_unit: "us";
+  [extraKey: string]: unknown;
+}
+
+/** Bound on distinct error buckets kept in a result. */
+export const MAX_ERROR_ENTRIES = 20;
+/** Bound on the length of one error message kept in a result, characters. */
+export const MAX_ERROR_MESSAGE_CHARS = 200;
+
+/** The samples calculate_metrics builds from the records, all in milliseconds. */
+interface Samples {
+  completed: number;
+  totalInput: number;
+  totalOutput: number;
+  totalOutputRetokenized: number;
+  ttftsMs: number[];
+  tpotsMs: number[];
+  itlsMs: number[];
+  e2eLatenciesMs: number[];
+}
+
+function collectSamples(records: RequestRecord[], countTokens: (text: string) => number): Samples {
+  const s: Samples = {
+    completed: 0,
+    totalInput: 0,
+    totalOutput: 0,
+    totalOutputRetokenized: 0,
+    ttftsMs: [],
+    tpotsMs: [],
+    itlsMs: [],
+    e2eLatenciesMs: [],
+  };
+  for (const r of records) {
+    // Failed requests add 0 to the output sums, as the script's output_lens.append(0).
+    if (!r.ok) continue;
+    s.completed += 1;
+    s.totalInput += r.promptLen;
+    s.totalOutput += r.outputLen;
+    s.totalOutputRetokenized += countTokens(r.generatedText);
+    if (r.outputLen > 1) s.tpotsMs.push((r.latencyMs - r.ttftMs) / (r.outputLen - 1));
+    for (let i = 0; i < r.itlMs.length; i++) s.itlsMs.push(r.itlMs[i]!);
+    s.ttftsMs.push(r.ttftMs);
+    s.e2eLatenciesMs.push(r.latencyMs);
+  }
+  return s;
+}
+
+/** The script's block of mean/median/std/p90/p99 for one series; `xs or 0` makes an empty series all zeros. */
+function seriesStats(valuesMs: number[]) {
+  const xs = orZero(valuesMs);
+  return {
+    mean: npMean(xs),
+    median: npMedian(xs),
+    std: npStd(xs),
+    p90: npPercentile(xs, 90),
+    p99: npPercentile(xs, 99),
+  };
+}
+
+/** Failures bucketed by kind + truncated message, largest first (ties keep first-seen order). */
+export function bucketErrors(records: RequestRecord[]): { errors: ErrorEntry[]; byKind: Record<string, number> } {
+  const buckets = new Map<string, ErrorEntry>();
+  const byKind: Record<string, number> = {};
+  for (const r of records) {
+    if (r.ok) continue;
+    const kind = r.failureKind ?? "unknown";
+    const message = r.failureMessage.slice(0, MAX_ERROR_MESSAGE_CHARS);
+    byKind[kind] = (byKind[kind] ?? 0) + 1;
+    const key = `${kind}\u0000${message}`;
+    const entry = buckets.get(key);
+    if (entry) entry.count += 1;
+    else buckets.set(key, { kind, message, count: 1 });
+  }
+  const errors = [...buckets.values()].sort((a, b) => b.count - a.count).slice(0, MAX_ERROR_ENTRIES);
+  return { errors, byKind };
+}
+
+function cacheStats(records: RequestRecord[], expected: number) {
+  const reported: number[] = [];
+  for (const r of records) if (r.ok && r.cachedTokens >= 0) reported.push(r.cachedTokens);
+  if (reported.length === 0) {
+    return { mean: null, min: null, max: null, mismatched: null };
+  }
+  let min = Infinity;
+  let max = -Infinity;
+  let mismatched = 0;
+  for (const c of reported) {
+    if (c < min) min = c;
+    if (c > max) max = c;
+    if (c !== expected) mismatched += 1;
+  }
+  return { mean: npMean(reported), min, max, mismatched };
+}
+
+/** The script's calculate_metrics + summary JSONL object for one pct, then our extras, then context.extra. */
+export function summarizePct(input: SummarizeInput): PctResult {
+  const { records, durationS, context } = input;
+  const s = collectSamples(records, input.countTokens);
+  const ttft = seriesStats(s.ttftsMs);
+  const tpot = seriesStats(s.tpotsMs);
+  const itl = seriesStats(s.itlsMs);
+  const { errors, byKind } = bucketErrors(records);
+  const cache = cacheStats(records, context.expectedCachedTokens);
+  const result: PctResult = {
+    backend: context.backend,
+    dataset_name: "warm-cache",
+    request_rate: Infinity,
+    max_concurrency: context.maxConcurrency,
+    shared_prefix_pct: context.pct,
+    prefix_len: context.prefixLen,
+    suffix_len: context.suffixLen,
+    total_tokens: context.totalTokens,
+    num_prompts: context.numPrompts,
+    output_len: context.outputLen,
+    completed: s.completed,
+    benchmark_duration: durationS,
+    total_input: s.totalInput,
+    total_output: s.totalOutput,
+    total_output_retokenized: s.totalOutputRetokenized,
+    request_throughput: s.completed / durationS,
+    input_throughput: s.totalInput / durationS,
+    output_throughput: s.totalOutput / durationS,
+    output_throughput_retokenized: s.totalOutputRetokenized / durationS,
+    total_throughput: (s.totalInput + s.totalOutput) / durationS,
+    total_throughput_retokenized: (s.totalInput + s.totalOutputRetokenized) / durationS,
+    mean_ttft_ms: ttft.mean,
+    median_ttft_ms: ttft.median,
+    std_ttft_ms: ttft.std,
+    p90_ttft_ms: ttft.p90,
+    p99_ttft_ms: ttft.p99,
+    mean_tpot_ms: tpot.mean,
+    median_tpot_ms: tpot.median,
+    std_tpot_ms: tpot.std,
+    p90_tpot_ms: tpot.p90,
+    p99_tpot_ms: tpot.p99,
+    mean_itl_ms: itl.mean,
+    median_itl_ms: itl.median,
+    std_itl_ms: itl.std,
+    p90_itl_ms: itl.p90,
+    p99_itl_ms: itl.p99,
+    // No `or 0` here in the script: with no success these are NaN (the script stops before writing them).
+    mean_e2e_latency_ms: npMean(s.e2eLatenciesMs),
+    median_e2e_latency_ms: npMedian(s.e2eLatenciesMs),
+    std_e2e_latency_ms: npStd(s.e2eLatenciesMs),
+    p99_e2e_latency_ms: npPercentile(s.e2eLatenciesMs, 99),
+    // np.sum(latencies_s) / dur_s, with ms -> s after the sum.
+    concurrency: npSum(s.e2eLatenciesMs) / 1000 / durationS,
+    failed: records.length - s.completed,
+    errors,
+    errors_by_kind: byKind,
+    interrupted: context.interrupted,
+    page_size: context.pageSize,
+    expected_cached_tokens: context.expectedCachedTokens,
+    mean_cached_tokens: cache.mean,
+    min_cached_tokens: cache.min,
+    max_cached_tokens: cache.max,
+    cached_tokens_mismatched: cache.mismatched,
+    hdr: {
+      ttft_us: encodeHistogram(histogramOfMs(s.ttftsMs)),
+      tpot_us: encodeHistogram(histogramOfMs(s.tpotsMs)),
+      itl_us: encodeHistogram(histogramOfMs(s.itlsMs)),
+      e2e_latency_us: encodeHistogram(histogramOfMs(s.e2eLatenciesMs)),
+    },
+    hdr_unit: "us",
+  };
+  for (const [key, value] of Object.entries(context.extra)) if (!(key in result)) result[key] = value;
+  return result;
+}

@@ -1,0 +1,208 @@
+/**
+ * The mock's prefix (KV) cache: a radix tree over token ids in whole pages, modelled on SGLang's
+ * RadixCache with --page-size. Edges hold Uint32Array segments (a multiple of the page size long) and
+ * are split only on page boundaries, so a 70,000-token prompt costs a handful of nodes, not 70,000.
+ */
+
+interface RadixNode {
+  /** Token ids on the edge from the parent; length is a multiple of the page size (empty for the root). */
+  key: Uint32Array;
+  parent: RadixNode | null;
+  /** Children by their first token id; siblings differ in their first page (usually one per token). */
+  children: Map<number, RadixNode[]>;
+  /** Recency stamp: a counter value, larger = used more recently. */
+  lastUsedTick: number;
+}
+
+/** Radix-tree prefix cache with page granularity and LRU eviction of leaves. */
+export class PrefixCache {
+  readonly pageSize: number;
+  readonly capacityTokens: number;
+  private root: RadixNode = newNode(new Uint32Array(0), null, 0);
+  private tick = 0;
+  private heldTokens = 0;
+  private evicted = 0;
+
+  constructor(pageSize: number, capacityTokens: number) {
+    if (!Number.isInteger(pageSize) || pageSize < 1) throw new RangeError(`pageSize must be a positive integer, got ${pageSize}`);
+    if (!(capacityTokens >= 0)) throw new RangeError(`capacityTokens must be >= 0, got ${capacityTokens}`);
+    this.pageSize = pageSize;
+    this.capacityTokens = capacityTokens;
+  }
+
+  /** Tokens held in the cache now. */
+  get cachedTokens(): number {
+    return this.heldTokens;
+  }
+
+  /** Tokens evicted since the cache was created (clear() does not count as eviction). */
+  get evictedTokens(): number {
+    return this.evicted;
+  }
+
+  /**
+   * Number of leading tokens of `ids` served from the cache, in whole pages. Capped at len-1 before
+   * rounding, because SGLang always computes at least one prompt token. Refreshes the matched path.
+   */
+  match(ids: ArrayLike<number>): number {
+    const limit = ids.length - 1;
+    if (limit < this.pageSize) return 0;
+    const stamp = ++this.tick;
+    let node = this.root;
+    let pos = 0;
+    node.lastUsedTick = stamp;
+    while (pos + this.pageSize <= limit) {
+      const child = this.childFor(node, ids, pos);
+      if (child === null) break;
+      const common = this.commonPages(child.key, ids, pos, limit);
+      pos += common;
+      // Only fully used edges count as used; insert() splits a partly used one and stamps its upper part.
+      if (common < child.key.length) break;
+      child.lastUsedTick = stamp;
+      node = child;
+    }
+    return pos;
+  }
+
+  /** Insert the full pages of `ids` (a prompt after its prefill), then evict down to capacity. */
+  insert(ids: ArrayLike<number>): void {
+    const end = ids.length - (ids.length % this.pageSize);
+    const stamp = ++this.tick;
+    let node = this.root;
+    let pos = 0;
+    while (pos < end) {
+      const child = this.childFor(node, ids, pos);
+      if (child === null) {
+        const leaf = newNode(Uint32Array.from(sliceOf(ids, pos, end)), node, stamp);
+        addChild(node, leaf);
+        this.heldTokens += leaf.key.length;
+        break;
+      }
+      const common = this.commonPages(child.key, ids, pos, end);
+      pos += common;
+      if (common < child.key.length) {
+        node = splitEdge(child, common, stamp);
+      } else {
+        child.lastUsedTick = stamp;
+        node = child;
+      }
+    }
+    this.evictToCapacity();
+  }
+
+  /** Drop everything (SGLang's flush_cache resets the tree). */
+  clear(): void {
+    this.root = newNode(new Uint32Array(0), null, 0);
+    this.heldTokens = 0;
+  }
+
+  /** Number of tree nodes, root excluded (tests check that long prompts stay a few nodes). */
+  nodeCount(): number {
+    let count = 0;
+    const stack: RadixNode[] = [this.root];
+    for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+      for (const list of node.children.values()) {
+        count += list.length;
+        stack.push(...list);
+      }
+    }
+    return count;
+  }
+
+  /** The child of `node` whose first page equals ids[pos, pos+page), or null. */
+  private childFor(node: RadixNode, ids: ArrayLike<number>, pos: number): RadixNode | null {
+    const candidates = node.children.get(ids[pos] as number);
+    if (candidates === undefined) return null;
+    for (const child of candidates) {
+      let same = true;
+      for (let k = 1; k < this.pageSize; k++) {
+        if (child.key[k] !== ids[pos + k]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return child;
+    }
+    return null;
+  }
+
+  /** Length of the common prefix of `key` and ids[pos, limit), rounded down to whole pages. */
+  private commonPages(key: Uint32Array, ids: ArrayLike<number>, pos: number, limit: number): number {
+    const n = Math.min(key.length, limit - pos);
+    let i = 0;
+    while (i < n && key[i] === ids[pos + i]) i++;
+    return i - (i % this.pageSize);
+  }
+
+  /**
+   * Evict least recently used leaves until the cache fits. A leaf that is larger than the excess
+   * loses only its tail pages, so the shared part of a prefix survives as long as possible.
+   */
+  private evictToCapacity(): void {
+    while (this.heldTokens > this.capacityTokens) {
+      const leaf = this.leastRecentLeaf();
+      if (leaf === null) return;
+      const excess = this.heldTokens - this.capacityTokens;
+      const dropTokens = Math.min(leaf.key.length, Math.ceil(excess / this.pageSize) * this.pageSize);
+      this.heldTokens -= dropTokens;
+      this.evicted += dropTokens;
+      if (dropTokens < leaf.key.length) {
+        leaf.key = leaf.key.slice(0, leaf.key.length - dropTokens);
+      } else {
+        removeChild(leaf);
+      }
+    }
+  }
+
+  private leastRecentLeaf(): RadixNode | null {
+    let best: RadixNode | null = null;
+    const stack: RadixNode[] = [this.root];
+    for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+      if (node.children.size === 0) {
+        if (node !== this.root && (best === null || node.lastUsedTick < best.lastUsedTick)) best = node;
+        continue;
+      }
+      for (const list of node.children.values()) stack.push(...list);
+    }
+    return best;
+  }
+}
+
+function newNode(key: Uint32Array, parent: RadixNode | null, tick: number): RadixNode {
+  return { key, parent, children: new Map(), lastUsedTick: tick };
+}
+
+function addChild(parent: RadixNode, child: RadixNode): void {
+  child.parent = parent;
+  const first = child.key[0] as number;
+  const list = parent.children.get(first);
+  if (list === undefined) parent.children.set(first, [child]);
+  else list.push(child);
+}
+
+function removeChild(child: RadixNode): void {
+  const parent = child.parent;
+  if (parent === null) return;
+  const first = child.key[0] as number;
+  const list = parent.children.get(first);
+  if (list === undefined) return;
+  const rest = list.filter((c) => c !== child);
+  if (rest.length === 0) parent.children.delete(first);
+  else parent.children.set(first, rest);
+  child.parent = null;
+}
+
+/** Split `node`'s edge after `at` tokens (a page multiple > 0); returns the new upper node. */
+function splitEdge(node: RadixNode, at: number, tick: number): RadixNode {
+  const parent = node.parent as RadixNode;
+  removeChild(node);
+  const upper = newNode(node.key.slice(0, at), parent, tick);
+  addChild(parent, upper);
+  node.key = node.key.slice(at);
+  addChild(upper, node);
+  return upper;
+}
+
+function sliceOf(ids: ArrayLike<number>, start: number, end: number): ArrayLike<number> {
+  return Array.isArray(ids) ? ids.slice(start, end) : Array.prototype.slice.call(ids, start, end);
+}

@@ -1,0 +1,220 @@
+/**
+ * The mock's latency model. Admission: at most maxRunning requests at once, the rest wait FIFO.
+ * Prefill: ttftBaseMs + prefillUsPerToken per uncached prompt token, optionally one prefill at a time
+ * (serialPrefill, like one GPU). Decode: one token every itlMs, reported one event per streamInterval
+ * tokens. Everything runs on setTimeout so the mock itself stays cheap at thousands of streams.
+ */
+import type { PrefixCache } from "./prefix-cache.ts";
+
+/** Latency knobs the scheduler reads (a subset of MockOptions). */
+export interface LatencyModel {
+  maxRunning: number;
+  serialPrefill: boolean;
+  ttftBaseMs: number;
+  prefillUsPerToken: number;
+  itlMs: number;
+}
+
+/** One generation as the scheduler sees it; the callbacks write the response. */
+export interface GenerationJob {
+  inputIds: number[];
+  maxNewTokens: number;
+  /** Tokens per event after the first (SGLang's stream_interval). */
+  streamInterval: number;
+  /** Prefill is about to run; `cachedTokens` were matched in the prefix cache. */
+  onPrefillStart(cachedTokens: number): void;
+  /** Tokens generated so far (cumulative); `done` on the last call. Called once with 0 when maxNewTokens is 0. */
+  onTokens(completionTokens: number, done: boolean): void;
+}
+
+/** Handle to cancel a submitted job (client went away). */
+export interface JobTicket {
+  cancel(): void;
+}
+
+interface JobState {
+  job: GenerationJob;
+  phase: "queued" | "prefill-wait" | "prefill" | "decode" | "done";
+  timer: ReturnType<typeof setTimeout> | null;
+  /** performance.now() when the first token was emitted. */
+  firstTokenAtMs: number;
+}
+
+/** FIFO admission, prefill and decode timers for the mock server. */
+export class MockScheduler {
+  private readonly model: LatencyModel;
+  private readonly cache: PrefixCache;
+  private readonly waiting: JobState[] = [];
+  private readonly prefillQueue: JobState[] = [];
+  private prefillBusy = false;
+  private runningCount = 0;
+  private maxInSystem = 0;
+  private readonly idleWaiters = new Set<() => void>();
+  /** Every job not yet done, so shutdown can clear their timers. */
+  private readonly live = new Set<JobState>();
+
+  constructor(model: LatencyModel, cache: PrefixCache) {
+    this.model = model;
+    this.cache = cache;
+  }
+
+  /** Requests admitted (prefilling or decoding). */
+  get running(): number {
+    return this.runningCount;
+  }
+
+  /** Requests waiting for admission. */
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  /** Highest running + queued seen so far. */
+  get maxObserved(): number {
+    return this.maxInSystem;
+  }
+
+  /** True when nothing is running or queued (what flush_cache requires). */
+  isIdle(): boolean {
+    return this.runningCount === 0 && this.waiting.length === 0;
+  }
+
+  /** Resolve true once idle, or false after `timeoutMs`. */
+  waitForIdle(timeoutMs: number): Promise<boolean> {
+    if (this.isIdle()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const onIdle = (): void => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        this.idleWaiters.delete(onIdle);
+        resolve(false);
+      }, timeoutMs);
+      this.idleWaiters.add(onIdle);
+    });
+  }
+
+  /** Queue a job; it starts as soon as a running slot is free. */
+  submit(job: GenerationJob): JobTicket {
+    const state: JobState = { job, phase: "queued", timer: null, firstTokenAtMs: 0 };
+    this.waiting.push(state);
+    this.live.add(state);
+    this.maxInSystem = Math.max(this.maxInSystem, this.runningCount + this.waiting.length);
+    this.admit();
+    return { cancel: () => this.cancel(state) };
+  }
+
+  /** Stop every timer and forget every job (server shutdown). */
+  stopAll(): void {
+    for (const state of this.live) {
+      if (state.timer !== null) clearTimeout(state.timer);
+      state.timer = null;
+      state.phase = "done";
+    }
+    this.live.clear();
+    this.waiting.length = 0;
+    this.prefillQueue.length = 0;
+    this.runningCount = 0;
+    this.prefillBusy = false;
+    for (const waiter of this.idleWaiters) waiter();
+    this.idleWaiters.clear();
+  }
+
+  private cancel(state: JobState): void {
+    if (state.phase === "done") return;
+    if (state.timer !== null) clearTimeout(state.timer);
+    state.timer = null;
+    if (state.phase === "queued") {
+      removeFrom(this.waiting, state);
+      state.phase = "done";
+      this.live.delete(state);
+      this.notifyIfIdle();
+      return;
+    }
+    if (state.phase === "prefill-wait") removeFrom(this.prefillQueue, state);
+    if (state.phase === "prefill" && this.model.serialPrefill) this.prefillBusy = false;
+    this.finish(state);
+  }
+
+  private admit(): void {
+    while (this.runningCount < this.model.maxRunning && this.waiting.length > 0) {
+      const state = this.waiting.shift() as JobState;
+      this.runningCount++;
+      if (this.model.serialPrefill) {
+        state.phase = "prefill-wait";
+        this.prefillQueue.push(state);
+      } else {
+        this.startPrefill(state);
+      }
+    }
+    this.pumpPrefill();
+  }
+
+  private pumpPrefill(): void {
+    if (!this.model.serialPrefill || this.prefillBusy) return;
+    const next = this.prefillQueue.shift();
+    if (next === undefined) return;
+    this.prefillBusy = true;
+    this.startPrefill(next);
+  }
+
+  /** The prefix match happens when prefill starts, as SGLang matches when it builds a prefill batch. */
+  private startPrefill(state: JobState): void {
+    state.phase = "prefill";
+    const ids = state.job.inputIds;
+    const cachedTokens = this.cache.match(ids);
+    state.job.onPrefillStart(cachedTokens);
+    const prefillMs = this.model.ttftBaseMs + (this.model.prefillUsPerToken * (ids.length - cachedTokens)) / 1000;
+    state.timer = setTimeout(() => this.endPrefill(state), prefillMs);
+  }
+
+  private endPrefill(state: JobState): void {
+    state.timer = null;
+    this.cache.insert(state.job.inputIds);
+    if (this.model.serialPrefill) {
+      this.prefillBusy = false;
+      this.pumpPrefill();
+    }
+    state.phase = "decode";
+    state.firstTokenAtMs = performance.now();
+    // SGLang sends the first token at once, then every stream_interval tokens (counts 1, 1+k, 1+2k, ..., N).
+    this.emit(state, Math.min(1, state.job.maxNewTokens));
+  }
+
+  private emit(state: JobState, completionTokens: number): void {
+    state.timer = null;
+    const done = completionTokens >= state.job.maxNewTokens;
+    state.job.onTokens(completionTokens, done);
+    if (done) {
+      this.finish(state);
+      return;
+    }
+    if (state.phase === "done") return; // cancelled from inside onTokens
+    const next = Math.min(completionTokens + state.job.streamInterval, state.job.maxNewTokens);
+    // Targets are absolute (first token + (n-1) * itl) so timer lateness does not accumulate.
+    const dueMs = state.firstTokenAtMs + (next - 1) * this.model.itlMs;
+    state.timer = setTimeout(() => this.emit(state, next), Math.max(0, dueMs - performance.now()));
+  }
+
+  /** Free the running slot once; later calls (a cancel racing the last event) do nothing. */
+  private finish(state: JobState): void {
+    if (state.phase === "done") return;
+    state.phase = "done";
+    this.live.delete(state);
+    this.runningCount--;
+    this.admit();
+    this.notifyIfIdle();
+  }
+
+  private notifyIfIdle(): void {
+    if (!this.isIdle() || this.idleWaiters.size === 0) return;
+    const waiters = [...this.idleWaiters];
+    this.idleWaiters.clear();
+    for (const waiter of waiters) waiter();
+  }
+}
+
+function removeFrom<T>(list: T[], item: T): void {
+  const index = list.indexOf(item);
+  if (index >= 0) list.splice(index, 1);
+}

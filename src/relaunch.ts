@@ -1,0 +1,34 @@
+/**
+ * Bun's fetch keeps at most 256 requests in flight per origin unless BUN_CONFIG_MAX_HTTP_REQUESTS is in the
+ * environment when the process starts; setting it at run time does nothing. So for a larger concurrency the
+ * process runs itself again with the variable set, and passes on its exit code.
+ */
+import { log } from "./log.ts";
+
+const BUN_DEFAULT_CAP = 256;
+const ENV = "BUN_CONFIG_MAX_HTTP_REQUESTS";
+
+/** Returns null when this process can go on as it is, else the exit code of the relaunched child. */
+export async function relaunchWithFetchCap(concurrency: number): Promise<number | null> {
+  const current = Number(process.env[ENV] ?? BUN_DEFAULT_CAP);
+  // A few spare slots for flush and warm requests that may overlap the measured ones.
+  const needed = Math.min(65535, concurrency + 8);
+  if (!(concurrency > BUN_DEFAULT_CAP) || current >= needed) return null;
+  if (process.env.WARMBENCH_RELAUNCHED === "1") {
+    log.warn(`${ENV}=${current} is below --max-concurrency ${concurrency}: fetch will queue requests`);
+    return null;
+  }
+  // In a compiled binary argv[1] is the embedded script (/$bunfs/...), and execPath is the binary itself.
+  const compiled = process.argv[1]?.startsWith("/$bunfs/") ?? false;
+  const args = compiled ? process.argv.slice(2) : process.argv.slice(1);
+  log.debug(`relaunching with ${ENV}=${needed}`);
+  const child = Bun.spawn([process.execPath, ...args], {
+    env: { ...process.env, [ENV]: String(needed), WARMBENCH_RELAUNCHED: "1" },
+    stdio: ["inherit", "inherit", "inherit"],
+  });
+  // A terminal's Ctrl-C reaches the whole process group, child included: passing SIGINT on would make it a
+  // second signal (exit at once). SIGTERM, as `timeout` or a scheduler sends it to this pid alone, is passed on.
+  process.on("SIGINT", () => {});
+  process.on("SIGTERM", () => child.kill("SIGTERM"));
+  return await child.exited;
+}

@@ -1,0 +1,166 @@
+/**
+ * The console report: the reference script's per-pct header and print_benchmark_result block, byte for
+ * byte (so existing log scrapers keep working), plus our prefix-cache and failure sections. Pure functions
+ * returning strings; the caller writes them to stdout.
+ */
+import type { ErrorEntry, PctResult } from "../metrics/summarize.ts";
+import { UsageError } from "../errors.ts";
+import { parseJsonlLine } from "./jsonl.ts";
+
+/** Error entries listed under "Failures" (the JSONL keeps more). */
+const MAX_CONSOLE_ERRORS = 5;
+/** Message length in the console, as the script's `output.error[:160]`. */
+const MAX_CONSOLE_MESSAGE_CHARS = 160;
+
+/** `"{:<N}".format(s)`: left-aligned, padded with spaces, never truncated. */
+export function padLeftAligned(s: string, width: number): string {
+  return s.length >= width ? s : s + " ".repeat(width - s.length);
+}
+
+/** `"{s:{c}^{n}}".format(...)`: centered; Python puts the odd pad character on the right. */
+export function centerPython(s: string, width: number, fill: string): string {
+  const pad = width - s.length;
+  if (pad <= 0) return s;
+  const left = Math.floor(pad / 2);
+  return fill.repeat(left) + s + fill.repeat(pad - left);
+}
+
+/** `"{:.2f}".format(x)`: round half to even on the exact binary value, "inf"/"nan", never an exponent. */
+export function formatFixed2(x: number): string {
+  if (Number.isNaN(x)) return "nan";
+  const sign = x < 0 || Object.is(x, -0) ? "-" : "";
+  const abs = Math.abs(x);
+  if (abs === Infinity) return `${sign}inf`;
+  // Floats this large are integers, and toFixed would switch to exponent notation.
+  if (abs >= 1e21) return `${sign}${BigInt(abs).toString()}.00`;
+  let text = abs.toFixed(2);
+  // toFixed breaks exact ties upward, Python to even. The only binary values exactly halfway between
+  // two cents have a fractional part of 1/8, 3/8, 5/8 or 7/8; then step down one cent from an odd result.
+  const eighths = abs * 8;
+  if (Number.isInteger(eighths) && eighths % 2 === 1 && Number(text.at(-1)) % 2 === 1) {
+    const cents = (BigInt(text.replace(".", "")) - 1n).toString().padStart(3, "0");
+    text = `${cents.slice(0, -2)}.${cents.slice(-2)}`;
+  }
+  return sign + text;
+}
+
+/** Python's str() of a float for the values we print ("inf", integral floats as "4.0"). */
+export function formatPythonFloat(x: number): string {
+  if (Number.isNaN(x)) return "nan";
+  if (x === Infinity) return "inf";
+  if (x === -Infinity) return "-inf";
+  if (Number.isInteger(x) && Math.abs(x) < 1e16) return `${Object.is(x, -0) ? "-" : ""}${Math.abs(x)}.0`;
+  return String(x);
+}
+
+/** `"{:<40} {:<10}".format(label, value)`. */
+const row = (label: string, value: string): string => `${padLeftAligned(label, 40)} ${padLeftAligned(value, 10)}`;
+/** `"{:<40} {:<10.2f}".format(label, value)`. */
+const rowFixed2 = (label: string, value: number): string => row(label, formatFixed2(value));
+const section = (title: string): string => centerPython(title, 50, "-");
+
+/** The fields the per-pct banner needs, known before the pct is measured. */
+export type PctHeaderFields = Pick<PctResult, "shared_prefix_pct" | "prefix_len" | "suffix_len">;
+
+/** The script's per-pct banner, printed before flushing and warming. */
+export function renderPctHeader(r: PctHeaderFields): string {
+  const bar = "=".repeat(70);
+  const total = r.prefix_len + r.suffix_len;
+  const line = `shared_prefix=${r.shared_prefix_pct}%  prefix_len=${r.prefix_len}  suffix_len=${r.suffix_len}  total=${total}`;
+  return `\n${bar}\n${line}\n${bar}\n`;
+}
+
+function scriptLines(r: PctResult): string[] {
+  return [
+    `\n${centerPython(" Serving Benchmark Result ", 50, "=")}`,
+    row("Backend:", r.backend),
+    row("Traffic request rate:", formatPythonFloat(r.request_rate)),
+    row("Max request concurrency:", r.max_concurrency ? String(r.max_concurrency) : "not set"),
+    row("Successful requests:", String(r.completed)),
+    rowFixed2("Benchmark duration (s):", r.benchmark_duration),
+    row("Total input tokens:", String(r.total_input)),
+    row("Total generated tokens:", String(r.total_output)),
+    row("Total generated tokens (retokenized):", String(r.total_output_retokenized)),
+    rowFixed2("Request throughput (req/s):", r.request_throughput),
+    rowFixed2("Input token throughput (tok/s):", r.input_throughput),
+    rowFixed2("Output token throughput (tok/s):", r.output_throughput),
+    rowFixed2("Total token throughput (tok/s):", r.total_throughput),
+    rowFixed2("Concurrency:", r.concurrency),
+    section("End-to-End Latency"),
+    rowFixed2("Mean E2E Latency (ms):", r.mean_e2e_latency_ms),
+    rowFixed2("Median E2E Latency (ms):", r.median_e2e_latency_ms),
+    section("Time to First Token"),
+    rowFixed2("Mean TTFT (ms):", r.mean_ttft_ms),
+    rowFixed2("Median TTFT (ms):", r.median_ttft_ms),
+    rowFixed2("P90 TTFT (ms):", r.p90_ttft_ms),
+    rowFixed2("P99 TTFT (ms):", r.p99_ttft_ms),
+    section("Time per Output Token (excl. 1st token)"),
+    rowFixed2("Mean TPOT (ms):", r.mean_tpot_ms),
+    rowFixed2("Median TPOT (ms):", r.median_tpot_ms),
+    rowFixed2("P90 TPOT (ms):", r.p90_tpot_ms),
+    rowFixed2("P99 TPOT (ms):", r.p99_tpot_ms),
+    section("Inter-token Latency"),
+    rowFixed2("Mean ITL (ms):", r.mean_itl_ms),
+    rowFixed2("Median ITL (ms):", r.median_itl_ms),
+    rowFixed2("P90 ITL (ms):", r.p90_itl_ms),
+    rowFixed2("P99 ITL (ms):", r.p99_itl_ms),
+  ];
+}
+
+/** Our sections; each is skipped when its keys are absent (e.g. a JSONL file written by the script itself). */
+function extraLines(r: PctResult): string[] {
+  const lines: string[] = [];
+  if (typeof r.expected_cached_tokens === "number") {
+    const mean = r.mean_cached_tokens;
+    const mismatched = r.cached_tokens_mismatched;
+    lines.push(
+      section("Prefix Cache"),
+      row("Expected cached tokens:", String(r.expected_cached_tokens)),
+      row("Mean cached tokens:", typeof mean === "number" ? formatFixed2(mean) : "n/a"),
+      row("Requests w/ unexpected cache:", typeof mismatched === "number" ? String(mismatched) : "n/a"),
+    );
+  }
+  if (typeof r.failed === "number" && r.failed > 0) {
+    lines.push(section("Failures"), row("Failed requests:", String(r.failed)));
+    const errors: ErrorEntry[] = Array.isArray(r.errors) ? r.errors : [];
+    for (const e of errors.slice(0, MAX_CONSOLE_ERRORS)) {
+      lines.push(`  ${e.kind}: ${e.message.slice(0, MAX_CONSOLE_MESSAGE_CHARS)} x${e.count}`);
+    }
+  }
+  return lines;
+}
+
+/** The script's print_benchmark_result output for one pct, with our sections before the closing rule. */
+export function renderConsole(r: PctResult): string {
+  return [...scriptLines(r), ...extraLines(r), "=".repeat(50)].join("\n") + "\n";
+}
+
+/** Header and result block of one pct, as the script prints them. */
+export function renderPctResult(r: PctResult): string {
+  return renderPctHeader(r) + renderConsole(r);
+}
+
+/** Whether a parsed JSONL object is a pct result (other line types, e.g. per-request records, are skipped). */
+export function isPctResult(obj: unknown): obj is PctResult {
+  if (typeof obj !== "object" || obj === null || Array.isArray(obj)) return false;
+  if ("type" in obj) return obj.type === "pct";
+  return "shared_prefix_pct" in obj && "completed" in obj;
+}
+
+/** Rebuilds the console report from a JSONL file's text alone. */
+export function renderJsonlReport(text: string): string {
+  let out = "";
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!.trim();
+    if (line === "") continue;
+    let obj: unknown;
+    try {
+      obj = parseJsonlLine(line);
+    } catch {
+      throw new UsageError(`JSONL line ${i + 1} is not valid JSON`);
+    }
+    if (isPctResult(obj)) out += renderPctResult(obj);
+  }
+  return out;
+}

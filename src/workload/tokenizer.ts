@@ -1,0 +1,108 @@
+/**
+ * Loads a tokenizer once, before any clock starts: resolves the --tokenizer spec to a tokenizer.json,
+ * builds the id population for random prompts, and keeps the tokenizer for counting output tokens.
+ */
+import { stat } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { Tokenizer } from "@huggingface/tokenizers";
+import { UsageError } from "../errors.ts";
+import { isHfRepoId, resolveHubTokenizer, TOKENIZER_CONFIG_FILE, TOKENIZER_FILE, type HubEnv } from "./hf-hub.ts";
+import { buildPopulation } from "./vocab.ts";
+
+/** Where to find a tokenizer: the revision applies to hub repo ids only. */
+export interface TokenizerSourceOptions {
+  revision: string;
+  /** Defaults to process.env (HF_HUB_CACHE, HF_HOME, HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE). */
+  env?: HubEnv;
+}
+
+/** A tokenizer ready for the run. */
+export interface LoadedTokenizer {
+  /** The tokenizer.json that was read. */
+  path: string;
+  /** Every token id, deduplicated, ascending. */
+  population: Uint32Array;
+  /** Max id + 1. */
+  vocabSize: number;
+  /** Tokens in text without special tokens; "" is 0. */
+  countTokens(text: string): number;
+}
+
+const statOrNull = async (path: string) => {
+  try {
+    return await stat(path);
+  } catch {
+    return null;
+  }
+};
+
+/** A tokenizer.json path from a file path, a directory holding tokenizer.json, or a Hugging Face repo id. */
+export async function resolveTokenizerFile(spec: string, opts: TokenizerSourceOptions): Promise<string> {
+  const info = await statOrNull(spec);
+  if (info?.isFile()) return spec;
+  if (info?.isDirectory()) {
+    const file = join(spec, TOKENIZER_FILE);
+    if (!(await statOrNull(file))?.isFile()) throw new UsageError(`tokenizer directory ${spec} has no ${TOKENIZER_FILE}`);
+    return file;
+  }
+  // A name ending in .json is meant as a file, not as a repo to download.
+  if (!isHfRepoId(spec) || spec.endsWith(".json")) {
+    throw new UsageError(`tokenizer "${spec}" is neither an existing file or directory nor a Hugging Face repo id`);
+  }
+  return resolveHubTokenizer(spec, opts.revision, opts.env ?? process.env);
+}
+
+async function readJsonFile(path: string, what: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await Bun.file(path).text();
+  } catch (err) {
+    throw new UsageError(`cannot read ${what} ${path}: ${(err as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`${what} ${path} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+/** tokenizer_config.json next to the tokenizer.json, or {} (the library then uses its defaults). */
+async function readTokenizerConfig(tokenizerPath: string): Promise<object> {
+  const configPath = join(dirname(tokenizerPath), TOKENIZER_CONFIG_FILE);
+  if (!(await statOrNull(configPath))?.isFile()) return {};
+  const config = await readJsonFile(configPath, "tokenizer config");
+  if (typeof config !== "object" || config === null || Array.isArray(config)) {
+    throw new UsageError(`tokenizer config ${configPath} is not a JSON object`);
+  }
+  return config;
+}
+
+/** The library insists on these keys; HF writes them all, as null when unused, but hand-made files may not. */
+function withPipelineDefaults(json: Record<string, unknown>): Record<string, unknown> {
+  return { normalizer: null, pre_tokenizer: null, post_processor: null, decoder: null, added_tokens: [], ...json };
+}
+
+/** Resolves, reads (once) and builds the tokenizer; every problem with the file is a UsageError naming it. */
+export async function loadTokenizer(spec: string, opts: TokenizerSourceOptions): Promise<LoadedTokenizer> {
+  const path = await resolveTokenizerFile(spec, opts);
+  const json = await readJsonFile(path, "tokenizer file");
+  let population: Uint32Array;
+  try {
+    population = buildPopulation(json);
+  } catch (err) {
+    throw new UsageError(`tokenizer file ${path}: ${(err as Error).message}`);
+  }
+  const config = await readTokenizerConfig(path);
+  let tokenizer: Tokenizer;
+  try {
+    tokenizer = new Tokenizer(withPipelineDefaults(json as Record<string, unknown>), config);
+  } catch (err) {
+    throw new UsageError(`tokenizer file ${path} cannot be used: ${(err as Error).message}`);
+  }
+  return {
+    path,
+    population,
+    vocabSize: population[population.length - 1]! + 1,
+    countTokens: (text) => (text === "" ? 0 : tokenizer.encode(text, { add_special_tokens: false }).ids.length),
+  };
+}

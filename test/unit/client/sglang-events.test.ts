@@ -1,0 +1,142 @@
+import { afterEach, describe, expect, spyOn, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  createSglangEventFields,
+  extractText,
+  scanSglangEvent,
+  type SglangEventKind,
+} from "../../../src/backends/sglang-events.ts";
+import { createSseSplitter } from "../../../src/client/sse.ts";
+
+const FIXTURES = join(import.meta.dir, "../../fixtures/sse");
+const fixtureNames = readdirSync(FIXTURES).filter((name) => name.endsWith(".sse")).sort();
+
+interface ExpectedEvent {
+  kind: SglangEventKind;
+  completionTokens?: number;
+  cachedTokens?: number;
+  finishType?: string | null;
+  message?: string;
+  text?: string;
+  textLength?: number;
+}
+const expected = JSON.parse(readFileSync(join(FIXTURES, "expected.json"), "utf8")) as Record<string, ExpectedEvent[]>;
+const encoder = new TextEncoder();
+
+function payloadsOf(name: string): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  const splitter = createSseSplitter((payload) => out.push(payload));
+  splitter.push(new Uint8Array(readFileSync(join(FIXTURES, name))));
+  splitter.finish();
+  return out;
+}
+
+function scan(json: string) {
+  const fields = createSglangEventFields();
+  const kind = scanSglangEvent(encoder.encode(json), fields);
+  return { kind, ...fields };
+}
+
+const meta = (rest: string) =>
+  `"meta_info":{"id":"q","finish_reason":null,"prompt_tokens":5,${rest}}`;
+
+describe("scanSglangEvent on fixtures", () => {
+  for (const name of fixtureNames) {
+    test(name, () => {
+      const payloads = payloadsOf(name);
+      const wanted = expected[name] ?? [];
+      expect(payloads.length).toBe(wanted.length);
+      const fields = createSglangEventFields();
+      payloads.forEach((payload, k) => {
+        const want = wanted[k] as ExpectedEvent;
+        const kind = scanSglangEvent(payload, fields);
+        expect({ event: k, kind }).toEqual({ event: k, kind: want.kind });
+        if (want.kind === "done") return;
+        if (want.kind === "error") {
+          expect(fields.message).toBe(want.message ?? "");
+          return;
+        }
+        expect(fields.completionTokens).toBe(want.completionTokens ?? -1);
+        expect(fields.cachedTokens).toBe(want.cachedTokens ?? -1);
+        expect(fields.finishType).toBe(want.finishType ?? null);
+        expect(fields.message).toBe(want.message ?? "");
+        const text = extractText(payload);
+        if (want.textLength !== undefined) expect(text.length).toBe(want.textLength);
+        else expect(text).toBe(want.text ?? "");
+      });
+    });
+  }
+});
+
+describe("scanSglangEvent fast path", () => {
+  let parseSpy: ReturnType<typeof spyOn> | undefined;
+  afterEach(() => parseSpy?.mockRestore());
+
+  test("events with finish_reason null are read without JSON.parse", () => {
+    const payloads = payloadsOf("long-line.sse");
+    const fields = createSglangEventFields();
+    parseSpy = spyOn(JSON, "parse");
+    expect(scanSglangEvent(payloads[0] as Uint8Array, fields)).toBe("tokens");
+    expect(scanSglangEvent(payloads[1] as Uint8Array, fields)).toBe("tokens");
+    expect(fields.completionTokens).toBe(8999);
+    expect(parseSpy).toHaveBeenCalledTimes(0);
+    // The final event has a finish_reason object: parsed once.
+    expect(scanSglangEvent(payloads[2] as Uint8Array, fields)).toBe("tokens");
+    expect(fields.finishType).toBe("length");
+    expect(parseSpy).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("scanSglangEvent edge cases", () => {
+  test("[DONE]", () => {
+    expect(scan("[DONE]").kind).toBe("done");
+    expect(scan("[DONE] ").kind).toBe("done");
+    expect(scan("[DONE]x").kind).toBe("invalid");
+  });
+
+  test("key names, quotes and backslashes inside text do not fool the byte search", () => {
+    const text = String.raw`\"completion_tokens\":5 \"cached_tokens\":9, \"finish_reason\":{\"type\":\"abort\"} \\`;
+    const result = scan(`{"text":"${text}","output_ids":[1,2],${meta(`"completion_tokens":2,"cached_tokens":1`)}}`);
+    expect(result).toMatchObject({ kind: "tokens", completionTokens: 2, cachedTokens: 1, finishType: null });
+    expect(extractText(encoder.encode(`{"text":"${text}"}`))).toBe(JSON.parse(`"${text}"`) as string);
+  });
+
+  test("meta_info before text (another key order) still reads the real keys", () => {
+    const json = `{${meta(`"completion_tokens":3,"cached_tokens":0`)},"text":"\\"completion_tokens\\":7"}`;
+    expect(scan(json)).toMatchObject({ kind: "tokens", completionTokens: 3, cachedTokens: 0 });
+  });
+
+  test("missing cached_tokens (SGLang < 0.3.4) is -1", () => {
+    expect(scan(`{"text":"a",${meta(`"completion_tokens":1`)}}`)).toMatchObject({ kind: "tokens", cachedTokens: -1 });
+  });
+
+  test("whitespace after colons (non-orjson servers)", () => {
+    const json = `{"text": "a", "meta_info": {"finish_reason": null, "completion_tokens": 12, "cached_tokens": 3}}`;
+    expect(scan(json)).toMatchObject({ kind: "tokens", completionTokens: 12, cachedTokens: 3 });
+  });
+
+  test("error events: object with message, bare string", () => {
+    expect(scan(`{"error":{"message":"too long","code":400}}`)).toMatchObject({ kind: "error", message: "too long" });
+    expect(scan(`{"error":"Unauthorized"}`)).toMatchObject({ kind: "error", message: "Unauthorized" });
+  });
+
+  test("abort finish with tokens keeps its count and message", () => {
+    const json = `{"text":"x","meta_info":{"finish_reason":{"type":"abort","message":"timeout","status_code":503},"completion_tokens":4,"cached_tokens":2}}`;
+    expect(scan(json)).toMatchObject({ kind: "abort", message: "timeout", finishType: "abort", completionTokens: 4 });
+  });
+
+  test("invalid payloads", () => {
+    expect(scan(`{"text":"a","meta_info":{"completion_tokens":1`).kind).toBe("invalid");
+    expect(scan(`{}`).kind).toBe("invalid");
+    expect(scan(`[1,2]`).kind).toBe("invalid");
+    expect(scan(`{"meta_info":{"finish_reason":null}}`).kind).toBe("invalid");
+    expect(scan(`not json`)).toMatchObject({ kind: "invalid" });
+    expect(scan(`not json`).message).toContain("not json");
+  });
+
+  test("extractText of non-JSON or textless events is empty", () => {
+    expect(extractText(encoder.encode("[DONE]"))).toBe("");
+    expect(extractText(encoder.encode(`{"output_ids":[1]}`))).toBe("");
+  });
+});

@@ -1,0 +1,251 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import type { StreamRequest } from "../../../src/client/stream.ts";
+import { streamRequest } from "../../../src/client/stream.ts";
+import type { TestServer } from "../../helpers/stream-servers.ts";
+import {
+  closedPortUrl,
+  DONE_LINE,
+  sglangEventLine,
+  startEndlessServer,
+  startScriptedServer,
+  startStatusServer,
+} from "../../helpers/stream-servers.ts";
+
+const servers: TestServer[] = [];
+afterEach(() => {
+  for (const server of servers.splice(0)) server.stop();
+});
+function use(server: TestServer): TestServer {
+  servers.push(server);
+  return server;
+}
+
+const BODY = new TextEncoder().encode(JSON.stringify({ input_ids: [1, 2, 3], stream: true }));
+
+function request(url: string, overrides: Partial<StreamRequest> = {}): StreamRequest {
+  return {
+    url,
+    body: BODY,
+    index: 7,
+    promptLen: 3,
+    maxNewTokens: 4,
+    textMode: "cumulative",
+    requestTimeoutMs: 10_000,
+    stallTimeoutMs: 5_000,
+    ...overrides,
+  };
+}
+
+const event = (text: string, completionTokens: number, finish: Record<string, unknown> | null = null) =>
+  sglangEventLine({ text, completionTokens, cachedTokens: 2, finish });
+
+describe("streamRequest: successful streams", () => {
+  test("cumulative stream: TTFT at the first token event, one ITL per token, text of the last event", async () => {
+    const server = use(
+      startScriptedServer([
+        { afterMs: 150, raw: event(" The", 1) },
+        { afterMs: 60, raw: event(" The cat", 2) },
+        { afterMs: 60, raw: event(" The cat sat", 3) },
+        { afterMs: 60, raw: event(" The cat sat on", 4, { type: "length", length: 4 }) },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
+    const rec = await streamRequest(request(server.url));
+    expect(rec).toMatchObject({
+      ok: true,
+      failureKind: null,
+      httpStatus: 200,
+      index: 7,
+      promptLen: 3,
+      outputLen: 4,
+      cachedTokens: 2,
+      tokenEvents: 4,
+      finishReason: "length",
+      generatedText: " The cat sat on",
+    });
+    expect(rec.ttftMs).toBeGreaterThanOrEqual(140);
+    expect(rec.ttftMs).toBeLessThan(1_000);
+    expect(rec.itlMs.length).toBe(3);
+    for (const itl of rec.itlMs) {
+      expect(itl).toBeGreaterThanOrEqual(45);
+      expect(itl).toBeLessThan(1_000);
+    }
+    expect(rec.latencyMs).toBeGreaterThanOrEqual(rec.ttftMs + 170);
+    expect(rec.latencyMs).toBeLessThan(3_000);
+    expect(rec.startMs).toBeGreaterThan(0);
+    // The request went out as JSON with the pre-serialized body.
+    expect(server.contentTypes[0]).toBe("application/json");
+    expect(server.bodies[0]).toBe(new TextDecoder().decode(BODY));
+  });
+
+  test("an event carrying several tokens is spread into equal ITLs; zero-token events are skipped", async () => {
+    const server = use(
+      startScriptedServer([
+        { afterMs: 20, raw: event("a", 1) },
+        { afterMs: 40, raw: event("a", 1) }, // no new token: no ITL, no timestamp update
+        { afterMs: 80, raw: event("abcd", 4) }, // 3 tokens after ~120 ms
+        { afterMs: 0, raw: event("abcd", 4, { type: "stop", matched: 2 }) },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
+    // maxNewTokens 2 forces the ITL buffer to grow.
+    const rec = await streamRequest(request(server.url, { maxNewTokens: 2 }));
+    expect(rec.ok).toBe(true);
+    expect(rec.outputLen).toBe(4);
+    expect(rec.tokenEvents).toBe(2);
+    expect(rec.finishReason).toBe("stop");
+    expect(rec.itlMs.length).toBe(3);
+    const [first, second, third] = rec.itlMs;
+    expect(first).toBe(second as number);
+    expect(second).toBe(third as number);
+    // The gap runs from the first token event (not the zero-token one): ~120 ms / 3 tokens.
+    expect(first as number).toBeGreaterThanOrEqual(35);
+    expect(first as number).toBeLessThan(400);
+  });
+
+  test("incremental text is concatenated", async () => {
+    const server = use(
+      startScriptedServer([
+        { afterMs: 10, raw: event("Hé", 1) },
+        { afterMs: 10, raw: event(" 漢字", 2) },
+        { afterMs: 10, raw: event(" 😀", 3, { type: "length", length: 3 }) },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
+    const rec = await streamRequest(request(server.url, { textMode: "incremental" }));
+    expect(rec.ok).toBe(true);
+    expect(rec.generatedText).toBe("Hé 漢字 😀");
+    expect(rec.itlMs.length).toBe(2);
+  });
+
+  test("a first event with empty text but one token sets TTFT", async () => {
+    const server = use(
+      startScriptedServer([
+        { afterMs: 30, raw: event("", 1) },
+        { afterMs: 200, raw: event("é", 2, { type: "length", length: 2 }) },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
+    const rec = await streamRequest(request(server.url));
+    expect(rec.ok).toBe(true);
+    expect(rec.ttftMs).toBeGreaterThanOrEqual(25);
+    expect(rec.ttftMs).toBeLessThan(200);
+    expect(rec.itlMs.length).toBe(1);
+    expect(rec.itlMs[0] as number).toBeGreaterThanOrEqual(150);
+    expect(rec.generatedText).toBe("é");
+  });
+});
+
+describe("streamRequest: failures inside a 200 stream", () => {
+  test("error event", async () => {
+    const server = use(
+      startScriptedServer([
+        { afterMs: 0, raw: `data: {"error":{"message":"context too long","code":400}}\n\n` },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
+    const rec = await streamRequest(request(server.url));
+    expect(rec).toMatchObject({ ok: false, failureKind: "server_error", failureMessage: "context too long" });
+    expect(rec.httpStatus).toBe(200);
+  });
+
+  test("abort finish after some tokens keeps what was measured", async () => {
+    const server = use(
+      startScriptedServer([
+        { afterMs: 20, raw: event("a", 1) },
+        { afterMs: 20, raw: event("ab", 2, { type: "abort", message: "Request running timeout reached.", status_code: 503 }) },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
+    const rec = await streamRequest(request(server.url));
+    expect(rec).toMatchObject({
+      ok: false,
+      failureKind: "abort",
+      failureMessage: "Request running timeout reached.",
+      finishReason: "abort",
+      outputLen: 1,
+      tokenEvents: 1,
+    });
+    expect(rec.ttftMs).toBeGreaterThan(0);
+  });
+
+  test("stream closed before [DONE] is truncated", async () => {
+    const server = use(startScriptedServer([{ afterMs: 10, raw: event("a", 1) }], "close"));
+    const rec = await streamRequest(request(server.url));
+    expect(rec).toMatchObject({ ok: false, failureKind: "truncated", outputLen: 1 });
+    expect(rec.ttftMs).toBeGreaterThan(0);
+  });
+
+  test("socket destroyed mid-stream is a network failure", async () => {
+    const server = use(startScriptedServer([{ afterMs: 10, raw: event("a", 1) }], "destroy"));
+    const rec = await streamRequest(request(server.url));
+    expect(rec).toMatchObject({ ok: false, failureKind: "network", httpStatus: 200, outputLen: 1 });
+    expect(rec.failureMessage).toContain("ECONNRESET");
+  });
+
+  test("[DONE] without any token event", async () => {
+    const server = use(startScriptedServer([{ afterMs: 0, raw: event("", 0) }, { afterMs: 0, raw: DONE_LINE }]));
+    const rec = await streamRequest(request(server.url));
+    expect(rec).toMatchObject({ ok: false, failureKind: "no_tokens", ttftMs: 0, tokenEvents: 0 });
+  });
+
+  test("an event that is not JSON", async () => {
+    const server = use(startScriptedServer([{ afterMs: 0, raw: "data: {oops\n\n" }, { afterMs: 0, raw: DONE_LINE }]));
+    const rec = await streamRequest(request(server.url));
+    expect(rec).toMatchObject({ ok: false, failureKind: "parse" });
+  });
+});
+
+describe("streamRequest: failures before or around the stream", () => {
+  test("HTTP 500 before streaming", async () => {
+    const server = use(startStatusServer(500, `{"object":"error","message":"${"m".repeat(300)}"}`));
+    const rec = await streamRequest(request(server.url));
+    expect(rec).toMatchObject({ ok: false, failureKind: "http", httpStatus: 500 });
+    expect(rec.failureMessage.startsWith(`HTTP 500: {"object":"error"`)).toBe(true);
+    expect(rec.failureMessage.length).toBe("HTTP 500: ".length + 200);
+  });
+
+  test("connection refused", async () => {
+    const rec = await streamRequest(request(closedPortUrl()));
+    expect(rec).toMatchObject({ ok: false, failureKind: "connect", httpStatus: 0 });
+    expect(rec.failureMessage).toContain("ECONNREFUSED");
+  });
+
+  test("stall: one event, then silence", async () => {
+    const server = use(startScriptedServer([{ afterMs: 0, raw: event("a", 1) }], "hang"));
+    const started = performance.now();
+    const rec = await streamRequest(request(server.url, { stallTimeoutMs: 300 }));
+    const tookMs = performance.now() - started;
+    expect(rec).toMatchObject({ ok: false, failureKind: "stall", outputLen: 1 });
+    expect(tookMs).toBeGreaterThanOrEqual(290);
+    expect(tookMs).toBeLessThan(3_000);
+  });
+
+  test("bytes that keep flowing do not stall, but the request timeout ends it", async () => {
+    const server = use(startEndlessServer(40));
+    const started = performance.now();
+    const rec = await streamRequest(request(server.url, { stallTimeoutMs: 250, requestTimeoutMs: 700, maxNewTokens: 1 }));
+    const tookMs = performance.now() - started;
+    expect(rec).toMatchObject({ ok: false, failureKind: "timeout" });
+    expect(tookMs).toBeGreaterThanOrEqual(690);
+    expect(tookMs).toBeLessThan(4_000);
+    expect(rec.outputLen).toBeGreaterThan(3);
+    expect(rec.itlMs.length).toBe(rec.outputLen - 1);
+  });
+
+  test("request timeout while waiting for headers", async () => {
+    const server = use(startStatusServer(200, "late", 2_000));
+    const rec = await streamRequest(request(server.url, { requestTimeoutMs: 200 }));
+    expect(rec).toMatchObject({ ok: false, failureKind: "timeout", httpStatus: 0 });
+  });
+
+  test("external signal cancels a running request, and one aborted before start", async () => {
+    const server = use(startScriptedServer([{ afterMs: 0, raw: event("a", 1) }], "hang"));
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 150);
+    const rec = await streamRequest(request(server.url, { signal: controller.signal }));
+    expect(rec).toMatchObject({ ok: false, failureKind: "cancelled", outputLen: 1 });
+    const again = await streamRequest(request(server.url, { signal: controller.signal }));
+    expect(again).toMatchObject({ ok: false, failureKind: "cancelled", httpStatus: 0 });
+  });
+});

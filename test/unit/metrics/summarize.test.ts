@@ -1,0 +1,211 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { FailureKind, RequestRecord } from "../../../src/metrics/record.ts";
+import { decodeHistogram } from "../../../src/metrics/histograms.ts";
+import {
+  MAX_ERROR_ENTRIES,
+  MAX_ERROR_MESSAGE_CHARS,
+  summarizePct,
+  type PctContext,
+} from "../../../src/metrics/summarize.ts";
+import { parseJsonlLine } from "../../../src/report/jsonl.ts";
+
+const FIXTURES = join(import.meta.dir, "../../fixtures/metrics");
+
+interface FixtureRecord {
+  ok: boolean;
+  promptLen: number;
+  ttftMs: number;
+  latencyMs: number;
+  outputLen: number;
+  itlMs: number[];
+  generatedText: string;
+  cachedTokens: number;
+}
+interface SummarizeCase {
+  name: string;
+  durationS: number;
+  records: FixtureRecord[];
+  expected: Record<string, number>;
+}
+
+// The fixture holds NaN (json.dumps writes it bare), which is why it is read with parseJsonlLine.
+const cases = parseJsonlLine(readFileSync(join(FIXTURES, "summarize_cases.json"), "utf8")) as SummarizeCase[];
+const wordCount = (text: string): number => text.split(/\s+/).filter((w) => w !== "").length;
+
+function makeRecord(index: number, over: Partial<RequestRecord> = {}): RequestRecord {
+  return {
+    index,
+    ok: true,
+    failureKind: null,
+    failureMessage: "",
+    httpStatus: 200,
+    promptLen: 100,
+    startMs: 0,
+    ttftMs: 10,
+    latencyMs: 30,
+    outputLen: 3,
+    cachedTokens: 64,
+    itlMs: Float64Array.of(10, 10),
+    tokenEvents: 3,
+    finishReason: "length",
+    generatedText: "a b c",
+    ...over,
+  };
+}
+
+function fromFixture(r: FixtureRecord, index: number): RequestRecord {
+  return makeRecord(index, {
+    ok: r.ok,
+    failureKind: r.ok ? null : "http",
+    failureMessage: r.ok ? "" : "Bad Request: boom",
+    httpStatus: r.ok ? 200 : 400,
+    promptLen: r.promptLen,
+    ttftMs: r.ttftMs,
+    latencyMs: r.latencyMs,
+    outputLen: r.outputLen,
+    itlMs: Float64Array.from(r.itlMs),
+    generatedText: r.generatedText,
+    cachedTokens: r.cachedTokens,
+  });
+}
+
+const context = (over: Partial<PctContext> = {}): PctContext => ({
+  backend: "sglang",
+  maxConcurrency: 4,
+  pct: 90,
+  prefixLen: 63,
+  suffixLen: 7,
+  totalTokens: 70,
+  numPrompts: 64,
+  outputLen: 40,
+  expectedCachedTokens: 64,
+  pageSize: 16,
+  interrupted: false,
+  extra: {},
+  ...over,
+});
+
+/** Key order of the script's maybe_write_summary_jsonl, read from a line it wrote. */
+const SCRIPT_KEYS = Object.keys(
+  parseJsonlLine(readFileSync(join(FIXTURES, "script_results.jsonl"), "utf8").split("\n")[0]!),
+);
+
+describe("summarizePct matches the script's calculate_metrics (numpy fixtures)", () => {
+  for (const c of cases) {
+    test(c.name, () => {
+      const records = c.records.map(fromFixture);
+      const result = summarizePct({ records, durationS: c.durationS, countTokens: wordCount, context: context() });
+      for (const [key, expected] of Object.entries(c.expected)) {
+        expect([key, result[key]]).toEqual([key, expected]);
+      }
+      expect(result.failed).toBe(records.filter((r) => !r.ok).length);
+    });
+  }
+});
+
+describe("summarizePct result shape", () => {
+  const records = cases[0]!.records.map(fromFixture);
+  const result = summarizePct({
+    records,
+    durationS: 3.217,
+    countTokens: wordCount,
+    context: context({ extra: { type: "pct", run_id: "r1", backend: "must-not-override" } }),
+  });
+
+  test("the script's keys come first, in its order, then our extras, then context.extra", () => {
+    const keys = Object.keys(result);
+    expect(keys.slice(0, SCRIPT_KEYS.length)).toEqual(SCRIPT_KEYS);
+    expect(keys.slice(SCRIPT_KEYS.length)).toEqual([
+      "failed",
+      "errors",
+      "errors_by_kind",
+      "interrupted",
+      "page_size",
+      "expected_cached_tokens",
+      "mean_cached_tokens",
+      "min_cached_tokens",
+      "max_cached_tokens",
+      "cached_tokens_mismatched",
+      "hdr",
+      "hdr_unit",
+      "type",
+      "run_id",
+    ]);
+    expect(result.backend).toBe("sglang");
+    expect(result.request_rate).toBe(Infinity);
+    expect(result.dataset_name).toBe("warm-cache");
+    expect(result.shared_prefix_pct).toBe(90);
+    expect(result.page_size).toBe(16);
+  });
+
+  test("hdr histograms hold the same samples in µs", () => {
+    const ok = records.filter((r) => r.ok);
+    const itlCount = ok.reduce((n, r) => n + r.itlMs.length, 0);
+    expect(result.hdr_unit).toBe("us");
+    expect(decodeHistogram(result.hdr.ttft_us).totalCount).toBe(ok.length);
+    expect(decodeHistogram(result.hdr.e2e_latency_us).totalCount).toBe(ok.length);
+    expect(decodeHistogram(result.hdr.itl_us).totalCount).toBe(itlCount);
+    expect(decodeHistogram(result.hdr.tpot_us).totalCount).toBe(ok.filter((r) => r.outputLen > 1).length);
+    const p50Us = decodeHistogram(result.hdr.ttft_us).getValueAtPercentile(50);
+    expect(Math.abs(p50Us / 1000 - result.median_ttft_ms) / result.median_ttft_ms).toBeLessThan(0.02);
+  });
+
+  test("cache statistics over successful records that reported cached_tokens", () => {
+    const reported = records.filter((r) => r.ok).map((r) => r.cachedTokens);
+    expect(result.expected_cached_tokens).toBe(64);
+    expect(result.min_cached_tokens).toBe(48);
+    expect(result.max_cached_tokens).toBe(64);
+    expect(result.cached_tokens_mismatched).toBe(reported.filter((c) => c !== 64).length);
+    expect(result.cached_tokens_mismatched).toBeGreaterThan(0);
+    expect(result.mean_cached_tokens).toBeCloseTo(reported.reduce((a, b) => a + b, 0) / reported.length, 10);
+  });
+});
+
+describe("summarizePct extras", () => {
+  test("errors are bucketed by kind + truncated message, bounded, largest first", () => {
+    const records: RequestRecord[] = [makeRecord(0)];
+    const fail = (kind: FailureKind, message: string) =>
+      records.push(makeRecord(records.length, { ok: false, failureKind: kind, failureMessage: message, outputLen: 0 }));
+    for (let i = 0; i < 30; i++) fail("http", `Bad Request: distinct ${i}`);
+    for (let i = 0; i < 3; i++) fail("timeout", "request timed out");
+    const long = "x".repeat(500);
+    fail("network", `${long}A`);
+    fail("network", `${long}B`);
+    const result = summarizePct({ records, durationS: 1, countTokens: wordCount, context: context() });
+    expect(result.failed).toBe(35);
+    expect(result.completed).toBe(1);
+    expect(result.errors.length).toBe(MAX_ERROR_ENTRIES);
+    expect(result.errors[0]).toEqual({ kind: "timeout", message: "request timed out", count: 3 });
+    expect(result.errors[1]).toEqual({ kind: "network", message: "x".repeat(MAX_ERROR_MESSAGE_CHARS), count: 2 });
+    expect(result.errors[2]).toEqual({ kind: "http", message: "Bad Request: distinct 0", count: 1 });
+    expect(result.errors_by_kind).toEqual({ http: 30, timeout: 3, network: 2 });
+  });
+
+  test("no success: script-style zeros for ttft/tpot/itl, NaN for e2e, null cache stats", () => {
+    const records = [makeRecord(0, { ok: false, failureKind: "connect", failureMessage: "refused", cachedTokens: -1 })];
+    const result = summarizePct({
+      records,
+      durationS: 2,
+      countTokens: wordCount,
+      context: context({ interrupted: true }),
+    });
+    expect(result.completed).toBe(0);
+    expect(result.mean_ttft_ms).toBe(0);
+    expect(result.p99_itl_ms).toBe(0);
+    expect(result.mean_e2e_latency_ms).toBeNaN();
+    expect(result.concurrency).toBe(0);
+    expect(result.total_output).toBe(0);
+    expect(result.mean_cached_tokens).toBeNull();
+    expect(result.cached_tokens_mismatched).toBeNull();
+    expect(result.interrupted).toBe(true);
+  });
+
+  test("records that did not report cached_tokens are left out of the cache statistics", () => {
+    const records = [makeRecord(0, { cachedTokens: -1 }), makeRecord(1, { cachedTokens: 32 })];
+    const result = summarizePct({ records, durationS: 1, countTokens: wordCount, context: context() });
+    expect(result.mean_cached_tokens).toBe(32);
+    expect(result.cached_tokens_mismatched).toBe(1);
+  });
+});
