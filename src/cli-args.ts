@@ -3,7 +3,7 @@
  * lacks (it silently accepts unknown flags).
  */
 import type { ArgsDef } from "citty";
-import { MOCK_DEFAULTS, RUN_DEFAULTS } from "./options.ts";
+import { RUN_DEFAULTS } from "./options.ts";
 import { UsageError } from "./errors.ts";
 
 const s = (description: string, dflt?: string | number | null): ArgsDef[string] => ({
@@ -39,27 +39,6 @@ export const RUN_ARGS: ArgsDef = {
   "stall-timeout": s("Seconds without any byte before a request fails as stalled", d.stallTimeoutS),
   "page-size": s("Server KV page size for the expected cached tokens (default: from /server_info, else 1)"),
   verbose: b("Show stack traces and debug logs"),
-};
-
-const m = MOCK_DEFAULTS;
-
-/** Flags of `warmbench mock`. */
-export const MOCK_ARGS: ArgsDef = {
-  host: s("Listen address", m.host),
-  port: s("Listen port (0 = any free port)", m.port),
-  "page-size": s("KV page size in tokens; cached_tokens come in whole pages", m.pageSize),
-  "cache-tokens": s("Prefix-cache capacity in tokens (LRU eviction)", m.cacheTokens),
-  "ttft-base-ms": s("Fixed part of the time to first token, ms", m.ttftBaseMs),
-  "prefill-us-per-token": s("Prefill cost per uncached prompt token, µs", m.prefillUsPerToken),
-  "itl-ms": s("Gap between decode steps, ms", m.itlMs),
-  "stream-interval": s("Tokens per streamed event", m.streamInterval),
-  "max-running": s("Requests running at once; more wait in a queue", m.maxRunning),
-  "serial-prefill": b("Prefill one request at a time, like one GPU"),
-  incremental: b("Stream text deltas (--incremental-streaming-output) instead of cumulative text"),
-  "context-length": s("Model context length in tokens", m.contextLength),
-  "vocab-size": s("Largest accepted token id + 1", m.vocabSize),
-  "model-name": s("Served model name", m.modelName),
-  "record-inputs": b("Keep every received input_ids list for GET /mock/received"),
 };
 
 /** Flags of `warmbench report`. */

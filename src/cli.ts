@@ -7,8 +7,9 @@ import { defineCommand, parseArgs, showUsage, type ArgsDef, type CommandDef } fr
 import { readFileSync } from "node:fs";
 import { BenchError, EXIT, UsageError } from "./errors.ts";
 import { log } from "./log.ts";
-import { parseMockOptions, parseRunOptions, type RawFlags } from "./options.ts";
-import { checkKnownFlags, MOCK_ARGS, REPORT_ARGS, RUN_ARGS } from "./cli-args.ts";
+import { parseRunOptions, type RawFlags } from "./options.ts";
+import { MOCK_ARGS, parseMockOptions } from "./mock/options.ts";
+import { checkKnownFlags, REPORT_ARGS, RUN_ARGS } from "./cli-args.ts";
 import { runSweep, VERSION, type SweepOutcome } from "./run.ts";
 import { renderJsonlReport } from "./report/console.ts";
 import { relaunchWithFetchCap } from "./relaunch.ts";

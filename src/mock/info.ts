@@ -1,5 +1,5 @@
 /** Bodies of the mock's informational endpoints, shaped like SGLang's (protocol.md §2.2). */
-import type { MockOptions } from "../options.ts";
+import type { MockOptions } from "./options.ts";
 
 /** The version the mock reports; "-mock" so nobody mistakes it for a real server. */
 export const MOCK_VERSION = "0.5.17-mock";

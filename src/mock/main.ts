@@ -1,5 +1,5 @@
 /** `warmbench mock`: run the mock server in the foreground until SIGINT/SIGTERM. */
-import type { MockOptions } from "../options.ts";
+import type { MockOptions } from "./options.ts";
 import { startMockServer } from "./server.ts";
 
 /** Start the mock, print one "listening" line to stderr, stop and exit 0 on SIGINT/SIGTERM. */

@@ -8,7 +8,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { MockOptions } from "../options.ts";
+import type { MockOptions } from "./options.ts";
 import { handleFlush, type FlushContext } from "./flush.ts";
 import { handleGenerate, type GenerateContext } from "./generate.ts";
 import { sendEmpty, sendJson } from "./http.ts";

@@ -4,7 +4,7 @@ import { expect, test } from "bun:test";
 const SRC = `${import.meta.dir}/../../../src`;
 const ENTRY = `
 import { runMockServer } from ${JSON.stringify(`${SRC}/mock/main.ts`)};
-import { mockOptions } from ${JSON.stringify(`${SRC}/options.ts`)};
+import { mockOptions } from ${JSON.stringify(`${SRC}/mock/options.ts`)};
 await runMockServer(mockOptions({ port: 0, modelName: "child" }));
 `;
 

@@ -1,6 +1,6 @@
 /** The mock's prefix cache, flush, latency model and admission, observed over real HTTP. */
 import { afterEach, describe, expect, test } from "bun:test";
-import { mockOptions, type MockOptions } from "../../../src/options.ts";
+import { mockOptions, type MockOptions } from "../../../src/mock/options.ts";
 import { startMockServer, type MockServer, type MockStats } from "../../../src/mock/server.ts";
 
 const servers: MockServer[] = [];

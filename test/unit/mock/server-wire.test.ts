@@ -1,6 +1,6 @@
 /** The mock's wire format against real HTTP: stream shape, text modes, errors, info endpoints. */
 import { afterEach, describe, expect, test } from "bun:test";
-import { mockOptions, type MockOptions } from "../../../src/options.ts";
+import { mockOptions, type MockOptions } from "../../../src/mock/options.ts";
 import { startMockServer, type MockServer } from "../../../src/mock/server.ts";
 
 const servers: MockServer[] = [];
