@@ -16,7 +16,7 @@ const d = RUN_DEFAULTS;
 
 /** Flags of `warmbench run`: the reference script's flags, same names and defaults, then ours. */
 export const RUN_ARGS: ArgsDef = {
-  backend: s("Serving backend: sglang (native /generate)", d.backend),
+  backend: s("sglang (native /generate), or openai / vllm (/v1/completions)", d.backend),
   "base-url": s("Server base URL if not using --host and --port"),
   host: s("Server host", d.host),
   port: s("Server port", d.port),
@@ -38,6 +38,13 @@ export const RUN_ARGS: ArgsDef = {
   "request-timeout": s("Seconds one request may take in all", d.requestTimeoutS),
   "stall-timeout": s("Seconds without any byte before a request fails as stalled", d.stallTimeoutS),
   "page-size": s("Server KV page size for the expected cached tokens (default: from /server_info, else 1)"),
+  "api-key": s("Bearer token for the server (else $SGLANG_API_KEY / $OPENAI_API_KEY); never printed"),
+  "served-model-name": s("Model name for the OpenAI backend (default: the first of /v1/models)"),
+  flush: s("Cache flush before each pct: auto (the backend's way) or none", d.flush),
+  "verify-cache": s("Check cached tokens against the expected prefix: off, warn or strict (exit 4)", d.verifyCache),
+  "cache-tolerance": s("Fraction of requests per pct that may disagree under --verify-cache strict", d.cacheTolerance),
+  "request-details": s("Write one JSONL line per measured request (timestamps, cached tokens) to this file"),
+  strict: b("Exit 5 when the client itself was saturated (event-loop lag or CPU) during a pct"),
   verbose: b("Show stack traces and debug logs"),
 };
 

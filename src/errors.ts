@@ -21,5 +21,9 @@ export const EXIT = {
   usage: 2,
   /** The sweep finished but at least one measured request failed. */
   requestsFailed: 3,
+  /** --verify-cache strict: cached tokens disagreed with the expected prefix beyond --cache-tolerance. */
+  cacheMismatch: 4,
+  /** --strict: the client was saturated, so its numbers may be its own fault. */
+  clientSaturated: 5,
   interrupted: 130,
 } as const;

@@ -26,13 +26,26 @@ export const RUN_DEFAULTS = {
   stallTimeoutS: 300,
   /** HF revision used when a repo id must be downloaded. */
   revision: "main",
+  /** What to do when the server's cached tokens disagree with the expected prefix. */
+  verifyCache: "warn",
+  /** Fraction of measured requests per pct whose cached tokens may disagree before strict verification fails. */
+  cacheTolerance: 0,
+  /** How to flush the cache: the backend's own way, or not at all. */
+  flush: "auto",
 } as const;
 
-export type Backend = "sglang";
+/** Backends by flag value; vllm is the OpenAI-compatible backend under its best-known name. */
+export const BACKENDS = ["sglang", "openai", "vllm"] as const;
+export const VERIFY_CACHE_MODES = ["off", "warn", "strict"] as const;
+export const FLUSH_MODES = ["auto", "none"] as const;
+
+export type BackendName = (typeof BACKENDS)[number];
+export type VerifyCacheMode = (typeof VERIFY_CACHE_MODES)[number];
+export type FlushMode = (typeof FLUSH_MODES)[number];
 
 /** Validated options of `warmbench run`; nothing below run.ts sees raw flags. */
 export interface RunOptions {
-  backend: Backend;
+  backend: BackendName;
   /** Server base URL without a trailing slash. */
   baseUrl: string;
   model: string;
@@ -58,6 +71,17 @@ export interface RunOptions {
   /** Server KV page size for the expected cached tokens; null = read /server_info (else 1). */
   pageSize: number | null;
   verbose: boolean;
+  /** Bearer token for the target server only (never the hub); from --api-key or SGLANG_API_KEY/OPENAI_API_KEY. */
+  apiKey: string | null;
+  /** OpenAI backend: the model name to send; null = ask /v1/models. */
+  servedModelName: string | null;
+  /** Per-request JSONL (timestamps, cached tokens) for accuracy studies; request ids go out as x-request-id. */
+  requestDetails: string | null;
+  verifyCache: VerifyCacheMode;
+  cacheTolerance: number;
+  flush: FlushMode;
+  /** Exit non-zero when the client itself was saturated during a pct. */
+  strict: boolean;
 }
 
 
@@ -149,10 +173,9 @@ const str = (raw: RawFlags, key: string): string | undefined => {
 };
 
 /** Turns raw `warmbench run` flags into RunOptions, or throws one UsageError naming the flag. */
-export function parseRunOptions(raw: RawFlags): RunOptions {
+export function parseRunOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env): RunOptions {
   const d = RUN_DEFAULTS;
-  const backend = str(raw, "backend") ?? d.backend;
-  if (backend !== "sglang") throw new UsageError(`--backend: "${backend}" is not supported (choose from: sglang)`);
+  const backend = oneOf(raw, "backend", BACKENDS, d.backend);
   const model = str(raw, "model");
   if (!model || model.trim() === "") throw new UsageError("--model is required (a model id, or a tokenizer.json file or directory)");
   const port = parseIntFlag("port", str(raw, "port") ?? String(d.port), 1, 65535);
@@ -188,7 +211,28 @@ export function parseRunOptions(raw: RawFlags): RunOptions {
     stallTimeoutS: parseNumberFlag("stall-timeout", str(raw, "stall-timeout") ?? String(d.stallTimeoutS), 0.001),
     pageSize: pageSizeRaw === undefined ? null : parseIntFlag("page-size", pageSizeRaw, 1),
     verbose: raw.verbose === true,
+    apiKey: str(raw, "api-key") ?? env.SGLANG_API_KEY ?? env.OPENAI_API_KEY ?? null,
+    servedModelName: str(raw, "served-model-name") ?? null,
+    requestDetails: str(raw, "request-details") ?? null,
+    verifyCache: oneOf(raw, "verify-cache", VERIFY_CACHE_MODES, d.verifyCache),
+    cacheTolerance: parseFraction("cache-tolerance", str(raw, "cache-tolerance") ?? String(d.cacheTolerance)),
+    flush: oneOf(raw, "flush", FLUSH_MODES, d.flush),
+    strict: raw.strict === true,
   };
+}
+
+function oneOf<T extends string>(raw: RawFlags, flag: string, choices: readonly T[], dflt: T): T {
+  const v = str(raw, flag) ?? dflt;
+  if (!(choices as readonly string[]).includes(v)) {
+    throw new UsageError(`--${flag}: "${v}" is not supported (choose from: ${choices.join(", ")})`);
+  }
+  return v as T;
+}
+
+function parseFraction(flag: string, value: string): number {
+  const n = parseNumberFlag(flag, value, 0);
+  if (n > 1) throw new UsageError(`--${flag}: must be a fraction in [0, 1], got ${n}`);
+  return n;
 }
 
 

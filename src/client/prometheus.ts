@@ -1,0 +1,64 @@
+/**
+ * Prefix-cache counters scraped from a server's Prometheus /metrics, for the run-level hit rate from counter
+ * deltas. Counters, not SGLang's cache_hit_rate gauge, which only reflects the last prefill batch.
+ */
+
+/** Hit and query token counters; null when the server exposes neither family. */
+export interface CacheCounters {
+  hitTokens: number;
+  queryTokens: number;
+  source: "sglang" | "vllm";
+}
+
+/** Sums every sample of a metric family (all label sets) from Prometheus text. */
+export function sumMetric(text: string, name: string): number | null {
+  let found = false;
+  let total = 0;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(name)) continue;
+    const rest = line.slice(name.length);
+    if (rest[0] !== " " && rest[0] !== "{") continue;
+    // SGLang adds cache_source="total" next to the per-tier series: skip it so nothing counts twice.
+    if (rest.includes('cache_source="total"')) continue;
+    const value = Number(rest.slice(rest.lastIndexOf(rest.includes("}") ? "}" : " ") + 1).trim().split(" ")[0]);
+    if (Number.isFinite(value)) {
+      total += value;
+      found = true;
+    }
+  }
+  return found ? total : null;
+}
+
+/** Reads the cache counters from Prometheus text (SGLang first, then vLLM). */
+export function parseCacheCounters(text: string): CacheCounters | null {
+  const sgHit = sumMetric(text, "sglang:cached_tokens_total");
+  const sgAll = sumMetric(text, "sglang:prompt_tokens_total");
+  if (sgHit !== null && sgAll !== null) return { hitTokens: sgHit, queryTokens: sgAll, source: "sglang" };
+  const vHit = sumMetric(text, "vllm:prefix_cache_hits_total");
+  const vAll = sumMetric(text, "vllm:prefix_cache_queries_total");
+  if (vHit !== null && vAll !== null) return { hitTokens: vHit, queryTokens: vAll, source: "vllm" };
+  return null;
+}
+
+/** GET /metrics; null when the endpoint is missing (SGLang without --enable-metrics) or unreachable. */
+export async function scrapeCacheCounters(baseUrl: string, headers: Record<string, string> = {}): Promise<CacheCounters | null> {
+  try {
+    const res = await fetch(`${baseUrl}/metrics`, { headers, signal: AbortSignal.timeout(10_000) });
+    if (!res.ok) {
+      await res.body?.cancel();
+      return null;
+    }
+    return parseCacheCounters(await res.text());
+  } catch {
+    return null;
+  }
+}
+
+/** Hit rate between two scrapes; null when unknown or nothing was queried. */
+export function hitRateBetween(before: CacheCounters | null, after: CacheCounters | null): number | null {
+  if (!before || !after || before.source !== after.source) return null;
+  const queries = after.queryTokens - before.queryTokens;
+  // A flush resets SGLang's scheduler metrics; a negative delta means the counters restarted.
+  if (queries <= 0 || after.hitTokens < before.hitTokens) return null;
+  return (after.hitTokens - before.hitTokens) / queries;
+}

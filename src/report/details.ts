@@ -1,0 +1,38 @@
+/**
+ * --request-details: one JSONL line per measured request, written after its pct ended (never during the timed
+ * section), so a run can be joined with a server's own log (the mock's --truth) on request_id.
+ */
+import { appendFileSync } from "node:fs";
+import { toEpochMs } from "../client/clock.ts";
+import type { RequestRecord } from "../metrics/record.ts";
+
+/** The id sent as x-request-id; unique per run, pct and prompt. */
+export const requestIdOf = (runId: string, pct: number, index: number): string => `${runId}-${pct}-${index}`;
+
+/** One details line of one record. */
+export function formatRequestDetail(runId: string, pct: number, r: RequestRecord): string {
+  return JSON.stringify({
+    request_id: requestIdOf(runId, pct, r.index),
+    pct,
+    index: r.index,
+    ok: r.ok,
+    failure_kind: r.failureKind,
+    failure_message: r.failureMessage || null,
+    http_status: r.httpStatus,
+    start_epoch_ms: toEpochMs(r.startMs),
+    ttft_ms: r.ttftMs,
+    latency_ms: r.latencyMs,
+    prompt_len: r.promptLen,
+    output_len: r.outputLen,
+    cached_tokens: r.cachedTokens,
+    token_events: r.tokenEvents,
+    finish_reason: r.finishReason,
+    itl_ms: Array.from(r.itlMs),
+  });
+}
+
+/** Appends every record of one pct in a single write. */
+export function appendRequestDetails(path: string, runId: string, pct: number, records: RequestRecord[]): void {
+  if (records.length === 0) return;
+  appendFileSync(path, records.map((r) => formatRequestDetail(runId, pct, r)).join("\n") + "\n");
+}

@@ -1,0 +1,38 @@
+import { describe, expect, test } from "bun:test";
+import { hitRateBetween, parseCacheCounters, sumMetric } from "../../../src/client/prometheus.ts";
+
+const SGLANG = `# HELP sglang:prompt_tokens_total Number of prefill tokens processed.
+# TYPE sglang:prompt_tokens_total counter
+sglang:prompt_tokens_total{model_name="m",is_streaming="true"} 1000.0
+sglang:prompt_tokens_total{model_name="m",is_streaming="false"} 500.0
+# TYPE sglang:cached_tokens_total counter
+sglang:cached_tokens_total{cache_source="device",model_name="m"} 600.0
+sglang:cached_tokens_total{cache_source="host",model_name="m"} 100.0
+sglang:cached_tokens_total{cache_source="total",model_name="m"} 700.0
+sglang:cache_hit_rate{model_name="m"} 0.0
+`;
+const VLLM = `vllm:prefix_cache_queries_total{engine="0",model_name="m"} 2048.0
+vllm:prefix_cache_hits_total{engine="0",model_name="m"} 1024.0
+vllm:prefix_cache_hits_created{engine="0",model_name="m"} 1.7e9
+`;
+
+describe("prometheus cache counters", () => {
+  test("sums label sets, skipping SGLang's total series and similar names", () => {
+    expect(sumMetric(SGLANG, "sglang:prompt_tokens_total")).toBe(1500);
+    expect(sumMetric(SGLANG, "sglang:cached_tokens_total")).toBe(700);
+    expect(sumMetric(SGLANG, "sglang:nope")).toBeNull();
+    expect(sumMetric(VLLM, "vllm:prefix_cache_hits_total")).toBe(1024);
+  });
+  test("SGLang and vLLM families", () => {
+    expect(parseCacheCounters(SGLANG)).toEqual({ hitTokens: 700, queryTokens: 1500, source: "sglang" });
+    expect(parseCacheCounters(VLLM)).toEqual({ hitTokens: 1024, queryTokens: 2048, source: "vllm" });
+    expect(parseCacheCounters("up 1\n")).toBeNull();
+  });
+  test("hit rate from deltas; restarted counters give null", () => {
+    const a = { hitTokens: 100, queryTokens: 1000, source: "vllm" as const };
+    const b = { hitTokens: 600, queryTokens: 2000, source: "vllm" as const };
+    expect(hitRateBetween(a, b)).toBe(0.5);
+    expect(hitRateBetween(b, a)).toBeNull();
+    expect(hitRateBetween(null, b)).toBeNull();
+  });
+});
