@@ -1,0 +1,83 @@
+/**
+ * Proof of the cache state per pct: the flush emptied the cache (the prefix-only warm request found nothing
+ * cached), the warm took (measured requests hit it), and every measured request reported exactly the expected
+ * cached tokens (the prefix rounded down to the KV page size). Pure: records in, verdict out.
+ */
+import type { RequestRecord } from "./record.ts";
+import type { VerifyCacheMode } from "../options.ts";
+
+export interface CacheCheck {
+  /** ok: every check passed; mismatch: some did not; unreported: the server reports no cached tokens. */
+  status: "ok" | "mismatch" | "unreported" | "off";
+  /** Successful measured requests that reported cached tokens. */
+  checked: number;
+  /** Of those, how many disagree with the expected value. */
+  mismatched: number;
+  /** The warm request reported 0 cached tokens after the flush; null when there was no warm or no report. */
+  flushVerified: boolean | null;
+  /** Measured requests reached the expected cache hit; null when nothing was expected (pct 0) or reported. */
+  warmVerified: boolean | null;
+  /** Expected / observed share of prompt tokens served from the cache. */
+  expectedHitRatio: number;
+  observedHitRatio: number | null;
+  /** Distribution of the reported values: at most 10 values, most frequent first. */
+  cachedTokensCounts: Array<[number, number]>;
+  /** One line per problem, for the console and logs. */
+  problems: string[];
+  /** --verify-cache strict and the problems exceed --cache-tolerance. */
+  failsStrict: boolean;
+}
+
+export interface CacheCheckInput {
+  records: RequestRecord[];
+  expectedCachedTokens: number;
+  promptLen: number;
+  /** Cached tokens the warm request reported; null when there was no warm request, -1 when not reported. */
+  warmCachedTokens: number | null;
+  mode: VerifyCacheMode;
+  /** Fraction of checked requests that may disagree. */
+  tolerance: number;
+}
+
+export function checkCache(i: CacheCheckInput): CacheCheck {
+  const reported = i.records.filter((r) => r.ok && r.cachedTokens >= 0);
+  const mismatched = reported.filter((r) => r.cachedTokens !== i.expectedCachedTokens);
+  const counts = new Map<number, number>();
+  let sum = 0;
+  for (const r of reported) {
+    counts.set(r.cachedTokens, (counts.get(r.cachedTokens) ?? 0) + 1);
+    sum += r.cachedTokens;
+  }
+  const flushVerified = i.warmCachedTokens === null || i.warmCachedTokens < 0 ? null : i.warmCachedTokens === 0;
+  const warmVerified =
+    i.expectedCachedTokens === 0 || reported.length === 0 ? null : reported.some((r) => r.cachedTokens >= i.expectedCachedTokens);
+
+  const problems: string[] = [];
+  if (flushVerified === false) {
+    problems.push(`the flush did not empty the cache: the prefix-only warm request found ${i.warmCachedTokens} tokens cached`);
+  }
+  if (warmVerified === false) problems.push("the warm did not take: no measured request hit the warmed prefix");
+  if (mismatched.length > 0) {
+    const seen = [...new Set(mismatched.map((r) => r.cachedTokens))].slice(0, 5).join(", ");
+    problems.push(
+      `${mismatched.length}/${reported.length} requests reported cached tokens other than the expected ${i.expectedCachedTokens} (saw ${seen})`,
+    );
+  }
+  const unreported = reported.length === 0 && i.records.some((r) => r.ok);
+  if (unreported) problems.push("the server reported no cached tokens, so the cache cannot be verified");
+
+  const tooMany = reported.length > 0 && mismatched.length / reported.length > i.tolerance;
+  const status = i.mode === "off" ? "off" : unreported ? "unreported" : tooMany || flushVerified === false || warmVerified === false ? "mismatch" : "ok";
+  return {
+    status,
+    checked: reported.length,
+    mismatched: mismatched.length,
+    flushVerified,
+    warmVerified,
+    expectedHitRatio: i.promptLen > 0 ? i.expectedCachedTokens / i.promptLen : 0,
+    observedHitRatio: reported.length > 0 && i.promptLen > 0 ? sum / reported.length / i.promptLen : null,
+    cachedTokensCounts: [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, 10),
+    problems: i.mode === "off" ? [] : problems,
+    failsStrict: i.mode === "strict" && (status === "mismatch" || status === "unreported"),
+  };
+}
