@@ -87,6 +87,14 @@ async function main(argv: string[]): Promise<number> {
     outcome = await runSweep(opts!, { out: write, signal: interrupt.signal });
   }
   if (outcome.interrupted) return EXIT.interrupted;
+  if (outcome.cacheFailures > 0) {
+    log.error(`--verify-cache strict: the cache check failed for ${outcome.cacheFailures} pct(s): exit code ${EXIT.cacheMismatch}`);
+    return EXIT.cacheMismatch;
+  }
+  if (outcome.saturatedPcts > 0 && opts?.strict === true) {
+    log.error(`--strict: the client was saturated during ${outcome.saturatedPcts} pct(s): exit code ${EXIT.clientSaturated}`);
+    return EXIT.clientSaturated;
+  }
   if (outcome.failedRequests > 0) {
     log.warn(`${outcome.failedRequests} measured request(s) failed: exit code ${EXIT.requestsFailed}`);
     return EXIT.requestsFailed;

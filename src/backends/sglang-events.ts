@@ -8,32 +8,23 @@
  * non-null finish_reason, an error, anything unexpected) are fully parsed.
  */
 
-/** What one payload means for the request. */
-export type SglangEventKind = "done" | "tokens" | "error" | "abort" | "invalid";
+import { errorMessage, isDonePayload, isObject } from "./json.ts";
+import { createEventFields, type EventFields, type EventKind } from "./types.ts";
 
-/** Fields filled by scanSglangEvent; one object is reused across events. */
-export interface SglangEventFields {
-  /** meta_info.completion_tokens: cumulative output tokens so far. */
-  completionTokens: number;
-  /** meta_info.cached_tokens; -1 if absent. */
-  cachedTokens: number;
-  /** meta_info.finish_reason.type; null while generating. */
-  finishType: string | null;
-  /** Error or abort message; "" otherwise. */
-  message: string;
-}
+/** What one payload means for the request (SGLang native never yields "other"). */
+export type SglangEventKind = Exclude<EventKind, "other">;
+
+/** Fields filled by scanSglangEvent; every event resets them (no state is carried between events). */
+export type SglangEventFields = EventFields;
 
 /** A fresh, empty fields object. */
-export function createSglangEventFields(): SglangEventFields {
-  return { completionTokens: 0, cachedTokens: -1, finishType: null, message: "" };
-}
+export const createSglangEventFields: () => SglangEventFields = createEventFields;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const COMPLETION_KEY = encoder.encode('"completion_tokens":');
 const CACHED_KEY = encoder.encode('"cached_tokens":');
 const FINISH_KEY = encoder.encode('"finish_reason":');
-const DONE = encoder.encode("[DONE]");
 const NULL = encoder.encode("null");
 
 /** Classifies one data payload and fills `out`; never throws. */
@@ -42,7 +33,7 @@ export function scanSglangEvent(payload: Uint8Array, out: SglangEventFields): Sg
   out.cachedTokens = -1;
   out.finishType = null;
   out.message = "";
-  if (startsWith(payload, DONE, 0) && isBlankFrom(payload, DONE.length)) return "done";
+  if (isDonePayload(payload)) return "done";
 
   const completionAt = lastIndexOfBytes(payload, COMPLETION_KEY, payload.length);
   if (completionAt === -1) return scanByParsing(payload, out);
@@ -114,16 +105,6 @@ function scanByParsing(payload: Uint8Array, out: SglangEventFields): SglangEvent
   return "tokens";
 }
 
-function errorMessage(error: unknown): string {
-  if (typeof error === "string") return error;
-  if (isObject(error) && typeof error.message === "string") return error.message;
-  return JSON.stringify(error) ?? "error";
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** Start of the last occurrence of `needle` that ends at or before `endBefore`, or -1. */
 function lastIndexOfBytes(hay: Uint8Array, needle: Uint8Array, endBefore: number): number {
   const last = needle.length - 1;
@@ -155,10 +136,6 @@ function isBlank(byte: number | undefined): boolean {
 function skipBlanks(bytes: Uint8Array, at: number): number {
   while (at < bytes.length && isBlank(bytes[at])) at++;
   return at;
-}
-
-function isBlankFrom(bytes: Uint8Array, at: number): boolean {
-  return skipBlanks(bytes, at) === bytes.length;
 }
 
 /** The non-negative decimal integer at `at` (after blanks), or -1 if there is none. */

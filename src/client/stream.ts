@@ -1,11 +1,12 @@
 /**
- * One streamed SGLang `/generate` request -> one RequestRecord. Metric definitions follow
- * async_request_sglang_generate of bench_warm_cache.py, with the fixes of protocol.md §7 (TTFT keyed on
- * completion_tokens, failures inside a 200 stream are failures).
+ * One streamed generation request -> one RequestRecord, for any Backend (SGLang native, OpenAI-compatible).
+ * Metric definitions follow async_request_sglang_generate of bench_warm_cache.py, with the fixes of
+ * protocol.md §7 (TTFT keyed on the server's token count, not on text; failures inside a 200 stream are
+ * failures).
  */
 import type { FailureKind, RequestRecord } from "../metrics/record.ts";
-import type { SglangEventFields } from "../backends/sglang-events.ts";
-import { createSglangEventFields, extractText, scanSglangEvent } from "../backends/sglang-events.ts";
+import { sglangBackend } from "../backends/sglang.ts";
+import { createEventFields, type Backend, type EventFields } from "../backends/types.ts";
 import { nowMs } from "./clock.ts";
 import { createSseSplitter } from "./sse.ts";
 
@@ -13,14 +14,19 @@ import { createSseSplitter } from "./sse.ts";
 export interface StreamRequest {
   url: string;
   body: Uint8Array;
+  /** Wire format of the stream; SGLang native when absent. */
+  backend?: Backend;
+  /** Extra request headers (e.g. authorization); content-type is always application/json. */
   headers?: Record<string, string>;
+  /** Sent as the x-request-id header when set. */
+  requestId?: string;
   /** Index of the prompt within its set, copied to the record. */
   index: number;
   /** Prompt length in tokens, copied to the record. */
   promptLen: number;
   /** Sizes the ITL buffer (it grows if the server sends more). */
   maxNewTokens: number;
-  /** Server text mode: whole text so far in each event, or deltas (--incremental-streaming-output). */
+  /** Server text mode: whole text so far in each event, or deltas. Ignored by backends whose text is always a delta. */
   textMode: "cumulative" | "incremental";
   requestTimeoutMs: number;
   /** Fail the request when no byte arrives for this long. */
@@ -69,7 +75,7 @@ export async function streamRequest(req: StreamRequest): Promise<RequestRecord> 
   try {
     const res = await fetch(req.url, {
       method: "POST",
-      headers: { "content-type": "application/json", ...req.headers },
+      headers: requestHeaders(req),
       body: req.body,
       signal: controller.signal,
     });
@@ -79,7 +85,7 @@ export async function streamRequest(req: StreamRequest): Promise<RequestRecord> 
       const text = await res.text();
       fail(rec, "http", `HTTP ${res.status}: ${text.slice(0, 200)}`);
     } else {
-      await readEvents(res.body, rec, state, req.textMode === "cumulative");
+      await readEvents(res.body, rec, state);
     }
   } catch (err) {
     // After [DONE] or a failure event the record is final; an error while draining the rest changes nothing.
@@ -93,12 +99,21 @@ export async function streamRequest(req: StreamRequest): Promise<RequestRecord> 
     clearTimeout(stallTimer);
     req.signal?.removeEventListener("abort", onCancel);
   }
-  finishRecord(rec, state, req.textMode);
+  finishRecord(rec, state);
   return rec;
+}
+
+function requestHeaders(req: StreamRequest): Record<string, string> {
+  const headers: Record<string, string> = { "content-type": "application/json", ...req.headers };
+  if (req.requestId !== undefined) headers["x-request-id"] = req.requestId;
+  return headers;
 }
 
 /** Per-request scratch state of the event loop. */
 interface StreamState {
+  backend: Backend;
+  /** Text is the whole text so far in each event: only the last payload is kept. */
+  cumulative: boolean;
   itl: Float64Array;
   itlCount: number;
   /** Arrival of the last byte (or of the request start), read by the stall timer. */
@@ -112,7 +127,10 @@ interface StreamState {
 }
 
 function newStreamState(req: StreamRequest): StreamState {
+  const backend = req.backend ?? sglangBackend;
   return {
+    backend,
+    cumulative: !backend.deltaText && req.textMode === "cumulative",
     itl: new Float64Array(Math.max(1, req.maxNewTokens)),
     itlCount: 0,
     lastByteMs: nowMs(),
@@ -128,16 +146,17 @@ async function readEvents(
   body: ReadableStream<Uint8Array>,
   rec: RequestRecord,
   state: StreamState,
-  cumulative: boolean,
 ): Promise<void> {
-  const fields = createSglangEventFields();
+  // One fields object per request: a backend may keep a running token count in it.
+  const fields = createEventFields();
   // Events of one chunk arrived together: they share the chunk's arrival time, taken once per read.
   let chunkMs = 0;
   const splitter = createSseSplitter((payload) => {
     if (state.ended) return;
     rec.latencyMs = chunkMs - rec.startMs;
-    const kind = scanSglangEvent(payload, fields);
-    if (kind === "tokens") onTokenEvent(payload, rec, state, fields, chunkMs, cumulative);
+    const kind = state.backend.scanEvent(payload, fields);
+    if (kind === "tokens") onTokenEvent(payload, rec, state, fields, chunkMs);
+    else if (kind === "other") onUsageEvent(rec, fields);
     else if (kind === "done") {
       state.ended = true;
       if (rec.tokenEvents === 0) fail(rec, "no_tokens", "stream ended without any token");
@@ -165,13 +184,11 @@ function onTokenEvent(
   payload: Uint8Array,
   rec: RequestRecord,
   state: StreamState,
-  fields: SglangEventFields,
+  fields: EventFields,
   atMs: number,
-  cumulative: boolean,
 ): void {
-  if (rec.cachedTokens < 0 && fields.cachedTokens >= 0) rec.cachedTokens = fields.cachedTokens;
-  if (fields.finishType !== null) rec.finishReason = fields.finishType;
-  if (cumulative) state.textPayloads[0] = payload;
+  recordCounts(rec, fields);
+  if (state.cumulative) state.textPayloads[0] = payload;
   else state.textPayloads.push(payload);
   const newTokens = fields.completionTokens - state.lastCompletionTokens;
   // As the script: an event without new tokens moves no timestamp.
@@ -190,6 +207,20 @@ function onTokenEvent(
   rec.outputLen = fields.completionTokens;
 }
 
+/**
+ * An event without tokens to time (OpenAI's usage-only chunk after the last token): its total corrects a count
+ * made one token per chunk, for servers without per-chunk usage. It never moves TTFT or ITL.
+ */
+function onUsageEvent(rec: RequestRecord, fields: EventFields): void {
+  recordCounts(rec, fields);
+  if (rec.tokenEvents > 0 && fields.completionTokens > 0) rec.outputLen = fields.completionTokens;
+}
+
+function recordCounts(rec: RequestRecord, fields: EventFields): void {
+  if (rec.cachedTokens < 0 && fields.cachedTokens >= 0) rec.cachedTokens = fields.cachedTokens;
+  if (fields.finishType !== null) rec.finishReason = fields.finishType;
+}
+
 function grow(itl: Float64Array, needed: number): Float64Array {
   const bigger = new Float64Array(Math.max(needed, itl.length * 2));
   bigger.set(itl);
@@ -197,9 +228,10 @@ function grow(itl: Float64Array, needed: number): Float64Array {
 }
 
 /** Outside the timed part: text decoding and the ITL view. */
-function finishRecord(rec: RequestRecord, state: StreamState, textMode: StreamRequest["textMode"]): void {
+function finishRecord(rec: RequestRecord, state: StreamState): void {
   rec.itlMs = state.itl.subarray(0, state.itlCount);
-  if (textMode === "cumulative") {
+  const { extractText } = state.backend;
+  if (state.cumulative) {
     const last = state.textPayloads[0];
     rec.generatedText = last === undefined ? "" : extractText(last);
   } else {

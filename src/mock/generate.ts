@@ -1,30 +1,26 @@
 /**
  * The /generate handler: validate, check the context budget, then hand the request to the scheduler
- * and write SGLang's response (SSE stream or one JSON object). Closing the connection cancels it.
+ * (stream-driver.ts) and write SGLang's response (SSE stream or one JSON object). Closing the
+ * connection cancels it. Injected faults (faults.ts) are picked here; "fail" is answered here.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { MockOptions } from "./options.ts";
+import type { MockContext } from "./context.ts";
 import { parseGenerateBody, type GenerateParams } from "./generate-request.ts";
 import { readBody, sendBadRequest, sendJson } from "./http.ts";
 import { buildMetaInfo, GeneratedOutput, sseEvent, SSE_DONE, type MetaState } from "./output.ts";
-import type { MockScheduler } from "./scheduler.ts";
-import type { MockCounters, ReceivedRequest } from "./types.ts";
+import { driveGeneration, SSE_HEADERS, type WireFormat } from "./stream-driver.ts";
+import { RequestTrace } from "./truth.ts";
+import type { ReceivedRequest } from "./types.ts";
 
-/** What the handler needs from the server. */
-export interface GenerateContext {
-  opts: MockOptions;
-  scheduler: MockScheduler;
-  counters: MockCounters;
-  /** rids of requests still running: SGLang rejects a duplicate. */
-  liveRids: Set<string>;
-  /** Longest prompt the scheduler takes (SGLang: min(context_len, max_total_num_tokens) - 1). */
-  maxReqInputLen: number;
-}
-
-const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8" };
+/** SGLang's 503 body (an HTTPException from a 503 scheduler abort), used for the fail fault. */
+const FAIL_BODY = { object: "error", message: "mock: injected failure", type: "503", param: null, code: 503 };
+/** The error-event fault's event, as SGLang >= 0.5.14 writes a ValueError. */
+const INJECTED_ERROR = { message: "mock: injected error", type: "invalid_request_error", code: 400, retryable: false };
+/** The abort fault's finish_reason: SGLang's request timeout abort. */
+const INJECTED_ABORT = { type: "abort" as const, message: "Request running timeout reached.", status_code: 503, err_type: "ServiceUnavailable" };
 
 /** Serve one POST|PUT /generate. */
-export async function handleGenerate(req: IncomingMessage, res: ServerResponse, ctx: GenerateContext): Promise<void> {
+export async function handleGenerate(req: IncomingMessage, res: ServerResponse, ctx: MockContext): Promise<void> {
   const { counters } = ctx;
   const receivedAtMs = performance.now();
   counters.generateRequests++;
@@ -39,14 +35,23 @@ export async function handleGenerate(req: IncomingMessage, res: ServerResponse, 
     if (!res.destroyed) sendBadRequest(res, (err as Error).message);
     return;
   }
+  if (ctx.opts.slowHeadersMs > 0) {
+    ctx.faults.note("slow-headers");
+    await Bun.sleep(ctx.opts.slowHeadersMs);
+    if (res.destroyed) return;
+  }
+  const trace = new RequestTrace(ctx.truth, headerValue(req.headers["x-request-id"]));
   const parsed = parseGenerateBody(bodyText, ctx.opts.vocabSize);
   if (!parsed.ok) {
     if (parsed.kind === "bad_request") sendBadRequest(res, parsed.message);
     else sendValueError(res, parsed.message, parsed.stream);
+    trace.finish("error");
     return;
   }
   const params = parsed.params;
   const rid = params.rid ?? crypto.randomUUID().replaceAll("-", "");
+  trace.rid = rid;
+  trace.promptTokens = params.inputIds.length;
   const received: ReceivedRequest = {
     rid,
     inputIds: ctx.opts.recordInputs ? params.inputIds : [],
@@ -61,18 +66,48 @@ export async function handleGenerate(req: IncomingMessage, res: ServerResponse, 
   const rejection = contextProblem(params, rid, ctx);
   if (rejection !== null) {
     sendValueError(res, rejection, params.stream);
+    trace.finish("error");
     return;
   }
   const meta: MetaState = { rid, promptTokens: params.inputIds.length, cachedTokens: 0, receivedAtMs };
   if (params.inputIds.length >= ctx.maxReqInputLen) {
     sendInputTooLongAbort(res, meta, ctx.maxReqInputLen, params.stream);
+    trace.finish("error");
     return;
   }
-  runGeneration(res, params, meta, received, ctx);
+  const { ordinal, fault } = ctx.faults.pick(params.maxNewTokens);
+  if (fault === "fail") {
+    ctx.faults.note("fail");
+    sendJson(res, 503, FAIL_BODY);
+    trace.finish("fault:fail");
+  } else {
+    ctx.liveRids.add(rid);
+    driveGeneration(res, {
+      inputIds: params.inputIds,
+      maxNewTokens: params.maxNewTokens,
+      stream: params.stream,
+      streamInterval: params.streamInterval ?? ctx.opts.streamInterval,
+      fault,
+      trace,
+      format: sglangFormat(meta, ctx.opts.vocabSize, ctx.opts.incremental && params.stream),
+      onPrefillStart(cachedTokens) {
+        meta.cachedTokens = cachedTokens;
+        received.cachedTokens = cachedTokens;
+      },
+      onEnd: () => ctx.liveRids.delete(rid),
+    }, ctx);
+  }
+  if (ctx.faults.isExitPoint(ordinal)) ctx.die();
+}
+
+/** The first value of a request header, or null. */
+export function headerValue(value: string | string[] | undefined): string | null {
+  if (Array.isArray(value)) return value[0] ?? null;
+  return value ?? null;
 }
 
 /** ValueErrors raised before generation, in SGLang's order: duplicate rid, then the context budget. */
-function contextProblem(params: GenerateParams, rid: string, ctx: GenerateContext): string | null {
+function contextProblem(params: GenerateParams, rid: string, ctx: MockContext): string | null {
   const contextLength = ctx.opts.contextLength;
   const inputLen = params.inputIds.length;
   if (ctx.liveRids.has(rid)) return `Duplicate request ID detected: ${rid}`;
@@ -91,52 +126,33 @@ function contextProblem(params: GenerateParams, rid: string, ctx: GenerateContex
   return null;
 }
 
-function runGeneration(
-  res: ServerResponse,
-  params: GenerateParams,
-  meta: MetaState,
-  received: ReceivedRequest,
-  ctx: GenerateContext,
-): void {
-  const output = new GeneratedOutput(ctx.opts.vocabSize);
-  const incremental = ctx.opts.incremental && params.stream;
+/** SGLang's native wire format: cumulative (or incremental) text and output_ids with meta_info. */
+function sglangFormat(meta: MetaState, vocabSize: number, incremental: boolean): WireFormat {
+  const output = new GeneratedOutput(vocabSize);
   let eventsSent = 0;
-  ctx.liveRids.add(meta.rid);
-  if (params.stream) {
-    res.writeHead(200, SSE_HEADERS);
-    res.flushHeaders();
-  }
-  const ticket = ctx.scheduler.submit({
-    inputIds: params.inputIds,
-    maxNewTokens: params.maxNewTokens,
-    streamInterval: params.streamInterval ?? ctx.opts.streamInterval,
-    onPrefillStart(cachedTokens) {
-      meta.cachedTokens = cachedTokens;
-      received.cachedTokens = cachedTokens;
-    },
-    onTokens(completionTokens, done) {
+  const event = (completionTokens: number, finishReason: Parameters<typeof buildMetaInfo>[2], extraText: string): string => {
+    output.growTo(completionTokens);
+    const segment = output.nextSegment(incremental);
+    const info = buildMetaInfo(meta, completionTokens, finishReason, eventsSent++ === 0);
+    return JSON.stringify({ text: segment.text + extraText, output_ids: segment.outputIds, meta_info: info });
+  };
+  return {
+    tokenEvent: (completionTokens, done, extraText) =>
+      event(completionTokens, done ? { type: "length", length: completionTokens } : null, extraText),
+    abortEvent: (completionTokens) => event(completionTokens, INJECTED_ABORT, ""),
+    errorEvent: () => JSON.stringify({ error: INJECTED_ERROR }),
+    trailerEvents: () => [],
+    sendWhole(res, completionTokens) {
       output.growTo(completionTokens);
-      const finishReason = done ? { type: "length" as const, length: completionTokens } : null;
-      if (done) ctx.liveRids.delete(meta.rid);
-      if (!params.stream) {
-        if (!done) return;
-        const info = buildMetaInfo(meta, completionTokens, finishReason, true);
-        sendJson(res, 200, { text: output.text, output_ids: output.ids, meta_info: info });
-        return;
-      }
-      const segment = output.nextSegment(incremental);
-      const info = buildMetaInfo(meta, completionTokens, finishReason, eventsSent === 0);
-      eventsSent++;
-      res.write(sseEvent({ text: segment.text, output_ids: segment.outputIds, meta_info: info }));
-      if (done) res.end(SSE_DONE);
+      const info = buildMetaInfo(meta, completionTokens, { type: "length", length: completionTokens }, true);
+      sendJson(res, 200, { text: output.text, output_ids: output.ids, meta_info: info });
     },
-  });
-  res.on("close", () => {
-    if (res.writableFinished) return;
-    // The client went away: SGLang's background abort task cancels the request.
-    ticket.cancel();
-    ctx.liveRids.delete(meta.rid);
-  });
+    sendWholeFault(res, fault) {
+      // Non-streaming, SGLang turns a ValueError into 400 and a 503 scheduler abort into an HTTPException.
+      if (fault === "error-event") sendJson(res, 400, { error: { message: INJECTED_ERROR.message } });
+      else sendJson(res, 503, { object: "error", message: INJECTED_ABORT.message, type: "503", param: null, code: 503 });
+    },
+  };
 }
 
 /** A ValueError: 400 {"error":{"message"}} without streaming, else 200 + error event + [DONE]. */

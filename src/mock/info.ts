@@ -44,7 +44,7 @@ export function buildServerInfo(opts: MockOptions, state: ServerInfoState): Reco
     incremental_streaming_output: opts.incremental,
     disable_radix_cache: false,
     enable_cache_report: false,
-    enable_metrics: false,
+    enable_metrics: !opts.noMetrics,
     skip_tokenizer_init: false,
     allow_auto_truncate: false,
     weight_version: "default",

@@ -31,6 +31,32 @@ export const MOCK_DEFAULTS = {
   /** Ids at or above this are rejected with a 400, as a model's embedding would fail on them. */
   vocabSize: 151936,
   modelName: "mock-model",
+  // Fault injection (see faults.ts). An "every N" of 0 is off; it hits the k-th measured request when k % N == 0.
+  failEvery: 0,
+  errorEventEvery: 0,
+  abortEvery: 0,
+  resetEvery: 0,
+  stallEvery: 0,
+  /** How long a stall fault sends nothing, seconds. */
+  stallS: 5,
+  /** Every /generate waits this long before its status line and headers, ms. */
+  slowHeadersMs: 0,
+  malformedEvery: 0,
+  invalidUtf8Every: 0,
+  /** The first N /flush_cache (and the first N /reset_prefix_cache) calls fail. */
+  flushFailFirst: 0,
+  /** /generate answers 404, as a server that is not SGLang. */
+  noGenerate: false,
+  /** The server dies once the N-th measured request is admitted (0 = never). */
+  exitAfter: 0,
+  /** Flushes report success but keep the cache. */
+  flushLies: false,
+  /** Ground-truth JSONL file (one line per finished request), or null for none. */
+  truthFile: null,
+  /** /reset_prefix_cache answers 404, as vLLM without VLLM_SERVER_DEV_MODE=1. */
+  noDevMode: false,
+  /** /metrics answers 404, as SGLang without --enable-metrics. */
+  noMetrics: false,
 } as const;
 
 /** Options of `warmbench mock`. */
@@ -51,8 +77,25 @@ export interface MockOptions {
   modelName: string;
   /** Keep every received input_ids array (tests read them back); off for load runs. */
   recordInputs: boolean;
+  failEvery: number;
+  errorEventEvery: number;
+  abortEvery: number;
+  resetEvery: number;
+  stallEvery: number;
+  stallS: number;
+  slowHeadersMs: number;
+  malformedEvery: number;
+  invalidUtf8Every: number;
+  flushFailFirst: number;
+  noGenerate: boolean;
+  exitAfter: number;
+  flushLies: boolean;
+  truthFile: string | null;
+  noDevMode: boolean;
+  noMetrics: boolean;
 }
 
+/** MockOptions from the defaults plus `overrides` (tests, demo). */
 export function mockOptions(overrides: Partial<MockOptions> = {}): MockOptions {
   return { ...MOCK_DEFAULTS, recordInputs: false, ...overrides };
 }
@@ -81,6 +124,22 @@ export const MOCK_ARGS: ArgsDef = {
   "vocab-size": s("Largest accepted token id + 1", m.vocabSize),
   "model-name": s("Served model name", m.modelName),
   "record-inputs": b("Keep every received input_ids list for GET /mock/received"),
+  "fail-every": s("Answer every N-th measured request 503 before streaming (0 = off)", m.failEvery),
+  "error-event-every": s("Every N-th measured request: an error event after 2 token events", m.errorEventEvery),
+  "abort-every": s("Every N-th measured request: an abort finish_reason after 2 token events", m.abortEvery),
+  "reset-every": s("Every N-th measured request: reset the connection after 2 token events", m.resetEvery),
+  "stall-every": s("Every N-th measured request: send nothing for --stall-s after 2 token events", m.stallEvery),
+  "stall-s": s("Length of a stall, seconds", m.stallS),
+  "slow-headers-ms": s("Delay before the status line and headers of every /generate, ms", m.slowHeadersMs),
+  "malformed-every": s("Every N-th measured request: one event with broken JSON after 2 token events", m.malformedEvery),
+  "invalid-utf8-every": s("Every N-th measured request: one token event with an invalid UTF-8 byte", m.invalidUtf8Every),
+  "flush-fail-first": s("The first N /flush_cache and /reset_prefix_cache calls fail", m.flushFailFirst),
+  "no-generate": b("Answer /generate with 404 (a server that is not SGLang)"),
+  "exit-after": s("Die (close every socket, exit 0) once the N-th measured request is admitted (0 = never)", m.exitAfter),
+  "flush-lies": b("Flushes report success but keep the cache"),
+  truth: s("Append one ground-truth JSONL line per finished request to this file"),
+  "no-dev-mode": b("Answer /reset_prefix_cache with 404 (vLLM without VLLM_SERVER_DEV_MODE=1)"),
+  "no-metrics": b("Answer /metrics with 404 (SGLang without --enable-metrics)"),
 };
 
 
@@ -90,6 +149,15 @@ const str = (raw: RawFlags, key: string): string | undefined => {
   if (v === true) throw new UsageError(`--${key}: expects a value`);
   return v;
 };
+
+function truthFile(value: string | undefined): string | null {
+  if (value === undefined) return MOCK_DEFAULTS.truthFile;
+  if (value.trim() === "") throw new UsageError("--truth: expects a file name");
+  return value;
+}
+
+/** `--no-X` flags: citty parses a declared "no-X" boolean as X = false, so accept both spellings. */
+const negated = (raw: RawFlags, key: string): boolean => raw[`no-${key}`] === true || raw[key] === false;
 
 /** Turns raw `warmbench mock` flags into MockOptions, or throws one UsageError naming the flag. */
 export function parseMockOptions(raw: RawFlags): MockOptions {
@@ -112,5 +180,21 @@ export function parseMockOptions(raw: RawFlags): MockOptions {
     vocabSize: int("vocab-size", m.vocabSize, 1),
     modelName: str(raw, "model-name") ?? m.modelName,
     recordInputs: raw["record-inputs"] === true,
+    failEvery: int("fail-every", m.failEvery, 0),
+    errorEventEvery: int("error-event-every", m.errorEventEvery, 0),
+    abortEvery: int("abort-every", m.abortEvery, 0),
+    resetEvery: int("reset-every", m.resetEvery, 0),
+    stallEvery: int("stall-every", m.stallEvery, 0),
+    stallS: num("stall-s", m.stallS),
+    slowHeadersMs: num("slow-headers-ms", m.slowHeadersMs),
+    malformedEvery: int("malformed-every", m.malformedEvery, 0),
+    invalidUtf8Every: int("invalid-utf8-every", m.invalidUtf8Every, 0),
+    flushFailFirst: int("flush-fail-first", m.flushFailFirst, 0),
+    noGenerate: negated(raw, "generate"),
+    exitAfter: int("exit-after", m.exitAfter, 0),
+    flushLies: raw["flush-lies"] === true,
+    truthFile: truthFile(str(raw, "truth")),
+    noDevMode: negated(raw, "dev-mode"),
+    noMetrics: negated(raw, "metrics"),
   };
 }

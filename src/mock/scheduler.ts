@@ -27,9 +27,12 @@ export interface GenerationJob {
   onTokens(completionTokens: number, done: boolean): void;
 }
 
-/** Handle to cancel a submitted job (client went away). */
+/** Handle on a submitted job. */
 export interface JobTicket {
+  /** Forget the job (client went away). */
   cancel(): void;
+  /** Push every later event back by `ms` (a stalled server); call from onTokens to delay the next one. */
+  delay(ms: number): void;
 }
 
 interface JobState {
@@ -38,6 +41,8 @@ interface JobState {
   timer: ReturnType<typeof setTimeout> | null;
   /** performance.now() when the first token was emitted. */
   firstTokenAtMs: number;
+  /** Total stall added by delay(), ms. */
+  delayMs: number;
 }
 
 /** FIFO admission, prefill and decode timers for the mock server. */
@@ -96,12 +101,17 @@ export class MockScheduler {
 
   /** Queue a job; it starts as soon as a running slot is free. */
   submit(job: GenerationJob): JobTicket {
-    const state: JobState = { job, phase: "queued", timer: null, firstTokenAtMs: 0 };
+    const state: JobState = { job, phase: "queued", timer: null, firstTokenAtMs: 0, delayMs: 0 };
     this.waiting.push(state);
     this.live.add(state);
     this.maxInSystem = Math.max(this.maxInSystem, this.runningCount + this.waiting.length);
     this.admit();
-    return { cancel: () => this.cancel(state) };
+    return {
+      cancel: () => this.cancel(state),
+      delay: (ms) => {
+        state.delayMs += ms;
+      },
+    };
   }
 
   /** Stop every timer and forget every job (server shutdown). */
@@ -192,7 +202,7 @@ export class MockScheduler {
     if (state.phase === "done") return; // cancelled from inside onTokens
     const next = Math.min(completionTokens + state.job.streamInterval, state.job.maxNewTokens);
     // Targets are absolute (first token + (n-1) * itl) so timer lateness does not accumulate.
-    const dueMs = state.firstTokenAtMs + (next - 1) * this.model.itlMs;
+    const dueMs = state.firstTokenAtMs + state.delayMs + (next - 1) * this.model.itlMs;
     state.timer = setTimeout(() => this.emit(state, next), Math.max(0, dueMs - performance.now()));
   }
 

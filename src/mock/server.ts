@@ -7,15 +7,20 @@
  * long before the first token, which clients must not mistake for TTFT.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import type { MockOptions } from "./options.ts";
-import { handleFlush, type FlushContext } from "./flush.ts";
-import { handleGenerate, type GenerateContext } from "./generate.ts";
+import type { AddressInfo, Socket } from "node:net";
+import type { MockContext } from "./context.ts";
+import { FaultPlan } from "./faults.ts";
+import { handleFlush, handleResetPrefixCache } from "./flush.ts";
+import { handleGenerate } from "./generate.ts";
 import { sendEmpty, sendJson } from "./http.ts";
 import { buildModelCard, buildModelInfo, buildModelList, buildServerInfo } from "./info.ts";
+import { MockMetrics, renderMetrics } from "./metrics.ts";
+import { handleCompletions } from "./openai.ts";
+import type { MockOptions } from "./options.ts";
 import { PrefixCache } from "./prefix-cache.ts";
 import { MockScheduler } from "./scheduler.ts";
-import type { MockCounters, MockStats } from "./types.ts";
+import { TruthLog } from "./truth.ts";
+import type { MockStats } from "./types.ts";
 
 export type { MockStats, ReceivedRequest } from "./types.ts";
 
@@ -25,28 +30,41 @@ export interface MockServer {
   url: string;
   port: number;
   stats(): MockStats;
-  /** Close every connection and stop every timer. */
+  /** Close every connection and stop every timer (also after the server died by --exit-after). */
   stop(): Promise<void>;
+  /** Resolves once the server has shut down, by stop() or by dying (--exit-after). */
+  closed: Promise<void>;
 }
 
 /** Start the mock on opts.host:opts.port (port 0 = an ephemeral port). */
 export async function startMockServer(opts: MockOptions): Promise<MockServer> {
   const cache = new PrefixCache(opts.pageSize, opts.cacheTokens);
   const scheduler = new MockScheduler(opts, cache);
-  const counters: MockCounters = { generateRequests: 0, inFlight: 0, maxInFlight: 0, flushes: 0, flushRejected: 0, received: [] };
   const startupTimeS = (performance.timeOrigin + performance.now()) / 1000;
-  const generateCtx: GenerateContext = {
+  const sockets = new Set<Socket>();
+  let shutdown: Promise<void> | null = null;
+  const ctx: MockContext = {
     opts,
     scheduler,
-    counters,
+    cache,
+    counters: { generateRequests: 0, completionsRequests: 0, inFlight: 0, maxInFlight: 0, flushes: 0, flushRejected: 0, received: [] },
+    faults: new FaultPlan(opts),
+    metrics: new MockMetrics(),
+    truth: opts.truthFile === null ? null : new TruthLog(opts.truthFile),
     liveRids: new Set(),
     maxReqInputLen: Math.min(opts.contextLength, opts.cacheTokens) - 1,
+    flushInProgress: false,
+    die: () => {
+      ctx.faults.note("exit");
+      void close();
+    },
   };
-  const flushCtx: FlushContext = { scheduler, cache, counters, flushInProgress: false };
+  const { counters } = ctx;
   let port = opts.port;
 
   const stats = (): MockStats => ({
     generateRequests: counters.generateRequests,
+    completionsRequests: counters.completionsRequests,
     running: scheduler.running,
     queued: scheduler.queued,
     maxRunning: scheduler.maxObserved,
@@ -55,6 +73,8 @@ export async function startMockServer(opts: MockOptions): Promise<MockServer> {
     flushRejected: counters.flushRejected,
     cacheTokens: cache.cachedTokens,
     evictedTokens: cache.evictedTokens,
+    openConnections: sockets.size,
+    faultsInjected: { ...ctx.faults.injected },
     received: counters.received,
   });
 
@@ -67,16 +87,25 @@ export async function startMockServer(opts: MockOptions): Promise<MockServer> {
       sendJson(res, 405, { detail: "Method Not Allowed" });
       return false;
     };
-    if (path === "/generate") {
-      if (allow("POST", "PUT")) void handleGenerate(req, res, generateCtx);
+    if (path === "/generate" && !opts.noGenerate) {
+      if (allow("POST", "PUT")) void handleGenerate(req, res, ctx);
+    } else if (path === "/v1/completions") {
+      if (allow("POST")) void handleCompletions(req, res, ctx);
     } else if (path === "/flush_cache") {
-      if (allow("GET", "POST")) void handleFlush(res, url.searchParams.get("timeout"), flushCtx);
+      if (allow("GET", "POST")) void handleFlush(res, url.searchParams.get("timeout"), ctx);
+    } else if (path === "/reset_prefix_cache" && !opts.noDevMode) {
+      if (allow("POST")) handleResetPrefixCache(res, ctx);
+    } else if (path === "/metrics" && !opts.noMetrics) {
+      if (!allow("GET")) return;
+      const text = renderMetrics(ctx.metrics, { running: scheduler.running, queued: scheduler.queued }, opts.modelName);
+      res.writeHead(200, { "content-type": "text/plain; version=0.0.4; charset=utf-8", "content-length": Buffer.byteLength(text) });
+      res.end(text);
     } else if (path === "/health" || path === "/health_generate") {
       if (allow("GET")) sendEmpty(res, 200);
     } else if (path === "/model_info" || path === "/get_model_info") {
       if (allow("GET")) sendJson(res, 200, buildModelInfo(opts));
     } else if (path === "/server_info" || path === "/get_server_info") {
-      const state = { port, maxReqInputLen: generateCtx.maxReqInputLen, startupTimeS, running: scheduler.running, queued: scheduler.queued, cacheTokens: cache.cachedTokens };
+      const state = { port, maxReqInputLen: ctx.maxReqInputLen, startupTimeS, running: scheduler.running, queued: scheduler.queued, cacheTokens: cache.cachedTokens };
       if (allow("GET")) sendJson(res, 200, buildServerInfo(opts, state));
     } else if (path === "/v1/models") {
       if (allow("GET")) sendJson(res, 200, buildModelList(opts, Math.floor(startupTimeS)));
@@ -98,6 +127,10 @@ export async function startMockServer(opts: MockOptions): Promise<MockServer> {
   // after 5 s, as uvicorn's do, so clients meet the same reuse race they meet against SGLang.
   server.requestTimeout = 0;
   server.keepAliveTimeout = 5000;
+  server.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(opts.port, opts.host, () => {
@@ -108,17 +141,25 @@ export async function startMockServer(opts: MockOptions): Promise<MockServer> {
   port = (server.address() as AddressInfo).port;
   const host = opts.host.includes(":") ? `[${opts.host}]` : opts.host;
 
-  return {
-    url: `http://${host}:${port}`,
-    port,
-    stats,
-    stop: async () => {
+  let resolveClosed: () => void = () => {};
+  const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
+  /** Stop everything once: timers, listener, every socket (abruptly, as a dying process), then the truth log. */
+  const close = (): Promise<void> => {
+    shutdown ??= (async () => {
       scheduler.stopAll();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const listenerClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of sockets) socket.destroy();
       server.closeAllConnections();
-      await closed;
-    },
+      await listenerClosed;
+      // Let the responses' 'close' handlers record how their requests ended before the last flush.
+      await new Promise((resolve) => setImmediate(resolve));
+      ctx.truth?.flush();
+      resolveClosed();
+    })();
+    return shutdown;
   };
+
+  return { url: `http://${host}:${port}`, port, stats, stop: close, closed };
 }
 
 function sendModel(res: ServerResponse, name: string, opts: MockOptions, createdS: number): void {

@@ -6,6 +6,7 @@
 import type { ErrorEntry, PctResult } from "../metrics/summarize.ts";
 import { UsageError } from "../errors.ts";
 import { parseJsonlLine } from "./jsonl.ts";
+import { renderTtftFit, type TtftFit } from "../metrics/ttft-model.ts";
 
 /** Error entries listed under "Failures" (the JSONL keeps more). */
 const MAX_CONSOLE_ERRORS = 5;
@@ -119,6 +120,24 @@ function extraLines(r: PctResult): string[] {
       row("Mean cached tokens:", typeof mean === "number" ? formatFixed2(mean) : "n/a"),
       row("Requests w/ unexpected cache:", typeof mismatched === "number" ? String(mismatched) : "n/a"),
     );
+    const pctOrNa = (v: unknown) => (typeof v === "number" ? `${formatFixed2(v * 100)}%` : "n/a");
+    if ("expected_hit_ratio" in r) {
+      lines.push(row("Hit ratio expected / observed:", `${pctOrNa(r.expected_hit_ratio)} / ${pctOrNa(r.observed_hit_ratio)}`));
+    }
+    if ("server_cache_hit_rate" in r) lines.push(row("Server hit rate (/metrics):", pctOrNa(r.server_cache_hit_rate)));
+    if ("flush_verified" in r) {
+      const f = r.flush_verified;
+      lines.push(row("Flush verified (warm found 0 cached):", f === true ? "yes" : f === false ? "NO" : "n/a"));
+    }
+    if (typeof r.cache_check === "string") lines.push(row("Cache check:", r.cache_check));
+  }
+  if (typeof r.client_loop_lag_p99_ms === "number") {
+    lines.push(
+      section("Client Health"),
+      rowFixed2("Event-loop lag P99 (ms):", r.client_loop_lag_p99_ms),
+      rowFixed2("Client CPU (% of one core):", typeof r.client_cpu_pct === "number" ? r.client_cpu_pct : NaN),
+    );
+    if (r.client_saturated === true) lines.push(row("Client saturated:", "YES - numbers may be the client's"));
   }
   if (typeof r.failed === "number" && r.failed > 0) {
     lines.push(section("Failures"), row("Failed requests:", String(r.failed)));
@@ -147,6 +166,22 @@ export function isPctResult(obj: unknown): obj is PctResult {
   return "shared_prefix_pct" in obj && "completed" in obj;
 }
 
+/** The last JSONL line of a sweep: the TTFT model over every measured request. */
+export interface SweepSummary {
+  type: "summary";
+  ttft_model: TtftFit | null;
+  [key: string]: unknown;
+}
+
+function isSweepSummary(obj: unknown): obj is SweepSummary {
+  return typeof obj === "object" && obj !== null && (obj as { type?: unknown }).type === "summary";
+}
+
+/** The block printed after the sweep. */
+export function renderSweepSummary(s: SweepSummary): string {
+  return "\n" + renderTtftFit(s.ttft_model) + "\n";
+}
+
 /** Rebuilds the console report from a JSONL file's text alone. */
 export function renderJsonlReport(text: string): string {
   let out = "";
@@ -161,6 +196,7 @@ export function renderJsonlReport(text: string): string {
       throw new UsageError(`JSONL line ${i + 1} is not valid JSON`);
     }
     if (isPctResult(obj)) out += renderPctResult(obj);
+    else if (isSweepSummary(obj)) out += renderSweepSummary(obj);
   }
   return out;
 }

@@ -12,6 +12,10 @@ export interface TestServer {
   bodies: string[];
   /** Content-type headers received, in arrival order. */
   contentTypes: (string | null)[];
+  /** All headers of each request, lower-case names, in arrival order (empty for the raw socket server). */
+  headers: Record<string, string>[];
+  /** "METHOD /path?query" of each request, in arrival order (empty for the raw socket server). */
+  requests: string[];
   stop(): void;
 }
 
@@ -42,6 +46,40 @@ export function sglangEventLine(spec: SglangEventSpec): string {
   };
   if (spec.cachedTokens !== undefined) meta.cached_tokens = spec.cachedTokens;
   return `data: ${JSON.stringify({ text: spec.text, output_ids: [], meta_info: meta })}\n\n`;
+}
+
+/** Fields of one OpenAI `/v1/completions` stream chunk (protocol.md §3). */
+export interface OpenaiChunkSpec {
+  text: string;
+  finish?: string | null;
+  /** Cumulative usage.completion_tokens (continuous_usage_stats); no usage key when absent. */
+  completionTokens?: number;
+  cachedTokens?: number;
+}
+
+/** `data: <chunk JSON>\n\n`, shaped as vLLM sends it (exclude_unset; usage only with continuous stats). */
+export function openaiChunkLine(spec: OpenaiChunkSpec): string {
+  const chunk: Record<string, unknown> = {
+    id: "cmpl-t",
+    object: "text_completion",
+    created: 1,
+    model: "m",
+    choices: [{ index: 0, text: spec.text, logprobs: null, finish_reason: spec.finish ?? null, stop_reason: null }],
+  };
+  if (spec.completionTokens !== undefined) chunk.usage = usageOf(spec.completionTokens, spec.cachedTokens);
+  return `data: ${JSON.stringify(chunk)}\n\n`;
+}
+
+/** The usage-only chunk after the last token (`choices: []`). */
+export function openaiUsageLine(completionTokens: number, cachedTokens?: number): string {
+  const chunk = { id: "cmpl-t", object: "text_completion", created: 1, model: "m", choices: [], usage: usageOf(completionTokens, cachedTokens) };
+  return `data: ${JSON.stringify(chunk)}\n\n`;
+}
+
+function usageOf(completionTokens: number, cachedTokens: number | undefined): Record<string, unknown> {
+  const usage: Record<string, unknown> = { prompt_tokens: 5, total_tokens: 5 + completionTokens, completion_tokens: completionTokens };
+  if (cachedTokens !== undefined) usage.prompt_tokens_details = { cached_tokens: cachedTokens };
+  return usage;
 }
 
 /** The final line of every SGLang stream. */
@@ -115,6 +153,32 @@ export function startStatusServer(status: number, body: string, delayMs = 0): Te
   return withStop(seen, `http://127.0.0.1:${server.port}/generate`, () => server.stop(true));
 }
 
+/** One canned answer of startSequenceServer. */
+export interface CannedResponse {
+  status: number;
+  body: string;
+}
+
+/**
+ * Answers the n-th request with responses[n] (the last one repeats), whatever the path: for flush and
+ * discovery calls. `url` is the base URL (no path).
+ */
+export function startSequenceServer(responses: CannedResponse[]): TestServer {
+  const seen = newSeen();
+  let served = 0;
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    idleTimeout: 0,
+    async fetch(req) {
+      await record(seen, req);
+      const canned = responses[Math.min(served++, responses.length - 1)] ?? { status: 500, body: "no response scripted" };
+      return new Response(canned.body, { status: canned.status, headers: { "content-type": "application/json" } });
+    },
+  });
+  return withStop(seen, `http://127.0.0.1:${server.port}`, () => server.stop(true));
+}
+
 /** A URL on which nothing listens (a port just released). */
 export function closedPortUrl(): string {
   const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
@@ -159,18 +223,23 @@ function startRawServer(steps: ScriptStep[]): TestServer {
 interface Seen {
   bodies: string[];
   contentTypes: (string | null)[];
+  headers: Record<string, string>[];
+  requests: string[];
   rawStarted: WeakSet<object>;
 }
 
 function newSeen(): Seen {
-  return { bodies: [], contentTypes: [], rawStarted: new WeakSet() };
+  return { bodies: [], contentTypes: [], headers: [], requests: [], rawStarted: new WeakSet() };
 }
 
 async function record(seen: Seen, req: Request): Promise<void> {
   seen.contentTypes.push(req.headers.get("content-type"));
+  seen.headers.push(Object.fromEntries(req.headers.entries()));
+  const url = new URL(req.url);
+  seen.requests.push(`${req.method} ${url.pathname}${url.search}`);
   seen.bodies.push(await req.text());
 }
 
 function withStop(seen: Seen, url: string, stop: () => void): TestServer {
-  return { url, bodies: seen.bodies, contentTypes: seen.contentTypes, stop };
+  return { url, bodies: seen.bodies, contentTypes: seen.contentTypes, headers: seen.headers, requests: seen.requests, stop };
 }

@@ -61,7 +61,7 @@ describe("SIGINT mid-pct", () => {
     const stderr = await new Response(proc.stderr).text();
     expect(code).toBe(130);
     expect(stderr).toContain("SIGINT");
-    const lines = readFileSync(out, "utf8").trim().split("\n");
+    const lines = readFileSync(out, "utf8").trim().split("\n").filter((l) => l.includes('"type": "pct"'));
     expect(lines).toHaveLength(1);
     const line = JSON.parse(lines[0]!.replace(/Infinity/, "null"));
     expect(line.interrupted).toBe(true);

@@ -30,6 +30,7 @@ let mock: MockServer;
 let dir: string;
 let run: CliResult;
 let lines: any[];
+let all: any[];
 
 beforeAll(async () => {
   mock = await startMockServer(
@@ -44,6 +45,8 @@ beforeAll(async () => {
   // JSON.parse has no Infinity: the script writes request_rate as Python's bare Infinity.
   lines = readFileSync(join(dir, "out.jsonl"), "utf8").trim().split("\n")
     .map((l) => JSON.parse(l.replace(/"request_rate": ?Infinity/, '"request_rate": "inf"')));
+  all = lines;
+  lines = all.filter((l) => l.type === "pct");
 });
 
 afterAll(async () => {
@@ -113,6 +116,21 @@ describe("full sweep by the compiled binary against the mock", () => {
       expect(lines[k].mean_cached_tokens).toBe(expected);
       expect(lines[k].cached_tokens_mismatched).toBe(0);
     });
+  });
+
+  test("the JSONL starts with a run line (server info, options without secrets) and ends with the sweep summary", () => {
+    expect(all[0].type).toBe("run");
+    expect(all[0].server_info.page_size).toBe(PAGE);
+    expect(all[0].options.numPrompts).toBe(N);
+    expect(all.at(-1).type).toBe("summary");
+    expect(all.at(-1).ttft_model.n).toBe(PCTS.length * N);
+    // The mock's model: 2 ms + 40 µs per uncached token; queueing behind the serialized prefill adds to it.
+    expect(all.at(-1).ttft_model.prefillUsPerToken).toBeGreaterThan(30);
+    for (const l of lines) {
+      expect(l.cache_check).toBe("ok");
+      expect(l.flush_verified).toBe(l.prefix_len > 0 ? true : null);
+      expect(typeof l.client_loop_lag_p99_ms).toBe("number");
+    }
   });
 
   test("mean TTFT falls as the shared prefix grows", () => {

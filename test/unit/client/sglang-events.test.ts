@@ -7,6 +7,7 @@ import {
   scanSglangEvent,
   type SglangEventKind,
 } from "../../../src/backends/sglang-events.ts";
+import { sglangBackend } from "../../../src/backends/sglang.ts";
 import { createSseSplitter } from "../../../src/client/sse.ts";
 
 const FIXTURES = join(import.meta.dir, "../../fixtures/sse");
@@ -138,5 +139,16 @@ describe("scanSglangEvent edge cases", () => {
   test("extractText of non-JSON or textless events is empty", () => {
     expect(extractText(encoder.encode("[DONE]"))).toBe("");
     expect(extractText(encoder.encode(`{"output_ids":[1]}`))).toBe("");
+  });
+});
+
+describe("scanSglangEvent as the sglang Backend's scanner", () => {
+  test("sglangBackend uses it, and nothing carries over between events (unlike the OpenAI running count)", () => {
+    expect(sglangBackend.scanEvent).toBe(scanSglangEvent);
+    expect(sglangBackend.extractText).toBe(extractText);
+    const fields = createSglangEventFields();
+    expect(scanSglangEvent(encoder.encode(`{"text":"a",${meta(`"completion_tokens":3,"cached_tokens":5`)}}`), fields)).toBe("tokens");
+    expect(scanSglangEvent(encoder.encode(`{"text":"a",${meta(`"completion_tokens":1`)}}`), fields)).toBe("tokens");
+    expect(fields).toEqual({ completionTokens: 1, cachedTokens: -1, finishType: null, message: "" });
   });
 });

@@ -1,10 +1,13 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import type { StreamRequest } from "../../../src/client/stream.ts";
 import { streamRequest } from "../../../src/client/stream.ts";
+import { openaiBackend } from "../../../src/backends/openai.ts";
 import type { TestServer } from "../../helpers/stream-servers.ts";
 import {
   closedPortUrl,
   DONE_LINE,
+  openaiChunkLine,
+  openaiUsageLine,
   sglangEventLine,
   startEndlessServer,
   startScriptedServer,
@@ -247,5 +250,135 @@ describe("streamRequest: failures before or around the stream", () => {
     expect(rec).toMatchObject({ ok: false, failureKind: "cancelled", outputLen: 1 });
     const again = await streamRequest(request(server.url, { signal: controller.signal }));
     expect(again).toMatchObject({ ok: false, failureKind: "cancelled", httpStatus: 0 });
+  });
+});
+
+describe("streamRequest: OpenAI /v1/completions streams", () => {
+  const chunk = openaiChunkLine;
+  const openai = (url: string, overrides: Partial<StreamRequest> = {}): StreamRequest =>
+    // textMode "cumulative" on purpose: OpenAI text is always a delta, whatever the request says.
+    request(url, { backend: openaiBackend, textMode: "cumulative", ...overrides });
+
+  test("vLLM with continuous usage: TTFT, ITL spread over multi-token chunks, cached tokens, text deltas", async () => {
+    const server = use(
+      startScriptedServer([
+        { afterMs: 120, raw: chunk({ text: "Hé", completionTokens: 1, cachedTokens: 32 }) },
+        { afterMs: 60, raw: chunk({ text: " 漢字", completionTokens: 3, cachedTokens: 32 }) },
+        { afterMs: 60, raw: chunk({ text: " 😀", completionTokens: 4, finish: "length", cachedTokens: 32 }) },
+        { afterMs: 0, raw: openaiUsageLine(4, 32) },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
+    const rec = await streamRequest(openai(server.url));
+    expect(rec).toMatchObject({
+      ok: true,
+      outputLen: 4,
+      cachedTokens: 32,
+      tokenEvents: 3,
+      finishReason: "length",
+      generatedText: "Hé 漢字 😀",
+    });
+    expect(rec.ttftMs).toBeGreaterThanOrEqual(110);
+    expect(rec.ttftMs).toBeLessThan(1_000);
+    expect(rec.itlMs.length).toBe(3);
+    // The 2-token chunk's gap is split in two equal halves.
+    expect(rec.itlMs[0]).toBe(rec.itlMs[1] as number);
+    expect(rec.itlMs[0] as number).toBeGreaterThanOrEqual(20);
+    expect(rec.itlMs[2] as number).toBeGreaterThanOrEqual(45);
+    expect(rec.latencyMs).toBeGreaterThanOrEqual(rec.ttftMs + 110);
+  });
+
+  test("no usage per chunk: one token per chunk, the final usage chunk corrects outputLen", async () => {
+    const server = use(
+      startScriptedServer([
+        { afterMs: 20, raw: chunk({ text: "a" }) },
+        { afterMs: 20, raw: chunk({ text: "b" }) },
+        { afterMs: 20, raw: chunk({ text: "c", finish: "length" }) },
+        { afterMs: 20, raw: openaiUsageLine(6, 0) },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
+    const rec = await streamRequest(openai(server.url));
+    expect(rec).toMatchObject({ ok: true, outputLen: 6, tokenEvents: 3, cachedTokens: 0, generatedText: "abc", finishReason: "length" });
+    // ITL entries stay per chunk (the only timing known); the usage chunk adds none.
+    expect(rec.itlMs.length).toBe(2);
+  });
+
+  test("no usage at all: outputLen is the chunk count and cached tokens stay unreported", async () => {
+    const server = use(
+      startScriptedServer([
+        { afterMs: 10, raw: chunk({ text: "a" }) },
+        { afterMs: 10, raw: chunk({ text: "b", finish: "stop" }) },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
+    const rec = await streamRequest(openai(server.url));
+    expect(rec).toMatchObject({ ok: true, outputLen: 2, cachedTokens: -1, finishReason: "stop" });
+  });
+
+  test("a first chunk with empty text still sets TTFT", async () => {
+    const server = use(
+      startScriptedServer([
+        { afterMs: 30, raw: chunk({ text: "" }) },
+        { afterMs: 250, raw: chunk({ text: "x", finish: "length" }) },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
+    const rec = await streamRequest(openai(server.url));
+    expect(rec.ok).toBe(true);
+    expect(rec.ttftMs).toBeGreaterThanOrEqual(25);
+    expect(rec.ttftMs).toBeLessThan(250);
+    expect(rec.itlMs.length).toBe(1);
+    expect(rec.itlMs[0] as number).toBeGreaterThanOrEqual(200);
+    expect(rec.generatedText).toBe("x");
+  });
+
+  test("an error event after some tokens is a server_error", async () => {
+    const server = use(
+      startScriptedServer([
+        { afterMs: 10, raw: chunk({ text: "a", completionTokens: 1 }) },
+        { afterMs: 10, raw: `data: {"error":{"message":"Internal server error","type":"InternalServerError","param":null,"code":500}}\n\n` },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
+    const rec = await streamRequest(openai(server.url));
+    expect(rec).toMatchObject({ ok: false, failureKind: "server_error", failureMessage: "Internal server error", outputLen: 1 });
+  });
+
+  test("finish_reason abort is an abort failure", async () => {
+    const server = use(
+      startScriptedServer([
+        { afterMs: 10, raw: chunk({ text: "a", completionTokens: 1 }) },
+        { afterMs: 10, raw: chunk({ text: "", completionTokens: 1, finish: "abort" }) },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
+    const rec = await streamRequest(openai(server.url));
+    expect(rec).toMatchObject({ ok: false, failureKind: "abort", finishReason: "abort", failureMessage: 'finish_reason "abort"' });
+  });
+
+  test("only a usage chunk, then [DONE]: no tokens", async () => {
+    const server = use(startScriptedServer([{ afterMs: 0, raw: openaiUsageLine(0) }, { afterMs: 0, raw: DONE_LINE }]));
+    const rec = await streamRequest(openai(server.url));
+    expect(rec).toMatchObject({ ok: false, failureKind: "no_tokens", outputLen: 0 });
+  });
+});
+
+describe("streamRequest: request headers", () => {
+  test("custom headers and x-request-id are sent; content-type stays JSON", async () => {
+    const server = use(startScriptedServer([{ afterMs: 0, raw: event("a", 1) }, { afterMs: 0, raw: DONE_LINE }]));
+    const rec = await streamRequest(request(server.url, { headers: { authorization: "Bearer sk-1" }, requestId: "warm-3" }));
+    expect(rec.ok).toBe(true);
+    expect(server.headers[0]).toMatchObject({
+      authorization: "Bearer sk-1",
+      "x-request-id": "warm-3",
+      "content-type": "application/json",
+    });
+  });
+
+  test("no x-request-id unless asked", async () => {
+    const server = use(startScriptedServer([{ afterMs: 0, raw: event("a", 1) }, { afterMs: 0, raw: DONE_LINE }]));
+    await streamRequest(request(server.url));
+    expect(server.headers[0]?.["x-request-id"]).toBeUndefined();
   });
 });

@@ -1,0 +1,28 @@
+/** JSON helpers shared by the backends' event scanners. */
+
+/** True for a plain JSON object (not null, not an array). */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The message of an `{"error": ...}` value: `{message}` object, bare string, or the JSON itself. */
+export function errorMessage(error: unknown): string {
+  if (typeof error === "string") return error;
+  if (isObject(error) && typeof error.message === "string") return error.message;
+  return JSON.stringify(error) ?? "error";
+}
+
+const DONE = "[DONE]";
+
+/** True for the `[DONE]` payload (trailing blanks allowed), checked on bytes without decoding. */
+export function isDonePayload(payload: Uint8Array): boolean {
+  if (payload.length < DONE.length) return false;
+  for (let k = 0; k < DONE.length; k++) {
+    if (payload[k] !== DONE.charCodeAt(k)) return false;
+  }
+  for (let k = DONE.length; k < payload.length; k++) {
+    const byte = payload[k];
+    if (byte !== 32 && byte !== 9 && byte !== 10 && byte !== 13) return false;
+  }
+  return true;
+}

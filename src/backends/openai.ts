@@ -1,0 +1,106 @@
+/**
+ * OpenAI-compatible `/v1/completions` backend (vLLM, SGLang's OpenAI server, llama.cpp), prompts sent as token
+ * ids. Wire facts: shared/docs/protocol.md §3 (completions), §3.3 (vLLM /reset_prefix_cache), §7 (quirks).
+ */
+import { BenchError } from "../errors.ts";
+import { createTemplate, IDS_PLACEHOLDER, type BodyTemplate } from "./body.ts";
+import { defaultSleep, fetchOrThrow, nextBackoffMs } from "./http.ts";
+import { isObject } from "./json.ts";
+import { extractOpenaiText, scanOpenaiEvent } from "./openai-events.ts";
+import type { Backend, BodyParams, FlushOptions, FlushResult } from "./types.ts";
+
+/**
+ * {"model"?, "prompt": [ids], "max_tokens", "temperature": 0, "stream": true, "stream_options", "ignore_eos",
+ * **extra}. continuous_usage_stats asks for the cumulative token count on every chunk (vLLM, SGLang); servers
+ * that ignore it still work (openai-events.ts counts chunks). `model` is left out when null.
+ */
+export function createOpenaiBodyTemplate(p: BodyParams): BodyTemplate {
+  const payload: Record<string, unknown> = p.model === null ? {} : { model: p.model };
+  return createTemplate({
+    ...payload,
+    prompt: IDS_PLACEHOLDER,
+    max_tokens: p.maxNewTokens,
+    temperature: 0,
+    stream: true,
+    stream_options: { include_usage: true, continuous_usage_stats: true },
+    ignore_eos: p.ignoreEos,
+    ...p.extra,
+  });
+}
+
+const NOT_DEV_MODE =
+  "POST /reset_prefix_cache answered 404: the server needs VLLM_SERVER_DEV_MODE=1 to reset its prefix cache (or use --flush none)";
+
+/**
+ * vLLM's POST /reset_prefix_cache (dev mode only). New servers answer {"success": bool}, and false means blocks
+ * are still held (running requests, async offload): retry with backoff until the deadline. Old servers answer
+ * 200 with an empty body and no check; that counts as success.
+ */
+export async function resetPrefixCache(baseUrl: string, o: FlushOptions): Promise<FlushResult> {
+  const sleep = o.sleep ?? defaultSleep;
+  const deadline = performance.now() + o.deadlineS * 1000;
+  let backoffMs = 100;
+  for (let attempt = 1; ; attempt++) {
+    const res = await fetchOrThrow(baseUrl, "/reset_prefix_cache", {
+      method: "POST",
+      headers: o.headers,
+      signal: AbortSignal.timeout((o.serverTimeoutS + 30) * 1000),
+    });
+    const body = (await res.text()).trim();
+    if (res.status === 404) throw new BenchError(NOT_DEV_MODE);
+    if (res.status !== 200) {
+      throw new BenchError(`POST /reset_prefix_cache answered ${res.status}${body ? `: ${body.slice(0, 200)}` : ""}`);
+    }
+    if (!reportsFailure(body)) return { attempts: attempt };
+    if (performance.now() + backoffMs > deadline) {
+      throw new BenchError(
+        `POST /reset_prefix_cache kept answering {"success": false} for ${o.deadlineS}s (${attempt} attempts): ` +
+          "the server still holds cache blocks (see --flush-deadline)",
+      );
+    }
+    await sleep(backoffMs);
+    backoffMs = nextBackoffMs(backoffMs);
+  }
+}
+
+/** True only for an explicit {"success": false}; empty or other bodies are old servers' success. */
+function reportsFailure(body: string): boolean {
+  if (body === "") return false;
+  try {
+    const parsed: unknown = JSON.parse(body);
+    return isObject(parsed) && parsed.success === false;
+  } catch {
+    return false;
+  }
+}
+
+/** The served model name: the first `data[].id` of GET /v1/models; a BenchError when there is none. */
+export async function discoverModel(baseUrl: string, headers: Record<string, string> = {}): Promise<string> {
+  const res = await fetchOrThrow(baseUrl, "/v1/models", { headers, signal: AbortSignal.timeout(15_000) });
+  const body = await res.text();
+  if (res.status !== 200) {
+    throw new BenchError(`GET /v1/models answered ${res.status}${body ? `: ${body.trim().slice(0, 200)}` : ""} (pass --served-model-name)`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    throw new BenchError(`GET /v1/models did not answer JSON: ${body.slice(0, 100)} (pass --served-model-name)`);
+  }
+  const data = isObject(parsed) && Array.isArray(parsed.data) ? (parsed.data as unknown[]) : [];
+  for (const entry of data) {
+    if (isObject(entry) && typeof entry.id === "string" && entry.id !== "") return entry.id;
+  }
+  throw new BenchError("GET /v1/models listed no model (pass --served-model-name)");
+}
+
+/** OpenAI-compatible `/v1/completions`: text is always a delta; flush via vLLM's POST /reset_prefix_cache. */
+export const openaiBackend: Backend = {
+  name: "openai",
+  generatePath: "/v1/completions",
+  deltaText: true,
+  createBodyTemplate: createOpenaiBodyTemplate,
+  scanEvent: scanOpenaiEvent,
+  extractText: extractOpenaiText,
+  flush: resetPrefixCache,
+};

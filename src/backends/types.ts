@@ -1,0 +1,78 @@
+/**
+ * The one shape every serving backend has, so that run.ts and the streaming client never branch on the
+ * backend's name. A backend is a set of pure adapters (body template, event scanner, text extraction) plus
+ * the cache flush; no timing and no request loop inside it.
+ */
+import type { BodyTemplate } from "./body.ts";
+
+/** Backends with their own wire format; "vllm" on the command line is an alias of "openai". */
+export type BackendName = "sglang" | "openai";
+
+/**
+ * What one SSE data payload means for the request:
+ * - tokens: a chunk of generation (it may carry 0, 1 or several new tokens; see EventFields.completionTokens);
+ * - other: nothing to time, but its fields may still hold final counts (the usage-only chunk after the last token);
+ * - done: `[DONE]`; error: an `{"error": ...}` event; abort: the server aborted the request; invalid: unreadable.
+ */
+export type EventKind = "done" | "tokens" | "error" | "abort" | "invalid" | "other";
+
+/**
+ * Fields filled by Backend.scanEvent. Create one object per request (createEventFields) and reuse it for every
+ * event of that request: a backend may keep a running count in it (OpenAI streams without per-chunk usage).
+ */
+export interface EventFields {
+  /** Cumulative output tokens so far, as of this event. */
+  completionTokens: number;
+  /** Prompt tokens served from the prefix cache; -1 when this event does not report it. */
+  cachedTokens: number;
+  /** Finish reason of this event ("length", "stop", "abort", ...); null while generating. */
+  finishType: string | null;
+  /** Error or abort message; "" otherwise. */
+  message: string;
+}
+
+/** A fresh fields object, for one request. */
+export function createEventFields(): EventFields {
+  return { completionTokens: 0, cachedTokens: -1, finishType: null, message: "" };
+}
+
+/** Inputs of a request body template; `extra` (--extra-request-body) overrides keys like a Python dict merge. */
+export interface BodyParams {
+  maxNewTokens: number;
+  ignoreEos: boolean;
+  extra: Record<string, unknown>;
+  /** Served model name; null leaves it out (the server picks its only model). Ignored by SGLang native. */
+  model: string | null;
+}
+
+/** How long and how a cache flush may retry. */
+export interface FlushOptions {
+  /** Give up after this long of "busy" answers (SGLang 400, vLLM success:false). */
+  deadlineS: number;
+  /** Passed as /flush_cache?timeout= (SGLang >= 0.5.10; older ignore it). Also bounds each HTTP attempt. */
+  serverTimeoutS: number;
+  headers?: Record<string, string>;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** Result of a successful flush: how many attempts it took. */
+export interface FlushResult {
+  attempts: number;
+}
+
+/** One serving backend's wire format. */
+export interface Backend {
+  name: BackendName;
+  /** Path of the streaming endpoint, e.g. "/generate" or "/v1/completions". */
+  generatePath: string;
+  /** True if every event's text is a delta whatever the server's mode (OpenAI); false: it depends (SGLang native). */
+  deltaText: boolean;
+  /** The body template of every request with these parameters; only the prompt ids change per request. */
+  createBodyTemplate(p: BodyParams): BodyTemplate;
+  /** Hot-path classifier of one SSE data payload; fills `out`, never throws. */
+  scanEvent(payload: Uint8Array, out: EventFields): EventKind;
+  /** Text of one event payload ("" if none); a full parse, called after the stream ended. */
+  extractText(payload: Uint8Array): string;
+  /** Empties the server's prefix cache; throws BenchError when it cannot. */
+  flush(baseUrl: string, o: FlushOptions): Promise<FlushResult>;
+}

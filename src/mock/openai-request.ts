@@ -1,0 +1,101 @@
+/**
+ * Validation of a POST /v1/completions body as vLLM checks it (protocol.md §3.2), for token-id prompts
+ * only: the mock has no tokenizer. Errors use vLLM's envelope {"error":{message,type,param,code}}.
+ */
+
+/** A completions request the mock accepted. */
+export interface CompletionParams {
+  /** The requested model name, or null when the body has none. */
+  model: string | null;
+  inputIds: number[];
+  maxTokens: number;
+  temperature: number;
+  ignoreEos: boolean;
+  stream: boolean;
+  /** stream_options.include_usage: a final usage chunk. */
+  includeUsage: boolean;
+  /** stream_options.continuous_usage_stats: usage on every chunk. */
+  continuousUsage: boolean;
+}
+
+/** Accepted, or the status and body vLLM would answer. */
+export type ParsedCompletion = { ok: true; params: CompletionParams } | { ok: false; status: number; body: unknown };
+
+/** What the parser needs to know about the served model. */
+export interface CompletionLimits {
+  modelName: string;
+  vocabSize: number;
+  contextLength: number;
+}
+
+const DEFAULT_MAX_TOKENS = 16;
+
+/** vLLM's error envelope (since PR #22099). */
+export function openaiError(message: string, type: string, code: number, param: string | null = null): unknown {
+  return { error: { message, type, param, code } };
+}
+
+const badRequest = (message: string, param: string | null = null): ParsedCompletion => ({
+  ok: false,
+  status: 400,
+  body: openaiError(message, "BadRequestError", 400, param),
+});
+
+/** Parse and validate a /v1/completions body. */
+export function parseCompletionBody(bodyText: string, limits: CompletionLimits): ParsedCompletion {
+  let body: unknown;
+  try {
+    body = JSON.parse(bodyText);
+  } catch (err) {
+    return badRequest(`Invalid JSON body: ${(err as Error).message}`);
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return badRequest("The request body must be a JSON object.");
+  const b = body as Record<string, unknown>;
+  const model = b.model ?? null;
+  if (model !== null && typeof model !== "string") return badRequest("model must be a string.", "model");
+  if (model !== null && model !== limits.modelName) {
+    return { ok: false, status: 404, body: openaiError(`The model \`${model}\` does not exist.`, "NotFoundError", 404, "model") };
+  }
+  const prompt = promptIds(b.prompt, limits.vocabSize);
+  if (typeof prompt === "string") return badRequest(prompt, "prompt");
+
+  const stream = b.stream ?? false;
+  if (typeof stream !== "boolean") return badRequest("stream must be a boolean.", "stream");
+  const options = b.stream_options ?? null;
+  if (options !== null) {
+    if (stream !== true) return badRequest("Stream options can only be defined when `stream=True`.", "stream_options");
+    if (typeof options !== "object" || Array.isArray(options)) return badRequest("stream_options must be an object.", "stream_options");
+  }
+  const includeUsage = (options as Record<string, unknown> | null)?.include_usage ?? false;
+  const continuousUsage = (options as Record<string, unknown> | null)?.continuous_usage_stats ?? false;
+  if (typeof includeUsage !== "boolean" || typeof continuousUsage !== "boolean") {
+    return badRequest("stream_options values must be booleans.", "stream_options");
+  }
+
+  // null asks for the rest of the context, as vLLM does.
+  const maxTokens = b.max_tokens === null ? limits.contextLength - prompt.length : (b.max_tokens ?? DEFAULT_MAX_TOKENS);
+  if (typeof maxTokens !== "number" || !Number.isInteger(maxTokens) || maxTokens < 1) {
+    return badRequest(`max_tokens must be an integer of at least 1, got ${JSON.stringify(b.max_tokens)}.`, "max_tokens");
+  }
+  const temperature = b.temperature ?? 1.0;
+  if (typeof temperature !== "number" || !Number.isFinite(temperature) || temperature < 0) {
+    return badRequest("temperature must be a non-negative number.", "temperature");
+  }
+  const ignoreEos = b.ignore_eos ?? false;
+  if (typeof ignoreEos !== "boolean") return badRequest("ignore_eos must be a boolean.", "ignore_eos");
+  return { ok: true, params: { model, inputIds: prompt, maxTokens, temperature, ignoreEos, stream, includeUsage, continuousUsage } };
+}
+
+/** The prompt's token ids, or the message of a 400. A one-prompt batch ([[...]]) is unwrapped. */
+function promptIds(value: unknown, vocabSize: number): number[] | string {
+  if (typeof value === "string" || (Array.isArray(value) && typeof value[0] === "string")) return "mock needs token ids";
+  if (!Array.isArray(value)) return "prompt must be a list of token ids.";
+  const ids: unknown[] = value.length === 1 && Array.isArray(value[0]) ? value[0] : value;
+  if (ids.length === 0) return "Prompt cannot be empty.";
+  if (Array.isArray(ids[0])) return "The mock takes one prompt per request.";
+  for (const id of ids) {
+    if (typeof id !== "number" || !Number.isInteger(id) || id < 0) return `prompt: token ids must be non-negative integers, got ${JSON.stringify(id)}.`;
+    if (id >= vocabSize) return `Token id ${id} is out of vocabulary`;
+  }
+  return ids as number[];
+}

@@ -1,0 +1,88 @@
+/**
+ * The mock's ground truth (--truth FILE): one JSONL line per finished /generate or /v1/completions
+ * request, with the epoch time at which each token event was written to the socket, so a test can
+ * compare what a client measured with what the server did. Lines are buffered and appended at most
+ * every 100 ms (and on stop) so the hot path only pushes a string.
+ */
+import { appendFileSync } from "node:fs";
+
+/** How a request ended: "fault:<kind>" when an injected fault fired (the request may still have completed). */
+export type TruthEnd = "done" | `fault:${string}` | "disconnect" | "error";
+
+const FLUSH_INTERVAL_MS = 100;
+
+/** Epoch milliseconds now: a clock every process on this host shares (performance.now() alone is per process). */
+export const epochMs = (): number => performance.timeOrigin + performance.now();
+
+/** Buffered append-only writer of truth lines. */
+export class TruthLog {
+  private readonly file: string;
+  private lines: string[] = [];
+  private timer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(file: string) {
+    this.file = file;
+  }
+
+  /** Queue one line (an object serialized as compact JSON). */
+  append(entry: Record<string, unknown>): void {
+    this.lines.push(JSON.stringify(entry) + "\n");
+    this.timer ??= setTimeout(() => this.flush(), FLUSH_INTERVAL_MS);
+  }
+
+  /** Write every queued line now. */
+  flush(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.lines.length === 0) return;
+    const text = this.lines.join("");
+    this.lines = [];
+    appendFileSync(this.file, text);
+  }
+}
+
+/** What one request did, collected as it runs and written once when it ends. */
+export class RequestTrace {
+  private readonly log: TruthLog | null;
+  private readonly requestId: string | null;
+  private readonly receivedEpochMs: number;
+  rid: string | null = null;
+  promptTokens = 0;
+  cachedTokens = 0;
+  completionTokens = 0;
+  private readonly eventsMs: number[] = [];
+  private readonly eventsTokens: number[] = [];
+  private ended = false;
+
+  /** `requestId` is the x-request-id header; `log` null makes every method a no-op. */
+  constructor(log: TruthLog | null, requestId: string | null) {
+    this.log = log;
+    this.requestId = requestId;
+    this.receivedEpochMs = log === null ? 0 : epochMs();
+  }
+
+  /** A token event carrying `completionTokens` (cumulative) was just written to the socket. */
+  event(completionTokens: number): void {
+    this.completionTokens = completionTokens;
+    if (this.log === null) return;
+    this.eventsMs.push(epochMs());
+    this.eventsTokens.push(completionTokens);
+  }
+
+  /** Write the line; later calls do nothing (the first way a request ended is the one that counts). */
+  finish(end: TruthEnd): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.log?.append({
+      request_id: this.requestId,
+      rid: this.rid,
+      received_ms: this.receivedEpochMs,
+      prompt_tokens: this.promptTokens,
+      cached_tokens: this.cachedTokens,
+      completion_tokens: this.completionTokens,
+      events_ms: this.eventsMs,
+      events_tokens: this.eventsTokens,
+      end,
+    });
+  }
+}

@@ -1,0 +1,90 @@
+import { describe, expect, test } from "bun:test";
+import { resolve } from "node:path";
+import { describeSaturation, isSaturated, startClientMonitor, type ClientHealth } from "../../../src/metrics/self-check.ts";
+
+/** Spins the CPU (and blocks the event loop) for `ms` of wall time. */
+function busyFor(ms: number): number {
+  const endMs = performance.now() + ms;
+  let spins = 0;
+  while (performance.now() < endMs) spins++;
+  return spins;
+}
+
+describe("client self-check monitor", () => {
+  test("an idle monitor reports a small lag and little CPU", async () => {
+    const monitor = startClientMonitor();
+    await Bun.sleep(300);
+    const health = monitor.stop();
+    // Generous: a shared 2-core box may delay a timer by a few ms now and then, never by 50.
+    expect(health.loopLagP99Ms).toBeGreaterThanOrEqual(0);
+    expect(health.loopLagP99Ms).toBeLessThan(50);
+    expect(health.loopLagMaxMs).toBeGreaterThanOrEqual(health.loopLagP99Ms);
+    expect(health.cpuPct).toBeGreaterThanOrEqual(0);
+    expect(health.cpuPct).toBeLessThan(60);
+  });
+
+  test("a 200 ms busy loop shows as >= 150 ms of lag and high CPU", async () => {
+    const monitor = startClientMonitor();
+    await Bun.sleep(25);
+    busyFor(200);
+    await Bun.sleep(30);
+    const health = monitor.stop();
+    expect(health.loopLagMaxMs).toBeGreaterThanOrEqual(150);
+    // Few samples (about 6), so the p99 is the block itself.
+    expect(health.loopLagP99Ms).toBeGreaterThanOrEqual(150);
+    expect(health.loopLagMaxMs).toBeLessThan(2000);
+    expect(health.cpuPct).toBeGreaterThan(30);
+    expect(health.cpuPct).toBeLessThanOrEqual(250);
+    expect(isSaturated(health)).toBe(true);
+  });
+
+  test("a loop still blocked when stop() is called counts that block", () => {
+    const monitor = startClientMonitor();
+    busyFor(180);
+    const health = monitor.stop();
+    expect(health.loopLagMaxMs).toBeGreaterThanOrEqual(150);
+  });
+
+  test("stop() is idempotent and the probe is cheap", async () => {
+    const monitor = startClientMonitor();
+    await Bun.sleep(50);
+    const first = monitor.stop();
+    await Bun.sleep(30);
+    expect(monitor.stop()).toBe(first);
+  });
+
+  test("the probe timer does not keep a process alive", async () => {
+    const module = resolve(import.meta.dir, "../../../src/metrics/self-check.ts");
+    const script = `import { startClientMonitor } from ${JSON.stringify(module)}; startClientMonitor(); console.log("started");`;
+    const proc = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" });
+    const killer = setTimeout(() => proc.kill(), 10_000);
+    const code = await proc.exited;
+    clearTimeout(killer);
+    expect(await new Response(proc.stdout).text()).toContain("started");
+    expect(proc.signalCode).toBeNull();
+    expect(code).toBe(0);
+  });
+});
+
+describe("saturation verdict", () => {
+  const healthy: ClientHealth = { loopLagP99Ms: 0.4, loopLagMaxMs: 2.1, cpuPct: 35 };
+
+  test("thresholds: lag p99 above 5 ms or CPU above 90% of one core", () => {
+    expect(isSaturated(healthy)).toBe(false);
+    expect(isSaturated({ ...healthy, loopLagP99Ms: 5 })).toBe(false);
+    expect(isSaturated({ ...healthy, loopLagP99Ms: 5.01 })).toBe(true);
+    expect(isSaturated({ ...healthy, cpuPct: 90 })).toBe(false);
+    expect(isSaturated({ ...healthy, cpuPct: 91 })).toBe(true);
+    // A large max alone (one GC pause) is not saturation.
+    expect(isSaturated({ ...healthy, loopLagMaxMs: 80 })).toBe(false);
+  });
+
+  test("the description names the figures and the reason", () => {
+    expect(describeSaturation(healthy)).toBe("client healthy: event-loop lag p99 0.40 ms (max 2.1 ms), CPU 35% of one core");
+    const busy = describeSaturation({ loopLagP99Ms: 12.345, loopLagMaxMs: 40, cpuPct: 97.4 });
+    expect(busy).toStartWith("client saturated (lag p99 > 5 ms, CPU > 90%)");
+    expect(busy).toContain("p99 12.35 ms");
+    expect(busy).toContain("CPU 97% of one core");
+    expect(describeSaturation({ loopLagP99Ms: 1, loopLagMaxMs: 3, cpuPct: 120 })).toStartWith("client saturated (CPU > 90%)");
+  });
+});
