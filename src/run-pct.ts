@@ -8,7 +8,7 @@ import { BenchError } from "./errors.ts";
 import { log } from "./log.ts";
 import type { RunOptions } from "./options.ts";
 import type { LoadedTokenizer } from "./workload/tokenizer.ts";
-import type { PyRandom } from "./workload/rng.ts";
+import { PyRandom } from "./workload/rng.ts";
 import { buildPrompts, formatPromptDump, serializeIds, type PromptSet } from "./workload/prompts.ts";
 import type { Backend } from "./backends/types.ts";
 import { buildBody } from "./backends/body.ts";
@@ -60,10 +60,11 @@ export async function runPct(pct: number, ctx: SweepContext): Promise<PctOutcome
   io.out(renderPctHeader({ shared_prefix_pct: pct, prefix_len: prefixLen, suffix_len: suffixLen }));
 
   let flushAttempts = 0;
+  let flushProbeCachedTokens: number | null = null;
   if (opts.flush !== "none") {
     log.info("Flushing KV cache ...");
-    const flushOpts = { deadlineS: opts.flushDeadlineS, serverTimeoutS: opts.flushServerTimeoutS, headers: ctx.headers };
-    flushAttempts = (await ctx.backend.flush(opts.baseUrl, flushOpts)).attempts;
+    if (opts.verifyCache === "off") flushAttempts = await flush(ctx);
+    else ({ attempts: flushAttempts, probeCachedTokens: flushProbeCachedTokens } = await flushAndProve(pct, ctx));
     if (opts.settleMs > 0) await Bun.sleep(opts.settleMs);
   }
 
@@ -111,6 +112,7 @@ export async function runPct(pct: number, ctx: SweepContext): Promise<PctOutcome
     expectedCachedTokens,
     promptLen: opts.totalTokens,
     warmCachedTokens,
+    flushProbeCachedTokens,
     mode: opts.verifyCache,
     tolerance: opts.cacheTolerance,
   });
@@ -151,6 +153,7 @@ export async function runPct(pct: number, ctx: SweepContext): Promise<PctOutcome
         flushed: opts.flush !== "none",
         flush_attempts: flushAttempts,
         warm_cached_tokens: warmCachedTokens,
+        flush_probe_cached_tokens: flushProbeCachedTokens,
         client_loop_lag_p99_ms: health.loopLagP99Ms,
         client_loop_lag_max_ms: health.loopLagMaxMs,
         client_cpu_pct: health.cpuPct,
@@ -173,6 +176,35 @@ export async function runPct(pct: number, ctx: SweepContext): Promise<PctOutcome
   if (opts.outputFile) appendJsonlLine(opts.outputFile, formatJsonl(result));
   return { result, cacheFailed: cache.failsStrict, saturated };
 }
+
+async function flush(ctx: SweepContext): Promise<number> {
+  const o = ctx.opts;
+  return (await ctx.backend.flush(o.baseUrl, { deadlineS: o.flushDeadlineS, serverTimeoutS: o.flushServerTimeoutS, headers: ctx.headers })).attempts;
+}
+
+/**
+ * A flush that answers "done" proves nothing (old SGLang always said so; a buggy server may too). So: cache a
+ * small canary prompt, flush, send the canary again - it must find nothing cached - then flush once more to
+ * remove it. The canary's ids come from their own RNG, so the script's draw order is untouched. Returns the
+ * cached tokens the canary found after the flush (-1 when it could not tell).
+ */
+async function flushAndProve(pct: number, ctx: SweepContext): Promise<{ attempts: number; probeCachedTokens: number }> {
+  const { opts, backend, model, tokenizer } = ctx;
+  const canaryLen = Math.max(65, 4 * ctx.pageSize + 1);
+  const ids = new Uint32Array(canaryLen);
+  new PyRandom(CANARY_SEED + BigInt(pct)).choicesInto(tokenizer.population, ids, 0, canaryLen);
+  const template = backend.createBodyTemplate({ maxNewTokens: 1, ignoreEos: true, extra: {}, model });
+  const body = buildBody(template, serializeIds(ids), new Uint8Array(0));
+  await streamRequest(requestFor(body, -2, pct, canaryLen, 1, ctx));
+  let attempts = await flush(ctx);
+  const probe = await streamRequest(requestFor(body, -2, pct, canaryLen, 1, ctx));
+  attempts += await flush(ctx);
+  if (!probe.ok) log.warn(`flush check (${pct}%): the canary request failed (${probe.failureKind}: ${probe.failureMessage})`);
+  return { attempts, probeCachedTokens: probe.ok ? probe.cachedTokens : -1 };
+}
+
+/** Seed of the canary prompts' own RNG. */
+const CANARY_SEED = 0x5eed_ca9a2n;
 
 /** Cached tokens a measured request should report: the prefix in whole pages, at most promptLen-1 (SGLang). */
 export function expectedCached(prefixLen: number, promptLen: number, pageSize: number): number {

@@ -34,6 +34,8 @@ export interface CacheCheckInput {
   promptLen: number;
   /** Cached tokens the warm request reported; null when there was no warm request, -1 when not reported. */
   warmCachedTokens: number | null;
+  /** Cached tokens a canary prompt, cached before the flush, found after it; null when not probed, -1 unknown. */
+  flushProbeCachedTokens: number | null;
   mode: VerifyCacheMode;
   /** Fraction of checked requests that may disagree. */
   tolerance: number;
@@ -48,12 +50,16 @@ export function checkCache(i: CacheCheckInput): CacheCheck {
     counts.set(r.cachedTokens, (counts.get(r.cachedTokens) ?? 0) + 1);
     sum += r.cachedTokens;
   }
-  const flushVerified = i.warmCachedTokens === null || i.warmCachedTokens < 0 ? null : i.warmCachedTokens === 0;
+  const known = [i.flushProbeCachedTokens, i.warmCachedTokens].filter((v): v is number => v !== null && v >= 0);
+  const flushVerified = known.length === 0 ? null : known.every((v) => v === 0);
   const warmVerified =
     i.expectedCachedTokens === 0 || reported.length === 0 ? null : reported.some((r) => r.cachedTokens >= i.expectedCachedTokens);
 
   const problems: string[] = [];
-  if (flushVerified === false) {
+  if ((i.flushProbeCachedTokens ?? 0) > 0) {
+    problems.push(`the flush did not empty the cache: a canary prompt cached before it found ${i.flushProbeCachedTokens} tokens cached after it`);
+  }
+  if ((i.warmCachedTokens ?? 0) > 0) {
     problems.push(`the flush did not empty the cache: the prefix-only warm request found ${i.warmCachedTokens} tokens cached`);
   }
   if (warmVerified === false) problems.push("the warm did not take: no measured request hit the warmed prefix");

@@ -52,7 +52,9 @@ export async function startMockServer(opts: MockOptions): Promise<MockServer> {
     metrics: new MockMetrics(),
     truth: opts.truthFile === null ? null : new TruthLog(opts.truthFile),
     liveRids: new Set(),
-    maxReqInputLen: Math.min(opts.contextLength, opts.cacheTokens) - 1,
+    // The prefix cache's capacity is what survives between requests, not the pool that holds running ones: a
+    // cache smaller than one prompt must still serve it (and evict), as the cache-verification tests need.
+    maxReqInputLen: opts.contextLength - 1,
     flushInProgress: false,
     die: () => {
       ctx.faults.note("exit");

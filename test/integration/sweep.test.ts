@@ -71,10 +71,15 @@ describe("full sweep by the compiled binary against the mock", () => {
 
   test("the wire: exact lengths, one identical prefix per pct, distinct suffixes, a prefix-only warm", () => {
     const received = mock.stats().received;
-    // Per pct: 1 warm request (when prefix > 0) then N measured ones, in order.
+    // Per pct: the flush check's canary twice (before and after the flush), 1 warm request (when prefix > 0),
+    // then N measured ones, in order.
     let at = 0;
     for (const pct of PCTS) {
       const prefixLen = Math.floor((TOTAL * pct) / 100);
+      const [canary, probe] = [received[at++]!, received[at++]!];
+      expect(canary.inputIds.length).toBe(65);
+      expect(probe.inputIds).toEqual(canary.inputIds);
+      expect(probe.cachedTokens).toBe(0);
       if (prefixLen > 0) {
         const warm = received[at++]!;
         expect(warm.inputIds.length).toBe(prefixLen);
@@ -128,7 +133,7 @@ describe("full sweep by the compiled binary against the mock", () => {
     expect(all.at(-1).ttft_model.prefillUsPerToken).toBeGreaterThan(30);
     for (const l of lines) {
       expect(l.cache_check).toBe("ok");
-      expect(l.flush_verified).toBe(l.prefix_len > 0 ? true : null);
+      expect(l.flush_verified).toBe(true); // the canary probe proves it even at pct 0, where there is no warm
       expect(typeof l.client_loop_lag_p99_ms).toBe("number");
     }
   });

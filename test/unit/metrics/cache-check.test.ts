@@ -8,7 +8,7 @@ const rec = (cachedTokens: number, ok = true): RequestRecord => ({
   generatedText: "",
 });
 const input = (over: Partial<CacheCheckInput>): CacheCheckInput => ({
-  records: [rec(496), rec(496)], expectedCachedTokens: 496, promptLen: 1000, warmCachedTokens: 0, mode: "warn", tolerance: 0, ...over,
+  records: [rec(496), rec(496)], expectedCachedTokens: 496, promptLen: 1000, warmCachedTokens: 0, flushProbeCachedTokens: 0, mode: "warn", tolerance: 0, ...over,
 });
 
 describe("checkCache", () => {
@@ -28,6 +28,15 @@ describe("checkCache", () => {
     expect(c.status).toBe("mismatch");
     expect(c.failsStrict).toBe(true);
     expect(c.problems[0]).toMatch(/the flush did not empty the cache: .* found 496 tokens cached/);
+  });
+
+  test("a lying flush: the canary cached before the flush is still cached after it", () => {
+    const c = checkCache(input({ flushProbeCachedTokens: 64, mode: "strict" }));
+    expect(c.flushVerified).toBe(false);
+    expect(c.failsStrict).toBe(true);
+    expect(c.problems[0]).toMatch(/a canary prompt cached before it found 64 tokens cached after it/);
+    expect(checkCache(input({ flushProbeCachedTokens: null, warmCachedTokens: null })).flushVerified).toBeNull();
+    expect(checkCache(input({ flushProbeCachedTokens: -1, warmCachedTokens: 0 })).flushVerified).toBe(true);
   });
 
   test("eviction: requests that miss the warmed prefix are counted, failed requests are not", () => {
@@ -53,7 +62,7 @@ describe("checkCache", () => {
   });
 
   test("a server that never reports cached tokens cannot be verified", () => {
-    const c = checkCache(input({ records: [rec(-1), rec(-1)], warmCachedTokens: -1, mode: "strict" }));
+    const c = checkCache(input({ records: [rec(-1), rec(-1)], warmCachedTokens: -1, flushProbeCachedTokens: -1, mode: "strict" }));
     expect(c.status).toBe("unreported");
     expect(c.failsStrict).toBe(true);
     expect(c.observedHitRatio).toBeNull();

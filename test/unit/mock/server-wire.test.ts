@@ -190,7 +190,7 @@ describe("errors", () => {
   });
 
   test("a prompt at max_req_input_len is aborted by the scheduler: abort finish_reason, no error key", async () => {
-    const server = await start({ contextLength: 1000, cacheTokens: 50 });
+    const server = await start({ contextLength: 50, cacheTokens: 10 });
     const res = await post(server, { input_ids: ids(49), sampling_params: { max_new_tokens: 1 }, stream: true });
     expect(res.status).toBe(200);
     const payloads = splitEvents(await res.text());
@@ -236,7 +236,7 @@ describe("info endpoints", () => {
         stream_interval: 2,
         served_model_name: "m",
         max_total_num_tokens: 5000,
-        max_req_input_len: 4999,
+        max_req_input_len: 8191,
         max_running_requests: 7,
         version: "0.5.17-mock",
         status: "ready",
