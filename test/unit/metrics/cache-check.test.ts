@@ -59,6 +59,8 @@ describe("checkCache", () => {
     expect(c.warmVerified).toBe(false);
     expect(c.status).toBe("mismatch");
     expect(c.failsStrict).toBe(false); // warn mode
+    expect(c.problems[0]).toMatch(/the warm did not take/);
+    expect(checkCache(input({ records: [rec(0), rec(0)], mode: "strict", tolerance: 1 })).failsStrict).toBe(false);
   });
 
   test("a server that never reports cached tokens cannot be verified", () => {
