@@ -3,6 +3,7 @@
  * warmbench's command line: routes to run (default), mock, demo and report; maps errors to exit codes
  * (2 usage, 1 runtime, 3 some requests failed, 130 interrupted). Logs on stderr, the report on stdout.
  */
+import "./no-color.ts";
 import { defineCommand, parseArgs, showUsage, type ArgsDef, type CommandDef } from "citty";
 import { readFileSync } from "node:fs";
 import { BenchError, EXIT, UsageError } from "./errors.ts";
