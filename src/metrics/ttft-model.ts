@@ -57,19 +57,3 @@ export function fitTtftModel(uncachedTokens: ArrayLike<number>, ttftMs: ArrayLik
     r2: syy === 0 ? null : Math.max(0, 1 - sse / syy),
   };
 }
-
-/** The console block printed after the sweep. */
-export function renderTtftFit(fit: TtftFit | null): string {
-  const line = (label: string, value: string) => `${label.padEnd(40)} ${value.padEnd(10)}`;
-  const rule = "-".repeat(11) + "TTFT model (whole sweep)" + "-".repeat(15);
-  if (fit === null) return `${rule}\n(not enough distinct uncached lengths to fit TTFT = a + b·uncached)\n${"=".repeat(50)}`;
-  return [
-    rule,
-    line("Requests in fit:", String(fit.n)),
-    line("Fixed overhead (ms):", fit.fixedMs.toFixed(2)),
-    line("Prefill cost (µs/uncached token):", fit.prefillUsPerToken.toFixed(3)),
-    line("TTFT saved (µs/cached token):", fit.savedUsPerCachedToken.toFixed(3)),
-    line("Fit R²:", fit.r2 === null ? "n/a" : fit.r2.toFixed(4)),
-    "=".repeat(50),
-  ].join("\n");
-}

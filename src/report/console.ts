@@ -6,7 +6,7 @@
 import type { ErrorEntry, PctResult } from "../metrics/summarize.ts";
 import { UsageError } from "../errors.ts";
 import { parseJsonlLine } from "./jsonl.ts";
-import { renderTtftFit, type TtftFit } from "../metrics/ttft-model.ts";
+import type { TtftFit } from "../metrics/ttft-model.ts";
 
 /** Error entries listed under "Failures" (the JSONL keeps more). */
 const MAX_CONSOLE_ERRORS = 5;
@@ -199,4 +199,20 @@ export function renderJsonlReport(text: string): string {
     else if (isSweepSummary(obj)) out += renderSweepSummary(obj);
   }
   return out;
+}
+
+/** The console block printed after the sweep. */
+export function renderTtftFit(fit: TtftFit | null): string {
+  const line = (label: string, value: string) => `${label.padEnd(40)} ${value.padEnd(10)}`;
+  const rule = "-".repeat(11) + "TTFT model (whole sweep)" + "-".repeat(15);
+  if (fit === null) return `${rule}\n(not enough distinct uncached lengths to fit TTFT = a + b·uncached)\n${"=".repeat(50)}`;
+  return [
+    rule,
+    line("Requests in fit:", String(fit.n)),
+    line("Fixed overhead (ms):", fit.fixedMs.toFixed(2)),
+    line("Prefill cost (µs/uncached token):", fit.prefillUsPerToken.toFixed(3)),
+    line("TTFT saved (µs/cached token):", fit.savedUsPerCachedToken.toFixed(3)),
+    line("Fit R²:", fit.r2 === null ? "n/a" : fit.r2.toFixed(4)),
+    "=".repeat(50),
+  ].join("\n");
 }

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { fitTtftModel, renderTtftFit } from "../../../src/metrics/ttft-model.ts";
+import { fitTtftModel } from "../../../src/metrics/ttft-model.ts";
+import { renderTtftFit } from "../../../src/report/console.ts";
 
 describe("fitTtftModel", () => {
   test("recovers intercept and slope of exact data", () => {
