@@ -7,7 +7,7 @@
  * (JSON.stringify would silently write null) and parseJsonlLine turns them back into numbers, touching
  * only tokens outside string literals.
  */
-import { accessSync, closeSync, constants, fsyncSync, openSync, statSync, writeSync } from "node:fs";
+import { accessSync, closeSync, constants, fsyncSync, openSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { UsageError } from "../errors.ts";
 
@@ -147,5 +147,12 @@ export function checkOutputWritable(path: string, flag: string): void {
   } catch {
     const what = existing ? `file ${absolute}` : `directory ${dir}`;
     throw new UsageError(`${flag}: ${what} is not writable`);
+  }
+  // access(2) says yes to root everywhere; only an open proves the file can be created (e.g. not under /proc).
+  try {
+    closeSync(openSync(absolute, "a"));
+    if (!existing) unlinkSync(absolute);
+  } catch (err) {
+    throw new UsageError(`${flag}: cannot create ${absolute}: ${(err as NodeJS.ErrnoException).code ?? err}`);
   }
 }

@@ -82,6 +82,9 @@ function withPipelineDefaults(json: Record<string, unknown>): Record<string, unk
   return { normalizer: null, pre_tokenizer: null, post_processor: null, decoder: null, added_tokens: [], ...json };
 }
 
+/** Model types @huggingface/tokenizers implements. */
+const SUPPORTED_MODEL_TYPES = ["BPE", "WordPiece", "Unigram"];
+
 /** Resolves, reads (once) and builds the tokenizer; every problem with the file is a UsageError naming it. */
 export async function loadTokenizer(spec: string, opts: TokenizerSourceOptions): Promise<LoadedTokenizer> {
   const path = await resolveTokenizerFile(spec, opts);
@@ -91,6 +94,11 @@ export async function loadTokenizer(spec: string, opts: TokenizerSourceOptions):
     population = buildPopulation(json);
   } catch (err) {
     throw new UsageError(`tokenizer file ${path}: ${(err as Error).message}`);
+  }
+  // The library silently falls back to a pass-through model for types it lacks, which miscounts every token.
+  const modelType = (json as { model?: { type?: unknown } }).model?.type;
+  if (typeof modelType === "string" && !SUPPORTED_MODEL_TYPES.includes(modelType)) {
+    throw new UsageError(`tokenizer file ${path}: model type "${modelType}" is not supported (${SUPPORTED_MODEL_TYPES.join(", ")})`);
   }
   const config = await readTokenizerConfig(path);
   let tokenizer: Tokenizer;

@@ -129,11 +129,17 @@ describe("loadTokenizer errors name the file", () => {
     expect((await rejection(loadTokenizer(dir, OFFLINE))).message).toContain(`tokenizer config ${join(dir, "tokenizer_config.json")} is not valid JSON`);
   });
 
-  test("a minimal hand-written WordLevel file without pipeline keys still loads", async () => {
-    const json = { model: { type: "WordLevel", vocab: { hello: 0, world: 1, "[UNK]": 2 }, unk_token: "[UNK]" }, pre_tokenizer: { type: "Whitespace" } };
-    const path = await writeTokenizer("minimal", JSON.stringify(json));
+  test("a minimal hand-written WordPiece file without pipeline keys still loads", async () => {
+    const model = { type: "WordPiece", vocab: { hello: 0, world: 1, "[UNK]": 2 }, unk_token: "[UNK]", continuing_subword_prefix: "##", max_input_chars_per_word: 100 };
+    const path = await writeTokenizer("minimal", JSON.stringify({ model, pre_tokenizer: { type: "Whitespace" } }));
     const tok = await loadTokenizer(path, OFFLINE);
     expect(Array.from(tok.population)).toEqual([0, 1, 2]);
     expect(tok.countTokens("hello world hello")).toBe(3);
+  });
+
+  test("a model type the library lacks (WordLevel) is refused rather than silently miscounted", async () => {
+    const json = { model: { type: "WordLevel", vocab: { hello: 0, world: 1, "[UNK]": 2 }, unk_token: "[UNK]" } };
+    const path = await writeTokenizer("wordlevel", JSON.stringify(json));
+    await expect(loadTokenizer(path, OFFLINE)).rejects.toThrow(/model type "WordLevel" is not supported \(BPE, WordPiece, Unigram\)/);
   });
 });

@@ -1,0 +1,94 @@
+/**
+ * Accuracy: how far warmbench's TTFT and ITL are from the truth at 1 to 4096 streams of 50 events/s each
+ * (mock itl 20 ms). warmbench is joined per request on request_id; the Python script sends no id, so it is
+ * judged on distributions only: its reported median TTFT / ITL p99 against the truth's server-side ones.
+ */
+import { progress, type ScenarioResult } from "../lib/scenario.ts";
+import { fmt } from "../lib/stats.ts";
+import { mockSaturated, runTrial, type BenchContext, type Tool, type TrialResult } from "../lib/trial.ts";
+
+const ITL_MS = 20;
+
+/** Table columns shared with the capacity scenario. */
+export const TRIAL_COLUMNS = [
+  "tool", "streams", "target ev/s", "achieved ev/s",
+  "TTFT err p50/p99 ms", "ITL err p50/p99 ms", "event delay p50/p99 ms", "steady delay p99 ms (events)",
+  "Δ median TTFT ms", "Δ ITL p99 ms", "mock late p99 ms (steady)", "mock CPU %", "client CPU %", "max in flight", "note",
+];
+
+/** One table row of a trial. */
+export function trialRow(r: TrialResult): string[] {
+  const e = r.errors;
+  const rep = r.reported;
+  const notes = [r.note];
+  if (mockSaturated(r)) notes.push("mock saturated");
+  if (r.join && (r.join.unmatched || r.join.mismatched)) notes.push(`${r.join.unmatched} unmatched, ${r.join.mismatched} mismatched`);
+  if (rep && rep.completed < r.spec.streams) notes.push(`${rep.completed}/${r.spec.streams} completed`);
+  return [
+    r.spec.tool,
+    String(r.spec.streams),
+    r.targetRatePerS.toFixed(0),
+    r.truth.eventRatePerS.toFixed(0),
+    e ? `${fmt(e.ttftP50, 3)} / ${fmt(e.ttftP99, 3)}` : "n/a",
+    e ? `${fmt(e.itlP50, 3)} / ${fmt(e.itlP99, 3)}` : "n/a",
+    e ? `${fmt(e.delayP50, 3)} / ${fmt(e.delayP99, 3)}` : "n/a",
+    e ? `${fmt(e.steadyDelayP99, 3)} (${e.steadyEvents})` : "n/a",
+    rep ? fmt(rep.ttftP50 - r.server.ttftP50, 3) : "-",
+    rep ? fmt(rep.itlP99 - r.server.itlP99, 3) : "-",
+    `${fmt(r.server.latenessP99, 2)} (${fmt(r.server.steadyLatenessP99, 2)})`,
+    fmt(r.mockCpuPct, 0),
+    fmt(r.clientCpuPct, 0),
+    String(r.mockMaxInFlight),
+    notes.filter((n) => n !== "").join("; "),
+  ];
+}
+
+/** Runs the accuracy ladder for warmbench and, when available, the Python script. */
+export async function runAccuracy(ctx: BenchContext): Promise<ScenarioResult> {
+  const t0 = performance.now();
+  const streamsList = ctx.quick ? [1, 64] : [1, 64, 512, 1024, 4096];
+  const tools: Tool[] = ctx.python ? ["warmbench", "python"] : ["warmbench"];
+  const trials: TrialResult[] = [];
+  for (const streams of streamsList) {
+    for (const tool of tools) {
+      const outputLen = ctx.quick ? 25 : streams >= 4096 ? 50 : 100;
+      progress(`accuracy: ${tool} ${streams} streams x ${1000 / ITL_MS} ev/s, ${outputLen} events each`);
+      const timeoutMs = (tool === "python" ? 90 : 120) * 1000;
+      const r = await runTrial(ctx, { tool, streams, itlMs: ITL_MS, outputLen, totalTokens: 64, pct: 0, tokenizer: ctx.tokenizers.llama2, timeoutMs });
+      trials.push(r);
+      progress(`  -> ${trialRow(r).join(" | ")}`);
+    }
+  }
+  const at = (tool: Tool, streams: number) => trials.find((t) => t.spec.tool === tool && t.spec.streams === streams);
+  const checkStreams = ctx.quick ? 64 : 1024;
+  const ref = at("warmbench", checkStreams);
+  const biggest = at("warmbench", streamsList[streamsList.length - 1]!);
+  const targets = [
+    {
+      target: `timestamp error p99 <= 0.5 ms at 1024 x 50 ev/s${ctx.quick ? " (quick: measured at 64)" : ""}`,
+      measured: ref?.errors ? `${fmt(ref.errors.delayP99, 3)} ms (TTFT err p99 ${fmt(ref.errors.ttftP99, 3)}, ITL err p99 ${fmt(ref.errors.itlP99, 3)})${mockSaturated(ref) ? ", mock saturated" : ""}` : "no data",
+      pass: ctx.quick || !ref?.errors ? null : ref.errors.delayP99 <= 0.5,
+    },
+    {
+      target: `4096 concurrent streams all in flight at once (mock maxInFlight)${ctx.quick ? " (quick: 64)" : ""}`,
+      measured: biggest ? `${biggest.mockMaxInFlight} of ${biggest.spec.streams}` : "no data",
+      pass: ctx.quick || !biggest ? null : biggest.mockMaxInFlight >= 4096,
+    },
+  ];
+  return {
+    name: "accuracy",
+    title: `Accuracy: measured minus true TTFT / ITL, streams x 50 ev/s (mock itl ${ITL_MS} ms)`,
+    columns: TRIAL_COLUMNS,
+    rows: trials.map(trialRow),
+    targets,
+    notes: [
+      "Steady delay = event delay of the events written while every stream was past its first event and none had sent its last (no connection storm, no end-of-stream work); the count of such events is in brackets.",
+      "TTFT err = client TTFT - (mock's first-event epoch - client send epoch); ITL err = client gap - mock gap; event delay = client receive epoch - mock write epoch, every token event (joined on request_id = x-request-id).",
+      "Python: no per-request join is possible (it sends no request id and has no details output), so only Δ median TTFT (its median TTFT - the mock's median server-side TTFT) and Δ ITL p99 (its p99 ITL - the mock's p99 ITL) are given, read from its --output-file JSONL (the same numbers as its console). Python's TTFT includes a new TCP connection per request (one aiohttp session per request).",
+      "Δ columns for warmbench are the same distribution-level figures, for a like-for-like comparison.",
+    ],
+    trials,
+    figures: { timestampErrorP99At1024Ms: ref?.errors?.delayP99 ?? null, maxInFlightAtTop: biggest?.mockMaxInFlight ?? null },
+    elapsedS: (performance.now() - t0) / 1000,
+  };
+}

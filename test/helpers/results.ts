@@ -1,0 +1,30 @@
+/** Reads a warmbench JSONL results file in tests: every line, or only the per-pct lines. */
+import { existsSync, readFileSync } from "node:fs";
+
+/**
+ * Every JSONL line as an object ([] when the file does not exist). JSON has no non-finite numbers; the file
+ * holds Python's bare Infinity / -Infinity / NaN (request_rate, stats of a pct without successes), which
+ * become the strings "Infinity", "-Infinity", "NaN" here.
+ */
+export function readJsonl(path: string): any[] {
+  if (!existsSync(path)) return [];
+  const text = readFileSync(path, "utf8");
+  // Every line must be whole: a torn write would show up here as a JSON parse error.
+  expectWholeLines(text, path);
+  return text
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => JSON.parse(l.replace(BARE_NON_FINITE, '"$1"')));
+}
+
+/** The lines with "type": "pct", in file order. */
+export function readPctLines(path: string): any[] {
+  return readJsonl(path).filter((l) => l.type === "pct");
+}
+
+// A bare token right after ": ", "[" or ", " and before a delimiter: a value, not text inside a string.
+const BARE_NON_FINITE = /(?<=(?:: |\[|, ))(-?Infinity|NaN)(?=[,}\]])/g;
+
+function expectWholeLines(text: string, path: string): void {
+  if (text !== "" && !text.endsWith("\n")) throw new Error(`${path}: the last line is not terminated (torn write?)`);
+}

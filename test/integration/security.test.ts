@@ -1,0 +1,129 @@
+/**
+ * Secrets: the server's API key (from --api-key, SGLANG_API_KEY or OPENAI_API_KEY) and HF_TOKEN never appear in
+ * stdout, stderr (even with --verbose), the JSONL or the request details. The API key goes to the target server
+ * only, as "authorization: Bearer <key>" on every request; HF_TOKEN goes to the hub only.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startMockServer, type MockServer } from "../../src/mock/server.ts";
+import { mockOptions } from "../../src/mock/options.ts";
+import { LLAMA2_TOKENIZER, runCli, type CliResult } from "../helpers/run-cli.ts";
+import { startFakeHub, type FakeHub } from "../helpers/fake-hub.ts";
+import { startRecordingProxy, type RecordingProxy } from "../helpers/recording-proxy.ts";
+import { readJsonl } from "../helpers/results.ts";
+
+const API_KEY = "s3cr3t-XYZ";
+const HF_TOKEN = "hf_T0ken-ABC-987";
+const REPO = "secure-org/tiny-llama";
+const SECRET_ENV = ["SGLANG_API_KEY", "OPENAI_API_KEY", "HF_TOKEN"] as const;
+
+const dir = mkdtempSync(join(tmpdir(), "warmbench-security-"));
+let mock: MockServer;
+let hub: FakeHub;
+const saved: Record<string, string | undefined> = {};
+
+beforeAll(async () => {
+  // The children inherit this process's environment: secrets set outside the test must not leak into the cases.
+  for (const name of SECRET_ENV) {
+    saved[name] = process.env[name];
+    delete process.env[name];
+  }
+  mock = await startMockServer(mockOptions({ port: 0, ttftBaseMs: 1, itlMs: 1, errorEventEvery: 4 }));
+  hub = startFakeHub({ [`${REPO}/tokenizer.json`]: readFileSync(LLAMA2_TOKENIZER) });
+});
+
+afterAll(async () => {
+  for (const name of SECRET_ENV) if (saved[name] !== undefined) process.env[name] = saved[name];
+  await mock.stop();
+  await hub.stop();
+});
+
+interface SecureRun {
+  result: CliResult;
+  proxy: RecordingProxy;
+  /** Every file the run wrote, by name. */
+  files: { jsonl: string; details: string };
+  jsonlPath: string;
+  hubRequestsBefore: number;
+}
+
+/** A verbose sweep through a recording proxy, the tokenizer from the fake hub into a fresh cache. */
+async function secureRun(name: string, keyArgs: string[], keyEnv: Record<string, string>): Promise<SecureRun> {
+  const proxy = startRecordingProxy(mock.url);
+  const out = join(dir, `${name}.jsonl`);
+  const details = join(dir, `${name}-details.jsonl`);
+  const hubRequestsBefore = hub.requests.length;
+  try {
+    const result = await runCli(
+      ["--model", REPO, "--base-url", proxy.url, "--pcts", "0,50", "--num-prompts", "4", "--total-tokens", "200", "--output-len", "4",
+        "--settle", "0", "--verbose", "--output-file", out, "--request-details", details, ...keyArgs],
+      { env: { HF_ENDPOINT: hub.url, HF_HUB_CACHE: mkdtempSync(join(dir, "hf-")), HF_HUB_OFFLINE: "0", HF_TOKEN, ...keyEnv } },
+    );
+    return { result, proxy, files: { jsonl: readFileSync(out, "utf8"), details: readFileSync(details, "utf8") }, jsonlPath: out, hubRequestsBefore };
+  } finally {
+    await proxy.stop();
+  }
+}
+
+const headerValues = (headers: Record<string, string>) => Object.values(headers).join("\n");
+
+const sources: Array<[string, string[], Record<string, string>]> = [
+  ["--api-key", ["--api-key", API_KEY], {}],
+  ["SGLANG_API_KEY", [], { SGLANG_API_KEY: API_KEY }],
+  ["OPENAI_API_KEY", [], { OPENAI_API_KEY: API_KEY }],
+];
+
+describe.each(sources)("the API key from %s", (name, keyArgs, keyEnv) => {
+  let run: SecureRun;
+  beforeAll(async () => {
+    run = await secureRun(name.toLowerCase().replace(/^-+/, ""), keyArgs, keyEnv);
+  });
+
+  test("the run completes (some requests fail on purpose, so errors are reported too)", () => {
+    if (run.result.code !== 3) console.error(run.result.stderr.slice(-2000));
+    expect(run.result.code).toBe(3);
+    const lines = readJsonl(run.jsonlPath);
+    expect(lines.filter((l) => l.type === "pct")).toHaveLength(2);
+    expect(lines[0].options.apiKey).toBe("(set)");
+    // --verbose really was on: debug output is what could leak.
+    expect(run.result.stderr.length).toBeGreaterThan(0);
+    expect(run.result.stdout).toContain("Failures");
+  });
+
+  test("neither secret appears in stdout, stderr, the JSONL or the request details", () => {
+    const outputs = { stdout: run.result.stdout, stderr: run.result.stderr, ...run.files };
+    for (const [where, text] of Object.entries(outputs)) {
+      expect({ where, hasApiKey: text.includes(API_KEY) }).toEqual({ where, hasApiKey: false });
+      expect({ where, hasHfToken: text.includes(HF_TOKEN) }).toEqual({ where, hasHfToken: false });
+    }
+    expect(run.files.details.trim().split("\n").length).toBe(8);
+  });
+
+  test("every request to the target server carries authorization: Bearer <key>, and never HF_TOKEN", () => {
+    const requests = run.proxy.requests;
+    expect(requests.filter((q) => q.path === "/generate" && q.method === "POST").length).toBeGreaterThanOrEqual(8);
+    expect(requests.some((q) => q.path.startsWith("/flush_cache"))).toBe(true);
+    for (const q of requests) {
+      expect({ path: q.path, authorization: q.headers.authorization }).toEqual({ path: q.path, authorization: `Bearer ${API_KEY}` });
+      expect(headerValues(q.headers)).not.toContain(HF_TOKEN);
+    }
+  });
+
+  test("the hub gets HF_TOKEN for the tokenizer download, and never the API key", () => {
+    const hubRequests = hub.requests.slice(run.hubRequestsBefore);
+    expect(hubRequests.some((q) => q.path === `/${REPO}/resolve/main/tokenizer.json`)).toBe(true);
+    for (const q of hubRequests) {
+      expect(q.headers.authorization).toBe(`Bearer ${HF_TOKEN}`);
+      expect(headerValues(q.headers)).not.toContain(API_KEY);
+    }
+  });
+});
+
+test("an unreachable server with --verbose: the error and its stack do not show the API key", async () => {
+  const r = await runCli(["--model", LLAMA2_TOKENIZER, "--base-url", "http://127.0.0.1:9", "--api-key", API_KEY, "--verbose"]);
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain("cannot reach the server");
+  expect(r.stderr + r.stdout).not.toContain(API_KEY);
+});
