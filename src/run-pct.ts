@@ -11,7 +11,7 @@ import type { LoadedTokenizer } from "./workload/tokenizer.ts";
 import { PyRandom } from "./workload/rng.ts";
 import { buildPrompts, formatPromptDump, serializeIds, type PromptSet } from "./workload/prompts.ts";
 import type { Backend } from "./backends/types.ts";
-import { buildBody } from "./backends/body.ts";
+import { bodyParts } from "./backends/body.ts";
 import type { ServerInfo } from "./backends/sglang.ts";
 import { streamRequest, type StreamRequest } from "./client/stream.ts";
 import { runPool } from "./client/pool.ts";
@@ -68,6 +68,9 @@ export async function runPct(pct: number, ctx: SweepContext): Promise<PctOutcome
     if (opts.settleMs > 0) await Bun.sleep(opts.settleMs);
   }
 
+  // The tokenizer is only needed to count output tokens after the run: build it here, outside any clock and
+  // after the first requests of the sweep went out.
+  ctx.tokenizer.prepare();
   log.info(`Building ${opts.numPrompts} prompts ...`);
   const set = buildPrompts({ population: ctx.tokenizer.population, totalTokens: opts.totalTokens, pct, numPrompts: opts.numPrompts, rng: ctx.rng });
   if (opts.dumpPrompts) appendFileSync(opts.dumpPrompts, formatPromptDump(set));
@@ -194,7 +197,7 @@ async function flushAndProve(pct: number, ctx: SweepContext): Promise<{ attempts
   const ids = new Uint32Array(canaryLen);
   new PyRandom(CANARY_SEED + BigInt(pct)).choicesInto(tokenizer.population, ids, 0, canaryLen);
   const template = backend.createBodyTemplate({ maxNewTokens: 1, ignoreEos: true, extra: {}, model });
-  const body = buildBody(template, serializeIds(ids), new Uint8Array(0));
+  const body = bodyParts(template, serializeIds(ids), new Uint8Array(0));
   await streamRequest(requestFor(body, -2, pct, canaryLen, 1, ctx));
   let attempts = await flush(ctx);
   const probe = await streamRequest(requestFor(body, -2, pct, canaryLen, 1, ctx));
@@ -225,12 +228,12 @@ function prepareBodies(set: PromptSet, ctx: SweepContext) {
   }
   const empty = new Uint8Array(0);
   return {
-    warm: buildBody(warmTpl, prefixDigits, empty),
-    build: (i: number) => buildBody(measured, prefixDigits, suffixDigits[i] ?? empty),
+    warm: bodyParts(warmTpl, prefixDigits, empty),
+    build: (i: number) => bodyParts(measured, prefixDigits, suffixDigits[i] ?? empty),
   };
 }
 
-function requestFor(body: Uint8Array, index: number, pct: number, promptLen: number, maxNewTokens: number, ctx: SweepContext): StreamRequest {
+function requestFor(body: readonly Uint8Array[], index: number, pct: number, promptLen: number, maxNewTokens: number, ctx: SweepContext): StreamRequest {
   return {
     url: ctx.opts.baseUrl + ctx.backend.generatePath,
     backend: ctx.backend,

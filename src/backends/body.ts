@@ -29,6 +29,20 @@ export function createTemplate(payload: Record<string, unknown>): BodyTemplate {
   };
 }
 
+const COMMA = new Uint8Array([44]);
+
+/**
+ * One request body as views, nothing copied: head, prefix digits, [","], suffix digits, tail. The prefix
+ * digits are shared by every request of a pct, so 4096 in-flight 70k-token prompts cost one prefix, not 4096.
+ */
+export function bodyParts(t: BodyTemplate, prefixDigits: Uint8Array, suffixDigits: Uint8Array): Uint8Array[] {
+  if (t.idsOverridden) return [t.head];
+  const parts = [t.head, prefixDigits];
+  if (prefixDigits.length > 0 && suffixDigits.length > 0) parts.push(COMMA);
+  parts.push(suffixDigits, t.tail);
+  return parts.filter((p) => p.length > 0);
+}
+
 /** One request body: head + prefix digits [+ ","] + suffix digits + tail, in one allocation. */
 export function buildBody(t: BodyTemplate, prefixDigits: Uint8Array, suffixDigits: Uint8Array): Uint8Array {
   if (t.idsOverridden) return t.head;

@@ -13,7 +13,8 @@ import { createSseSplitter } from "./sse.ts";
 /** Everything one request needs; the body is serialized before any clock starts. */
 export interface StreamRequest {
   url: string;
-  body: Uint8Array;
+  /** The serialized body, whole or as parts sent in order without being joined (see requestBody). */
+  body: Uint8Array | readonly Uint8Array[];
   /** Wire format of the stream; SGLang native when absent. */
   backend?: Backend;
   /** Extra request headers (e.g. authorization); content-type is always application/json. */
@@ -71,14 +72,17 @@ export async function streamRequest(req: StreamRequest): Promise<RequestRecord> 
   stallTimer = setTimeout(checkStall, req.stallTimeoutMs);
   const requestTimer = setTimeout(() => abortWith("timeout"), req.requestTimeoutMs);
 
+  // Everything the request needs is built before its clock starts.
+  const sent = requestBody(req.body);
+  const init: RequestInit = {
+    method: "POST",
+    headers: sent.headers ? { ...requestHeaders(req), ...sent.headers } : requestHeaders(req),
+    body: sent.body,
+    signal: controller.signal,
+  };
   rec.startMs = nowMs();
   try {
-    const res = await fetch(req.url, {
-      method: "POST",
-      headers: requestHeaders(req),
-      body: req.body,
-      signal: controller.signal,
-    });
+    const res = await fetch(req.url, init);
     state.lastByteMs = nowMs();
     rec.httpStatus = res.status;
     if (res.status !== 200 || res.body === null) {
@@ -107,6 +111,37 @@ function requestHeaders(req: StreamRequest): Record<string, string> {
   const headers: Record<string, string> = { "content-type": "application/json", ...req.headers };
   if (req.requestId !== undefined) headers["x-request-id"] = req.requestId;
   return headers;
+}
+
+/** Bodies this large are streamed from their parts instead of joined into one fresh copy per request. */
+const JOIN_LIMIT_BYTES = 64 * 1024;
+
+/**
+ * fetch's body and length header. A large body goes out as a stream over the parts, with an explicit
+ * content-length so it is still a plain fixed-length request (no chunked encoding): Bun keeps a request's body
+ * alive until the response ends, so joined copies of 70k-token prompts would cost ~0.5 MB per stream in flight.
+ */
+function requestBody(body: Uint8Array | readonly Uint8Array[]): { body: Uint8Array | ReadableStream<Uint8Array>; headers?: Record<string, string> } {
+  if (body instanceof Uint8Array) return { body };
+  let length = 0;
+  for (const part of body) length += part.length;
+  if (length <= JOIN_LIMIT_BYTES || body.length === 1) {
+    if (body.length === 1) return { body: body[0] as Uint8Array };
+    const joined = new Uint8Array(length);
+    let at = 0;
+    for (const part of body) {
+      joined.set(part, at);
+      at += part.length;
+    }
+    return { body: joined };
+  }
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const part of body) controller.enqueue(part);
+      controller.close();
+    },
+  });
+  return { body: stream, headers: { "content-length": String(length) } };
 }
 
 /** Per-request scratch state of the event loop. */

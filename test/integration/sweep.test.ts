@@ -159,3 +159,25 @@ describe("full sweep by the compiled binary against the mock", () => {
     expect(run.stdout).not.toContain("Flushing KV cache");
   });
 });
+
+describe("large prompts (bodies streamed from shared parts)", () => {
+  test("70k-token prompts arrive byte-exact with a fixed content-length", async () => {
+    const server = await startMockServer(mockOptions({ port: 0, recordInputs: true, prefillUsPerToken: 0, itlMs: 1 }));
+    const dump = join(dir, "large-prompts.jsonl");
+    try {
+      const r = await runCli([
+        "--model", LLAMA2_TOKENIZER, "--base-url", server.url, "--pcts", "0,95", "--num-prompts", "3",
+        "--total-tokens", "70000", "--output-len", "2", "--max-concurrency", "3", "--settle", "0", "--dump-prompts", dump,
+      ]);
+      expect(r.code).toBe(0);
+      const dumped = readFileSync(dump, "utf8").trim().split("\n").map((l) => JSON.parse(l).input_ids.join(","));
+      const measured = server.stats().received.filter((x) => x.maxNewTokens === 2).map((x) => x.inputIds.join(","));
+      // Concurrent requests reach the server in any order.
+      expect(measured.sort()).toEqual(dumped.sort());
+      const warm = server.stats().received.find((x) => x.inputIds.length === 66500)!;
+      expect(warm.maxNewTokens).toBe(1);
+    } finally {
+      await server.stop();
+    }
+  });
+});
