@@ -14,7 +14,7 @@ if (process.argv.includes("--all")) {
 for (const { target, outfile } of targets) {
   const t0 = performance.now();
   // A benchmark must not pick up .env or bunfig.toml from whatever directory it is started in.
-  const flags = ["--compile", "--minify", "--sourcemap=none", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig"];
+  const flags = ["--compile", "--bytecode", "--format=esm", "--minify", "--sourcemap=none", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig"];
   if (target) flags.push(`--target=${target}`);
   await $`${process.execPath} build ${flags} src/cli.ts --outfile ${outfile}`.quiet();
   console.error(`built ${outfile} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
