@@ -71,3 +71,49 @@ describe("SIGINT mid-pct", () => {
     expect(line.failed).toBe(0); // cancelled requests were never measured: neither success nor failure
   });
 });
+
+describe("a warm request that fails", () => {
+  test("aborts the sweep with the script's message, exit 1, earlier pcts intact", async () => {
+    const { startRecordingProxy } = await import("../helpers/recording-proxy.ts");
+    const mock = await startMockServer(mockOptions({ port: 0 }));
+    // Requests without x-request-id are the flush canaries and the warm: pct 0 sends 2, pct 50 sends 2 + the warm.
+    let unnamed = 0;
+    const proxy = startRecordingProxy(mock.url, (req) => {
+      if (req.method !== "POST" || req.path !== "/generate" || req.headers["x-request-id"]) return null;
+      return ++unnamed === 5 ? Response.json({ object: "error", message: "mock: warm refused", code: 503 }, { status: 503 }) : null;
+    });
+    const out = join(dir, "warm.jsonl");
+    try {
+      const r = await runCli([...small, "--pcts", "0,50", "--base-url", proxy.url, "--output-file", out, "--request-details", join(dir, "d.jsonl")]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/warmbench: error: Warmup failed - Please make sure benchmark arguments are correctly specified\. Error: http: HTTP 503: .*mock: warm refused/);
+      const pcts = readFileSync(out, "utf8").trim().split("\n").filter((l) => l.includes('"type": "pct"'));
+      expect(pcts).toHaveLength(1);
+      expect(pcts[0]).toContain('"shared_prefix_pct": 0');
+    } finally {
+      await proxy.stop();
+      await mock.stop();
+    }
+  });
+});
+
+describe("a second signal", () => {
+  test("exits at once with 130, even while a flush is being retried", async () => {
+    const mock = await startMockServer(mockOptions({ port: 0, flushFailFirst: 1_000_000 }));
+    try {
+      const proc = Bun.spawn([BINARY, ...small, "--base-url", mock.url, "--flush-deadline", "600"], {
+        stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" },
+      });
+      await Bun.sleep(1500); // tokenizer loaded, flush retrying
+      proc.kill("SIGINT");
+      await Bun.sleep(200);
+      const t0 = performance.now();
+      proc.kill("SIGINT");
+      expect(await proc.exited).toBe(130);
+      expect(performance.now() - t0).toBeLessThan(2000);
+      expect(mock.stats().flushRejected).toBeGreaterThan(1);
+    } finally {
+      await mock.stop();
+    }
+  });
+});
