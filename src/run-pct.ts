@@ -24,6 +24,7 @@ import { describeSaturation, isSaturated, startClientMonitor } from "./metrics/s
 import { renderConsole, renderPctHeader } from "./report/console.ts";
 import { appendJsonlLine, formatJsonl } from "./report/jsonl.ts";
 import { appendRequestDetails, requestIdOf } from "./report/details.ts";
+import { startProgress } from "./report/progress.ts";
 import type { SweepIo } from "./run.ts";
 import { VERSION } from "./version.ts";
 
@@ -93,14 +94,16 @@ export async function runPct(pct: number, ctx: SweepContext): Promise<PctOutcome
   log.info(`Sending requests (max_concurrency=${opts.maxConcurrency}) ...`);
   const startedAt = new Date().toISOString();
   const monitor = startClientMonitor();
+  const progress = startProgress(opts.numPrompts, `${pct}%`);
   const t0 = nowMs();
   const settled = await runPool(
     opts.numPrompts,
     opts.maxConcurrency,
     (i) => streamRequest(requestFor(bodies.build(i), i, pct, opts.totalTokens, opts.outputLen, ctx)),
-    { signal: io.signal },
+    { signal: io.signal, onSettled: (_i, r) => progress.settled(r.ok) },
   );
   const durationS = (nowMs() - t0) / 1000;
+  progress.stop();
   const health = monitor.stop();
   const interrupted = io.signal?.aborted === true;
   const countersAfter = await scrapeCacheCounters(opts.baseUrl, ctx.headers);
