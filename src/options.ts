@@ -245,5 +245,5 @@ export const DEMO_DEFAULTS = {
   pcts: "0,50,90",
   settleS: 0.1,
   /** The mock's latency model in the demo: prefill dominates, as on a GPU with long prompts. */
-  mock: { ttftBaseMs: 5, prefillUsPerToken: 20, itlMs: 4, pageSize: 16, serialPrefill: true },
+  mock: { ttftBaseMs: 5, prefillUsPerToken: 20, itlMs: 4, pageSize: 16, serialPrefill: false },
 } as const;
