@@ -117,3 +117,20 @@ describe("a second signal", () => {
     }
   });
 });
+
+describe("concurrency above Bun's 256-per-origin fetch cap", () => {
+  test("300 streams really are in flight at once (the binary relaunches itself with the cap raised)", async () => {
+    const mock = await startMockServer(mockOptions({ port: 0, itlMs: 25, maxRunning: 1000, prefillUsPerToken: 0 }));
+    try {
+      const r = await runCli(
+        ["--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", "0", "--total-tokens", "50", "--output-len", "40",
+          "--num-prompts", "300", "--max-concurrency", "300", "--settle", "0"],
+        { env: { BUN_CONFIG_MAX_HTTP_REQUESTS: "" } },
+      );
+      expect(r.code).toBe(0);
+      expect(mock.stats().maxInFlight).toBe(300);
+    } finally {
+      await mock.stop();
+    }
+  });
+});
