@@ -8,6 +8,7 @@ import type { MockContext } from "./context.ts";
 import { parseGenerateBody, type GenerateParams } from "./generate-request.ts";
 import { readBody, sendBadRequest, sendJson } from "./http.ts";
 import { buildMetaInfo, GeneratedOutput, sseEvent, SSE_DONE, type MetaState } from "./output.ts";
+import { SglangEventBuilder } from "./sglang-events.ts";
 import { driveGeneration, SSE_HEADERS, type WireFormat } from "./stream-driver.ts";
 import { RequestTrace } from "./truth.ts";
 import type { ReceivedRequest } from "./types.ts";
@@ -18,6 +19,7 @@ const FAIL_BODY = { object: "error", message: "mock: injected failure", type: "5
 const INJECTED_ERROR = { message: "mock: injected error", type: "invalid_request_error", code: 400, retryable: false };
 /** The abort fault's finish_reason: SGLang's request timeout abort. */
 const INJECTED_ABORT = { type: "abort" as const, message: "Request running timeout reached.", status_code: 503, err_type: "ServiceUnavailable" };
+const INJECTED_ABORT_JSON = JSON.stringify(INJECTED_ABORT);
 
 /** Serve one POST|PUT /generate. */
 export async function handleGenerate(req: IncomingMessage, res: ServerResponse, ctx: MockContext): Promise<void> {
@@ -128,21 +130,15 @@ function contextProblem(params: GenerateParams, rid: string, ctx: MockContext): 
 
 /** SGLang's native wire format: cumulative (or incremental) text and output_ids with meta_info. */
 function sglangFormat(meta: MetaState, vocabSize: number, incremental: boolean): WireFormat {
-  const output = new GeneratedOutput(vocabSize);
-  let eventsSent = 0;
-  const event = (completionTokens: number, finishReason: Parameters<typeof buildMetaInfo>[2], extraText: string): string => {
-    output.growTo(completionTokens);
-    const segment = output.nextSegment(incremental);
-    const info = buildMetaInfo(meta, completionTokens, finishReason, eventsSent++ === 0);
-    return JSON.stringify({ text: segment.text + extraText, output_ids: segment.outputIds, meta_info: info });
-  };
+  const events = new SglangEventBuilder(meta, vocabSize, incremental);
   return {
     tokenEvent: (completionTokens, done, extraText) =>
-      event(completionTokens, done ? { type: "length", length: completionTokens } : null, extraText),
-    abortEvent: (completionTokens) => event(completionTokens, INJECTED_ABORT, ""),
+      events.event(completionTokens, done ? `{"type":"length","length":${completionTokens}}` : null, extraText),
+    abortEvent: (completionTokens) => events.event(completionTokens, INJECTED_ABORT_JSON, ""),
     errorEvent: () => JSON.stringify({ error: INJECTED_ERROR }),
     trailerEvents: () => [],
     sendWhole(res, completionTokens) {
+      const output = new GeneratedOutput(vocabSize);
       output.growTo(completionTokens);
       const info = buildMetaInfo(meta, completionTokens, { type: "length", length: completionTokens }, true);
       sendJson(res, 200, { text: output.text, output_ids: output.ids, meta_info: info });

@@ -32,9 +32,11 @@ export type FinishReason =
   | { type: "length"; length: number }
   | { type: "abort"; message: string; status_code: number; err_type: string };
 
+const TIME_ORIGIN_MS = performance.timeOrigin;
+
 /** Wall-clock seconds, as Python's time.time(). */
 export function wallClockS(): number {
-  return (performance.timeOrigin + performance.now()) / 1000;
+  return (TIME_ORIGIN_MS + performance.now()) / 1000;
 }
 
 /**

@@ -2,8 +2,10 @@
  * The mock's latency model. Admission: at most maxRunning requests at once, the rest wait FIFO.
  * Prefill: ttftBaseMs + prefillUsPerToken per uncached prompt token, optionally one prefill at a time
  * (serialPrefill, like one GPU). Decode: one token every itlMs, reported one event per streamInterval
- * tokens. Everything runs on setTimeout so the mock itself stays cheap at thousands of streams.
+ * tokens, driven for all requests by one decode queue (decode-queue.ts) so the mock stays cheap at
+ * thousands of streams: no timer per event.
  */
+import { DecodeQueue } from "./decode-queue.ts";
 import type { PrefixCache } from "./prefix-cache.ts";
 
 /** Latency knobs the scheduler reads (a subset of MockOptions). */
@@ -38,11 +40,15 @@ export interface JobTicket {
 interface JobState {
   job: GenerationJob;
   phase: "queued" | "prefill-wait" | "prefill" | "decode" | "done";
+  /** The prefill timer (decode events are timed by the decode queue). */
   timer: ReturnType<typeof setTimeout> | null;
   /** performance.now() when the first token was emitted. */
   firstTokenAtMs: number;
   /** Total stall added by delay(), ms. */
   delayMs: number;
+  /** Cumulative tokens the next event reports, and when it is due (performance.now()). */
+  nextTokens: number;
+  dueMs: number;
 }
 
 /** FIFO admission, prefill and decode timers for the mock server. */
@@ -57,6 +63,10 @@ export class MockScheduler {
   private readonly idleWaiters = new Set<() => void>();
   /** Every job not yet done, so shutdown can clear their timers. */
   private readonly live = new Set<JobState>();
+  private readonly decode = new DecodeQueue<JobState>((state) => {
+    // A cancelled job stays in the queue until it comes up; it is dropped here.
+    if (state.phase === "decode") this.emit(state, state.nextTokens);
+  });
 
   constructor(model: LatencyModel, cache: PrefixCache) {
     this.model = model;
@@ -101,7 +111,7 @@ export class MockScheduler {
 
   /** Queue a job; it starts as soon as a running slot is free. */
   submit(job: GenerationJob): JobTicket {
-    const state: JobState = { job, phase: "queued", timer: null, firstTokenAtMs: 0, delayMs: 0 };
+    const state: JobState = { job, phase: "queued", timer: null, firstTokenAtMs: 0, delayMs: 0, nextTokens: 0, dueMs: 0 };
     this.waiting.push(state);
     this.live.add(state);
     this.maxInSystem = Math.max(this.maxInSystem, this.runningCount + this.waiting.length);
@@ -122,6 +132,7 @@ export class MockScheduler {
       state.phase = "done";
     }
     this.live.clear();
+    this.decode.clear();
     this.waiting.length = 0;
     this.prefillQueue.length = 0;
     this.runningCount = 0;
@@ -192,7 +203,6 @@ export class MockScheduler {
   }
 
   private emit(state: JobState, completionTokens: number): void {
-    state.timer = null;
     const done = completionTokens >= state.job.maxNewTokens;
     state.job.onTokens(completionTokens, done);
     if (done) {
@@ -201,9 +211,10 @@ export class MockScheduler {
     }
     if (state.phase === "done") return; // cancelled from inside onTokens
     const next = Math.min(completionTokens + state.job.streamInterval, state.job.maxNewTokens);
+    state.nextTokens = next;
     // Targets are absolute (first token + (n-1) * itl) so timer lateness does not accumulate.
-    const dueMs = state.firstTokenAtMs + state.delayMs + (next - 1) * this.model.itlMs;
-    state.timer = setTimeout(() => this.emit(state, next), Math.max(0, dueMs - performance.now()));
+    state.dueMs = state.firstTokenAtMs + state.delayMs + (next - 1) * this.model.itlMs;
+    this.decode.push(state);
   }
 
   /** Free the running slot once; later calls (a cancel racing the last event) do nothing. */

@@ -6,11 +6,17 @@
  *
  * A stream fault fires in place of the third token event ("after 2 token events"), or in place of the
  * final one when the request has fewer events, so that it is always observable.
+ *
+ * Events go out through a FlushedWriter (socket-write.ts): each is on the wire when the truth log stamps
+ * it. The final event, any trailer and [DONE] leave in one write, stamped like the others; the response's
+ * end (the chunked terminator and node:http's finish/close bookkeeping) follows once the current decode
+ * step is written, so that the step's other streams do not wait for it.
  */
 import type { ServerResponse } from "node:http";
 import type { MockContext } from "./context.ts";
 import type { StreamFault } from "./faults.ts";
 import { SSE_DONE } from "./output.ts";
+import { FlushedWriter } from "./socket-write.ts";
 import type { RequestTrace, TruthEnd } from "./truth.ts";
 
 /** How a protocol writes a generation. Event methods return the JSON text of one SSE `data:` payload. */
@@ -58,6 +64,20 @@ const sse = (payload: string): string => `data: ${payload}\n\n`;
 /** Faults that exist only on a stream; a non-streamed request that draws one runs normally. */
 const STREAM_ONLY: ReadonlySet<StreamFault> = new Set(["malformed", "invalid-utf8"]);
 
+/** Responses whose last bytes are written and that end once the current task is over. */
+let endsDue: ServerResponse[] = [];
+
+function endLater(res: ServerResponse): void {
+  if (endsDue.length === 0) setImmediate(endDueResponses);
+  endsDue.push(res);
+}
+
+function endDueResponses(): void {
+  const due = endsDue;
+  endsDue = [];
+  for (const res of due) if (!res.destroyed && !res.writableEnded) res.end();
+}
+
 /** Submit `job` to the scheduler and write its response; closing the connection cancels it. */
 export function driveGeneration(res: ServerResponse, job: DriveJob, ctx: MockContext): void {
   const { trace, format } = job;
@@ -88,13 +108,23 @@ export function driveGeneration(res: ServerResponse, job: DriveJob, ctx: MockCon
       return;
     }
     const payload = format.tokenEvent(completionTokens, done, corrupt ? INVALID_UTF8_MARK : "");
-    if (corrupt) res.write(withInvalidUtf8(payload));
-    else res.write(sse(payload));
+    if (corrupt) {
+      writer.write(withInvalidUtf8(payload, done ? finalTail(completionTokens) : "\n\n"));
+    } else if (!done) {
+      writer.write("data: " + payload + "\n\n");
+    } else {
+      writer.write("data: " + payload + finalTail(completionTokens));
+    }
     trace.event(completionTokens);
     if (!done) return;
-    for (const extra of format.trailerEvents(completionTokens)) res.write(sse(extra));
-    res.end(SSE_DONE);
     end(finishedLabel());
+    endLater(res);
+  };
+  /** What follows the final token event's payload: its blank line, any trailer events, [DONE]. */
+  const finalTail = (completionTokens: number): string => {
+    let tail = "\n\n";
+    for (const extra of format.trailerEvents(completionTokens)) tail += sse(extra);
+    return tail + SSE_DONE;
   };
 
   /** Fire the fault at this event; true when it replaced the event and ended the request. */
@@ -102,19 +132,24 @@ export function driveGeneration(res: ServerResponse, job: DriveJob, ctx: MockCon
     faultFired = true;
     ctx.faults.note(fault as StreamFault);
     switch (fault) {
-      case "reset":
+      case "reset": {
         ticket.cancel();
         end("fault:reset");
-        res.socket?.destroy();
+        // A millisecond later: an RST can make the client drop the previous event unread, and with short
+        // itls both may fall in one decode step.
+        const socket = res.socket;
+        setTimeout(() => socket?.destroy(), 1);
         return true;
+      }
       case "error-event":
       case "abort":
         ticket.cancel();
         if (!job.stream) {
           format.sendWholeFault(res, fault, completionTokens);
         } else {
+          writer.write(sse(fault === "abort" ? format.abortEvent(completionTokens) : format.errorEvent()) + SSE_DONE);
           if (fault === "abort") trace.event(completionTokens);
-          res.end(sse(fault === "abort" ? format.abortEvent(completionTokens) : format.errorEvent()) + SSE_DONE);
+          res.end();
         }
         end(`fault:${fault}`);
         return true;
@@ -132,7 +167,7 @@ export function driveGeneration(res: ServerResponse, job: DriveJob, ctx: MockCon
         return true;
       }
       case "malformed":
-        res.write(MALFORMED_EVENT);
+        writer.write(MALFORMED_EVENT);
         return false;
       default:
         return false;
@@ -143,6 +178,7 @@ export function driveGeneration(res: ServerResponse, job: DriveJob, ctx: MockCon
     res.writeHead(200, SSE_HEADERS);
     res.flushHeaders();
   }
+  const writer = new FlushedWriter(res);
   const ticket = ctx.scheduler.submit({
     inputIds: job.inputIds,
     maxNewTokens: job.maxNewTokens,
@@ -173,12 +209,12 @@ export function driveGeneration(res: ServerResponse, job: DriveJob, ctx: MockCon
   });
 }
 
-/** One SSE event whose text carries a raw 0xff byte where the marker was. */
-function withInvalidUtf8(payload: string): Buffer {
+/** One SSE event (then `tail`) whose text carries a raw 0xff byte where the marker was. */
+function withInvalidUtf8(payload: string, tail: string): Buffer {
   const at = payload.indexOf(INVALID_UTF8_MARK_JSON);
   return Buffer.concat([
     Buffer.from("data: " + payload.slice(0, at)),
     Buffer.from([0xff]),
-    Buffer.from(payload.slice(at + INVALID_UTF8_MARK_JSON.length) + "\n\n"),
+    Buffer.from(payload.slice(at + INVALID_UTF8_MARK_JSON.length) + tail),
   ]);
 }
