@@ -13,7 +13,7 @@ import { buildPrompts, formatPromptDump, serializeIds, type PromptSet } from "./
 import type { Backend } from "./backends/types.ts";
 import { bodyParts } from "./backends/body.ts";
 import type { ServerInfo } from "./backends/sglang.ts";
-import { streamRequest, type StreamRequest } from "./client/stream.ts";
+import { resolveGeneratedText, streamRequest, type StreamRequest } from "./client/stream.ts";
 import { runPool } from "./client/pool.ts";
 import { nowMs } from "./client/clock.ts";
 import { hitRateBetween, scrapeCacheCounters } from "./client/prometheus.ts";
@@ -109,6 +109,7 @@ export async function runPct(pct: number, ctx: SweepContext): Promise<PctOutcome
   const countersAfter = await scrapeCacheCounters(opts.baseUrl, ctx.headers);
   // An interrupted pct is summarized from the requests that completed; the cancelled ones were never measured.
   const records = settled.filter((r): r is RequestRecord => r !== undefined && r.failureKind !== "cancelled");
+  for (const r of records) resolveGeneratedText(r, ctx.backend);
   logFailures(records);
   if (opts.requestDetails) appendRequestDetails(opts.requestDetails, ctx.runId, pct, records);
 
@@ -250,6 +251,7 @@ function requestFor(body: readonly Uint8Array[], index: number, pct: number, pro
     requestTimeoutMs: ctx.opts.requestTimeoutS * 1000,
     stallTimeoutMs: ctx.opts.stallTimeoutS * 1000,
     signal: ctx.io.signal,
+    deferText: true,
   };
 }
 

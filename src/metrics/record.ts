@@ -46,4 +46,6 @@ export interface RequestRecord {
   finishReason: string | null;
   /** Generated text (cumulative text of the last event, or the concatenated deltas). Filled after the stream ends. */
   generatedText: string;
+  /** Raw event payloads whose text makes up generatedText, while its parsing is deferred (see resolveGeneratedText). */
+  textPayloads?: Uint8Array[];
 }
