@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { MockContext } from "./context.ts";
 import { parseGenerateBody, type GenerateParams } from "./generate-request.ts";
-import { readBody, sendBadRequest, sendJson } from "./http.ts";
+import { readBody, sendBadRequest, sendJson, trackInFlight } from "./http.ts";
 import { buildMetaInfo, GeneratedOutput, sseEvent, SSE_DONE, type MetaState } from "./output.ts";
 import { SglangEventBuilder } from "./sglang-events.ts";
 import { driveGeneration, SSE_HEADERS, type WireFormat } from "./stream-driver.ts";
@@ -26,9 +26,7 @@ export async function handleGenerate(req: IncomingMessage, res: ServerResponse, 
   const { counters } = ctx;
   const receivedAtMs = performance.now();
   counters.generateRequests++;
-  counters.inFlight++;
-  counters.maxInFlight = Math.max(counters.maxInFlight, counters.inFlight);
-  res.on("close", () => counters.inFlight--);
+  trackInFlight(res, counters);
 
   let bodyText: string;
   try {

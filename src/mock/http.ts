@@ -47,3 +47,10 @@ export function sendEmpty(res: ServerResponse, status: number): void {
 export function sendBadRequest(res: ServerResponse, message: string): void {
   sendJson(res, 400, { object: "error", message, type: "Bad Request", param: null, code: 400 });
 }
+
+/** Counts a /generate or /v1/completions request as in flight until its response closes (for GET /mock/stats). */
+export function trackInFlight(res: ServerResponse, counters: { inFlight: number; maxInFlight: number }): void {
+  counters.inFlight++;
+  counters.maxInFlight = Math.max(counters.maxInFlight, counters.inFlight);
+  res.on("close", () => counters.inFlight--);
+}

@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { MockContext } from "./context.ts";
 import { headerValue } from "./generate.ts";
-import { readBody, sendJson } from "./http.ts";
+import { readBody, sendJson, trackInFlight } from "./http.ts";
 import { openaiError, parseCompletionBody, type CompletionParams } from "./openai-request.ts";
 import { GeneratedOutput } from "./output.ts";
 import { driveGeneration, type WireFormat } from "./stream-driver.ts";
@@ -17,9 +17,7 @@ import type { ReceivedRequest } from "./types.ts";
 export async function handleCompletions(req: IncomingMessage, res: ServerResponse, ctx: MockContext): Promise<void> {
   const { counters, opts } = ctx;
   counters.completionsRequests++;
-  counters.inFlight++;
-  counters.maxInFlight = Math.max(counters.maxInFlight, counters.inFlight);
-  res.on("close", () => counters.inFlight--);
+  trackInFlight(res, counters);
 
   let bodyText: string;
   try {
