@@ -141,6 +141,9 @@ describe("flushing per backend", () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toContain("--flush none: the cache is NOT flushed");
     expect(r.mockStats.flushes).toBe(0);
-    for (const l of r.pcts) expect(l.flushed).toBe(false);
+    for (const l of r.pcts) {
+      expect(l.flushed).toBe(false);
+      expect(l.flush_verified).toBeNull();
+    }
   });
 });
