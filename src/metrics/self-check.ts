@@ -53,7 +53,8 @@ export function startClientMonitor(): ClientMonitor {
       const cpu = process.cpuUsage(cpuStart);
       const wallMs = Math.max(nowMs - wallStartMs, 1e-3);
       stopped = {
-        loopLagP99Ms: lagUs.totalCount > 0 ? lagUs.getValueAtPercentile(99) / 1000 : 0,
+        // HDR reports a bucket's highest equivalent value, which can exceed the exact maximum by one step.
+        loopLagP99Ms: lagUs.totalCount > 0 ? Math.min(lagUs.getValueAtPercentile(99), lagUs.maxValue) / 1000 : 0,
         loopLagMaxMs: lagUs.totalCount > 0 ? lagUs.maxValue / 1000 : 0,
         cpuPct: ((cpu.user + cpu.system) / 1000 / wallMs) * 100,
       };
