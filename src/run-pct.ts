@@ -4,7 +4,7 @@
  * server counters and client self-check.
  */
 import { appendFileSync } from "node:fs";
-import { BenchError } from "./errors.ts";
+import { BenchError, EXIT } from "./errors.ts";
 import { log } from "./log.ts";
 import type { RunOptions } from "./options.ts";
 import type { LoadedTokenizer } from "./workload/tokenizer.ts";
@@ -82,7 +82,7 @@ export async function runPct(pct: number, ctx: SweepContext): Promise<PctOutcome
     log.info(`Warming shared prefix only (${prefixLen} tokens) ...`);
     const warm = await streamRequest(requestFor(bodies.warm, -1, pct, prefixLen, 1, ctx));
     if (!warm.ok) {
-      if (warm.failureKind === "cancelled") throw new BenchError("interrupted during the warm request");
+      if (warm.failureKind === "cancelled") throw new BenchError("interrupted during the warm request", EXIT.interrupted);
       throw new BenchError(
         `Warmup failed - Please make sure benchmark arguments are correctly specified. Error: ${warm.failureKind}: ${warm.failureMessage}`,
       );
