@@ -64,8 +64,8 @@ export async function runPct(pct: number, ctx: SweepContext): Promise<PctOutcome
   let flushProbeCachedTokens: number | null = null;
   if (opts.flush !== "none") {
     log.info("Flushing KV cache ...");
-    if (opts.verifyCache === "off") flushAttempts = await flush(ctx);
-    else ({ attempts: flushAttempts, probeCachedTokens: flushProbeCachedTokens } = await flushAndProve(pct, ctx));
+    if (opts.verifyCache === "off") flushAttempts = await unlessInterrupted(flush(ctx), io.signal);
+    else ({ attempts: flushAttempts, probeCachedTokens: flushProbeCachedTokens } = await unlessInterrupted(flushAndProve(pct, ctx), io.signal));
     if (opts.settleMs > 0) await Bun.sleep(opts.settleMs);
   }
 
@@ -183,6 +183,17 @@ export async function runPct(pct: number, ctx: SweepContext): Promise<PctOutcome
   io.out(renderConsole(result));
   if (opts.outputFile) appendJsonlLine(opts.outputFile, formatJsonl(result));
   return { result, cacheFailed: cache.failsStrict, saturated };
+}
+
+/** A flush may retry for minutes while the server stays busy: a signal must not wait for it. */
+function unlessInterrupted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  const interrupted = new Promise<never>((_, reject) => {
+    const stop = () => reject(new BenchError("interrupted while flushing the cache", EXIT.interrupted));
+    if (signal.aborted) stop();
+    else signal.addEventListener("abort", stop, { once: true });
+  });
+  return Promise.race([work, interrupted]);
 }
 
 async function flush(ctx: SweepContext): Promise<number> {
