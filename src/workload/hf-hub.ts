@@ -4,6 +4,7 @@
  * snapshots/<hash>/<file> the file), so Python tools and this one share downloads both ways.
  */
 import { mkdir, readFile, rename, rm, stat } from "node:fs/promises";
+import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { BenchError, UsageError } from "../errors.ts";
@@ -33,6 +34,21 @@ export function isHfRepoId(spec: string): boolean {
 const isTrue = (v: string | undefined): boolean => ["1", "ON", "YES", "TRUE"].includes((v ?? "").toUpperCase());
 
 /** The hub cache root as huggingface_hub picks it: HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub. */
+/**
+ * The hub token as huggingface_hub finds it: HF_TOKEN, else the file `huggingface-cli login` wrote
+ * (HF_TOKEN_PATH, else HF_HOME/token, else ~/.cache/huggingface/token).
+ */
+export function hfToken(env: HubEnv): string | undefined {
+  if (env.HF_TOKEN) return env.HF_TOKEN;
+  const home = env.HF_HOME || join(env.XDG_CACHE_HOME || join(env.HOME || homedir(), ".cache"), "huggingface");
+  try {
+    const token = readFileSync(env.HF_TOKEN_PATH || join(home, "token"), "utf8").trim();
+    return token || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function hfCacheDir(env: HubEnv): string {
   if (env.HF_HUB_CACHE) return env.HF_HUB_CACHE;
   if (env.HF_HOME) return join(env.HF_HOME, "hub");
@@ -143,7 +159,7 @@ function hubStatusError(req: HubRequest, status: number): Error {
 /** Downloads tokenizer.json (required) and tokenizer_config.json (optional) into the cache; returns the tokenizer.json path. */
 async function downloadTokenizer(cacheDir: string, repo: string, revision: string, env: HubEnv): Promise<string> {
   const endpoint = (env.HF_ENDPOINT || HF_DEFAULT_ENDPOINT).replace(/\/+$/, "");
-  const base = { endpoint, repo, revision, token: env.HF_TOKEN || undefined };
+  const base = { endpoint, repo, revision, token: hfToken(env) };
   log.info(`downloading ${TOKENIZER_FILE} of ${repo}@${revision} from ${endpoint}`);
   const main = await fetchHubFile({ ...base, filename: TOKENIZER_FILE });
   if (main.status !== 200 || main.body === null) throw hubStatusError({ ...base, filename: TOKENIZER_FILE }, main.status);
