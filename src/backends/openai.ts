@@ -41,7 +41,9 @@ export async function resetPrefixCache(baseUrl: string, o: FlushOptions): Promis
   const deadline = performance.now() + o.deadlineS * 1000;
   let backoffMs = 100;
   for (let attempt = 1; ; attempt++) {
-    const res = await fetchOrThrow(baseUrl, "/reset_prefix_cache", {
+    // reset_external also empties KV-connector tiers (CPU/disk offload): a warm-cache study needs all of them
+    // empty. Servers without the parameter ignore it.
+    const res = await fetchOrThrow(baseUrl, "/reset_prefix_cache?reset_external=true", {
       method: "POST",
       headers: o.headers,
       signal: AbortSignal.timeout((o.serverTimeoutS + 30) * 1000),

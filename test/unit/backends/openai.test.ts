@@ -69,7 +69,7 @@ describe("resetPrefixCache (vLLM POST /reset_prefix_cache)", () => {
     const server = use(startSequenceServer([{ status: 200, body: '{"success":true}' }]));
     const result = await resetPrefixCache(server.url, { ...opts, headers: { authorization: "Bearer k" } });
     expect(result).toEqual({ attempts: 1 });
-    expect(server.requests).toEqual(["POST /reset_prefix_cache"]);
+    expect(server.requests).toEqual(["POST /reset_prefix_cache?reset_external=true"]);
     expect(server.headers[0]?.authorization).toBe("Bearer k");
   });
 
