@@ -132,11 +132,14 @@ function runHeader(opts: RunOptions, server: ServerInfo, model: string | null, p
   };
 }
 
+/** api_key, admin_api_key, hf_token, ssl_keyfile_password...; not tokenizer_path or max_total_num_tokens. */
+const SECRET_KEY = /(^|_)(key|token|secret|password|passwd|credential|credentials)(_|$)/i;
+
 /** SGLang's /server_info lists every server argument, api_key and admin_api_key included: never write those. */
 export function redactSecrets(obj: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(obj)) {
-    if (/key|token|secret|password|credential/i.test(k) && v !== null && v !== false && typeof v !== "number") out[k] = "(redacted)";
+    if (SECRET_KEY.test(k) && v !== null && v !== false && typeof v !== "number") out[k] = "(redacted)";
     else if (v !== null && typeof v === "object" && !Array.isArray(v)) out[k] = redactSecrets(v as Record<string, unknown>);
     else out[k] = v;
   }
