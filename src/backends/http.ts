@@ -34,9 +34,31 @@ export async function fetchOrThrow(baseUrl: string, path: string, init: RequestI
 }
 
 /** Retry pacing of the flush loops: 100 ms doubling up to 2 s. */
-export function nextBackoffMs(backoffMs: number): number {
+function nextBackoffMs(backoffMs: number): number {
   return Math.min(backoffMs * 2, 2000);
 }
 
+/**
+ * The flush loop both backends share: `attempt()` returns null when done, or a short note of why the server is
+ * still busy; busy answers are retried with backoff until `deadlineS`, then `giveUp(attempts, lastNote)` is thrown.
+ * Errors that will not get better are thrown by `attempt()` itself.
+ */
+export async function retryWhileBusy(
+  o: { deadlineS: number; sleep?: (ms: number) => Promise<void> },
+  attempt: () => Promise<string | null>,
+  giveUp: (attempts: number, lastNote: string) => BenchError,
+): Promise<{ attempts: number }> {
+  const sleep = o.sleep ?? defaultSleep;
+  const deadline = performance.now() + o.deadlineS * 1000;
+  let backoffMs = 100;
+  for (let attempts = 1; ; attempts++) {
+    const busy = await attempt();
+    if (busy === null) return { attempts };
+    if (performance.now() + backoffMs > deadline) throw giveUp(attempts, busy);
+    await sleep(backoffMs);
+    backoffMs = nextBackoffMs(backoffMs);
+  }
+}
+
 /** The default sleep of the flush loops (tests inject their own). */
-export const defaultSleep = (ms: number): Promise<void> => Bun.sleep(ms);
+const defaultSleep = (ms: number): Promise<void> => Bun.sleep(ms);

@@ -4,7 +4,7 @@
  */
 import { BenchError } from "../errors.ts";
 import { createTemplate, IDS_PLACEHOLDER, type BodyTemplate } from "./body.ts";
-import { defaultSleep, fetchOrThrow, nextBackoffMs } from "./http.ts";
+import { fetchOrThrow, retryWhileBusy } from "./http.ts";
 import { isObject } from "./json.ts";
 import { extractOpenaiText, scanOpenaiEvent } from "./openai-events.ts";
 import type { Backend, BodyParams, FlushOptions, FlushResult } from "./types.ts";
@@ -37,32 +37,29 @@ const NOT_DEV_MODE =
  * 200 with an empty body and no check; that counts as success.
  */
 export async function resetPrefixCache(baseUrl: string, o: FlushOptions): Promise<FlushResult> {
-  const sleep = o.sleep ?? defaultSleep;
-  const deadline = performance.now() + o.deadlineS * 1000;
-  let backoffMs = 100;
-  for (let attempt = 1; ; attempt++) {
-    // reset_external also empties KV-connector tiers (CPU/disk offload): a warm-cache study needs all of them
-    // empty. Servers without the parameter ignore it.
-    const res = await fetchOrThrow(baseUrl, "/reset_prefix_cache?reset_external=true", {
-      method: "POST",
-      headers: o.headers,
-      signal: AbortSignal.timeout((o.serverTimeoutS + 30) * 1000),
-    });
-    const body = (await res.text()).trim();
-    if (res.status === 404) throw new BenchError(NOT_DEV_MODE);
-    if (res.status !== 200) {
-      throw new BenchError(`POST /reset_prefix_cache answered ${res.status}${body ? `: ${body.slice(0, 200)}` : ""}`);
-    }
-    if (!reportsFailure(body)) return { attempts: attempt };
-    if (performance.now() + backoffMs > deadline) {
-      throw new BenchError(
-        `POST /reset_prefix_cache kept answering {"success": false} for ${o.deadlineS}s (${attempt} attempts): ` +
+  return retryWhileBusy(
+    o,
+    async () => {
+      // reset_external also empties KV-connector tiers (CPU/disk offload): a warm-cache study needs all of them
+      // empty. Servers without the parameter ignore it.
+      const res = await fetchOrThrow(baseUrl, "/reset_prefix_cache?reset_external=true", {
+        method: "POST",
+        headers: o.headers,
+        signal: AbortSignal.timeout((o.serverTimeoutS + 30) * 1000),
+      });
+      const body = (await res.text()).trim();
+      if (res.status === 404) throw new BenchError(NOT_DEV_MODE);
+      if (res.status !== 200) {
+        throw new BenchError(`POST /reset_prefix_cache answered ${res.status}${body ? `: ${body.slice(0, 200)}` : ""}`);
+      }
+      return reportsFailure(body) ? body : null;
+    },
+    (attempts) =>
+      new BenchError(
+        `POST /reset_prefix_cache kept answering {"success": false} for ${o.deadlineS}s (${attempts} attempts): ` +
           "the server still holds cache blocks (see --flush-deadline)",
-      );
-    }
-    await sleep(backoffMs);
-    backoffMs = nextBackoffMs(backoffMs);
-  }
+      ),
+  );
 }
 
 /** True only for an explicit {"success": false}; empty or other bodies are old servers' success. */

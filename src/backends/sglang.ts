@@ -3,13 +3,10 @@
  * Wire facts: shared/docs/protocol.md §1 (/generate), §2.1 (/flush_cache), §2.2 (info endpoints).
  */
 import { BenchError } from "../errors.ts";
-import { buildBody, createTemplate, IDS_PLACEHOLDER, type BodyTemplate } from "./body.ts";
-import { defaultSleep, fetchOrThrow, nextBackoffMs, unreachable } from "./http.ts";
+import { createTemplate, IDS_PLACEHOLDER, type BodyTemplate } from "./body.ts";
+import { fetchOrThrow, retryWhileBusy, unreachable } from "./http.ts";
 import { extractText, scanSglangEvent } from "./sglang-events.ts";
 import type { Backend, BodyParams, FlushOptions, FlushResult } from "./types.ts";
-
-// run.ts imported these from here before the Backend split; kept so both import paths work.
-export { buildBody, unreachable, type BodyTemplate, type FlushOptions, type FlushResult };
 
 /** SGLang's body parameters; `model` is accepted for the Backend shape and ignored (native /generate has none). */
 export type SglangBodyParams = Omit<BodyParams, "model"> & { model?: string | null };
@@ -85,31 +82,27 @@ export async function checkGenerateRoute(baseUrl: string, headers: Record<string
  * retry with backoff until the deadline. Anything else is not going to get better: fail at once.
  */
 export async function flushCache(baseUrl: string, o: FlushOptions): Promise<FlushResult> {
-  const sleep = o.sleep ?? defaultSleep;
-  const deadline = performance.now() + o.deadlineS * 1000;
-  let backoffMs = 100;
-  let lastBody = "";
-  for (let attempt = 1; ; attempt++) {
-    const res = await fetchOrThrow(baseUrl, `/flush_cache?timeout=${o.serverTimeoutS}`, {
-      method: "POST",
-      headers: o.headers,
-      signal: AbortSignal.timeout((o.serverTimeoutS + 30) * 1000),
-    });
-    const body = (await res.text()).trim();
-    if (res.status === 200) return { attempts: attempt };
-    if (res.status !== 400) {
-      throw new BenchError(`POST /flush_cache answered ${res.status}${body ? `: ${body.slice(0, 200)}` : ""}`);
-    }
-    lastBody = body;
-    if (performance.now() + backoffMs > deadline) {
-      throw new BenchError(
-        `POST /flush_cache kept answering 400 for ${o.deadlineS}s (${attempt} attempts; last: "${lastBody.slice(0, 120)}"): ` +
+  return retryWhileBusy(
+    o,
+    async () => {
+      const res = await fetchOrThrow(baseUrl, `/flush_cache?timeout=${o.serverTimeoutS}`, {
+        method: "POST",
+        headers: o.headers,
+        signal: AbortSignal.timeout((o.serverTimeoutS + 30) * 1000),
+      });
+      const body = (await res.text()).trim();
+      if (res.status === 200) return null;
+      if (res.status !== 400) {
+        throw new BenchError(`POST /flush_cache answered ${res.status}${body ? `: ${body.slice(0, 200)}` : ""}`);
+      }
+      return body;
+    },
+    (attempts, last) =>
+      new BenchError(
+        `POST /flush_cache kept answering 400 for ${o.deadlineS}s (${attempts} attempts; last: "${last.slice(0, 120)}"): ` +
           "the server never became idle (see --flush-deadline)",
-      );
-    }
-    await sleep(backoffMs);
-    backoffMs = nextBackoffMs(backoffMs);
-  }
+      ),
+  );
 }
 
 /** SGLang native `/generate`: cumulative or delta text per the server's mode, flush via POST /flush_cache. */

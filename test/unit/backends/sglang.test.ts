@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { buildBody } from "../../../src/backends/body.ts";
-import { createBodyTemplate, flushCache, sglangBackend, unreachable } from "../../../src/backends/sglang.ts";
+import { createBodyTemplate, flushCache, sglangBackend } from "../../../src/backends/sglang.ts";
+import { unreachable } from "../../../src/backends/http.ts";
 import { BenchError } from "../../../src/errors.ts";
 import type { TestServer } from "../../helpers/stream-servers.ts";
 import { closedPortUrl, startSequenceServer } from "../../helpers/stream-servers.ts";
