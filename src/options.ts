@@ -55,6 +55,7 @@ export interface RunOptions {
   numPrompts: number;
   totalTokens: number;
   outputLen: number;
+  /** Requests in flight at once; 0 = unlimited (every prompt at once), as the script's `max_concurrency` of 0. */
   maxConcurrency: number;
   pcts: number[];
   /** Python int seed, any size; random.Random(seed) uses abs(seed). */
@@ -114,15 +115,23 @@ export function parseNumberFlag(flag: string, value: string, min: number): numbe
   return n;
 }
 
-/** `--pcts 0,50,99`: integers in [0, 100], no duplicates, at least one. */
+/**
+ * `--pcts 0,50,99`, split as the script does (`int(p.strip())` of every non-blank part). A repeated pct is run
+ * again, as the script would; a list that leaves nothing to run, or a pct outside [0, 100] (the script would build
+ * prompts of another length than --total-tokens), is explained and refused.
+ */
 export function parsePcts(value: string): number[] {
   const parts = value.split(",").map((p) => p.trim()).filter((p) => p !== "");
-  if (parts.length === 0) throw new UsageError(`--pcts: expected comma-separated percentages, got "${value}"`);
-  const pcts = parts.map((p) => parseIntFlag("pcts", p, 0, 100));
-  const seen = new Set<number>();
+  if (parts.length === 0) {
+    throw new UsageError(`--pcts "${value}": no percentage to sweep, so nothing would be measured (e.g. --pcts 0,50,90)`);
+  }
+  const pcts = parts.map((p) => parseIntFlag("pcts", p, Number.MIN_SAFE_INTEGER));
   for (const p of pcts) {
-    if (seen.has(p)) throw new UsageError(`--pcts: ${p} appears twice`);
-    seen.add(p);
+    if (p < 0 || p > 100) {
+      throw new UsageError(
+        `--pcts ${p}: a shared-prefix percentage must be in [0, 100]; the script would build prompts of another length than --total-tokens`,
+      );
+    }
   }
   return pcts;
 }
@@ -180,12 +189,30 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
   if (!model || model.trim() === "") throw new UsageError("--model is required (a model id, or a tokenizer.json file or directory)");
   const port = parseIntFlag("port", str(raw, "port") ?? String(d.port), 1, 65535);
   const host = str(raw, "host") ?? d.host;
-  const totalTokens = parseIntFlag("total-tokens", str(raw, "total-tokens") ?? String(d.totalTokens), 1);
+  const totalTokens = parseIntFlag("total-tokens", str(raw, "total-tokens") ?? String(d.totalTokens), Number.MIN_SAFE_INTEGER);
+  if (totalTokens < 1) {
+    throw new UsageError(`--total-tokens ${totalTokens}: every prompt would be empty, and a server cannot prefill or answer an empty prompt`);
+  }
   const pcts = parsePcts(str(raw, "pcts") ?? d.pcts);
   for (const pct of pcts) {
     if (pct > 0 && Math.floor((totalTokens * pct) / 100) === 0) {
-      throw new UsageError(`--total-tokens: ${totalTokens} is too small for --pcts ${pct}: the shared prefix would be 0 tokens`);
+      throw new UsageError(
+        `--total-tokens ${totalTokens} is too small for --pcts ${pct}: the shared prefix would be ${totalTokens}*${pct}//100 = 0 tokens, ` +
+          `so nothing is shared or warmed (use --total-tokens >= ${Math.ceil(100 / pct)} or drop that pct)`,
+      );
     }
+  }
+  const numPrompts = parseIntFlag("num-prompts", str(raw, "num-prompts") ?? String(d.numPrompts), Number.MIN_SAFE_INTEGER);
+  if (numPrompts < 1) {
+    throw new UsageError(`--num-prompts ${numPrompts}: no request would be measured (the script then stops with "All requests failed")`);
+  }
+  const outputLen = parseIntFlag("output-len", str(raw, "output-len") ?? String(d.outputLen), Number.MIN_SAFE_INTEGER);
+  if (outputLen < 1) {
+    throw new UsageError(`--output-len ${outputLen}: without an output token there is no time to first token to measure (use 1 or more)`);
+  }
+  const maxConcurrency = parseIntFlag("max-concurrency", str(raw, "max-concurrency") ?? String(d.maxConcurrency), Number.MIN_SAFE_INTEGER, 65535);
+  if (maxConcurrency < 0) {
+    throw new UsageError(`--max-concurrency ${maxConcurrency}: a concurrency limit cannot be negative (0 means unlimited, as in the script)`);
   }
   const pageSizeRaw = str(raw, "page-size");
   return {
@@ -194,10 +221,10 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     model,
     tokenizer: str(raw, "tokenizer") ?? model,
     revision: str(raw, "revision") ?? d.revision,
-    numPrompts: parseIntFlag("num-prompts", str(raw, "num-prompts") ?? String(d.numPrompts), 1),
+    numPrompts,
     totalTokens,
-    outputLen: parseIntFlag("output-len", str(raw, "output-len") ?? String(d.outputLen), 1),
-    maxConcurrency: parseIntFlag("max-concurrency", str(raw, "max-concurrency") ?? String(d.maxConcurrency), 1, 65535),
+    outputLen,
+    maxConcurrency,
     pcts,
     seed: parseSeed(str(raw, "seed") ?? String(d.seed)),
     disableIgnoreEos: raw["disable-ignore-eos"] === true,
@@ -247,3 +274,7 @@ export const DEMO_DEFAULTS = {
   /** The mock's latency model in the demo: prefill dominates, as on a GPU with long prompts. */
   mock: { ttftBaseMs: 5, prefillUsPerToken: 20, itlMs: 4, pageSize: 16, serialPrefill: false },
 } as const;
+
+/** Requests in flight at once: --max-concurrency, or every prompt of a pct when it is 0 (the script's "unlimited"). */
+export const inFlightLimit = (o: Pick<RunOptions, "maxConcurrency" | "numPrompts">): number =>
+  o.maxConcurrency === 0 ? o.numPrompts : o.maxConcurrency;

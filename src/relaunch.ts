@@ -4,6 +4,7 @@
  * process runs itself again with the variable set, and passes on its exit code.
  */
 import { log } from "./log.ts";
+import { selfArgs, selfCommand } from "./self-command.ts";
 
 const BUN_DEFAULT_CAP = 256;
 const ENV = "BUN_CONFIG_MAX_HTTP_REQUESTS";
@@ -18,11 +19,8 @@ export async function relaunchWithFetchCap(concurrency: number): Promise<number 
     log.warn(`${ENV}=${current} is below --max-concurrency ${concurrency}: fetch will queue requests`);
     return null;
   }
-  // In a compiled binary argv[1] is the embedded script (/$bunfs/...), and execPath is the binary itself.
-  const compiled = process.argv[1]?.startsWith("/$bunfs/") ?? false;
-  const args = compiled ? process.argv.slice(2) : process.argv.slice(1);
   log.debug(`relaunching with ${ENV}=${needed}`);
-  const child = Bun.spawn([process.execPath, ...args], {
+  const child = Bun.spawn([...selfCommand(), ...selfArgs()], {
     env: { ...process.env, [ENV]: String(needed), WARMBENCH_RELAUNCHED: "1" },
     stdio: ["inherit", "inherit", "inherit"],
   });

@@ -1,5 +1,16 @@
-/** Small HTTP helpers of the backends' control calls (flush, info, model discovery); not used on the hot path. */
+/** The backends' control calls (preflight, flush, model discovery): never on the hot path. */
 import { BenchError } from "../errors.ts";
+import { deadlineSignal, interruptedError, sleepUnlessInterrupted } from "../interrupt.ts";
+
+/** Where control calls go, with what credentials, and the run's interrupt. */
+export interface Control {
+  /** Server base URL without a trailing slash. */
+  baseUrl: string;
+  /** Sent with every call (Authorization when --api-key is set). */
+  headers: Record<string, string>;
+  /** The run's interrupt: aborting it stops any call at once with an exit-130 BenchError. */
+  signal?: AbortSignal;
+}
 
 // Socket error codes (Node and Bun spellings) in words a user reads at once; the code follows in parentheses.
 const WHY_BY_CODE: Record<string, string> = {
@@ -24,12 +35,37 @@ export function unreachable(baseUrl: string, err: unknown): BenchError {
   return new BenchError(`cannot reach the server at ${baseUrl}: ${why}`);
 }
 
-/** fetch() whose network failure becomes the `unreachable` BenchError; HTTP statuses are left to the caller. */
-export async function fetchOrThrow(baseUrl: string, path: string, init: RequestInit): Promise<Response> {
+/** Options of one control call. */
+export interface ControlRequest {
+  method?: "GET" | "POST";
+  /** Whole-call limit; the run's interrupt still ends it sooner. */
+  timeoutMs: number;
+  body?: string;
+}
+
+/**
+ * One control call. A network failure becomes the `unreachable` BenchError, an interrupt the exit-130 one;
+ * HTTP statuses are left to the caller. The body is read by the caller under the same deadline.
+ */
+export async function controlFetch(ctl: Control, path: string, r: ControlRequest): Promise<Response> {
+  const method = r.method ?? "GET";
+  if (ctl.signal?.aborted) throw interruptedError(`before ${method} ${path}`);
+  const headers = r.body === undefined ? ctl.headers : { "content-type": "application/json", ...ctl.headers };
   try {
-    return await fetch(baseUrl + path, init);
+    return await fetch(ctl.baseUrl + path, { method, headers, body: r.body, signal: deadlineSignal(ctl.signal, r.timeoutMs) });
   } catch (err) {
-    throw unreachable(baseUrl, err);
+    if (ctl.signal?.aborted) throw interruptedError(`during ${method} ${path}`);
+    throw unreachable(ctl.baseUrl, err);
+  }
+}
+
+/** The response body as text; an interrupt while it streams in is an interrupt, not a broken server. */
+export async function controlText(ctl: Control, res: Response, path: string): Promise<string> {
+  try {
+    return await res.text();
+  } catch (err) {
+    if (ctl.signal?.aborted) throw interruptedError(`during ${path}`);
+    throw unreachable(ctl.baseUrl, err);
   }
 }
 
@@ -39,16 +75,16 @@ function nextBackoffMs(backoffMs: number): number {
 }
 
 /**
- * The flush loop both backends share: `attempt()` returns null when done, or a short note of why the server is
+ * The flush loop every backend shares: `attempt()` returns null when done, or a short note of why the server is
  * still busy; busy answers are retried with backoff until `deadlineS`, then `giveUp(attempts, lastNote)` is thrown.
- * Errors that will not get better are thrown by `attempt()` itself.
+ * Errors that will not get better are thrown by `attempt()` itself. An interrupt ends the backoff at once.
  */
 export async function retryWhileBusy(
-  o: { deadlineS: number; sleep?: (ms: number) => Promise<void> },
+  o: { deadlineS: number; sleep?: (ms: number) => Promise<void>; signal?: AbortSignal },
   attempt: () => Promise<string | null>,
   giveUp: (attempts: number, lastNote: string) => BenchError,
 ): Promise<{ attempts: number }> {
-  const sleep = o.sleep ?? defaultSleep;
+  const sleep = o.sleep ?? ((ms: number) => sleepUnlessInterrupted(ms, o.signal, "while retrying the cache flush"));
   const deadline = performance.now() + o.deadlineS * 1000;
   let backoffMs = 100;
   for (let attempts = 1; ; attempts++) {
@@ -59,6 +95,3 @@ export async function retryWhileBusy(
     backoffMs = nextBackoffMs(backoffMs);
   }
 }
-
-/** The default sleep of the flush loops (tests inject their own). */
-const defaultSleep = (ms: number): Promise<void> => Bun.sleep(ms);

@@ -4,10 +4,14 @@
  */
 import { BenchError } from "../errors.ts";
 import { createTemplate, IDS_PLACEHOLDER, type BodyTemplate } from "./body.ts";
-import { fetchOrThrow, retryWhileBusy } from "./http.ts";
+import { controlFetch, controlText, retryWhileBusy, type Control } from "./http.ts";
 import { isObject } from "./json.ts";
 import { extractOpenaiText, scanOpenaiEvent } from "./openai-events.ts";
-import type { Backend, BodyParams, FlushOptions, FlushResult } from "./types.ts";
+import { fetchServerInfo } from "./server-info.ts";
+import type { Backend, BodyParams, FlushOptions, FlushResult, PreflightInput, ServerProfile } from "./types.ts";
+
+/** vLLM's default KV block size, used when neither --page-size nor the server says otherwise. */
+const DEFAULT_PAGE_SIZE = 16;
 
 /**
  * {"model"?, "prompt": [ids], "max_tokens", "temperature": 0, "stream": true, "stream_options", "ignore_eos",
@@ -36,18 +40,15 @@ const NOT_DEV_MODE =
  * are still held (running requests, async offload): retry with backoff until the deadline. Old servers answer
  * 200 with an empty body and no check; that counts as success.
  */
-export async function resetPrefixCache(baseUrl: string, o: FlushOptions): Promise<FlushResult> {
+export async function resetPrefixCache(ctl: Control, o: FlushOptions): Promise<FlushResult> {
   return retryWhileBusy(
-    o,
+    { ...o, signal: ctl.signal },
     async () => {
       // reset_external also empties KV-connector tiers (CPU/disk offload): a warm-cache study needs all of them
       // empty. Servers without the parameter ignore it.
-      const res = await fetchOrThrow(baseUrl, "/reset_prefix_cache?reset_external=true", {
-        method: "POST",
-        headers: o.headers,
-        signal: AbortSignal.timeout((o.serverTimeoutS + 30) * 1000),
-      });
-      const body = (await res.text()).trim();
+      const path = "/reset_prefix_cache?reset_external=true";
+      const res = await controlFetch(ctl, path, { method: "POST", timeoutMs: (o.serverTimeoutS + 30) * 1000 });
+      const body = (await controlText(ctl, res, path)).trim();
       if (res.status === 404) throw new BenchError(NOT_DEV_MODE);
       if (res.status !== 200) {
         throw new BenchError(`POST /reset_prefix_cache answered ${res.status}${body ? `: ${body.slice(0, 200)}` : ""}`);
@@ -74,9 +75,9 @@ function reportsFailure(body: string): boolean {
 }
 
 /** The served model name: the first `data[].id` of GET /v1/models; a BenchError when there is none. */
-export async function discoverModel(baseUrl: string, headers: Record<string, string> = {}): Promise<string> {
-  const res = await fetchOrThrow(baseUrl, "/v1/models", { headers, signal: AbortSignal.timeout(15_000) });
-  const body = await res.text();
+export async function discoverModel(ctl: Control): Promise<string> {
+  const res = await controlFetch(ctl, "/v1/models", { timeoutMs: 15_000 });
+  const body = await controlText(ctl, res, "/v1/models");
   if (res.status !== 200) {
     throw new BenchError(`GET /v1/models answered ${res.status}${body ? `: ${body.trim().slice(0, 200)}` : ""} (pass --served-model-name)`);
   }
@@ -93,11 +94,33 @@ export async function discoverModel(baseUrl: string, headers: Record<string, str
   throw new BenchError("GET /v1/models listed no model (pass --served-model-name)");
 }
 
+/**
+ * The served model name (asked of /v1/models unless given), and the page size: --page-size, else /server_info where
+ * the server has one (SGLang's OpenAI server), else vLLM's block size 16 with a warning.
+ */
+export async function preflightOpenai(ctl: Control, p: PreflightInput): Promise<ServerProfile> {
+  const info = await fetchServerInfo(ctl);
+  const model = p.servedModelName ?? (await discoverModel(ctl));
+  const warnings: string[] = [];
+  if (p.pageSize === null && info.pageSize === null) {
+    warnings.push(`page size unknown: assuming vLLM's block size ${DEFAULT_PAGE_SIZE} for the expected cached tokens (see --page-size)`);
+  }
+  return {
+    info,
+    model,
+    pageSize: p.pageSize ?? info.pageSize ?? DEFAULT_PAGE_SIZE,
+    pageSizeSource: p.pageSize !== null ? "flag" : info.pageSize !== null ? "server" : "backend default",
+    textMode: "incremental",
+    warnings,
+  };
+}
+
 /** OpenAI-compatible `/v1/completions`: text is always a delta; flush via vLLM's POST /reset_prefix_cache. */
 export const openaiBackend: Backend = {
   name: "openai",
   generatePath: "/v1/completions",
   deltaText: true,
+  preflight: preflightOpenai,
   createBodyTemplate: createOpenaiBodyTemplate,
   scanEvent: scanOpenaiEvent,
   extractText: extractOpenaiText,

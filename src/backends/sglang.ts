@@ -1,15 +1,19 @@
 /**
- * SGLang native API outside the hot path: request bodies, cache flush, server info and preflight.
+ * SGLang native API outside the hot path: request bodies, preflight, cache flush.
  * Wire facts: shared/docs/protocol.md §1 (/generate), §2.1 (/flush_cache), §2.2 (info endpoints).
  */
 import { BenchError } from "../errors.ts";
 import { createTemplate, IDS_PLACEHOLDER, type BodyTemplate } from "./body.ts";
-import { fetchOrThrow, retryWhileBusy, unreachable } from "./http.ts";
+import { controlFetch, controlText, retryWhileBusy, type Control } from "./http.ts";
+import { fetchServerInfo } from "./server-info.ts";
 import { extractText, scanSglangEvent } from "./sglang-events.ts";
-import type { Backend, BodyParams, FlushOptions, FlushResult } from "./types.ts";
+import type { Backend, BodyParams, FlushOptions, FlushResult, PreflightInput, ServerProfile } from "./types.ts";
 
 /** SGLang's body parameters; `model` is accepted for the Backend shape and ignored (native /generate has none). */
 export type SglangBodyParams = Omit<BodyParams, "model"> & { model?: string | null };
+
+/** SGLang's KV page size when the server does not say (its --page-size default). */
+const DEFAULT_PAGE_SIZE = 1;
 
 /**
  * The script's payload: {"input_ids", "sampling_params", "stream": true, **extra}. Keys from --extra-request-body
@@ -24,73 +28,46 @@ export function createBodyTemplate(p: SglangBodyParams): BodyTemplate {
   });
 }
 
-/** What the server tells about itself; every field optional because old versions say less. */
-export interface ServerInfo {
-  /** The endpoint that answered, or null when none did. */
-  source: string | null;
-  version: string | null;
-  pageSize: number | null;
-  /** True: text deltas (--incremental-streaming-output / --stream-output); false: cumulative; null: unknown. */
-  incremental: boolean | null;
-  contextLength: number | null;
-  raw: Record<string, unknown> | null;
-}
-
-const asNumber = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
-
-/** Reads /server_info (>= 0.5.6) or /get_server_info (older). Never throws for a missing endpoint. */
-export async function fetchServerInfo(baseUrl: string, headers: Record<string, string> = {}): Promise<ServerInfo> {
-  for (const path of ["/server_info", "/get_server_info"]) {
-    const res = await fetchOrThrow(baseUrl, path, { headers, signal: AbortSignal.timeout(15_000) });
-    if (!res.ok) {
-      await res.body?.cancel();
-      continue;
-    }
-    let raw: Record<string, unknown>;
-    try {
-      raw = (await res.json()) as Record<string, unknown>;
-    } catch {
-      continue;
-    }
-    const inc = raw.incremental_streaming_output ?? raw.stream_output;
-    return {
-      source: path,
-      version: typeof raw.version === "string" ? raw.version : null,
-      pageSize: asNumber(raw.page_size),
-      incremental: typeof inc === "boolean" ? inc : null,
-      contextLength: asNumber(raw.context_length),
-      raw,
-    };
-  }
-  return { source: null, version: null, pageSize: null, incremental: null, contextLength: null, raw: null };
-}
-
 /**
  * Checks that /generate exists before any pct starts: SGLang answers GET /generate with 405 (POST/PUT only);
  * a 404 means this is not an SGLang server (or the URL has a wrong path).
  */
-export async function checkGenerateRoute(baseUrl: string, headers: Record<string, string> = {}): Promise<void> {
-  const res = await fetchOrThrow(baseUrl, "/generate", { method: "GET", headers, signal: AbortSignal.timeout(15_000) });
+export async function checkGenerateRoute(ctl: Control): Promise<void> {
+  const res = await controlFetch(ctl, "/generate", { timeoutMs: 15_000 });
   await res.body?.cancel();
   if (res.status === 404) {
-    throw new BenchError(`${baseUrl}/generate answered 404: this does not look like an SGLang server (check --base-url/--port)`);
+    throw new BenchError(`${ctl.baseUrl}/generate answered 404: this does not look like an SGLang server (check --base-url/--port)`);
   }
+}
+
+/** /server_info for page size and text mode, then the /generate route. */
+export async function preflightSglang(ctl: Control, p: PreflightInput): Promise<ServerProfile> {
+  const info = await fetchServerInfo(ctl);
+  await checkGenerateRoute(ctl);
+  const warnings: string[] = [];
+  if (info.source === null) warnings.push("the server has no /server_info: assuming cumulative text and page size 1 (see --page-size)");
+  const pageSize = p.pageSize ?? info.pageSize ?? DEFAULT_PAGE_SIZE;
+  return {
+    info,
+    model: null,
+    pageSize,
+    pageSizeSource: p.pageSize !== null ? "flag" : info.pageSize !== null ? "server" : "backend default",
+    textMode: info.incremental === true ? "incremental" : "cumulative",
+    warnings,
+  };
 }
 
 /**
  * POST /flush_cache until it answers 200. A 400 means "busy" (requests still running, another flush):
  * retry with backoff until the deadline. Anything else is not going to get better: fail at once.
  */
-export async function flushCache(baseUrl: string, o: FlushOptions): Promise<FlushResult> {
+export async function flushCache(ctl: Control, o: FlushOptions): Promise<FlushResult> {
   return retryWhileBusy(
-    o,
+    { ...o, signal: ctl.signal },
     async () => {
-      const res = await fetchOrThrow(baseUrl, `/flush_cache?timeout=${o.serverTimeoutS}`, {
-        method: "POST",
-        headers: o.headers,
-        signal: AbortSignal.timeout((o.serverTimeoutS + 30) * 1000),
-      });
-      const body = (await res.text()).trim();
+      const path = `/flush_cache?timeout=${o.serverTimeoutS}`;
+      const res = await controlFetch(ctl, path, { method: "POST", timeoutMs: (o.serverTimeoutS + 30) * 1000 });
+      const body = (await controlText(ctl, res, path)).trim();
       if (res.status === 200) return null;
       if (res.status !== 400) {
         throw new BenchError(`POST /flush_cache answered ${res.status}${body ? `: ${body.slice(0, 200)}` : ""}`);
@@ -110,6 +87,7 @@ export const sglangBackend: Backend = {
   name: "sglang",
   generatePath: "/generate",
   deltaText: false,
+  preflight: preflightSglang,
   createBodyTemplate,
   scanEvent: scanSglangEvent,
   extractText,

@@ -1,9 +1,13 @@
 /**
- * The one shape every serving backend has, so that run.ts and the streaming client never branch on the
- * backend's name. A backend is a set of pure adapters (body template, event scanner, text extraction) plus
- * the cache flush; no timing and no request loop inside it.
+ * The one shape every serving backend has, so that the sweep and the streaming client never branch on the
+ * backend's name. A backend owns its quirks: its preflight (what the server is, its page size and text mode, the
+ * model name to send), its defaults, its cache flush, and pure adapters (body template, event scanner, text
+ * extraction); no timing and no request loop inside it.
  */
 import type { BodyTemplate } from "./body.ts";
+import type { Control } from "./http.ts";
+
+export type { Control } from "./http.ts";
 
 /** Backends with their own wire format; "vllm" on the command line is an alias of "openai". */
 export type BackendName = "sglang" | "openai";
@@ -51,8 +55,43 @@ export interface FlushOptions {
   deadlineS: number;
   /** Passed as /flush_cache?timeout= (SGLang >= 0.5.10; older ignore it). Also bounds each HTTP attempt. */
   serverTimeoutS: number;
-  headers?: Record<string, string>;
+  /** Tests inject their own; the default sleep ends at once on an interrupt. */
   sleep?: (ms: number) => Promise<void>;
+}
+
+/** What the server tells about itself; every field optional because old versions say less. */
+export interface ServerInfo {
+  /** The endpoint that answered, or null when none did. */
+  source: string | null;
+  version: string | null;
+  pageSize: number | null;
+  /** True: text deltas (--incremental-streaming-output / --stream-output); false: cumulative; null: unknown. */
+  incremental: boolean | null;
+  contextLength: number | null;
+  raw: Record<string, unknown> | null;
+}
+
+/** What the user said that a preflight needs. */
+export interface PreflightInput {
+  /** --page-size, or null to ask the server (else the backend's default). */
+  pageSize: number | null;
+  /** --served-model-name, or null to ask the server where the backend needs a name. */
+  servedModelName: string | null;
+}
+
+/** Everything the sweep needs to know about the server, settled once before the first pct. */
+export interface ServerProfile {
+  info: ServerInfo;
+  /** Model name sent in every body; null where the backend sends none (SGLang native). */
+  model: string | null;
+  /** KV page size for the expected cached tokens. */
+  pageSize: number;
+  /** Where pageSize came from. */
+  pageSizeSource: "flag" | "server" | "backend default";
+  /** Whether each event's text is the whole text so far or a delta. */
+  textMode: "cumulative" | "incremental";
+  /** Assumptions the user should know about, one line each (logged as warnings). */
+  warnings: string[];
 }
 
 /** Result of a successful flush: how many attempts it took. */
@@ -73,6 +112,8 @@ export interface Backend {
   scanEvent(payload: Uint8Array, out: EventFields): EventKind;
   /** Text of one event payload ("" if none); a full parse, called after the stream ended. */
   extractText(payload: Uint8Array): string;
+  /** Checks the server is this backend's kind and settles model, page size and text mode; throws BenchError if not. */
+  preflight(ctl: Control, p: PreflightInput): Promise<ServerProfile>;
   /** Empties the server's prefix cache; throws BenchError when it cannot. */
-  flush(baseUrl: string, o: FlushOptions): Promise<FlushResult>;
+  flush(ctl: Control, o: FlushOptions): Promise<FlushResult>;
 }

@@ -2,6 +2,8 @@
  * Prefix-cache counters scraped from a server's Prometheus /metrics, for the run-level hit rate from counter
  * deltas. Counters, not SGLang's cache_hit_rate gauge, which only reflects the last prefill batch.
  */
+import type { Control } from "../backends/http.ts";
+import { deadlineSignal } from "../interrupt.ts";
 
 /** Hit and query token counters; null when the server exposes neither family. */
 export interface CacheCounters {
@@ -40,10 +42,10 @@ export function parseCacheCounters(text: string): CacheCounters | null {
   return null;
 }
 
-/** GET /metrics; null when the endpoint is missing (SGLang without --enable-metrics) or unreachable. */
-export async function scrapeCacheCounters(baseUrl: string, headers: Record<string, string> = {}): Promise<CacheCounters | null> {
+/** GET /metrics; null when the endpoint is missing (SGLang without --enable-metrics), unreachable, or interrupted. */
+export async function scrapeCacheCounters(ctl: Control): Promise<CacheCounters | null> {
   try {
-    const res = await fetch(`${baseUrl}/metrics`, { headers, signal: AbortSignal.timeout(10_000) });
+    const res = await fetch(`${ctl.baseUrl}/metrics`, { headers: ctl.headers, signal: deadlineSignal(ctl.signal, 10_000) });
     if (!res.ok) {
       await res.body?.cancel();
       return null;

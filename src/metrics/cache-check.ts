@@ -6,9 +6,11 @@
 import type { RequestRecord } from "./record.ts";
 import type { VerifyCacheMode } from "../options.ts";
 
+/** ok: every check passed; mismatch: some did not; unreported: the server reports no cached tokens; off: not checked. */
+export type CacheStatus = "ok" | "mismatch" | "unreported" | "off";
+
 export interface CacheCheck {
-  /** ok: every check passed; mismatch: some did not; unreported: the server reports no cached tokens. */
-  status: "ok" | "mismatch" | "unreported" | "off";
+  status: CacheStatus;
   /** Successful measured requests that reported cached tokens. */
   checked: number;
   /** Of those, how many disagree with the expected value. */
@@ -57,7 +59,7 @@ export function checkCache(i: CacheCheckInput): CacheCheck {
 
   const problems: string[] = [];
   if ((i.flushProbeCachedTokens ?? 0) > 0) {
-    problems.push(`the flush did not empty the cache: a canary prompt cached before it found ${i.flushProbeCachedTokens} tokens cached after it`);
+    problems.push(`the flush did not empty the cache: a probe of a sequence cached before it found ${i.flushProbeCachedTokens} tokens cached after it`);
   }
   if ((i.warmCachedTokens ?? 0) > 0) {
     problems.push(`the flush did not empty the cache: the prefix-only warm request found ${i.warmCachedTokens} tokens cached`);
@@ -74,7 +76,7 @@ export function checkCache(i: CacheCheckInput): CacheCheck {
 
   const tooMany = reported.length > 0 && mismatched.length / reported.length > i.tolerance;
   // A warm that did not take shows up as mismatches too, so --cache-tolerance governs it as well.
-  const status = i.mode === "off" ? "off" : unreported ? "unreported" : tooMany || flushVerified === false ? "mismatch" : "ok";
+  const status: CacheStatus = i.mode === "off" ? "off" : unreported ? "unreported" : tooMany || flushVerified === false ? "mismatch" : "ok";
   return {
     status,
     checked: reported.length,

@@ -1,15 +1,20 @@
 /**
- * The client's own health during a run: event-loop lag and process CPU. A benchmark client that is itself
- * saturated reports its own queueing as server latency (peers.md §c1), so the run says when that happened.
+ * The client's own health during a run: event-loop lag and the CPU of the thread that stamps every event. A
+ * benchmark client that is itself saturated reports its own queueing as server latency (peers.md §c1), so the run
+ * says when that happened - and blames only what the client can be blamed for: the JS thread, not a server or
+ * another program sharing the process or the box, and not Bun's HTTP thread, which is reported apart.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import { createLatencyHistogram, recordMs } from "./histograms.ts";
 
 /** How often the lag probe fires, ms. 100 wake-ups a second cost well under 0.1 % of a core. */
 const PROBE_INTERVAL_MS = 10;
 /** Above this event-loop lag p99 the client delays its own timestamps noticeably, ms. */
 export const SATURATED_LOOP_LAG_P99_MS = 5;
-/** Above this share of one core (user + sys, all threads) the client is near its limit, %. */
-export const SATURATED_CPU_PCT = 90;
+/** Above this share of one core on the JS thread, events queue behind the client's own work, %. */
+export const SATURATED_JS_CPU_PCT = 90;
+/** The name Bun gives its HTTP client thread (/proc/self/task/TID/comm). */
+const HTTP_THREAD_NAME = "HTTP Client";
 
 /** What the monitor saw between start and stop. */
 export interface ClientHealth {
@@ -17,8 +22,12 @@ export interface ClientHealth {
   loopLagP99Ms: number;
   /** Worst lateness of the probe timer, ms. */
   loopLagMaxMs: number;
-  /** Process CPU time (user + sys, every thread) over wall time, % of one core; can exceed 100. */
-  cpuPct: number;
+  /** CPU time of the JS thread (which parses and stamps every event) over wall time, % of one core. */
+  jsCpuPct: number;
+  /** CPU of Bun's HTTP client thread (sockets, TLS, chunking), % of one core; null where it cannot be read. */
+  httpCpuPct: number | null;
+  /** CPU of the whole process, every thread, % of one core; can exceed 100. Informative only. */
+  processCpuPct: number;
 }
 
 /** A running monitor; stop() ends it and returns what it measured. */
@@ -26,10 +35,41 @@ export interface ClientMonitor {
   stop(): ClientHealth;
 }
 
+/** On-CPU time of one of this process's threads, ns, from /proc (Linux); null when unreadable. */
+function threadCpuNs(tid: string): number | null {
+  try {
+    const runNs = Number(readFileSync(`/proc/self/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+    return Number.isFinite(runNs) ? runNs : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The thread id of Bun's HTTP client thread, or null (not Linux, or no fetch made yet). */
+function findHttpThread(): string | null {
+  try {
+    for (const tid of readdirSync("/proc/self/task")) {
+      if (readFileSync(`/proc/self/task/${tid}/comm`, "utf8").trim() === HTTP_THREAD_NAME) return tid;
+    }
+  } catch {
+    // no /proc: not Linux
+  }
+  return null;
+}
+
+/** CPU of the calling (JS) thread, µs; falls back to the whole process where the runtime lacks threadCpuUsage. */
+function jsThreadCpuUs(): number {
+  const usage = typeof process.threadCpuUsage === "function" ? process.threadCpuUsage() : process.cpuUsage();
+  return usage.user + usage.system;
+}
+
 /** Starts measuring event-loop lag and CPU; the probe timer is unref'd so it never keeps the process alive. */
 export function startClientMonitor(): ClientMonitor {
   const lagUs = createLatencyHistogram();
-  const cpuStart = process.cpuUsage();
+  const processCpuStart = process.cpuUsage();
+  const jsCpuStartUs = jsThreadCpuUs();
+  const httpTid = findHttpThread();
+  const httpCpuStartNs = httpTid === null ? null : threadCpuNs(httpTid);
   const wallStartMs = performance.now();
   let lastTickMs = wallStartMs;
   let stopped: ClientHealth | null = null;
@@ -50,31 +90,35 @@ export function startClientMonitor(): ClientMonitor {
       // A loop still blocked when stop() is called never fired its overdue tick: count that lateness too.
       const overdueMs = nowMs - lastTickMs - PROBE_INTERVAL_MS;
       if (overdueMs > 0) recordMs(lagUs, overdueMs);
-      const cpu = process.cpuUsage(cpuStart);
       const wallMs = Math.max(nowMs - wallStartMs, 1e-3);
+      const processCpu = process.cpuUsage(processCpuStart);
+      const httpCpuNs = httpTid === null || httpCpuStartNs === null ? null : threadCpuNs(httpTid);
       stopped = {
         // HDR reports a bucket's highest equivalent value, which can exceed the exact maximum by one step.
         loopLagP99Ms: lagUs.totalCount > 0 ? Math.min(lagUs.getValueAtPercentile(99), lagUs.maxValue) / 1000 : 0,
         loopLagMaxMs: lagUs.totalCount > 0 ? lagUs.maxValue / 1000 : 0,
-        cpuPct: ((cpu.user + cpu.system) / 1000 / wallMs) * 100,
+        jsCpuPct: ((jsThreadCpuUs() - jsCpuStartUs) / 1000 / wallMs) * 100,
+        httpCpuPct: httpCpuNs === null || httpCpuStartNs === null ? null : ((httpCpuNs - httpCpuStartNs) / 1e6 / wallMs) * 100,
+        processCpuPct: ((processCpu.user + processCpu.system) / 1000 / wallMs) * 100,
       };
       return stopped;
     },
   };
 }
 
-/** True when the client was busy enough that its timings include its own delay. */
-export function isSaturated(health: ClientHealth): boolean {
-  return health.loopLagP99Ms > SATURATED_LOOP_LAG_P99_MS || health.cpuPct > SATURATED_CPU_PCT;
+/** True when the JS thread was busy enough that its timings include its own delay. */
+export function isSaturated(health: Pick<ClientHealth, "loopLagP99Ms" | "jsCpuPct">): boolean {
+  return health.loopLagP99Ms > SATURATED_LOOP_LAG_P99_MS || health.jsCpuPct > SATURATED_JS_CPU_PCT;
 }
 
 /** One line for the log: the figures, and whether the client itself was the bottleneck. */
 export function describeSaturation(health: ClientHealth): string {
   const lag = `event-loop lag p99 ${health.loopLagP99Ms.toFixed(2)} ms (max ${health.loopLagMaxMs.toFixed(1)} ms)`;
-  const cpu = `CPU ${health.cpuPct.toFixed(0)}% of one core`;
+  const http = health.httpCpuPct === null ? "" : `, HTTP thread ${health.httpCpuPct.toFixed(0)}%`;
+  const cpu = `JS thread CPU ${health.jsCpuPct.toFixed(0)}% of one core${http}`;
   if (!isSaturated(health)) return `client healthy: ${lag}, ${cpu}`;
   const why: string[] = [];
   if (health.loopLagP99Ms > SATURATED_LOOP_LAG_P99_MS) why.push(`lag p99 > ${SATURATED_LOOP_LAG_P99_MS} ms`);
-  if (health.cpuPct > SATURATED_CPU_PCT) why.push(`CPU > ${SATURATED_CPU_PCT}%`);
+  if (health.jsCpuPct > SATURATED_JS_CPU_PCT) why.push(`JS thread CPU > ${SATURATED_JS_CPU_PCT}%`);
   return `client saturated (${why.join(", ")}): ${lag}, ${cpu}; measured latencies include client delay`;
 }

@@ -21,8 +21,6 @@ export interface PctContext {
   pageSize: number;
   /** The run was stopped (SIGINT/SIGTERM) while this pct was being measured. */
   interrupted: boolean;
-  /** Run metadata appended after every other key (keys already present are not overwritten). */
-  extra: Record<string, unknown>;
 }
 
 export interface SummarizeInput {
@@ -110,7 +108,6 @@ export interface PctResult {
   cached_tokens_mismatched: number | null;
   hdr: PctHistograms;
   hdr_unit: "us";
-  [extraKey: string]: unknown;
 }
 
 /** Bound on distinct error buckets kept in a result. */
@@ -203,7 +200,7 @@ function cacheStats(records: RequestRecord[], expected: number) {
   return { mean: npMean(reported), min, max, mismatched };
 }
 
-/** The script's calculate_metrics + summary JSONL object for one pct, then our extras, then context.extra. */
+/** The script's calculate_metrics + summary JSONL object for one pct, then our per-request extras. */
 export function summarizePct(input: SummarizeInput): PctResult {
   const { records, durationS, context } = input;
   const s = collectSamples(records, input.countTokens);
@@ -274,6 +271,5 @@ export function summarizePct(input: SummarizeInput): PctResult {
     },
     hdr_unit: "us",
   };
-  for (const [key, value] of Object.entries(context.extra)) if (!(key in result)) result[key] = value;
   return result;
 }

@@ -3,10 +3,10 @@
  * byte (so existing log scrapers keep working), plus our prefix-cache and failure sections. Pure functions
  * returning strings; the caller writes them to stdout.
  */
-import type { ErrorEntry, PctResult } from "../metrics/summarize.ts";
-import { UsageError } from "../errors.ts";
-import { parseJsonlLine } from "./jsonl.ts";
-import type { TtftFit } from "../metrics/ttft-model.ts";
+import type { ErrorEntry } from "../metrics/summarize.ts";
+import type { OwnFields, PctRecord, ScriptKey } from "../metrics/pct-record.ts";
+import type { TtftModel } from "../metrics/ttft-model.ts";
+import { readResults, type RunLines } from "./results-file.ts";
 
 /** Error entries listed under "Failures" (the JSONL keeps more). */
 const MAX_CONSOLE_ERRORS = 5;
@@ -61,7 +61,7 @@ const rowFixed2 = (label: string, value: number): string => row(label, formatFix
 const section = (title: string): string => centerPython(title, 50, "-");
 
 /** The fields the per-pct banner needs, known before the pct is measured. */
-export type PctHeaderFields = Pick<PctResult, "shared_prefix_pct" | "prefix_len" | "suffix_len">;
+export type PctHeaderFields = Pick<PctRecord, "shared_prefix_pct" | "prefix_len" | "suffix_len">;
 
 /** The script's per-pct banner, printed before flushing and warming. */
 export function renderPctHeader(r: PctHeaderFields): string {
@@ -71,7 +71,13 @@ export function renderPctHeader(r: PctHeaderFields): string {
   return `\n${bar}\n${line}\n${bar}\n`;
 }
 
-function scriptLines(r: PctResult): string[] {
+/**
+ * A pct line as read back from a file: ours, one written by 0.1, or one written by the script itself (which has
+ * only the script's keys). Each of our sections is shown only when its keys are there.
+ */
+export type PctLine = Pick<PctRecord, ScriptKey> & Partial<OwnFields>;
+
+function scriptLines(r: PctLine): string[] {
   return [
     `\n${centerPython(" Serving Benchmark Result ", 50, "=")}`,
     row("Backend:", r.backend),
@@ -109,7 +115,7 @@ function scriptLines(r: PctResult): string[] {
 }
 
 /** Our sections; each is skipped when its keys are absent (e.g. a JSONL file written by the script itself). */
-function extraLines(r: PctResult): string[] {
+function extraLines(r: PctLine): string[] {
   const lines: string[] = [];
   if (typeof r.expected_cached_tokens === "number") {
     const mean = r.mean_cached_tokens;
@@ -127,16 +133,18 @@ function extraLines(r: PctResult): string[] {
     if ("server_cache_hit_rate" in r) lines.push(row("Server hit rate (/metrics):", pctOrNa(r.server_cache_hit_rate)));
     if ("flush_verified" in r) {
       const f = r.flush_verified;
-      lines.push(row("Flush verified (warm found 0 cached):", f === true ? "yes" : f === false ? "NO" : "n/a"));
+      lines.push(row("Flush verified (probe found 0 cached):", f === true ? "yes" : f === false ? "NO" : "n/a"));
     }
     if (typeof r.cache_check === "string") lines.push(row("Cache check:", r.cache_check));
   }
   if (typeof r.client_loop_lag_p99_ms === "number") {
-    lines.push(
-      section("Client Health"),
-      rowFixed2("Event-loop lag P99 (ms):", r.client_loop_lag_p99_ms),
-      rowFixed2("Client CPU (% of one core):", typeof r.client_cpu_pct === "number" ? r.client_cpu_pct : NaN),
-    );
+    lines.push(section("Client Health"), rowFixed2("Event-loop lag P99 (ms):", r.client_loop_lag_p99_ms));
+    if (typeof r.client_js_cpu_pct === "number") {
+      lines.push(rowFixed2("JS thread CPU (% of one core):", r.client_js_cpu_pct));
+      if (typeof r.client_http_cpu_pct === "number") lines.push(rowFixed2("HTTP thread CPU (% of one core):", r.client_http_cpu_pct));
+    } else {
+      lines.push(rowFixed2("Client CPU (% of one core):", typeof r.client_cpu_pct === "number" ? r.client_cpu_pct : NaN));
+    }
     if (r.client_saturated === true) lines.push(row("Client saturated:", "YES - numbers may be the client's"));
   }
   if (typeof r.failed === "number" && r.failed > 0) {
@@ -150,69 +158,47 @@ function extraLines(r: PctResult): string[] {
 }
 
 /** The script's print_benchmark_result output for one pct, with our sections before the closing rule. */
-export function renderConsole(r: PctResult): string {
+export function renderConsole(r: PctLine): string {
   return [...scriptLines(r), ...extraLines(r), "=".repeat(50)].join("\n") + "\n";
 }
 
 /** Header and result block of one pct, as the script prints them. */
-export function renderPctResult(r: PctResult): string {
+export function renderPctResult(r: PctLine): string {
   return renderPctHeader(r) + renderConsole(r);
 }
 
-/** Whether a parsed JSONL object is a pct result (other line types, e.g. per-request records, are skipped). */
-export function isPctResult(obj: unknown): obj is PctResult {
-  if (typeof obj !== "object" || obj === null || Array.isArray(obj)) return false;
-  if ("type" in obj) return obj.type === "pct";
-  return "shared_prefix_pct" in obj && "completed" in obj;
-}
-
-/** The last JSONL line of a sweep: the TTFT model over every measured request. */
-export interface SweepSummary {
-  type: "summary";
-  ttft_model: TtftFit | null;
-  [key: string]: unknown;
-}
-
-function isSweepSummary(obj: unknown): obj is SweepSummary {
-  return typeof obj === "object" && obj !== null && (obj as { type?: unknown }).type === "summary";
-}
-
-/** The block printed after the sweep. */
-export function renderSweepSummary(s: SweepSummary): string {
-  return "\n" + renderTtftFit(s.ttft_model) + "\n";
-}
-
-/** Rebuilds the console report from a JSONL file's text alone. */
-export function renderJsonlReport(text: string): string {
-  let out = "";
-  const lines = text.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
-    if (line === "") continue;
-    let obj: unknown;
-    try {
-      obj = parseJsonlLine(line);
-    } catch {
-      throw new UsageError(`JSONL line ${i + 1} is not valid JSON`);
-    }
-    if (isPctResult(obj)) out += renderPctResult(obj);
-    else if (isSweepSummary(obj)) out += renderSweepSummary(obj);
-  }
-  return out;
-}
-
-/** The console block printed after the sweep. */
-export function renderTtftFit(fit: TtftFit | null): string {
+/** The console block printed after the sweep: the TTFT model over every measured request. */
+export function renderTtftFit(fit: TtftModel | null): string {
   const line = (label: string, value: string) => `${label.padEnd(40)} ${value.padEnd(10)}`;
   const rule = "-".repeat(11) + "TTFT model (whole sweep)" + "-".repeat(15);
   if (fit === null) return `${rule}\n(not enough distinct uncached lengths to fit TTFT = a + b·uncached)\n${"=".repeat(50)}`;
   return [
     rule,
     line("Requests in fit:", String(fit.n)),
-    line("Fixed overhead (ms):", fit.fixedMs.toFixed(2)),
-    line("Prefill cost (µs/uncached token):", fit.prefillUsPerToken.toFixed(3)),
-    line("TTFT saved (µs/cached token):", fit.savedUsPerCachedToken.toFixed(3)),
+    line("Fixed overhead (ms):", fit.fixed_ms.toFixed(2)),
+    line("Prefill cost (µs/uncached token):", fit.prefill_us_per_token.toFixed(3)),
+    line("TTFT saved (µs/cached token):", fit.saved_us_per_cached_token.toFixed(3)),
     line("Fit R²:", fit.r2 === null ? "n/a" : fit.r2.toFixed(4)),
     "=".repeat(50),
   ].join("\n");
+}
+
+/** The block after a sweep, as run-sweep prints it. */
+export function renderSweepEnd(fit: TtftModel | null): string {
+  return `\n${renderTtftFit(fit)}\n`;
+}
+
+/** The console report of a results file's runs, as the runs printed it. */
+export function renderRunsReport(runs: readonly RunLines[]): string {
+  let out = "";
+  for (const run of runs) {
+    for (const pct of run.pcts) out += renderPctResult(pct);
+    if (run.hasTtftModel) out += renderSweepEnd(run.ttftModel);
+  }
+  return out;
+}
+
+/** The console report rebuilt from a results file's text alone. */
+export function renderJsonlReport(text: string, name?: string): string {
+  return renderRunsReport(readResults(text, name));
 }

@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { BenchError, UsageError } from "../errors.ts";
+import { deadlineSignal, interruptedError } from "../interrupt.ts";
 import { log } from "../log.ts";
 
 /** Environment the hub code reads; process.env unless a test passes its own. */
@@ -105,6 +106,8 @@ interface HubRequest {
   revision: string;
   filename: string;
   token: string | undefined;
+  /** The run's interrupt. */
+  signal: AbortSignal | undefined;
 }
 
 type HubResponse = { status: number; commit: string | null; body: Uint8Array | null };
@@ -117,7 +120,7 @@ async function fetchHubFile(req: HubRequest): Promise<HubResponse> {
   const { endpoint, repo, revision, filename, token } = req;
   let url = new URL(`${endpoint}/${repo}/resolve/${encodeURIComponent(revision)}/${filename}`);
   const hubOrigin = url.origin;
-  const signal = AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS);
+  const signal = deadlineSignal(req.signal, DOWNLOAD_TIMEOUT_MS);
   let commit: string | null = null;
   try {
     for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
@@ -138,6 +141,7 @@ async function fetchHubFile(req: HubRequest): Promise<HubResponse> {
       return { status: 200, commit, body: new Uint8Array(await res.arrayBuffer()) };
     }
   } catch (err) {
+    if (req.signal?.aborted) throw interruptedError(`while downloading ${filename} of "${repo}"`);
     const reason = (err as Error).name === "TimeoutError" ? `timed out after ${DOWNLOAD_TIMEOUT_MS / 1000} s` : (err as Error).message;
     throw new BenchError(`cannot download ${filename} of "${repo}" from the Hugging Face hub at ${endpoint}: ${reason}`);
   }
@@ -157,9 +161,9 @@ function hubStatusError(req: HubRequest, status: number): Error {
 }
 
 /** Downloads tokenizer.json (required) and tokenizer_config.json (optional) into the cache; returns the tokenizer.json path. */
-async function downloadTokenizer(cacheDir: string, repo: string, revision: string, env: HubEnv): Promise<string> {
+async function downloadTokenizer(cacheDir: string, repo: string, revision: string, env: HubEnv, signal?: AbortSignal): Promise<string> {
   const endpoint = (env.HF_ENDPOINT || HF_DEFAULT_ENDPOINT).replace(/\/+$/, "");
-  const base = { endpoint, repo, revision, token: hfToken(env) };
+  const base = { endpoint, repo, revision, token: hfToken(env), signal };
   log.info(`downloading ${TOKENIZER_FILE} of ${repo}@${revision} from ${endpoint}`);
   const main = await fetchHubFile({ ...base, filename: TOKENIZER_FILE });
   if (main.status !== 200 || main.body === null) throw hubStatusError({ ...base, filename: TOKENIZER_FILE }, main.status);
@@ -177,6 +181,7 @@ async function downloadTokenizer(cacheDir: string, repo: string, revision: strin
       log.warn(`${TOKENIZER_CONFIG_FILE} of ${repo}: HTTP ${config.status}; going on without it`);
     }
   } catch (err) {
+    if (signal?.aborted) throw err;
     log.warn(`${TOKENIZER_CONFIG_FILE} of ${repo}: ${(err as Error).message}; going on without it`);
   }
   // The ref goes last, so it never points at a snapshot whose files are not there yet.
@@ -185,7 +190,7 @@ async function downloadTokenizer(cacheDir: string, repo: string, revision: strin
 }
 
 /** tokenizer.json of a hub repo at a revision: from the local HF cache, else downloaded into it (unless offline). */
-export async function resolveHubTokenizer(repo: string, revision: string, env: HubEnv): Promise<string> {
+export async function resolveHubTokenizer(repo: string, revision: string, env: HubEnv, signal?: AbortSignal): Promise<string> {
   if (revision === "" || revision.startsWith("/") || revision.split("/").some((p) => p === ".." || p === ".")) {
     throw new UsageError(`invalid Hugging Face revision "${revision}"`);
   }
@@ -197,5 +202,5 @@ export async function resolveHubTokenizer(repo: string, revision: string, env: H
       `tokenizer "${repo}" is not in the Hugging Face cache (${cacheDir}) and HF_HUB_OFFLINE=${env.HF_HUB_OFFLINE} forbids downloading it`,
     );
   }
-  return downloadTokenizer(cacheDir, repo, revision, env);
+  return downloadTokenizer(cacheDir, repo, revision, env, signal);
 }

@@ -15,6 +15,8 @@ export interface TokenizerSourceOptions {
   revision: string;
   /** Defaults to process.env (HF_HUB_CACHE, HF_HOME, HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE). */
   env?: HubEnv;
+  /** The run's interrupt: stops a download at once. */
+  signal?: AbortSignal;
 }
 
 /** A tokenizer ready for the run. */
@@ -52,7 +54,7 @@ export async function resolveTokenizerFile(spec: string, opts: TokenizerSourceOp
   if (!isHfRepoId(spec) || spec.endsWith(".json")) {
     throw new UsageError(`tokenizer "${spec}" is neither an existing file or directory nor a Hugging Face repo id`);
   }
-  return resolveHubTokenizer(spec, opts.revision, opts.env ?? process.env);
+  return resolveHubTokenizer(spec, opts.revision, opts.env ?? process.env, opts.signal);
 }
 
 async function readJsonFile(path: string, what: string): Promise<unknown> {

@@ -17,9 +17,11 @@ export function readJsonl(path: string): any[] {
     .map((l) => JSON.parse(l.replace(BARE_NON_FINITE, '"$1"')));
 }
 
-/** The lines with "type": "pct", in file order. */
+/** The pct lines, in file order; a results file holds nothing else (as the script's), which this checks. */
 export function readPctLines(path: string): any[] {
-  return readJsonl(path).filter((l) => l.type === "pct");
+  const lines = readJsonl(path);
+  for (const l of lines) if (typeof l.shared_prefix_pct !== "number" || "type" in l) throw new Error(`${path}: not a pct line: ${JSON.stringify(l).slice(0, 200)}`);
+  return lines;
 }
 
 // A bare token right after ": ", "[" or ", " and before a delimiter: a value, not text inside a string.

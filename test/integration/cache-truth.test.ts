@@ -34,7 +34,8 @@ async function sweep(mock: Partial<MockOptions>, args: string[]): Promise<Sweep>
     } catch {
       // no output file: the run failed before the first line
     }
-    return { ...r, pcts: lines.filter((l) => l.type === "pct"), summary: lines.find((l) => l.type === "summary"), mockStats: server.stats() };
+    // The last pct line's ttft_model is the whole sweep's.
+    return { ...r, pcts: lines, summary: lines.at(-1), mockStats: server.stats() };
   } finally {
     await server.stop();
   }
@@ -74,12 +75,12 @@ describe("a lying flush is detected", () => {
   test("warn: every pct says so, the exit code is unchanged", async () => {
     const r = await sweep({ flushLies: true }, ["--pcts", "0,50"]);
     expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(/cache check \(0%\): the flush did not empty the cache: a canary prompt cached before it found 64 tokens cached after it/);
+    expect(r.stderr).toMatch(/cache check \(0%\): the flush did not empty the cache: a probe of a sequence cached before it found 64 tokens cached after it/);
     for (const l of r.pcts) {
       expect(l.flush_verified).toBe(false);
       expect(l.cache_check).toBe("mismatch");
     }
-    expect(r.stdout).toContain("Flush verified (warm found 0 cached):    NO");
+    expect(r.stdout).toContain("Flush verified (probe found 0 cached):   NO");
   });
 
   test("strict: exit code 4", async () => {
@@ -115,9 +116,9 @@ describe("TTFT model", () => {
     expect(r.code).toBe(0);
     const fit = r.summary.ttft_model;
     expect(fit.n).toBe(12);
-    expect(fit.prefillUsPerToken).toBeGreaterThan(47.5);
-    expect(fit.prefillUsPerToken).toBeLessThan(52.5);
-    expect(fit.fixedMs).toBeGreaterThan(2);
+    expect(fit.prefill_us_per_token).toBeGreaterThan(47.5);
+    expect(fit.prefill_us_per_token).toBeLessThan(52.5);
+    expect(fit.fixed_ms).toBeGreaterThan(2);
     expect(fit.r2).toBeGreaterThan(0.95);
     expect(r.stdout).toContain("Prefill cost (µs/uncached token):");
   });

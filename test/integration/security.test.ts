@@ -85,8 +85,9 @@ describe.each(sources)("the API key from %s", (name, keyArgs, keyEnv) => {
     if (run.result.code !== 3) console.error(run.result.stderr.slice(-2000));
     expect(run.result.code).toBe(3);
     const lines = readJsonl(run.jsonlPath);
-    expect(lines.filter((l) => l.type === "pct")).toHaveLength(2);
-    expect(lines[0].options.apiKey).toBe("(set)");
+    expect(lines).toHaveLength(2);
+    expect(lines[0].run.options.api_key).toBe("(set)");
+    expect(lines[1].run).toBeUndefined();
     // --verbose really was on: debug output is what could leak.
     expect(run.result.stderr.length).toBeGreaterThan(0);
     expect(run.result.stdout).toContain("Failures");

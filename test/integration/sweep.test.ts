@@ -46,7 +46,6 @@ beforeAll(async () => {
   lines = readFileSync(join(dir, "out.jsonl"), "utf8").trim().split("\n")
     .map((l) => JSON.parse(l.replace(/"request_rate": ?Infinity/, '"request_rate": "inf"')));
   all = lines;
-  lines = all.filter((l) => l.type === "pct");
 });
 
 afterAll(async () => {
@@ -71,14 +70,17 @@ describe("full sweep by the compiled binary against the mock", () => {
 
   test("the wire: exact lengths, one identical prefix per pct, distinct suffixes, a prefix-only warm", () => {
     const received = mock.stats().received;
-    // Per pct: the flush check's canary twice (before and after the flush), 1 warm request (when prefix > 0),
-    // then N measured ones, in order.
+    // Before the first flush only: a canary prompt. Then per pct: one probe after the flush (the canary, later the
+    // start of the previous pct's last finished prompt) that must find nothing cached, 1 warm request (when the
+    // prefix is not empty), then N measured ones, in order.
     let at = 0;
+    let cachedBefore = received[at++]!.inputIds;
+    expect(cachedBefore.length).toBe(65);
     for (const pct of PCTS) {
       const prefixLen = Math.floor((TOTAL * pct) / 100);
-      const [canary, probe] = [received[at++]!, received[at++]!];
-      expect(canary.inputIds.length).toBe(65);
-      expect(probe.inputIds).toEqual(canary.inputIds);
+      const probe = received[at++]!;
+      expect(probe.inputIds).toEqual(cachedBefore.slice(0, 65));
+      expect(probe.maxNewTokens).toBe(1);
       expect(probe.cachedTokens).toBe(0);
       if (prefixLen > 0) {
         const warm = received[at++]!;
@@ -101,6 +103,13 @@ describe("full sweep by the compiled binary against the mock", () => {
       }
       expect(prefixes.size).toBe(1);
       expect(suffixes.size).toBe(N);
+      // The next probe is the start of one of these prompts: the one that finished last.
+      const next = received[at];
+      if (next) {
+        const from = measured.find((r) => r.inputIds.slice(0, 65).join(",") === next.inputIds.join(","));
+        expect(from).toBeDefined();
+        cachedBefore = from!.inputIds;
+      }
     }
     expect(at).toBe(received.length);
   });
@@ -123,17 +132,26 @@ describe("full sweep by the compiled binary against the mock", () => {
     });
   });
 
-  test("the JSONL starts with a run line (server info, options without secrets) and ends with the sweep summary", () => {
-    expect(all[0].type).toBe("run");
-    expect(all[0].server_info.page_size).toBe(PAGE);
-    expect(all[0].options.numPrompts).toBe(N);
-    expect(all.at(-1).type).toBe("summary");
+  test("one line per pct and nothing else; the first carries the run (server info, options without secrets)", () => {
+    expect(all).toHaveLength(PCTS.length);
+    for (const l of all) expect(l).not.toHaveProperty("type");
+    expect(new Set(all.map((l) => l.run_id)).size).toBe(1);
+    expect(all[0].run_id).toMatch(/^[0-9a-z]{8}$/);
+    expect(all[0].run.server_info.page_size).toBe(PAGE);
+    expect(all[0].run.options.num_prompts).toBe(N);
+    expect(all[0].run.page_size).toBe(PAGE);
+    expect(all[0].run.page_size_source).toBe("server");
+    for (const l of all.slice(1)) expect(l).not.toHaveProperty("run");
+    // The last line's model covers the whole sweep; each line's ttft_fit is its own pct's share.
     expect(all.at(-1).ttft_model.n).toBe(PCTS.length * N);
+    for (const l of all) expect(l.ttft_fit.n).toBe(N);
     // The mock's model: 2 ms + 40 µs per uncached token; queueing behind the serialized prefill adds to it.
-    expect(all.at(-1).ttft_model.prefillUsPerToken).toBeGreaterThan(30);
+    expect(all.at(-1).ttft_model.prefill_us_per_token).toBeGreaterThan(30);
     for (const l of lines) {
       expect(l.cache_check).toBe("ok");
-      expect(l.flush_verified).toBe(true); // the canary probe proves it even at pct 0, where there is no warm
+      expect(l.flush_verified).toBe(true); // the probe proves it even at pct 0, where there is no warm
+      expect(l.flush_probe_cached_tokens).toBe(0);
+      expect(l.flush_attempts).toBe(1);
       expect(typeof l.client_loop_lag_p99_ms).toBe("number");
     }
   });
@@ -152,6 +170,10 @@ describe("full sweep by the compiled binary against the mock", () => {
     const report = await runCli(["report", join(dir, "out.jsonl")]);
     expect(report.code).toBe(0);
     expect(report.stdout.trim()).toBe(run.stdout.trim());
+  });
+
+  test("the server saw exactly one successful flush per pct, as with the script", () => {
+    expect(mock.stats().flushes).toBe(PCTS.length);
   });
 
   test("logs go to stderr, not stdout", () => {

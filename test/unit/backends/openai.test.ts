@@ -62,12 +62,15 @@ describe("OpenAI body template", () => {
   });
 });
 
+/** A control target without credentials or interrupt. */
+const ctl = (baseUrl: string) => ({ baseUrl, headers: {} });
+
 describe("resetPrefixCache (vLLM POST /reset_prefix_cache)", () => {
   const opts = { deadlineS: 5, serverTimeoutS: 1, sleep: noSleep };
 
   test('{"success": true} at once, with our headers', async () => {
     const server = use(startSequenceServer([{ status: 200, body: '{"success":true}' }]));
-    const result = await resetPrefixCache(server.url, { ...opts, headers: { authorization: "Bearer k" } });
+    const result = await resetPrefixCache({ baseUrl: server.url, headers: { authorization: "Bearer k" } }, opts);
     expect(result).toEqual({ attempts: 1 });
     expect(server.requests).toEqual(["POST /reset_prefix_cache?reset_external=true"]);
     expect(server.headers[0]?.authorization).toBe("Bearer k");
@@ -82,7 +85,7 @@ describe("resetPrefixCache (vLLM POST /reset_prefix_cache)", () => {
       ]),
     );
     const slept: number[] = [];
-    const result = await resetPrefixCache(server.url, { ...opts, sleep: async (ms) => void slept.push(ms) });
+    const result = await resetPrefixCache(ctl(server.url), { ...opts, sleep: async (ms) => void slept.push(ms) });
     expect(result).toEqual({ attempts: 3 });
     expect(slept).toEqual([100, 200]);
     expect(server.requests.length).toBe(3);
@@ -90,7 +93,7 @@ describe("resetPrefixCache (vLLM POST /reset_prefix_cache)", () => {
 
   test("success:false until the deadline is a BenchError", async () => {
     const server = use(startSequenceServer([{ status: 200, body: '{"success":false}' }]));
-    const run = resetPrefixCache(server.url, { deadlineS: 0.3, serverTimeoutS: 1, sleep: (ms) => Bun.sleep(ms) });
+    const run = resetPrefixCache(ctl(server.url), { deadlineS: 0.3, serverTimeoutS: 1, sleep: (ms) => Bun.sleep(ms) });
     await expect(run).rejects.toThrow(/kept answering \{"success": false\} for 0.3s \(\d+ attempts\)/);
     await run.catch(() => {});
     expect(server.requests.length).toBeGreaterThanOrEqual(2);
@@ -98,12 +101,12 @@ describe("resetPrefixCache (vLLM POST /reset_prefix_cache)", () => {
 
   test("an empty 200 body (old vLLM) is success", async () => {
     const server = use(startSequenceServer([{ status: 200, body: "" }]));
-    expect(await resetPrefixCache(server.url, opts)).toEqual({ attempts: 1 });
+    expect(await resetPrefixCache(ctl(server.url), opts)).toEqual({ attempts: 1 });
   });
 
   test("404: dev mode is off, a clear BenchError without retry", async () => {
     const server = use(startSequenceServer([{ status: 404, body: '{"detail":"Not Found"}' }]));
-    const err = await resetPrefixCache(server.url, opts).catch((e: unknown) => e);
+    const err = await resetPrefixCache(ctl(server.url), opts).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BenchError);
     expect((err as Error).message).toBe(
       "POST /reset_prefix_cache answered 404: the server needs VLLM_SERVER_DEV_MODE=1 to reset its prefix cache (or use --flush none)",
@@ -113,12 +116,12 @@ describe("resetPrefixCache (vLLM POST /reset_prefix_cache)", () => {
 
   test("another status fails at once with the body", async () => {
     const server = use(startSequenceServer([{ status: 500, body: "boom" }]));
-    await expect(resetPrefixCache(server.url, opts)).rejects.toThrow("POST /reset_prefix_cache answered 500: boom");
+    await expect(resetPrefixCache(ctl(server.url), opts)).rejects.toThrow("POST /reset_prefix_cache answered 500: boom");
   });
 
   test("an unreachable server", async () => {
     const url = closedPortUrl().replace("/generate", "");
-    await expect(resetPrefixCache(url, opts)).rejects.toThrow(`cannot reach the server at ${url}`);
+    await expect(resetPrefixCache(ctl(url), opts)).rejects.toThrow(`cannot reach the server at ${url}`);
   });
 });
 
@@ -126,7 +129,7 @@ describe("discoverModel (GET /v1/models)", () => {
   test("the first data[].id, with our headers", async () => {
     const models = { object: "list", data: [{ id: "Qwen/Qwen3-0.6B", object: "model" }, { id: "lora-a" }] };
     const server = use(startSequenceServer([{ status: 200, body: JSON.stringify(models) }]));
-    expect(await discoverModel(server.url, { authorization: "Bearer k" })).toBe("Qwen/Qwen3-0.6B");
+    expect(await discoverModel({ baseUrl: server.url, headers: { authorization: "Bearer k" } })).toBe("Qwen/Qwen3-0.6B");
     expect(server.requests).toEqual(["GET /v1/models"]);
     expect(server.headers[0]?.authorization).toBe("Bearer k");
   });
@@ -139,7 +142,7 @@ describe("discoverModel (GET /v1/models)", () => {
       { status: 401, body: '{"error":"Unauthorized"}' },
     ]) {
       const server = use(startSequenceServer([canned]));
-      const err = await discoverModel(server.url).catch((e: unknown) => e);
+      const err = await discoverModel(ctl(server.url)).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(BenchError);
       expect((err as Error).message).toContain("(pass --served-model-name)");
     }
@@ -147,7 +150,7 @@ describe("discoverModel (GET /v1/models)", () => {
 
   test("the status and body are in the message", async () => {
     const server = use(startSequenceServer([{ status: 401, body: '{"error":"Unauthorized"}' }]));
-    await expect(discoverModel(server.url)).rejects.toThrow('GET /v1/models answered 401: {"error":"Unauthorized"} (pass --served-model-name)');
+    await expect(discoverModel(ctl(server.url))).rejects.toThrow('GET /v1/models answered 401: {"error":"Unauthorized"} (pass --served-model-name)');
   });
 });
 

@@ -43,13 +43,13 @@ describe("flushCache (SGLang POST /flush_cache)", () => {
         { status: 200, body: "Cache flushed." },
       ]),
     );
-    expect(await sglangBackend.flush(server.url, opts)).toEqual({ attempts: 2 });
+    expect(await sglangBackend.flush({ baseUrl: server.url, headers: {} }, opts)).toEqual({ attempts: 2 });
     expect(server.requests).toEqual(["POST /flush_cache?timeout=3", "POST /flush_cache?timeout=3"]);
   });
 
   test("another status fails at once", async () => {
     const server = use(startSequenceServer([{ status: 404, body: '{"detail":"Not Found"}' }]));
-    const err = await flushCache(server.url, opts).catch((e: unknown) => e);
+    const err = await flushCache({ baseUrl: server.url, headers: {} }, opts).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BenchError);
     expect((err as Error).message).toBe('POST /flush_cache answered 404: {"detail":"Not Found"}');
     expect(server.requests.length).toBe(1);
@@ -59,7 +59,7 @@ describe("flushCache (SGLang POST /flush_cache)", () => {
 describe("unreachable servers", () => {
   test("connection refused is said in words, with the code", async () => {
     const url = closedPortUrl().replace("/generate", "");
-    const err = await flushCache(url, { deadlineS: 1, serverTimeoutS: 1 }).catch((e: unknown) => e);
+    const err = await flushCache({ baseUrl: url, headers: {} }, { deadlineS: 1, serverTimeoutS: 1 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BenchError);
     expect((err as Error).message).toMatch(new RegExp(`^cannot reach the server at ${url}: connection refused \\((ECONNREFUSED|ConnectionRefused)\\)$`));
   });

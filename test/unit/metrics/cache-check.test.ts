@@ -34,7 +34,7 @@ describe("checkCache", () => {
     const c = checkCache(input({ flushProbeCachedTokens: 64, mode: "strict" }));
     expect(c.flushVerified).toBe(false);
     expect(c.failsStrict).toBe(true);
-    expect(c.problems[0]).toMatch(/a canary prompt cached before it found 64 tokens cached after it/);
+    expect(c.problems[0]).toMatch(/a probe of a sequence cached before it found 64 tokens cached after it/);
     expect(checkCache(input({ flushProbeCachedTokens: null, warmCachedTokens: null })).flushVerified).toBeNull();
     expect(checkCache(input({ flushProbeCachedTokens: -1, warmCachedTokens: 0 })).flushVerified).toBe(true);
   });

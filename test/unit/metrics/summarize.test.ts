@@ -83,7 +83,6 @@ const context = (over: Partial<PctContext> = {}): PctContext => ({
   expectedCachedTokens: 64,
   pageSize: 16,
   interrupted: false,
-  extra: {},
   ...over,
 });
 
@@ -98,7 +97,7 @@ describe("summarizePct matches the script's calculate_metrics (numpy fixtures)",
       const records = c.records.map(fromFixture);
       const result = summarizePct({ records, durationS: c.durationS, countTokens: wordCount, context: context() });
       for (const [key, expected] of Object.entries(c.expected)) {
-        expect([key, result[key]]).toEqual([key, expected]);
+        expect([key, result[key as keyof typeof result]]).toEqual([key, expected]);
       }
       expect(result.failed).toBe(records.filter((r) => !r.ok).length);
     });
@@ -111,10 +110,10 @@ describe("summarizePct result shape", () => {
     records,
     durationS: 3.217,
     countTokens: wordCount,
-    context: context({ extra: { type: "pct", run_id: "r1", backend: "must-not-override" } }),
+    context: context(),
   });
 
-  test("the script's keys come first, in its order, then our extras, then context.extra", () => {
+  test("the script's keys come first, in its order, then our per-request extras", () => {
     const keys = Object.keys(result);
     expect(keys.slice(0, SCRIPT_KEYS.length)).toEqual(SCRIPT_KEYS);
     expect(keys.slice(SCRIPT_KEYS.length)).toEqual([
@@ -130,8 +129,6 @@ describe("summarizePct result shape", () => {
       "cached_tokens_mismatched",
       "hdr",
       "hdr_unit",
-      "type",
-      "run_id",
     ]);
     expect(result.backend).toBe("sglang");
     expect(result.request_rate).toBe(Infinity);

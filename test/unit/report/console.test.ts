@@ -120,7 +120,7 @@ describe("renderJsonlReport", () => {
       formatJsonl({ type: "run", started: "now" }),
       formatJsonl(scriptResults[1]),
     ].join("");
-    expect(renderJsonlReport(text)).toBe(renderPctResult({ type: "pct", ...pct }) + renderPctResult(scriptResults[1]!));
+    expect(renderJsonlReport(text)).toBe(renderPctResult(pct) + renderPctResult(scriptResults[1]!));
   });
 
   test("a broken line is a UsageError with its line number", () => {

@@ -1,0 +1,35 @@
+/** SGLang's self-description (/server_info, older /get_server_info); other servers simply lack it. */
+import { controlFetch, type Control } from "./http.ts";
+import type { ServerInfo } from "./types.ts";
+
+const asNumber = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
+
+/** The answer of a server without either endpoint. */
+export const NO_SERVER_INFO: ServerInfo = { source: null, version: null, pageSize: null, incremental: null, contextLength: null, raw: null };
+
+/** Reads /server_info (>= 0.5.6) or /get_server_info (older). Never throws for a missing endpoint. */
+export async function fetchServerInfo(ctl: Control): Promise<ServerInfo> {
+  for (const path of ["/server_info", "/get_server_info"]) {
+    const res = await controlFetch(ctl, path, { timeoutMs: 15_000 });
+    if (!res.ok) {
+      await res.body?.cancel();
+      continue;
+    }
+    let raw: Record<string, unknown>;
+    try {
+      raw = (await res.json()) as Record<string, unknown>;
+    } catch {
+      continue;
+    }
+    const inc = raw.incremental_streaming_output ?? raw.stream_output;
+    return {
+      source: path,
+      version: typeof raw.version === "string" ? raw.version : null,
+      pageSize: asNumber(raw.page_size),
+      incremental: typeof inc === "boolean" ? inc : null,
+      contextLength: asNumber(raw.context_length),
+      raw,
+    };
+  }
+  return NO_SERVER_INFO;
+}

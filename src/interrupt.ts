@@ -1,0 +1,60 @@
+/**
+ * One interrupt for the whole run: SIGINT/SIGTERM abort a single AbortSignal that reaches every network call and
+ * every wait (preflight, flush retries, settle, warm, measured requests), so a first Ctrl-C is felt at once.
+ */
+import { BenchError, EXIT } from "./errors.ts";
+
+/** The error every interrupted step throws: exit 130, and what was being done. */
+export function interruptedError(during: string): BenchError {
+  return new BenchError(`interrupted ${during}`, EXIT.interrupted);
+}
+
+/** True when `err` is what an interrupt throws. */
+export function isInterrupt(err: unknown): boolean {
+  return err instanceof BenchError && err.exitCode === EXIT.interrupted;
+}
+
+/** A signal that aborts on the run's interrupt or after `timeoutMs`, whichever comes first. */
+export function deadlineSignal(interrupt: AbortSignal | undefined, timeoutMs: number): AbortSignal {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  return interrupt ? AbortSignal.any([interrupt, timeout]) : timeout;
+}
+
+/** Sleeps `ms`; an interrupt ends the sleep at once with interruptedError(during). */
+export function sleepUnlessInterrupted(ms: number, interrupt: AbortSignal | undefined, during: string): Promise<void> {
+  if (!interrupt) return Bun.sleep(ms);
+  if (interrupt.aborted) return Promise.reject(interruptedError(during));
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(interruptedError(during));
+    };
+    const timer = setTimeout(() => {
+      interrupt.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    interrupt.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** The run's interrupt: the first signal aborts it, a second one exits at once (when the first cannot finish soon). */
+export interface Interrupt {
+  signal: AbortSignal;
+  /** Call on SIGINT/SIGTERM. */
+  onSignal(name: string): void;
+}
+
+export function createInterrupt(hooks: { warn: (message: string) => void; exit: (code: number) => void }): Interrupt {
+  const controller = new AbortController();
+  return {
+    signal: controller.signal,
+    onSignal(name: string) {
+      if (controller.signal.aborted) {
+        hooks.exit(EXIT.interrupted);
+        return;
+      }
+      hooks.warn(`${name}: stopping; the current pct is summarized from the requests that completed (again to exit now)`);
+      controller.abort();
+    },
+  };
+}

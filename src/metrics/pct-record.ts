@@ -1,0 +1,126 @@
+/**
+ * The one typed record of a pct: what the console prints, what the JSONL line holds (key for key, in this order),
+ * and what `report`, gates and comparisons read. The reference script's keys come first, in its order and with its
+ * meaning, so a file is a drop-in for the script's; ours follow. Every key is snake_case, nested ones too.
+ */
+import type { CacheStatus } from "./cache-check.ts";
+import type { ErrorEntry, PctHistograms, PctResult } from "./summarize.ts";
+import type { TtftModel, TtftMoments } from "./ttft-model.ts";
+
+/** What was run against what: written once per run, in the run's first pct line (`run`). */
+export interface RunInfo {
+  warmbench_version: string;
+  started_at: string;
+  /** Every option of the run, snake_case; the API key only as "(set)" or null. */
+  options: Record<string, unknown>;
+  /** The model name sent to the server (OpenAI backends); null for SGLang native. */
+  served_model: string | null;
+  page_size: number;
+  page_size_source: "flag" | "server" | "backend default";
+  /** The server endpoint that described it (/server_info...), or null. */
+  server_info_source: string | null;
+  server_version: string | null;
+  /** The server's own description, secrets redacted. */
+  server_info: Record<string, unknown> | null;
+}
+
+/** The script's keys, in its order (maybe_write_summary_jsonl). */
+export const SCRIPT_KEYS = [
+  "backend", "dataset_name", "request_rate", "max_concurrency", "shared_prefix_pct", "prefix_len", "suffix_len",
+  "total_tokens", "num_prompts", "output_len", "completed", "benchmark_duration", "total_input", "total_output",
+  "total_output_retokenized", "request_throughput", "input_throughput", "output_throughput",
+  "output_throughput_retokenized", "total_throughput", "total_throughput_retokenized", "mean_ttft_ms",
+  "median_ttft_ms", "std_ttft_ms", "p90_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "std_tpot_ms",
+  "p90_tpot_ms", "p99_tpot_ms", "mean_itl_ms", "median_itl_ms", "std_itl_ms", "p90_itl_ms", "p99_itl_ms",
+  "mean_e2e_latency_ms", "median_e2e_latency_ms", "std_e2e_latency_ms", "p99_e2e_latency_ms", "concurrency",
+] as const;
+
+export type ScriptKey = (typeof SCRIPT_KEYS)[number];
+
+/** One pct's line: the script's keys, then ours. */
+export interface PctRecord extends Pick<PctResult, ScriptKey> {
+  /** Shared by every line of one run: group lines by it. */
+  run_id: string;
+  /** The run's description; in the run's first pct line only. */
+  run?: RunInfo;
+  /** Measured requests sent (completed + failed; cancelled ones are not counted). */
+  sent: number;
+  failed: number;
+  /** At most 20 buckets of failures with the same kind and message, largest first. */
+  errors: ErrorEntry[];
+  /** Failures per kind, over all failures. */
+  errors_by_kind: Record<string, number>;
+  /** The run was stopped (SIGINT/SIGTERM) while this pct was measured: it holds the requests that completed. */
+  interrupted: boolean;
+  page_size: number;
+  expected_cached_tokens: number;
+  mean_cached_tokens: number | null;
+  min_cached_tokens: number | null;
+  max_cached_tokens: number | null;
+  cached_tokens_mismatched: number | null;
+  /** [cached_tokens, requests] pairs, most frequent first, at most 10. */
+  cached_tokens_counts: Array<[number, number]>;
+  expected_hit_ratio: number;
+  observed_hit_ratio: number | null;
+  /** From the server's Prometheus counters over the measured window; null without /metrics. */
+  server_cache_hit_rate: number | null;
+  cache_check: CacheStatus;
+  flushed: boolean;
+  flush_attempts: number;
+  flush_verified: boolean | null;
+  /** Cached tokens a probe of a sequence cached before the flush found after it (must be 0); null: not probed. */
+  flush_probe_cached_tokens: number | null;
+  warm_verified: boolean | null;
+  warm_cached_tokens: number | null;
+  client_loop_lag_p99_ms: number;
+  client_loop_lag_max_ms: number;
+  /** CPU of the JS thread, which stamps every event, % of one core: the saturation verdict reads this. */
+  client_js_cpu_pct: number;
+  /** CPU of Bun's HTTP client thread, % of one core; null where it cannot be read. */
+  client_http_cpu_pct: number | null;
+  /** CPU of the whole process, every thread, % of one core (informative). */
+  client_cpu_pct: number;
+  client_saturated: boolean;
+  /** This pct's sufficient statistics of (uncached tokens, TTFT): merge them to refit the sweep's model. */
+  ttft_fit: TtftMoments | null;
+  /** The TTFT model over the run's pcts up to and including this one. */
+  ttft_model: TtftModel | null;
+  hdr: PctHistograms;
+  hdr_unit: "us";
+  warmbench_version: string;
+  started_at: string;
+  model: string;
+  tokenizer: string;
+  population_size: number;
+  seed: string;
+  base_url: string;
+  server_version: string | null;
+  text_mode: "cumulative" | "incremental";
+}
+
+/** Our keys, after the script's: everything of PctRecord that the script does not write. */
+export type OwnFields = Omit<PctRecord, ScriptKey>;
+
+/** Our keys in the order they are written (the JSONL schema test pins this order too). */
+export const OWN_KEYS = [
+  "run_id", "run", "sent", "failed", "errors", "errors_by_kind", "interrupted",
+  "page_size", "expected_cached_tokens", "mean_cached_tokens", "min_cached_tokens", "max_cached_tokens",
+  "cached_tokens_mismatched", "cached_tokens_counts", "expected_hit_ratio", "observed_hit_ratio", "server_cache_hit_rate",
+  "cache_check", "flushed", "flush_attempts", "flush_verified", "flush_probe_cached_tokens", "warm_verified", "warm_cached_tokens",
+  "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated",
+  "ttft_fit", "ttft_model", "hdr", "hdr_unit",
+  "warmbench_version", "started_at", "model", "tokenizer", "population_size", "seed", "base_url", "server_version", "text_mode",
+] as const satisfies ReadonlyArray<keyof OwnFields>;
+
+// Compile-time proof that OWN_KEYS lists every field: a key added to PctRecord but not here fails the build.
+type Unlisted = Exclude<keyof OwnFields, (typeof OWN_KEYS)[number]>;
+const everyFieldListed: [Unlisted] extends [never] ? true : Unlisted = true;
+void everyFieldListed;
+
+/** The record, keys in the pinned order: the script's from `metrics`, then ours (absent optional ones skipped). */
+export function buildPctRecord(metrics: Pick<PctResult, ScriptKey>, own: OwnFields): PctRecord {
+  const out: Record<string, unknown> = {};
+  for (const key of SCRIPT_KEYS) out[key] = metrics[key];
+  for (const key of OWN_KEYS) if (own[key] !== undefined) out[key] = own[key];
+  return out as unknown as PctRecord;
+}

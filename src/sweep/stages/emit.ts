@@ -1,0 +1,30 @@
+/** Stage: the pct's record to the console (stdout), the JSONL file and the per-request details; findings to stderr. */
+import { log } from "../../log.ts";
+import type { RequestRecord } from "../../metrics/record.ts";
+import { describeSaturation } from "../../metrics/self-check.ts";
+import { renderConsole } from "../../report/console.ts";
+import { appendRequestDetails } from "../../report/details.ts";
+import { appendJsonlLine, formatJsonl } from "../../report/jsonl.ts";
+import type { SweepContext } from "../context.ts";
+import type { Measurement } from "./measure.ts";
+import type { PctSummary } from "./summarize.ts";
+
+export function emitPct(summary: PctSummary, m: Measurement, ctx: SweepContext): void {
+  const { record, cache } = summary;
+  const pct = record.shared_prefix_pct;
+  logFailures(m.records);
+  for (const problem of cache.problems) log.warn(`cache check (${pct}%): ${problem}`);
+  const health = describeSaturation(m.health);
+  if (record.client_saturated) log.warn(`${pct}%: ${health}`);
+  else log.debug(health);
+  if (ctx.opts.requestDetails) appendRequestDetails(ctx.opts.requestDetails, ctx.runId, pct, m.records);
+  ctx.io.out(renderConsole(record));
+  if (ctx.opts.outputFile) appendJsonlLine(ctx.opts.outputFile, formatJsonl(record));
+}
+
+function logFailures(records: RequestRecord[]): void {
+  const failed = records.filter((r) => !r.ok);
+  if (failed.length === 0) return;
+  log.warn(`${failed.length}/${records.length} requests failed`);
+  for (const r of failed.slice(0, 5)) log.warn(`  ${r.failureKind}: ${r.failureMessage.slice(0, 160)}`);
+}

@@ -1,0 +1,102 @@
+/**
+ * Stage: empty the server's prefix cache (the backend's flush), prove it with at most one short request, and let
+ * the server settle - as the script's flush + sleep(1), with exactly one flush per pct.
+ *
+ * The proof: a sequence the server cached before the flush must come back with 0 cached tokens after it. Between
+ * pcts that sequence is the start of the previous pct's most recently finished prompt (its pages are the least
+ * likely to have been evicted); the first pct has none, so a canary prompt (its own RNG: the script's draw order is
+ * untouched) is sent once before its flush. A flush that answers "done" proves nothing by itself: old SGLang
+ * always said so, and a buggy server may too.
+ */
+import { log } from "../../log.ts";
+import { interruptedError, sleepUnlessInterrupted } from "../../interrupt.ts";
+import { bodyParts } from "../../backends/body.ts";
+import { streamRequest } from "../../client/stream.ts";
+import type { RequestRecord } from "../../metrics/record.ts";
+import { PyRandom } from "../../workload/rng.ts";
+import { serializeIds } from "../../workload/prompts.ts";
+import type { SweepContext } from "../context.ts";
+import type { PctPlan } from "../plan.ts";
+import { streamRequestFor } from "../request.ts";
+import type { PromptBatch } from "./build-prompts.ts";
+
+/** What the reset did and proved. */
+export interface CacheReset {
+  flushed: boolean;
+  /** Flush calls made (retries of a busy server included). */
+  attempts: number;
+  /** Cached tokens the probe found after the flush (0 proves it); -1: the server did not say; null: no probe. */
+  probeCachedTokens: number | null;
+}
+
+/** Seed of the first pct's canary prompt. */
+const CANARY_SEED = 0x5eed_ca9a2n;
+
+/** Long enough to fill 4 pages (and at least 64 tokens), so a surviving cache shows as whole pages. */
+export const probeLength = (pageSize: number): number => Math.max(65, 4 * pageSize + 1);
+
+export async function resetCache(plan: PctPlan, batch: PromptBatch, ctx: SweepContext): Promise<CacheReset> {
+  const { opts } = ctx;
+  if (opts.flush === "none") return { flushed: false, attempts: 0, probeCachedTokens: null };
+  const prove = opts.verifyCache !== "off";
+  if (prove && ctx.state.probeIds === null) ctx.state.probeIds = await sendCanary(ctx);
+
+  log.info("Flushing KV cache ...");
+  const { attempts } = await ctx.backend.flush(ctx.ctl, { deadlineS: opts.flushDeadlineS, serverTimeoutS: opts.flushServerTimeoutS });
+  const probeCachedTokens = prove ? await probe(plan, batch, ctx) : null;
+  if (opts.settleMs > 0) await sleepUnlessInterrupted(opts.settleMs, ctx.io.signal, "while settling after the flush");
+  return { flushed: true, attempts, probeCachedTokens };
+}
+
+/** Sends the canary and returns its ids; it is now cached, so the first flush has something to prove. */
+async function sendCanary(ctx: SweepContext): Promise<Uint32Array> {
+  const ids = new Uint32Array(Math.min(probeLength(ctx.server.pageSize), ctx.opts.totalTokens));
+  new PyRandom(CANARY_SEED).choicesInto(ctx.tokenizer.population, ids, 0, ids.length);
+  await sendShort(ids, ctx);
+  return ids;
+}
+
+/** Re-sends the remembered sequence; returns the cached tokens it found, or null when it could not be a fair probe. */
+async function probe(plan: PctPlan, batch: PromptBatch, ctx: SweepContext): Promise<number | null> {
+  const ids = ctx.state.probeIds;
+  if (ids === null) return null;
+  // The probe stays cached for this pct. If its first page were also the shared prefix's first page, the warm and
+  // measured requests would hit it: probe nothing rather than disturb what is measured.
+  const page = Math.min(ctx.server.pageSize, ids.length);
+  if (plan.prefixLen >= page && samePrefix(ids, batch.set.prefix, page)) {
+    log.debug("flush probe skipped: its first page equals this pct's shared prefix");
+    return null;
+  }
+  const rec = await sendShort(ids, ctx);
+  if (!rec.ok) {
+    log.warn(`flush check (${plan.pct}%): the probe request failed (${rec.failureKind}: ${rec.failureMessage})`);
+    return -1;
+  }
+  return rec.cachedTokens;
+}
+
+async function sendShort(ids: Uint32Array, ctx: SweepContext): Promise<RequestRecord> {
+  const template = ctx.backend.createBodyTemplate({ maxNewTokens: 1, ignoreEos: true, extra: {}, model: ctx.server.model });
+  const rec = await streamRequest(streamRequestFor(ctx, bodyParts(template, serializeIds(ids), new Uint8Array(0)), { index: -2, promptLen: ids.length, maxNewTokens: 1 }));
+  if (rec.failureKind === "cancelled") throw interruptedError("during the flush check");
+  return rec;
+}
+
+function samePrefix(a: Uint32Array, b: Uint32Array, n: number): boolean {
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * After a pct: remember the start of the prompt that finished last (the most recently used pages) as the next
+ * flush's probe. Keeps the previous one when no request succeeded.
+ */
+export function rememberProbe(records: readonly RequestRecord[], batch: PromptBatch, ctx: SweepContext): void {
+  if (ctx.opts.flush === "none" || ctx.opts.verifyCache === "off") return;
+  let last: RequestRecord | null = null;
+  for (const r of records) {
+    if (r.ok && r.index >= 0 && (last === null || r.startMs + r.latencyMs > last.startMs + last.latencyMs)) last = r;
+  }
+  if (last === null) return;
+  ctx.state.probeIds = batch.ids(last.index).slice(0, probeLength(ctx.server.pageSize));
+}
