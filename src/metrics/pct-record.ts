@@ -72,8 +72,11 @@ export interface PctRecord extends Pick<PctResult, ScriptKey> {
   flush_probe_cached_tokens: number | null;
   warm_verified: boolean | null;
   warm_cached_tokens: number | null;
+  /** How late a 10 ms probe timer fired on the JS thread, whatever the cause (p99, max), ms. */
   client_loop_lag_p99_ms: number;
   client_loop_lag_max_ms: number;
+  /** The part of that lateness the JS thread's own work explains (p99), ms: the saturation verdict reads this. */
+  client_own_lag_p99_ms: number;
   /** CPU of the JS thread, which stamps every event, % of one core: the saturation verdict reads this. */
   client_js_cpu_pct: number;
   /** CPU of Bun's HTTP client thread, % of one core; null where it cannot be read. */
@@ -107,7 +110,7 @@ export const OWN_KEYS = [
   "page_size", "expected_cached_tokens", "mean_cached_tokens", "min_cached_tokens", "max_cached_tokens",
   "cached_tokens_mismatched", "cached_tokens_counts", "expected_hit_ratio", "observed_hit_ratio", "server_cache_hit_rate",
   "cache_check", "flushed", "flush_attempts", "flush_verified", "flush_probe_cached_tokens", "warm_verified", "warm_cached_tokens",
-  "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated",
+  "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_own_lag_p99_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated",
   "ttft_fit", "ttft_model", "hdr", "hdr_unit",
   "warmbench_version", "started_at", "model", "tokenizer", "population_size", "seed", "base_url", "server_version", "text_mode",
 ] as const satisfies ReadonlyArray<keyof OwnFields>;

@@ -139,6 +139,7 @@ function extraLines(r: PctLine): string[] {
   }
   if (typeof r.client_loop_lag_p99_ms === "number") {
     lines.push(section("Client Health"), rowFixed2("Event-loop lag P99 (ms):", r.client_loop_lag_p99_ms));
+    if (typeof r.client_own_lag_p99_ms === "number") lines.push(rowFixed2("  of it the client's own (ms):", r.client_own_lag_p99_ms));
     if (typeof r.client_js_cpu_pct === "number") {
       lines.push(rowFixed2("JS thread CPU (% of one core):", r.client_js_cpu_pct));
       if (typeof r.client_http_cpu_pct === "number") lines.push(rowFixed2("HTTP thread CPU (% of one core):", r.client_http_cpu_pct));

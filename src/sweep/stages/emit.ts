@@ -1,7 +1,7 @@
 /** Stage: the pct's record to the console (stdout), the JSONL file and the per-request details; findings to stderr. */
 import { log } from "../../log.ts";
 import type { RequestRecord } from "../../metrics/record.ts";
-import { describeSaturation } from "../../metrics/self-check.ts";
+import { delayedByMachine, describeSaturation } from "../../metrics/self-check.ts";
 import { renderConsole } from "../../report/console.ts";
 import { appendRequestDetails } from "../../report/details.ts";
 import { appendJsonlLine, formatJsonl } from "../../report/jsonl.ts";
@@ -16,6 +16,7 @@ export function emitPct(summary: PctSummary, m: Measurement, ctx: SweepContext):
   for (const problem of cache.problems) log.warn(`cache check (${pct}%): ${problem}`);
   const health = describeSaturation(m.health);
   if (record.client_saturated) log.warn(`${pct}%: ${health}`);
+  else if (delayedByMachine(m.health)) log.info(`${pct}%: other load on this machine delayed the client's timers (${health})`);
   else log.debug(health);
   if (ctx.opts.requestDetails) appendRequestDetails(ctx.opts.requestDetails, ctx.runId, pct, m.records);
   ctx.io.out(renderConsole(record));

@@ -80,6 +80,7 @@ export function summarizeMeasurement(plan: PctPlan, reset: CacheReset, warm: War
     warm_cached_tokens: warm.cachedTokens,
     client_loop_lag_p99_ms: m.health.loopLagP99Ms,
     client_loop_lag_max_ms: m.health.loopLagMaxMs,
+    client_own_lag_p99_ms: m.health.ownLagP99Ms,
     client_js_cpu_pct: m.health.jsCpuPct,
     client_http_cpu_pct: m.health.httpCpuPct,
     client_cpu_pct: m.health.processCpuPct,
