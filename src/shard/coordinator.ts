@@ -1,0 +1,266 @@
+/**
+ * The coordinator's side of the shard protocol (shard 0): it listens only while the run needs it, admits exactly
+ * the expected shards (the run's token, a rank in range, each rank once), measures each shard's clock offset,
+ * releases a job to all of them and gathers their records. A shard that disconnects, falls silent or reports a
+ * failure fails the job with a message naming it; a stranger's connection is refused and logged, and changes nothing.
+ */
+import type { Socket, TCPSocketListener, UnixSocketListener } from "bun";
+import { timingSafeEqual } from "node:crypto";
+import { Link, LINK_HANDLERS } from "./link.ts";
+import { parseShardMessage, PROTOCOL_VERSION, type JobMessage, type RecordsMessage, type ShardSetup } from "./messages.ts";
+
+/** Where the coordinator listens. */
+export type ListenAddress = { kind: "unix"; path: string } | { kind: "tcp"; hostname: string; port: number };
+
+export interface CoordinatorOptions {
+  listen: ListenAddress;
+  token: string;
+  /** Shards in the run, the coordinator (rank 0) included. */
+  size: number;
+  setup: ShardSetup;
+  /** Every shard must have joined within this, ms. */
+  joinTimeoutMs: number;
+  /** A shard that sends nothing (not even its heartbeat) for this long is taken as hung, ms. */
+  silenceTimeoutMs: number;
+  /** Where refusals and other notes go. */
+  note: (message: string) => void;
+}
+
+/** A shard that joined. */
+export interface ShardPeer {
+  rank: number;
+  host: string;
+  pid: number;
+  /** The shard's clock minus the coordinator's (epoch ms), from the ping with the shortest round trip. */
+  clockOffsetMs: number;
+  /** That round trip, ms: the offset's uncertainty is half of it. */
+  clockRttMs: number;
+}
+
+/** Why a job could not be gathered, naming the shard. */
+export class ShardFailure extends Error {
+  override name = "ShardFailure";
+  constructor(
+    readonly rank: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+interface PeerState extends ShardPeer {
+  link: Link;
+  lastHeardMs: number;
+  /** Waiters on this shard's next message of a kind. */
+  onRecords: ((m: RecordsMessage) => void) | null;
+  onPong: ((id: number, shardEpochMs: number) => void) | null;
+  /** Set once the shard is gone or failed; every waiter is told. */
+  failure: string | null;
+  onFailure: ((why: string) => void)[];
+}
+
+const tokensEqual = (a: string, b: string): boolean => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+};
+
+export class Coordinator {
+  private readonly peers = new Map<number, PeerState>();
+  private joinedWaiter: (() => void) | null = null;
+  private listener: TCPSocketListener<Link> | UnixSocketListener<Link> | null = null;
+  private watchdog: ReturnType<typeof setInterval> | null = null;
+
+  private constructor(private readonly o: CoordinatorOptions) {}
+
+  /** Starts listening; shards may connect from now on. */
+  static start(o: CoordinatorOptions): Coordinator {
+    const c = new Coordinator(o);
+    const socket = {
+      ...LINK_HANDLERS,
+      open(s: Socket<Link>) {
+        s.data = new Link(s as Socket<unknown>);
+        c.accept(s.data);
+      },
+    };
+    c.listener =
+      o.listen.kind === "unix"
+        ? Bun.listen<Link>({ unix: o.listen.path, socket })
+        : Bun.listen<Link>({ hostname: o.listen.hostname, port: o.listen.port, socket });
+    c.watchdog = setInterval(() => c.checkSilence(), Math.min(1000, o.silenceTimeoutMs / 4));
+    c.watchdog.unref();
+    return c;
+  }
+
+  /** The TCP port actually listened on (port 0 picks one). */
+  get port(): number {
+    return (this.listener as TCPSocketListener<Link> | null)?.port ?? 0;
+  }
+
+  /** The shards that joined, by rank. */
+  get shards(): ShardPeer[] {
+    return [...this.peers.values()].map(({ rank, host, pid, clockOffsetMs, clockRttMs }) => ({ rank, host, pid, clockOffsetMs, clockRttMs }));
+  }
+
+  /** Resolves once every rank 1..size-1 joined; rejects after joinTimeoutMs naming the ranks still missing. */
+  async waitForShards(signal?: AbortSignal): Promise<void> {
+    if (this.peers.size === this.o.size - 1) return;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const missing = [];
+        for (let r = 1; r < this.o.size; r++) if (!this.peers.has(r)) missing.push(r);
+        reject(new ShardFailure(missing[0] ?? 0, `shard(s) ${missing.join(", ")} of ${this.o.size} did not connect within ${this.o.joinTimeoutMs / 1000} s`));
+      }, this.o.joinTimeoutMs);
+      signal?.addEventListener("abort", () => {
+        clearTimeout(timer);
+        reject(new ShardFailure(0, "interrupted while waiting for the shards"));
+      }, { once: true });
+      this.joinedWaiter = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  /** Pings every shard a few times and keeps, per shard, the offset of the fastest round trip. */
+  async measureClocks(rounds = 8): Promise<void> {
+    let id = 0;
+    for (const peer of this.peers.values()) {
+      let best = Infinity;
+      for (let i = 0; i < rounds; i++) {
+        const sentEpochMs = performance.timeOrigin + performance.now();
+        const pingId = ++id;
+        const shardEpochMs = await this.await<number>(peer, (done) => {
+          peer.onPong = (pid, shardMs) => {
+            if (pid === pingId) done(shardMs);
+          };
+          peer.link.send({ t: "ping", id: pingId });
+        });
+        const backEpochMs = performance.timeOrigin + performance.now();
+        const rtt = backEpochMs - sentEpochMs;
+        if (rtt < best) {
+          best = rtt;
+          peer.clockRttMs = rtt;
+          peer.clockOffsetMs = shardEpochMs - (sentEpochMs + backEpochMs) / 2;
+        }
+      }
+      peer.onPong = null;
+    }
+  }
+
+  /** Releases a job to every shard; resolves with each shard's records, rejects with the first ShardFailure. */
+  async runJob(job: JobMessage): Promise<Map<number, RecordsMessage>> {
+    const results = new Map<number, RecordsMessage>();
+    await Promise.all(
+      [...this.peers.values()].map(async (peer) => {
+        const records = await this.await<RecordsMessage>(peer, (done) => {
+          peer.onRecords = (m) => {
+            if (m.job === job.job) done(m);
+          };
+          peer.link.send(job);
+        });
+        peer.onRecords = null;
+        results.set(peer.rank, records);
+      }),
+    );
+    return results;
+  }
+
+  /** Tells every shard to stop the job in flight (they still send what they measured). */
+  stopAll(): void {
+    for (const peer of this.peers.values()) peer.link.send({ t: "stop" });
+  }
+
+  /** Stops listening, tells the shards the run is over, closes their connections. */
+  close(): void {
+    if (this.watchdog) clearInterval(this.watchdog);
+    this.listener?.stop(true);
+    this.listener = null;
+    for (const peer of this.peers.values()) {
+      peer.link.send({ t: "stop" });
+      peer.link.end();
+    }
+  }
+
+  /** Waits for a reply set up by `start`, or the shard's failure. */
+  private await<T>(peer: PeerState, start: (done: (value: T) => void) => void): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (peer.failure !== null) {
+        reject(new ShardFailure(peer.rank, peer.failure));
+        return;
+      }
+      const onFailure = (why: string) => reject(new ShardFailure(peer.rank, why));
+      peer.onFailure.push(onFailure);
+      start((value) => {
+        peer.onFailure = peer.onFailure.filter((f) => f !== onFailure);
+        resolve(value);
+      });
+    });
+  }
+
+  /** A new connection: its first message must be a valid hello from an expected, not yet joined rank. */
+  private accept(link: Link): void {
+    let peer: PeerState | null = null;
+    // A connection that never says hello must not hold a socket for the rest of the run.
+    const helloTimer = setTimeout(() => {
+      if (peer === null && !link.closed) refuse("no hello within 10 s");
+    }, 10_000);
+    helloTimer.unref();
+    const refuse = (why: string) => {
+      clearTimeout(helloTimer);
+      this.o.note(`refused a shard connection: ${why}`);
+      link.send({ t: "reject", reason: why });
+      link.end();
+      setTimeout(() => link.destroy(), 1000).unref();
+    };
+    link.events = {
+      message: (raw) => {
+        const m = parseShardMessage(raw);
+        if (peer === null) {
+          if (typeof m === "string") return refuse(m);
+          if (m.t !== "hello") return refuse(`expected hello, got ${m.t}`);
+          if (!tokensEqual(m.token, this.o.token)) return refuse(`wrong token (rank ${m.rank})`);
+          if (m.version !== PROTOCOL_VERSION) return refuse(`protocol version ${m.version}, expected ${PROTOCOL_VERSION}`);
+          if (m.size !== this.o.size) return refuse(`rank ${m.rank} says ${m.size} shards, this run has ${this.o.size}`);
+          if (m.rank < 1 || m.rank >= this.o.size) return refuse(`rank ${m.rank} is not in 1..${this.o.size - 1}`);
+          if (this.peers.has(m.rank)) return refuse(`rank ${m.rank} joined already`);
+          peer = { rank: m.rank, host: m.host, pid: m.pid, clockOffsetMs: 0, clockRttMs: 0, link, lastHeardMs: performance.now(),
+            onRecords: null, onPong: null, failure: null, onFailure: [] };
+          clearTimeout(helloTimer);
+          this.peers.set(m.rank, peer);
+          link.send({ t: "welcome", setup: this.o.setup });
+          if (this.peers.size === this.o.size - 1) this.joinedWaiter?.();
+          return;
+        }
+        peer.lastHeardMs = performance.now();
+        if (typeof m === "string") return this.fail(peer, `sent a malformed message (${m})`);
+        if (m.t === "records") peer.onRecords?.(m);
+        else if (m.t === "pong") peer.onPong?.(m.id, m.shardEpochMs);
+        else if (m.t === "failed") this.fail(peer, `failed: ${m.message}`);
+      },
+      protocolError: (reason) => {
+        if (peer === null) this.o.note(`refused a shard connection: ${reason}`);
+        else this.fail(peer, `broke the protocol (${reason})`);
+      },
+      closed: () => {
+        if (peer !== null) this.fail(peer, "disconnected");
+      },
+    };
+  }
+
+  private fail(peer: PeerState, why: string): void {
+    if (peer.failure !== null) return;
+    peer.failure = `shard ${peer.rank} (${peer.host}, pid ${peer.pid}) ${why}`;
+    peer.link.destroy();
+    for (const f of peer.onFailure.splice(0)) f(peer.failure);
+  }
+
+  private checkSilence(): void {
+    const now = performance.now();
+    for (const peer of this.peers.values()) {
+      if (peer.failure === null && now - peer.lastHeardMs > this.o.silenceTimeoutMs) {
+        this.fail(peer, `sent nothing for ${+(this.o.silenceTimeoutMs / 1000).toFixed(1)} s (hung?)`);
+      }
+    }
+  }
+}

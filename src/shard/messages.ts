@@ -1,0 +1,164 @@
+/**
+ * The shard protocol's messages, one JSON object per frame, and their validation: a coordinator accepts nothing it
+ * has not checked, from shards or from strangers (a wrong field type is a refused message, never a crash).
+ *
+ *   shard -> coordinator: hello (token, rank, size) | pong (clock probe) | records (one job's) | beat | failed
+ *   coordinator -> shard: welcome (what the preflight learned) | reject | ping | job (a pct released) | stop
+ */
+import type { ClientHealth } from "../metrics/self-check.ts";
+import type { RequestRecord } from "../metrics/record.ts";
+
+/** Protocol version: shards of another version are refused. */
+export const PROTOCOL_VERSION = 1;
+
+/** What a shard learns from the coordinator's preflight (it never asks the server itself). */
+export interface ShardSetup {
+  run_id: string;
+  /** Hash of the options that shape the workload: every shard must have been started with the same ones. */
+  options_hash: string;
+  model: string | null;
+  page_size: number;
+  text_mode: "cumulative" | "incremental";
+  server_version: string | null;
+}
+
+/** A pct released to the shards, after the coordinator flushed and warmed. */
+export interface JobMessage {
+  t: "job";
+  /** The pct's position in the sweep (0, 1, ...): shards draw every earlier pct's prompts first. */
+  job: number;
+  pct: number;
+}
+
+/** One request record on the wire: times that are points in time are epoch ms; the rest as in RequestRecord. */
+export type WireRecord = Omit<RequestRecord, "itlMs" | "textPayloads" | "startMs"> & { itlMs: number[]; startEpochMs: number } & Record<string, unknown>;
+
+/** A shard's share of one job. */
+export interface RecordsMessage {
+  t: "records";
+  job: number;
+  records: WireRecord[];
+  health: ClientHealth;
+  /** The shard's own measured window, epoch ms on its clock. */
+  startEpochMs: number;
+  endEpochMs: number;
+  /** The run was interrupted (stop) while this job ran. */
+  interrupted: boolean;
+}
+
+export type ShardMessage =
+  | { t: "hello"; version: number; token: string; rank: number; size: number; pid: number; host: string }
+  | { t: "pong"; id: number; shardEpochMs: number }
+  | { t: "beat" }
+  | { t: "failed"; message: string }
+  | RecordsMessage;
+
+export type CoordinatorMessage =
+  | { t: "welcome"; setup: ShardSetup }
+  | { t: "reject"; reason: string }
+  | { t: "ping"; id: number }
+  | JobMessage
+  | { t: "stop" };
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const isInt = (v: unknown, min = 0): v is number => Number.isSafeInteger(v) && (v as number) >= min;
+const isNum = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
+const isStr = (v: unknown, maxLen = 4096): v is string => typeof v === "string" && v.length <= maxLen;
+
+/** Longest text a shard may send in one field (generated text of one request included). */
+const MAX_TEXT = 4 * 1024 * 1024;
+
+/** Checks a message from a shard; returns it typed, or a short reason it is refused. */
+export function parseShardMessage(v: unknown): ShardMessage | string {
+  if (!isObject(v) || typeof v.t !== "string") return "not a message object";
+  switch (v.t) {
+    case "hello":
+      if (!isInt(v.version) || !isStr(v.token, 256) || !isInt(v.rank) || !isInt(v.size, 1) || !isInt(v.pid) || !isStr(v.host, 256)) {
+        return "malformed hello";
+      }
+      return v as ShardMessage;
+    case "pong":
+      return isInt(v.id) && isNum(v.shardEpochMs) ? (v as ShardMessage) : "malformed pong";
+    case "beat":
+      return { t: "beat" };
+    case "failed":
+      return isStr(v.message, MAX_TEXT) ? (v as ShardMessage) : "malformed failed";
+    case "records":
+      return parseRecords(v);
+    default:
+      return `unknown message type ${JSON.stringify(String(v.t).slice(0, 40))}`;
+  }
+}
+
+function parseRecords(v: Record<string, unknown>): RecordsMessage | string {
+  if (!isInt(v.job) || !Array.isArray(v.records) || !isNum(v.startEpochMs) || !isNum(v.endEpochMs) || typeof v.interrupted !== "boolean") {
+    return "malformed records";
+  }
+  if (!isHealth(v.health)) return "malformed records: health";
+  for (let i = 0; i < v.records.length; i++) {
+    const problem = wireRecordProblem(v.records[i]);
+    if (problem !== null) return `malformed records: record ${i}: ${problem}`;
+  }
+  return v as unknown as RecordsMessage;
+}
+
+function isHealth(v: unknown): v is ClientHealth {
+  return (
+    isObject(v) && isNum(v.loopLagP99Ms) && isNum(v.loopLagMaxMs) && isNum(v.ownLagP99Ms) && isNum(v.jsCpuPct) &&
+    (v.httpCpuPct === null || isNum(v.httpCpuPct)) && isNum(v.processCpuPct)
+  );
+}
+
+/** Why a wire record is unusable, or null. Fields other than the core ones may only hold plain JSON scalars or number arrays. */
+function wireRecordProblem(r: unknown): string | null {
+  if (!isObject(r)) return "not an object";
+  if (!isInt(r.index)) return "index";
+  if (typeof r.ok !== "boolean") return "ok";
+  if (!(r.failureKind === null || isStr(r.failureKind, 64))) return "failureKind";
+  if (!isStr(r.failureMessage, MAX_TEXT) || !isStr(r.generatedText, MAX_TEXT)) return "text";
+  if (!(r.finishReason === null || isStr(r.finishReason, 64))) return "finishReason";
+  for (const key of ["httpStatus", "promptLen", "ttftMs", "latencyMs", "outputLen", "cachedTokens", "tokenEvents", "startEpochMs"]) {
+    if (!isNum(r[key])) return key;
+  }
+  if (!Array.isArray(r.itlMs) || !r.itlMs.every(isNum)) return "itlMs";
+  for (const [key, value] of Object.entries(r)) {
+    const plain = value === null || typeof value === "boolean" || isNum(value) || isStr(value, MAX_TEXT);
+    if (!plain && !(Array.isArray(value) && value.every(isNum))) return key;
+  }
+  return null;
+}
+
+/** Checks a message from the coordinator; returns it typed, or a short reason. */
+export function parseCoordinatorMessage(v: unknown): CoordinatorMessage | string {
+  if (!isObject(v) || typeof v.t !== "string") return "not a message object";
+  switch (v.t) {
+    case "welcome": {
+      const s = v.setup;
+      const ok = isObject(s) && isStr(s.run_id) && isStr(s.options_hash) && (s.model === null || isStr(s.model)) && isInt(s.page_size, 1) &&
+        (s.text_mode === "cumulative" || s.text_mode === "incremental") && (s.server_version === null || isStr(s.server_version));
+      return ok ? (v as CoordinatorMessage) : "malformed welcome";
+    }
+    case "reject":
+      return isStr(v.reason) ? (v as CoordinatorMessage) : "malformed reject";
+    case "ping":
+      return isInt(v.id) ? (v as CoordinatorMessage) : "malformed ping";
+    case "job":
+      return isInt(v.job) && isInt(v.pct) ? (v as CoordinatorMessage) : "malformed job";
+    case "stop":
+      return { t: "stop" };
+    default:
+      return `unknown message type ${JSON.stringify(String(v.t).slice(0, 40))}`;
+  }
+}
+
+/** A record for the wire: absolute times to epoch ms, typed arrays to plain arrays, deferred text already resolved. */
+export function toWireRecord(r: RequestRecord, timeOriginMs: number): WireRecord {
+  const { itlMs, textPayloads: _payloads, startMs, ...rest } = r;
+  return { ...rest, itlMs: Array.from(itlMs), startEpochMs: timeOriginMs + startMs };
+}
+
+/** Back from the wire onto this process's clock: `offsetMs` is the shard's clock minus ours. */
+export function fromWireRecord(w: WireRecord, timeOriginMs: number, offsetMs: number): RequestRecord {
+  const { itlMs, startEpochMs, ...rest } = w;
+  return { ...(rest as unknown as RequestRecord), itlMs: Float64Array.from(itlMs), startMs: startEpochMs - offsetMs - timeOriginMs };
+}
