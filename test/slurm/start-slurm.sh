@@ -306,9 +306,9 @@ descendants() {
 # and the tasks under it outlive the daemons. Kill exactly those, by PID.
 kill_leftover_steps() {
   local f p pids=""
-  for f in /proc/[0-9]*/comm; do
+  for f in $(grep -lxsF slurmstepd /proc/[0-9]*/comm || true); do
     p=${f#/proc/}; p=${p%/comm}
-    ours_stepd "$p" && pids="$pids $p $(descendants "$p" | tr '\n' ' ')"
+    if ours_stepd "$p"; then pids="$pids $p $(descendants "$p" | tr '\n' ' ')"; fi
   done
   [ -n "${pids// /}" ] || return 0
   say "killing leftover job steps and their tasks (pids:$pids)"
