@@ -1,5 +1,6 @@
 /**
- * The local single-node Slurm that test/slurm/start-slurm.sh runs (munged + slurmctld + slurmd on 127.0.0.1).
+ * The local Slurm that test/slurm/start-slurm.sh runs on this machine: munged, slurmctld and one slurmd per node
+ * (two nodes, wbnode1 and wbnode2, by default; SLURM_CI_NODES=1 gives the single node "localhost"), all on 127.0.0.1.
  *
  * Skip policy: outside CI a missing or stopped Slurm skips the Slurm tests, with one message on stderr that says
  * how to start it; with CI=true the same situation is a failing test, because .ci/run starts Slurm itself and a
@@ -14,7 +15,7 @@ export const START_SLURM = join(ROOT, "test", "slurm", "start-slurm.sh");
 /** Where start-slurm.sh keeps its config; the script reads the same variable with the same default. */
 export const SLURM_DIR = process.env.SLURM_CI_DIR ?? "/tmp/slurm-ci";
 export const SLURM_CONF = join(SLURM_DIR, "slurm.conf");
-const HOW_TO_START = `start it (as root) with: bash ${join("test", "slurm", "start-slurm.sh")} start`;
+const HOW_TO_START = `start it (as root) with: bash ${join("test", "slurm", "start-slurm.sh")} start (2 nodes unless SLURM_CI_NODES says otherwise)`;
 const DEFAULT_TIMEOUT_MS = 30_000;
 /** srun ignores SIGTERM while it cannot reach slurmctld, so a timed-out command gets SIGKILL after this. */
 const KILL_GRACE_MS = 5_000;
@@ -52,7 +53,8 @@ export function slurmEnv(extra: Record<string, string> = {}): Record<string, str
   return { ...env, NO_COLOR: "1", SLURM_CONF, ...extra };
 }
 
-let availability: { available: boolean; reason: string } | undefined;
+type Availability = { available: true; nodes: string[] } | { available: false; reason: string };
+let availability: Availability | undefined;
 
 /** Why Slurm cannot be used here, or null when srun is on PATH and `start-slurm.sh status` says all daemons are up. */
 export function slurmUnavailableReason(): string | null {
@@ -64,7 +66,13 @@ export function slurmAvailable(): boolean {
   return slurmUnavailableReason() === null;
 }
 
-function checkAvailability(): { available: boolean; reason: string } {
+/** The cluster's node names in sinfo's order ([] when Slurm is not available). */
+export function slurmNodes(): string[] {
+  availability ??= checkAvailability();
+  return availability.available ? availability.nodes : [];
+}
+
+function checkAvailability(): Availability {
   if (Bun.which("srun") === null) return { available: false, reason: "srun is not on PATH" };
   if (!existsSync(SLURM_CONF)) return { available: false, reason: `${SLURM_CONF} does not exist (the local cluster was never started)` };
   const status = Bun.spawnSync(["bash", START_SLURM, "status"], { env: slurmEnv(), stdout: "pipe", stderr: "pipe", timeout: 20_000 });
@@ -73,32 +81,40 @@ function checkAvailability(): { available: boolean; reason: string } {
     const pids = `${status.stdout.toString()}${status.stderr.toString()}`.trim().split("\n")[0];
     return { available: false, reason: `the local Slurm is not running (start-slurm.sh status: ${pids})` };
   }
-  return { available: true, reason: "" };
+  const sinfo = Bun.spawnSync(["sinfo", "-h", "-N", "-o", "%N"], { env: slurmEnv(), stdout: "pipe", stderr: "pipe", timeout: 20_000 });
+  const nodes = [...new Set(sinfo.stdout.toString().split("\n").filter((line) => line !== ""))];
+  if (sinfo.exitCode !== 0 || nodes.length === 0) return { available: false, reason: `sinfo lists no node (${sinfo.stderr.toString().trim()})` };
+  return { available: true, nodes };
 }
 
 const NOTED = Symbol.for("warmbench.test.slurm-skip-noted");
 
 /**
- * `describe` for tests that need the local Slurm: runs `body` when it is up; otherwise replaces it with one
- * skipped test (and one stderr message per test process) or, under CI, with one failing test that says why.
+ * `describe` for tests that need the local Slurm (with at least `minNodes` nodes): runs `body` when it is up;
+ * otherwise replaces it with one skipped test (and one stderr message per reason and test process) or, under CI,
+ * with one failing test that says why.
  */
-export function describeSlurm(name: string, body: () => void): void {
-  const reason = slurmUnavailableReason();
+export function describeSlurm(name: string, body: () => void, { minNodes = 1 }: { minNodes?: number } = {}): void {
+  const nodeCount = slurmNodes().length;
+  const reason =
+    slurmUnavailableReason() ??
+    (nodeCount < minNodes ? `the local Slurm has ${nodeCount} node(s) and these tests need ${minNodes}` : null);
   if (reason === null) {
     describe(name, body);
     return;
   }
   if (isCi()) {
     describe(name, () => {
-      test("the local Slurm is up (CI=true requires it)", () => {
+      test(`the local Slurm is up with at least ${minNodes} node(s) (CI=true requires it)`, () => {
         throw new Error(`Slurm is not available: ${reason}. .ci/run should have started it; ${HOW_TO_START}`);
       });
     });
     return;
   }
-  const registry = globalThis as Record<symbol, unknown>;
-  if (registry[NOTED] !== true) {
-    registry[NOTED] = true;
+  const registry = globalThis as Record<symbol, Set<string> | undefined>;
+  const noted = (registry[NOTED] ??= new Set<string>());
+  if (!noted.has(reason)) {
+    noted.add(reason);
     console.warn(`[slurm] skipping the Slurm tests: ${reason}. To run them, ${HOW_TO_START}`);
   }
   // One skipped entry instead of describe.skip(name, body): that would also list the body's hooks as skipped tests.

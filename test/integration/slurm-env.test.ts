@@ -2,28 +2,30 @@
  * What warmbench's sharded runs (`srun ... warmbench --shard auto`) will rely on, pinned on the real local Slurm
  * (test/slurm/start-slurm.sh): one process per task, each task's SLURM_* variables, srun carrying the shard
  * secret to every task, tasks reaching a server on 127.0.0.1, node-list expansion, what happens when one task
- * dies, and sbatch --wait. The cluster has one node, "localhost", with 8 CPUs; `srun -N 2` cannot run on it.
+ * dies, sbatch --wait, and `srun -N 2` over two nodes. Each node (a slurmd on 127.0.0.1) has 8 CPUs, so a
+ * plain `srun -n 8` runs on the first node alone.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BINARY, ROOT } from "../helpers/run-cli.ts";
-import { describeSlurm, slurmExec, srun, waitForNoJobs } from "../helpers/slurm.ts";
+import { describeSlurm, slurmExec, slurmNodes, srun, waitForNoJobs } from "../helpers/slurm.ts";
 
 /** Every job these tests start carries this name, so the cleanup and the final check touch only ours. */
 const JOB_NAME = "warmbench-slurm-env-test";
 const BUN = process.execPath;
-const NODE_NAME = "localhost"; // NodeName in start-slurm.sh's slurm.conf
+/** "wbnode1", "wbnode2" (or just "localhost" with SLURM_CI_NODES=1). A job that fits on one node may land on any. */
+const NODES = slurmNodes();
 /** sbatch --wait polls the job every 2 s, then every 8 s; a slow start on a loaded machine costs 10 s or more. */
 const SBATCH_TIMEOUT_MS = 45_000;
 const VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version;
 
 /** Task code: print the variables the shard code will read, as one JSON line. */
 const DUMP_ENV = `
-const keys = ["SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_STEP_NUM_TASKS",
-  "SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_JOB_ID", "SLURM_STEP_ID", "SLURM_LAUNCH_NODE_IPADDR",
-  "SLURM_SRUN_COMM_HOST", "WARMBENCH_SHARD_TOKEN"];
+const keys = ["SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NODEID", "SLURMD_NODENAME",
+  "SLURM_STEP_NUM_TASKS", "SLURM_STEP_TASKS_PER_NODE", "SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_JOB_ID",
+  "SLURM_STEP_ID", "SLURM_LAUNCH_NODE_IPADDR", "SLURM_SRUN_COMM_HOST", "WARMBENCH_SHARD_TOKEN"];
 console.log(JSON.stringify(Object.fromEntries(keys.map((k) => [k, process.env[k] ?? null]))));
 `;
 
@@ -37,6 +39,22 @@ function parseLabeled(stdout: string): Map<number, TaskEnv> {
     if (m) tasks.set(Number(m[1]), JSON.parse(m[2]!) as TaskEnv);
   }
   return tasks;
+}
+
+/** `scontrol show hostnames LIST`: a Slurm host list ("wbnode[1-2]") -> its host names. */
+async function expandHostlist(list: string): Promise<string[]> {
+  const run = await slurmExec(["scontrol", "show", "hostnames", list]);
+  expect(run.code).toBe(0);
+  return run.stdout.split("\n").filter(Boolean);
+}
+
+/** SLURM_STEP_TASKS_PER_NODE ("7,1", "4(x2)") -> tasks on each node in node order. */
+function tasksPerNode(value: string): number[] {
+  return value.split(",").flatMap((part) => {
+    const m = /^(\d+)(?:\(x(\d+)\))?$/.exec(part);
+    if (!m) throw new Error(`unexpected SLURM_STEP_TASKS_PER_NODE part "${part}" in "${value}"`);
+    return Array<number>(Number(m[2] ?? 1)).fill(Number(m[1]));
+  });
 }
 
 function freshToken(): string {
@@ -76,15 +94,19 @@ describeSlurm("srun on the local Slurm (what --shard auto relies on)", () => {
     expect([...tasks.keys()].sort()).toEqual([0, 1, 2, 3]);
     const jobId = tasks.get(0)!.SLURM_JOB_ID!;
     expect(jobId).toMatch(/^[1-9]\d*$/);
+    const node = tasks.get(0)!.SLURMD_NODENAME!;
+    expect(NODES).toContain(node);
     for (const [label, env] of tasks) {
       expect(env).toEqual({
         SLURM_PROCID: String(label), // srun's own task label is the rank
         SLURM_NTASKS: "4",
         SLURM_LOCALID: String(label), // one node: local id = rank
         SLURM_NODEID: "0",
+        SLURMD_NODENAME: node, // 4 tasks fit on one node: all of them share it
         SLURM_STEP_NUM_TASKS: "4",
-        SLURM_STEP_NODELIST: NODE_NAME,
-        SLURM_JOB_NODELIST: NODE_NAME,
+        SLURM_STEP_TASKS_PER_NODE: "4",
+        SLURM_STEP_NODELIST: node,
+        SLURM_JOB_NODELIST: node,
         SLURM_JOB_ID: jobId,
         SLURM_STEP_ID: "0", // srun outside an allocation creates a job whose first (only) step is 0
         SLURM_LAUNCH_NODE_IPADDR: "127.0.0.1",
@@ -147,20 +169,20 @@ describeSlurm("srun on the local Slurm (what --shard auto relies on)", () => {
   });
 
   test("scontrol show hostnames expands node lists, inside a task too", async () => {
-    const expand = async (list: string) => {
-      const run = await slurmExec(["scontrol", "show", "hostnames", list]);
-      expect(run.code).toBe(0);
-      return run.stdout.split("\n").filter(Boolean);
-    };
-    expect(await expand(NODE_NAME)).toEqual([NODE_NAME]);
+    // sinfo -o %N prints the partition's nodes as one compressed list ("wbnode[1-2]").
+    const partition = await slurmExec(["sinfo", "-h", "-o", "%N"]);
+    expect(partition.code).toBe(0);
+    expect(await expandHostlist(partition.stdout.trim())).toEqual(NODES);
     // The hostlist grammar a TypeScript expander must match: comma lists, ranges keep zero padding,
     // several bracket groups multiply out (last one varies fastest).
-    expect(await expand("node[01-03,7],gpu-a[9-10]")).toEqual(["node01", "node02", "node03", "node7", "gpu-a9", "gpu-a10"]);
-    expect(await expand("rack[1-2]-n[08-09]")).toEqual(["rack1-n08", "rack1-n09", "rack2-n08", "rack2-n09"]);
+    expect(await expandHostlist("node[01-03,7],gpu-a[9-10]")).toEqual(["node01", "node02", "node03", "node7", "gpu-a9", "gpu-a10"]);
+    expect(await expandHostlist("rack[1-2]-n[08-09]")).toEqual(["rack1-n08", "rack1-n09", "rack2-n08", "rack2-n09"]);
 
-    const inTask = await srun(["-Q", "-J", JOB_NAME, "-n", "1", "bash", "-c", 'scontrol show hostnames "$SLURM_STEP_NODELIST"']);
+    const inTask = await srun(["-Q", "-J", JOB_NAME, "-n", "1", "bash", "-c", 'scontrol show hostnames "$SLURM_STEP_NODELIST"; echo "on $SLURMD_NODENAME"']);
     expect(inTask.code).toBe(0);
-    expect(inTask.stdout).toBe(`${NODE_NAME}\n`);
+    const [expanded, on] = inTask.stdout.split("\n");
+    expect(NODES).toContain(expanded!);
+    expect(on).toBe(`on ${expanded}`);
   });
 
   test("a task killed by SIGKILL: srun exits 137 and, by default, the other tasks run to the end", async () => {
@@ -226,6 +248,7 @@ describeSlurm("srun on the local Slurm (what --shard auto relies on)", () => {
         "#!/bin/bash",
         "#SBATCH -n 2",
         `#SBATCH -o ${out}`,
+        `#SBATCH -e ${join(tmp, "job.err")}`, // srun notes such as "step creation temporarily disabled" go here
         `echo "batch procid=\${SLURM_PROCID-unset} ntasks=\${SLURM_NTASKS-unset} step=\${SLURM_STEP_ID-unset}"`,
         `srun ${BUN} ${join(tmp, "dump-env.js")}`,
         `srun ${BUN} ${join(tmp, "dump-env.js")}`,
@@ -254,6 +277,82 @@ describeSlurm("srun on the local Slurm (what --shard auto relies on)", () => {
     expect(run.code).toBe(3);
   });
 
+});
+
+describeSlurm(
+  "srun -N 2 over the local Slurm's nodes (the shape of a real multi-node sharded run)",
+  () => {
+    const nodes = slurmNodes().slice(0, 2);
+
+    test("srun -N 2 -n 8: ranks 0..7 in blocks per node, rank 0 on the first node of a compressed SLURM_STEP_NODELIST", async () => {
+      const token = freshToken();
+      const run = await srun(["-Q", "-J", JOB_NAME, "-l", "-N", "2", "-n", "8", BUN, "-e", DUMP_ENV], { env: { WARMBENCH_SHARD_TOKEN: token } });
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      const tasks = parseLabeled(run.stdout);
+      const ranks = [0, 1, 2, 3, 4, 5, 6, 7];
+      expect([...tasks.keys()].sort()).toEqual(ranks);
+      const first = tasks.get(0)!;
+      const nodeList = first.SLURM_STEP_NODELIST!;
+      expect(await expandHostlist(nodeList)).toEqual(nodes);
+      expect(nodeList).not.toBe(nodes.join(",")); // compressed ("wbnode[1-2]"): the shard code must expand it
+      expect(first.SLURMD_NODENAME).toBe(nodes[0]);
+
+      const perNode = tasksPerNode(first.SLURM_STEP_TASKS_PER_NODE!);
+      expect(perNode.length).toBe(2);
+      expect(perNode.reduce((a, b) => a + b, 0)).toBe(8);
+      // Block distribution: ranks fill node 0 first, then node 1, each node counting LOCALID from 0.
+      const expectedNode = ranks.map((rank) => (rank < perNode[0]! ? 0 : 1));
+      for (const rank of ranks) {
+        const env = tasks.get(rank)!;
+        const nodeId = expectedNode[rank]!;
+        expect({ rank, env }).toEqual({
+          rank,
+          env: {
+            ...first,
+            SLURM_PROCID: String(rank),
+            SLURM_LOCALID: String(nodeId === 0 ? rank : rank - perNode[0]!),
+            SLURM_NODEID: String(nodeId),
+            SLURMD_NODENAME: nodes[nodeId]!,
+          },
+        });
+      }
+      expect(first).toMatchObject({ SLURM_NTASKS: "8", SLURM_STEP_NUM_TASKS: "8", SLURM_STEP_ID: "0", SLURM_LAUNCH_NODE_IPADDR: "127.0.0.1", WARMBENCH_SHARD_TOKEN: token });
+    });
+
+    test("every rank reaches a server at the first host of SLURM_STEP_NODELIST (node names resolve)", async () => {
+      const seen: string[] = [];
+      const server = Bun.serve({
+        hostname: "127.0.0.1",
+        port: 0,
+        fetch(req) {
+          const url = new URL(req.url);
+          seen.push(`${url.searchParams.get("rank")}@${url.searchParams.get("node")} -> ${req.headers.get("host")}`);
+          return new Response("ok");
+        },
+      });
+      try {
+        const task = `
+          const e = process.env;
+          const hosts = Bun.spawnSync(["scontrol", "show", "hostnames", e.SLURM_STEP_NODELIST]).stdout.toString().split("\\n");
+          const res = await fetch("http://" + hosts[0] + ":" + e.WB_TEST_PORT + "/?rank=" + e.SLURM_PROCID + "&node=" + e.SLURMD_NODENAME);
+          if (!res.ok) process.exit(1);`;
+        const run = await srun(["-Q", "-J", JOB_NAME, "-N", "2", "-n", "4", "--ntasks-per-node=2", BUN, "-e", task], {
+          env: { WB_TEST_PORT: String(server.port) },
+        });
+        expect(run.stderr).toBe("");
+        expect(run.code).toBe(0);
+        const host = `${nodes[0]}:${server.port}`;
+        expect(seen.sort()).toEqual([`0@${nodes[0]} -> ${host}`, `1@${nodes[0]} -> ${host}`, `2@${nodes[1]} -> ${host}`, `3@${nodes[1]} -> ${host}`]);
+      } finally {
+        server.stop(true);
+      }
+    });
+  },
+  { minNodes: 2 },
+);
+
+describeSlurm("after the Slurm tests", () => {
   test("nothing these tests started is left in squeue", async () => {
     expect(await waitForNoJobs(JOB_NAME)).toEqual([]);
   });

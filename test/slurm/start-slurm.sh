@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# start-slurm.sh - start/stop a throw-away single-node Slurm cluster on localhost, for warmbench's
-# Slurm tests (test/integration/slurm-env.test.ts) and CI (.ci/run). Based on the measured reference
-# in shared/docs/slurm/start-slurm.sh; facts and pitfalls in shared/docs/slurm.md.
+# start-slurm.sh - start/stop a throw-away Slurm cluster on this one machine, for warmbench's Slurm tests
+# (test/integration/slurm-env.test.ts) and CI (.ci/run): munged, slurmctld and, by default, two nodes (one
+# slurmd each) on 127.0.0.1, so that `srun -N 2` works as on a real cluster. Based on the measured reference
+# in shared/docs/slurm/start-slurm.sh (one node); facts and pitfalls in shared/docs/slurm.md.
 #
 # Usage (as root):
 #   start-slurm.sh [start]   install packages if missing, write config, start
-#                            munged + slurmctld + slurmd, wait until the node is
-#                            idle and a 2-task srun works, print PIDs.
+#                            munged + slurmctld + one slurmd per node, wait until
+#                            the nodes are idle and a smoke srun works, print PIDs.
 #                            Idempotent: if the cluster is already up, it only
 #                            prints its status.
-#   start-slurm.sh stop      cancel all jobs, kill the three daemons by PID.
+#   start-slurm.sh stop      cancel all jobs, kill the daemons by PID.
 #   start-slurm.sh status    print PIDs and sinfo; exit 1 if not fully up.
 #   start-slurm.sh restart   stop then start.
 #
@@ -20,14 +21,19 @@
 #
 # Settings (environment variables):
 #   SLURM_CI_DIR=/tmp/slurm-ci   where config, state, logs, munge key/socket go
-#   SLURM_CI_CPUS=8              CPUs advertised for the node (oversubscribes the
+#   SLURM_CI_CPUS=8              CPUs advertised per node (oversubscribes the
 #                                real cores; srun -n N needs N <= this, or --overcommit)
+#   SLURM_CI_NODES=2             N > 1: nodes wbnode1..wbnodeN, each its own slurmd on this
+#                                machine (own port), so that `srun -N 2 -n 8` runs and
+#                                SLURM_STEP_NODELIST reads "wbnode[1-2]" as on a real cluster;
+#                                "127.0.0.1 wbnode1 ..." is put in /etc/hosts (stop removes it)
+#                                so the names resolve. 1: the reference's single node "localhost".
 #   SLURM_CI_CTLD_PORT=6817      slurmctld port
-#   SLURM_CI_SLURMD_PORT=6818    slurmd port
+#   SLURM_CI_SLURMD_PORT=6818    slurmd port of the first node (node i: +i-1)
 #   SLURM_CI_TIMEOUT=60          seconds to wait for each readiness step
 #   SLURM_CI_INSTALL=1           0: never run apt-get, fail if binaries missing
 #   SLURM_CI_LINK_ETC=1          0: do not create /etc/slurm/slurm.conf symlink
-#   SLURM_CI_SMOKE=1             0: skip the final `srun -n 2 true` check
+#   SLURM_CI_SMOKE=1             0: skip the final `srun -n 2` check (-N <nodes> -n max(2, nodes))
 #   SLURM_CI_BIND=auto           where daemons listen. Slurm's loopback-only mode
 #                                (CommunicationParameters=NoCtldInAddrAny,NoInAddrAny)
 #                                binds to whatever `hostname` resolves to, and only
@@ -52,13 +58,17 @@ SMOKE=${SLURM_CI_SMOKE:-1}
 BIND=${SLURM_CI_BIND:-auto}
 HOSTS_MARK="# added by start-slurm.sh"
 
-NODE=localhost
+NODE_COUNT=${SLURM_CI_NODES:-2}
+[[ "$NODE_COUNT" =~ ^[1-9][0-9]*$ ]] || { echo "[start-slurm] ERROR: SLURM_CI_NODES must be a positive integer" >&2; exit 1; }
+if [ "$NODE_COUNT" = 1 ]; then NODES=(localhost); else mapfile -t NODES < <(printf 'wbnode%s\n' $(seq "$NODE_COUNT")); fi
 CONF=$DIR/slurm.conf
 MUNGE_DIR=$DIR/munge
 MUNGE_SOCK=$MUNGE_DIR/munge.socket
 MUNGE_PID=$MUNGE_DIR/munged.pid
 CTLD_PID=$DIR/slurmctld.pid
-SLURMD_PID=$DIR/slurmd.pid
+# One slurmd per node: slurmd-<node>.pid (slurm.conf's %n). stop and status go by the files that exist,
+# so they find every slurmd that start started, whatever SLURM_CI_NODES says now.
+slurmd_pid_files() { compgen -G "$DIR/slurmd-*.pid" || true; }
 LOG=$DIR/log
 ETC_CONF=/etc/slurm/slurm.conf
 
@@ -67,7 +77,7 @@ die() { echo "[start-slurm] ERROR: $*" >&2; exit 1; }
 
 show_logs() {
   local f
-  for f in "$MUNGE_DIR/munged.log" "$LOG/slurmctld.log" "$LOG/slurmd.log"; do
+  for f in "$MUNGE_DIR/munged.log" "$LOG/slurmctld.log" "$LOG"/slurmd-*.log; do
     [ -f "$f" ] && { echo "----- tail $f" >&2; tail -n 20 "$f" >&2; }
   done
   return 0
@@ -160,7 +170,7 @@ port_busy() { # port_busy PORT: is something listening on it (any address)?
 # (with 127.0.1.1, slurmd cannot connect back to srun: "Slurmd could not connect IO").
 resolve_self() { getent ahostsv4 "$(hostname)" 2>/dev/null | awk 'NR==1{print $1}' || true; }
 choose_addr() {
-  local h a kept
+  local h a
   h=$(hostname)
   ADDR=127.0.0.1; COMM=""
   case "$BIND" in any|auto|loopback) ;; *) die "SLURM_CI_BIND must be auto, loopback or any" ;; esac
@@ -168,9 +178,7 @@ choose_addr() {
   a=$(resolve_self)
   if [ "$a" != 127.0.0.1 ] && { [ -z "$a" ] || [ "$BIND" = loopback ]; }; then
     say "hostname '$h' resolves to '${a:-nothing}'; adding '127.0.0.1 $h' at the top of /etc/hosts (stop removes it)"
-    kept=$(cat /etc/hosts)
-    # Rewrite in place (no rename): /etc/hosts is often a bind mount in containers.
-    printf '127.0.0.1 %s %s\n%s\n' "$h" "$HOSTS_MARK" "$kept" > /etc/hosts
+    add_hosts_line "127.0.0.1 $h $HOSTS_MARK"
     a=$(resolve_self)
   fi
   if [ "$a" = 127.0.0.1 ]; then
@@ -186,9 +194,9 @@ write_conf() {
   local mem
   mem=$(awk '/^MemTotal:/{m=int($2/1024*0.9); if (m<100) m=100; print m}' /proc/meminfo)
   cat > "$CONF" <<EOF
-# Generated by start-slurm.sh - single node CI cluster on 127.0.0.1.
+# Generated by start-slurm.sh - CI cluster on 127.0.0.1 ($NODE_COUNT node(s), one slurmd each).
 ClusterName=ci
-SlurmctldHost=$NODE($ADDR)
+SlurmctldHost=localhost($ADDR)
 SlurmUser=root
 SlurmdUser=root
 SlurmctldPort=$CTLD_PORT
@@ -200,11 +208,12 @@ AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket=$MUNGE_SOCK
 StateSaveLocation=$DIR/state
-SlurmdSpoolDir=$DIR/spool
+# %n: the node name, so that several slurmd on this machine keep apart.
+SlurmdSpoolDir=$DIR/spool/%n
 SlurmctldPidFile=$CTLD_PID
-SlurmdPidFile=$SLURMD_PID
+SlurmdPidFile=$DIR/slurmd-%n.pid
 SlurmctldLogFile=$LOG/slurmctld.log
-SlurmdLogFile=$LOG/slurmd.log
+SlurmdLogFile=$LOG/slurmd-%n.log
 SlurmctldDebug=info
 SlurmdDebug=info
 MailProg=/bin/true
@@ -234,9 +243,31 @@ InactiveLimit=0
 MinJobAge=60
 KillWait=5
 Waittime=0
-NodeName=$NODE NodeHostname=$NODE NodeAddr=$ADDR CPUs=$CPUS RealMemory=$mem State=UNKNOWN
-PartitionName=debug Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
 EOF
+  local i
+  for i in "${!NODES[@]}"; do
+    echo "NodeName=${NODES[$i]} NodeHostname=localhost NodeAddr=$ADDR Port=$((SLURMD_PORT + i)) CPUs=$CPUS RealMemory=$mem State=UNKNOWN" >> "$CONF"
+  done
+  echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP" >> "$CONF"
+}
+
+# add_hosts_line LINE: put LINE (which ends with $HOSTS_MARK) first in /etc/hosts; stop removes it.
+# Rewritten in place (no rename): /etc/hosts is often a bind mount in containers.
+add_hosts_line() {
+  local kept; kept=$(cat /etc/hosts)
+  printf '%s\n%s\n' "$1" "$kept" > /etc/hosts
+}
+
+# Several nodes: their names resolve to 127.0.0.1, as node names resolve on a real cluster.
+add_node_names_to_hosts() {
+  [ "$NODE_COUNT" -gt 1 ] || return 0
+  local n missing=()
+  for n in "${NODES[@]}"; do
+    [ "$(getent ahostsv4 "$n" 2>/dev/null | awk 'NR==1{print $1}')" = 127.0.0.1 ] || missing+=("$n")
+  done
+  [ "${#missing[@]}" -gt 0 ] || return 0
+  say "adding '127.0.0.1 ${missing[*]}' to /etc/hosts (stop removes it)"
+  add_hosts_line "127.0.0.1 ${missing[*]} $HOSTS_MARK"
 }
 
 link_etc() {
@@ -255,24 +286,42 @@ unlink_etc() {
 
 munge_ok() { munge -n -S "$MUNGE_SOCK" | unmunge -S "$MUNGE_SOCK"; }
 ctld_ok() { [[ "$(scontrol ping 2>&1)" == *"is UP"* ]]; }
-node_idle() { [ "$(sinfo -h -n "$NODE" -o '%T' 2>/dev/null)" = idle ]; }
+# conf_nodes: the node names in the slurm.conf that start wrote, one a line.
+conf_nodes() { if [ -f "$CONF" ]; then awk -F'[= ]' '/^NodeName=/{print $2}' "$CONF"; fi; }
+# nodes_in STATE_REGEX: do all $NODE_COUNT nodes report a state matching STATE_REGEX?
+nodes_in() {
+  [ "$(sinfo -h -N -o '%N %T' 2>/dev/null | awk -v re="^($1)\$" '$2 ~ re {print $1}' | sort -u | wc -l)" = "$NODE_COUNT" ]
+}
+nodes_idle() { nodes_in idle; }
+
+# slurmd_pids: "PID,PID,..." (none for a node whose slurmd is not running) for the nodes in the
+# written slurm.conf; returns 1 unless all of them run.
+slurmd_pids() {
+  local n p ok=0 out=()
+  for n in $(conf_nodes); do
+    p=$(pid_of "$DIR/slurmd-$n.pid" slurmd)
+    out+=("${p:-none}")
+    [ -n "$p" ] || ok=1
+  done
+  [ "${#out[@]}" -gt 0 ] || { out=(none); ok=1; }
+  (IFS=,; echo "${out[*]}")
+  return "$ok"
+}
 
 print_status() {
-  local m c d
-  m=$(pid_of "$MUNGE_PID" munged); c=$(pid_of "$CTLD_PID" slurmctld); d=$(pid_of "$SLURMD_PID" slurmd)
-  echo "munged_pid=${m:-none} slurmctld_pid=${c:-none} slurmd_pid=${d:-none}"
+  local m c d ok=0
+  m=$(pid_of "$MUNGE_PID" munged); c=$(pid_of "$CTLD_PID" slurmctld); d=$(slurmd_pids) || ok=1
+  echo "munged_pid=${m:-none} slurmctld_pid=${c:-none} slurmd_pid=$d"
   echo "SLURM_CONF=$CONF"
   if [ -n "$c" ]; then sinfo -N -o '%N %T %c' 2>/dev/null || true; fi
-  [ -n "$m" ] && [ -n "$c" ] && [ -n "$d" ]
+  [ -n "$m" ] && [ -n "$c" ] && [ "$ok" = 0 ]
 }
 
+# all_up: everything runs, with the node list that SLURM_CI_NODES asks for now.
 all_up() {
   [ -n "$(pid_of "$MUNGE_PID" munged)" ] && [ -n "$(pid_of "$CTLD_PID" slurmctld)" ] \
-    && [ -n "$(pid_of "$SLURMD_PID" slurmd)" ] && ctld_ok >/dev/null 2>&1 && node_idle_or_busy
-}
-node_idle_or_busy() {
-  case "$(sinfo -h -n "$NODE" -o '%T' 2>/dev/null)" in idle|mixed|allocated|completing) return 0 ;; esac
-  return 1
+    && [ "$(conf_nodes | tr '\n' ' ')" = "${NODES[*]} " ] && slurmd_pids >/dev/null \
+    && ctld_ok >/dev/null 2>&1 && nodes_in 'idle|mixed|allocated|completing'
 }
 
 # kill_pid NAME PID: SIGTERM, wait up to 15 s, then SIGKILL.
@@ -323,9 +372,10 @@ kill_leftover_steps() {
 
 do_stop() {
   need_root
-  local m c d i
-  m=$(pid_of "$MUNGE_PID" munged); c=$(pid_of "$CTLD_PID" slurmctld); d=$(pid_of "$SLURMD_PID" slurmd)
-  if [ -n "$c" ] && [ -n "$d" ] && ctld_ok >/dev/null 2>&1; then
+  local m c f i d=()
+  m=$(pid_of "$MUNGE_PID" munged); c=$(pid_of "$CTLD_PID" slurmctld)
+  for f in $(slurmd_pid_files); do d+=("$(pid_of "$f" slurmd)"); done
+  if [ -n "$c" ] && ctld_ok >/dev/null 2>&1; then
     # Cancel jobs so that their slurmstepd/task processes go away too.
     if squeue -h -o %i 2>/dev/null | grep -q .; then
       say "cancelling running jobs"
@@ -333,7 +383,7 @@ do_stop() {
       for i in $(seq 50); do squeue -h -o %i 2>/dev/null | grep -q . || break; sleep 0.2; done
     fi
   fi
-  kill_pid slurmd "$d"
+  for i in "${d[@]}"; do kill_pid slurmd "$i"; done
   kill_pid slurmctld "$c"
   kill_pid munged "$m"
   kill_leftover_steps
@@ -344,7 +394,7 @@ do_stop() {
     printf '%s\n' "$kept" > /etc/hosts
     say "removed our line from /etc/hosts"
   fi
-  rm -f "$CTLD_PID" "$SLURMD_PID" "$MUNGE_PID"
+  rm -f "$CTLD_PID" "$MUNGE_PID" $(slurmd_pid_files)
   say "stopped (logs kept in $DIR)"
 }
 
@@ -358,12 +408,14 @@ do_start() {
     return 0
   fi
   # Partially up or stale: clean up what we started before.
-  if [ -n "$(pid_of "$MUNGE_PID" munged)$(pid_of "$CTLD_PID" slurmctld)$(pid_of "$SLURMD_PID" slurmd)" ]; then
-    say "cluster partially running; stopping it first"
+  local f any=""
+  for f in $(slurmd_pid_files); do any+=$(pid_of "$f" slurmd); done
+  if [ -n "$(pid_of "$MUNGE_PID" munged)$(pid_of "$CTLD_PID" slurmctld)$any" ]; then
+    say "cluster partly running, or with other nodes than SLURM_CI_NODES asks for: stopping it first"
     do_stop
   fi
   local p
-  for p in "$CTLD_PORT" "$SLURMD_PORT"; do
+  for p in "$CTLD_PORT" $(seq "$SLURMD_PORT" $((SLURMD_PORT + NODE_COUNT - 1))); do
     if port_busy "$p"; then
       die "port $p is already in use (set SLURM_CI_CTLD_PORT / SLURM_CI_SLURMD_PORT)"
     fi
@@ -371,12 +423,14 @@ do_start() {
 
   STARTING=1
   rm -rf "$DIR/state" "$DIR/spool" "$LOG" "$MUNGE_DIR"
-  mkdir -p "$DIR/state" "$DIR/spool" "$LOG" "$MUNGE_DIR"
+  mkdir -p "$DIR/state" "$LOG" "$MUNGE_DIR"
+  for p in "${NODES[@]}"; do mkdir -p "$DIR/spool/$p"; done
   chmod 755 "$DIR" "$MUNGE_DIR"   # munged: socket dir must be world-searchable
   # munged (as root): key must be owned by root and not readable by others.
   head -c 1024 /dev/urandom > "$MUNGE_DIR/munge.key"
   chmod 400 "$MUNGE_DIR/munge.key"
   choose_addr
+  add_node_names_to_hosts
   write_conf
   link_etc
   cat > "$DIR/env.sh" <<EOF
@@ -393,13 +447,14 @@ EOF
   slurmctld -f "$CONF" -c || fail "slurmctld failed to start"
   wait_for "$TIMEOUT" "slurmctld to answer scontrol ping" ctld_ok
 
-  slurmd -f "$CONF" -N "$NODE" || fail "slurmd failed to start"
-  wait_for "$TIMEOUT" "node $NODE to become idle (sinfo)" node_idle
+  local n
+  for n in "${NODES[@]}"; do slurmd -f "$CONF" -N "$n" || fail "slurmd for node $n failed to start"; done
+  wait_for "$TIMEOUT" "node(s) ${NODES[*]} to become idle (sinfo)" nodes_idle
 
   if [ "$SMOKE" = 1 ]; then
-    local out
-    out=$(timeout "$TIMEOUT" srun -Q -n 2 bash -c 'echo $SLURM_PROCID' 2>&1 | sort | tr '\n' ' ') || true
-    [ "$out" = "0 1 " ] || fail "smoke test 'srun -n 2' failed: $out"
+    local out tasks=$(( NODE_COUNT > 2 ? NODE_COUNT : 2 ))
+    out=$(timeout "$TIMEOUT" srun -Q -N "$NODE_COUNT" -n "$tasks" bash -c 'echo $SLURM_PROCID' 2>&1 | sort -n | tr '\n' ' ') || true
+    [ "$out" = "$(seq 0 $((tasks - 1)) | tr '\n' ' ')" ] || fail "smoke test 'srun -N $NODE_COUNT -n $tasks' failed: $out"
   fi
   STARTING=0
   say "up in $(elapsed "$t0")s"
