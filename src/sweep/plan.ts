@@ -9,7 +9,9 @@ export interface PctPlan {
   /** Every measured prompt's length, tokens. */
   promptLen: number;
   numPrompts: number;
-  /** Requests in flight at once (--max-concurrency, or every prompt when it is 0). */
+  /** The prompt indices this process sends: all of them, or its shard's share. */
+  indices: number[];
+  /** Requests in flight at once in this process (--max-concurrency, or every prompt when it is 0; a shard's share). */
   inFlight: number;
   /** Cached tokens every measured request should report: the prefix in whole pages. */
   expectedCachedTokens: number;
@@ -21,15 +23,27 @@ export function expectedCached(prefixLen: number, promptLen: number, pageSize: n
   return Math.max(0, Math.floor(cachable / pageSize) * pageSize);
 }
 
-export function planPct(pct: number, opts: RunOptions, pageSize: number): PctPlan {
+/** A process's part of a sharded run: shard `rank` of `size` sends prompts rank, rank+size, rank+2·size, ... */
+export interface ShardShare {
+  rank: number;
+  size: number;
+}
+
+/** Shard `rank`'s share of `total` slots (prompts or in-flight requests): the remainder goes to the first ranks. */
+export const shareOf = (total: number, s: ShardShare): number => Math.floor(total / s.size) + (s.rank < total % s.size ? 1 : 0);
+
+export function planPct(pct: number, opts: RunOptions, pageSize: number, share: ShardShare | null = null): PctPlan {
   const prefixLen = Math.floor((opts.totalTokens * pct) / 100);
+  const indices: number[] = [];
+  for (let i = share?.rank ?? 0; i < opts.numPrompts; i += share?.size ?? 1) indices.push(i);
   return {
     pct,
     prefixLen,
     suffixLen: opts.totalTokens - prefixLen,
     promptLen: opts.totalTokens,
     numPrompts: opts.numPrompts,
-    inFlight: inFlightLimit(opts),
+    indices,
+    inFlight: share === null ? inFlightLimit(opts) : Math.max(1, shareOf(inFlightLimit(opts), share)),
     expectedCachedTokens: expectedCached(prefixLen, opts.totalTokens, pageSize),
   };
 }

@@ -35,20 +35,22 @@ export async function measure(plan: PctPlan, batch: PromptBatch, ctx: SweepConte
   log.info(`Sending requests (max_concurrency=${opts.maxConcurrency}) ...`);
   const startedAt = new Date().toISOString();
   const monitor = startClientMonitor();
-  const progress = startProgress(plan.numPrompts, `${plan.pct}%`);
+  const progress = startProgress(plan.indices.length, `${plan.pct}%`);
   const t0 = nowMs();
   const settled = await runPool(
-    plan.numPrompts,
+    plan.indices.length,
     plan.inFlight,
-    (i) =>
-      streamRequest(
+    (k) => {
+      const i = plan.indices[k]!;
+      return streamRequest(
         streamRequestFor(ctx, batch.body(i), {
           index: i,
           promptLen: plan.promptLen,
           maxNewTokens: opts.outputLen,
           requestId: opts.requestDetails ? requestIdOf(ctx.runId, plan.pct, i) : undefined,
         }),
-      ),
+      );
+    },
     { signal: io.signal, onSettled: (_i, r) => progress.settled(r.ok) },
   );
   const durationS = (nowMs() - t0) / 1000;
