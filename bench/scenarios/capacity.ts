@@ -7,7 +7,7 @@
  * writes each event with one send() and stamps it right after, and proves its own lateness (<= 0.1 ms p99).
  *
  * warmbench's criterion is strict and per event: p99 of (client receive - mock write) <= 1 ms.
- * The Python script can only be judged on distributions: |its ITL p50 and p99 - the mock's| <= 1 ms.
+ * The Python script can only be judged on distributions: |its ITL p50 and p99 - the emitter's| <= 1 ms.
  */
 import { progress, type ScenarioResult } from "../lib/scenario.ts";
 import { fmt } from "../lib/stats.ts";
@@ -122,7 +122,7 @@ export async function runCapacity(ctx: BenchContext): Promise<ScenarioResult> {
     ],
     notes: [
       `Ladder of total rates ${LADDER.join(", ")} ev/s; per-stream decode gap = streams*1000/total ms, kept within [1, 1000] ms; each step streams about ${ctx.quick ? 1 : 3} s of events. The climb stops at the first failing step.`,
-      "warmbench passes a step when the p99 of (client receive epoch - mock write epoch) is <= 1 ms over the steady-state token events (written while every stream was past its first event and none had sent its last: the sustained rate, without the connection storm and the tail, which the accuracy table shows); the Python script when its reported ITL p50 and p99 are within 1 ms of the mock's (the strictest test its output allows, and a weaker one than warmbench's).",
+      "warmbench passes a step when the p99 of (client receive epoch - emitter write epoch) is <= 1 ms over the steady-state token events (written while every stream was past its first event and none had sent its last: the sustained rate, without the connection storm and the tail, which the accuracy table shows); the Python script when its reported ITL p50 and p99 are within 1 ms of the emitter's (the strictest test its output allows, and a weaker one than warmbench's).",
       "Load server: the C emitter (bench/emitter/emitter.c, SCHED_FIFO when allowed): each event is due at receipt + 20 ms + k x itl, written with one send() and stamped right after it returns; 'server late' is its own lateness (stamp - due) p99, all events (steady state in brackets). Its steady p99 must stay <= 0.1 ms for the step's schedule to be trusted (targets table). The event delay is measured against the stamps, so it stays exact even when the emitter is late.",
       "'emitter/box saturated' = in the steady window the emitter's own events were late (p99 > 1 ms against its schedule; an emitter on time delivers exactly the asked rate): emitter and client share 2 cores, so the client's figure is then a lower bound.",
       "Per-step details (all columns as in the accuracy table) are in the trials table below.",
