@@ -18,8 +18,8 @@
  * log is written only while no stream is running, and at exit, so that no file write delays an event.
  *
  *   cc -O2 -Wall -o emitter emitter.c
- *   emitter [--host H] [--port P] [--ttft-ms MS] [--itl-ms MS] [--events N] [--tokens-per-event T] [--sync]
- *           [--truth FILE] [--spin-us US] [--rt] [--model-name NAME] [--vocab-size N]
+ *   emitter [--host H] [--port P] [--ttft-ms MS] [--itl-ms MS] [--events N] [--tokens-per-event T]
+ *           [--sync | --min-gap-us US] [--truth FILE] [--spin-us US] [--rt] [--model-name NAME] [--vocab-size N]
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -54,6 +54,7 @@ typedef struct {
     long events;             /* events per request; 0: max_new_tokens (or max_tokens) / tokens_per_event */
     long tokens_per_event;
     int sync;
+    double min_gap_us;       /* 0: every stream keeps receipt + TTFT as its phase */
     const char *truth_path;
     double spin_us;
     int rt;
@@ -62,7 +63,7 @@ typedef struct {
 } Options;
 
 static Options opt = {
-    .host = "127.0.0.1", .port = 0, .ttft_ms = 20, .itl_ms = 20, .events = 0, .tokens_per_event = 1, .sync = 0,
+    .host = "127.0.0.1", .port = 0, .ttft_ms = 20, .itl_ms = 20, .events = 0, .tokens_per_event = 1, .sync = 0, .min_gap_us = 0,
     .truth_path = NULL, .spin_us = 0, .rt = 0, .model_name = "emitter-model", .vocab_size = 151936,
 };
 
@@ -330,6 +331,7 @@ typedef struct Request {
     int64_t *stamp_ns;       /* 0: not (fully) written */
     int continuous_usage, include_usage;
     int end;
+    long slot;               /* --min-gap-us: the slot of the ITL period it holds, or -1 */
     int truth_written;
     struct Conn *conn;       /* NULL once the connection is gone */
 } Request;
@@ -395,6 +397,24 @@ static int epfd = -1, listen_fd = -1, signal_fd = -1, truth_fd = -1;
 static int listen_port;
 static int rt_active;
 static int64_t start_ns, itl_ns, ttft_ns, spin_ns;
+static int *slot_count;  /* --min-gap-us: streams holding each slot of the ITL period */
+static long n_slots;
+static long *slots_held; /* slots_held[c]: how many slots c streams hold (so the least-held count is O(1)) */
+static int slots_held_cap, least_held;
+
+static void count_slot(long slot, int delta) {
+    int from = slot_count[slot], to = from + delta;
+    if (to >= slots_held_cap) {
+        slots_held = xrealloc(slots_held, (size_t)(2 * to + 2) * sizeof *slots_held);
+        memset(slots_held + slots_held_cap, 0, (size_t)(2 * to + 2 - slots_held_cap) * sizeof *slots_held);
+        slots_held_cap = 2 * to + 2;
+    }
+    slot_count[slot] = to;
+    slots_held[from]--;
+    slots_held[to]++;
+    if (to < least_held) least_held = to;
+    while (slots_held[least_held] == 0) least_held++;
+}
 static Buf scratch; /* one event or reply at a time */
 
 /* ------------------------------------------------------------------------------------------- connections */
@@ -574,6 +594,8 @@ static void build_event(Buf *b, const Request *r, long k) {
 static void request_ended(Request *r, int how) {
     if (r->end != END_RUNNING) return;
     r->end = how;
+    if (r->slot >= 0) count_slot(r->slot, -1);
+    r->slot = -1;
     stats.in_flight--;
     if (how == END_DISCONNECT) stats.disconnects++;
 }
@@ -642,6 +664,26 @@ static void fire_due(void) {
 
 /* ----------------------------------------------------------------------------------------------- streams */
 
+/* Slot j's offset from the start of its ITL period; j may run past n_slots into the next period. */
+static int64_t slot_offset(long j) { return (int64_t)(j / n_slots) * itl_ns + (int64_t)(j % n_slots) * itl_ns / n_slots; }
+
+/*
+ * --min-gap-us: the ITL period is cut into slots at least that far apart, and each running stream holds one, so
+ * no two streams' events are due closer than the gap unless every slot is taken (then the least-held slots are
+ * shared). A stream's first event moves to the first least-held slot at or after receipt + TTFT: at most one
+ * ITL later, a few gaps when the slots are not crowded. Without it, requests that arrive together keep their
+ * events due together for their whole life, and each waits for the writes before it.
+ */
+static int64_t take_slot(Request *r, int64_t desired) {
+    int64_t since = desired - start_ns;
+    int64_t period_start = start_ns + since / itl_ns * itl_ns;
+    long j = (long)((since % itl_ns * n_slots + itl_ns - 1) / itl_ns); /* the first slot at or after `desired` */
+    while (slot_count[j % n_slots] != least_held) j++;
+    r->slot = j % n_slots;
+    count_slot(r->slot, +1);
+    return period_start + slot_offset(j);
+}
+
 static char *json_string_dup(const char *s) {
     Buf b = {0};
     buf_json_str(&b, s);
@@ -678,11 +720,14 @@ static void start_stream(Conn *c, int kind) {
     r->continuous_usage = s->continuous_usage;
     r->include_usage = s->include_usage;
     r->conn = c;
+    r->slot = -1;
     int64_t first = r->received_ns + ttft_ns;
     if (opt.sync) {
         /* The first decode step at or after receipt + TTFT: every stream's k-th event shares a tick. */
         int64_t steps = (first - start_ns + itl_ns - 1) / itl_ns;
         first = start_ns + steps * itl_ns;
+    } else if (n_slots > 0) {
+        first = take_slot(r, first);
     }
     r->first_due_ns = first;
     if (n_requests == requests_cap) {
@@ -842,8 +887,8 @@ static void build_stats(Buf *b) {
         buf_spread(b, &burst);
     }
     buf_fmt(b, ",\"ttft_ms\":%g,\"itl_ms\":%g,\"events_per_request\":%ld,\"tokens_per_event\":%ld,\"sync\":%s,"
-               "\"spin_us\":%g,\"rt\":%s}",
-            opt.ttft_ms, opt.itl_ms, opt.events, opt.tokens_per_event, opt.sync ? "true" : "false", opt.spin_us,
+               "\"min_gap_us\":%g,\"spin_us\":%g,\"rt\":%s}",
+            opt.ttft_ms, opt.itl_ms, opt.events, opt.tokens_per_event, opt.sync ? "true" : "false", opt.min_gap_us, opt.spin_us,
             rt_active ? "true" : "false");
 }
 
@@ -1201,12 +1246,14 @@ static void on_listener(void) {
 static void usage(int code) {
     fprintf(code ? stderr : stdout,
             "usage: emitter [--host H] [--port P] [--ttft-ms MS] [--itl-ms MS] [--events N] [--tokens-per-event T]\n"
-            "               [--sync] [--truth FILE] [--spin-us US] [--rt] [--model-name NAME] [--vocab-size N]\n"
+            "               [--sync | --min-gap-us US] [--truth FILE] [--spin-us US] [--rt] [--model-name NAME]\n"
+            "               [--vocab-size N]\n"
             "  --port 0 (default) picks a free port; the chosen URL is printed on stderr as\n"
             "  \"warmbench emitter listening on http://HOST:PORT\".\n"
             "  --itl-ms is the gap between two events of a stream (a decode step); each event carries\n"
             "  --tokens-per-event tokens. --events 0 (default): max_new_tokens / max_tokens from the body.\n"
             "  --sync: every stream's events fall on one global grid of decode steps (synchronized bursts).\n"
+            "  --min-gap-us: no two streams' events due closer than this (first events move to a free slot).\n"
             "  --spin-us: sleep until this long before an event is due, then spin (default 20).\n"
             "  --rt: run SCHED_FIFO with locked memory when allowed (a warning otherwise).\n"
             "  GET /emitter/stats: lateness (write stamp - due time) p50/p99/max, also printed on exit.\n");
@@ -1245,6 +1292,7 @@ static void parse_args(int argc, char **argv) {
         else if (strcmp(name, "--tokens-per-event") == 0) opt.tokens_per_event = (long)num_arg(name, v, 1);
         else if (strcmp(name, "--truth") == 0) opt.truth_path = v;
         else if (strcmp(name, "--spin-us") == 0) opt.spin_us = num_arg(name, v, 0);
+        else if (strcmp(name, "--min-gap-us") == 0) opt.min_gap_us = num_arg(name, v, 0);
         else if (strcmp(name, "--model-name") == 0) opt.model_name = v;
         else if (strcmp(name, "--vocab-size") == 0) opt.vocab_size = (long)num_arg(name, v, 1);
         else {
@@ -1335,6 +1383,16 @@ int main(int argc, char **argv) {
     itl_ns = (int64_t)(opt.itl_ms * 1e6 + 0.5);
     ttft_ns = (int64_t)(opt.ttft_ms * 1e6 + 0.5);
     spin_ns = (int64_t)(opt.spin_us * 1e3 + 0.5);
+    int64_t min_gap_ns = (int64_t)(opt.min_gap_us * 1e3 + 0.5);
+    if (min_gap_ns > 0 && !opt.sync) {
+        n_slots = itl_ns / min_gap_ns > 0 ? (long)(itl_ns / min_gap_ns) : 1;
+        slot_count = xrealloc(NULL, (size_t)n_slots * sizeof *slot_count);
+        memset(slot_count, 0, (size_t)n_slots * sizeof *slot_count);
+        slots_held_cap = 2;
+        slots_held = xrealloc(NULL, 2 * sizeof *slots_held);
+        slots_held[0] = n_slots;
+        slots_held[1] = 0;
+    }
     if (opt.truth_path) {
         truth_fd = open(opt.truth_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (truth_fd < 0) die("--truth %s: %s", opt.truth_path, strerror(errno));

@@ -27,7 +27,13 @@ beforeAll(async () => {
   bin = await buildEmitter(root, dir);
 }, 60_000);
 
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+/** Emitters not stopped yet: a failed test leaves its own behind, and afterAll stops it. */
+const running = new Set<() => Promise<void>>();
+
+afterAll(async () => {
+  await Promise.all([...running].map((stop) => stop()));
+  rmSync(dir, { recursive: true, force: true });
+});
 
 const epochMs = (): number => performance.timeOrigin + performance.now();
 let emitterCount = 0;
@@ -36,8 +42,15 @@ let emitterCount = 0;
 async function startEmitter(args: string[]) {
   const truthPath = join(dir, `truth-${++emitterCount}.jsonl`);
   const server = await startServer([bin, "--port", "0", "--truth", truthPath, ...args]);
+  let stopped: Promise<void> | null = null;
+  const stop = (): Promise<void> => {
+    running.delete(stop);
+    return (stopped ??= server.stop());
+  };
+  running.add(stop);
   return {
     ...server,
+    stop,
     truthPath,
     stats: async (): Promise<EmitterStats> => parseEmitterStats((await (await fetch(`${server.url}/emitter/stats`)).json()) as Record<string, unknown>),
     truth: () => parseTruth(readIfExists(truthPath)),
@@ -53,8 +66,13 @@ interface Received {
   events: Array<{ payload: string; receivedMs: number }>;
 }
 
-/** POSTs `body` and reads the SSE stream to its end, or until `stopAfter` events or `stop` resolves (then aborts). */
-async function stream(url: string, body: unknown, headers: Record<string, string> = {}, stopAfter = Infinity, stop?: Promise<unknown>): Promise<Received> {
+/**
+ * POSTs `body` and reads the SSE stream to its end, or until `stopAfter` events or `stop` resolves (then aborts);
+ * `onEvent` is called after each event.
+ */
+async function stream(
+  url: string, body: unknown, headers: Record<string, string> = {}, stopAfter = Infinity, stop?: Promise<unknown>, onEvent?: () => void,
+): Promise<Received> {
   const abort = new AbortController();
   let stopped = false;
   void stop?.then(() => {
@@ -81,6 +99,7 @@ async function stream(url: string, body: unknown, headers: Record<string, string
       pending = pending.slice(at + 2);
       expect(block.startsWith("data: ")).toBe(true);
       events.push({ payload: block.slice("data: ".length), receivedMs });
+      onEvent?.();
     }
     if (events.length >= stopAfter) {
       abort.abort();
@@ -262,6 +281,57 @@ describe("--sync: every stream's k-th event on one grid of decode steps", () => 
     expect(stats.burstMs).not.toBeNull();
     // One tick per distinct due time.
     expect(stats.tickLateness!.count).toBe(new Set([...da, ...db]).size);
+  }, 30_000);
+});
+
+describe("--min-gap-us: streams hold slots of the ITL period", () => {
+  /** The phase of each stream's first due time in the ITL period, ms (µs in the log). */
+  async function phases(args: string[], streams: number, ttftMs: number, itlMs: number) {
+    const em = await startEmitter(["--ttft-ms", String(ttftMs), "--itl-ms", String(itlMs), ...args]);
+    // Long streams, all stopped once each has its first event: every slot was taken while all of them ran.
+    let allStarted: () => void = () => {};
+    const stop = new Promise<void>((r) => (allStarted = r));
+    const started = new Set<number>();
+    await Promise.all(
+      Array.from({ length: streams }, (_, i) =>
+        stream(`${em.url}/generate`, generateBody(4, 100_000), { "x-request-id": `s${i}` }, Infinity, stop, () => {
+          started.add(i);
+          if (started.size === streams) allStarted();
+        }),
+      ),
+    );
+    await em.stop();
+    const raw = em.rawTruth();
+    expect(raw).toHaveLength(streams);
+    const firsts = raw.map((l) => ({ receivedMs: l.received_ms as number, dueMs: (l.events_due_ms as number[])[0]! }));
+    for (const f of firsts) {
+      // Never earlier than receipt + TTFT, never a whole period later.
+      expect(f.dueMs - f.receivedMs).toBeGreaterThanOrEqual(ttftMs - 0.0011);
+      expect(f.dueMs - f.receivedMs).toBeLessThan(ttftMs + itlMs);
+    }
+    const base = Math.min(...firsts.map((f) => f.dueMs));
+    return firsts.map((f) => (((f.dueMs - base) % itlMs) + itlMs) % itlMs);
+  }
+
+  test("streams that arrive together get events due at least the gap apart", async () => {
+    const ph = (await phases(["--min-gap-us", "500"], 8, 2, 10)).sort((a, b) => a - b);
+    // 20 slots of 0.5 ms for 8 streams: all apart, the circular gap included.
+    ph.forEach((p, i) => {
+      const next = i + 1 < ph.length ? ph[i + 1]! : ph[0]! + 10;
+      expect(next - p).toBeGreaterThanOrEqual(0.5 - 0.0011);
+    });
+  }, 30_000);
+
+  test("more streams than slots share the least-held slots", async () => {
+    // 3 slots (itl 3 ms, gap 1 ms) for 5 streams: 2, 2 and 1.
+    const ph = await phases(["--min-gap-us", "1000"], 5, 2, 3);
+    const bySlot = new Map<number, number>();
+    for (const p of ph) {
+      const slot = Math.round(p) % 3;
+      expect(Math.abs(p - Math.round(p))).toBeLessThanOrEqual(0.0011);
+      bySlot.set(slot, (bySlot.get(slot) ?? 0) + 1);
+    }
+    expect([...bySlot.values()].sort()).toEqual([1, 2, 2]);
   }, 30_000);
 });
 
