@@ -68,6 +68,13 @@ export function parseEmitterStats(json: Record<string, unknown>): EmitterStats {
   };
 }
 
+/**
+ * Without --sync, no two streams' events are due closer than this (µs): requests that arrive together would
+ * otherwise keep their events due together for their whole life, each waiting for the sends before it (one
+ * send is ~3-5 µs here), and the load would carry the client's own connection-storm pattern.
+ */
+export const EMITTER_MIN_GAP_US = 10;
+
 /** How a trial runs the emitter. */
 export interface EmitterConfig {
   ttftMs: number;
@@ -88,7 +95,7 @@ export interface EmitterProcess extends ServerProcess {
  */
 export async function startEmitter(bin: string, truthPath: string, cfg: EmitterConfig): Promise<EmitterProcess> {
   const cmd = [bin, "--host", "127.0.0.1", "--port", "0", "--truth", truthPath, "--ttft-ms", String(cfg.ttftMs), "--itl-ms", String(cfg.itlMs), "--rt"];
-  if (cfg.sync) cmd.push("--sync");
+  cmd.push(...(cfg.sync ? ["--sync"] : ["--min-gap-us", String(EMITTER_MIN_GAP_US)]));
   const server = await startServer(cmd);
   return {
     ...server,

@@ -9,6 +9,7 @@
  * warmbench's criterion is strict and per event: p99 of (client receive - mock write) <= 1 ms.
  * The Python script can only be judged on distributions: |its ITL p50 and p99 - the emitter's| <= 1 ms.
  */
+import { EMITTER_MIN_GAP_US } from "../lib/emitter.ts";
 import { progress, type ScenarioResult } from "../lib/scenario.ts";
 import { fmt } from "../lib/stats.ts";
 import { runTrial, serverSaturated, type BenchContext, type Tool, type TrialResult } from "../lib/trial.ts";
@@ -98,11 +99,14 @@ export async function runCapacity(ctx: BenchContext): Promise<ScenarioResult> {
   const wbLimits = outcomes.filter((o) => o.tool === "warmbench").map((o) => o.limitedBy);
   const lowerBound = wbLimits.some((l) => l !== LIMIT_TEXT.error);
   const rows = outcomes.map((o) => [o.tool, String(o.streams), o.bestRatePerS.toFixed(0), o.limitedBy, fmt(o.worstEmitterP99Ms, 3)]);
-  // Steps judged on the client's error: saturated or failed steps are already set aside as the box's limit.
-  const judged = trials.filter((t) => verdictOf(t) === "pass" || verdictOf(t) === "error");
-  const emitterP99s = judged.map(emitterP99);
-  const worstP99 = Math.max(...emitterP99s);
-  const trusted = emitterP99s.filter((x) => x <= EMITTER_TRUST_P99_MS).length;
+  // The steps the best rates come from. A failing step's client delay is exact whatever the emitter's lateness
+  // (it is measured against the stamps), and a client far behind makes the kernel's socket-buffer work slow the
+  // emitter's sends: its lateness there is shown, not judged.
+  const passed = trials.filter((t) => verdictOf(t) === "pass");
+  const passedP99s = passed.map(emitterP99);
+  const worstPassedP99 = Math.max(...passedP99s);
+  const worstP99 = Math.max(...trials.map(emitterP99));
+  const trusted = passedP99s.filter((x) => x <= EMITTER_TRUST_P99_MS).length;
   return {
     name: "capacity",
     title: `Capacity: largest sustained total event rate with steady-state p99 timestamp error <= ${MAX_ERROR_MS} ms`,
@@ -115,15 +119,17 @@ export async function runCapacity(ctx: BenchContext): Promise<ScenarioResult> {
         pass: ctx.quick || ratio === null ? null : ratio >= 20,
       },
       {
-        target: `the load server's own lateness p99 <= ${EMITTER_TRUST_P99_MS} ms at every judged capacity step (steady state)`,
-        measured: judged.length === 0 ? "no judged steps" : `worst ${fmt(worstP99, 3)} ms; ${trusted} of ${judged.length} steps within`,
-        pass: judged.length === 0 ? null : trusted === judged.length,
+        target: `the load server's own lateness p99 <= ${EMITTER_TRUST_P99_MS} ms at every capacity step passed (steady state)`,
+        measured:
+          (passed.length === 0 ? "no step passed" : `worst ${fmt(worstPassedP99, 3)} ms; ${trusted} of ${passed.length} passed steps within`) +
+          `; worst over all ${trials.length} steps ${fmt(worstP99, 3)} ms`,
+        pass: ctx.quick || passed.length === 0 ? null : trusted === passed.length,
       },
     ],
     notes: [
       `Ladder of total rates ${LADDER.join(", ")} ev/s; per-stream decode gap = streams*1000/total ms, kept within [1, 1000] ms; each step streams about ${ctx.quick ? 1 : 3} s of events. The climb stops at the first failing step.`,
       "warmbench passes a step when the p99 of (client receive epoch - emitter write epoch) is <= 1 ms over the steady-state token events (written while every stream was past its first event and none had sent its last: the sustained rate, without the connection storm and the tail, which the accuracy table shows); the Python script when its reported ITL p50 and p99 are within 1 ms of the emitter's (the strictest test its output allows, and a weaker one than warmbench's).",
-      "Load server: the C emitter (bench/emitter/emitter.c, SCHED_FIFO when allowed): each event is due at receipt + 20 ms + k x itl, written with one send() and stamped right after it returns; 'server late' is its own lateness (stamp - due) p99, all events (steady state in brackets). Its steady p99 must stay <= 0.1 ms for the step's schedule to be trusted (targets table). The event delay is measured against the stamps, so it stays exact even when the emitter is late.",
+      `Load server: the C emitter (bench/emitter/emitter.c, SCHED_FIFO when allowed): each event is due at receipt + 20 ms + k x itl, written with one send() and stamped right after it returns; 'server late' is its own lateness (stamp - due) p99, all events (steady state in brackets). No two streams' events are due closer than ${EMITTER_MIN_GAP_US} µs (a stream's first event moves to a free slot of the ITL period, typically a few µs later). Its steady p99 must stay <= ${EMITTER_TRUST_P99_MS} ms at the steps passed for their schedule to be trusted (targets table). The event delay is measured against the stamps, so it stays exact even when the emitter is late.`,
       "'emitter/box saturated' = in the steady window the emitter's own events were late (p99 > 1 ms against its schedule; an emitter on time delivers exactly the asked rate): emitter and client share 2 cores, so the client's figure is then a lower bound.",
       "Per-step details (all columns as in the accuracy table) are in the trials table below.",
     ],
