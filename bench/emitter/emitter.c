@@ -430,6 +430,7 @@ typedef struct Conn {
     size_t out_off;
     int want_out;            /* EPOLLOUT registered */
     int close_after;         /* Connection: close (or HTTP/1.0): close once the response is out */
+    int expect_continue;     /* Expect: 100-continue (curl's, for bodies over 1 MB) */
     char method[8];
     char path[256];
     char query[256];
@@ -1096,6 +1097,7 @@ static int parse_head(Conn *c, const char *p, size_t len) {
     int http10 = (size_t)(eol - sp2 - 1) >= 8 && memcmp(sp2 + 1, "HTTP/1.0", 8) == 0;
     int keep_alive = 0, close = 0;
     c->body_left = 0;
+    c->expect_continue = 0;
     c->has_request_id = 0;
     for (const char *line = eol + 2; line < end;) {
         const char *next = memmem(line, (size_t)(end - line), "\r\n", 2);
@@ -1119,6 +1121,8 @@ static int parse_head(Conn *c, const char *p, size_t len) {
             } else if (NAME_IS("x-request-id")) {
                 copy_field(c->request_id, sizeof c->request_id, v, v_len);
                 c->has_request_id = 1;
+            } else if (NAME_IS("expect")) {
+                c->expect_continue = v_len == 12 && strncasecmp(v, "100-continue", 12) == 0;
             } else if (NAME_IS("connection")) {
                 if (v_len == 5 && strncasecmp(v, "close", 5) == 0) close = 1;
                 if (v_len == 10 && strncasecmp(v, "keep-alive", 10) == 0) keep_alive = 1;
@@ -1155,6 +1159,11 @@ static void conn_feed(Conn *c) {
             c->state = C_BODY;
             c->scan_body = strcmp(c->path, "/generate") == 0 || strcmp(c->path, "/v1/completions") == 0;
             scanner_reset(&c->sc);
+            if (c->expect_continue && c->body_left > 0) {
+                static const char go_on[] = "HTTP/1.1 100 Continue\r\n\r\n";
+                conn_send(c, go_on, sizeof go_on - 1);
+                if (c->closed) return;
+            }
         }
         size_t take = c->in.len < (size_t)c->body_left ? c->in.len : (size_t)c->body_left;
         if (take > 0) {
@@ -1256,7 +1265,8 @@ static void usage(int code) {
             "  --min-gap-us: no two streams' events due closer than this (first events move to a free slot).\n"
             "  --spin-us: sleep until this long before an event is due, then spin (default 20).\n"
             "  --rt: run SCHED_FIFO with locked memory when allowed (a warning otherwise).\n"
-            "  GET /emitter/stats: lateness (write stamp - due time) p50/p99/max, also printed on exit.\n");
+            "  GET /emitter/stats: lateness (write stamp - due time) p50/p99/max, also printed on exit; it sorts\n"
+            "  every event's lateness, so ask once the streams are done.\n");
     exit(code);
 }
 

@@ -395,6 +395,28 @@ describe("the other endpoints and HTTP/1.1", () => {
     expect([...text.matchAll(/^HTTP\/1\.1 (\d+)/gm)].map((m) => m[1])).toEqual(["200", "200", "404"]);
   });
 
+  test("Expect: 100-continue is answered before the body is sent", async () => {
+    const em = await startEmitter(["--ttft-ms", "1", "--itl-ms", "1"]);
+    const { port } = new URL(em.url);
+    const body = JSON.stringify(generateBody(3, 1));
+    const text = await new Promise<string>((resolveText, reject) => {
+      const sock = connect(Number(port), "127.0.0.1");
+      let seen = "";
+      sock.on("connect", () => sock.write(`POST /generate HTTP/1.1\r\nhost: x\r\nexpect: 100-continue\r\nconnection: close\r\ncontent-length: ${body.length}\r\n\r\n`));
+      sock.on("data", (d) => {
+        // The body goes out only once the server asked for it.
+        if (seen === "" && d.toString().startsWith("HTTP/1.1 100 Continue\r\n\r\n")) sock.write(body);
+        seen += d.toString();
+      });
+      sock.on("end", () => resolveText(seen));
+      sock.on("error", reject);
+    });
+    await em.stop();
+    expect(text.startsWith("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n")).toBe(true);
+    expect(text).toContain('"prompt_tokens":3');
+    expect(text).toContain("data: [DONE]");
+  });
+
   test("a bad flag exits 2 with a message", async () => {
     const proc = Bun.spawn([bin, "--itl-ms", "zero"], { stderr: "pipe" });
     expect(await proc.exited).toBe(2);
