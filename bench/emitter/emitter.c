@@ -3,16 +3,17 @@
  *
  * It speaks just enough of SGLang's native /generate stream and OpenAI's /v1/completions stream for
  * `warmbench run --flush none --verify-cache off` to finish a sweep, and its point is the clock. Every event
- * is due at an exact time (receipt + TTFT + k * ITL; with --sync, the k-th tick of one global decode-step grid,
- * so that every stream's event of a step is due at once, as in a real engine's batch), leaves in ONE send() on
+ * is due at an exact time (receipt + TTFT + k * ITL, the first moved to a free slot of the ITL period with
+ * --min-gap-us; with --sync, the k-th tick of one global decode-step grid, so that every stream's event of a
+ * step is due at once, as in a real engine's batch), leaves in ONE send() on
  * a TCP_NODELAY socket, and is stamped (CLOCK_REALTIME, epoch ms with µs precision: the clock of Bun's
  * performance.timeOrigin + performance.now()) right after that send() returns. The stamps go to a truth log in
  * the format of `warmbench mock --truth` (src/mock/truth.ts), so the bench joins a client's receive times with
  * them unchanged. Lateness = stamp - due is the proof that the schedule was kept: GET /emitter/stats serves
  * its p50/p99/max (all events, and the steady state), and the same JSON is printed on stderr at exit.
  *
- * One thread, one epoll loop: sleep (epoll_pwait2, ns timeout) until --spin-us before the next due event,
- * spin the rest, write. Every I/O handler does bounded work (one recv of at most 32 KiB, at most 64 accepts)
+ * One thread, one epoll loop (SCHED_FIFO with --rt): sleep (epoll_pwait2, ns timeout) until the next due event
+ * (or --spin-us before it, then spin; off by default, see the README), write. Every I/O handler does bounded work (one recv of at most 32 KiB, at most 64 accepts)
  * and due events fire between any two handlers. Request bodies are scanned as they arrive and never stored:
  * the prompt's ids are counted, max_new_tokens / max_tokens and the stream options are picked out. The truth
  * log is written only while no stream is running, and at exit, so that no file write delays an event.
