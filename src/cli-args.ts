@@ -48,6 +48,7 @@ const COMMON_ARGS: ArgsDef = {
   "cache-tolerance": s("Fraction of requests per pct that may disagree under --verify-cache strict", d.cacheTolerance),
   "request-details": s("Write one JSONL line per measured request (timestamps, cached tokens) to this file"),
   strict: b("Exit 5 when the client itself was saturated (event-loop lag or JS-thread CPU) during a pct"),
+  workers: s("Processes on this machine sharing the load (this one included), or auto: one per 256 streams, up to cores-1"),
   verbose: b("Show stack traces and debug logs"),
 };
 
@@ -64,6 +65,8 @@ export const RUN_ARGS: ArgsDef = {
   "page-size": s("Server KV page size for the expected cached tokens (default: /server_info's, else 1 for sglang and 16 for openai/vllm)"),
   "api-key": s("Bearer token for the server (else $SGLANG_API_KEY / $OPENAI_API_KEY); never printed"),
   "served-model-name": s("Model name for the OpenAI backend (default: the first of /v1/models)"),
+  shard: s("This process's part of a run started by a launcher: I/N, or auto under Slurm's srun (needs $WARMBENCH_SHARD_TOKEN across nodes)"),
+  coordinator: s("HOST:PORT where shard 0 listens (--shard I/N; under Slurm derived from the job and step ids)"),
 };
 
 const dd = DEMO_DEFAULTS;

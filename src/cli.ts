@@ -16,6 +16,9 @@ import { renderJsonlReport } from "./report/console.ts";
 import { relaunchWithFetchCap } from "./relaunch.ts";
 import { VERSION } from "./version.ts";
 import { createInterrupt } from "./interrupt.ts";
+import { resolvePlacement } from "./shard/placement.ts";
+import { runShardWorker } from "./sweep/shard-worker.ts";
+import { cpus } from "node:os";
 
 const COMMANDS: Record<string, { args: ArgsDef; description: string }> = {
   run: { args: RUN_ARGS, description: "Run the warm-cache sweep against a server (default command)" },
@@ -110,12 +113,24 @@ function report(raw: RawFlags & { _: string[] }): number {
   return EXIT.ok;
 }
 
-/** Runs the sweep with SIGINT/SIGTERM wired to its interrupt, and turns its outcome into the exit code. */
+/** Runs the sweep (or this process's shard of it) with SIGINT/SIGTERM wired to its interrupt; returns the exit code. */
 async function sweep(opts: RunOptions): Promise<number> {
+  const placement = resolvePlacement(
+    { workers: opts.workers, shard: opts.shard, coordinator: opts.coordinator, inFlight: inFlightLimit(opts) },
+    process.env,
+    cpus().length,
+  );
   const interrupt = createInterrupt({ warn: (m) => log.warn(m), exit: (code) => process.exit(code) });
+  if (placement.kind === "worker" || (placement.kind === "shard" && placement.rank > 0)) {
+    // A local worker shares the terminal's process group: its coordinator relays a Ctrl-C as a stop message.
+    process.on("SIGINT", placement.kind === "worker" ? () => {} : interrupt.onSignal);
+    process.on("SIGTERM", interrupt.onSignal);
+    if (placement.kind === "worker") log.level = 1;
+    return runShardWorker(opts, placement, interrupt.signal);
+  }
   process.on("SIGINT", interrupt.onSignal);
   process.on("SIGTERM", interrupt.onSignal);
-  const outcome: SweepOutcome = await runSweep(opts, { out: write, signal: interrupt.signal });
+  const outcome: SweepOutcome = await runSweep(opts, { out: write, signal: interrupt.signal }, placement);
   return exitCodeOf(outcome, opts);
 }
 

@@ -83,12 +83,19 @@ export interface RunOptions {
   flush: FlushMode;
   /** Exit non-zero when the client itself was saturated during a pct. */
   strict: boolean;
+  /** --workers: processes on this machine (this one included), or "auto"; null: one process. */
+  workers: number | "auto" | null;
+  /** --shard: this process's rank of a launcher-started run ("I/N"), or "auto" (Slurm); null: not sharded. */
+  shard: { rank: number; size: number } | "auto" | null;
+  /** --coordinator HOST:PORT where shard 0 listens; null: derived (Slurm) or not needed. */
+  coordinator: { hostname: string; port: number } | null;
 }
 
 
 // --- parsing: raw citty strings in, validated options out ---------------------------------
 
 import { UsageError } from "./errors.ts";
+import { parseCoordinatorFlag, parseShardFlag, parseWorkersFlag } from "./shard/placement.ts";
 
 /** Raw flag values as citty hands them over: strings and booleans, keyed by kebab-case name. */
 export type RawFlags = Record<string, string | boolean | undefined>;
@@ -245,6 +252,9 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     cacheTolerance: parseFraction("cache-tolerance", str(raw, "cache-tolerance") ?? String(d.cacheTolerance)),
     flush: oneOf(raw, "flush", FLUSH_MODES, d.flush),
     strict: raw.strict === true,
+    workers: str(raw, "workers") === undefined ? null : parseWorkersFlag(str(raw, "workers")!),
+    shard: str(raw, "shard") === undefined ? null : parseShardFlag(str(raw, "shard")!),
+    coordinator: str(raw, "coordinator") === undefined ? null : parseCoordinatorFlag(str(raw, "coordinator")!),
   };
 }
 

@@ -6,6 +6,7 @@
 import type { CacheStatus } from "./cache-check.ts";
 import type { ErrorEntry, PctHistograms, PctResult } from "./summarize.ts";
 import type { TtftModel, TtftMoments } from "./ttft-model.ts";
+import type { ShardsReport } from "../sweep/shards.ts";
 
 /** What was run against what: written once per run, in the run's first pct line (`run`). */
 export interface RunInfo {
@@ -84,6 +85,8 @@ export interface PctRecord extends Pick<PctResult, ScriptKey> {
   /** CPU of the whole process, every thread, % of one core (informative). */
   client_cpu_pct: number;
   client_saturated: boolean;
+  /** The shards that measured this pct (how many, where, their clocks and health, which failed); null in one process. */
+  shards: ShardsReport | null;
   /** This pct's sufficient statistics of (uncached tokens, TTFT): merge them to refit the sweep's model. */
   ttft_fit: TtftMoments | null;
   /** The TTFT model over the run's pcts up to and including this one. */
@@ -110,7 +113,7 @@ export const OWN_KEYS = [
   "page_size", "expected_cached_tokens", "mean_cached_tokens", "min_cached_tokens", "max_cached_tokens",
   "cached_tokens_mismatched", "cached_tokens_counts", "expected_hit_ratio", "observed_hit_ratio", "server_cache_hit_rate",
   "cache_check", "flushed", "flush_attempts", "flush_verified", "flush_probe_cached_tokens", "warm_verified", "warm_cached_tokens",
-  "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_own_lag_p99_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated",
+  "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_own_lag_p99_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated", "shards",
   "ttft_fit", "ttft_model", "hdr", "hdr_unit",
   "warmbench_version", "started_at", "model", "tokenizer", "population_size", "seed", "base_url", "server_version", "text_mode",
 ] as const satisfies ReadonlyArray<keyof OwnFields>;

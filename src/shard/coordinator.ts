@@ -37,6 +37,12 @@ export interface ShardPeer {
   clockRttMs: number;
 }
 
+/** A job's outcome: the records of every shard that answered, and the failure of every one that did not. */
+export interface JobResults {
+  results: Map<number, RecordsMessage>;
+  failures: ShardFailure[];
+}
+
 /** Why a job could not be gathered, naming the shard. */
 export class ShardFailure extends Error {
   override name = "ShardFailure";
@@ -99,7 +105,7 @@ export class Coordinator {
 
   /** The shards that joined, by rank. */
   get shards(): ShardPeer[] {
-    return [...this.peers.values()].map(({ rank, host, pid, clockOffsetMs, clockRttMs }) => ({ rank, host, pid, clockOffsetMs, clockRttMs }));
+    return [...this.peers.values()].sort((a, b) => a.rank - b.rank).map(({ rank, host, pid, clockOffsetMs, clockRttMs }) => ({ rank, host, pid, clockOffsetMs, clockRttMs }));
   }
 
   /** Resolves once every rank 1..size-1 joined; rejects after joinTimeoutMs naming the ranks still missing. */
@@ -148,22 +154,34 @@ export class Coordinator {
     }
   }
 
-  /** Releases a job to every shard; resolves with each shard's records, rejects with the first ShardFailure. */
-  async runJob(job: JobMessage): Promise<Map<number, RecordsMessage>> {
+  /**
+   * Releases a job to every shard and gathers each one's records. A shard that fails (disconnects, falls silent,
+   * reports a failure) is reported to `onFailure` at once - so the caller can stop the others, which then still
+   * send what they measured - and listed in `failures`; the job resolves once every shard answered or failed.
+   */
+  async runJob(job: JobMessage, onFailure: (f: ShardFailure) => void = () => {}): Promise<JobResults> {
     const results = new Map<number, RecordsMessage>();
+    const failures: ShardFailure[] = [];
     await Promise.all(
       [...this.peers.values()].map(async (peer) => {
-        const records = await this.await<RecordsMessage>(peer, (done) => {
-          peer.onRecords = (m) => {
-            if (m.job === job.job) done(m);
-          };
-          peer.link.send(job);
-        });
-        peer.onRecords = null;
-        results.set(peer.rank, records);
+        try {
+          const records = await this.await<RecordsMessage>(peer, (done) => {
+            peer.onRecords = (m) => {
+              if (m.job === job.job) done(m);
+            };
+            peer.link.send(job);
+          });
+          results.set(peer.rank, records);
+        } catch (err) {
+          const failure = err instanceof ShardFailure ? err : new ShardFailure(peer.rank, String(err));
+          failures.push(failure);
+          onFailure(failure);
+        } finally {
+          peer.onRecords = null;
+        }
       }),
     );
-    return results;
+    return { results, failures };
   }
 
   /** Tells every shard to stop the job in flight (they still send what they measured). */
@@ -174,12 +192,14 @@ export class Coordinator {
   /** Stops listening, tells the shards the run is over, closes their connections. */
   close(): void {
     if (this.watchdog) clearInterval(this.watchdog);
-    this.listener?.stop(true);
-    this.listener = null;
     for (const peer of this.peers.values()) {
+      peer.failure ??= "the run ended";
       peer.link.send({ t: "stop" });
       peer.link.end();
     }
+    // Not forced: the shards' connections close themselves once they read the stop.
+    this.listener?.stop();
+    this.listener = null;
   }
 
   /** Waits for a reply set up by `start`, or the shard's failure. */

@@ -5,6 +5,8 @@ import type { RunInfo } from "../metrics/pct-record.ts";
 import type { TtftMoments } from "../metrics/ttft-model.ts";
 import type { LoadedTokenizer } from "../workload/tokenizer.ts";
 import type { PyRandom } from "../workload/rng.ts";
+import type { ShardShare } from "./plan.ts";
+import type { ShardGroup } from "./shards.ts";
 
 export interface SweepIo {
   /** Where the report goes (stdout in the CLI). */
@@ -28,6 +30,12 @@ export interface SweepContext {
   /** Written into the run's first pct line. */
   run: RunInfo;
   state: SweepState;
+  /** This process's share of a sharded run (it sends prompts rank, rank+size, ...); null when it runs alone. */
+  share: ShardShare | null;
+  /** The shards this process coordinates, when it is shard 0 of several. */
+  shards?: ShardGroup | null;
+  /** Live progress on stderr (not in worker processes, whose stderr is the coordinator's terminal). */
+  showProgress: boolean;
 }
 
 /** What one pct leaves for the next. */

@@ -18,7 +18,7 @@ import { summarizeMeasurement } from "./stages/summarize.ts";
 import { warmPrefix } from "./stages/warm.ts";
 
 export async function runPct(pct: number, ctx: SweepContext): Promise<PctRecord> {
-  const plan = planPct(pct, ctx.opts, ctx.server.pageSize);
+  const plan = planPct(pct, ctx.opts, ctx.server.pageSize, ctx.share);
   ctx.io.out(renderPctHeader({ shared_prefix_pct: pct, prefix_len: plan.prefixLen, suffix_len: plan.suffixLen }));
   // The tokenizer is only needed to count output tokens after the run: build it now, off every clock.
   ctx.tokenizer.prepare();

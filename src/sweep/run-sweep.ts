@@ -18,6 +18,10 @@ import { redactSecrets } from "../report/redact.ts";
 import { VERSION } from "../version.ts";
 import type { SweepContext, SweepIo } from "./context.ts";
 import { runPct } from "./run-pct.ts";
+import { startShardGroup } from "./shards.ts";
+import { workloadHash } from "./shard-worker.ts";
+import type { Placement } from "../shard/placement.ts";
+import type { ShardSetup } from "../shard/messages.ts";
 
 export type { SweepIo } from "./context.ts";
 
@@ -32,8 +36,11 @@ export interface SweepOutcome {
   saturatedPcts: number;
 }
 
-/** Runs the whole sweep. Throws UsageError/BenchError for problems that stop it; per-request failures are data. */
-export async function runSweep(opts: RunOptions, io: SweepIo): Promise<SweepOutcome> {
+/**
+ * Runs the whole sweep, alone or as the coordinator of the shards `placement` describes. Throws UsageError/BenchError
+ * for problems that stop it; per-request failures are data.
+ */
+export async function runSweep(opts: RunOptions, io: SweepIo, placement: Placement = { kind: "single" }): Promise<SweepOutcome> {
   for (const [path, flag] of [[opts.outputFile, "--output-file"], [opts.dumpPrompts, "--dump-prompts"], [opts.requestDetails, "--request-details"]] as const) {
     if (path) checkOutputWritable(path, flag);
   }
@@ -54,6 +61,8 @@ export async function runSweep(opts: RunOptions, io: SweepIo): Promise<SweepOutc
   }
   if (opts.flush === "none") log.warn("--flush none: the cache is NOT flushed between pcts; earlier pcts' prefixes may still be cached");
 
+  const runId = newRunId();
+  const shards = await startShardGroup(placement, shardSetup(runId, opts, server), io.signal);
   const ctx: SweepContext = {
     opts,
     io,
@@ -62,10 +71,22 @@ export async function runSweep(opts: RunOptions, io: SweepIo): Promise<SweepOutc
     server,
     tokenizer,
     rng: new PyRandom(opts.seed),
-    runId: newRunId(),
+    runId,
     run: runInfo(opts, server),
     state: { linesWritten: 0, ttftFit: null, probeIds: null },
+    share: shards ? { rank: 0, size: shards.size } : null,
+    shards,
+    showProgress: true,
   };
+  try {
+    return await runPcts(ctx);
+  } finally {
+    await shards?.close();
+  }
+}
+
+async function runPcts(ctx: SweepContext): Promise<SweepOutcome> {
+  const { opts, io } = ctx;
   const outcome: SweepOutcome = { records: [], failedRequests: 0, interrupted: false, cacheFailures: 0, saturatedPcts: 0 };
   for (const pct of opts.pcts) {
     if (io.signal?.aborted) {
@@ -77,6 +98,10 @@ export async function runSweep(opts: RunOptions, io: SweepIo): Promise<SweepOutc
     outcome.failedRequests += record.failed;
     if (opts.verifyCache === "strict" && (record.cache_check === "mismatch" || record.cache_check === "unreported")) outcome.cacheFailures++;
     if (record.client_saturated) outcome.saturatedPcts++;
+    const failedShards = record.shards?.failed ?? [];
+    if (failedShards.length > 0) {
+      throw new BenchError(`${failedShards.join("; ")}: the pct was written with what the other shards measured (interrupted: true)`);
+    }
     if (record.interrupted) {
       outcome.interrupted = true;
       break;
@@ -86,6 +111,11 @@ export async function runSweep(opts: RunOptions, io: SweepIo): Promise<SweepOutc
   io.out(renderSweepEnd(outcome.records.at(-1)?.ttft_model ?? null));
   if (opts.outputFile) log.info(`JSONL results saved to ${opts.outputFile}`);
   return outcome;
+}
+
+/** What every shard needs from the preflight, and the proof that it runs the same workload. */
+function shardSetup(runId: string, opts: RunOptions, server: ServerProfile): ShardSetup {
+  return { run_id: runId, options_hash: workloadHash(opts), model: server.model, page_size: server.pageSize, text_mode: server.textMode, server_version: server.info.version };
 }
 
 /** 8 random base-36 characters: enough to tell the runs of one file apart. */

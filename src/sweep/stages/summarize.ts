@@ -85,6 +85,7 @@ export function summarizeMeasurement(plan: PctPlan, reset: CacheReset, warm: War
     client_http_cpu_pct: m.health.httpCpuPct,
     client_cpu_pct: m.health.processCpuPct,
     client_saturated: isSaturated(m.health),
+    shards: m.shards,
     ttft_fit: fit,
     ttft_model: fitFromMoments(sweepFit),
     hdr: metrics.hdr,

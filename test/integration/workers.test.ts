@@ -1,0 +1,146 @@
+/**
+ * --workers N: the compiled binary starts N-1 copies of itself, each sending its share; the coordinator gathers
+ * every record and writes one result equal, in every count, to a single process's. A worker killed mid-pct and a
+ * SIGINT on the coordinator end the run with a clear message, what was measured written, and no process left.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startMockServer, type MockServer } from "../../src/mock/server.ts";
+import { mockOptions } from "../../src/mock/options.ts";
+import { BINARY, LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
+import { readPctLines } from "../helpers/results.ts";
+import { schemaProblems } from "../helpers/schema.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "warmbench-workers-"));
+const PCTS = [0, 50, 90];
+const N = 12;
+const OUT_LEN = 6;
+const COUNTS = ["completed", "failed", "sent", "total_input", "total_output", "total_output_retokenized", "expected_cached_tokens",
+  "mean_cached_tokens", "min_cached_tokens", "max_cached_tokens", "cached_tokens_mismatched", "cache_check", "flush_verified"];
+
+let mock: MockServer;
+beforeAll(async () => {
+  mock = await startMockServer(mockOptions({ port: 0, pageSize: 16, itlMs: 2, prefillUsPerToken: 2, recordInputs: true }));
+});
+afterAll(() => mock.stop());
+
+async function sweep(tag: string, extra: string[]) {
+  const out = join(dir, `${tag}.jsonl`);
+  const prompts = join(dir, `${tag}-prompts.jsonl`);
+  const before = mock.stats().received.length;
+  const r = await runCli([
+    "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", PCTS.join(","), "--num-prompts", String(N), "--total-tokens", "600",
+    "--output-len", String(OUT_LEN), "--max-concurrency", "6", "--settle", "0", "--output-file", out, "--dump-prompts", prompts, ...extra,
+  ]);
+  if (r.code !== 0) console.error(r.stderr);
+  const measured = mock.stats().received.slice(before).filter((x) => x.maxNewTokens === OUT_LEN).map((x) => x.inputIds.join(","));
+  return { ...r, lines: readPctLines(out), dumped: readFileSync(prompts, "utf8"), measured };
+}
+
+describe("--workers on one machine", () => {
+  let single: Awaited<ReturnType<typeof sweep>>;
+  beforeAll(async () => {
+    single = await sweep("single", []);
+  });
+
+  for (const workers of [2, 3]) {
+    test(`--workers ${workers}: every count equals one process's, the same prompts went out, one line per pct`, async () => {
+      const r = await sweep(`w${workers}`, ["--workers", String(workers)]);
+      expect(r.code).toBe(0);
+      expect(r.stderr).not.toMatch(/ERROR|error:/);
+      expect(r.lines.map((l) => l.shared_prefix_pct)).toEqual(PCTS);
+      r.lines.forEach((l, k) => {
+        for (const key of COUNTS) expect([key, l[key]]).toEqual([key, single.lines[k][key]]);
+        expect(schemaProblems(l)).toEqual([]);
+        expect(l.shards.count).toBe(workers);
+        expect(l.shards.launcher).toBe("local");
+        expect(l.shards.ranks.map((s: any) => s.rank)).toEqual([...Array(workers).keys()]);
+        expect(l.shards.ranks.reduce((n: number, s: any) => n + s.sent, 0)).toBe(N);
+        expect(new Set(l.shards.ranks.map((s: any) => s.pid)).size).toBe(workers);
+        for (const s of l.shards.ranks) expect(Math.abs(s.clock_offset_ms)).toBeLessThan(2);
+        expect(l.shards.failed).toEqual([]);
+        expect(l.ttft_fit.n).toBe(N);
+      });
+      // The union of the shards' prompts is exactly the single process's prompt set, drawn in the script's order.
+      expect(r.dumped).toBe(single.dumped);
+      expect([...r.measured].sort()).toEqual([...single.measured].sort());
+    });
+  }
+});
+
+/** Children of a process (the local workers of a coordinator). */
+async function childrenOf(pid: number): Promise<number[]> {
+  const text = await Bun.$`pgrep -P ${pid}`.nothrow().text();
+  return text.split("\n").filter((l) => l.trim() !== "").map(Number);
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe("a failing shard and an interrupted coordinator", () => {
+  const slowArgs = (out: string, mockUrl: string) => [
+    BINARY, "--model", LLAMA2_TOKENIZER, "--base-url", mockUrl, "--pcts", "0,50", "--num-prompts", "12", "--total-tokens", "200",
+    "--output-len", "20", "--max-concurrency", "6", "--settle", "0", "--workers", "3", "--output-file", out,
+  ];
+
+  test("a worker killed mid-pct: exit 1 naming the shard within seconds, the pct written from the others, no process left", async () => {
+    const slow = await startMockServer(mockOptions({ port: 0, itlMs: 50, prefillUsPerToken: 0 }));
+    const out = join(dir, "killed.jsonl");
+    try {
+      const proc = Bun.spawn(slowArgs(out, slow.url), { stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
+      let workers: number[] = [];
+      for (let i = 0; i < 100 && slow.stats().running < 6; i++) await Bun.sleep(50);
+      workers = await childrenOf(proc.pid);
+      expect(workers).toHaveLength(2);
+      process.kill(workers[1]!, "SIGKILL");
+      const t0 = performance.now();
+      const code = await proc.exited;
+      expect(performance.now() - t0).toBeLessThan(10_000);
+      const stderr = await new Response(proc.stderr).text();
+      expect(code).toBe(1);
+      expect(stderr).toMatch(/warmbench: error: shard \d \(.*, pid \d+\) disconnected: the pct was written with what the other shards measured/);
+      const lines = readPctLines(out);
+      expect(lines).toHaveLength(1);
+      expect(lines[0].interrupted).toBe(true);
+      expect(lines[0].shards.failed).toHaveLength(1);
+      expect(lines[0].completed + lines[0].failed).toBeLessThan(12);
+      for (const w of workers) expect(alive(w)).toBe(false);
+    } finally {
+      await slow.stop();
+    }
+  });
+
+  test("SIGINT on the coordinator stops every shard: exit 130, the pct written as interrupted, no process left", async () => {
+    const slow = await startMockServer(mockOptions({ port: 0, itlMs: 50, prefillUsPerToken: 0 }));
+    const out = join(dir, "sigint.jsonl");
+    try {
+      const proc = Bun.spawn(slowArgs(out, slow.url), { stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
+      for (let i = 0; i < 100 && slow.stats().running < 6; i++) await Bun.sleep(50);
+      const workers = await childrenOf(proc.pid);
+      expect(workers).toHaveLength(2);
+      await Bun.sleep(1300); // the first 6 (1 s each) complete
+      const t0 = performance.now();
+      proc.kill("SIGINT");
+      expect(await proc.exited).toBe(130);
+      expect(performance.now() - t0).toBeLessThan(5000);
+      const lines = readPctLines(out);
+      expect(lines).toHaveLength(1);
+      expect(lines[0].interrupted).toBe(true);
+      expect(lines[0].shards.failed).toEqual([]);
+      expect(lines[0].completed).toBeGreaterThan(0);
+      await Bun.sleep(200);
+      for (const w of workers) expect(alive(w)).toBe(false);
+      expect(slow.stats().running).toBe(0);
+    } finally {
+      await slow.stop();
+    }
+  });
+});
