@@ -38,6 +38,9 @@ async function connectOnce(address: ListenAddress): Promise<Link> {
   return s.data;
 }
 
+/** Where a shard runs: Slurm's node name when there is one (several nodes can share a hostname), else the hostname. */
+export const shardHost = (): string => process.env.SLURMD_NODENAME || hostname();
+
 const describe = (a: ListenAddress): string => (a.kind === "unix" ? a.path : `${a.hostname}:${a.port}`);
 
 /** Connects (retrying until `deadlineMs` while nothing listens yet) and joins; throws BenchError when refused or unreachable. */
@@ -78,7 +81,7 @@ export async function joinCoordinator(address: ListenAddress, me: ShardIdentity,
     if (inbox.length > 0) return Promise.resolve(inbox.shift()!);
     return new Promise((resolve) => waiters.push(resolve));
   };
-  link.send({ t: "hello", version: PROTOCOL_VERSION, token: me.token, rank: me.rank, size: me.size, pid: process.pid, host: hostname() });
+  link.send({ t: "hello", version: PROTOCOL_VERSION, token: me.token, rank: me.rank, size: me.size, pid: process.pid, host: shardHost() });
   const first = await next();
   if (first === null) throw new BenchError(`shard ${me.rank}: the coordinator at ${describe(address)} closed the connection`);
   if (first.t === "reject") throw new BenchError(`shard ${me.rank}: the coordinator refused it: ${first.reason}`);

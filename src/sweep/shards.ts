@@ -5,7 +5,7 @@
  */
 import type { Subprocess } from "bun";
 import { mkdirSync, mkdtempSync, rmSync, unlinkSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { BenchError } from "../errors.ts";
 import { log } from "../log.ts";
@@ -15,6 +15,7 @@ import { isSaturated } from "../metrics/self-check.ts";
 import { selfArgs, selfCommand } from "../self-command.ts";
 import { Coordinator, ShardFailure, type ListenAddress } from "../shard/coordinator.ts";
 import { fromWireRecord, type RecordsMessage, type ShardSetup } from "../shard/messages.ts";
+import { shardHost } from "../shard/shard-client.ts";
 import { bindAddress, newToken, TOKEN_ENV, WORKER_ENV, type Placement } from "../shard/placement.ts";
 import type { SweepContext } from "./context.ts";
 import type { PctPlan } from "./plan.ts";
@@ -177,7 +178,7 @@ function union(own: ShareMeasurement, theirs: Map<number, RecordsMessage>, group
   let endMs = own.endMs;
   let interrupted = own.interrupted;
   const healths: ClientHealth[] = [own.health];
-  const ranks: ShardRow[] = [shardRow(0, hostname(), process.pid, own.records, 0, 0, own.health)];
+  const ranks: ShardRow[] = [shardRow(0, shardHost(), process.pid, own.records, 0, 0, own.health)];
   for (const peer of group.coordinator.shards) {
     const m = theirs.get(peer.rank);
     if (!m) continue;

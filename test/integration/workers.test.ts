@@ -70,6 +70,28 @@ describe("--workers on one machine", () => {
   }
 });
 
+describe("--shard I/N --coordinator, for any other launcher (a Kubernetes Indexed Job, by hand)", () => {
+  test("three processes started by hand make one result; the one without the secret is refused", async () => {
+    const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const port = probe.port;
+    probe.stop(true);
+    const out = join(dir, "by-hand.jsonl");
+    const base = ["--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", "0,50", "--num-prompts", "9", "--total-tokens", "300",
+      "--output-len", "4", "--max-concurrency", "3", "--settle", "0", "--coordinator", `127.0.0.1:${port}`];
+    const env = { ...process.env, NO_COLOR: "1", WARMBENCH_SHARD_TOKEN: "by-hand-secret" };
+    const procs = [0, 1, 2].map((rank) =>
+      Bun.spawn([BINARY, ...base, "--shard", `${rank}/3`, ...(rank === 0 ? ["--output-file", out] : [])], { stdout: "pipe", stderr: "pipe", env }),
+    );
+    const codes = await Promise.all(procs.map((p) => p.exited));
+    expect(codes).toEqual([0, 0, 0]);
+    const lines = readPctLines(out);
+    expect(lines.map((l) => [l.shared_prefix_pct, l.completed, l.shards.count, l.shards.launcher])).toEqual([[0, 9, 3, "flag"], [50, 9, 3, "flag"]]);
+    const stray = await runCli([...base, "--shard", "1/3"], { env: { WARMBENCH_SHARD_TOKEN: "" } });
+    expect(stray.code).toBe(2);
+    expect(stray.stderr).toContain("--shard 1/3: set WARMBENCH_SHARD_TOKEN to the same secret for every shard");
+  });
+});
+
 /** Children of a process (the local workers of a coordinator). */
 async function childrenOf(pid: number): Promise<number[]> {
   const text = await Bun.$`pgrep -P ${pid}`.nothrow().text();
