@@ -1,0 +1,212 @@
+/**
+ * `warmbench merge A.jsonl B.jsonl ... -o M.jsonl`: one result from runs that were not coordinated (several clients
+ * started by hand against one server). Lines are paired by pct (in order); counts and token totals add up, and
+ * throughputs are taken over the union of the runs' windows. Means and standard deviations are exact (weighted
+ * from each line's counts); medians and percentiles come from the merged HDR histograms, so they hold to the
+ * histograms' 3 significant digits and are listed under `merged.histogram_derived`.
+ */
+import { UsageError } from "../errors.ts";
+import { decodeHistogram, encodeHistogram, createLatencyHistogram, type Histogram } from "../metrics/histograms.ts";
+import { buildPctRecord, SCRIPT_KEYS, type PctRecord } from "../metrics/pct-record.ts";
+import type { ErrorEntry, PctHistograms } from "../metrics/summarize.ts";
+import { fitFromMoments, mergeTtftMoments, type TtftMoments } from "../metrics/ttft-model.ts";
+import type { CacheStatus } from "../metrics/cache-check.ts";
+import type { PctLine } from "./console.ts";
+import type { RunLines } from "./results-file.ts";
+
+/** A results file's runs, with its name for messages. */
+export interface NamedRuns {
+  name: string;
+  runs: RunLines[];
+}
+
+/** What a merged line adds: where it came from, and which numbers are histogram-derived. */
+export interface MergedFrom {
+  files: string[];
+  run_ids: (string | null)[];
+  histogram_derived: string[];
+}
+
+/** Keys that must agree for lines to be merged: the same pct of the same workload shape. */
+const SAME = ["shared_prefix_pct", "prefix_len", "suffix_len", "total_tokens", "output_len", "backend", "request_rate"] as const;
+
+/** Percentile keys taken from the merged histograms. */
+const FROM_HISTOGRAMS = [
+  "median_ttft_ms", "p90_ttft_ms", "p99_ttft_ms", "median_tpot_ms", "p90_tpot_ms", "p99_tpot_ms",
+  "median_itl_ms", "p90_itl_ms", "p99_itl_ms", "median_e2e_latency_ms", "p99_e2e_latency_ms",
+];
+
+/** One merged line per pct of the first file; every file must have the same pcts in the same order. */
+export function mergeResults(files: NamedRuns[]): (PctRecord & { merged: MergedFrom })[] {
+  if (files.length < 2) throw new UsageError("merge: expects at least two results files");
+  const lineLists = files.map((f) => {
+    if (f.runs.length !== 1) throw new UsageError(`merge: ${f.name} holds ${f.runs.length} runs; merge files of one run each`);
+    const lines = f.runs[0]!.pcts;
+    for (const l of lines) {
+      if (typeof l.hdr !== "object" || l.hdr === null) throw new UsageError(`merge: ${f.name} has lines without HDR histograms (not written by warmbench)`);
+    }
+    return lines;
+  });
+  const n = lineLists[0]!.length;
+  lineLists.forEach((lines, k) => {
+    if (lines.length !== n) throw new UsageError(`merge: ${files[k]!.name} has ${lines.length} pct lines, ${files[0]!.name} has ${n}`);
+  });
+  const out: (PctRecord & { merged: MergedFrom })[] = [];
+  for (let i = 0; i < n; i++) {
+    const group = lineLists.map((lines) => lines[i]!);
+    for (const key of SAME) {
+      const values = group.map((l) => l[key]);
+      const k = values.findIndex((v) => v !== values[0]);
+      if (k > 0) throw new UsageError(`merge: line ${i + 1}: ${key} differs (${files[0]!.name}: ${values[0]}, ${files[k]!.name}: ${values[k]})`);
+    }
+    out.push(mergeGroup(group, files.map((f) => f.name)));
+  }
+  return out;
+}
+
+const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
+const num = (v: unknown): number => (typeof v === "number" ? v : 0);
+
+/** Exact weighted mean and population std of several (n, mean, std) groups. */
+function pooled(parts: { n: number; mean: number; std: number }[]): { mean: number; std: number } {
+  const n = sum(parts.map((p) => p.n));
+  if (n === 0) return { mean: 0, std: 0 };
+  const mean = sum(parts.map((p) => p.n * p.mean)) / n;
+  const second = sum(parts.map((p) => p.n * (p.std * p.std + p.mean * p.mean))) / n;
+  return { mean, std: Math.sqrt(Math.max(0, second - mean * mean)) };
+}
+
+function mergedHistogram(lines: PctLine[], key: keyof PctHistograms): Histogram {
+  const h = createLatencyHistogram();
+  for (const l of lines) h.add(decodeHistogram(l.hdr![key]));
+  return h;
+}
+
+/** An HDR percentile in ms (the histograms hold µs); 0 for an empty one, as the script's `xs or 0`. */
+const pctMs = (h: Histogram, q: number): number => (h.totalCount === 0 ? 0 : h.getValueAtPercentile(q) / 1000);
+
+function mergeGroup(lines: PctLine[], files: string[]): PctRecord & { merged: MergedFrom } {
+  const first = lines[0]!;
+  const starts = lines.map((l) => Date.parse(String(l.started_at ?? "")));
+  const ends = lines.map((l, k) => starts[k]! + l.benchmark_duration * 1000);
+  const windowS = starts.every(Number.isFinite) ? (Math.max(...ends) - Math.min(...starts)) / 1000 : Math.max(...lines.map((l) => l.benchmark_duration));
+  const completed = sum(lines.map((l) => l.completed));
+  const totalInput = sum(lines.map((l) => l.total_input));
+  const totalOutput = sum(lines.map((l) => l.total_output));
+  const totalRetok = sum(lines.map((l) => l.total_output_retokenized));
+  const h = {
+    ttft: mergedHistogram(lines, "ttft_us"),
+    tpot: mergedHistogram(lines, "tpot_us"),
+    itl: mergedHistogram(lines, "itl_us"),
+    e2e: mergedHistogram(lines, "e2e_latency_us"),
+  };
+  const stats = (series: "ttft" | "tpot" | "itl", count: (l: PctLine) => number) => {
+    const p = pooled(lines.map((l) => ({ n: count(l), mean: num(l[`mean_${series}_ms`]), std: num(l[`std_${series}_ms`]) })));
+    const hist = h[series];
+    return { mean: p.mean, median: pctMs(hist, 50), std: p.std, p90: pctMs(hist, 90), p99: pctMs(hist, 99) };
+  };
+  const countOf = (key: keyof PctHistograms) => (l: PctLine) => decodeHistogram(l.hdr![key]).totalCount;
+  const ttft = stats("ttft", (l) => l.completed);
+  const tpot = stats("tpot", countOf("tpot_us"));
+  const itl = stats("itl", countOf("itl_us"));
+  const e2e = pooled(lines.map((l) => ({ n: l.completed, mean: l.mean_e2e_latency_ms, std: l.std_e2e_latency_ms })));
+  const script = {
+    backend: first.backend, dataset_name: first.dataset_name, request_rate: first.request_rate,
+    max_concurrency: sum(lines.map((l) => l.max_concurrency)), shared_prefix_pct: first.shared_prefix_pct, prefix_len: first.prefix_len,
+    suffix_len: first.suffix_len, total_tokens: first.total_tokens, num_prompts: sum(lines.map((l) => l.num_prompts)),
+    output_len: first.output_len, completed, benchmark_duration: windowS, total_input: totalInput, total_output: totalOutput,
+    total_output_retokenized: totalRetok, request_throughput: completed / windowS, input_throughput: totalInput / windowS,
+    output_throughput: totalOutput / windowS, output_throughput_retokenized: totalRetok / windowS,
+    total_throughput: (totalInput + totalOutput) / windowS, total_throughput_retokenized: (totalInput + totalRetok) / windowS,
+    mean_ttft_ms: ttft.mean, median_ttft_ms: ttft.median, std_ttft_ms: ttft.std, p90_ttft_ms: ttft.p90, p99_ttft_ms: ttft.p99,
+    mean_tpot_ms: tpot.mean, median_tpot_ms: tpot.median, std_tpot_ms: tpot.std, p90_tpot_ms: tpot.p90, p99_tpot_ms: tpot.p99,
+    mean_itl_ms: itl.mean, median_itl_ms: itl.median, std_itl_ms: itl.std, p90_itl_ms: itl.p90, p99_itl_ms: itl.p99,
+    mean_e2e_latency_ms: e2e.mean, median_e2e_latency_ms: pctMs(h.e2e, 50), std_e2e_latency_ms: e2e.std,
+    p99_e2e_latency_ms: pctMs(h.e2e, 99), concurrency: (e2e.mean * completed) / 1000 / windowS,
+  };
+  void SCRIPT_KEYS;
+  let moments: TtftMoments | null = null;
+  for (const l of lines) moments = mergeTtftMoments(moments, (l.ttft_fit as TtftMoments | null | undefined) ?? null);
+  const reported = lines.filter((l) => typeof l.mean_cached_tokens === "number");
+  const weight = (l: PctLine) => l.completed;
+  const record = buildPctRecord(script, {
+    run_id: `merged-${lines.map((l) => l.run_id ?? "x").join("+")}`.slice(0, 64),
+    sent: sum(lines.map((l) => num(l.sent))),
+    failed: sum(lines.map((l) => num(l.failed))),
+    errors: mergeErrors(lines.flatMap((l) => (l.errors as ErrorEntry[] | undefined) ?? [])),
+    errors_by_kind: addCounts(lines.map((l) => (l.errors_by_kind as Record<string, number> | undefined) ?? {})),
+    interrupted: lines.some((l) => l.interrupted === true),
+    page_size: num(first.page_size),
+    expected_cached_tokens: num(first.expected_cached_tokens),
+    mean_cached_tokens: reported.length ? sum(reported.map((l) => num(l.mean_cached_tokens) * weight(l))) / sum(reported.map(weight)) : null,
+    min_cached_tokens: reported.length ? Math.min(...reported.map((l) => num(l.min_cached_tokens))) : null,
+    max_cached_tokens: reported.length ? Math.max(...reported.map((l) => num(l.max_cached_tokens))) : null,
+    cached_tokens_mismatched: reported.length ? sum(reported.map((l) => num(l.cached_tokens_mismatched))) : null,
+    cached_tokens_counts: topCounts(lines.flatMap((l) => (l.cached_tokens_counts as [number, number][] | undefined) ?? [])),
+    expected_hit_ratio: num(first.expected_hit_ratio),
+    observed_hit_ratio: reported.length ? sum(reported.map((l) => num(l.observed_hit_ratio) * weight(l))) / sum(reported.map(weight)) : null,
+    server_cache_hit_rate: null,
+    cache_check: worstStatus(lines.map((l) => (l.cache_check as CacheStatus | undefined) ?? "off")),
+    flushed: lines.every((l) => l.flushed === true),
+    flush_attempts: sum(lines.map((l) => num(l.flush_attempts))),
+    flush_verified: allOf(lines.map((l) => l.flush_verified)),
+    flush_probe_cached_tokens: null,
+    warm_verified: allOf(lines.map((l) => l.warm_verified)),
+    warm_cached_tokens: null,
+    client_loop_lag_p99_ms: Math.max(...lines.map((l) => num(l.client_loop_lag_p99_ms))),
+    client_loop_lag_max_ms: Math.max(...lines.map((l) => num(l.client_loop_lag_max_ms))),
+    client_own_lag_p99_ms: Math.max(...lines.map((l) => num(l.client_own_lag_p99_ms))),
+    client_js_cpu_pct: Math.max(...lines.map((l) => num(l.client_js_cpu_pct))),
+    client_http_cpu_pct: null,
+    client_cpu_pct: Math.max(...lines.map((l) => num(l.client_cpu_pct))),
+    client_saturated: lines.some((l) => l.client_saturated === true),
+    shards: null,
+    ttft_fit: moments,
+    ttft_model: fitFromMoments(moments),
+    hdr: { ttft_us: encodeHistogram(h.ttft), tpot_us: encodeHistogram(h.tpot), itl_us: encodeHistogram(h.itl), e2e_latency_us: encodeHistogram(h.e2e) },
+    hdr_unit: "us",
+    warmbench_version: String(first.warmbench_version ?? ""),
+    started_at: new Date(Math.min(...starts.filter(Number.isFinite))).toISOString(),
+    model: String(first.model ?? ""),
+    tokenizer: String(first.tokenizer ?? ""),
+    population_size: num(first.population_size),
+    seed: String(first.seed ?? ""),
+    base_url: String(first.base_url ?? ""),
+    server_version: (first.server_version as string | null | undefined) ?? null,
+    text_mode: first.text_mode === "incremental" ? "incremental" : "cumulative",
+  });
+  return { ...record, merged: { files, run_ids: lines.map((l) => l.run_id ?? null), histogram_derived: FROM_HISTOGRAMS } };
+}
+
+function mergeErrors(entries: ErrorEntry[]): ErrorEntry[] {
+  const byKey = new Map<string, ErrorEntry>();
+  for (const e of entries) {
+    const key = `${e.kind}\u0000${e.message}`;
+    const seen = byKey.get(key);
+    if (seen) seen.count += e.count;
+    else byKey.set(key, { ...e });
+  }
+  return [...byKey.values()].sort((a, b) => b.count - a.count).slice(0, 20);
+}
+
+function addCounts(maps: Record<string, number>[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const m of maps) for (const [k, v] of Object.entries(m)) out[k] = (out[k] ?? 0) + v;
+  return out;
+}
+
+function topCounts(pairs: [number, number][]): [number, number][] {
+  const m = new Map<number, number>();
+  for (const [value, count] of pairs) m.set(value, (m.get(value) ?? 0) + count);
+  return [...m.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, 10);
+}
+
+function worstStatus(statuses: CacheStatus[]): CacheStatus {
+  for (const s of ["mismatch", "unreported", "ok"] as const) if (statuses.includes(s)) return s;
+  return "off";
+}
+
+function allOf(values: unknown[]): boolean | null {
+  if (values.some((v) => v === false)) return false;
+  return values.every((v) => v === true) ? true : null;
+}
