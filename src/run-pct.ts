@@ -109,7 +109,7 @@ export async function runPct(pct: number, ctx: SweepContext): Promise<PctOutcome
   const countersAfter = await scrapeCacheCounters(opts.baseUrl, ctx.headers);
   // An interrupted pct is summarized from the requests that completed; the cancelled ones were never measured.
   const records = settled.filter((r): r is RequestRecord => r !== undefined && r.failureKind !== "cancelled");
-  for (const r of records) resolveGeneratedText(r, ctx.backend);
+  for (const r of records) resolveGeneratedText(r);
   logFailures(records);
   if (opts.requestDetails) appendRequestDetails(opts.requestDetails, ctx.runId, pct, records);
 

@@ -6,7 +6,7 @@ import { BenchError } from "../errors.ts";
 import { createTemplate, IDS_PLACEHOLDER, type BodyTemplate } from "./body.ts";
 import { fetchOrThrow, retryWhileBusy } from "./http.ts";
 import { isObject } from "./json.ts";
-import { extractOpenaiText, scanOpenaiEvent } from "./openai-events.ts";
+import { extractOpenaiText, locateOpenaiText, scanOpenaiEvent } from "./openai-events.ts";
 import type { Backend, BodyParams, FlushOptions, FlushResult } from "./types.ts";
 
 /**
@@ -101,5 +101,6 @@ export const openaiBackend: Backend = {
   createBodyTemplate: createOpenaiBodyTemplate,
   scanEvent: scanOpenaiEvent,
   extractText: extractOpenaiText,
+  locateText: locateOpenaiText,
   flush: resetPrefixCache,
 };

@@ -5,7 +5,7 @@
 import { BenchError } from "../errors.ts";
 import { createTemplate, IDS_PLACEHOLDER, type BodyTemplate } from "./body.ts";
 import { fetchOrThrow, retryWhileBusy, unreachable } from "./http.ts";
-import { extractText, scanSglangEvent } from "./sglang-events.ts";
+import { extractText, locateSglangText, scanSglangEvent } from "./sglang-events.ts";
 import type { Backend, BodyParams, FlushOptions, FlushResult } from "./types.ts";
 
 /** SGLang's body parameters; `model` is accepted for the Backend shape and ignored (native /generate has none). */
@@ -113,5 +113,6 @@ export const sglangBackend: Backend = {
   createBodyTemplate,
   scanEvent: scanSglangEvent,
   extractText,
+  locateText: locateSglangText,
   flush: flushCache,
 };

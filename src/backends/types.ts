@@ -4,6 +4,7 @@
  * the cache flush; no timing and no request loop inside it.
  */
 import type { BodyTemplate } from "./body.ts";
+import type { ByteRange } from "./json-bytes.ts";
 
 /** Backends with their own wire format; "vllm" on the command line is an alias of "openai". */
 export type BackendName = "sglang" | "openai";
@@ -29,11 +30,21 @@ export interface EventFields {
   finishType: string | null;
   /** Error or abort message; "" otherwise. */
   message: string;
+  /**
+   * This event's text as the raw content of its JSON string (still escaped, quotes excluded):
+   * payload[textStart, textEnd). -1: the event has no text; TEXT_NOT_LOCATED: the scanner did not look (call
+   * Backend.locateText when the text is wanted).
+   */
+  textStart: number;
+  textEnd: number;
 }
+
+/** EventFields.textStart of a scanner that did not look for the text. */
+export const TEXT_NOT_LOCATED = -2;
 
 /** A fresh fields object, for one request. */
 export function createEventFields(): EventFields {
-  return { completionTokens: 0, cachedTokens: -1, finishType: null, message: "" };
+  return { completionTokens: 0, cachedTokens: -1, finishType: null, message: "", textStart: TEXT_NOT_LOCATED, textEnd: TEXT_NOT_LOCATED };
 }
 
 /** Inputs of a request body template; `extra` (--extra-request-body) overrides keys like a Python dict merge. */
@@ -71,8 +82,10 @@ export interface Backend {
   createBodyTemplate(p: BodyParams): BodyTemplate;
   /** Hot-path classifier of one SSE data payload; fills `out`, never throws. */
   scanEvent(payload: Uint8Array, out: EventFields): EventKind;
-  /** Text of one event payload ("" if none); a full parse, called after the stream ended. */
+  /** Text of one event payload ("" if none); a full parse. */
   extractText(payload: Uint8Array): string;
+  /** Sets out.textStart/textEnd to the payload's text (see EventFields), -1 when it has none; never throws. */
+  locateText(payload: Uint8Array, out: ByteRange): void;
   /** Empties the server's prefix cache; throws BenchError when it cannot. */
   flush(baseUrl: string, o: FlushOptions): Promise<FlushResult>;
 }
