@@ -33,7 +33,14 @@ export interface TrialSpec {
   timeoutMs: number;
   ttftBaseMs?: number;
   settleS?: number;
+  /** The mock's text: deltas (`--incremental`, the default here) or SGLang's default, the whole text so far. */
+  textMode?: TextMode;
 }
+
+export type TextMode = "incremental" | "cumulative";
+
+/** A spec's text mode, incremental unless it says otherwise. */
+export const textModeOf = (spec: TrialSpec): TextMode => spec.textMode ?? "incremental";
 
 /** Figures of one finished trial. */
 export interface TrialResult {
@@ -75,7 +82,7 @@ export async function runTrial(ctx: BenchContext, spec: TrialSpec): Promise<Tria
     "--ttft-base-ms", String(spec.ttftBaseMs ?? 20),
     "--prefill-us-per-token", "0",
     "--max-running", String(Math.max(spec.streams, 1) + 8),
-    "--incremental",
+    ...(textModeOf(spec) === "incremental" ? ["--incremental"] : []),
   ];
   const mock = await startMock(ctx.bin, truthPath, mockArgs);
   const outcome = spec.tool === "warmbench" ? await runWarmbench(ctx, spec, mock.url, dir) : await runPython(ctx, spec, mock.url, dir);
