@@ -20,6 +20,8 @@ export interface ScenarioResult {
   trials: TrialResult[];
   /** Scenario-specific figures other scenarios or the summary need. */
   figures: Record<string, number | string | null>;
+  /** Raw measurements written to the scenario's JSON as they are (scenarios without trials). */
+  details?: Record<string, unknown>;
   elapsedS: number;
 }
 

@@ -43,7 +43,14 @@ export interface TrialSpec {
   server?: ServerKind;
   /** Emitter only: synchronized bursts (every stream's k-th event due at the same decode step). */
   sync?: boolean;
+  /** The mock's text: deltas (`--incremental`, the default here) or SGLang's default, the whole text so far. */
+  textMode?: TextMode;
 }
+
+export type TextMode = "incremental" | "cumulative";
+
+/** A spec's text mode, incremental unless it says otherwise. */
+export const textModeOf = (spec: TrialSpec): TextMode => spec.textMode ?? "incremental";
 
 /** Figures of one finished trial. */
 export interface TrialResult {
@@ -122,7 +129,7 @@ async function startLoadServer(ctx: BenchContext, spec: TrialSpec, truthPath: st
     "--ttft-base-ms", String(ttftMs),
     "--prefill-us-per-token", "0",
     "--max-running", String(Math.max(spec.streams, 1) + 8),
-    "--incremental",
+    ...(textModeOf(spec) === "incremental" ? ["--incremental"] : []),
   ]);
   return {
     proc: m,

@@ -2,10 +2,12 @@
  * Accuracy: how far warmbench's TTFT and ITL are from the truth at 1 to 4096 streams of 50 events/s each
  * (mock itl 20 ms). warmbench is joined per request on request_id; the Python script sends no id, so it is
  * judged on distributions only: its reported median TTFT / ITL p99 against the truth's server-side ones.
+ * The ladder runs on incremental text (constant-size events); warmbench also runs a few rungs on SGLang's
+ * default, cumulative text, whose events grow with the output.
  */
 import { progress, type ScenarioResult } from "../lib/scenario.ts";
 import { fmt } from "../lib/stats.ts";
-import { runTrial, serverSaturated, type BenchContext, type Tool, type TrialResult } from "../lib/trial.ts";
+import { runTrial, serverSaturated, textModeOf, type BenchContext, type TextMode, type Tool, type TrialResult } from "../lib/trial.ts";
 
 const ITL_MS = 20;
 
@@ -61,23 +63,34 @@ function serverLateCell(r: TrialResult): string {
   return `${fmt(r.server.latenessP99, 2)} (${fmt(r.server.steadyLatenessP99, 2)})`;
 }
 
-/** Runs the accuracy ladder for warmbench and, when available, the Python script. */
+/** The accuracy table: the trial columns with the mock's text mode after the tool. */
+const ACCURACY_COLUMNS = [TRIAL_COLUMNS[0] as string, "text mode", ...TRIAL_COLUMNS.slice(1)];
+const accuracyRow = (r: TrialResult): string[] => {
+  const [tool, ...rest] = trialRow(r);
+  return [tool as string, textModeOf(r.spec), ...rest];
+};
+
+/** Runs the accuracy ladder for warmbench and, when available, the Python script, then warmbench on cumulative text. */
 export async function runAccuracy(ctx: BenchContext): Promise<ScenarioResult> {
   const t0 = performance.now();
   const streamsList = ctx.quick ? [1, 64] : [1, 64, 512, 1024, 4096];
+  const cumulativeStreams = ctx.quick ? [64] : [64, 1024];
   const tools: Tool[] = ctx.python ? ["warmbench", "python"] : ["warmbench"];
+  const plan: Array<{ tool: Tool; streams: number; textMode: TextMode }> = [
+    ...streamsList.flatMap((streams) => tools.map((tool) => ({ tool, streams, textMode: "incremental" as const }))),
+    ...cumulativeStreams.map((streams) => ({ tool: "warmbench" as const, streams, textMode: "cumulative" as const })),
+  ];
   const trials: TrialResult[] = [];
-  for (const streams of streamsList) {
-    for (const tool of tools) {
-      const outputLen = ctx.quick ? 25 : streams >= 4096 ? 50 : 100;
-      progress(`accuracy: ${tool} ${streams} streams x ${1000 / ITL_MS} ev/s, ${outputLen} events each`);
-      const timeoutMs = (tool === "python" ? 90 : 120) * 1000;
-      const r = await runTrial(ctx, { tool, streams, itlMs: ITL_MS, outputLen, totalTokens: 64, pct: 0, tokenizer: ctx.tokenizers.llama2, timeoutMs });
-      trials.push(r);
-      progress(`  -> ${trialRow(r).join(" | ")}`);
-    }
+  for (const { tool, streams, textMode } of plan) {
+    const outputLen = ctx.quick ? 25 : streams >= 4096 ? 50 : 100;
+    progress(`accuracy: ${tool} ${streams} streams x ${1000 / ITL_MS} ev/s, ${outputLen} events each, ${textMode} text`);
+    const timeoutMs = (tool === "python" ? 90 : 120) * 1000;
+    const r = await runTrial(ctx, { tool, streams, itlMs: ITL_MS, outputLen, totalTokens: 64, pct: 0, tokenizer: ctx.tokenizers.llama2, timeoutMs, textMode });
+    trials.push(r);
+    progress(`  -> ${accuracyRow(r).join(" | ")}`);
   }
-  const at = (tool: Tool, streams: number) => trials.find((t) => t.spec.tool === tool && t.spec.streams === streams);
+  const at = (tool: Tool, streams: number) =>
+    trials.find((t) => t.spec.tool === tool && t.spec.streams === streams && textModeOf(t.spec) === "incremental");
   const checkStreams = ctx.quick ? 64 : 1024;
   const ref = at("warmbench", checkStreams);
   const targets = [
@@ -90,14 +103,15 @@ export async function runAccuracy(ctx: BenchContext): Promise<ScenarioResult> {
   return {
     name: "accuracy",
     title: `Accuracy: measured minus true TTFT / ITL, streams x 50 ev/s (mock itl ${ITL_MS} ms)`,
-    columns: TRIAL_COLUMNS,
-    rows: trials.map(trialRow),
+    columns: ACCURACY_COLUMNS,
+    rows: trials.map(accuracyRow),
     targets,
     notes: [
       "Steady delay = event delay of the events written while every stream was past its first event and none had sent its last (no connection storm, no end-of-stream work); the count of such events is in brackets.",
       "TTFT err = client TTFT - (mock's first-event epoch - client send epoch); ITL err = client gap - mock gap; event delay = client receive epoch - mock write epoch, every token event (joined on request_id = x-request-id).",
       "Python: no per-request join is possible (it sends no request id and has no details output), so only Δ median TTFT (its median TTFT - the mock's median server-side TTFT) and Δ ITL p99 (its p99 ITL - the mock's p99 ITL) are given, read from its --output-file JSONL (the same numbers as its console). Python's TTFT includes a new TCP connection per request (one aiohttp session per request).",
       "Δ columns for warmbench are the same distribution-level figures, for a like-for-like comparison.",
+      "text mode: incremental = the mock with --incremental (SGLang's --incremental-streaming-output: constant-size events); cumulative = SGLang's default, every event carries the whole text and output ids so far (warmbench reads the mode from /server_info and keeps only the last event's text). The targets are judged on incremental text.",
     ],
     trials,
     figures: { timestampErrorP99At1024Ms: ref?.errors?.delayP99 ?? null },

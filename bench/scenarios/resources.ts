@@ -6,7 +6,7 @@
  */
 import { progress, type ScenarioResult } from "../lib/scenario.ts";
 import { fmt } from "../lib/stats.ts";
-import { runTrial, type BenchContext, type Tool, type TrialResult } from "../lib/trial.ts";
+import { runTrial, textModeOf, type BenchContext, type TextMode, type Tool, type TrialResult } from "../lib/trial.ts";
 
 const GIB_MIB = 1024;
 
@@ -14,6 +14,7 @@ function row(r: TrialResult): string[] {
   const events = r.truth.events;
   return [
     r.spec.tool,
+    textModeOf(r.spec),
     String(r.spec.streams),
     String(r.spec.totalTokens),
     String(r.spec.pct),
@@ -29,30 +30,34 @@ function row(r: TrialResult): string[] {
   ];
 }
 
-/** Runs the long-prompt trials (warmbench at 4096 and 512 streams, the Python script at 512). */
+/**
+ * Runs the long-prompt trials (warmbench at 4096 and 512 streams, the Python script at 512) on incremental text,
+ * and warmbench at 512 on SGLang's default cumulative text.
+ */
 export async function runResources(ctx: BenchContext): Promise<ScenarioResult> {
   const t0 = performance.now();
   const totalTokens = ctx.quick ? 8000 : 70_000;
-  const plan: Array<{ tool: Tool; streams: number }> = ctx.quick
-    ? [{ tool: "warmbench", streams: 64 }]
-    : [{ tool: "warmbench", streams: 4096 }, { tool: "warmbench", streams: 512 }];
-  if (ctx.python) plan.push({ tool: "python", streams: ctx.quick ? 16 : 512 });
+  const plan: Array<{ tool: Tool; streams: number; textMode: TextMode }> = ctx.quick
+    ? [{ tool: "warmbench", streams: 64, textMode: "incremental" }]
+    : [{ tool: "warmbench", streams: 4096, textMode: "incremental" }, { tool: "warmbench", streams: 512, textMode: "incremental" }];
+  if (ctx.python) plan.push({ tool: "python", streams: ctx.quick ? 16 : 512, textMode: "incremental" });
+  plan.push({ tool: "warmbench", streams: ctx.quick ? 64 : 512, textMode: "cumulative" });
   const trials: TrialResult[] = [];
-  for (const { tool, streams } of plan) {
-    progress(`resources: ${tool} ${streams} x ${totalTokens}-token prompts (pct 99)`);
+  for (const { tool, streams, textMode } of plan) {
+    progress(`resources: ${tool} ${streams} x ${totalTokens}-token prompts (pct 99), ${textMode} text`);
     const r = await runTrial(ctx, {
       tool, streams, itlMs: 50, outputLen: 20, totalTokens, pct: 99, tokenizer: ctx.tokenizers.qwen3,
-      timeoutMs: (tool === "python" ? 180 : 240) * 1000,
+      timeoutMs: (tool === "python" ? 180 : 240) * 1000, textMode,
     });
     trials.push(r);
     progress(`  -> ${row(r).join(" | ")}`);
   }
-  const top = trials.find((t) => t.spec.tool === "warmbench" && t.spec.streams === (ctx.quick ? 64 : 4096));
+  const top = trials.find((t) => t.spec.tool === "warmbench" && t.spec.streams === (ctx.quick ? 64 : 4096) && textModeOf(t.spec) === "incremental");
   const hwm = top ? Math.max(top.client.hwmMiB, top.client.maxRssMiB) : NaN;
   return {
     name: "resources",
     title: `Client CPU per event and peak RSS, ${totalTokens}-token prompts at pct 99, 20 events per request (mock itl 50 ms)`,
-    columns: ["tool", "streams", "prompt tokens", "pct", "events", "CPU µs/event (window)", "CPU µs/event (whole run)", "CPU s (whole run)", "wall s", "VmHWM MiB", "rusage maxrss MiB", "max in flight", "note"],
+    columns: ["tool", "text mode", "streams", "prompt tokens", "pct", "events", "CPU µs/event (window)", "CPU µs/event (whole run)", "CPU s (whole run)", "wall s", "VmHWM MiB", "rusage maxrss MiB", "max in flight", "note"],
     rows: trials.map(row),
     targets: [
       {
@@ -71,6 +76,7 @@ export async function runResources(ctx: BenchContext): Promise<ScenarioResult> {
     notes: [
       "pct 99: every prompt shares a 69,300-token prefix (warmed once) and has a 700-token unique suffix; each request still sends all 70,000 ids.",
       "'window' = from the mock's first /generate receipt to its last event (request sending + streaming), CPU from /proc/<pid>/stat sampled every 100 ms (10 ms tick); 'whole run' = rusage of the process (tokenizer load and prompt building included).",
+      "text mode: incremental = the mock with --incremental (constant-size events); cumulative = SGLang's default, each event carries the whole text and output ids so far (20 tokens here, so events stay small: the accuracy scenario's cumulative rows have 100).",
       "The Python script is measured at 512 streams only: at 4096 x 70k it would hold 4096 Python lists of 70k ints (~2.3 GB of pointers) and JSON-encode 2 GB in one event loop, beyond this run's time budget.",
     ],
     trials,

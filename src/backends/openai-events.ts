@@ -1,56 +1,68 @@
 /**
- * Scanner of one OpenAI-compatible `/v1/completions` stream chunk (SGLang, vLLM, llama.cpp; protocol.md §3, §7).
+ * Hot-path scanner of one OpenAI-compatible `/v1/completions` stream chunk (SGLang, vLLM, llama.cpp; protocol.md
+ * §3, §7).
  *
- * Chunks are small deltas, so one JSON.parse per chunk is cheap (unlike SGLang's cumulative native events).
  * Token counting: with `stream_options.continuous_usage_stats` every chunk carries the cumulative
  * `usage.completion_tokens`, which is used as is. Servers that ignore that option send no usage per chunk:
  * then every chunk with a non-empty `choices` counts one token (vLLM sends `text: ""` for a token that decodes
  * to nothing, so text is no signal), and the final usage chunk (`choices: []`) corrects the total.
+ *
+ * Reading, without decoding the chunk or JSON.parse where possible, in three tiers that reduce it to the same
+ * ChunkFacts, classified by one function: the plain shape of vLLM's and SGLang's chunks by a few native key
+ * searches (openai-plain.ts); any other well-formed chunk by a structural walk (openai-walk.ts); and JSON.parse
+ * for what the walk flags as unusual (a non-null `error`, a count that is not a plain integer, an escaped finish
+ * reason) or cannot follow (every malformed payload among others).
  */
 import { errorMessage, isDonePayload, isObject } from "./json.ts";
+import type { ByteRange } from "./json-bytes.ts";
+import { CHOICES_EMPTY, CHOICES_NONE, CHOICES_SOME, facts } from "./openai-facts.ts";
+import { readPlainChunk } from "./openai-plain.ts";
+import { walkOpenaiChunk, WALK_PLAIN, WALK_SYNTAX, WALK_UNUSUAL } from "./openai-walk.ts";
 import type { EventFields, EventKind } from "./types.ts";
 
 const decoder = new TextDecoder();
 
 /**
- * Classifies one chunk and fills `out`. `out.completionTokens` is a running count kept across the chunks of one
- * request, so `out` must be a fresh object per request; the other fields are reset on every chunk.
+ * Classifies one chunk and fills `out`; never throws. `out.completionTokens` is a running count kept across the
+ * chunks of one request, so `out` must be a fresh object per request; the other fields are reset on every chunk.
  */
 export function scanOpenaiEvent(payload: Uint8Array, out: EventFields): EventKind {
+  resetOut(out);
+  if (isDonePayload(payload)) return "done";
+  const walked = readPlainChunk(payload) ? WALK_PLAIN : walkOpenaiChunk(payload);
+  // Not followed by the walk: no text bounds either (a payload that JSON.parse accepts is not known to get here).
+  if (walked === WALK_SYNTAX) return classifyByParsing(payload, out);
+  out.textStart = facts.textStart;
+  out.textEnd = facts.textEnd;
+  return walked === WALK_UNUSUAL ? classifyByParsing(payload, out) : classify(out);
+}
+
+/**
+ * scanOpenaiEvent by JSON.parse alone, without the text bounds: the reading that the byte readers must agree
+ * with (and the one every chunk had before them).
+ */
+export function scanOpenaiEventByParsing(payload: Uint8Array, out: EventFields): EventKind {
+  resetOut(out);
+  if (isDonePayload(payload)) return "done";
+  return classifyByParsing(payload, out);
+}
+
+function resetOut(out: EventFields): void {
   out.cachedTokens = -1;
   out.finishType = null;
   out.message = "";
-  if (isDonePayload(payload)) return "done";
-  const event = parseObject(payload, out);
-  if (event === null) return "invalid";
-  if ("error" in event && event.error !== null) {
-    out.message = errorMessage(event.error);
-    return "error";
-  }
-  const usage = isObject(event.usage) ? event.usage : null;
-  const usageTokens = usage !== null && typeof usage.completion_tokens === "number" ? usage.completion_tokens : -1;
-  if (usage !== null) out.cachedTokens = cachedTokensOf(usage);
-  const choices = Array.isArray(event.choices) ? (event.choices as unknown[]) : null;
-  if (choices === null && usage === null) {
-    out.message = "event has neither choices nor usage";
-    return "invalid";
-  }
-  if (choices === null || choices.length === 0) {
-    // The usage-only chunk after the last token: final counts, no token to time.
-    if (usageTokens >= 0) out.completionTokens = usageTokens;
-    return "other";
-  }
-  out.completionTokens = usageTokens >= 0 ? usageTokens : out.completionTokens + 1;
-  const choice = choices[0];
-  if (isObject(choice) && typeof choice.finish_reason === "string") out.finishType = choice.finish_reason;
-  if (out.finishType === "abort" || out.finishType === "error") {
-    out.message = `finish_reason "${out.finishType}"`;
-    return "abort";
-  }
-  return "tokens";
+  out.textStart = -1;
+  out.textEnd = -1;
 }
 
-/** The `choices[0].text` delta of one chunk ("" if none or not JSON); a full parse, meant for after the stream. */
+/** Bounds of choices[0].text as raw JSON string content (see EventFields), -1 when there is none; never throws. */
+export function locateOpenaiText(payload: Uint8Array, out: ByteRange): void {
+  const walked = walkOpenaiChunk(payload);
+  out.textStart = walked === WALK_SYNTAX ? -1 : facts.textStart;
+  out.textEnd = walked === WALK_SYNTAX ? -1 : facts.textEnd;
+}
+
+/** The `choices[0].text` delta of one chunk ("" if none or not JSON); a full parse. */
 export function extractOpenaiText(payload: Uint8Array): string {
   try {
     const event: unknown = JSON.parse(decoder.decode(payload));
@@ -63,19 +75,54 @@ export function extractOpenaiText(payload: Uint8Array): string {
   return "";
 }
 
-function parseObject(payload: Uint8Array, out: EventFields): Record<string, unknown> | null {
+/** The one reading of the facts into a kind, shared by every reader so that they cannot disagree. */
+function classify(out: EventFields): EventKind {
+  if (facts.error !== null) {
+    out.message = facts.error;
+    return "error";
+  }
+  if (facts.usage) out.cachedTokens = facts.cachedTokens;
+  if (facts.choices === CHOICES_NONE && !facts.usage) {
+    out.message = "event has neither choices nor usage";
+    return "invalid";
+  }
+  if (facts.choices !== CHOICES_SOME) {
+    // The usage-only chunk after the last token: final counts, no token to time.
+    if (facts.usageTokens >= 0) out.completionTokens = facts.usageTokens;
+    return "other";
+  }
+  out.completionTokens = facts.usageTokens >= 0 ? facts.usageTokens : out.completionTokens + 1;
+  out.finishType = facts.finishType;
+  if (out.finishType === "abort" || out.finishType === "error") {
+    out.message = `finish_reason "${out.finishType}"`;
+    return "abort";
+  }
+  return "tokens";
+}
+
+/** Fills `facts` (text bounds aside) from JSON.parse of the chunk and classifies it. */
+function classifyByParsing(payload: Uint8Array, out: EventFields): EventKind {
   let event: unknown;
   try {
     event = JSON.parse(decoder.decode(payload));
   } catch {
     out.message = `invalid JSON event: ${decoder.decode(payload.subarray(0, 100))}`;
-    return null;
+    return "invalid";
   }
   if (!isObject(event)) {
     out.message = "event is not a JSON object";
-    return null;
+    return "invalid";
   }
-  return event;
+  facts.error = "error" in event && event.error !== null ? errorMessage(event.error) : null;
+  const usage = isObject(event.usage) ? event.usage : null;
+  facts.usage = usage !== null;
+  facts.usageTokens = usage !== null && typeof usage.completion_tokens === "number" ? usage.completion_tokens : -1;
+  facts.cachedTokens = usage !== null ? cachedTokensOf(usage) : -1;
+  const choices = Array.isArray(event.choices) ? (event.choices as unknown[]) : null;
+  facts.choices = choices === null ? CHOICES_NONE : choices.length === 0 ? CHOICES_EMPTY : CHOICES_SOME;
+  const choice = choices?.[0];
+  facts.finishType = isObject(choice) && typeof choice.finish_reason === "string" ? choice.finish_reason : null;
+  return classify(out);
 }
 
 /** usage.prompt_tokens_details.cached_tokens; -1 when absent (vLLM without --enable-prompt-tokens-details). */

@@ -9,7 +9,8 @@
  */
 
 import { errorMessage, isDonePayload, isObject } from "./json.ts";
-import { createEventFields, type EventFields, type EventKind } from "./types.ts";
+import { lastIndexOfBytes, locateTopLevelString, QUOTE, readUint, skipBlanks, startsWith, stringEnd, type ByteRange } from "./json-bytes.ts";
+import { createEventFields, TEXT_NOT_LOCATED, type EventFields, type EventKind } from "./types.ts";
 
 /** What one payload means for the request (SGLang native never yields "other"). */
 export type SglangEventKind = Exclude<EventKind, "other">;
@@ -33,6 +34,10 @@ export function scanSglangEvent(payload: Uint8Array, out: SglangEventFields): Sg
   out.cachedTokens = -1;
   out.finishType = null;
   out.message = "";
+  // Finding the text's end costs a pass over it, which cumulative events make O(n^2) per request: only
+  // locateSglangText does it, when the text is wanted.
+  out.textStart = TEXT_NOT_LOCATED;
+  out.textEnd = TEXT_NOT_LOCATED;
   if (isDonePayload(payload)) return "done";
 
   const completionAt = lastIndexOfBytes(payload, COMPLETION_KEY, payload.length);
@@ -63,6 +68,31 @@ export function extractText(payload: Uint8Array): string {
     // not JSON: no text
   }
   return "";
+}
+
+const TEXT_KEY = encoder.encode('"text"');
+const TEXT_NAME = encoder.encode("text");
+const LBRACE = 123;
+const COLON = 58;
+
+/**
+ * Bounds of the `text` of one event as raw JSON string content (see EventFields), -1 when there is none; never
+ * throws. SGLang writes `text` first (`{"text":"...`): that is read at once; any other layout is walked.
+ */
+export function locateSglangText(payload: Uint8Array, out: ByteRange): void {
+  const openAt = skipBlanks(payload, 0);
+  const keyAt = skipBlanks(payload, openAt + 1);
+  if (payload[openAt] === LBRACE && startsWith(payload, TEXT_KEY, keyAt)) {
+    const colonAt = skipBlanks(payload, keyAt + TEXT_KEY.length);
+    const valueAt = skipBlanks(payload, colonAt + 1);
+    const end = payload[colonAt] === COLON && payload[valueAt] === QUOTE ? stringEnd(payload, valueAt) : -1;
+    if (end !== -1) {
+      out.textStart = valueAt + 1;
+      out.textEnd = end;
+      return;
+    }
+  }
+  locateTopLevelString(payload, TEXT_NAME, out);
 }
 
 function scanByParsing(payload: Uint8Array, out: SglangEventFields): SglangEventKind {
@@ -105,53 +135,3 @@ function scanByParsing(payload: Uint8Array, out: SglangEventFields): SglangEvent
   return "tokens";
 }
 
-/** Start of the last occurrence of `needle` that ends at or before `endBefore`, or -1. */
-function lastIndexOfBytes(hay: Uint8Array, needle: Uint8Array, endBefore: number): number {
-  const last = needle.length - 1;
-  const lastByte = needle[last];
-  if (lastByte === undefined) return -1;
-  let at = endBefore - 1;
-  while (at >= last) {
-    at = hay.lastIndexOf(lastByte, at);
-    if (at < last) return -1;
-    const start = at - last;
-    if (startsWith(hay, needle, start)) return start;
-    at--;
-  }
-  return -1;
-}
-
-function startsWith(hay: Uint8Array, needle: Uint8Array, at: number): boolean {
-  if (at < 0 || at + needle.length > hay.length) return false;
-  for (let k = 0; k < needle.length; k++) {
-    if (hay[at + k] !== needle[k]) return false;
-  }
-  return true;
-}
-
-function isBlank(byte: number | undefined): boolean {
-  return byte === 32 || byte === 9 || byte === 10 || byte === 13;
-}
-
-function skipBlanks(bytes: Uint8Array, at: number): number {
-  while (at < bytes.length && isBlank(bytes[at])) at++;
-  return at;
-}
-
-/** The non-negative decimal integer at `at` (after blanks), or -1 if there is none. */
-function readUint(bytes: Uint8Array, at: number): number {
-  let i = skipBlanks(bytes, at);
-  let value = 0;
-  let digits = 0;
-  for (; i < bytes.length; i++) {
-    const byte = bytes[i];
-    if (byte === undefined || byte < 48 || byte > 57) break;
-    value = value * 10 + (byte - 48);
-    digits++;
-  }
-  if (digits === 0) return -1;
-  // A fraction or exponent means this is not the plain integer we expect: let the caller fall back.
-  const next = bytes[i];
-  if (next === 46 || next === 101 || next === 69) return -1;
-  return value;
-}

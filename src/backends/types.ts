@@ -6,6 +6,7 @@
  */
 import type { BodyTemplate } from "./body.ts";
 import type { Control } from "./http.ts";
+import type { ByteRange } from "./json-bytes.ts";
 
 export type { Control } from "./http.ts";
 
@@ -33,11 +34,21 @@ export interface EventFields {
   finishType: string | null;
   /** Error or abort message; "" otherwise. */
   message: string;
+  /**
+   * This event's text as the raw content of its JSON string (still escaped, quotes excluded):
+   * payload[textStart, textEnd). -1: the event has no text; TEXT_NOT_LOCATED: the scanner did not look (call
+   * Backend.locateText when the text is wanted).
+   */
+  textStart: number;
+  textEnd: number;
 }
+
+/** EventFields.textStart of a scanner that did not look for the text. */
+export const TEXT_NOT_LOCATED = -2;
 
 /** A fresh fields object, for one request. */
 export function createEventFields(): EventFields {
-  return { completionTokens: 0, cachedTokens: -1, finishType: null, message: "" };
+  return { completionTokens: 0, cachedTokens: -1, finishType: null, message: "", textStart: TEXT_NOT_LOCATED, textEnd: TEXT_NOT_LOCATED };
 }
 
 /** Inputs of a request body template; `extra` (--extra-request-body) overrides keys like a Python dict merge. */
@@ -110,10 +121,12 @@ export interface Backend {
   createBodyTemplate(p: BodyParams): BodyTemplate;
   /** Hot-path classifier of one SSE data payload; fills `out`, never throws. */
   scanEvent(payload: Uint8Array, out: EventFields): EventKind;
-  /** Text of one event payload ("" if none); a full parse, called after the stream ended. */
+  /** Text of one event payload ("" if none); a full parse. */
   extractText(payload: Uint8Array): string;
   /** Checks the server is this backend's kind and settles model, page size and text mode; throws BenchError if not. */
   preflight(ctl: Control, p: PreflightInput): Promise<ServerProfile>;
+  /** Sets out.textStart/textEnd to the payload's text (see EventFields), -1 when it has none; never throws. */
+  locateText(payload: Uint8Array, out: ByteRange): void;
   /** Empties the server's prefix cache; throws BenchError when it cannot. */
   flush(ctl: Control, o: FlushOptions): Promise<FlushResult>;
 }

@@ -46,6 +46,6 @@ export interface RequestRecord {
   finishReason: string | null;
   /** Generated text (cumulative text of the last event, or the concatenated deltas). Filled after the stream ends. */
   generatedText: string;
-  /** Raw event payloads whose text makes up generatedText, while its parsing is deferred (see resolveGeneratedText). */
-  textPayloads?: Uint8Array[];
+  /** generatedText as raw JSON string content (still escaped), while its decoding is deferred (see resolveGeneratedText). */
+  textBytes?: Uint8Array;
 }

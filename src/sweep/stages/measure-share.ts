@@ -53,6 +53,6 @@ export async function measureShare(plan: PctPlan, batch: PromptBatch, ctx: Sweep
   const health = monitor.stop();
   const records = settled.filter((r): r is RequestRecord => r !== undefined && r.failureKind !== "cancelled");
   // Text is parsed only now: doing it as each stream ended would hold up the other streams' events.
-  for (const r of records) resolveGeneratedText(r, ctx.backend);
+  for (const r of records) resolveGeneratedText(r);
   return { records, startMs, endMs, interrupted: signal?.aborted === true, health };
 }

@@ -4,11 +4,14 @@ import { join } from "node:path";
 import {
   createSglangEventFields,
   extractText,
+  locateSglangText,
   scanSglangEvent,
   type SglangEventKind,
 } from "../../../src/backends/sglang-events.ts";
 import { sglangBackend } from "../../../src/backends/sglang.ts";
+import { TEXT_NOT_LOCATED } from "../../../src/backends/types.ts";
 import { createSseSplitter } from "../../../src/client/sse.ts";
+import { decodeEscapedText } from "../../../src/client/text-bytes.ts";
 
 const FIXTURES = join(import.meta.dir, "../../fixtures/sse");
 const fixtureNames = readdirSync(FIXTURES).filter((name) => name.endsWith(".sse")).sort();
@@ -65,6 +68,9 @@ describe("scanSglangEvent on fixtures", () => {
         const text = extractText(payload);
         if (want.textLength !== undefined) expect(text.length).toBe(want.textLength);
         else expect(text).toBe(want.text ?? "");
+        // The scanner leaves the text to locateSglangText, whose bounds hold the same text, still escaped.
+        expect(fields.textStart).toBe(TEXT_NOT_LOCATED);
+        expect(locatedText(payload)).toBe(text);
       });
     });
   }
@@ -86,6 +92,29 @@ describe("scanSglangEvent fast path", () => {
     expect(scanSglangEvent(payloads[2] as Uint8Array, fields)).toBe("tokens");
     expect(fields.finishType).toBe("length");
     expect(parseSpy).toHaveBeenCalledTimes(1);
+  });
+});
+
+/** The text at locateSglangText's bounds, decoded; null when it found none. */
+function locatedText(payload: Uint8Array): string | null {
+  const range = { textStart: 0, textEnd: 0 };
+  locateSglangText(payload, range);
+  return range.textStart < 0 ? null : decodeEscapedText(payload.subarray(range.textStart, range.textEnd));
+}
+
+describe("locateSglangText", () => {
+  test("text first (SGLang's order), with every escape and key pattern inside", () => {
+    const text = String.raw`\"text\":\"x\" \\ {\"meta_info\":1} 漢字 \ud83d\ude00 \n`;
+    expect(locatedText(encoder.encode(`{"text":"${text}",${meta(`"completion_tokens":2`)}}`))).toBe(JSON.parse(`"${text}"`) as string);
+    expect(locatedText(encoder.encode(`{ "text" : "a b", "meta_info": {}}`))).toBe("a b");
+  });
+
+  test("another key order is walked; no text key or a non-string text is none", () => {
+    expect(locatedText(encoder.encode(`{${meta(`"completion_tokens":2`)},"text":"late \\"text\\":\\"no\\""}`))).toBe('late "text":"no"');
+    expect(locatedText(encoder.encode(`{"output_ids":[1,2],${meta(`"completion_tokens":2`)}}`))).toBe(null);
+    expect(locatedText(encoder.encode(`{"text":null,"output_ids":[1]}`))).toBe(null);
+    expect(locatedText(encoder.encode(`{"error":{"message":"x"}}`))).toBe(null);
+    expect(locatedText(encoder.encode(`not json`))).toBe(null);
   });
 });
 
@@ -149,6 +178,6 @@ describe("scanSglangEvent as the sglang Backend's scanner", () => {
     const fields = createSglangEventFields();
     expect(scanSglangEvent(encoder.encode(`{"text":"a",${meta(`"completion_tokens":3,"cached_tokens":5`)}}`), fields)).toBe("tokens");
     expect(scanSglangEvent(encoder.encode(`{"text":"a",${meta(`"completion_tokens":1`)}}`), fields)).toBe("tokens");
-    expect(fields).toEqual({ completionTokens: 1, cachedTokens: -1, finishType: null, message: "" });
+    expect(fields).toEqual({ completionTokens: 1, cachedTokens: -1, finishType: null, message: "", textStart: TEXT_NOT_LOCATED, textEnd: TEXT_NOT_LOCATED });
   });
 });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import type { StreamRequest } from "../../../src/client/stream.ts";
-import { streamRequest } from "../../../src/client/stream.ts";
+import { resolveGeneratedText, streamRequest } from "../../../src/client/stream.ts";
 import { openaiBackend } from "../../../src/backends/openai.ts";
 import type { TestServer } from "../../helpers/stream-servers.ts";
 import {
@@ -41,6 +41,7 @@ function request(url: string, overrides: Partial<StreamRequest> = {}): StreamReq
 
 const event = (text: string, completionTokens: number, finish: Record<string, unknown> | null = null) =>
   sglangEventLine({ text, completionTokens, cachedTokens: 2, finish });
+const chunk = (text: string, completionTokens: number) => openaiChunkLine({ text, completionTokens });
 
 describe("streamRequest: successful streams", () => {
   test("cumulative stream: TTFT at the first token event, one ITL per token, text of the last event", async () => {
@@ -361,6 +362,79 @@ describe("streamRequest: OpenAI /v1/completions streams", () => {
     const server = use(startScriptedServer([{ afterMs: 0, raw: openaiUsageLine(0) }, { afterMs: 0, raw: DONE_LINE }]));
     const rec = await streamRequest(openai(server.url));
     expect(rec).toMatchObject({ ok: false, failureKind: "no_tokens", outputLen: 0 });
+  });
+});
+
+describe("streamRequest: generated text", () => {
+  /** Texts holding key patterns, escapes, multi-byte characters and an escaped surrogate pair split in two. */
+  const TEXTS = [' "usage":{"completion_tokens":99}', ' "finish_reason":"abort" \\', 'q"\\"', " 漢字 😀", "\n\t", "\ud83d", "\ude00", ""];
+  const openaiSteps = () => [
+    ...TEXTS.map((text, k) => ({ afterMs: 5, raw: openaiChunkLine({ text, completionTokens: k + 1, cachedTokens: 16 }) })),
+    { afterMs: 0, raw: openaiUsageLine(TEXTS.length, 16) },
+    { afterMs: 0, raw: DONE_LINE },
+  ];
+
+  test("OpenAI deltas: exactly the concatenated texts, whatever they hold", async () => {
+    const server = use(startScriptedServer(openaiSteps()));
+    const rec = await streamRequest(request(server.url, { backend: openaiBackend, maxNewTokens: 2 }));
+    expect(rec).toMatchObject({ ok: true, outputLen: TEXTS.length, generatedText: TEXTS.join("") });
+    // The escaped surrogate halves of two chunks join into one character.
+    expect(rec.generatedText.endsWith("\n\t😀")).toBe(true);
+    expect("textBytes" in rec).toBe(false);
+  });
+
+  test("deferred: the record keeps one exact-size copy of the escaped text, no payload, until resolved", async () => {
+    const server = use(startScriptedServer(openaiSteps()));
+    const rec = await streamRequest(request(server.url, { backend: openaiBackend, deferText: true }));
+    expect(rec.generatedText).toBe("");
+    const bytes = rec.textBytes as Uint8Array;
+    expect(bytes.buffer.byteLength).toBe(bytes.length);
+    expect(new TextDecoder().decode(bytes)).toBe(TEXTS.map((t) => JSON.stringify(t).slice(1, -1)).join(""));
+    expect(Object.keys(rec).filter((key) => key.toLowerCase().includes("payload"))).toEqual([]);
+    resolveGeneratedText(rec);
+    expect(rec.generatedText).toBe(TEXTS.join(""));
+    expect("textBytes" in rec).toBe(false);
+    // Resolving twice changes nothing.
+    resolveGeneratedText(rec);
+    expect(rec.generatedText).toBe(TEXTS.join(""));
+  });
+
+  test("an invalid escape in the text: the request still succeeds, with no text", async () => {
+    const bad = `data: {"choices":[{"index":0,"text":"a\\xb","logprobs":null,"finish_reason":null}],"usage":{"completion_tokens":1}}\n\n`;
+    const server = use(startScriptedServer([{ afterMs: 0, raw: chunk("ok", 1) }, { afterMs: 5, raw: bad }, { afterMs: 0, raw: DONE_LINE }]));
+    const rec = await streamRequest(request(server.url, { backend: openaiBackend }));
+    expect(rec).toMatchObject({ ok: true, outputLen: 1, generatedText: "" });
+  });
+
+  test("SGLang cumulative: only the last event's text is kept", async () => {
+    const server = use(
+      startScriptedServer([
+        { afterMs: 5, raw: event('"a', 1) },
+        { afterMs: 5, raw: event('"a\\b', 2) },
+        { afterMs: 5, raw: event('"a\\b 漢字', 3, { type: "length", length: 3 }) },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
+    const rec = await streamRequest(request(server.url, { textMode: "cumulative", deferText: true }));
+    expect(new TextDecoder().decode(rec.textBytes)).toBe(JSON.stringify('"a\\b 漢字').slice(1, -1));
+    resolveGeneratedText(rec);
+    expect(rec.generatedText).toBe('"a\\b 漢字');
+  });
+
+  test("SGLang incremental: deltas in any key order, an event without text adds none", async () => {
+    const late = (text: string, n: number) =>
+      `data: ${JSON.stringify({ meta_info: { id: "t", finish_reason: null, prompt_tokens: 5, completion_tokens: n, cached_tokens: 2 }, text })}\n\n`;
+    const server = use(
+      startScriptedServer([
+        { afterMs: 5, raw: event(' "text":"', 1) },
+        { afterMs: 5, raw: late(" late\\", 2) },
+        { afterMs: 5, raw: `data: {"output_ids":[9],"meta_info":{"id":"t","finish_reason":null,"completion_tokens":3}}\n\n` },
+        { afterMs: 5, raw: event(" end", 4, { type: "length", length: 4 }) },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
+    const rec = await streamRequest(request(server.url, { textMode: "incremental" }));
+    expect(rec).toMatchObject({ ok: true, outputLen: 4, generatedText: ' "text":" late\\ end' });
   });
 });
 
