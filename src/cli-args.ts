@@ -80,6 +80,15 @@ export const DEMO_ARGS: ArgsDef = {
   settle: s("Seconds to wait after each cache flush", dd.settleS),
 };
 
+/** Flags of `warmbench merge`. */
+export const MERGE_ARGS: ArgsDef = {
+  files: { type: "positional", description: "JSONL files of runs that were not coordinated (two or more)", required: true },
+  output: s("Where the merged JSONL goes (-o)"),
+};
+
+/** Commands whose positional arguments are a list. */
+export const VARIADIC = new Set(["merge"]);
+
 /** Flags of `warmbench report`. */
 export const REPORT_ARGS: ArgsDef = {
   file: { type: "positional", description: "JSONL file written with --output-file", required: true },
@@ -90,8 +99,8 @@ export const REPORT_ARGS: ArgsDef = {
  * prefix of a long option; an exact name always wins). Rejects unknown or ambiguous flags and stray positional
  * arguments, naming the first culprit. Accepts --flag value, --flag=value, and --no-flag for booleans.
  */
-export function normalizeFlags(argv: string[], defs: ArgsDef): string[] {
-  const positionals = Object.values(defs).filter((a) => a.type === "positional").length;
+export function normalizeFlags(argv: string[], defs: ArgsDef, variadic = false): string[] {
+  const positionals = variadic ? Infinity : Object.values(defs).filter((a) => a.type === "positional").length;
   const names = Object.keys(defs).filter((n) => defs[n]!.type !== "positional");
   const out: string[] = [];
   let seenPositionals = 0;

@@ -10,9 +10,12 @@ import { BenchError, EXIT, UsageError } from "./errors.ts";
 import { log } from "./log.ts";
 import { inFlightLimit, parseRunOptions, type RawFlags, type RunOptions } from "./options.ts";
 import { MOCK_ARGS, parseMockOptions } from "./mock/options.ts";
-import { DEMO_ARGS, normalizeFlags, REPORT_ARGS, RUN_ARGS } from "./cli-args.ts";
+import { DEMO_ARGS, MERGE_ARGS, normalizeFlags, REPORT_ARGS, RUN_ARGS, VARIADIC } from "./cli-args.ts";
 import { runSweep, type SweepOutcome } from "./sweep/run-sweep.ts";
 import { renderJsonlReport } from "./report/console.ts";
+import { readResults } from "./report/results-file.ts";
+import { mergeResults } from "./report/merge.ts";
+import { appendJsonlLine, checkOutputWritable, formatJsonl } from "./report/jsonl.ts";
 import { relaunchWithFetchCap } from "./relaunch.ts";
 import { VERSION } from "./version.ts";
 import { createInterrupt } from "./interrupt.ts";
@@ -25,6 +28,7 @@ const COMMANDS: Record<string, { args: ArgsDef; description: string }> = {
   mock: { args: MOCK_ARGS, description: "Start an SGLang-compatible mock server (no GPU needed)" },
   demo: { args: DEMO_ARGS, description: "Run a short sweep against a mock server started for it, with a bundled tokenizer" },
   report: { args: REPORT_ARGS, description: "Re-render the console report from a JSONL results file" },
+  merge: { args: MERGE_ARGS, description: "Merge the results of runs that were not coordinated (several clients started by hand)" },
 };
 
 const usageOf = (name: string): CommandDef =>
@@ -60,7 +64,7 @@ async function main(argv: string[]): Promise<number> {
     const refused = rest.find((a) => DEMO_REFUSED.includes(a.split("=")[0]!));
     if (refused) throw new UsageError(`${refused.split("=")[0]}: the demo runs against its own mock server; use \`warmbench run ${refused.split("=")[0]} ...\` for yours`);
   }
-  const raw = parseFlags(command, normalizeFlags(rest, spec.args), spec.args);
+  const raw = parseFlags(command, normalizeFlags(rest, spec.args, VARIADIC.has(command)), spec.args);
   if (raw.verbose === true) log.level = 4;
 
   if (command === "mock") {
@@ -68,6 +72,7 @@ async function main(argv: string[]): Promise<number> {
     return runMockServer(parseMockOptions(raw));
   }
   if (command === "report") return report(raw);
+  if (command === "merge") return merge(raw);
 
   if (command === "demo") {
     const { demoOptions, startDemoMock } = await import("./demo.ts");
@@ -110,6 +115,28 @@ function report(raw: RawFlags & { _: string[] }): number {
     throw new UsageError(`report: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? err}`);
   }
   write(renderJsonlReport(text, file));
+  return EXIT.ok;
+}
+
+/** `warmbench merge FILES... -o OUT`: one results file from uncoordinated runs, appended to OUT (one line per pct). */
+function merge(raw: RawFlags & { _: string[] }): number {
+  const files = raw._.filter((f) => f !== "");
+  const out = typeof raw.output === "string" ? raw.output : undefined;
+  if (files.length < 2) throw new UsageError("merge: expects two or more JSONL results files (warmbench merge A.jsonl B.jsonl -o M.jsonl)");
+  if (out === undefined) throw new UsageError("merge: expects -o FILE, where the merged lines go");
+  checkOutputWritable(out, "--output");
+  const named = files.map((name) => {
+    let text: string;
+    try {
+      text = readFileSync(name, "utf8");
+    } catch (err) {
+      throw new UsageError(`merge: cannot read ${name}: ${(err as NodeJS.ErrnoException).code ?? err}`);
+    }
+    return { name, runs: readResults(text, name) };
+  });
+  const lines = mergeResults(named);
+  for (const line of lines) appendJsonlLine(out, formatJsonl(line));
+  log.info(`merged ${files.length} runs into ${lines.length} pct line(s) in ${out}`);
   return EXIT.ok;
 }
 

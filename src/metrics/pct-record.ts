@@ -7,6 +7,7 @@ import type { CacheStatus } from "./cache-check.ts";
 import type { ErrorEntry, PctHistograms, PctResult } from "./summarize.ts";
 import type { TtftModel, TtftMoments } from "./ttft-model.ts";
 import type { ShardsReport } from "../sweep/shards.ts";
+import type { MergedFrom } from "../report/merge.ts";
 
 /** What was run against what: written once per run, in the run's first pct line (`run`). */
 export interface RunInfo {
@@ -102,6 +103,8 @@ export interface PctRecord extends Pick<PctResult, ScriptKey> {
   base_url: string;
   server_version: string | null;
   text_mode: "cumulative" | "incremental";
+  /** Only in a line written by `warmbench merge`: the runs it merged, and which numbers come from histograms. */
+  merged?: MergedFrom;
 }
 
 /** Our keys, after the script's: everything of PctRecord that the script does not write. */
@@ -115,7 +118,7 @@ export const OWN_KEYS = [
   "cache_check", "flushed", "flush_attempts", "flush_verified", "flush_probe_cached_tokens", "warm_verified", "warm_cached_tokens",
   "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_own_lag_p99_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated", "shards",
   "ttft_fit", "ttft_model", "hdr", "hdr_unit",
-  "warmbench_version", "started_at", "model", "tokenizer", "population_size", "seed", "base_url", "server_version", "text_mode",
+  "warmbench_version", "started_at", "model", "tokenizer", "population_size", "seed", "base_url", "server_version", "text_mode", "merged",
 ] as const satisfies ReadonlyArray<keyof OwnFields>;
 
 // Compile-time proof that OWN_KEYS lists every field: a key added to PctRecord but not here fails the build.

@@ -37,7 +37,7 @@ const FROM_HISTOGRAMS = [
 ];
 
 /** One merged line per pct of the first file; every file must have the same pcts in the same order. */
-export function mergeResults(files: NamedRuns[]): (PctRecord & { merged: MergedFrom })[] {
+export function mergeResults(files: NamedRuns[]): PctRecord[] {
   if (files.length < 2) throw new UsageError("merge: expects at least two results files");
   const lineLists = files.map((f) => {
     if (f.runs.length !== 1) throw new UsageError(`merge: ${f.name} holds ${f.runs.length} runs; merge files of one run each`);
@@ -51,7 +51,7 @@ export function mergeResults(files: NamedRuns[]): (PctRecord & { merged: MergedF
   lineLists.forEach((lines, k) => {
     if (lines.length !== n) throw new UsageError(`merge: ${files[k]!.name} has ${lines.length} pct lines, ${files[0]!.name} has ${n}`);
   });
-  const out: (PctRecord & { merged: MergedFrom })[] = [];
+  const out: PctRecord[] = [];
   for (let i = 0; i < n; i++) {
     const group = lineLists.map((lines) => lines[i]!);
     for (const key of SAME) {
@@ -85,7 +85,7 @@ function mergedHistogram(lines: PctLine[], key: keyof PctHistograms): Histogram 
 /** An HDR percentile in ms (the histograms hold µs); 0 for an empty one, as the script's `xs or 0`. */
 const pctMs = (h: Histogram, q: number): number => (h.totalCount === 0 ? 0 : h.getValueAtPercentile(q) / 1000);
 
-function mergeGroup(lines: PctLine[], files: string[]): PctRecord & { merged: MergedFrom } {
+function mergeGroup(lines: PctLine[], files: string[]): PctRecord {
   const first = lines[0]!;
   const starts = lines.map((l) => Date.parse(String(l.started_at ?? "")));
   const ends = lines.map((l, k) => starts[k]! + l.benchmark_duration * 1000);
@@ -174,8 +174,9 @@ function mergeGroup(lines: PctLine[], files: string[]): PctRecord & { merged: Me
     base_url: String(first.base_url ?? ""),
     server_version: (first.server_version as string | null | undefined) ?? null,
     text_mode: first.text_mode === "incremental" ? "incremental" : "cumulative",
+    merged: { files, run_ids: lines.map((l) => l.run_id ?? null), histogram_derived: FROM_HISTOGRAMS },
   });
-  return { ...record, merged: { files, run_ids: lines.map((l) => l.run_id ?? null), histogram_derived: FROM_HISTOGRAMS } };
+  return record;
 }
 
 function mergeErrors(entries: ErrorEntry[]): ErrorEntry[] {

@@ -1,0 +1,96 @@
+/**
+ * `warmbench merge`: two clients started by hand against one server, merged into one result: counts and tokens add
+ * up, throughputs over the union window, exact means, percentiles from the merged histograms within their 3
+ * significant digits of the exact union; the merged file renders in `report` like any other.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { npMean } from "../../src/metrics/stats.ts";
+import { startMockServer, type MockServer } from "../../src/mock/server.ts";
+import { mockOptions } from "../../src/mock/options.ts";
+import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
+import { readPctLines } from "../helpers/results.ts";
+import { schemaProblems } from "../helpers/schema.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "warmbench-merge-"));
+let mock: MockServer;
+let a: any[];
+let b: any[];
+let merged: any[];
+let mergeRun: Awaited<ReturnType<typeof runCli>>;
+
+const client = (tag: string, seed: number) =>
+  runCli([
+    "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", "0,50", "--num-prompts", "10", "--total-tokens", "300",
+    "--output-len", "8", "--max-concurrency", "3", "--settle", "0", "--seed", String(seed), "--flush", "none",
+    "--output-file", join(dir, `${tag}.jsonl`), "--request-details", join(dir, `${tag}-details.jsonl`),
+  ]);
+
+beforeAll(async () => {
+  mock = await startMockServer(mockOptions({ port: 0, itlMs: 3, prefillUsPerToken: 5, ttftBaseMs: 2 }));
+  const [ra, rb] = await Promise.all([client("a", 1), client("b", 2)]);
+  expect([ra.code, rb.code]).toEqual([0, 0]);
+  a = readPctLines(join(dir, "a.jsonl"));
+  b = readPctLines(join(dir, "b.jsonl"));
+  mergeRun = await runCli(["merge", join(dir, "a.jsonl"), join(dir, "b.jsonl"), "-o", join(dir, "m.jsonl")]);
+  merged = readPctLines(join(dir, "m.jsonl"));
+});
+afterAll(() => mock.stop());
+
+const details = (tag: string) => readFileSync(join(dir, `${tag}-details.jsonl`), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+
+describe("merge of two uncoordinated runs", () => {
+  test("one line per pct; counts and tokens add up; throughputs over the union window", () => {
+    expect(mergeRun.code).toBe(0);
+    expect(merged.map((l) => l.shared_prefix_pct)).toEqual([0, 50]);
+    merged.forEach((m, k) => {
+      expect(schemaProblems(m)).toEqual([]);
+      for (const key of ["completed", "total_input", "total_output", "num_prompts", "failed", "max_concurrency"]) {
+        expect([key, m[key]]).toEqual([key, a[k][key] + b[k][key]]);
+      }
+      const startA = Date.parse(a[k].started_at);
+      const startB = Date.parse(b[k].started_at);
+      const end = Math.max(startA + a[k].benchmark_duration * 1000, startB + b[k].benchmark_duration * 1000);
+      expect(m.benchmark_duration).toBeCloseTo((end - Math.min(startA, startB)) / 1000, 6);
+      expect(m.output_throughput).toBeCloseTo(m.total_output / m.benchmark_duration, 6);
+      expect(m.merged.files).toEqual([join(dir, "a.jsonl"), join(dir, "b.jsonl")]);
+      expect(m.merged.run_ids).toEqual([a[k].run_id, b[k].run_id]);
+      expect(m.merged.histogram_derived).toContain("p99_ttft_ms");
+      expect(m.ttft_fit.n).toBe(a[k].ttft_fit.n + b[k].ttft_fit.n);
+    });
+  });
+
+  test("means are exact; percentiles agree with the exact union within the histograms' 3 significant digits", () => {
+    const all = [...details("a"), ...details("b")];
+    for (const [k, pct] of [0, 50].entries()) {
+      const ttfts = all.filter((d) => d.pct === pct && d.ok).map((d) => d.ttft_ms);
+      expect(merged[k].mean_ttft_ms).toBeCloseTo(npMean(ttfts), 9);
+      for (const key of ["median_ttft_ms", "p90_ttft_ms", "p99_ttft_ms"] as const) {
+        // HDR keeps 3 significant digits, and its percentile lands on a sample rather than between two (numpy's lerp).
+        const nearest = ttfts.reduce((best, t) => (Math.abs(t - merged[k][key]) < Math.abs(best - merged[k][key]) ? t : best));
+        expect(Math.abs(merged[k][key] - nearest) / nearest).toBeLessThan(2e-3);
+      }
+    }
+  });
+
+  test("the merged file renders in report like any other", async () => {
+    const r = await runCli(["report", join(dir, "m.jsonl")]);
+    expect(r.code).toBe(0);
+    expect(r.stdout.split("Serving Benchmark Result").length - 1).toBe(2);
+    expect(r.stdout).toMatch(new RegExp(`Successful requests:\\s+${a[0].completed + b[0].completed}\\s`));
+    expect(r.stdout).toContain("TTFT model (whole sweep)");
+  });
+
+  test("refused: one file, different pcts, missing -o", async () => {
+    expect((await runCli(["merge", join(dir, "a.jsonl"), "-o", join(dir, "x.jsonl")])).stderr).toContain("merge: expects two or more");
+    expect((await runCli(["merge", join(dir, "a.jsonl"), join(dir, "b.jsonl")])).stderr).toContain("merge: expects -o FILE");
+    const other = await runCli(["--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", "0,60", "--num-prompts", "2",
+      "--total-tokens", "300", "--output-len", "8", "--settle", "0", "--output-file", join(dir, "c.jsonl")]);
+    expect(other.code).toBe(0);
+    const r = await runCli(["merge", join(dir, "a.jsonl"), join(dir, "c.jsonl"), "-o", join(dir, "y.jsonl")]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`merge: line 2: shared_prefix_pct differs (${join(dir, "a.jsonl")}: 50, ${join(dir, "c.jsonl")}: 60)`);
+  });
+});
