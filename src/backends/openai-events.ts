@@ -18,6 +18,9 @@ const decoder = new TextDecoder();
  */
 export function scanOpenaiEvent(payload: Uint8Array, out: EventFields): EventKind {
   out.cachedTokens = -1;
+  out.cachedDeviceTokens = -1;
+  out.cachedHostTokens = -1;
+  out.cachedStorageTokens = -1;
   out.finishType = null;
   out.message = "";
   if (isDonePayload(payload)) return "done";
@@ -30,6 +33,7 @@ export function scanOpenaiEvent(payload: Uint8Array, out: EventFields): EventKin
   const usage = isObject(event.usage) ? event.usage : null;
   const usageTokens = usage !== null && typeof usage.completion_tokens === "number" ? usage.completion_tokens : -1;
   if (usage !== null) out.cachedTokens = cachedTokensOf(usage);
+  readTiers(event, usage, out);
   const choices = Array.isArray(event.choices) ? (event.choices as unknown[]) : null;
   if (choices === null && usage === null) {
     out.message = "event has neither choices nor usage";
@@ -76,6 +80,22 @@ function parseObject(payload: Uint8Array, out: EventFields): Record<string, unkn
     return null;
   }
   return event;
+}
+
+/**
+ * SGLang's OpenAI server with `return_cached_tokens_details` puts the per-tier breakdown in `sglext` (or next to
+ * cached_tokens in usage.prompt_tokens_details); vLLM has none. Absent: the tiers stay -1.
+ */
+function readTiers(event: Record<string, unknown>, usage: Record<string, unknown> | null, out: EventFields): void {
+  const sglext = isObject(event.sglext) ? event.sglext : null;
+  const promptDetails = usage !== null && isObject(usage.prompt_tokens_details) ? usage.prompt_tokens_details : null;
+  const details = sglext?.cached_tokens_details ?? promptDetails?.cached_tokens_details;
+  if (details === undefined) return;
+  const d = isObject(details) ? details : {};
+  const tier = (v: unknown): number => (typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : 0);
+  out.cachedDeviceTokens = tier(d.device);
+  out.cachedHostTokens = tier(d.host);
+  out.cachedStorageTokens = tier(d.storage);
 }
 
 /** usage.prompt_tokens_details.cached_tokens; -1 when absent (vLLM without --enable-prompt-tokens-details). */

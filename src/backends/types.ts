@@ -29,6 +29,14 @@ export interface EventFields {
   completionTokens: number;
   /** Prompt tokens served from the prefix cache; -1 when this event does not report it. */
   cachedTokens: number;
+  /**
+   * Of those, the tokens each cache tier served (SGLang HiCache `cached_tokens_details`: device = GPU radix cache,
+   * host = CPU memory, storage = an L3 backend); -1 when this event does not say (older servers, other backends).
+   * A server that reports the breakdown but found nothing cached says `null`: every tier is 0 then.
+   */
+  cachedDeviceTokens: number;
+  cachedHostTokens: number;
+  cachedStorageTokens: number;
   /** Finish reason of this event ("length", "stop", "abort", ...); null while generating. */
   finishType: string | null;
   /** Error or abort message; "" otherwise. */
@@ -37,7 +45,7 @@ export interface EventFields {
 
 /** A fresh fields object, for one request. */
 export function createEventFields(): EventFields {
-  return { completionTokens: 0, cachedTokens: -1, finishType: null, message: "" };
+  return { completionTokens: 0, cachedTokens: -1, cachedDeviceTokens: -1, cachedHostTokens: -1, cachedStorageTokens: -1, finishType: null, message: "" };
 }
 
 /** Inputs of a request body template; `extra` (--extra-request-body) overrides keys like a Python dict merge. */

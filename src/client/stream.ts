@@ -258,6 +258,11 @@ function onUsageEvent(rec: RequestRecord, fields: EventFields): void {
 
 function recordCounts(rec: RequestRecord, fields: EventFields): void {
   if (rec.cachedTokens < 0 && fields.cachedTokens >= 0) rec.cachedTokens = fields.cachedTokens;
+  if (rec.cachedDeviceTokens < 0 && fields.cachedDeviceTokens >= 0) {
+    rec.cachedDeviceTokens = fields.cachedDeviceTokens;
+    rec.cachedHostTokens = Math.max(0, fields.cachedHostTokens);
+    rec.cachedStorageTokens = Math.max(0, fields.cachedStorageTokens);
+  }
   if (fields.finishType !== null) rec.finishReason = fields.finishType;
 }
 
@@ -298,6 +303,9 @@ function emptyRecord(req: StreamRequest): RequestRecord {
     latencyMs: 0,
     outputLen: 0,
     cachedTokens: -1,
+    cachedDeviceTokens: -1,
+    cachedHostTokens: -1,
+    cachedStorageTokens: -1,
     itlMs: new Float64Array(0),
     tokenEvents: 0,
     finishReason: null,
