@@ -64,6 +64,7 @@ export const RUN_ARGS: ArgsDef = {
   "page-size": s("Server KV page size for the expected cached tokens (default: /server_info's, else 1 for sglang and 16 for openai/vllm)"),
   "api-key": s("Bearer token for the server (else $SGLANG_API_KEY / $OPENAI_API_KEY); never printed"),
   "served-model-name": s("Model name for the OpenAI backend (default: the first of /v1/models)"),
+  "working-set": s("Distinct shared prefixes in rotation per pct (cache pressure); a list, e.g. 1,4,16, sweeps them", d.workingSet),
 };
 
 const dd = DEMO_DEFAULTS;

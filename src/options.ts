@@ -32,6 +32,8 @@ export const RUN_DEFAULTS = {
   cacheTolerance: 0,
   /** How to flush the cache: the backend's own way, or not at all. */
   flush: "auto",
+  /** Distinct shared prefixes in rotation per pct (cache pressure); a list sweeps them. 1 = the script's sweep. */
+  workingSet: "1",
 } as const;
 
 /** Backends by flag value; vllm is the OpenAI-compatible backend under its best-known name. */
@@ -83,6 +85,8 @@ export interface RunOptions {
   flush: FlushMode;
   /** Exit non-zero when the client itself was saturated during a pct. */
   strict: boolean;
+  /** Working-set sizes to run at every pct (K distinct shared prefixes in rotation); [1] is the script's sweep. */
+  workingSets: number[];
 }
 
 
@@ -134,6 +138,22 @@ export function parsePcts(value: string): number[] {
     }
   }
   return pcts;
+}
+
+/**
+ * `--working-set 1,4,16`: how many distinct shared prefixes rotate through a pct's prompts, each size one point of
+ * the sweep. 0 would leave the prompts nothing to share (and nothing to warm), so it is refused.
+ */
+export function parseWorkingSets(value: string): number[] {
+  const parts = value.split(",").map((p) => p.trim()).filter((p) => p !== "");
+  if (parts.length === 0) throw new UsageError(`--working-set "${value}": no working-set size given (e.g. --working-set 1,4,16)`);
+  return parts.map((p) => {
+    const k = parseIntFlag("working-set", p, Number.MIN_SAFE_INTEGER);
+    if (k < 1) {
+      throw new UsageError(`--working-set ${k}: a working set holds at least one shared prefix (1 = every prompt shares the same one)`);
+    }
+    return k;
+  });
 }
 
 /** `--seed`: a Python int of any size (random.Random uses its absolute value). */
@@ -245,6 +265,7 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     cacheTolerance: parseFraction("cache-tolerance", str(raw, "cache-tolerance") ?? String(d.cacheTolerance)),
     flush: oneOf(raw, "flush", FLUSH_MODES, d.flush),
     strict: raw.strict === true,
+    workingSets: parseWorkingSets(str(raw, "working-set") ?? d.workingSet),
   };
 }
 

@@ -76,6 +76,12 @@ export interface ServerInfo {
   /** True: text deltas (--incremental-streaming-output / --stream-output); false: cumulative; null: unknown. */
   incremental: boolean | null;
   contextLength: number | null;
+  /** Longest prompt the scheduler takes (SGLang max_req_input_len, which the KV pool can make < context). */
+  maxReqInputLen: number | null;
+  /** Prefix-cache capacity of the device (GPU) pool, tokens: SGLang max_total_num_tokens. */
+  cacheCapacityTokens: number | null;
+  /** Capacity of the HiCache host tier, tokens (hicache_ratio x the device pool when hicache_size is 0). */
+  hostCacheCapacityTokens: number | null;
   raw: Record<string, unknown> | null;
 }
 

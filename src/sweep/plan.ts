@@ -13,6 +13,10 @@ export interface PctPlan {
   inFlight: number;
   /** Cached tokens every measured request should report: the prefix in whole pages. */
   expectedCachedTokens: number;
+  /** Distinct prefixes in rotation (--working-set). */
+  workingSet: number;
+  /** workingSet x prefixLen: what the cache must hold for every expected hit. */
+  workingSetTokens: number;
 }
 
 /** Cached tokens a measured request should report: the prefix in whole pages, at most promptLen-1 (SGLang). */
@@ -21,9 +25,11 @@ export function expectedCached(prefixLen: number, promptLen: number, pageSize: n
   return Math.max(0, Math.floor(cachable / pageSize) * pageSize);
 }
 
-export function planPct(pct: number, opts: RunOptions, pageSize: number): PctPlan {
+export function planPct(pct: number, opts: RunOptions, pageSize: number, workingSet = 1): PctPlan {
   const prefixLen = Math.floor((opts.totalTokens * pct) / 100);
   return {
+    workingSet,
+    workingSetTokens: workingSet * prefixLen,
     pct,
     prefixLen,
     suffixLen: opts.totalTokens - prefixLen,

@@ -67,25 +67,40 @@ export async function runSweep(opts: RunOptions, io: SweepIo): Promise<SweepOutc
     state: { linesWritten: 0, ttftFit: null, probeIds: null },
   };
   const outcome: SweepOutcome = { records: [], failedRequests: 0, interrupted: false, cacheFailures: 0, saturatedPcts: 0 };
-  for (const pct of opts.pcts) {
-    if (io.signal?.aborted) {
-      outcome.interrupted = true;
-      break;
+  if (opts.workingSets.some((k) => k > 1)) logCapacity(server, opts);
+  sweep: for (const pct of opts.pcts) {
+    for (const workingSet of opts.workingSets) {
+      if (io.signal?.aborted) {
+        outcome.interrupted = true;
+        break sweep;
+      }
+      const record = await runPct(pct, ctx, workingSet);
+      outcome.records.push(record);
+      outcome.failedRequests += record.failed;
+      if (opts.verifyCache === "strict" && (record.cache_check === "mismatch" || record.cache_check === "unreported")) outcome.cacheFailures++;
+      if (record.client_saturated) outcome.saturatedPcts++;
+      if (record.interrupted) {
+        outcome.interrupted = true;
+        break sweep;
+      }
+      if (record.completed === 0) throw new BenchError(`All requests failed for shared_prefix=${pct}%.`);
     }
-    const record = await runPct(pct, ctx);
-    outcome.records.push(record);
-    outcome.failedRequests += record.failed;
-    if (opts.verifyCache === "strict" && (record.cache_check === "mismatch" || record.cache_check === "unreported")) outcome.cacheFailures++;
-    if (record.client_saturated) outcome.saturatedPcts++;
-    if (record.interrupted) {
-      outcome.interrupted = true;
-      break;
-    }
-    if (record.completed === 0) throw new BenchError(`All requests failed for shared_prefix=${pct}%.`);
   }
   io.out(renderSweepEnd(outcome.records.at(-1)?.ttft_model ?? null));
   if (opts.outputFile) log.info(`JSONL results saved to ${opts.outputFile}`);
   return outcome;
+}
+
+/** A working-set sweep is read against the server's cache capacity: say what it is, or that it is unknown. */
+function logCapacity(server: ServerProfile, opts: RunOptions): void {
+  const device = server.info.cacheCapacityTokens;
+  const host = server.info.hostCacheCapacityTokens;
+  if (device === null) {
+    log.warn("the server does not report its cache capacity (/server_info max_total_num_tokens): working sets are not compared with it");
+    return;
+  }
+  const largest = Math.max(...opts.workingSets) * Math.floor((opts.totalTokens * Math.max(...opts.pcts)) / 100);
+  log.info(`Cache capacity: ${device} tokens on the device${host === null ? "" : `, ${host} in the host tier`}; largest working set ${largest} tokens`);
 }
 
 /** 8 random base-36 characters: enough to tell the runs of one file apart. */

@@ -63,7 +63,7 @@ async function probe(plan: PctPlan, batch: PromptBatch, ctx: SweepContext): Prom
   // The probe stays cached for this pct. If its first page were also the shared prefix's first page, the warm and
   // measured requests would hit it: probe nothing rather than disturb what is measured.
   const page = Math.min(ctx.server.pageSize, ids.length);
-  if (plan.prefixLen >= page && samePrefix(ids, batch.set.prefix, page)) {
+  if (plan.prefixLen >= page && batch.set.prefixes.some((prefix) => samePrefix(ids, prefix, page))) {
     log.debug("flush probe skipped: its first page equals this pct's shared prefix");
     return null;
   }
