@@ -7,7 +7,7 @@
  * then every chunk with a non-empty `choices` counts one token (vLLM sends `text: ""` for a token that decodes
  * to nothing, so text is no signal), and the final usage chunk (`choices: []`) corrects the total.
  */
-import { errorMessage, isDonePayload, isObject } from "./json.ts";
+import { errorMessage, intList, isDonePayload, isObject } from "./json.ts";
 import type { EventFields, EventKind } from "./types.ts";
 
 const decoder = new TextDecoder();
@@ -65,6 +65,18 @@ export function extractOpenaiText(payload: Uint8Array): string {
     // not JSON: no text
   }
   return "";
+}
+
+/** `choices[0].token_ids` of one chunk (vLLM / SGLang with return_token_ids), or null; a full parse, after the stream. */
+export function extractOpenaiOutputIds(payload: Uint8Array): number[] | null {
+  try {
+    const event: unknown = JSON.parse(decoder.decode(payload));
+    if (!isObject(event) || !Array.isArray(event.choices)) return null;
+    const choice: unknown = event.choices[0];
+    return isObject(choice) ? intList(choice.token_ids) : null;
+  } catch {
+    return null;
+  }
 }
 
 function parseObject(payload: Uint8Array, out: EventFields): Record<string, unknown> | null {

@@ -13,7 +13,7 @@
  * meta_info's tail: never back through the cumulative text, so a server without it costs nothing.
  */
 
-import { errorMessage, isDonePayload, isObject } from "./json.ts";
+import { errorMessage, intList, isDonePayload, isObject } from "./json.ts";
 import { createEventFields, type EventFields, type EventKind } from "./types.ts";
 
 /** What one payload means for the request (SGLang native never yields "other"). */
@@ -107,6 +107,17 @@ export function extractText(payload: Uint8Array): string {
     // not JSON: no text
   }
   return "";
+}
+
+/** The `output_ids` of one event (null if absent, not JSON, or not a list of ints); a full parse, once per request. */
+export function extractOutputIds(payload: Uint8Array): number[] | null {
+  try {
+    const event: unknown = JSON.parse(decoder.decode(payload));
+    if (isObject(event)) return intList(event.output_ids);
+  } catch {
+    // not JSON: no ids
+  }
+  return null;
 }
 
 function scanByParsing(payload: Uint8Array, out: SglangEventFields): SglangEventKind {

@@ -126,6 +126,12 @@ export interface Backend {
   scanEvent(payload: Uint8Array, out: EventFields): EventKind;
   /** Text of one event payload ("" if none); a full parse, called after the stream ended. */
   extractText(payload: Uint8Array): string;
+  /**
+   * Generated token ids one event payload carries (SGLang native `output_ids`: all so far when text is cumulative,
+   * the new ones otherwise; OpenAI `choices[0].token_ids` where a server sends them), or null when it has none; a
+   * full parse, called once a request ended. Multi-turn conversations continue from these exact ids.
+   */
+  extractOutputIds(payload: Uint8Array): number[] | null;
   /** Checks the server is this backend's kind and settles model, page size and text mode; throws BenchError if not. */
   preflight(ctl: Control, p: PreflightInput): Promise<ServerProfile>;
   /** Empties the server's prefix cache; throws BenchError when it cannot. */

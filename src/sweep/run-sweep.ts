@@ -104,7 +104,7 @@ function logCapacity(server: ServerProfile, opts: RunOptions): void {
 }
 
 /** 8 random base-36 characters: enough to tell the runs of one file apart. */
-function newRunId(): string {
+export function newRunId(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(8));
   return Array.from(bytes, (b) => (b % 36).toString(36)).join("");
 }
@@ -112,12 +112,18 @@ function newRunId(): string {
 /** "maxConcurrency" -> "max_concurrency". */
 const snake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
-/** The run's description, written once in its first pct line: shell loops over server flags describe themselves. */
-function runInfo(opts: RunOptions, server: ServerProfile): RunInfo {
+/** A nested option object (multiturn's think time) with snake_case keys, as all JSON we write. */
+function snakeKeys(value: unknown): unknown {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [snake(k), snakeKeys(v)]));
+}
+
+/** The run's description, written once in its first line: shell loops over server flags describe themselves. */
+export function runInfo(opts: object, server: ServerProfile): RunInfo {
   const options: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(opts)) {
     if (key === "apiKey") options.api_key = value ? "(set)" : null;
-    else options[snake(key)] = typeof value === "bigint" ? value.toString() : value;
+    else options[snake(key)] = typeof value === "bigint" ? value.toString() : snakeKeys(value);
   }
   return {
     warmbench_version: VERSION,
