@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { startMockServer } from "../../src/mock/server.ts";
 import { mockOptions, type MockOptions } from "../../src/mock/options.ts";
 import { outputTokenId } from "../../src/mock/output.ts";
-import { LLAMA2_TOKENIZER, runCli, type CliResult } from "../helpers/run-cli.ts";
+import { BINARY, LLAMA2_TOKENIZER, runCli, type CliResult } from "../helpers/run-cli.ts";
 import { readJsonl } from "../helpers/results.ts";
 import { schemaProblems } from "../helpers/schema.ts";
 import roundSchema from "../fixtures/schema/round-line.json";
@@ -32,6 +32,8 @@ const conversation = [
 ];
 
 interface Run extends CliResult {
+  /** The --output-file. */
+  out: string;
   rounds: any[];
   turns: any[];
   dump: any[];
@@ -50,7 +52,7 @@ async function multiturn(mock: Partial<MockOptions>, args: string[]): Promise<Ru
       "multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", server.url, ...conversation,
       "--output-file", out, "--request-details", details, "--dump-prompts", dump, ...args,
     ]);
-    return { ...r, rounds: readJsonl(out), turns: readJsonl(details), dump: readJsonl(dump), stats: server.stats() };
+    return { ...r, out, rounds: readJsonl(out), turns: readJsonl(details), dump: readJsonl(dump), stats: server.stats() };
   } finally {
     await server.stop();
   }
@@ -112,6 +114,12 @@ describe("4 clients x 5 rounds with a round barrier", () => {
       expect(d.expected_cached_tokens).toBe(expectedTurn(d.round));
     }
     expect(r.stdout).toContain("Observed hits: as expected in every round");
+    // `warmbench report` rebuilds the round table from the file alone.
+    const report = await runCli(["report", r.out]);
+    expect(report.code).toBe(0);
+    const rows = (text: string) => text.split("\n").filter((l) => /^\s+\d+\s+\d+\/\d+/.test(l));
+    expect(rows(report.stdout)).toEqual(rows(r.stdout));
+    expect(rows(report.stdout)).toHaveLength(ROUNDS);
   });
 
   test("the same seed gives the same ids whatever the ready-queue policy; another seed other ids", async () => {
@@ -200,5 +208,31 @@ describe("bad input: one line, exit 2, nothing sent", () => {
       await multiturn({ contextLength: 300 }, []),
       /--num-rounds 5: the last turn's prompt would be 384 tokens .*392 > the model's context length 300 \(\/server_info\)/,
     );
+  });
+});
+
+describe("SIGINT mid-run", () => {
+  test("the rounds under way are written from the turns that ended, marked interrupted; exit 130", async () => {
+    const server = await startMockServer(mockOptions({ port: 0, itlMs: 40, ttftBaseMs: 1, prefillUsPerToken: 0 }));
+    const out = join(dir, "sigint.jsonl");
+    try {
+      const proc = Bun.spawn(
+        [BINARY, "multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", server.url, "--num-clients", "3", "--num-rounds", "50",
+          "--turn-tokens", "16", "--output-len", "10", "--settle", "0", "--output-file", out],
+        { stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } },
+      );
+      // Each turn takes ~0.4 s: wait for the first rounds to be written, then stop the run mid-round.
+      for (let waited = 0; readJsonl(out).length < 2 && waited < 20_000; waited += 100) await Bun.sleep(100);
+      proc.kill("SIGINT");
+      const code = await proc.exited;
+      expect(code).toBe(130);
+      const lines = readJsonl(out);
+      expect(lines.length).toBeGreaterThanOrEqual(2);
+      expect(lines.length).toBeLessThan(50);
+      expect(lines.at(-1).interrupted).toBe(true);
+      expect(lines.slice(0, 2).every((l) => l.interrupted === false && l.completed === 3)).toBe(true);
+    } finally {
+      await server.stop();
+    }
   });
 });

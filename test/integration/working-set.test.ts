@@ -67,6 +67,7 @@ describe("a working-set sweep across the cache capacity", () => {
     const r = await sweep({ cacheTokens: CAPACITY, hostCacheTokens: 100_000, hostLoadUsPerToken: 1 }, ["--pcts", "90", "--working-set", "16"]);
     expect(r.code).toBe(0);
     const [l] = r.lines;
+    expect(schemaProblems(l)).toEqual([]);
     expect(l.host_cache_capacity_tokens).toBe(100_000);
     expect(l.eviction).toBe(false);
     expect(l.cached_tokens_by_tier.host).toBeGreaterThan(0);
