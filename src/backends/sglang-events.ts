@@ -66,7 +66,7 @@ export function scanSglangEvent(payload: Uint8Array, out: SglangEventFields): Sg
   const cachedAt = lastIndexOfBytes(payload, CACHED_KEY, payload.length);
   if (cachedAt !== -1) {
     out.cachedTokens = readUint(payload, cachedAt + CACHED_KEY.length);
-    scanTiers(payload, cachedAt + CACHED_KEY.length, out);
+    if (!out.tiersKnown) scanTiers(payload, cachedAt + CACHED_KEY.length, out);
   }
   return "tokens";
 }

@@ -37,6 +37,11 @@ export interface EventFields {
   cachedDeviceTokens: number;
   cachedHostTokens: number;
   cachedStorageTokens: number;
+  /**
+   * Set by the caller once it has the request's tiers (they are constant over a stream, like cached_tokens): the
+   * scanner then leaves them at -1 and skips the work. Scanners never reset it.
+   */
+  tiersKnown: boolean;
   /** Finish reason of this event ("length", "stop", "abort", ...); null while generating. */
   finishType: string | null;
   /** Error or abort message; "" otherwise. */
@@ -45,7 +50,7 @@ export interface EventFields {
 
 /** A fresh fields object, for one request. */
 export function createEventFields(): EventFields {
-  return { completionTokens: 0, cachedTokens: -1, cachedDeviceTokens: -1, cachedHostTokens: -1, cachedStorageTokens: -1, finishType: null, message: "" };
+  return { completionTokens: 0, cachedTokens: -1, cachedDeviceTokens: -1, cachedHostTokens: -1, cachedStorageTokens: -1, tiersKnown: false, finishType: null, message: "" };
 }
 
 /** Inputs of a request body template; `extra` (--extra-request-body) overrides keys like a Python dict merge. */

@@ -262,6 +262,8 @@ function recordCounts(rec: RequestRecord, fields: EventFields): void {
     rec.cachedDeviceTokens = fields.cachedDeviceTokens;
     rec.cachedHostTokens = Math.max(0, fields.cachedHostTokens);
     rec.cachedStorageTokens = Math.max(0, fields.cachedStorageTokens);
+    // Constant over the stream: later events need not be scanned for them.
+    fields.tiersKnown = true;
   }
   if (fields.finishType !== null) rec.finishReason = fields.finishType;
 }

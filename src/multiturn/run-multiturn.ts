@@ -64,6 +64,9 @@ export async function runMultiturn(opts: MultiturnOptions, io: MultiturnIo): Pro
     log.warn("--extra-request-body overrides the prompt or streaming: the conversations are not what warmbench built");
   }
   if (opts.flush === "none") log.warn("--flush none: the cache is NOT flushed before round 0; earlier runs' prefixes may still be cached");
+  if (opts.workingSet > opts.numClients) {
+    log.warn(`--working-set ${opts.workingSet} > --num-clients ${opts.numClients}: only ${opts.numClients} of the system prompts are used (all are warmed)`);
+  }
   // Built now, off every clock: re-tokenizing an answer must not wait for it.
   tokenizer.prepare();
 

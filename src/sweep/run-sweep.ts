@@ -68,6 +68,10 @@ export async function runSweep(opts: RunOptions, io: SweepIo): Promise<SweepOutc
   };
   const outcome: SweepOutcome = { records: [], failedRequests: 0, interrupted: false, cacheFailures: 0, saturatedPcts: 0 };
   if (opts.workingSets.some((k) => k > 1)) logCapacity(server, opts);
+  const unused = opts.workingSets.filter((k) => k > opts.numPrompts);
+  if (unused.length > 0) {
+    log.warn(`--working-set ${unused.join(",")} > --num-prompts ${opts.numPrompts}: only ${opts.numPrompts} of the prefixes are used by measured prompts (all are warmed)`);
+  }
   sweep: for (const pct of opts.pcts) {
     for (const workingSet of opts.workingSets) {
       if (io.signal?.aborted) {

@@ -49,3 +49,13 @@ describe("scanOpenaiEvent: SGLang's sglext.cached_tokens_details", () => {
     expect([f.cachedDeviceTokens, f.cachedHostTokens]).toEqual([-1, -1]);
   });
 });
+
+describe("tiersKnown", () => {
+  test("once the caller has a request's tiers the scanner skips them (they are constant over the stream)", () => {
+    const f = createSglangEventFields();
+    f.tiersKnown = true;
+    scanSglangEvent(encoder.encode(meta(`,"cached_tokens_details":{"device":512,"host":128}`)), f);
+    expect([f.cachedTokens, f.cachedDeviceTokens, f.cachedHostTokens]).toEqual([640, -1, -1]);
+    expect(f.tiersKnown).toBe(true);
+  });
+});
