@@ -4,7 +4,7 @@
  * script accepts, warmbench accepts too (`--num-p 8` is `--num-prompts 8`).
  */
 import type { ArgsDef } from "citty";
-import { DEMO_DEFAULTS, RUN_DEFAULTS } from "./options.ts";
+import { DEMO_DEFAULTS, MULTITURN_DEFAULTS, READY_QUEUE_POLICIES, RUN_DEFAULTS } from "./options.ts";
 import { UsageError } from "./errors.ts";
 
 const s = (description: string, dflt?: string | number | null): ArgsDef[string] => ({
@@ -67,6 +67,43 @@ export const RUN_ARGS: ArgsDef = {
   "served-model-name": s("Model name for the OpenAI backend (default: the first of /v1/models)"),
   shard: s("This process's part of a run started by a launcher: I/N, or auto under Slurm's srun (needs $WARMBENCH_SHARD_TOKEN across nodes)"),
   coordinator: s("HOST:PORT where shard 0 listens (--shard I/N; under Slurm derived from the job and step ids)"),
+  "working-set": s("Distinct shared prefixes in rotation per pct (cache pressure); a list, e.g. 1,4,16, sweeps them", d.workingSet),
+};
+
+const md = MULTITURN_DEFAULTS;
+
+/**
+ * Flags of `warmbench multiturn`: conversations of --num-clients clients x --num-rounds turns (names as SGLang's
+ * bench_multiturn.py), then the sweep's flags where they mean the same.
+ */
+export const MULTITURN_ARGS: ArgsDef = {
+  backend: s("sglang (native /generate, token ids from output_ids), or openai / vllm (/v1/completions, output re-tokenized)", d.backend),
+  ...SERVER_ARGS,
+  model: s("Model name or path; loads the tokenizer unless --tokenizer is given (required)"),
+  tokenizer: s("tokenizer.json file, a directory holding one, or a Hugging Face repo id (default: --model)"),
+  "num-clients": s("Conversations run side by side", md.numClients),
+  "num-rounds": s("Turns per conversation", md.numRounds),
+  "turn-tokens": s("New user tokens in every turn (bench_multiturn's sub-question-input-length)", md.turnTokens),
+  "first-turn-tokens": s("New user tokens of the first turn (bench_multiturn's request-length; default: --turn-tokens)"),
+  "shared-system-tokens": s("A system prompt every conversation starts with (warmed before round 0)", md.sharedSystemTokens),
+  "output-len": s("Output tokens per turn", md.outputLen),
+  "max-concurrency": s("Turns in flight at once (bench_multiturn's max-parallel); 0 = every client", md.maxConcurrency),
+  "round-barrier": b("Hold round r until every client finished round r-1 (bench_multiturn's --enable-round-barrier)"),
+  "think-time": s("Seconds a client waits between its turns: 0.5, exp:MEAN or uniform:LOW:HIGH", md.thinkTime),
+  "ready-queue-policy": s(`Which ready client goes next: ${READY_QUEUE_POLICIES.join(", ")}`, md.readyQueuePolicy),
+  "working-set": s("Distinct system prompts (client c uses c mod K): cache pressure", md.workingSet),
+  ...COMMON_ARGS,
+  flush: s("Cache flush before round 0: auto (the backend's way) or none", d.flush),
+  "cache-tolerance": s("Fraction of a round's turns that may disagree under --verify-cache strict", d.cacheTolerance),
+  strict: b("Exit 5 when the client itself was saturated (event-loop lag or JS-thread CPU) during a round"),
+  "output-file": s("JSONL file to append one line per round"),
+  "dump-prompts": s("Write every turn's token ids, one JSON line per turn, to this file"),
+  "request-details": s("Write one JSONL line per turn (timestamps, cached tokens per tier) to this file"),
+  revision: s("Hugging Face revision for a repo-id tokenizer", d.revision),
+  settle: s("Seconds to wait after the cache flush", d.settleMs / 1000),
+  "page-size": s("Server KV page size for the expected cached tokens (default: /server_info's, else 1 for sglang and 16 for openai/vllm)"),
+  "api-key": s("Bearer token for the server (else $SGLANG_API_KEY / $OPENAI_API_KEY); never printed"),
+  "served-model-name": s("Model name for the OpenAI backend (default: the first of /v1/models)"),
 };
 
 const dd = DEMO_DEFAULTS;

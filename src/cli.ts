@@ -10,12 +10,13 @@ import { BenchError, EXIT, UsageError } from "./errors.ts";
 import { log } from "./log.ts";
 import { inFlightLimit, parseRunOptions, type RawFlags, type RunOptions } from "./options.ts";
 import { MOCK_ARGS, parseMockOptions } from "./mock/options.ts";
-import { DEMO_ARGS, MERGE_ARGS, normalizeFlags, REPORT_ARGS, RUN_ARGS, VARIADIC } from "./cli-args.ts";
+import { DEMO_ARGS, MERGE_ARGS, MULTITURN_ARGS, normalizeFlags, REPORT_ARGS, RUN_ARGS, VARIADIC } from "./cli-args.ts";
 import { runSweep, type SweepOutcome } from "./sweep/run-sweep.ts";
 import { renderJsonlReport } from "./report/console.ts";
 import { readResults } from "./report/results-file.ts";
 import { mergeResults } from "./report/merge.ts";
-import { appendJsonlLine, checkOutputWritable, formatJsonl } from "./report/jsonl.ts";
+import { appendJsonlLine, checkOutputWritable, formatJsonl, parseJsonlLine } from "./report/jsonl.ts";
+import { isRoundLine, renderRoundsReport, type RoundLine } from "./report/rounds.ts";
 import { relaunchWithFetchCap } from "./relaunch.ts";
 import { VERSION } from "./version.ts";
 import { createInterrupt } from "./interrupt.ts";
@@ -25,6 +26,7 @@ import { cpus } from "node:os";
 
 const COMMANDS: Record<string, { args: ArgsDef; description: string }> = {
   run: { args: RUN_ARGS, description: "Run the warm-cache sweep against a server (default command)" },
+  multiturn: { args: MULTITURN_ARGS, description: "Run multi-turn conversations that grow turn by turn, and report each round's cache hits" },
   mock: { args: MOCK_ARGS, description: "Start an SGLang-compatible mock server (no GPU needed)" },
   demo: { args: DEMO_ARGS, description: "Run a short sweep against a mock server started for it, with a bundled tokenizer" },
   report: { args: REPORT_ARGS, description: "Re-render the console report from a JSONL results file" },
@@ -73,6 +75,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === "report") return report(raw);
   if (command === "merge") return merge(raw);
+  if (command === "multiturn") return multiturn(raw);
 
   if (command === "demo") {
     const { demoOptions, startDemoMock } = await import("./demo.ts");
@@ -114,7 +117,7 @@ function report(raw: RawFlags & { _: string[] }): number {
   } catch (err) {
     throw new UsageError(`report: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? err}`);
   }
-  write(renderJsonlReport(text, file));
+  write(renderJsonlReport(text, file) + renderRoundLines(text));
   return EXIT.ok;
 }
 
@@ -140,6 +143,21 @@ function merge(raw: RawFlags & { _: string[] }): number {
   return EXIT.ok;
 }
 
+/** The round tables of a multi-turn results file (its pct lines, if any, are rendered by renderJsonlReport). */
+function renderRoundLines(text: string): string {
+  const rounds: RoundLine[] = [];
+  for (const line of text.split("\n")) {
+    if (!line.includes('"round"')) continue;
+    try {
+      const obj: unknown = parseJsonlLine(line.trim());
+      if (isRoundLine(obj)) rounds.push(obj);
+    } catch {
+      // renderJsonlReport has already refused a broken line
+    }
+  }
+  return rounds.length === 0 ? "" : renderRoundsReport(rounds);
+}
+
 /** Runs the sweep (or this process's shard of it) with SIGINT/SIGTERM wired to its interrupt; returns the exit code. */
 async function sweep(opts: RunOptions): Promise<number> {
   const placement = resolvePlacement(
@@ -161,19 +179,45 @@ async function sweep(opts: RunOptions): Promise<number> {
   return exitCodeOf(outcome, opts);
 }
 
+/** `warmbench multiturn`: validate, relaunch for a large concurrency, run with the interrupt wired, exit code. */
+async function multiturn(raw: RawFlags): Promise<number> {
+  const { parseMultiturnOptions, multiturnInFlight } = await import("./multiturn/options.ts");
+  const { runMultiturn } = await import("./multiturn/run-multiturn.ts");
+  const opts = parseMultiturnOptions(raw);
+  const relaunched = await relaunchWithFetchCap(multiturnInFlight(opts));
+  if (relaunched !== null) return relaunched;
+  const interrupt = createInterrupt({ warn: (m) => log.warn(m), exit: (code) => process.exit(code) });
+  process.on("SIGINT", interrupt.onSignal);
+  process.on("SIGTERM", interrupt.onSignal);
+  const outcome = await runMultiturn(opts, { out: write, signal: interrupt.signal });
+  return exitCodeFor(
+    { interrupted: outcome.interrupted, cacheFailures: outcome.cacheFailures, saturated: outcome.saturatedRounds, failedRequests: outcome.failedRequests },
+    opts.strict,
+    "round",
+  );
+}
+
 /** The first that applies, in the README's order: 130, 4, 5, 3, 0. */
 function exitCodeOf(outcome: SweepOutcome, opts: RunOptions): number {
-  if (outcome.interrupted) return EXIT.interrupted;
-  if (outcome.cacheFailures > 0) {
-    log.error(`--verify-cache strict: the cache check failed for ${outcome.cacheFailures} pct(s): exit code ${EXIT.cacheMismatch}`);
+  return exitCodeFor(
+    { interrupted: outcome.interrupted, cacheFailures: outcome.cacheFailures, saturated: outcome.saturatedPcts, failedRequests: outcome.failedRequests },
+    opts.strict,
+    "pct",
+  );
+}
+
+function exitCodeFor(o: { interrupted: boolean; cacheFailures: number; saturated: number; failedRequests: number }, strict: boolean, unit: string): number {
+  if (o.interrupted) return EXIT.interrupted;
+  if (o.cacheFailures > 0) {
+    log.error(`--verify-cache strict: the cache check failed for ${o.cacheFailures} ${unit}(s): exit code ${EXIT.cacheMismatch}`);
     return EXIT.cacheMismatch;
   }
-  if (outcome.saturatedPcts > 0 && opts.strict) {
-    log.error(`--strict: the client was saturated during ${outcome.saturatedPcts} pct(s): exit code ${EXIT.clientSaturated}`);
+  if (o.saturated > 0 && strict) {
+    log.error(`--strict: the client was saturated during ${o.saturated} ${unit}(s): exit code ${EXIT.clientSaturated}`);
     return EXIT.clientSaturated;
   }
-  if (outcome.failedRequests > 0) {
-    log.warn(`${outcome.failedRequests} measured request(s) failed: exit code ${EXIT.requestsFailed}`);
+  if (o.failedRequests > 0) {
+    log.warn(`${o.failedRequests} measured request(s) failed: exit code ${EXIT.requestsFailed}`);
     return EXIT.requestsFailed;
   }
   return EXIT.ok;

@@ -32,6 +32,8 @@ export const RUN_DEFAULTS = {
   cacheTolerance: 0,
   /** How to flush the cache: the backend's own way, or not at all. */
   flush: "auto",
+  /** Distinct shared prefixes in rotation per pct (cache pressure); a list sweeps them. 1 = the script's sweep. */
+  workingSet: "1",
 } as const;
 
 /** Backends by flag value; vllm is the OpenAI-compatible backend under its best-known name. */
@@ -89,6 +91,8 @@ export interface RunOptions {
   shard: { rank: number; size: number } | "auto" | null;
   /** --coordinator HOST:PORT where shard 0 listens; null: derived (Slurm) or not needed. */
   coordinator: { hostname: string; port: number } | null;
+  /** Working-set sizes to run at every pct (K distinct shared prefixes in rotation); [1] is the script's sweep. */
+  workingSets: number[];
 }
 
 
@@ -143,6 +147,22 @@ export function parsePcts(value: string): number[] {
   return pcts;
 }
 
+/**
+ * `--working-set 1,4,16`: how many distinct shared prefixes rotate through a pct's prompts, each size one point of
+ * the sweep. 0 would leave the prompts nothing to share (and nothing to warm), so it is refused.
+ */
+export function parseWorkingSets(value: string): number[] {
+  const parts = value.split(",").map((p) => p.trim()).filter((p) => p !== "");
+  if (parts.length === 0) throw new UsageError(`--working-set "${value}": no working-set size given (e.g. --working-set 1,4,16)`);
+  return parts.map((p) => {
+    const k = parseIntFlag("working-set", p, Number.MIN_SAFE_INTEGER);
+    if (k < 1) {
+      throw new UsageError(`--working-set ${k}: a working set holds at least one shared prefix (1 = every prompt shares the same one)`);
+    }
+    return k;
+  });
+}
+
 /** `--seed`: a Python int of any size (random.Random uses its absolute value). */
 export function parseSeed(value: string): bigint {
   const text = value.trim().replaceAll("_", "");
@@ -181,7 +201,7 @@ export function parseBaseUrl(baseUrl: string | undefined, host: string, port: nu
   return text.replace(/\/+$/, "");
 }
 
-const str = (raw: RawFlags, key: string): string | undefined => {
+export const str = (raw: RawFlags, key: string): string | undefined => {
   const v = raw[key];
   if (v === undefined || v === false) return undefined;
   if (v === true) throw new UsageError(`--${key}: expects a value`);
@@ -221,7 +241,6 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
   if (maxConcurrency < 0) {
     throw new UsageError(`--max-concurrency ${maxConcurrency}: a concurrency limit cannot be negative (0 means unlimited, as in the script)`);
   }
-  const pageSizeRaw = str(raw, "page-size");
   return {
     backend,
     baseUrl: parseBaseUrl(str(raw, "base-url"), host, port),
@@ -233,6 +252,26 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     outputLen,
     maxConcurrency,
     pcts,
+    ...parseSharedTail(raw, env),
+    workingSets: parseWorkingSets(str(raw, "working-set") ?? d.workingSet),
+    workers: str(raw, "workers") === undefined ? null : parseWorkersFlag(str(raw, "workers")!),
+    shard: str(raw, "shard") === undefined ? null : parseShardFlag(str(raw, "shard")!),
+    coordinator: str(raw, "coordinator") === undefined ? null : parseCoordinatorFlag(str(raw, "coordinator")!),
+  };
+}
+
+/** The flags every measuring command takes with the same meaning (after the workload's), in RunOptions' order. */
+export type SharedTail = Pick<
+  RunOptions,
+  | "seed" | "disableIgnoreEos" | "outputFile" | "extraRequestBody" | "dumpPrompts" | "settleMs" | "flushDeadlineS"
+  | "flushServerTimeoutS" | "requestTimeoutS" | "stallTimeoutS" | "pageSize" | "verbose" | "apiKey" | "servedModelName"
+  | "requestDetails" | "verifyCache" | "cacheTolerance" | "flush" | "strict"
+>;
+
+export function parseSharedTail(raw: RawFlags, env: Record<string, string | undefined>): SharedTail {
+  const d = RUN_DEFAULTS;
+  const pageSizeRaw = str(raw, "page-size");
+  return {
     seed: parseSeed(str(raw, "seed") ?? String(d.seed)),
     disableIgnoreEos: raw["disable-ignore-eos"] === true,
     outputFile: str(raw, "output-file") ?? null,
@@ -252,13 +291,10 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     cacheTolerance: parseFraction("cache-tolerance", str(raw, "cache-tolerance") ?? String(d.cacheTolerance)),
     flush: oneOf(raw, "flush", FLUSH_MODES, d.flush),
     strict: raw.strict === true,
-    workers: str(raw, "workers") === undefined ? null : parseWorkersFlag(str(raw, "workers")!),
-    shard: str(raw, "shard") === undefined ? null : parseShardFlag(str(raw, "shard")!),
-    coordinator: str(raw, "coordinator") === undefined ? null : parseCoordinatorFlag(str(raw, "coordinator")!),
   };
 }
 
-function oneOf<T extends string>(raw: RawFlags, flag: string, choices: readonly T[], dflt: T): T {
+export function oneOf<T extends string>(raw: RawFlags, flag: string, choices: readonly T[], dflt: T): T {
   const v = str(raw, flag) ?? dflt;
   if (!(choices as readonly string[]).includes(v)) {
     throw new UsageError(`--${flag}: "${v}" is not supported (choose from: ${choices.join(", ")})`);
@@ -288,3 +324,55 @@ export const DEMO_DEFAULTS = {
 /** Requests in flight at once: --max-concurrency, or every prompt of a pct when it is 0 (the script's "unlimited"). */
 export const inFlightLimit = (o: Pick<RunOptions, "maxConcurrency" | "numPrompts">): number =>
   o.maxConcurrency === 0 ? o.numPrompts : o.maxConcurrency;
+
+
+// --- warmbench multiturn -------------------------------------------------------------------
+
+/**
+ * `warmbench multiturn` defaults: SGLang's benchmark/hicache/bench_multiturn.py where a flag means the same
+ * (num-clients 256, num-rounds 5, request-length 512, output-length 64, max-parallel 128, ready-queue-policy random),
+ * the sweep's for everything else.
+ */
+export const MULTITURN_DEFAULTS = {
+  numClients: 256,
+  numRounds: 5,
+  /** New user tokens per turn (bench_multiturn's sub-question-input-length, which defaults to request-length). */
+  turnTokens: 512,
+  /** Prompt tokens common to every conversation of one working-set slot (a system prompt), warmed before round 0. */
+  sharedSystemTokens: 0,
+  outputLen: 64,
+  /** bench_multiturn's --max-parallel. */
+  maxConcurrency: 128,
+  /** Seconds a client waits between its turns: a number, exp:MEAN or uniform:LOW:HIGH. */
+  thinkTime: "0",
+  readyQueuePolicy: "random",
+  /** Distinct system prompts (clients use slot c mod K). */
+  workingSet: 1,
+} as const;
+
+/**
+ * Which ready client sends next when a slot frees: `fifo` (the one ready longest), `random` (seeded), or
+ * `round-robin` (client ids in turn, so the reuse distance between two turns of one client is the other clients).
+ */
+export const READY_QUEUE_POLICIES = ["fifo", "random", "round-robin"] as const;
+export type ReadyQueuePolicy = (typeof READY_QUEUE_POLICIES)[number];
+
+/** A client's pause between its turns, seconds. */
+export type ThinkTime =
+  | { kind: "fixed"; s: number }
+  | { kind: "exp"; meanS: number }
+  | { kind: "uniform"; lowS: number; highS: number };
+
+/** Validated options of `warmbench multiturn`: the sweep's shared flags, and the conversation's shape. */
+export type MultiturnOptions = Omit<RunOptions, "numPrompts" | "totalTokens" | "pcts" | "workingSets" | "workers" | "shard" | "coordinator"> & {
+  numClients: number;
+  numRounds: number;
+  turnTokens: number;
+  /** New user tokens of round 0 (bench_multiturn's request-length); defaults to turnTokens. */
+  firstTurnTokens: number;
+  sharedSystemTokens: number;
+  roundBarrier: boolean;
+  thinkTime: ThinkTime;
+  readyQueuePolicy: ReadyQueuePolicy;
+  workingSet: number;
+};

@@ -59,3 +59,21 @@ export function buildBody(t: BodyTemplate, prefixDigits: Uint8Array, suffixDigit
   out.set(t.tail, at);
   return out;
 }
+
+/**
+ * A body whose ids are several serialized parts in order (a conversation's history chunks and its new turn), as
+ * views: head, part, ",", part, ..., tail. Empty parts are skipped.
+ */
+export function bodyFromParts(t: BodyTemplate, digitParts: readonly Uint8Array[]): Uint8Array[] {
+  if (t.idsOverridden) return [t.head];
+  const out: Uint8Array[] = [t.head];
+  let first = true;
+  for (const part of digitParts) {
+    if (part.length === 0) continue;
+    if (!first) out.push(COMMA);
+    out.push(part);
+    first = false;
+  }
+  out.push(t.tail);
+  return out.filter((p) => p.length > 0);
+}

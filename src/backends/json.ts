@@ -26,3 +26,10 @@ export function isDonePayload(payload: Uint8Array): boolean {
   }
   return true;
 }
+
+/** `value` as a list of non-negative ints (token ids), or null. */
+export function intList(value: unknown): number[] | null {
+  if (!Array.isArray(value)) return null;
+  for (const v of value) if (typeof v !== "number" || !Number.isInteger(v) || v < 0) return null;
+  return value as number[];
+}

@@ -12,15 +12,20 @@
  * searches (openai-plain.ts); any other well-formed chunk by a structural walk (openai-walk.ts); and JSON.parse
  * for what the walk flags as unusual (a non-null `error`, a count that is not a plain integer, an escaped finish
  * reason) or cannot follow (every malformed payload among others).
+ *
+ * SGLang's OpenAI server with `return_cached_tokens_details` adds the per-tier breakdown (`sglext` or
+ * usage.prompt_tokens_details.cached_tokens_details); vLLM has none. A native search for the key decides whether a
+ * chunk is parsed for it, once per request (EventFields.tiersKnown), so chunks without it cost one search.
  */
-import { errorMessage, isDonePayload, isObject } from "./json.ts";
-import type { ByteRange } from "./json-bytes.ts";
+import { errorMessage, intList, isDonePayload, isObject } from "./json.ts";
+import { indexOfBytes, type ByteRange } from "./json-bytes.ts";
 import { CHOICES_EMPTY, CHOICES_NONE, CHOICES_SOME, facts } from "./openai-facts.ts";
 import { readPlainChunk } from "./openai-plain.ts";
 import { walkOpenaiChunk, WALK_PLAIN, WALK_SYNTAX, WALK_UNUSUAL } from "./openai-walk.ts";
 import type { EventFields, EventKind } from "./types.ts";
 
 const decoder = new TextDecoder();
+const DETAILS_KEY = new TextEncoder().encode('"cached_tokens_details":');
 
 /**
  * Classifies one chunk and fills `out`; never throws. `out.completionTokens` is a running count kept across the
@@ -34,6 +39,7 @@ export function scanOpenaiEvent(payload: Uint8Array, out: EventFields): EventKin
   if (walked === WALK_SYNTAX) return classifyByParsing(payload, out);
   out.textStart = facts.textStart;
   out.textEnd = facts.textEnd;
+  if (!out.tiersKnown && indexOfBytes(payload, DETAILS_KEY, 0) !== -1) readTiersByParsing(payload, out);
   return walked === WALK_UNUSUAL ? classifyByParsing(payload, out) : classify(out);
 }
 
@@ -49,6 +55,9 @@ export function scanOpenaiEventByParsing(payload: Uint8Array, out: EventFields):
 
 function resetOut(out: EventFields): void {
   out.cachedTokens = -1;
+  out.cachedDeviceTokens = -1;
+  out.cachedHostTokens = -1;
+  out.cachedStorageTokens = -1;
   out.finishType = null;
   out.message = "";
   out.textStart = -1;
@@ -73,6 +82,28 @@ export function extractOpenaiText(payload: Uint8Array): string {
     // not JSON: no text
   }
   return "";
+}
+
+/** `choices[0].token_ids` of one chunk (vLLM / SGLang with return_token_ids), or null; a full parse, after the stream. */
+export function extractOpenaiOutputIds(payload: Uint8Array): number[] | null {
+  try {
+    const event: unknown = JSON.parse(decoder.decode(payload));
+    if (!isObject(event) || !Array.isArray(event.choices)) return null;
+    const choice: unknown = event.choices[0];
+    return isObject(choice) ? intList(choice.token_ids) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Parses a chunk that names cached_tokens_details, for the tiers alone. */
+function readTiersByParsing(payload: Uint8Array, out: EventFields): void {
+  try {
+    const event: unknown = JSON.parse(decoder.decode(payload));
+    if (isObject(event)) readTiers(event, isObject(event.usage) ? event.usage : null, out);
+  } catch {
+    // unreadable: the tiers stay unknown
+  }
 }
 
 /** The one reading of the facts into a kind, shared by every reader so that they cannot disagree. */
@@ -118,6 +149,7 @@ function classifyByParsing(payload: Uint8Array, out: EventFields): EventKind {
   facts.usage = usage !== null;
   facts.usageTokens = usage !== null && typeof usage.completion_tokens === "number" ? usage.completion_tokens : -1;
   facts.cachedTokens = usage !== null ? cachedTokensOf(usage) : -1;
+  readTiers(event, usage, out);
   const choices = Array.isArray(event.choices) ? (event.choices as unknown[]) : null;
   facts.choices = choices === null ? CHOICES_NONE : choices.length === 0 ? CHOICES_EMPTY : CHOICES_SOME;
   const choice = choices?.[0];
@@ -130,4 +162,17 @@ function cachedTokensOf(usage: Record<string, unknown>): number {
   const details = usage.prompt_tokens_details;
   if (isObject(details) && typeof details.cached_tokens === "number") return details.cached_tokens;
   return -1;
+}
+
+/** The per-tier breakdown from `sglext` or usage.prompt_tokens_details; absent: the tiers stay -1. */
+function readTiers(event: Record<string, unknown>, usage: Record<string, unknown> | null, out: EventFields): void {
+  const sglext = isObject(event.sglext) ? event.sglext : null;
+  const promptDetails = usage !== null && isObject(usage.prompt_tokens_details) ? usage.prompt_tokens_details : null;
+  const details = sglext?.cached_tokens_details ?? promptDetails?.cached_tokens_details;
+  if (details === undefined) return;
+  const d = isObject(details) ? details : {};
+  const tier = (v: unknown): number => (typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : 0);
+  out.cachedDeviceTokens = tier(d.device);
+  out.cachedHostTokens = tier(d.host);
+  out.cachedStorageTokens = tier(d.storage);
 }

@@ -6,7 +6,7 @@ import { BenchError } from "../errors.ts";
 import { createTemplate, IDS_PLACEHOLDER, type BodyTemplate } from "./body.ts";
 import { controlFetch, controlText, retryWhileBusy, type Control } from "./http.ts";
 import { isObject } from "./json.ts";
-import { extractOpenaiText, locateOpenaiText, scanOpenaiEvent } from "./openai-events.ts";
+import { extractOpenaiOutputIds, extractOpenaiText, locateOpenaiText, scanOpenaiEvent } from "./openai-events.ts";
 import { fetchServerInfo } from "./server-info.ts";
 import type { Backend, BodyParams, FlushOptions, FlushResult, PreflightInput, ServerProfile } from "./types.ts";
 
@@ -125,5 +125,6 @@ export const openaiBackend: Backend = {
   scanEvent: scanOpenaiEvent,
   extractText: extractOpenaiText,
   locateText: locateOpenaiText,
+  extractOutputIds: extractOpenaiOutputIds,
   flush: resetPrefixCache,
 };

@@ -5,7 +5,22 @@ import type { ServerInfo } from "./types.ts";
 const asNumber = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 
 /** The answer of a server without either endpoint. */
-export const NO_SERVER_INFO: ServerInfo = { source: null, version: null, pageSize: null, incremental: null, contextLength: null, raw: null };
+export const NO_SERVER_INFO: ServerInfo = {
+  source: null, version: null, pageSize: null, incremental: null, contextLength: null, maxReqInputLen: null,
+  cacheCapacityTokens: null, hostCacheCapacityTokens: null, raw: null,
+};
+
+/**
+ * The HiCache host pool in tokens: ServerArgs hicache_ratio x the device pool, unless hicache_size (GB) sets it,
+ * which cannot be turned into tokens here; null without --enable-hierarchical-cache.
+ */
+function hostCapacity(raw: Record<string, unknown>, deviceTokens: number | null): number | null {
+  if (raw.enable_hierarchical_cache !== true || deviceTokens === null) return null;
+  const sizeGb = asNumber(raw.hicache_size);
+  const ratio = asNumber(raw.hicache_ratio);
+  if ((sizeGb !== null && sizeGb > 0) || ratio === null) return null;
+  return Math.round(ratio * deviceTokens);
+}
 
 /** Reads /server_info (>= 0.5.6) or /get_server_info (older). Never throws for a missing endpoint. */
 export async function fetchServerInfo(ctl: Control): Promise<ServerInfo> {
@@ -22,12 +37,16 @@ export async function fetchServerInfo(ctl: Control): Promise<ServerInfo> {
       continue;
     }
     const inc = raw.incremental_streaming_output ?? raw.stream_output;
+    const deviceTokens = asNumber(raw.max_total_num_tokens);
     return {
       source: path,
       version: typeof raw.version === "string" ? raw.version : null,
       pageSize: asNumber(raw.page_size),
       incremental: typeof inc === "boolean" ? inc : null,
       contextLength: asNumber(raw.context_length),
+      maxReqInputLen: asNumber(raw.max_req_input_len),
+      cacheCapacityTokens: deviceTokens,
+      hostCacheCapacityTokens: hostCapacity(raw, deviceTokens),
       raw,
     };
   }

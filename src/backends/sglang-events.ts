@@ -6,10 +6,15 @@
  * `meta_info` is the last key, and the byte sequence `"key":` cannot occur inside a JSON string (a quote
  * in a string is always escaped as `\"`), so the match found is the real key. Only unusual events (a
  * non-null finish_reason, an error, anything unexpected) are fully parsed.
+ *
+ * The per-tier breakdown (`cached_tokens_details`, SGLang >= 0.5.9 with HiCache: {"device","host"[,"storage",
+ * "storage_backend"]}, or null when nothing was cached) follows `cached_tokens` in meta_info
+ * (tokenizer_manager.py `_handle_batch_output`), so it is searched forward from there, over the few bytes of
+ * meta_info's tail: never back through the cumulative text, so a server without it costs nothing.
  */
 
-import { errorMessage, isDonePayload, isObject } from "./json.ts";
-import { lastIndexOfBytes, locateTopLevelString, QUOTE, readUint, skipBlanks, startsWith, stringEnd, type ByteRange } from "./json-bytes.ts";
+import { errorMessage, intList, isDonePayload, isObject } from "./json.ts";
+import { indexOfBytes, lastIndexOfBytes, locateTopLevelString, QUOTE, readUint, skipBlanks, startsWith, stringEnd, type ByteRange } from "./json-bytes.ts";
 import { createEventFields, TEXT_NOT_LOCATED, type EventFields, type EventKind } from "./types.ts";
 
 /** What one payload means for the request (SGLang native never yields "other"). */
@@ -26,12 +31,21 @@ const decoder = new TextDecoder();
 const COMPLETION_KEY = encoder.encode('"completion_tokens":');
 const CACHED_KEY = encoder.encode('"cached_tokens":');
 const FINISH_KEY = encoder.encode('"finish_reason":');
+const DETAILS_KEY = encoder.encode('"cached_tokens_details":');
+const DEVICE_KEY = encoder.encode('"device":');
+const HOST_KEY = encoder.encode('"host":');
+const STORAGE_KEY = encoder.encode('"storage":');
 const NULL = encoder.encode("null");
+const OPEN_BRACE = 123;
+const CLOSE_BRACE = 125;
 
 /** Classifies one data payload and fills `out`; never throws. */
 export function scanSglangEvent(payload: Uint8Array, out: SglangEventFields): SglangEventKind {
   out.completionTokens = 0;
   out.cachedTokens = -1;
+  out.cachedDeviceTokens = -1;
+  out.cachedHostTokens = -1;
+  out.cachedStorageTokens = -1;
   out.finishType = null;
   out.message = "";
   // Finding the text's end costs a pass over it, which cumulative events make O(n^2) per request: only
@@ -55,8 +69,38 @@ export function scanSglangEvent(payload: Uint8Array, out: SglangEventFields): Sg
 
   out.completionTokens = completionTokens;
   const cachedAt = lastIndexOfBytes(payload, CACHED_KEY, payload.length);
-  if (cachedAt !== -1) out.cachedTokens = readUint(payload, cachedAt + CACHED_KEY.length);
+  if (cachedAt !== -1) {
+    out.cachedTokens = readUint(payload, cachedAt + CACHED_KEY.length);
+    if (!out.tiersKnown) scanTiers(payload, cachedAt + CACHED_KEY.length, out);
+  }
   return "tokens";
+}
+
+/** Reads `"cached_tokens_details"` after `from` (the tail of meta_info); leaves the tiers at -1 when it is absent. */
+function scanTiers(payload: Uint8Array, from: number, out: SglangEventFields): void {
+  const at = indexOfBytes(payload, DETAILS_KEY, from);
+  if (at === -1) return;
+  const valueAt = skipBlanks(payload, at + DETAILS_KEY.length);
+  if (startsWith(payload, NULL, valueAt)) {
+    out.cachedDeviceTokens = 0;
+    out.cachedHostTokens = 0;
+    out.cachedStorageTokens = 0;
+    return;
+  }
+  if (payload[valueAt] !== OPEN_BRACE) return;
+  // A flat object of numbers and one class name: its first closing brace ends it.
+  const end = payload.indexOf(CLOSE_BRACE, valueAt);
+  if (end === -1) return;
+  out.cachedDeviceTokens = tierValue(payload, DEVICE_KEY, valueAt, end);
+  out.cachedHostTokens = tierValue(payload, HOST_KEY, valueAt, end);
+  out.cachedStorageTokens = tierValue(payload, STORAGE_KEY, valueAt, end);
+}
+
+/** A tier's tokens inside the details object [start, end); 0 when the key is absent (SGLang omits storage without L3). */
+function tierValue(payload: Uint8Array, key: Uint8Array, start: number, end: number): number {
+  const at = indexOfBytes(payload, key, start);
+  if (at === -1 || at >= end) return 0;
+  return readUint(payload, at + key.length);
 }
 
 /** The `text` of one event ("" if absent or not JSON); a full parse, meant for once per request. */
@@ -68,6 +112,17 @@ export function extractText(payload: Uint8Array): string {
     // not JSON: no text
   }
   return "";
+}
+
+/** The `output_ids` of one event (null if absent, not JSON, or not a list of ints); a full parse, once per request. */
+export function extractOutputIds(payload: Uint8Array): number[] | null {
+  try {
+    const event: unknown = JSON.parse(decoder.decode(payload));
+    if (isObject(event)) return intList(event.output_ids);
+  } catch {
+    // not JSON: no ids
+  }
+  return null;
 }
 
 const TEXT_KEY = encoder.encode('"text"');
@@ -117,6 +172,7 @@ function scanByParsing(payload: Uint8Array, out: SglangEventFields): SglangEvent
     return "invalid";
   }
   if (typeof meta.cached_tokens === "number") out.cachedTokens = meta.cached_tokens;
+  readParsedTiers(meta.cached_tokens_details, out);
   if (typeof meta.completion_tokens === "number") out.completionTokens = meta.completion_tokens;
   const finish = meta.finish_reason;
   if (isObject(finish)) {
@@ -135,3 +191,12 @@ function scanByParsing(payload: Uint8Array, out: SglangEventFields): SglangEvent
   return "tokens";
 }
 
+/** The tiers of a parsed `cached_tokens_details` value (absent: left at -1; null: all 0). */
+function readParsedTiers(details: unknown, out: SglangEventFields): void {
+  if (details === undefined) return;
+  const tier = (v: unknown): number => (typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : 0);
+  const d = isObject(details) ? details : {};
+  out.cachedDeviceTokens = tier(d.device);
+  out.cachedHostTokens = tier(d.host);
+  out.cachedStorageTokens = tier(d.storage);
+}

@@ -6,7 +6,7 @@ import { BenchError } from "../errors.ts";
 import { createTemplate, IDS_PLACEHOLDER, type BodyTemplate } from "./body.ts";
 import { controlFetch, controlText, retryWhileBusy, type Control } from "./http.ts";
 import { fetchServerInfo } from "./server-info.ts";
-import { extractText, locateSglangText, scanSglangEvent } from "./sglang-events.ts";
+import { extractOutputIds, extractText, locateSglangText, scanSglangEvent } from "./sglang-events.ts";
 import type { Backend, BodyParams, FlushOptions, FlushResult, PreflightInput, ServerProfile } from "./types.ts";
 
 /** SGLang's body parameters; `model` is accepted for the Backend shape and ignored (native /generate has none). */
@@ -92,5 +92,6 @@ export const sglangBackend: Backend = {
   scanEvent: scanSglangEvent,
   extractText,
   locateText: locateSglangText,
+  extractOutputIds,
   flush: flushCache,
 };

@@ -30,6 +30,19 @@ export interface EventFields {
   completionTokens: number;
   /** Prompt tokens served from the prefix cache; -1 when this event does not report it. */
   cachedTokens: number;
+  /**
+   * Of those, the tokens each cache tier served (SGLang HiCache `cached_tokens_details`: device = GPU radix cache,
+   * host = CPU memory, storage = an L3 backend); -1 when this event does not say (older servers, other backends).
+   * A server that reports the breakdown but found nothing cached says `null`: every tier is 0 then.
+   */
+  cachedDeviceTokens: number;
+  cachedHostTokens: number;
+  cachedStorageTokens: number;
+  /**
+   * Set by the caller once it has the request's tiers (they are constant over a stream, like cached_tokens): the
+   * scanner then leaves them at -1 and skips the work. Scanners never reset it.
+   */
+  tiersKnown: boolean;
   /** Finish reason of this event ("length", "stop", "abort", ...); null while generating. */
   finishType: string | null;
   /** Error or abort message; "" otherwise. */
@@ -48,7 +61,18 @@ export const TEXT_NOT_LOCATED = -2;
 
 /** A fresh fields object, for one request. */
 export function createEventFields(): EventFields {
-  return { completionTokens: 0, cachedTokens: -1, finishType: null, message: "", textStart: TEXT_NOT_LOCATED, textEnd: TEXT_NOT_LOCATED };
+  return {
+    completionTokens: 0,
+    cachedTokens: -1,
+    cachedDeviceTokens: -1,
+    cachedHostTokens: -1,
+    cachedStorageTokens: -1,
+    tiersKnown: false,
+    finishType: null,
+    message: "",
+    textStart: TEXT_NOT_LOCATED,
+    textEnd: TEXT_NOT_LOCATED,
+  };
 }
 
 /** Inputs of a request body template; `extra` (--extra-request-body) overrides keys like a Python dict merge. */
@@ -79,6 +103,12 @@ export interface ServerInfo {
   /** True: text deltas (--incremental-streaming-output / --stream-output); false: cumulative; null: unknown. */
   incremental: boolean | null;
   contextLength: number | null;
+  /** Longest prompt the scheduler takes (SGLang max_req_input_len, which the KV pool can make < context). */
+  maxReqInputLen: number | null;
+  /** Prefix-cache capacity of the device (GPU) pool, tokens: SGLang max_total_num_tokens. */
+  cacheCapacityTokens: number | null;
+  /** Capacity of the HiCache host tier, tokens (hicache_ratio x the device pool when hicache_size is 0). */
+  hostCacheCapacityTokens: number | null;
   raw: Record<string, unknown> | null;
 }
 
@@ -123,6 +153,12 @@ export interface Backend {
   scanEvent(payload: Uint8Array, out: EventFields): EventKind;
   /** Text of one event payload ("" if none); a full parse. */
   extractText(payload: Uint8Array): string;
+  /**
+   * Generated token ids one event payload carries (SGLang native `output_ids`: all so far when text is cumulative,
+   * the new ones otherwise; OpenAI `choices[0].token_ids` where a server sends them), or null when it has none; a
+   * full parse, called once a request ended. Multi-turn conversations continue from these exact ids.
+   */
+  extractOutputIds(payload: Uint8Array): number[] | null;
   /** Checks the server is this backend's kind and settles model, page size and text mode; throws BenchError if not. */
   preflight(ctl: Control, p: PreflightInput): Promise<ServerProfile>;
   /** Sets out.textStart/textEnd to the payload's text (see EventFields), -1 when it has none; never throws. */

@@ -40,6 +40,11 @@ export interface StreamRequest {
    * text when each stream ends would hold up the other streams' events.
    */
   deferText?: boolean;
+  /**
+   * Keep copies of the token events' payloads in the record (`payloads`; the last one alone for cumulative text),
+   * for callers that read more than the text afterwards (multi-turn conversations read the server's output_ids).
+   */
+  keepPayloads?: boolean;
 }
 
 const CONNECT_ERROR_CODES = new Set([
@@ -167,6 +172,8 @@ interface StreamState {
   text: EscapedText;
   /** Cumulative text: the last token event's payload, whose text alone is kept when the stream ends. */
   lastTextPayload: Uint8Array | null;
+  /** keepPayloads: copies of the delta events' payloads (cumulative: lastTextPayload is copied at the end). */
+  payloads: Uint8Array[] | null;
 }
 
 function newStreamState(req: StreamRequest): StreamState {
@@ -182,6 +189,7 @@ function newStreamState(req: StreamRequest): StreamState {
     ended: false,
     text: new EscapedText(req.maxNewTokens),
     lastTextPayload: null,
+    payloads: req.keepPayloads === true ? [] : null,
   };
 }
 
@@ -234,6 +242,7 @@ function onTokenEvent(
   recordCounts(rec, fields);
   if (state.cumulative) state.lastTextPayload = payload;
   else {
+    state.payloads?.push(payload.slice());
     if (fields.textStart === TEXT_NOT_LOCATED) state.backend.locateText(payload, fields);
     state.text.append(payload, fields.textStart, fields.textEnd);
   }
@@ -265,6 +274,13 @@ function onUsageEvent(rec: RequestRecord, fields: EventFields): void {
 
 function recordCounts(rec: RequestRecord, fields: EventFields): void {
   if (rec.cachedTokens < 0 && fields.cachedTokens >= 0) rec.cachedTokens = fields.cachedTokens;
+  if (rec.cachedDeviceTokens < 0 && fields.cachedDeviceTokens >= 0) {
+    rec.cachedDeviceTokens = fields.cachedDeviceTokens;
+    rec.cachedHostTokens = Math.max(0, fields.cachedHostTokens);
+    rec.cachedStorageTokens = Math.max(0, fields.cachedStorageTokens);
+    // Constant over the stream: later events need not be scanned for them.
+    fields.tiersKnown = true;
+  }
   if (fields.finishType !== null) rec.finishReason = fields.finishType;
 }
 
@@ -277,6 +293,9 @@ function grow(itl: Float64Array, needed: number): Float64Array {
 /** Outside the timed part: the text bytes and the ITL view. */
 function finishRecord(rec: RequestRecord, state: StreamState, deferText: boolean): void {
   rec.itlMs = state.itl.subarray(0, state.itlCount);
+  if (state.payloads !== null) {
+    rec.payloads = state.cumulative ? (state.lastTextPayload === null ? [] : [state.lastTextPayload.slice()]) : state.payloads;
+  }
   rec.textBytes = state.cumulative ? lastText(state) : state.text.take();
   if (!deferText) resolveGeneratedText(rec);
 }
@@ -315,6 +334,9 @@ function emptyRecord(req: StreamRequest): RequestRecord {
     latencyMs: 0,
     outputLen: 0,
     cachedTokens: -1,
+    cachedDeviceTokens: -1,
+    cachedHostTokens: -1,
+    cachedStorageTokens: -1,
     itlMs: new Float64Array(0),
     tokenEvents: 0,
     finishReason: null,

@@ -4,6 +4,7 @@
  * meaning, so a file is a drop-in for the script's; ours follow. Every key is snake_case, nested ones too.
  */
 import type { CacheStatus } from "./cache-check.ts";
+import type { CachedTokensByTier, TtftByTier } from "./cache-tiers.ts";
 import type { ErrorEntry, PctHistograms, PctResult } from "./summarize.ts";
 import type { TtftModel, TtftMoments } from "./ttft-model.ts";
 import type { ShardsReport } from "../sweep/shards.ts";
@@ -66,6 +67,24 @@ export interface PctRecord extends Pick<PctResult, ScriptKey> {
   observed_hit_ratio: number | null;
   /** From the server's Prometheus counters over the measured window; null without /metrics. */
   server_cache_hit_rate: number | null;
+  /** Distinct shared prefixes in rotation (--working-set): prompt i shares prefix i mod K. */
+  working_set: number;
+  /** working_set x prefix_len: what the cache must hold for every expected hit. */
+  working_set_tokens: number;
+  /** The server's device prefix-cache capacity (/server_info max_total_num_tokens); null where it does not say. */
+  cache_capacity_tokens: number | null;
+  /** The HiCache host tier's capacity; null without one (or where it is not known in tokens). */
+  host_cache_capacity_tokens: number | null;
+  /** working_set_tokens <= cache_capacity_tokens; null when the capacity is unknown. */
+  working_set_fits: boolean | null;
+  /** Successful requests that reported fewer cached tokens than expected (eviction); null when unreported. */
+  cache_shortfall_requests: number | null;
+  /** cache_shortfall_requests > 0. */
+  eviction: boolean | null;
+  /** Cached prompt tokens per cache tier over the pct's requests; null when the server reports no breakdown. */
+  cached_tokens_by_tier: CachedTokensByTier | null;
+  /** TTFT of the requests each tier served (the deepest tier a prefix needed); null without the breakdown. */
+  ttft_by_tier: TtftByTier | null;
   cache_check: CacheStatus;
   flushed: boolean;
   flush_attempts: number;
@@ -115,6 +134,8 @@ export const OWN_KEYS = [
   "run_id", "run", "sent", "failed", "errors", "errors_by_kind", "interrupted",
   "page_size", "expected_cached_tokens", "mean_cached_tokens", "min_cached_tokens", "max_cached_tokens",
   "cached_tokens_mismatched", "cached_tokens_counts", "expected_hit_ratio", "observed_hit_ratio", "server_cache_hit_rate",
+  "working_set", "working_set_tokens", "cache_capacity_tokens", "host_cache_capacity_tokens", "working_set_fits",
+  "cache_shortfall_requests", "eviction", "cached_tokens_by_tier", "ttft_by_tier",
   "cache_check", "flushed", "flush_attempts", "flush_verified", "flush_probe_cached_tokens", "warm_verified", "warm_cached_tokens",
   "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_own_lag_p99_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated", "shards",
   "ttft_fit", "ttft_model", "hdr", "hdr_unit",

@@ -38,6 +38,13 @@ export interface RequestRecord {
   outputLen: number;
   /** Server-reported cached prompt tokens (meta_info.cached_tokens); -1 when not reported. */
   cachedTokens: number;
+  /**
+   * Of cachedTokens, those each cache tier served (SGLang HiCache meta_info.cached_tokens_details: device, host,
+   * storage); -1 when the server does not report the breakdown.
+   */
+  cachedDeviceTokens: number;
+  cachedHostTokens: number;
+  cachedStorageTokens: number;
   /** Inter-token latencies, ms: each gap between token events spread evenly over the tokens it carried. */
   itlMs: Float64Array;
   /** Number of SSE events that carried at least one new token. */
@@ -48,4 +55,6 @@ export interface RequestRecord {
   generatedText: string;
   /** generatedText as raw JSON string content (still escaped), while its decoding is deferred (see resolveGeneratedText). */
   textBytes?: Uint8Array;
+  /** Copies of the token events' payloads (the last alone for cumulative text), with StreamRequest.keepPayloads only. */
+  payloads?: Uint8Array[];
 }

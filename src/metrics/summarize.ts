@@ -200,26 +200,30 @@ function cacheStats(records: RequestRecord[], expected: number) {
   return { mean: npMean(reported), min, max, mismatched };
 }
 
-/** The script's calculate_metrics + summary JSONL object for one pct, then our per-request extras. */
-export function summarizePct(input: SummarizeInput): PctResult {
-  const { records, durationS, context } = input;
-  const s = collectSamples(records, input.countTokens);
+/**
+ * The script's calculate_metrics over any set of requests measured in one window: counts, throughputs, the
+ * latency series' mean/median/std/p90/p99 and their HDR histograms. A pct's line and a multi-turn round's line
+ * both report exactly these.
+ */
+export type RequestMetrics = Pick<
+  PctResult,
+  | "completed" | "benchmark_duration" | "total_input" | "total_output" | "total_output_retokenized"
+  | "request_throughput" | "input_throughput" | "output_throughput" | "output_throughput_retokenized"
+  | "total_throughput" | "total_throughput_retokenized"
+  | "mean_ttft_ms" | "median_ttft_ms" | "std_ttft_ms" | "p90_ttft_ms" | "p99_ttft_ms"
+  | "mean_tpot_ms" | "median_tpot_ms" | "std_tpot_ms" | "p90_tpot_ms" | "p99_tpot_ms"
+  | "mean_itl_ms" | "median_itl_ms" | "std_itl_ms" | "p90_itl_ms" | "p99_itl_ms"
+  | "mean_e2e_latency_ms" | "median_e2e_latency_ms" | "std_e2e_latency_ms" | "p99_e2e_latency_ms" | "concurrency"
+  | "failed" | "errors" | "errors_by_kind" | "hdr" | "hdr_unit"
+>;
+
+export function requestMetrics(records: RequestRecord[], durationS: number, countTokens: (text: string) => number): RequestMetrics {
+  const s = collectSamples(records, countTokens);
   const ttft = seriesStats(s.ttftsMs);
   const tpot = seriesStats(s.tpotsMs);
   const itl = seriesStats(s.itlsMs);
   const { errors, byKind } = bucketErrors(records);
-  const cache = cacheStats(records, context.expectedCachedTokens);
-  const result: PctResult = {
-    backend: context.backend,
-    dataset_name: "warm-cache",
-    request_rate: Infinity,
-    max_concurrency: context.maxConcurrency,
-    shared_prefix_pct: context.pct,
-    prefix_len: context.prefixLen,
-    suffix_len: context.suffixLen,
-    total_tokens: context.totalTokens,
-    num_prompts: context.numPrompts,
-    output_len: context.outputLen,
+  return {
     completed: s.completed,
     benchmark_duration: durationS,
     total_input: s.totalInput,
@@ -256,6 +260,66 @@ export function summarizePct(input: SummarizeInput): PctResult {
     failed: records.length - s.completed,
     errors,
     errors_by_kind: byKind,
+    hdr: {
+      ttft_us: encodeHistogram(histogramOfMs(s.ttftsMs)),
+      tpot_us: encodeHistogram(histogramOfMs(s.tpotsMs)),
+      itl_us: encodeHistogram(histogramOfMs(s.itlsMs)),
+      e2e_latency_us: encodeHistogram(histogramOfMs(s.e2eLatenciesMs)),
+    },
+    hdr_unit: "us",
+  };
+}
+
+/** The script's calculate_metrics + summary JSONL object for one pct, then our per-request extras. */
+export function summarizePct(input: SummarizeInput): PctResult {
+  const { records, durationS, context } = input;
+  const m = requestMetrics(records, durationS, input.countTokens);
+  const cache = cacheStats(records, context.expectedCachedTokens);
+  const result: PctResult = {
+    backend: context.backend,
+    dataset_name: "warm-cache",
+    request_rate: Infinity,
+    max_concurrency: context.maxConcurrency,
+    shared_prefix_pct: context.pct,
+    prefix_len: context.prefixLen,
+    suffix_len: context.suffixLen,
+    total_tokens: context.totalTokens,
+    num_prompts: context.numPrompts,
+    output_len: context.outputLen,
+    completed: m.completed,
+    benchmark_duration: m.benchmark_duration,
+    total_input: m.total_input,
+    total_output: m.total_output,
+    total_output_retokenized: m.total_output_retokenized,
+    request_throughput: m.request_throughput,
+    input_throughput: m.input_throughput,
+    output_throughput: m.output_throughput,
+    output_throughput_retokenized: m.output_throughput_retokenized,
+    total_throughput: m.total_throughput,
+    total_throughput_retokenized: m.total_throughput_retokenized,
+    mean_ttft_ms: m.mean_ttft_ms,
+    median_ttft_ms: m.median_ttft_ms,
+    std_ttft_ms: m.std_ttft_ms,
+    p90_ttft_ms: m.p90_ttft_ms,
+    p99_ttft_ms: m.p99_ttft_ms,
+    mean_tpot_ms: m.mean_tpot_ms,
+    median_tpot_ms: m.median_tpot_ms,
+    std_tpot_ms: m.std_tpot_ms,
+    p90_tpot_ms: m.p90_tpot_ms,
+    p99_tpot_ms: m.p99_tpot_ms,
+    mean_itl_ms: m.mean_itl_ms,
+    median_itl_ms: m.median_itl_ms,
+    std_itl_ms: m.std_itl_ms,
+    p90_itl_ms: m.p90_itl_ms,
+    p99_itl_ms: m.p99_itl_ms,
+    mean_e2e_latency_ms: m.mean_e2e_latency_ms,
+    median_e2e_latency_ms: m.median_e2e_latency_ms,
+    std_e2e_latency_ms: m.std_e2e_latency_ms,
+    p99_e2e_latency_ms: m.p99_e2e_latency_ms,
+    concurrency: m.concurrency,
+    failed: m.failed,
+    errors: m.errors,
+    errors_by_kind: m.errors_by_kind,
     interrupted: context.interrupted,
     page_size: context.pageSize,
     expected_cached_tokens: context.expectedCachedTokens,
@@ -263,12 +327,7 @@ export function summarizePct(input: SummarizeInput): PctResult {
     min_cached_tokens: cache.min,
     max_cached_tokens: cache.max,
     cached_tokens_mismatched: cache.mismatched,
-    hdr: {
-      ttft_us: encodeHistogram(histogramOfMs(s.ttftsMs)),
-      tpot_us: encodeHistogram(histogramOfMs(s.tpotsMs)),
-      itl_us: encodeHistogram(histogramOfMs(s.itlsMs)),
-      e2e_latency_us: encodeHistogram(histogramOfMs(s.e2eLatenciesMs)),
-    },
+    hdr: m.hdr,
     hdr_unit: "us",
   };
   return result;

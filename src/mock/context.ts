@@ -2,7 +2,7 @@
 import type { FaultPlan } from "./faults.ts";
 import type { MockMetrics } from "./metrics.ts";
 import type { MockOptions } from "./options.ts";
-import type { PrefixCache } from "./prefix-cache.ts";
+import type { TieredCache } from "./tiered-cache.ts";
 import type { MockScheduler } from "./scheduler.ts";
 import type { TruthLog } from "./truth.ts";
 import type { MockCounters } from "./types.ts";
@@ -11,7 +11,7 @@ import type { MockCounters } from "./types.ts";
 export interface MockContext {
   opts: MockOptions;
   scheduler: MockScheduler;
-  cache: PrefixCache;
+  cache: TieredCache;
   counters: MockCounters;
   faults: FaultPlan;
   metrics: MockMetrics;

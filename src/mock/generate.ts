@@ -69,7 +69,7 @@ export async function handleGenerate(req: IncomingMessage, res: ServerResponse, 
     trace.finish("error");
     return;
   }
-  const meta: MetaState = { rid, promptTokens: params.inputIds.length, cachedTokens: 0, receivedAtMs };
+  const meta: MetaState = { rid, promptTokens: params.inputIds.length, cachedTokens: 0, cachedHostTokens: 0, receivedAtMs };
   if (params.inputIds.length >= ctx.maxReqInputLen) {
     sendInputTooLongAbort(res, meta, ctx.maxReqInputLen, params.stream);
     trace.finish("error");
@@ -90,9 +90,10 @@ export async function handleGenerate(req: IncomingMessage, res: ServerResponse, 
       fault,
       trace,
       format: sglangFormat(meta, ctx.opts.vocabSize, ctx.opts.incremental && params.stream),
-      onPrefillStart(cachedTokens) {
-        meta.cachedTokens = cachedTokens;
-        received.cachedTokens = cachedTokens;
+      onPrefillStart(hit) {
+        meta.cachedTokens = hit.tokens;
+        meta.cachedHostTokens = hit.hostTokens;
+        received.cachedTokens = hit.tokens;
       },
       onEnd: () => ctx.liveRids.delete(rid),
     }, ctx);

@@ -3,16 +3,22 @@
  * vLLM's names (protocol.md §2.2, §3.3). Counted when a request finishes prefill, warm requests included.
  */
 
+import type { CacheHit } from "./tiered-cache.ts";
+
 /** Token counters since the server started (flushes do not reset them, as Prometheus counters). */
 export class MockMetrics {
   promptTokens = 0;
+  /** Cached prompt tokens, all tiers. */
   cachedTokens = 0;
+  /** Of those, loaded back from the host tier. */
+  hostCachedTokens = 0;
   generationTokens = 0;
 
-  /** A request finished prefill: `promptTokens` queried, `cachedTokens` of them from the cache. */
-  countPrefill(promptTokens: number, cachedTokens: number): void {
+  /** A request finished prefill: `promptTokens` queried, `hit` of them from the cache tiers. */
+  countPrefill(promptTokens: number, hit: CacheHit): void {
     this.promptTokens += promptTokens;
-    this.cachedTokens += cachedTokens;
+    this.cachedTokens += hit.tokens;
+    this.hostCachedTokens += hit.hostTokens;
   }
 
   /** `tokens` more output tokens were generated. */
@@ -37,7 +43,9 @@ export function renderMetrics(metrics: MockMetrics, gauges: MetricsGauges, model
   };
   add("sglang:prompt_tokens_total", "counter", "Number of prefill tokens processed.", model, metrics.promptTokens);
   add("sglang:generation_tokens_total", "counter", "Number of generation tokens processed.", model, metrics.generationTokens);
-  add("sglang:cached_tokens_total", "counter", "Number of cached prompt tokens.", `cache_source="device",${model}`, metrics.cachedTokens);
+  // One series per tier, as SGLang >= 0.5.10 labels them; readers sum the series (skipping cache_source="total").
+  add("sglang:cached_tokens_total", "counter", "Number of cached prompt tokens.", `cache_source="device",${model}`, metrics.cachedTokens - metrics.hostCachedTokens);
+  if (metrics.hostCachedTokens > 0) lines.push(`sglang:cached_tokens_total{cache_source="host",${model}} ${metrics.hostCachedTokens.toFixed(1)}`);
   add("sglang:num_running_reqs", "gauge", "The number of running requests.", model, gauges.running);
   add("sglang:num_queue_reqs", "gauge", "The number of requests in the waiting queue.", model, gauges.queued);
   add("vllm:prefix_cache_queries_total", "counter", "Prefix cache queries, in terms of number of queried tokens.", vllm, metrics.promptTokens);

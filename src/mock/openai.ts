@@ -71,9 +71,9 @@ export async function handleCompletions(req: IncomingMessage, res: ServerRespons
       fault,
       trace,
       format: completionsFormat(id, opts.modelName, params, usage, opts.vocabSize),
-      onPrefillStart(cachedTokens) {
-        usage.cachedTokens = cachedTokens;
-        received.cachedTokens = cachedTokens;
+      onPrefillStart(hit) {
+        usage.cachedTokens = hit.tokens;
+        received.cachedTokens = hit.tokens;
       },
       onEnd: () => {},
     }, ctx);

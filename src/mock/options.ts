@@ -11,8 +11,12 @@ export const MOCK_DEFAULTS = {
   port: 30000,
   /** Tokens per KV page; cached_tokens are reported in whole pages, as SGLang with --page-size. */
   pageSize: 1,
-  /** Capacity of the prefix cache in tokens (LRU eviction of pages beyond it). */
+  /** Capacity of the prefix cache (the device tier) in tokens (LRU eviction of pages beyond it). */
   cacheTokens: 4_000_000,
+  /** Capacity of the host tier (SGLang HiCache's CPU pool) that receives the device tier's evicted pages; 0 = off. */
+  hostCacheTokens: 0,
+  /** Cost of loading one cached token back from the host tier, µs (added to the prefill). */
+  hostLoadUsPerToken: 1,
   /** Fixed part of the time to first token, ms. */
   ttftBaseMs: 5,
   /** Prefill cost per uncached prompt token, microseconds. */
@@ -65,6 +69,8 @@ export interface MockOptions {
   port: number;
   pageSize: number;
   cacheTokens: number;
+  hostCacheTokens: number;
+  hostLoadUsPerToken: number;
   ttftBaseMs: number;
   prefillUsPerToken: number;
   itlMs: number;
@@ -112,7 +118,9 @@ export const MOCK_ARGS: ArgsDef = {
   host: s("Listen address", m.host),
   port: s("Listen port (0 = any free port)", m.port),
   "page-size": s("KV page size in tokens; cached_tokens come in whole pages", m.pageSize),
-  "cache-tokens": s("Prefix-cache capacity in tokens (LRU eviction)", m.cacheTokens),
+  "cache-tokens": s("Prefix-cache (device tier) capacity in tokens (LRU eviction)", m.cacheTokens),
+  "host-cache-tokens": s("Host-tier capacity in tokens: the device tier's evicted pages move there (0 = no host tier)", m.hostCacheTokens),
+  "host-load-us-per-token": s("Cost of loading a cached token back from the host tier, µs", m.hostLoadUsPerToken),
   "ttft-base-ms": s("Fixed part of the time to first token, ms", m.ttftBaseMs),
   "prefill-us-per-token": s("Prefill cost per uncached prompt token, µs", m.prefillUsPerToken),
   "itl-ms": s("Gap between decode steps, ms", m.itlMs),
@@ -169,6 +177,8 @@ export function parseMockOptions(raw: RawFlags): MockOptions {
     port: int("port", m.port, 0, 65535),
     pageSize: int("page-size", m.pageSize, 1),
     cacheTokens: int("cache-tokens", m.cacheTokens, 0),
+    hostCacheTokens: int("host-cache-tokens", m.hostCacheTokens, 0),
+    hostLoadUsPerToken: num("host-load-us-per-token", m.hostLoadUsPerToken),
     ttftBaseMs: num("ttft-base-ms", m.ttftBaseMs),
     prefillUsPerToken: num("prefill-us-per-token", m.prefillUsPerToken),
     itlMs: num("itl-ms", m.itlMs),

@@ -23,6 +23,8 @@ export interface MetaState {
   rid: string;
   promptTokens: number;
   cachedTokens: number;
+  /** Of cachedTokens, those loaded back from the host tier (the rest came from the device). */
+  cachedHostTokens: number;
   /** performance.now() when the request arrived, for e2e_latency. */
   receivedAtMs: number;
 }
@@ -58,11 +60,17 @@ export function buildMetaInfo(
     reasoning_tokens: 0,
     completion_tokens: completionTokens,
     cached_tokens: meta.cachedTokens,
-    cached_tokens_details: meta.cachedTokens > 0 ? { device: meta.cachedTokens, host: 0 } : null,
+    cached_tokens_details: cachedTokensDetails(meta),
   };
   if (finishReason !== null) info.e2e_latency = (performance.now() - meta.receivedAtMs) / 1000;
   if (withSentTs) info.response_sent_to_client_ts = wallClockS();
   return info;
+}
+
+/** SGLang's per-tier breakdown (output_streamer.py get_cached_tokens_details): null when nothing was cached. */
+export function cachedTokensDetails(meta: MetaState): { device: number; host: number } | null {
+  if (meta.cachedTokens <= 0) return null;
+  return { device: meta.cachedTokens - meta.cachedHostTokens, host: meta.cachedHostTokens };
 }
 
 /** Generated tokens of one request: cumulative ids and text, plus what was already reported. */

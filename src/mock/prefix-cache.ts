@@ -14,6 +14,12 @@ interface RadixNode {
   lastUsedTick: number;
 }
 
+/**
+ * Called with the whole sequence (root to the end of the evicted pages) whose tail pages are being evicted, before
+ * they go: a lower tier (tiered-cache.ts) keeps them.
+ */
+export type EvictionSink = (ids: Uint32Array) => void;
+
 /** Radix-tree prefix cache with page granularity and LRU eviction of leaves. */
 export class PrefixCache {
   readonly pageSize: number;
@@ -22,12 +28,14 @@ export class PrefixCache {
   private tick = 0;
   private heldTokens = 0;
   private evicted = 0;
+  private readonly onEvict: EvictionSink | null;
 
-  constructor(pageSize: number, capacityTokens: number) {
+  constructor(pageSize: number, capacityTokens: number, onEvict: EvictionSink | null = null) {
     if (!Number.isInteger(pageSize) || pageSize < 1) throw new RangeError(`pageSize must be a positive integer, got ${pageSize}`);
     if (!(capacityTokens >= 0)) throw new RangeError(`capacityTokens must be >= 0, got ${capacityTokens}`);
     this.pageSize = pageSize;
     this.capacityTokens = capacityTokens;
+    this.onEvict = onEvict;
   }
 
   /** Tokens held in the cache now. */
@@ -144,6 +152,7 @@ export class PrefixCache {
       if (leaf === null) return;
       const excess = this.heldTokens - this.capacityTokens;
       const dropTokens = Math.min(leaf.key.length, Math.ceil(excess / this.pageSize) * this.pageSize);
+      if (this.onEvict !== null) this.onEvict(pathOf(leaf));
       this.heldTokens -= dropTokens;
       this.evicted += dropTokens;
       if (dropTokens < leaf.key.length) {
@@ -166,6 +175,23 @@ export class PrefixCache {
     }
     return best;
   }
+}
+
+/** The ids from the root to the end of `node`'s edge. */
+function pathOf(node: RadixNode): Uint32Array {
+  const edges: Uint32Array[] = [];
+  let length = 0;
+  for (let n: RadixNode | null = node; n !== null; n = n.parent) {
+    edges.push(n.key);
+    length += n.key.length;
+  }
+  const ids = new Uint32Array(length);
+  let at = 0;
+  for (let i = edges.length - 1; i >= 0; i--) {
+    ids.set(edges[i] as Uint32Array, at);
+    at += (edges[i] as Uint32Array).length;
+  }
+  return ids;
 }
 
 function newNode(key: Uint32Array, parent: RadixNode | null, tick: number): RadixNode {

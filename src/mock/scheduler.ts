@@ -1,12 +1,18 @@
 /**
  * The mock's latency model. Admission: at most maxRunning requests at once, the rest wait FIFO.
- * Prefill: ttftBaseMs + prefillUsPerToken per uncached prompt token, optionally one prefill at a time
- * (serialPrefill, like one GPU). Decode: one token every itlMs, reported one event per streamInterval
- * tokens, driven for all requests by one decode queue (decode-queue.ts) so the mock stays cheap at
- * thousands of streams: no timer per event.
+ * Prefill: ttftBaseMs + prefillUsPerToken per uncached prompt token + hostLoadUsPerToken per token loaded back
+ * from the host tier, optionally one prefill at a time (serialPrefill, like one GPU). Decode: one token every
+ * itlMs, reported one event per streamInterval tokens, driven for all requests by one decode queue
+ * (decode-queue.ts) so the mock stays cheap at thousands of streams: no timer per event.
+ *
+ * The cache sees what SGLang's does: the prompt after its prefill, and when a request finishes its prompt plus
+ * every output token but the last (radix_cache.py cache_finished_req caches `(origin_input_ids +
+ * output_ids)[:kv_committed_len]`; the last sampled token never had its KV computed) - so a conversation's next
+ * turn finds its whole history cached.
  */
 import { DecodeQueue } from "./decode-queue.ts";
-import type { PrefixCache } from "./prefix-cache.ts";
+import { outputTokenId } from "./output.ts";
+import type { CacheHit, TieredCache } from "./tiered-cache.ts";
 
 /** Latency knobs the scheduler reads (a subset of MockOptions). */
 export interface LatencyModel {
@@ -14,7 +20,11 @@ export interface LatencyModel {
   serialPrefill: boolean;
   ttftBaseMs: number;
   prefillUsPerToken: number;
+  /** Cost of loading one cached token back from the host tier, µs. */
+  hostLoadUsPerToken: number;
   itlMs: number;
+  /** The generated ids (output.ts) depend on it, and finished requests cache them. */
+  vocabSize: number;
 }
 
 /** One generation as the scheduler sees it; the callbacks write the response. */
@@ -23,8 +33,8 @@ export interface GenerationJob {
   maxNewTokens: number;
   /** Tokens per event after the first (SGLang's stream_interval). */
   streamInterval: number;
-  /** Prefill is about to run; `cachedTokens` were matched in the prefix cache. */
-  onPrefillStart(cachedTokens: number): void;
+  /** Prefill is about to run; `hit` is the prompt's prefix matched in the cache tiers. */
+  onPrefillStart(hit: CacheHit): void;
   /** Tokens generated so far (cumulative); `done` on the last call. Called once with 0 when maxNewTokens is 0. */
   onTokens(completionTokens: number, done: boolean): void;
 }
@@ -54,7 +64,7 @@ interface JobState {
 /** FIFO admission, prefill and decode timers for the mock server. */
 export class MockScheduler {
   private readonly model: LatencyModel;
-  private readonly cache: PrefixCache;
+  private readonly cache: TieredCache;
   private readonly waiting: JobState[] = [];
   private readonly prefillQueue: JobState[] = [];
   private prefillBusy = false;
@@ -68,7 +78,7 @@ export class MockScheduler {
     if (state.phase === "decode") this.emit(state, state.nextTokens);
   });
 
-  constructor(model: LatencyModel, cache: PrefixCache) {
+  constructor(model: LatencyModel, cache: TieredCache) {
     this.model = model;
     this.cache = cache;
   }
@@ -183,9 +193,10 @@ export class MockScheduler {
   private startPrefill(state: JobState): void {
     state.phase = "prefill";
     const ids = state.job.inputIds;
-    const cachedTokens = this.cache.match(ids);
-    state.job.onPrefillStart(cachedTokens);
-    const prefillMs = this.model.ttftBaseMs + (this.model.prefillUsPerToken * (ids.length - cachedTokens)) / 1000;
+    const hit = this.cache.match(ids);
+    state.job.onPrefillStart(hit);
+    const m = this.model;
+    const prefillMs = m.ttftBaseMs + (m.prefillUsPerToken * (ids.length - hit.tokens) + m.hostLoadUsPerToken * hit.hostTokens) / 1000;
     state.timer = setTimeout(() => this.endPrefill(state), prefillMs);
   }
 
@@ -204,6 +215,8 @@ export class MockScheduler {
 
   private emit(state: JobState, completionTokens: number): void {
     const done = completionTokens >= state.job.maxNewTokens;
+    // Cached before the last event goes out, as SGLang caches a finished request before streaming its end.
+    if (done) this.cacheFinished(state.job, completionTokens);
     state.job.onTokens(completionTokens, done);
     if (done) {
       this.finish(state);
@@ -215,6 +228,16 @@ export class MockScheduler {
     // Targets are absolute (first token + (n-1) * itl) so timer lateness does not accumulate.
     state.dueMs = state.firstTokenAtMs + state.delayMs + (next - 1) * this.model.itlMs;
     this.decode.push(state);
+  }
+
+  /** The prompt and every output token but the last enter the cache (nothing new when fewer than 2 were generated). */
+  private cacheFinished(job: GenerationJob, completionTokens: number): void {
+    if (completionTokens < 2) return;
+    const input = job.inputIds;
+    const ids = new Uint32Array(input.length + completionTokens - 1);
+    ids.set(input);
+    for (let i = 0; i < completionTokens - 1; i++) ids[input.length + i] = outputTokenId(i, this.model.vocabSize);
+    this.cache.insert(ids);
   }
 
   /** Free the running slot once; later calls (a cancel racing the last event) do nothing. */

@@ -17,7 +17,7 @@ import { buildModelCard, buildModelInfo, buildModelList, buildServerInfo } from 
 import { MockMetrics, renderMetrics } from "./metrics.ts";
 import { handleCompletions } from "./openai.ts";
 import type { MockOptions } from "./options.ts";
-import { PrefixCache } from "./prefix-cache.ts";
+import { TieredCache } from "./tiered-cache.ts";
 import { MockScheduler } from "./scheduler.ts";
 import { TruthLog } from "./truth.ts";
 import type { MockStats } from "./types.ts";
@@ -38,7 +38,7 @@ export interface MockServer {
 
 /** Start the mock on opts.host:opts.port (port 0 = an ephemeral port). */
 export async function startMockServer(opts: MockOptions): Promise<MockServer> {
-  const cache = new PrefixCache(opts.pageSize, opts.cacheTokens);
+  const cache = new TieredCache(opts.pageSize, opts.cacheTokens, opts.hostCacheTokens);
   const scheduler = new MockScheduler(opts, cache);
   const startupTimeS = (performance.timeOrigin + performance.now()) / 1000;
   const sockets = new Set<Socket>();
@@ -75,6 +75,7 @@ export async function startMockServer(opts: MockOptions): Promise<MockServer> {
     flushRejected: counters.flushRejected,
     cacheTokens: cache.cachedTokens,
     evictedTokens: cache.evictedTokens,
+    hostCacheTokens: cache.hostCachedTokens,
     openConnections: sockets.size,
     faultsInjected: { ...ctx.faults.injected },
     received: counters.received,

@@ -4,7 +4,7 @@
  * serializing an object per event. The escaped text and the id list grow by one token at a time, so an
  * event costs string concatenation of the new tokens plus a few numbers.
  */
-import { OUTPUT_WORDS, outputTokenId, outputTokenText, wallClockS, type MetaState } from "./output.ts";
+import { cachedTokensDetails, OUTPUT_WORDS, outputTokenId, outputTokenText, wallClockS, type MetaState } from "./output.ts";
 
 /** Each output word as it appears inside a JSON string (JSON.stringify minus the quotes). */
 const WORD_JSON: ReadonlyMap<string, string> = new Map(OUTPUT_WORDS.map((w) => [w, JSON.stringify(w).slice(1, -1)]));
@@ -43,9 +43,8 @@ export class SglangEventBuilder {
   event(completionTokens: number, finishReasonJson: string | null, extraText: string): string {
     this.growTo(completionTokens);
     if (this.eventsBuilt === 0) {
-      const cached = this.meta.cachedTokens;
-      const details = cached > 0 ? `{"device":${cached},"host":0}` : "null";
-      this.cachePart = `,"cached_tokens":${cached},"cached_tokens_details":${details}`;
+      const details = JSON.stringify(cachedTokensDetails(this.meta));
+      this.cachePart = `,"cached_tokens":${this.meta.cachedTokens},"cached_tokens_details":${details}`;
     }
     const text = extraText === "" ? this.textJson : this.textJson + JSON.stringify(extraText).slice(1, -1);
     let payload =

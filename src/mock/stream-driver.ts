@@ -17,6 +17,7 @@ import type { MockContext } from "./context.ts";
 import type { StreamFault } from "./faults.ts";
 import { SSE_DONE } from "./output.ts";
 import { FlushedWriter } from "./socket-write.ts";
+import type { CacheHit } from "./tiered-cache.ts";
 import type { RequestTrace, TruthEnd } from "./truth.ts";
 
 /** How a protocol writes a generation. Event methods return the JSON text of one SSE `data:` payload. */
@@ -44,7 +45,7 @@ export interface DriveJob {
   fault: StreamFault | null;
   trace: RequestTrace;
   format: WireFormat;
-  onPrefillStart(cachedTokens: number): void;
+  onPrefillStart(hit: CacheHit): void;
   /** The request ended in any way (finished, fault, client gone); called once. */
   onEnd(): void;
 }
@@ -84,6 +85,7 @@ export function driveGeneration(res: ServerResponse, job: DriveJob, ctx: MockCon
   const fault = job.fault !== null && (job.stream || !STREAM_ONLY.has(job.fault)) ? job.fault : null;
   let calls = 0;
   let countedTokens = 0;
+  let cacheHit: CacheHit = { tokens: 0, deviceTokens: 0, hostTokens: 0 };
   let faultFired = false;
   let ended = false;
   // While a stall holds an event, later ones queue behind it so the order on the wire never changes.
@@ -183,12 +185,13 @@ export function driveGeneration(res: ServerResponse, job: DriveJob, ctx: MockCon
     inputIds: job.inputIds,
     maxNewTokens: job.maxNewTokens,
     streamInterval: job.streamInterval,
-    onPrefillStart(cachedTokens) {
-      trace.cachedTokens = cachedTokens;
-      job.onPrefillStart(cachedTokens);
+    onPrefillStart(hit) {
+      trace.cachedTokens = hit.tokens;
+      cacheHit = hit;
+      job.onPrefillStart(hit);
     },
     onTokens(completionTokens, done) {
-      if (calls++ === 0) ctx.metrics.countPrefill(job.inputIds.length, trace.cachedTokens);
+      if (calls++ === 0) ctx.metrics.countPrefill(job.inputIds.length, cacheHit);
       ctx.metrics.countGenerated(completionTokens - countedTokens);
       countedTokens = completionTokens;
       if (held !== null) {

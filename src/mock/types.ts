@@ -35,8 +35,10 @@ export interface MockStats {
   flushRejected: number;
   /** Tokens held in the prefix cache now. */
   cacheTokens: number;
-  /** Tokens evicted from the prefix cache (LRU) so far. */
+  /** Tokens evicted from the device tier (LRU) so far; with the host tier on they moved there. */
   evictedTokens: number;
+  /** Tokens held in the host tier now (0 when it is off). */
+  hostCacheTokens: number;
   /** TCP connections open now. */
   openConnections: number;
   /** Injected faults by kind: fail, error-event, abort, reset, stall, malformed, invalid-utf8, slow-headers,

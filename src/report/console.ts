@@ -61,13 +61,14 @@ const rowFixed2 = (label: string, value: number): string => row(label, formatFix
 const section = (title: string): string => centerPython(title, 50, "-");
 
 /** The fields the per-pct banner needs, known before the pct is measured. */
-export type PctHeaderFields = Pick<PctRecord, "shared_prefix_pct" | "prefix_len" | "suffix_len">;
+export type PctHeaderFields = Pick<PctRecord, "shared_prefix_pct" | "prefix_len" | "suffix_len"> & Partial<Pick<PctRecord, "working_set">>;
 
-/** The script's per-pct banner, printed before flushing and warming. */
+/** The script's per-pct banner, printed before flushing and warming; a working set of several prefixes is named. */
 export function renderPctHeader(r: PctHeaderFields): string {
   const bar = "=".repeat(70);
   const total = r.prefix_len + r.suffix_len;
-  const line = `shared_prefix=${r.shared_prefix_pct}%  prefix_len=${r.prefix_len}  suffix_len=${r.suffix_len}  total=${total}`;
+  const ws = r.working_set !== undefined && r.working_set > 1 ? `  working_set=${r.working_set}` : "";
+  const line = `shared_prefix=${r.shared_prefix_pct}%  prefix_len=${r.prefix_len}  suffix_len=${r.suffix_len}  total=${total}${ws}`;
   return `\n${bar}\n${line}\n${bar}\n`;
 }
 
@@ -137,6 +138,7 @@ function extraLines(r: PctLine): string[] {
     }
     if (typeof r.cache_check === "string") lines.push(row("Cache check:", r.cache_check));
   }
+  lines.push(...pressureLines(r), ...tierLines(r));
   if (typeof r.client_loop_lag_p99_ms === "number") {
     lines.push(section("Client Health"), rowFixed2("Event-loop lag P99 (ms):", r.client_loop_lag_p99_ms));
     if (typeof r.client_own_lag_p99_ms === "number") lines.push(rowFixed2("  of it the client's own (ms):", r.client_own_lag_p99_ms));
@@ -153,6 +155,37 @@ function extraLines(r: PctLine): string[] {
     const errors: ErrorEntry[] = Array.isArray(r.errors) ? r.errors : [];
     for (const e of errors.slice(0, MAX_CONSOLE_ERRORS)) {
       lines.push(`  ${e.kind}: ${e.message.slice(0, MAX_CONSOLE_MESSAGE_CHARS)} x${e.count}`);
+    }
+  }
+  return lines;
+}
+
+const numOrNa = (v: unknown): string => (typeof v === "number" ? String(v) : "n/a");
+
+/** Working set against capacity: shown for a working set of several prefixes, or when hits fell short. */
+export function pressureLines(r: Partial<Pick<PctRecord, "working_set" | "working_set_tokens" | "cache_capacity_tokens" | "host_cache_capacity_tokens" | "working_set_fits" | "cache_shortfall_requests" | "eviction">>): string[] {
+  if (typeof r.working_set_tokens !== "number") return [];
+  if (!((r.working_set ?? 1) > 1 || r.eviction === true)) return [];
+  const fits = r.working_set_fits;
+  return [
+    section("Cache Pressure"),
+    row("Working set (tokens):", `${r.working_set_tokens}${(r.working_set ?? 1) > 1 ? ` (${r.working_set} prefixes)` : ""}`),
+    row("Cache capacity device / host (tokens):", `${numOrNa(r.cache_capacity_tokens)} / ${numOrNa(r.host_cache_capacity_tokens)}`),
+    row("Working set fits the device:", fits === true ? "yes" : fits === false ? "NO: over capacity" : "n/a"),
+    row("Requests below expected (eviction):", numOrNa(r.cache_shortfall_requests)),
+  ];
+}
+
+/** Where the hits came from: shown when some came from a tier other than the device. */
+export function tierLines(r: Partial<Pick<PctRecord, "cached_tokens_by_tier" | "ttft_by_tier">>): string[] {
+  const t = r.cached_tokens_by_tier;
+  if (t === null || t === undefined || typeof t !== "object" || (t.host === 0 && t.storage === 0)) return [];
+  const lines = [section("Cache Tiers"), row("Cached tokens device / host / storage:", `${t.device} / ${t.host} / ${t.storage}`)];
+  const byTier = r.ttft_by_tier;
+  if (byTier !== null && byTier !== undefined && typeof byTier === "object") {
+    for (const tier of ["device", "host", "storage", "none"] as const) {
+      const x = byTier[tier];
+      if (x) lines.push(row(`Mean TTFT, prefix from ${tier} (ms):`, `${formatFixed2(x.mean_ttft_ms)} (${x.requests} requests)`));
     }
   }
   return lines;

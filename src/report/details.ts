@@ -1,6 +1,6 @@
 /**
- * --request-details: one JSONL line per measured request, written after its pct ended (never during the timed
- * section), so a run can be joined with a server's own log (the mock's --truth) on request_id.
+ * --request-details: one JSONL line per measured request, written after its pct (or multi-turn round) ended (never
+ * during the timed section), so a run can be joined with a server's own log (the mock's --truth) on request_id.
  */
 import { appendFileSync } from "node:fs";
 import { toEpochMs } from "../client/clock.ts";
@@ -9,12 +9,12 @@ import type { RequestRecord } from "../metrics/record.ts";
 /** The id sent as x-request-id; unique per run, pct and prompt. */
 export const requestIdOf = (runId: string, pct: number, index: number): string => `${runId}-${pct}-${index}`;
 
-/** One details line of one record. */
-export function formatRequestDetail(runId: string, pct: number, r: RequestRecord): string {
-  return JSON.stringify({
-    request_id: requestIdOf(runId, pct, r.index),
-    pct,
-    index: r.index,
+/** The id of a multi-turn turn; unique per run, client and round. */
+export const turnRequestIdOf = (runId: string, client: number, round: number): string => `${runId}-c${client}-r${round}`;
+
+/** What every details line holds about its request. */
+function recordFields(r: RequestRecord): Record<string, unknown> {
+  return {
     ok: r.ok,
     failure_kind: r.failureKind,
     failure_message: r.failureMessage || null,
@@ -25,9 +25,28 @@ export function formatRequestDetail(runId: string, pct: number, r: RequestRecord
     prompt_len: r.promptLen,
     output_len: r.outputLen,
     cached_tokens: r.cachedTokens,
+    cached_device_tokens: r.cachedDeviceTokens,
+    cached_host_tokens: r.cachedHostTokens,
+    cached_storage_tokens: r.cachedStorageTokens,
     token_events: r.tokenEvents,
     finish_reason: r.finishReason,
     itl_ms: Array.from(r.itlMs),
+  };
+}
+
+/** One details line of one record. */
+export function formatRequestDetail(runId: string, pct: number, r: RequestRecord): string {
+  return JSON.stringify({ request_id: requestIdOf(runId, pct, r.index), pct, index: r.index, ...recordFields(r) });
+}
+
+/** One details line of a multi-turn turn. */
+export function formatTurnDetail(runId: string, client: number, round: number, expectedCachedTokens: number, r: RequestRecord): string {
+  return JSON.stringify({
+    request_id: turnRequestIdOf(runId, client, round),
+    client,
+    round,
+    expected_cached_tokens: expectedCachedTokens,
+    ...recordFields(r),
   });
 }
 

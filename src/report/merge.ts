@@ -11,6 +11,7 @@ import { buildPctRecord, SCRIPT_KEYS, type PctRecord } from "../metrics/pct-reco
 import type { ErrorEntry, PctHistograms } from "../metrics/summarize.ts";
 import { fitFromMoments, mergeTtftMoments, type TtftMoments } from "../metrics/ttft-model.ts";
 import type { CacheStatus } from "../metrics/cache-check.ts";
+import type { CachedTokensByTier } from "../metrics/cache-tiers.ts";
 import type { PctLine } from "./console.ts";
 import type { RunLines } from "./results-file.ts";
 
@@ -146,6 +147,16 @@ function mergeGroup(lines: PctLine[], files: string[]): PctRecord {
     expected_hit_ratio: num(first.expected_hit_ratio),
     observed_hit_ratio: reported.length ? sum(reported.map((l) => num(l.observed_hit_ratio) * weight(l))) / sum(reported.map(weight)) : null,
     server_cache_hit_rate: null,
+    working_set: num(first.working_set ?? 1),
+    working_set_tokens: num(first.working_set_tokens ?? first.prefix_len),
+    cache_capacity_tokens: (first.cache_capacity_tokens as number | null | undefined) ?? null,
+    host_cache_capacity_tokens: (first.host_cache_capacity_tokens as number | null | undefined) ?? null,
+    working_set_fits: (first.working_set_fits as boolean | null | undefined) ?? null,
+    cache_shortfall_requests: lines.every((l) => typeof l.cache_shortfall_requests === "number") ? sum(lines.map((l) => num(l.cache_shortfall_requests))) : null,
+    eviction: lines.some((l) => l.eviction === true) ? true : lines.every((l) => l.eviction === false) ? false : null,
+    cached_tokens_by_tier: sumTiers(lines.map((l) => (l.cached_tokens_by_tier as CachedTokensByTier | null | undefined) ?? null)),
+    // Per-tier medians and p99s of several runs cannot be combined without their samples.
+    ttft_by_tier: null,
     cache_check: worstStatus(lines.map((l) => (l.cache_check as CacheStatus | undefined) ?? "off")),
     flushed: lines.every((l) => l.flushed === true),
     flush_attempts: sum(lines.map((l) => num(l.flush_attempts))),
@@ -177,6 +188,13 @@ function mergeGroup(lines: PctLine[], files: string[]): PctRecord {
     merged: { files, run_ids: lines.map((l) => l.run_id ?? null), histogram_derived: FROM_HISTOGRAMS },
   });
   return record;
+}
+
+/** Tokens per tier added up; null when any run lacks the breakdown. */
+function sumTiers(tiers: (CachedTokensByTier | null)[]): CachedTokensByTier | null {
+  if (tiers.some((t) => t === null)) return null;
+  const ts = tiers as CachedTokensByTier[];
+  return { device: sum(ts.map((t) => t.device)), host: sum(ts.map((t) => t.host)), storage: sum(ts.map((t) => t.storage)) };
 }
 
 function mergeErrors(entries: ErrorEntry[]): ErrorEntry[] {

@@ -31,7 +31,7 @@ export interface JobMessage {
 }
 
 /** One request record on the wire: times that are points in time are epoch ms; the rest as in RequestRecord. */
-export type WireRecord = Omit<RequestRecord, "itlMs" | "textBytes" | "startMs"> & { itlMs: number[]; startEpochMs: number } & Record<string, unknown>;
+export type WireRecord = Omit<RequestRecord, "itlMs" | "textBytes" | "payloads" | "startMs"> & { itlMs: number[]; startEpochMs: number } & Record<string, unknown>;
 
 /** A shard's share of one job. */
 export interface RecordsMessage {
@@ -153,7 +153,7 @@ export function parseCoordinatorMessage(v: unknown): CoordinatorMessage | string
 
 /** A record for the wire: absolute times to epoch ms, typed arrays to plain arrays, deferred text already resolved. */
 export function toWireRecord(r: RequestRecord, timeOriginMs: number): WireRecord {
-  const { itlMs, textBytes: _text, startMs, ...rest } = r;
+  const { itlMs, textBytes: _text, payloads: _payloads, startMs, ...rest } = r;
   return { ...rest, itlMs: Array.from(itlMs), startEpochMs: timeOriginMs + startMs };
 }
 

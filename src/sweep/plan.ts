@@ -15,6 +15,10 @@ export interface PctPlan {
   inFlight: number;
   /** Cached tokens every measured request should report: the prefix in whole pages. */
   expectedCachedTokens: number;
+  /** Distinct prefixes in rotation (--working-set). */
+  workingSet: number;
+  /** workingSet x prefixLen: what the cache must hold for every expected hit. */
+  workingSetTokens: number;
 }
 
 /** Cached tokens a measured request should report: the prefix in whole pages, at most promptLen-1 (SGLang). */
@@ -32,11 +36,13 @@ export interface ShardShare {
 /** Shard `rank`'s share of `total` slots (prompts or in-flight requests): the remainder goes to the first ranks. */
 export const shareOf = (total: number, s: ShardShare): number => Math.floor(total / s.size) + (s.rank < total % s.size ? 1 : 0);
 
-export function planPct(pct: number, opts: RunOptions, pageSize: number, share: ShardShare | null = null): PctPlan {
+export function planPct(pct: number, opts: RunOptions, pageSize: number, share: ShardShare | null = null, workingSet = 1): PctPlan {
   const prefixLen = Math.floor((opts.totalTokens * pct) / 100);
   const indices: number[] = [];
   for (let i = share?.rank ?? 0; i < opts.numPrompts; i += share?.size ?? 1) indices.push(i);
   return {
+    workingSet,
+    workingSetTokens: workingSet * prefixLen,
     pct,
     prefixLen,
     suffixLen: opts.totalTokens - prefixLen,

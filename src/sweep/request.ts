@@ -1,6 +1,13 @@
-/** One StreamRequest of the sweep: the run's URL, headers, timeouts and interrupt around a prepared body. */
+/** One StreamRequest of a run: the run's URL, headers, timeouts and interrupt around a prepared body. */
 import type { StreamRequest } from "../client/stream.ts";
+import type { RunOptions } from "../options.ts";
 import type { SweepContext } from "./context.ts";
+
+/** What a request needs of its run (the sweep's context, or a multi-turn run's). */
+export type RequestContext = Pick<SweepContext, "backend" | "ctl" | "io"> & {
+  opts: Pick<RunOptions, "baseUrl" | "requestTimeoutS" | "stallTimeoutS">;
+  server: Pick<SweepContext["server"], "textMode">;
+};
 
 export interface RequestShape {
   /** Prompt index within its pct; negative for control requests (canary, probe, warm). */
@@ -11,7 +18,7 @@ export interface RequestShape {
   requestId?: string;
 }
 
-export function streamRequestFor(ctx: SweepContext, body: readonly Uint8Array[], shape: RequestShape): StreamRequest {
+export function streamRequestFor(ctx: RequestContext, body: readonly Uint8Array[], shape: RequestShape): StreamRequest {
   return {
     url: ctx.opts.baseUrl + ctx.backend.generatePath,
     backend: ctx.backend,

@@ -17,9 +17,9 @@ import { rememberProbe, resetCache } from "./stages/reset-cache.ts";
 import { summarizeMeasurement } from "./stages/summarize.ts";
 import { warmPrefix } from "./stages/warm.ts";
 
-export async function runPct(pct: number, ctx: SweepContext): Promise<PctRecord> {
-  const plan = planPct(pct, ctx.opts, ctx.server.pageSize, ctx.share);
-  ctx.io.out(renderPctHeader({ shared_prefix_pct: pct, prefix_len: plan.prefixLen, suffix_len: plan.suffixLen }));
+export async function runPct(pct: number, ctx: SweepContext, workingSet = 1): Promise<PctRecord> {
+  const plan = planPct(pct, ctx.opts, ctx.server.pageSize, ctx.share, workingSet);
+  ctx.io.out(renderPctHeader({ shared_prefix_pct: pct, prefix_len: plan.prefixLen, suffix_len: plan.suffixLen, working_set: workingSet }));
   // The tokenizer is only needed to count output tokens after the run: build it now, off every clock.
   ctx.tokenizer.prepare();
   // Prompts come first (no server sees it): the reset needs the new prefix to keep its probe clear of it.

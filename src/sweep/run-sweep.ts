@@ -88,25 +88,32 @@ export async function runSweep(opts: RunOptions, io: SweepIo, placement: Placeme
 async function runPcts(ctx: SweepContext): Promise<SweepOutcome> {
   const { opts, io } = ctx;
   const outcome: SweepOutcome = { records: [], failedRequests: 0, interrupted: false, cacheFailures: 0, saturatedPcts: 0 };
-  for (const pct of opts.pcts) {
-    if (io.signal?.aborted) {
-      outcome.interrupted = true;
-      break;
+  if (opts.workingSets.some((k) => k > 1)) logCapacity(ctx.server, opts);
+  const unused = opts.workingSets.filter((k) => k > opts.numPrompts);
+  if (unused.length > 0) {
+    log.warn(`--working-set ${unused.join(",")} > --num-prompts ${opts.numPrompts}: only ${opts.numPrompts} of the prefixes are used by measured prompts (all are warmed)`);
+  }
+  sweep: for (const pct of opts.pcts) {
+    for (const workingSet of opts.workingSets) {
+      if (io.signal?.aborted) {
+        outcome.interrupted = true;
+        break sweep;
+      }
+      const record = await runPct(pct, ctx, workingSet);
+      outcome.records.push(record);
+      outcome.failedRequests += record.failed;
+      if (opts.verifyCache === "strict" && (record.cache_check === "mismatch" || record.cache_check === "unreported")) outcome.cacheFailures++;
+      if (record.client_saturated) outcome.saturatedPcts++;
+      const failedShards = record.shards?.failed ?? [];
+      if (failedShards.length > 0) {
+        throw new BenchError(`${failedShards.join("; ")}: the pct was written with what the other shards measured (interrupted: true)`);
+      }
+      if (record.interrupted) {
+        outcome.interrupted = true;
+        break sweep;
+      }
+      if (record.completed === 0) throw new BenchError(`All requests failed for shared_prefix=${pct}%.`);
     }
-    const record = await runPct(pct, ctx);
-    outcome.records.push(record);
-    outcome.failedRequests += record.failed;
-    if (opts.verifyCache === "strict" && (record.cache_check === "mismatch" || record.cache_check === "unreported")) outcome.cacheFailures++;
-    if (record.client_saturated) outcome.saturatedPcts++;
-    const failedShards = record.shards?.failed ?? [];
-    if (failedShards.length > 0) {
-      throw new BenchError(`${failedShards.join("; ")}: the pct was written with what the other shards measured (interrupted: true)`);
-    }
-    if (record.interrupted) {
-      outcome.interrupted = true;
-      break;
-    }
-    if (record.completed === 0) throw new BenchError(`All requests failed for shared_prefix=${pct}%.`);
   }
   io.out(renderSweepEnd(outcome.records.at(-1)?.ttft_model ?? null));
   if (opts.outputFile) log.info(`JSONL results saved to ${opts.outputFile}`);
@@ -118,8 +125,20 @@ function shardSetup(runId: string, opts: RunOptions, server: ServerProfile): Sha
   return { run_id: runId, options_hash: workloadHash(opts), model: server.model, page_size: server.pageSize, text_mode: server.textMode, server_version: server.info.version };
 }
 
+/** A working-set sweep is read against the server's cache capacity: say what it is, or that it is unknown. */
+function logCapacity(server: ServerProfile, opts: RunOptions): void {
+  const device = server.info.cacheCapacityTokens;
+  const host = server.info.hostCacheCapacityTokens;
+  if (device === null) {
+    log.warn("the server does not report its cache capacity (/server_info max_total_num_tokens): working sets are not compared with it");
+    return;
+  }
+  const largest = Math.max(...opts.workingSets) * Math.floor((opts.totalTokens * Math.max(...opts.pcts)) / 100);
+  log.info(`Cache capacity: ${device} tokens on the device${host === null ? "" : `, ${host} in the host tier`}; largest working set ${largest} tokens`);
+}
+
 /** 8 random base-36 characters: enough to tell the runs of one file apart. */
-function newRunId(): string {
+export function newRunId(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(8));
   return Array.from(bytes, (b) => (b % 36).toString(36)).join("");
 }
@@ -127,12 +146,18 @@ function newRunId(): string {
 /** "maxConcurrency" -> "max_concurrency". */
 const snake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
-/** The run's description, written once in its first pct line: shell loops over server flags describe themselves. */
-function runInfo(opts: RunOptions, server: ServerProfile): RunInfo {
+/** A nested option object (multiturn's think time) with snake_case keys, as all JSON we write. */
+function snakeKeys(value: unknown): unknown {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [snake(k), snakeKeys(v)]));
+}
+
+/** The run's description, written once in its first line: shell loops over server flags describe themselves. */
+export function runInfo(opts: object, server: ServerProfile): RunInfo {
   const options: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(opts)) {
     if (key === "apiKey") options.api_key = value ? "(set)" : null;
-    else options[snake(key)] = typeof value === "bigint" ? value.toString() : value;
+    else options[snake(key)] = typeof value === "bigint" ? value.toString() : snakeKeys(value);
   }
   return {
     warmbench_version: VERSION,

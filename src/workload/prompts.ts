@@ -3,6 +3,9 @@
  * prefix_len = total*pct//100, the prefix drawn first (if any), then each prompt's suffix in order,
  * all from one PyRandom shared across pcts. Ids live in typed arrays and are serialized once, so the
  * hot path only concatenates bytes.
+ *
+ * With a working set of K (cache-pressure studies) K distinct prefixes are drawn first, in order, and prompt i
+ * shares prefix i mod K; K = 1 draws exactly what the script draws.
  */
 import type { PyRandom } from "./rng.ts";
 
@@ -15,8 +18,10 @@ export interface PromptSet {
   /** Per-prompt unique suffix length, tokens. */
   suffixLen: number;
   numPrompts: number;
-  /** The shared prefix ids (prefixLen of them). */
+  /** The shared prefix ids (prefixLen of them); the first of `prefixes`. */
   prefix: Uint32Array;
+  /** The working set's prefixes, in draw order; prompt i shares prefixes[i % length]. */
+  prefixes: Uint32Array[];
   /** numPrompts*suffixLen ids; prompt i's suffix starts at i*suffixLen. */
   suffixes: Uint32Array;
 }
@@ -30,6 +35,8 @@ export interface BuildPromptsParams {
   numPrompts: number;
   /** Shared across pcts, in sweep order, as the script's single random.Random(seed). */
   rng: PyRandom;
+  /** Distinct prefixes in rotation (default 1). */
+  workingSet?: number;
 }
 
 function requireCount(name: string, value: number): void {
@@ -39,20 +46,32 @@ function requireCount(name: string, value: number): void {
 /** Draws one pct's prompts in the script's order. */
 export function buildPrompts(p: BuildPromptsParams): PromptSet {
   const { population, totalTokens, pct, numPrompts, rng } = p;
+  const workingSet = p.workingSet ?? 1;
   requireCount("totalTokens", totalTokens);
   requireCount("numPrompts", numPrompts);
+  if (!Number.isSafeInteger(workingSet) || workingSet < 1) throw new Error(`buildPrompts: workingSet must be a positive integer, got ${workingSet}`);
   if (!Number.isInteger(pct) || pct < 0 || pct > 100) throw new Error(`buildPrompts: pct must be an integer in [0, 100], got ${pct}`);
   // Python's total*pct//100 on ints; the remainder form keeps it exact however large the product.
   const scaled = totalTokens * pct;
   const prefixLen = (scaled - (scaled % 100)) / 100;
   const suffixLen = totalTokens - prefixLen;
 
-  const prefix = new Uint32Array(prefixLen);
-  rng.choicesInto(population, prefix, 0, prefixLen);
+  const prefixes: Uint32Array[] = [];
+  for (let k = 0; k < workingSet; k++) {
+    const prefix = new Uint32Array(prefixLen);
+    rng.choicesInto(population, prefix, 0, prefixLen);
+    prefixes.push(prefix);
+  }
   const suffixes = new Uint32Array(numPrompts * suffixLen);
   for (let i = 0; i < numPrompts; i++) rng.choicesInto(population, suffixes, i * suffixLen, suffixLen);
-  return { pct, prefixLen, suffixLen, numPrompts, prefix, suffixes };
+  return { pct, prefixLen, suffixLen, numPrompts, prefix: prefixes[0] as Uint32Array, prefixes, suffixes };
 }
+
+/** Which of the working set's prefixes prompt i shares. */
+export const prefixIndexOf = (set: PromptSet, i: number): number => i % set.prefixes.length;
+
+/** Prompt i's shared prefix. */
+export const prefixOf = (set: PromptSet, i: number): Uint32Array => set.prefixes[prefixIndexOf(set, i)] as Uint32Array;
 
 /** Prompt i's suffix, a view into set.suffixes (no copy). */
 export const suffixIds = (set: PromptSet, i: number): Uint32Array =>
@@ -62,7 +81,7 @@ export const suffixIds = (set: PromptSet, i: number): Uint32Array =>
 export function promptIds(set: PromptSet, i: number): Uint32Array {
   if (!Number.isInteger(i) || i < 0 || i >= set.numPrompts) throw new RangeError(`prompt index ${i} out of range [0, ${set.numPrompts})`);
   const ids = new Uint32Array(set.prefixLen + set.suffixLen);
-  ids.set(set.prefix, 0);
+  ids.set(prefixOf(set, i), 0);
   ids.set(suffixIds(set, i), set.prefixLen);
   return ids;
 }
@@ -96,15 +115,21 @@ export function serializeIds(ids: Uint32Array): Uint8Array {
 
 const textDecoder = new TextDecoder();
 
-/** One JSON line per prompt ({"shared_prefix_pct",...,"input_ids"}), for --dump-prompts. */
+/**
+ * One JSON line per prompt ({"shared_prefix_pct",...,"input_ids"}), for --dump-prompts; with a working set of more
+ * than one prefix, each line also names the prefix it shares ("prefix_index").
+ */
 export function formatPromptDump(set: PromptSet): string {
-  const prefixText = textDecoder.decode(serializeIds(set.prefix));
+  const prefixTexts = set.prefixes.map((prefix) => textDecoder.decode(serializeIds(prefix)));
+  const rotating = set.prefixes.length > 1;
   const lines: string[] = [];
   for (let i = 0; i < set.numPrompts; i++) {
+    const prefixText = prefixTexts[prefixIndexOf(set, i)] as string;
     const suffixText = textDecoder.decode(serializeIds(suffixIds(set, i)));
     const ids = prefixText && suffixText ? `${prefixText},${suffixText}` : prefixText || suffixText;
+    const which = rotating ? `,"working_set":${set.prefixes.length},"prefix_index":${prefixIndexOf(set, i)}` : "";
     lines.push(
-      `{"shared_prefix_pct":${set.pct},"index":${i},"prefix_len":${set.prefixLen},"suffix_len":${set.suffixLen},"input_ids":[${ids}]}\n`,
+      `{"shared_prefix_pct":${set.pct},"index":${i},"prefix_len":${set.prefixLen},"suffix_len":${set.suffixLen}${which},"input_ids":[${ids}]}\n`,
     );
   }
   return lines.join("");

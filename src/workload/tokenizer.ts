@@ -31,6 +31,8 @@ export interface LoadedTokenizer {
   prepare(): void;
   /** Tokens in text without special tokens; "" is 0. */
   countTokens(text: string): number;
+  /** The ids of text without special tokens (the script's retokenization); "" is none. */
+  encode(text: string): Uint32Array;
 }
 
 const statOrNull = async (path: string) => {
@@ -120,5 +122,6 @@ export async function loadTokenizer(spec: string, opts: TokenizerSourceOptions):
     vocabSize: population[population.length - 1]! + 1,
     prepare: () => void prepare(),
     countTokens: (text) => (text === "" ? 0 : prepare().encode(text, { add_special_tokens: false }).ids.length),
+    encode: (text) => (text === "" ? new Uint32Array(0) : Uint32Array.from(prepare().encode(text, { add_special_tokens: false }).ids)),
   };
 }

@@ -5,15 +5,15 @@
 import { appendFileSync } from "node:fs";
 import { log } from "../../log.ts";
 import { bodyParts } from "../../backends/body.ts";
-import { buildPrompts, formatPromptDump, promptIds, serializeIds, suffixIds, type PromptSet } from "../../workload/prompts.ts";
+import { buildPrompts, formatPromptDump, prefixIndexOf, promptIds, serializeIds, suffixIds, type PromptSet } from "../../workload/prompts.ts";
 import type { SweepContext } from "../context.ts";
 import type { PctPlan } from "../plan.ts";
 
 /** The pct's prompts, ready to send. */
 export interface PromptBatch {
   set: PromptSet;
-  /** Body of the prefix-only warm request (max 1 new token); null when the prefix is empty. */
-  warmBody: readonly Uint8Array[] | null;
+  /** Bodies of the prefix-only warm requests (max 1 new token), one per prefix of the working set; none when the prefix is empty. */
+  warmBodies: ReadonlyArray<readonly Uint8Array[]>;
   /** Body of measured prompt i. */
   body(index: number): readonly Uint8Array[];
   /** Ids of measured prompt i (a copy). */
@@ -23,20 +23,23 @@ export interface PromptBatch {
 export function buildPromptBatch(plan: PctPlan, ctx: SweepContext): PromptBatch {
   const { opts, backend, server } = ctx;
   log.info(`Building ${plan.numPrompts} prompts ...`);
-  const set = buildPrompts({ population: ctx.tokenizer.population, totalTokens: plan.promptLen, pct: plan.pct, numPrompts: plan.numPrompts, rng: ctx.rng });
+  const set = buildPrompts({
+    population: ctx.tokenizer.population, totalTokens: plan.promptLen, pct: plan.pct, numPrompts: plan.numPrompts, rng: ctx.rng,
+    workingSet: plan.workingSet,
+  });
   if (opts.dumpPrompts) appendFileSync(opts.dumpPrompts, formatPromptDump(set));
 
   const ignoreEos = !opts.disableIgnoreEos;
   const measured = backend.createBodyTemplate({ maxNewTokens: opts.outputLen, ignoreEos, extra: opts.extraRequestBody, model: server.model });
   const warm = backend.createBodyTemplate({ maxNewTokens: 1, ignoreEos, extra: opts.extraRequestBody, model: server.model });
-  const prefixDigits = serializeIds(set.prefix);
+  const prefixDigits = set.prefixes.map((prefix) => serializeIds(prefix));
   const suffixDigits: Uint8Array[] = [];
   for (let i = 0; i < set.numPrompts; i++) suffixDigits.push(serializeIds(suffixIds(set, i)));
   const empty = new Uint8Array(0);
   return {
     set,
-    warmBody: plan.prefixLen > 0 ? bodyParts(warm, prefixDigits, empty) : null,
-    body: (i) => bodyParts(measured, prefixDigits, suffixDigits[i] ?? empty),
+    warmBodies: plan.prefixLen > 0 ? prefixDigits.map((digits) => bodyParts(warm, digits, empty)) : [],
+    body: (i) => bodyParts(measured, prefixDigits[prefixIndexOf(set, i)] as Uint8Array, suffixDigits[i] ?? empty),
     ids: (i) => promptIds(set, i),
   };
 }

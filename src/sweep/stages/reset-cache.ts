@@ -48,10 +48,16 @@ export async function resetCache(plan: PctPlan, batch: PromptBatch, ctx: SweepCo
   return { flushed: true, attempts, probeCachedTokens };
 }
 
+/** The canary prompt: its own RNG, so no run's draw order is touched. */
+export function canaryIds(pageSize: number, maxLength: number, population: Uint32Array): Uint32Array {
+  const ids = new Uint32Array(Math.min(probeLength(pageSize), maxLength));
+  new PyRandom(CANARY_SEED).choicesInto(population, ids, 0, ids.length);
+  return ids;
+}
+
 /** Sends the canary and returns its ids; it is now cached, so the first flush has something to prove. */
 async function sendCanary(ctx: SweepContext): Promise<Uint32Array> {
-  const ids = new Uint32Array(Math.min(probeLength(ctx.server.pageSize), ctx.opts.totalTokens));
-  new PyRandom(CANARY_SEED).choicesInto(ctx.tokenizer.population, ids, 0, ids.length);
+  const ids = canaryIds(ctx.server.pageSize, ctx.opts.totalTokens, ctx.tokenizer.population);
   await sendShort(ids, ctx);
   return ids;
 }
@@ -63,7 +69,7 @@ async function probe(plan: PctPlan, batch: PromptBatch, ctx: SweepContext): Prom
   // The probe stays cached for this pct. If its first page were also the shared prefix's first page, the warm and
   // measured requests would hit it: probe nothing rather than disturb what is measured.
   const page = Math.min(ctx.server.pageSize, ids.length);
-  if (plan.prefixLen >= page && samePrefix(ids, batch.set.prefix, page)) {
+  if (plan.prefixLen >= page && batch.set.prefixes.some((prefix) => samePrefix(ids, prefix, page))) {
     log.debug("flush probe skipped: its first page equals this pct's shared prefix");
     return null;
   }

@@ -3,6 +3,8 @@
  * the cache verdict, the client's health, and this pct's share of the sweep's TTFT model.
  */
 import { checkCache, type CacheCheck } from "../../metrics/cache-check.ts";
+import { cachePressure } from "../../metrics/cache-pressure.ts";
+import { tierStats } from "../../metrics/cache-tiers.ts";
 import { buildPctRecord, type PctRecord } from "../../metrics/pct-record.ts";
 import { isSaturated } from "../../metrics/self-check.ts";
 import { summarizePct } from "../../metrics/summarize.ts";
@@ -51,6 +53,11 @@ export function summarizeMeasurement(plan: PctPlan, reset: CacheReset, warm: War
     mode: opts.verifyCache,
     tolerance: opts.cacheTolerance,
   });
+  const pressure = cachePressure(m.records, () => plan.expectedCachedTokens, plan.workingSetTokens, {
+    deviceTokens: server.info.cacheCapacityTokens,
+    hostTokens: server.info.hostCacheCapacityTokens,
+  });
+  const tiers = tierStats(m.records);
   const fit = fitSamples(m.records, plan.expectedCachedTokens);
   const sweepFit = mergeTtftMoments(ctx.state.ttftFit, fit);
   const record = buildPctRecord(metrics, {
@@ -71,6 +78,10 @@ export function summarizeMeasurement(plan: PctPlan, reset: CacheReset, warm: War
     expected_hit_ratio: cache.expectedHitRatio,
     observed_hit_ratio: cache.observedHitRatio,
     server_cache_hit_rate: m.serverHitRate,
+    working_set: plan.workingSet,
+    ...pressure,
+    cached_tokens_by_tier: tiers.cachedTokensByTier,
+    ttft_by_tier: tiers.ttftByTier,
     cache_check: cache.status,
     flushed: reset.flushed,
     flush_attempts: reset.attempts,

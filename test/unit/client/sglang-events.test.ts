@@ -178,6 +178,9 @@ describe("scanSglangEvent as the sglang Backend's scanner", () => {
     const fields = createSglangEventFields();
     expect(scanSglangEvent(encoder.encode(`{"text":"a",${meta(`"completion_tokens":3,"cached_tokens":5`)}}`), fields)).toBe("tokens");
     expect(scanSglangEvent(encoder.encode(`{"text":"a",${meta(`"completion_tokens":1`)}}`), fields)).toBe("tokens");
-    expect(fields).toEqual({ completionTokens: 1, cachedTokens: -1, finishType: null, message: "", textStart: TEXT_NOT_LOCATED, textEnd: TEXT_NOT_LOCATED });
+    expect(fields).toEqual({
+      completionTokens: 1, cachedTokens: -1, cachedDeviceTokens: -1, cachedHostTokens: -1, cachedStorageTokens: -1, tiersKnown: false,
+      finishType: null, message: "", textStart: TEXT_NOT_LOCATED, textEnd: TEXT_NOT_LOCATED,
+    });
   });
 });

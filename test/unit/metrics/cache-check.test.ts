@@ -4,7 +4,7 @@ import type { RequestRecord } from "../../../src/metrics/record.ts";
 
 const rec = (cachedTokens: number, ok = true): RequestRecord => ({
   index: 0, ok, failureKind: ok ? null : "http", failureMessage: "", httpStatus: 200, promptLen: 1000, startMs: 0,
-  ttftMs: 1, latencyMs: 2, outputLen: 2, cachedTokens, itlMs: new Float64Array(1), tokenEvents: 2, finishReason: "length",
+  ttftMs: 1, latencyMs: 2, outputLen: 2, cachedTokens, cachedDeviceTokens: -1, cachedHostTokens: -1, cachedStorageTokens: -1, itlMs: new Float64Array(1), tokenEvents: 2, finishReason: "length",
   generatedText: "",
 });
 const input = (over: Partial<CacheCheckInput>): CacheCheckInput => ({

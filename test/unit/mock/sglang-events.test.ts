@@ -32,12 +32,13 @@ function expectSame(built: string, expected: Record<string, unknown>): void {
 }
 
 for (const incremental of [false, true]) {
-  for (const cachedTokens of [0, 48]) {
-    test(`${incremental ? "incremental" : "cumulative"} events, ${cachedTokens} cached tokens, stream interval 3`, () => {
-      const meta: MetaState = { rid: 'r"1\\é', promptTokens: 64, cachedTokens: 0, receivedAtMs: performance.now() - 5 };
+  for (const [cachedTokens, cachedHostTokens] of [[0, 0], [48, 0], [48, 16]] as const) {
+    test(`${incremental ? "incremental" : "cumulative"} events, ${cachedTokens} cached tokens (${cachedHostTokens} from the host tier), stream interval 3`, () => {
+      const meta: MetaState = { rid: 'r"1\\é', promptTokens: 64, cachedTokens: 0, cachedHostTokens: 0, receivedAtMs: performance.now() - 5 };
       const builder = new SglangEventBuilder(meta, 151936, incremental);
       const output = new GeneratedOutput(151936);
       meta.cachedTokens = cachedTokens; // known at prefill start, before the first event
+      meta.cachedHostTokens = cachedHostTokens;
       const counts = [1, 4, 7, 10, 11];
       counts.forEach((n, i) => {
         const done = i === counts.length - 1;
@@ -51,7 +52,7 @@ for (const incremental of [false, true]) {
 }
 
 test("a one-token request's only event carries both e2e_latency and the sent timestamp; an abort event", () => {
-  const meta: MetaState = { rid: "one", promptTokens: 3, cachedTokens: 2, receivedAtMs: performance.now() };
+  const meta: MetaState = { rid: "one", promptTokens: 3, cachedTokens: 2, cachedHostTokens: 0, receivedAtMs: performance.now() };
   const single = new SglangEventBuilder(meta, 1000, false).event(1, '{"type":"length","length":1}', "");
   expectSame(single, reference(new GeneratedOutput(1000), meta, 1, { type: "length", length: 1 }, true, false, ""));
   expect(Object.keys((JSON.parse(single) as { meta_info: object }).meta_info).slice(-2)).toEqual(["e2e_latency", "response_sent_to_client_ts"]);

@@ -1,0 +1,24 @@
+/** What every part of a multi-turn run shares, settled once before the first turn. */
+import type { Backend, Control, ServerProfile } from "../backends/types.ts";
+import type { MultiturnOptions } from "../options.ts";
+import type { RunInfo } from "../metrics/pct-record.ts";
+import type { LoadedTokenizer } from "../workload/tokenizer.ts";
+
+export interface MultiturnIo {
+  /** Where the report goes (stdout in the CLI). */
+  out: (text: string) => void;
+  /** The run's interrupt: in-flight turns are cancelled, the rounds under way are written as interrupted. */
+  signal?: AbortSignal;
+}
+
+export interface MultiturnContext {
+  opts: MultiturnOptions;
+  io: MultiturnIo;
+  backend: Backend;
+  ctl: Control;
+  server: ServerProfile;
+  tokenizer: LoadedTokenizer;
+  runId: string;
+  /** Written into the run's first round line. */
+  run: RunInfo;
+}

@@ -1,0 +1,93 @@
+/**
+ * Parsing of `warmbench multiturn` flags: the sweep's shared flags (options.ts), then the conversation's shape.
+ * Every problem is one UsageError naming the flag (exit 2), before anything is sent.
+ */
+import { UsageError } from "../errors.ts";
+import {
+  BACKENDS,
+  MULTITURN_DEFAULTS,
+  oneOf,
+  parseBaseUrl,
+  parseIntFlag,
+  parseNumberFlag,
+  parseSharedTail,
+  READY_QUEUE_POLICIES,
+  RUN_DEFAULTS,
+  str,
+  type MultiturnOptions,
+  type RawFlags,
+  type ThinkTime,
+} from "../options.ts";
+
+const positive = (raw: RawFlags, flag: string, dflt: number, why: string): number => {
+  const n = parseIntFlag(flag, str(raw, flag) ?? String(dflt), Number.MIN_SAFE_INTEGER);
+  if (n < 1) throw new UsageError(`--${flag} ${n}: ${why}`);
+  return n;
+};
+
+/** `--think-time 0.5` (fixed), `exp:0.5` (exponential, mean 0.5 s) or `uniform:0.2:0.8` (seconds). */
+export function parseThinkTime(value: string): ThinkTime {
+  const text = value.trim();
+  const parts = text.split(":");
+  const secs = (v: string | undefined): number => parseNumberFlag("think-time", v ?? "", 0);
+  if (parts.length === 1) return { kind: "fixed", s: secs(parts[0]) };
+  if (parts[0] === "exp" && parts.length === 2) return { kind: "exp", meanS: secs(parts[1]) };
+  if (parts[0] === "uniform" && parts.length === 3) {
+    const lowS = secs(parts[1]);
+    const highS = secs(parts[2]);
+    if (highS < lowS) throw new UsageError(`--think-time ${text}: the upper bound is below the lower one`);
+    return { kind: "uniform", lowS, highS };
+  }
+  throw new UsageError(`--think-time "${value}": expected seconds (0.5), exp:MEAN or uniform:LOW:HIGH`);
+}
+
+export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env): MultiturnOptions {
+  const d = RUN_DEFAULTS;
+  const m = MULTITURN_DEFAULTS;
+  const backend = oneOf(raw, "backend", BACKENDS, d.backend);
+  const model = str(raw, "model");
+  if (!model || model.trim() === "") throw new UsageError("--model is required (a model id, or a tokenizer.json file or directory)");
+  const port = parseIntFlag("port", str(raw, "port") ?? String(d.port), 1, 65535);
+  const host = str(raw, "host") ?? d.host;
+  const numClients = positive(raw, "num-clients", m.numClients, "a conversation needs at least one client");
+  const numRounds = positive(raw, "num-rounds", m.numRounds, "each client needs at least one round (turn) to be measured");
+  const turnTokens = positive(raw, "turn-tokens", m.turnTokens, "every user turn adds at least one new token");
+  const firstRaw = str(raw, "first-turn-tokens");
+  const firstTurnTokens = firstRaw === undefined ? turnTokens : positive(raw, "first-turn-tokens", turnTokens, "the first turn needs at least one token");
+  const sharedSystemTokens = parseIntFlag("shared-system-tokens", str(raw, "shared-system-tokens") ?? String(m.sharedSystemTokens), 0);
+  const outputLen = positive(raw, "output-len", m.outputLen, "without an output token there is no time to first token to measure (use 1 or more)");
+  const maxConcurrency = parseIntFlag("max-concurrency", str(raw, "max-concurrency") ?? String(m.maxConcurrency), Number.MIN_SAFE_INTEGER, 65535);
+  if (maxConcurrency < 0) {
+    throw new UsageError(`--max-concurrency ${maxConcurrency}: a concurrency limit cannot be negative (0 means every client at once)`);
+  }
+  const workingSet = parseIntFlag("working-set", str(raw, "working-set") ?? String(m.workingSet), Number.MIN_SAFE_INTEGER);
+  if (workingSet < 1) {
+    throw new UsageError(`--working-set ${workingSet}: a working set holds at least one system prompt (1 = every client shares the same one)`);
+  }
+  if (workingSet > 1 && sharedSystemTokens === 0) {
+    throw new UsageError(`--working-set ${workingSet}: the working set rotates system prompts, so it needs --shared-system-tokens > 0`);
+  }
+  return {
+    backend,
+    baseUrl: parseBaseUrl(str(raw, "base-url"), host, port),
+    model,
+    tokenizer: str(raw, "tokenizer") ?? model,
+    revision: str(raw, "revision") ?? d.revision,
+    outputLen,
+    maxConcurrency,
+    ...parseSharedTail(raw, env),
+    numClients,
+    numRounds,
+    turnTokens,
+    firstTurnTokens,
+    sharedSystemTokens,
+    roundBarrier: raw["round-barrier"] === true,
+    thinkTime: parseThinkTime(str(raw, "think-time") ?? m.thinkTime),
+    readyQueuePolicy: oneOf(raw, "ready-queue-policy", READY_QUEUE_POLICIES, m.readyQueuePolicy),
+    workingSet,
+  };
+}
+
+/** Requests in flight at once: --max-concurrency, or every client when it is 0. */
+export const multiturnInFlight = (o: Pick<MultiturnOptions, "maxConcurrency" | "numClients">): number =>
+  o.maxConcurrency === 0 ? o.numClients : Math.min(o.maxConcurrency, o.numClients);

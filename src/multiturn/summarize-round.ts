@@ -1,0 +1,179 @@
+/**
+ * A round's turns and everything around them -> the one typed RoundRecord, plus the cache verdict whose problems are
+ * logged. Pure: the same metrics code as a pct's line, per-turn expectations instead of one for all.
+ */
+import type { CacheStatus } from "../metrics/cache-check.ts";
+import { cachePressure } from "../metrics/cache-pressure.ts";
+import { tierStats } from "../metrics/cache-tiers.ts";
+import type { RequestRecord } from "../metrics/record.ts";
+import { buildRoundRecord, type RoundRecord } from "../metrics/round-record.ts";
+import { isSaturated, type ClientHealth } from "../metrics/self-check.ts";
+import { requestMetrics } from "../metrics/summarize.ts";
+import type { MultiturnContext } from "./context.ts";
+import type { TurnPlan } from "./conversation.ts";
+
+/** One turn as it ended. */
+export interface TurnResult {
+  plan: TurnPlan;
+  rec: RequestRecord;
+}
+
+export interface RoundInput {
+  round: number;
+  turns: readonly TurnResult[];
+  /** Turns the round was to have. */
+  plannedTurns: number;
+  durationS: number;
+  startedAt: string;
+  interrupted: boolean;
+  health: ClientHealth;
+  serverHitRate: number | null;
+  flushVerified: boolean | null;
+  warmCachedTokens: number | null;
+  /** The first line of the run carries `run`. */
+  first: boolean;
+}
+
+export interface RoundSummary {
+  record: RoundRecord;
+  /** One line per cache problem, for the log. */
+  problems: string[];
+}
+
+export function summarizeRound(i: RoundInput, ctx: MultiturnContext): RoundSummary {
+  const { opts, server, tokenizer } = ctx;
+  const recs = i.turns.map((t) => t.rec);
+  const metrics = requestMetrics(recs, i.durationS, tokenizer.countTokens);
+  const cache = checkTurns(i.turns, opts.verifyCache, opts.cacheTolerance, i.flushVerified);
+  const pressure = cachePressure(recs, (k) => (i.turns[k] as TurnResult).plan.minCachedTokens, workingSetTokens(i.turns, opts.sharedSystemTokens), {
+    deviceTokens: server.info.cacheCapacityTokens,
+    hostTokens: server.info.hostCacheCapacityTokens,
+  });
+  const tiers = tierStats(recs);
+  const ok = i.turns.filter((t) => t.rec.ok);
+  const promptLens = ok.map((t) => t.plan.promptLen);
+  const promptSum = promptLens.reduce((a, b) => a + b, 0);
+  const record = buildRoundRecord({
+    type: "round",
+    run_id: ctx.runId,
+    run: i.first ? ctx.run : undefined,
+    round: i.round,
+    num_rounds: opts.numRounds,
+    num_clients: opts.numClients,
+    clients_in_round: i.plannedTurns,
+    backend: opts.backend,
+    max_concurrency: opts.maxConcurrency,
+    round_barrier: opts.roundBarrier,
+    ready_queue_policy: opts.readyQueuePolicy,
+    shared_system_tokens: opts.sharedSystemTokens,
+    first_turn_tokens: opts.firstTurnTokens,
+    turn_tokens: opts.turnTokens,
+    output_len: opts.outputLen,
+    working_set: opts.workingSet,
+    sent: i.turns.length,
+    ...metrics,
+    interrupted: i.interrupted,
+    mean_prompt_len: promptLens.length > 0 ? promptSum / promptLens.length : null,
+    max_prompt_len: promptLens.length > 0 ? Math.max(...promptLens) : null,
+    page_size: server.pageSize,
+    expected_cached_tokens: cache.expectedSum,
+    observed_cached_tokens: cache.observedSum,
+    expected_hit_ratio: promptSum > 0 ? cache.expectedSum / promptSum : null,
+    observed_hit_ratio: cache.observedSum !== null && cache.reportedPromptSum > 0 ? cache.observedSum / cache.reportedPromptSum : null,
+    server_cache_hit_rate: i.serverHitRate,
+    ...pressure,
+    cached_tokens_mismatched: cache.reported === 0 ? null : cache.mismatched,
+    approximate_turns: i.turns.filter((t) => t.plan.approximate).length,
+    cached_tokens_by_tier: tiers.cachedTokensByTier,
+    ttft_by_tier: tiers.ttftByTier,
+    cache_check: cache.status,
+    flush_verified: i.flushVerified,
+    warm_cached_tokens: i.warmCachedTokens,
+    client_loop_lag_p99_ms: i.health.loopLagP99Ms,
+    client_loop_lag_max_ms: i.health.loopLagMaxMs,
+    client_js_cpu_pct: i.health.jsCpuPct,
+    client_http_cpu_pct: i.health.httpCpuPct,
+    client_cpu_pct: i.health.processCpuPct,
+    client_saturated: isSaturated(i.health),
+    warmbench_version: ctx.run.warmbench_version,
+    started_at: i.startedAt,
+    model: server.model ?? opts.model,
+    tokenizer: tokenizer.path,
+    population_size: tokenizer.population.length,
+    seed: opts.seed.toString(),
+    base_url: opts.baseUrl,
+    server_version: server.info.version,
+    text_mode: server.textMode,
+  });
+  return { record, problems: cache.problems };
+}
+
+/**
+ * What the cache must hold for every turn of the round to hit: each system prompt in use once, and each
+ * conversation's history beyond it.
+ */
+function workingSetTokens(turns: readonly TurnResult[], systemTokens: number): number {
+  const systems = new Set(turns.map((t) => t.plan.systemIndex));
+  let tokens = systemTokens > 0 ? systems.size * systemTokens : 0;
+  for (const t of turns) tokens += t.plan.historyLen - systemTokens;
+  return tokens;
+}
+
+interface TurnCheck {
+  status: CacheStatus;
+  reported: number;
+  mismatched: number;
+  expectedSum: number;
+  observedSum: number | null;
+  reportedPromptSum: number;
+  problems: string[];
+}
+
+/**
+ * --verify-cache per turn: an exact turn must report exactly its expected cached tokens; an approximate one at least
+ * the part of its history known exactly. The round fails strict checking when the share of turns that do not
+ * exceeds --cache-tolerance, or when the flush was not proven.
+ */
+function checkTurns(turns: readonly TurnResult[], mode: string, tolerance: number, flushVerified: boolean | null): TurnCheck {
+  let reported = 0;
+  let mismatched = 0;
+  let short = 0;
+  let expectedSum = 0;
+  let observedSum = 0;
+  let reportedPromptSum = 0;
+  const seen = new Set<string>();
+  for (const { plan, rec } of turns) {
+    if (!rec.ok) continue;
+    expectedSum += plan.expectedCachedTokens;
+    if (rec.cachedTokens < 0) continue;
+    reported++;
+    observedSum += rec.cachedTokens;
+    reportedPromptSum += plan.promptLen;
+    const bad = plan.approximate ? rec.cachedTokens < plan.minCachedTokens : rec.cachedTokens !== plan.expectedCachedTokens;
+    if (bad) {
+      mismatched++;
+      if (seen.size < 5) seen.add(`client ${plan.client}: ${rec.cachedTokens} of ${plan.expectedCachedTokens}`);
+    }
+    if (rec.cachedTokens < plan.minCachedTokens) short++;
+  }
+  const anyOk = turns.some((t) => t.rec.ok);
+  const problems: string[] = [];
+  if (mismatched > 0) {
+    const below = short > 0 ? ` (${short} found less of their history cached than expected: eviction)` : "";
+    problems.push(`${mismatched}/${reported} turns reported cached tokens other than expected${below}; e.g. ${[...seen].join("; ")}`);
+  }
+  if (flushVerified === false) problems.push("the flush did not empty the cache: the canary found tokens cached after it");
+  const unreported = reported === 0 && anyOk;
+  if (unreported) problems.push("the server reported no cached tokens, so the cache cannot be verified");
+  const tooMany = reported > 0 && mismatched / reported > tolerance;
+  const status: CacheStatus = mode === "off" ? "off" : unreported ? "unreported" : tooMany || flushVerified === false ? "mismatch" : "ok";
+  return {
+    status,
+    reported,
+    mismatched,
+    expectedSum,
+    observedSum: reported === 0 ? null : observedSum,
+    reportedPromptSum,
+    problems: mode === "off" ? [] : problems,
+  };
+}
