@@ -28,6 +28,7 @@ export interface JobMessage {
   /** The pct's position in the sweep (0, 1, ...): shards draw every earlier pct's prompts first. */
   job: number;
   pct: number;
+  working_set: number;
 }
 
 /** One request record on the wire: times that are points in time are epoch ms; the rest as in RequestRecord. */
@@ -143,7 +144,7 @@ export function parseCoordinatorMessage(v: unknown): CoordinatorMessage | string
     case "ping":
       return isInt(v.id) ? (v as CoordinatorMessage) : "malformed ping";
     case "job":
-      return isInt(v.job) && isInt(v.pct) ? (v as CoordinatorMessage) : "malformed job";
+      return isInt(v.job) && isInt(v.pct) && isInt(v.working_set, 1) ? (v as CoordinatorMessage) : "malformed job";
     case "stop":
       return { t: "stop" };
     default:

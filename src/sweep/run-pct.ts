@@ -9,6 +9,7 @@
 import { renderPctHeader } from "../report/console.ts";
 import type { PctRecord } from "../metrics/pct-record.ts";
 import type { SweepContext } from "./context.ts";
+import type { SweepCell } from "./cells.ts";
 import { planPct } from "./plan.ts";
 import { buildPromptBatch } from "./stages/build-prompts.ts";
 import { emitPct } from "./stages/emit.ts";
@@ -17,7 +18,7 @@ import { rememberProbe, resetCache } from "./stages/reset-cache.ts";
 import { summarizeMeasurement } from "./stages/summarize.ts";
 import { warmPrefix } from "./stages/warm.ts";
 
-export async function runPct(pct: number, ctx: SweepContext, workingSet = 1): Promise<PctRecord> {
+export async function runPct({ pct, workingSet }: SweepCell, ctx: SweepContext): Promise<PctRecord> {
   const plan = planPct(pct, ctx.opts, ctx.server.pageSize, ctx.share, workingSet);
   ctx.io.out(renderPctHeader({ shared_prefix_pct: pct, prefix_len: plan.prefixLen, suffix_len: plan.suffixLen, working_set: workingSet }));
   // The tokenizer is only needed to count output tokens after the run: build it now, off every clock.

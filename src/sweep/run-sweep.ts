@@ -18,6 +18,7 @@ import { redactSecrets } from "../report/redact.ts";
 import { VERSION } from "../version.ts";
 import type { SweepContext, SweepIo } from "./context.ts";
 import { runPct } from "./run-pct.ts";
+import { sweepCells } from "./cells.ts";
 import { startShardGroup } from "./shards.ts";
 import { workloadHash } from "./shard-worker.ts";
 import type { Placement } from "../shard/placement.ts";
@@ -93,27 +94,25 @@ async function runPcts(ctx: SweepContext): Promise<SweepOutcome> {
   if (unused.length > 0) {
     log.warn(`--working-set ${unused.join(",")} > --num-prompts ${opts.numPrompts}: only ${opts.numPrompts} of the prefixes are used by measured prompts (all are warmed)`);
   }
-  sweep: for (const pct of opts.pcts) {
-    for (const workingSet of opts.workingSets) {
-      if (io.signal?.aborted) {
-        outcome.interrupted = true;
-        break sweep;
-      }
-      const record = await runPct(pct, ctx, workingSet);
-      outcome.records.push(record);
-      outcome.failedRequests += record.failed;
-      if (opts.verifyCache === "strict" && (record.cache_check === "mismatch" || record.cache_check === "unreported")) outcome.cacheFailures++;
-      if (record.client_saturated) outcome.saturatedPcts++;
-      const failedShards = record.shards?.failed ?? [];
-      if (failedShards.length > 0) {
-        throw new BenchError(`${failedShards.join("; ")}: the pct was written with what the other shards measured (interrupted: true)`);
-      }
-      if (record.interrupted) {
-        outcome.interrupted = true;
-        break sweep;
-      }
-      if (record.completed === 0) throw new BenchError(`All requests failed for shared_prefix=${pct}%.`);
+  for (const cell of sweepCells(opts)) {
+    if (io.signal?.aborted) {
+      outcome.interrupted = true;
+      break;
     }
+    const record = await runPct(cell, ctx);
+    outcome.records.push(record);
+    outcome.failedRequests += record.failed;
+    if (opts.verifyCache === "strict" && (record.cache_check === "mismatch" || record.cache_check === "unreported")) outcome.cacheFailures++;
+    if (record.client_saturated) outcome.saturatedPcts++;
+    const failedShards = record.shards?.failed ?? [];
+    if (failedShards.length > 0) {
+      throw new BenchError(`${failedShards.join("; ")}: the pct was written with what the other shards measured (interrupted: true)`);
+    }
+    if (record.interrupted) {
+      outcome.interrupted = true;
+      break;
+    }
+    if (record.completed === 0) throw new BenchError(`All requests failed for shared_prefix=${cell.pct}%.`);
   }
   io.out(renderSweepEnd(outcome.records.at(-1)?.ttft_model ?? null));
   if (opts.outputFile) log.info(`JSONL results saved to ${opts.outputFile}`);

@@ -16,6 +16,7 @@ import { toWireRecord, type JobMessage, type ShardSetup } from "../shard/message
 import type { ListenAddress } from "../shard/coordinator.ts";
 import type { SweepContext } from "./context.ts";
 import { planPct } from "./plan.ts";
+import { sweepCells } from "./cells.ts";
 import { buildPromptBatch } from "./stages/build-prompts.ts";
 import { measureShare } from "./stages/measure-share.ts";
 import { VERSION } from "../version.ts";
@@ -24,7 +25,7 @@ import { VERSION } from "../version.ts";
 export function workloadHash(opts: RunOptions): string {
   const o = opts;
   const shaping = [o.backend, o.baseUrl, o.tokenizer, o.revision, o.numPrompts, o.totalTokens, o.outputLen, o.maxConcurrency, o.pcts,
-    o.seed.toString(), o.disableIgnoreEos, o.extraRequestBody, o.requestTimeoutS, o.stallTimeoutS, o.pageSize, o.servedModelName];
+    o.seed.toString(), o.disableIgnoreEos, o.extraRequestBody, o.requestTimeoutS, o.stallTimeoutS, o.pageSize, o.servedModelName, o.workingSets];
   return createHash("sha256").update(JSON.stringify(shaping)).digest("hex").slice(0, 16);
 }
 
@@ -94,6 +95,7 @@ async function workerContext(opts: RunOptions, setup: ShardSetup, me: WorkerPlac
 async function serve(conn: ShardConnection, ctx: SweepContext, opts: RunOptions, interrupt: AbortSignal): Promise<number> {
   let running: { stop: AbortController; done: Promise<void> } | null = null;
   let nextJob = 0;
+  const cells = sweepCells(opts);
   const onInterrupt = () => running?.stop.abort();
   interrupt.addEventListener("abort", onInterrupt);
   try {
@@ -111,8 +113,9 @@ async function serve(conn: ShardConnection, ctx: SweepContext, opts: RunOptions,
         await running?.done;
         return EXIT.ok;
       } else if (m.t === "job") {
-        if (m.job !== nextJob || opts.pcts[m.job] !== m.pct) {
-          conn.link.send({ t: "failed", message: `expected job ${nextJob} (pct ${opts.pcts[nextJob]}), got job ${m.job} (pct ${m.pct})` });
+        const cell = cells[nextJob];
+        if (m.job !== nextJob || cell?.pct !== m.pct || cell.workingSet !== m.working_set) {
+          conn.link.send({ t: "failed", message: `expected job ${nextJob} (pct ${cell?.pct}, working set ${cell?.workingSet}), got job ${m.job} (pct ${m.pct}, working set ${m.working_set})` });
           return EXIT.runtime;
         }
         nextJob++;
@@ -130,7 +133,7 @@ async function serve(conn: ShardConnection, ctx: SweepContext, opts: RunOptions,
 async function runJob(conn: ShardConnection, ctx: SweepContext, job: JobMessage, signal: AbortSignal): Promise<void> {
   try {
     ctx.io = { ...ctx.io, signal };
-    const plan = planPct(job.pct, ctx.opts, ctx.server.pageSize, ctx.share);
+    const plan = planPct(job.pct, ctx.opts, ctx.server.pageSize, ctx.share, job.working_set);
     const batch = buildPromptBatch(plan, ctx);
     const m = await measureShare(plan, batch, ctx, signal);
     const origin = performance.timeOrigin;

@@ -162,7 +162,7 @@ export async function measureAcrossShards(plan: PctPlan, batch: PromptBatch, ctx
   // (the pct is marked interrupted and names the shard), and the run ends after this pct.
   const ownStop = new AbortController();
   const ownSignal = ctx.io.signal ? AbortSignal.any([ctx.io.signal, ownStop.signal]) : ownStop.signal;
-  const gathered = group.coordinator.runJob({ t: "job", job, pct: plan.pct }, () => {
+  const gathered = group.coordinator.runJob({ t: "job", job, pct: plan.pct, working_set: plan.workingSet }, () => {
     stop();
     ownStop.abort();
   });

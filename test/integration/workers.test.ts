@@ -70,6 +70,20 @@ describe("--workers on one machine", () => {
   }
 });
 
+describe("--workers with working sets", () => {
+  test("--workers 2 --working-set 1,3: the same cells, prompts and counts as one process", async () => {
+    const single = await sweep("ws-single", ["--working-set", "1,3"]);
+    const sharded = await sweep("ws-w2", ["--working-set", "1,3", "--workers", "2"]);
+    expect(sharded.code).toBe(0);
+    expect(sharded.lines.map((l) => [l.shared_prefix_pct, l.working_set])).toEqual(single.lines.map((l) => [l.shared_prefix_pct, l.working_set]));
+    sharded.lines.forEach((l, k) => {
+      for (const key of COUNTS) expect([key, l[key]]).toEqual([key, single.lines[k][key]]);
+    });
+    expect(sharded.dumped).toBe(single.dumped);
+    expect([...sharded.measured].sort()).toEqual([...single.measured].sort());
+  });
+});
+
 describe("--shard I/N --coordinator, for any other launcher (a Kubernetes Indexed Job, by hand)", () => {
   test("three processes started by hand make one result; the one without the secret is refused", async () => {
     const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });

@@ -89,7 +89,7 @@ describe("the coordinator's port", () => {
       expect(Math.abs(s.clockOffsetMs)).toBeLessThan(5); // one host, one clock
       expect(s.clockRttMs).toBeGreaterThan(0);
     }
-    const { results, failures } = await c.runJob({ t: "job", job: 0, pct: 50 });
+    const { results, failures } = await c.runJob({ t: "job", job: 0, pct: 50, working_set: 1 });
     expect([...results.keys()].sort()).toEqual([1, 2]);
     expect(failures).toEqual([]);
     expect(notes).toEqual([]);
@@ -117,7 +117,7 @@ describe("the coordinator's port", () => {
     const second = await joinCoordinator(address, { rank: 2, size: 3, token: TOKEN }, 5000);
     serve(second);
     await c.waitForShards();
-    expect((await c.runJob({ t: "job", job: 0, pct: 0 })).results.size).toBe(2);
+    expect((await c.runJob({ t: "job", job: 0, pct: 0, working_set: 1 })).results.size).toBe(2);
   });
 
   test("a shard with the wrong token is told why", async () => {
@@ -135,7 +135,7 @@ describe("the coordinator's port", () => {
     serve(b, { dieOnJob: true });
     await c.waitForShards();
     const told: string[] = [];
-    const { results, failures } = await c.runJob({ t: "job", job: 0, pct: 10 }, (f) => told.push(f.message));
+    const { results, failures } = await c.runJob({ t: "job", job: 0, pct: 10, working_set: 1 }, (f) => told.push(f.message));
     expect(told).toHaveLength(1);
     expect(told[0]).toMatch(/^shard 2 \(.*, pid \d+\) disconnected$/);
     expect(failures.map((f) => f.rank)).toEqual([2]);
@@ -148,7 +148,7 @@ describe("the coordinator's port", () => {
     serve(a, { silentOnJob: true });
     await c.waitForShards();
     const t0 = performance.now();
-    const { failures } = await c.runJob({ t: "job", job: 0, pct: 10 });
+    const { failures } = await c.runJob({ t: "job", job: 0, pct: 10, working_set: 1 });
     expect(failures[0]?.message).toMatch(/shard 1 .* sent nothing for 0.4 s \(hung\?\)/);
     expect(performance.now() - t0).toBeLessThan(2000);
   });
