@@ -18,6 +18,7 @@ import { capacityTrialTable, runCapacity } from "./scenarios/capacity.ts";
 import { runColdStart } from "./scenarios/cold-start.ts";
 import { runOpenaiCpu } from "./scenarios/openai-cpu.ts";
 import { runResources } from "./scenarios/resources.ts";
+import { runWorkers } from "./scenarios/workers.ts";
 
 const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioResult>> = {
   accuracy: runAccuracy,
@@ -25,6 +26,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioResult>> 
   resources: runResources,
   "cold-start": runColdStart,
   "openai-cpu": runOpenaiCpu,
+  workers: runWorkers,
 };
 
 interface BenchFlags {
@@ -107,7 +109,7 @@ async function main(): Promise<void> {
     quick: flags.quick,
     emitter: null,
   };
-  if (flags.only.includes("capacity")) {
+  if (flags.only.includes("capacity") || flags.only.includes("workers")) {
     progress(`compiling ${EMITTER_SOURCE} (cc -O2 -Wall)`);
     ctx.emitter = await buildEmitter(root, workDir);
   }

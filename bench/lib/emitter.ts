@@ -12,6 +12,9 @@ export const EMITTER_SOURCE = "bench/emitter/emitter.c";
 
 /** Compiles the emitter into `outDir` with `cc -O2 -Wall`; returns the binary's path. Throws with cc's output. */
 export async function buildEmitter(root: string, outDir: string): Promise<string> {
+  // A machine without a C compiler can be given an emitter built elsewhere (same architecture).
+  const prebuilt = process.env.WARMBENCH_EMITTER_BIN;
+  if (prebuilt) return prebuilt;
   const bin = join(outDir, "emitter");
   const proc = Bun.spawn(["cc", "-O2", "-Wall", "-o", bin, resolve(root, EMITTER_SOURCE)], { stdout: "pipe", stderr: "pipe" });
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);

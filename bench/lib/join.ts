@@ -216,6 +216,8 @@ export interface JoinResult {
   itlErrorMs: number[];
   /** Client receive time minus server write time of every token event, ms. */
   eventDelayMs: number[];
+  /** The server's write time of each eventDelayMs entry, epoch ms. */
+  eventWrittenMs: number[];
   /** Server receipt minus client send stamp, ms (connect + request transfer + server read). */
   sendDelayMs: number[];
   /**
@@ -229,8 +231,8 @@ export interface JoinResult {
 export function joinDetails(details: readonly DetailLine[], truth: readonly TruthLine[]): JoinResult {
   const byId = new Map<string, TruthLine>();
   for (const t of truth) if (t.requestId !== null) byId.set(t.requestId, t);
-  const r: JoinResult = { details: details.length, ok: 0, joined: 0, unmatched: 0, mismatched: 0, ttftErrorMs: [], itlErrorMs: [], eventDelayMs: [], sendDelayMs: [], steadyDelayMs: [] };
-  const writtenMs: number[] = []; // mock write time of each eventDelayMs entry
+  const r: JoinResult = { details: details.length, ok: 0, joined: 0, unmatched: 0, mismatched: 0, ttftErrorMs: [], itlErrorMs: [], eventDelayMs: [], eventWrittenMs: [], sendDelayMs: [], steadyDelayMs: [] };
+  const writtenMs = r.eventWrittenMs;
   let steadyFromMs = -Infinity;
   let steadyToMs = Infinity;
   for (const d of details) {

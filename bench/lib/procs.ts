@@ -34,7 +34,30 @@ export function readProc(pid: number): ProcSample | null {
   }
 }
 
-/** Polls a process every `everyMs` until stopped; the samples give CPU over any time window. */
+/** The children of a process (Linux: /proc/PID/task/PID/children); [] when it has none or is gone. */
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").split(" ").filter((s) => s.trim() !== "").map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** A process and all its descendants (warmbench's worker processes) read as one: CPU and memory added up. */
+export function readProcTree(pid: number): ProcSample | null {
+  const root = readProc(pid);
+  if (root === null) return null;
+  for (const child of childrenOf(pid)) {
+    const c = readProcTree(child);
+    if (c === null) continue;
+    root.cpuMs += c.cpuMs;
+    root.rssKb += c.rssKb;
+    root.hwmKb += c.hwmKb;
+  }
+  return root;
+}
+
+/** Polls a process (with its descendants) every `everyMs` until stopped; the samples give CPU over any time window. */
 export class ProcSampler {
   readonly samples: ProcSample[] = [];
   private readonly timer: ReturnType<typeof setInterval>;
@@ -45,7 +68,7 @@ export class ProcSampler {
   }
 
   take(): void {
-    const s = readProc(this.pid);
+    const s = readProcTree(this.pid);
     if (s !== null) this.samples.push(s);
   }
 

@@ -43,6 +43,8 @@ export interface TrialSpec {
   server?: ServerKind;
   /** Emitter only: synchronized bursts (every stream's k-th event due at the same decode step). */
   sync?: boolean;
+  /** warmbench --workers (a count or "auto"); one process when absent. */
+  workers?: number | "auto";
   /** The mock's text: deltas (`--incremental`, the default here) or SGLang's default, the whole text so far. */
   textMode?: TextMode;
 }
@@ -73,7 +75,9 @@ export interface TrialResult {
   /** Server-side distribution figures, ms. */
   server: { ttftP50: number; ttftMean: number; itlP50: number; itlP99: number; latenessP99: number; steadyLatenessP99: number };
   /** warmbench only: the per-request join. */
-  join: Omit<JoinResult, "ttftErrorMs" | "itlErrorMs" | "eventDelayMs" | "sendDelayMs" | "steadyDelayMs"> | null;
+  join: Omit<JoinResult, "ttftErrorMs" | "itlErrorMs" | "eventDelayMs" | "eventWrittenMs" | "sendDelayMs" | "steadyDelayMs"> | null;
+  /** Synchronized bursts (emitter --sync): the delay of the last event of each burst, p50/p99 over the steady bursts, ms. */
+  bursts: { count: number; lastDelayP50: number; lastDelayP99: number } | null;
   errors: { ttftP50: number; ttftP99: number; itlP50: number; itlP99: number; delayP50: number; delayP99: number; sendP50: number; steadyDelayP99: number; steadyEvents: number } | null;
   /** The client's own reported distribution figures (warmbench: from details; Python: its JSONL), ms. */
   reported: { ttftP50: number; ttftMean: number; itlP50: number; itlP99: number; completed: number } | null;
@@ -160,6 +164,7 @@ async function runWarmbench(ctx: BenchContext, spec: TrialSpec, url: string, dir
   ];
   // The emitter has no cache to flush or verify: no flush, no canary requests, only the measured streams.
   if ((spec.server ?? "mock") === "emitter") cmd.push("--flush", "none", "--verify-cache", "off");
+  if (spec.workers !== undefined) cmd.push("--workers", String(spec.workers));
   // Set the fetch cap ourselves so warmbench does not re-exec: /proc and rusage then see the real client.
   const env = { BUN_CONFIG_MAX_HTTP_REQUESTS: String(spec.streams + 64), NO_COLOR: "1" };
   const proc = await runBounded(cmd, { env, timeoutMs: spec.timeoutMs });
@@ -252,6 +257,7 @@ function summarize(
       steadyLatenessP99: percentile(steadyLatenessMs, 99),
     },
     join: j ? { details: j.details, ok: j.ok, joined: j.joined, unmatched: j.unmatched, mismatched: j.mismatched } : null,
+    bursts: spec.sync && j ? burstFigures(j, spec.itlMs) : null,
     errors: j
       ? {
           ttftP50: percentile(j.ttftErrorMs, 50),
@@ -310,4 +316,25 @@ function steadyShare(r: TrialResult): number {
   const decodeMs = (r.spec.outputLen - 1) * r.spec.itlMs;
   const spanMs = r.truth.lastEventMs - r.truth.firstReceivedMs;
   return spanMs > 0 ? Math.min(1, decodeMs / spanMs) : 1;
+}
+
+/**
+ * In a synchronized run every stream's k-th event is written in one burst per decode step: group the events by
+ * burst (the writes of one step lie within a fraction of the step), and take, per burst, the delay of the event the
+ * client stamped last - the one that waited behind all the others. Steady bursts only (every stream flowing).
+ */
+function burstFigures(j: JoinResult, stepMs: number): { count: number; lastDelayP50: number; lastDelayP99: number } {
+  const steadyFrom = Math.min(...j.eventWrittenMs);
+  const worst = new Map<number, { delay: number; n: number }>();
+  for (let i = 0; i < j.eventDelayMs.length; i++) {
+    const burst = Math.round((j.eventWrittenMs[i]! - steadyFrom) / stepMs);
+    const w = worst.get(burst) ?? { delay: -Infinity, n: 0 };
+    w.delay = Math.max(w.delay, j.eventDelayMs[i]!);
+    w.n++;
+    worst.set(burst, w);
+  }
+  const full = Math.max(...[...worst.values()].map((w) => w.n));
+  // Only bursts where (nearly) every stream took part: not the ramp-up or the tail.
+  const lasts = [...worst.values()].filter((w) => w.n >= full * 0.95).map((w) => w.delay);
+  return { count: lasts.length, lastDelayP50: percentile(lasts, 50), lastDelayP99: percentile(lasts, 99) };
 }
