@@ -48,8 +48,14 @@ const COMMON_ARGS: ArgsDef = {
   "cache-tolerance": s("Fraction of requests per pct that may disagree under --verify-cache strict", d.cacheTolerance),
   "request-details": s("Write one JSONL line per measured request (timestamps, cached tokens) to this file"),
   strict: b("Exit 5 when the client itself was saturated (event-loop lag or JS-thread CPU) during a pct"),
+  gate: s("Pass/fail threshold METRIC OP VALUE[@pct OP N], e.g. 'p99_ttft_ms<=800@pct>=90'; repeatable; exit 6 when one fails"),
+  "gates-file": s("File with one gate per line (# comments)"),
+  quiet: b("No progress line on stderr"),
   verbose: b("Show stack traces and debug logs"),
 };
+
+/** Flags that may be given more than once: their values reach the parser joined by newlines. */
+export const REPEATABLE_FLAGS: ReadonlySet<string> = new Set(["gate"]);
 
 /** Flags of `warmbench run`: the reference script's flags, same names and defaults, then ours. */
 export const RUN_ARGS: ArgsDef = {
@@ -79,7 +85,19 @@ export const DEMO_ARGS: ArgsDef = {
 
 /** Flags of `warmbench report`. */
 export const REPORT_ARGS: ArgsDef = {
-  file: { type: "positional", description: "JSONL file written with --output-file", required: true },
+  files: { type: "positional", description: "JSONL files written with --output-file (one or more)", required: true },
+  html: s("Write one self-contained HTML report of every run to this file"),
+  md: s("Write the report's tables as Markdown to this file (- for stdout)"),
+};
+
+/** Flags of `warmbench compare`. */
+export const COMPARE_ARGS: ArgsDef = {
+  base: { type: "positional", description: "JSONL results of the baseline", required: true },
+  new: { type: "positional", description: "JSONL results to judge against it", required: true },
+  "max-regress": s("Limits as METRIC=PCT%,... (default: the README's limits), e.g. p99_ttft_ms=5%,mean_itl_ms=3%"),
+  md: s("Also write the comparison as Markdown to this file"),
+  force: b("Compare lines whose workload fingerprints differ (marked in the output)"),
+  verbose: b("Show stack traces and debug logs"),
 };
 
 /**
@@ -87,15 +105,17 @@ export const REPORT_ARGS: ArgsDef = {
  * prefix of a long option; an exact name always wins). Rejects unknown or ambiguous flags and stray positional
  * arguments, naming the first culprit. Accepts --flag value, --flag=value, and --no-flag for booleans.
  */
-export function normalizeFlags(argv: string[], defs: ArgsDef): string[] {
-  const positionals = Object.values(defs).filter((a) => a.type === "positional").length;
+export function normalizeFlags(argv: string[], defs: ArgsDef, opts: { variadic?: boolean } = {}): string[] {
+  const positionals = opts.variadic ? Infinity : Object.values(defs).filter((a) => a.type === "positional").length;
   const names = Object.keys(defs).filter((n) => defs[n]!.type !== "positional");
   const out: string[] = [];
+  const repeated = new Map<string, string[]>();
+  let tail: string[] = [];
   let seenPositionals = 0;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === "--") {
-      out.push(...argv.slice(i));
+      tail = argv.slice(i);
       break;
     }
     if (!arg.startsWith("-") || /^-\d/.test(arg)) {
@@ -113,16 +133,15 @@ export function normalizeFlags(argv: string[], defs: ArgsDef): string[] {
       out.push(`--${name}`);
       continue;
     }
-    if (value !== undefined) {
-      out.push(`--${name}=${value}`);
-      continue;
-    }
-    const next = argv[i + 1];
-    if (next === undefined) throw new UsageError(`--${name}: expects a value`);
-    out.push(`--${name}`, next);
-    i++;
+    const flagValue = value ?? argv[i + 1];
+    if (flagValue === undefined) throw new UsageError(`--${name}: expects a value`);
+    if (REPEATABLE_FLAGS.has(name)) repeated.set(name, [...(repeated.get(name) ?? []), flagValue]);
+    else if (value !== undefined) out.push(`--${name}=${value}`);
+    else out.push(`--${name}`, flagValue);
+    if (value === undefined) i++;
   }
-  return out;
+  for (const [name, values] of repeated) out.push(`--${name}=${values.join("\n")}`);
+  return [...out, ...tail];
 }
 
 /** The full flag name for `given`: exact, --no-<boolean>, or the one flag it abbreviates. */

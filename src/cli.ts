@@ -5,23 +5,26 @@
  */
 import "./no-color.ts";
 import { defineCommand, parseArgs, showUsage, type ArgsDef, type CommandDef } from "citty";
-import { readFileSync } from "node:fs";
 import { BenchError, EXIT, UsageError } from "./errors.ts";
 import { log } from "./log.ts";
 import { inFlightLimit, parseRunOptions, type RawFlags, type RunOptions } from "./options.ts";
 import { MOCK_ARGS, parseMockOptions } from "./mock/options.ts";
-import { DEMO_ARGS, normalizeFlags, REPORT_ARGS, RUN_ARGS } from "./cli-args.ts";
+import { COMPARE_ARGS, DEMO_ARGS, normalizeFlags, REPORT_ARGS, RUN_ARGS } from "./cli-args.ts";
 import { runSweep, type SweepOutcome } from "./sweep/run-sweep.ts";
-import { renderJsonlReport } from "./report/console.ts";
 import { relaunchWithFetchCap } from "./relaunch.ts";
 import { VERSION } from "./version.ts";
 import { createInterrupt } from "./interrupt.ts";
 
-const COMMANDS: Record<string, { args: ArgsDef; description: string }> = {
+const COMMANDS: Record<string, { args: ArgsDef; description: string; variadic?: boolean }> = {
   run: { args: RUN_ARGS, description: "Run the warm-cache sweep against a server (default command)" },
   mock: { args: MOCK_ARGS, description: "Start an SGLang-compatible mock server (no GPU needed)" },
   demo: { args: DEMO_ARGS, description: "Run a short sweep against a mock server started for it, with a bundled tokenizer" },
-  report: { args: REPORT_ARGS, description: "Re-render the console report from a JSONL results file" },
+  report: {
+    args: REPORT_ARGS,
+    description: "Re-render the console report of JSONL results files, or write one HTML/Markdown report of many runs",
+    variadic: true,
+  },
+  compare: { args: COMPARE_ARGS, description: "Compare two runs pct by pct, with regression limits (exit 7 when one is exceeded)" },
 };
 
 const usageOf = (name: string): CommandDef =>
@@ -57,14 +60,21 @@ async function main(argv: string[]): Promise<number> {
     const refused = rest.find((a) => DEMO_REFUSED.includes(a.split("=")[0]!));
     if (refused) throw new UsageError(`${refused.split("=")[0]}: the demo runs against its own mock server; use \`warmbench run ${refused.split("=")[0]} ...\` for yours`);
   }
-  const raw = parseFlags(command, normalizeFlags(rest, spec.args), spec.args);
+  const raw = parseFlags(command, normalizeFlags(rest, spec.args, { variadic: spec.variadic }), spec.args);
   if (raw.verbose === true) log.level = 4;
 
   if (command === "mock") {
     const { runMockServer } = await import("./mock/main.ts");
     return runMockServer(parseMockOptions(raw));
   }
-  if (command === "report") return report(raw);
+  if (command === "report") {
+    const { reportCommand } = await import("./report/command.ts");
+    return reportCommand(raw, write);
+  }
+  if (command === "compare") {
+    const { compareCommand } = await import("./compare/command.ts");
+    return compareCommand(raw, write);
+  }
 
   if (command === "demo") {
     const { demoOptions, startDemoMock } = await import("./demo.ts");
@@ -91,23 +101,14 @@ function parseFlags(command: string, argv: string[], defs: ArgsDef): RawFlags & 
   try {
     return parseArgs(argv, defs) as unknown as RawFlags & { _: string[] };
   } catch (err) {
-    const what = command === "report" ? "expects a JSONL results file (warmbench report FILE)" : (err as Error).message;
+    const what =
+      command === "report"
+        ? "expects a JSONL results file (warmbench report FILE...)"
+        : command === "compare"
+          ? "expects two JSONL results files (warmbench compare BASE.jsonl NEW.jsonl)"
+          : (err as Error).message;
     throw new UsageError(`${command}: ${what}`);
   }
-}
-
-/** `warmbench report FILE`: the console report rebuilt from the file alone. */
-function report(raw: RawFlags & { _: string[] }): number {
-  const file = typeof raw.file === "string" ? raw.file : undefined;
-  if (file === undefined) throw new UsageError("report: expects a JSONL results file (warmbench report FILE)");
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (err) {
-    throw new UsageError(`report: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? err}`);
-  }
-  write(renderJsonlReport(text, file));
-  return EXIT.ok;
 }
 
 /** Runs the sweep with SIGINT/SIGTERM wired to its interrupt, and turns its outcome into the exit code. */
@@ -119,7 +120,10 @@ async function sweep(opts: RunOptions): Promise<number> {
   return exitCodeOf(outcome, opts);
 }
 
-/** The first that applies, in the README's order: 130, 4, 5, 3, 0. */
+/**
+ * The first that applies, in the README's order: 130, 4, 5, 6, 3, 0. A measurement that cannot be trusted (4, 5)
+ * outranks a verdict on it (6); a verdict the user asked for outranks failed requests alone (3).
+ */
 function exitCodeOf(outcome: SweepOutcome, opts: RunOptions): number {
   if (outcome.interrupted) return EXIT.interrupted;
   if (outcome.cacheFailures > 0) {
@@ -129,6 +133,11 @@ function exitCodeOf(outcome: SweepOutcome, opts: RunOptions): number {
   if (outcome.saturatedPcts > 0 && opts.strict) {
     log.error(`--strict: the client was saturated during ${outcome.saturatedPcts} pct(s): exit code ${EXIT.clientSaturated}`);
     return EXIT.clientSaturated;
+  }
+  if (outcome.gateFailures.length > 0) {
+    const first = outcome.gateFailures[0]!;
+    log.error(`${outcome.gateFailures.length} gate verdict(s) failed, first ${first.expr} at ${first.pct}% (value ${first.value ?? "n/a"}): exit code ${EXIT.gateFailed}`);
+    return EXIT.gateFailed;
   }
   if (outcome.failedRequests > 0) {
     log.warn(`${outcome.failedRequests} measured request(s) failed: exit code ${EXIT.requestsFailed}`);

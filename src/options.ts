@@ -83,12 +83,17 @@ export interface RunOptions {
   flush: FlushMode;
   /** Exit non-zero when the client itself was saturated during a pct. */
   strict: boolean;
+  /** --gate and --gates-file, in that order; checked as each pct ends (exit code 6 when one fails). */
+  gates: Gate[];
+  /** No progress display on stderr. */
+  quiet: boolean;
 }
 
 
 // --- parsing: raw citty strings in, validated options out ---------------------------------
 
 import { UsageError } from "./errors.ts";
+import { parseGates, type Gate } from "./gates/parse.ts";
 
 /** Raw flag values as citty hands them over: strings and booleans, keyed by kebab-case name. */
 export type RawFlags = Record<string, string | boolean | undefined>;
@@ -245,6 +250,8 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     cacheTolerance: parseFraction("cache-tolerance", str(raw, "cache-tolerance") ?? String(d.cacheTolerance)),
     flush: oneOf(raw, "flush", FLUSH_MODES, d.flush),
     strict: raw.strict === true,
+    gates: parseGates(str(raw, "gate"), str(raw, "gates-file")),
+    quiet: raw.quiet === true,
   };
 }
 
@@ -262,6 +269,15 @@ function parseFraction(flag: string, value: string): number {
   return n;
 }
 
+
+/** Defaults of `warmbench compare`. */
+export const COMPARE_DEFAULTS = {
+  /**
+   * The limits without --max-regress: above the run-to-run noise measured by `bun run bench` (compare-noise: 20
+   * pairs of runs against one mock never fail them), tight enough to catch a real regression of a release.
+   */
+  maxRegress: "mean_ttft_ms=10%,p99_ttft_ms=25%,mean_itl_ms=5%,p99_itl_ms=25%,output_throughput=5%",
+} as const;
 
 /** The demo's sweep: short enough for a laptop, long enough to show the cache at work. */
 export const DEMO_DEFAULTS = {

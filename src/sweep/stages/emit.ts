@@ -17,6 +17,7 @@ export function emitPct(summary: PctSummary, m: Measurement, ctx: SweepContext):
   const health = describeSaturation(m.health);
   if (record.client_saturated) log.warn(`${pct}%: ${health}`);
   else log.debug(health);
+  for (const g of record.gates) if (!g.pass) log.warn(`gate failed at ${pct}%: ${g.expr} (value ${g.value ?? "n/a"})`);
   if (ctx.opts.requestDetails) appendRequestDetails(ctx.opts.requestDetails, ctx.runId, pct, m.records);
   ctx.io.out(renderConsole(record));
   if (ctx.opts.outputFile) appendJsonlLine(ctx.opts.outputFile, formatJsonl(record));
