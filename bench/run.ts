@@ -3,7 +3,7 @@
  * runs warmbench (and the Python reference script, when its Debian packages are installed) against them, and
  * writes bench/results/<scenario>.json plus bench/results/latest.md. See bench/README.md for the method.
  *
- *   bun bench/run.ts [--quick] [--only accuracy,capacity,resources,cold-start] [--no-python] [--build] [--bin PATH]
+ *   bun bench/run.ts [--quick] [--only accuracy,capacity,resources,cold-start,compare-noise,progress] [--no-python] [--build] [--bin PATH]
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -15,6 +15,8 @@ import type { BenchContext } from "./lib/trial.ts";
 import { runAccuracy } from "./scenarios/accuracy.ts";
 import { capacityTrialTable, runCapacity } from "./scenarios/capacity.ts";
 import { runColdStart } from "./scenarios/cold-start.ts";
+import { runCompareNoise } from "./scenarios/compare-noise.ts";
+import { runProgress } from "./scenarios/progress.ts";
 import { runResources } from "./scenarios/resources.ts";
 
 const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioResult>> = {
@@ -22,6 +24,8 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioResult>> 
   capacity: runCapacity,
   resources: runResources,
   "cold-start": runColdStart,
+  "compare-noise": runCompareNoise,
+  progress: runProgress,
 };
 
 interface BenchFlags {

@@ -14,6 +14,7 @@ import { runSweep, type SweepOutcome } from "./sweep/run-sweep.ts";
 import { relaunchWithFetchCap } from "./relaunch.ts";
 import { VERSION } from "./version.ts";
 import { createInterrupt } from "./interrupt.ts";
+import { formatCell } from "./report/text-table.ts";
 
 const COMMANDS: Record<string, { args: ArgsDef; description: string; variadic?: boolean }> = {
   run: { args: RUN_ARGS, description: "Run the warm-cache sweep against a server (default command)" },
@@ -136,7 +137,7 @@ function exitCodeOf(outcome: SweepOutcome, opts: RunOptions): number {
   }
   if (outcome.gateFailures.length > 0) {
     const first = outcome.gateFailures[0]!;
-    log.error(`${outcome.gateFailures.length} gate verdict(s) failed, first ${first.expr} at ${first.pct}% (value ${first.value ?? "n/a"}): exit code ${EXIT.gateFailed}`);
+    log.error(`${outcome.gateFailures.length} gate verdict(s) failed, first ${first.expr} at ${first.pct}% (value ${formatCell(first.value)}): exit code ${EXIT.gateFailed}`);
     return EXIT.gateFailed;
   }
   if (outcome.failedRequests > 0) {

@@ -61,7 +61,8 @@ export function compareCommand(raw: RawFlags & { _: string[] }, write: (text: st
   appendStepSummary(markdown);
   const regressed = regressions(comparison);
   if (regressed.length === 0) return EXIT.ok;
-  for (const r of regressed) log.error(`regression: ${describeRegression(r)}`);
-  log.error(`${regressed.length} regression(s) beyond the limits: exit code ${EXIT.regression}`);
+  const shown = regressed.slice(0, 10).map((r) => `  ${describeRegression(r)}`);
+  if (regressed.length > shown.length) shown.push(`  ... and ${regressed.length - shown.length} more (see the table)`);
+  log.error(`${regressed.length} regression(s) beyond the limits: exit code ${EXIT.regression}\n${shown.join("\n")}`);
   return EXIT.regression;
 }

@@ -55,23 +55,45 @@ export interface Labelable {
   fallbackName: string;
 }
 
-/** One label per run: the differing settings as `key=value`, else the fallback name; always unique. */
+/**
+ * The keys a label shows: greedily the one that tells the most runs apart, until every run is told apart (at most
+ * MAX_LABEL_KEYS); so `backend=vllm` is not shown when `chunked_prefill_size` alone names every run.
+ */
+function chooseKeys(keys: readonly string[], headers: readonly Map<string, string>[]): string[] {
+  const chosen: string[] = [];
+  const distinct = (ks: readonly string[]) => new Set(headers.map((h) => JSON.stringify(ks.map((k) => h.get(k) ?? null)))).size;
+  while (chosen.length < MAX_LABEL_KEYS && distinct(chosen) < headers.length) {
+    let best: string | null = null;
+    let bestCount = distinct(chosen);
+    for (const k of keys) {
+      if (chosen.includes(k)) continue;
+      const count = distinct([...chosen, k]);
+      if (count > bestCount) [best, bestCount] = [k, count];
+    }
+    if (best === null) break;
+    chosen.push(best);
+  }
+  return keys.filter((k) => chosen.includes(k));
+}
+
+/** One label per run: the differing settings that tell the runs apart as `key=value`, else the fallback name; always unique. */
 export function labelRuns(runs: readonly Labelable[]): { labels: string[]; differing: string[] } {
   const headers = runs.map((r) => flattenHeader(r.header));
   const differing = runs.length > 1 ? differingKeys(headers) : [];
   // The same setting often shows twice (options.page_size and page_size): name each short key once.
-  const shown: string[] = [];
+  const candidates: string[] = [];
   const seen = new Set<string>();
   for (const k of differing) {
     if (seen.has(shortKey(k))) continue;
     seen.add(shortKey(k));
-    shown.push(k);
+    candidates.push(k);
   }
+  const shown = chooseKeys(candidates, headers);
   const labels = runs.map((r, i) => {
     if (shown.length === 0) return r.fallbackName;
-    const parts = shown.slice(0, MAX_LABEL_KEYS).map((k) => `${shortKey(k)}=${headers[i]!.get(k) ?? "(none)"}`);
-    if (shown.length > MAX_LABEL_KEYS) parts.push(`+${shown.length - MAX_LABEL_KEYS} more`);
-    return parts.join(", ");
+    const parts = shown.map((k) => `${shortKey(k)}=${headers[i]!.get(k) ?? "(none)"}`);
+    // The rest is in the report's table of differing settings.
+    return candidates.length > shown.length ? `${parts.join(", ")}, …` : parts.join(", ");
   });
   // Two runs alike in every labelled key (repeats) keep their fallback names too.
   const counts = new Map<string, number>();

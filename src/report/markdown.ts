@@ -4,6 +4,7 @@
  */
 import type { ReportRun } from "./runs.ts";
 import { buildSections } from "./sections.ts";
+import { numericColumns } from "./text-table.ts";
 import { differencesTable, gatesTable, metadataTable, type ReportTable } from "./tables.ts";
 
 /** A cell's text made inert: table pipes, line breaks and HTML tags (GitHub renders some HTML). */
@@ -13,7 +14,8 @@ export function escapeMarkdownCell(text: string): string {
 
 export function renderMarkdownTable(t: Pick<ReportTable, "columns" | "rows">): string {
   const line = (cells: readonly string[]) => `| ${cells.map(escapeMarkdownCell).join(" | ")} |`;
-  return [line(t.columns), `|${t.columns.map((_, i) => (i === 0 ? "---" : "---:")).join("|")}|`, ...t.rows.map(line)].join("\n");
+  const numeric = numericColumns(t.columns, t.rows);
+  return [line(t.columns), `|${numeric.map((n) => (n ? "---:" : "---")).join("|")}|`, ...t.rows.map(line)].join("\n");
 }
 
 /** The whole Markdown report of some runs. */

@@ -19,3 +19,10 @@ export function formatCell(value: number | null | undefined, digits = 2): string
   if (!Number.isFinite(value)) return value > 0 ? "inf" : "-inf";
   return Number.isInteger(value) ? String(value) : value.toFixed(digits);
 }
+
+/** Whether a cell holds a number (or n/a, -, a signed delta, a percentage): such columns are right-aligned. */
+export const isNumericCell = (cell: string): boolean => /^(?:[+-]?\d[\d.,]*%?\*?|n\/a|-|[+-]?inf)$/.test(cell);
+
+/** Per column: every cell numeric (and at least one row). */
+export const numericColumns = (columns: readonly string[], rows: readonly (readonly string[])[]): boolean[] =>
+  columns.map((_, i) => rows.length > 0 && rows.every((r) => isNumericCell(r[i] ?? "")));

@@ -12,6 +12,7 @@ import { VERSION } from "../../version.ts";
 import type { ReportRun } from "../runs.ts";
 import { buildSections, type ChartData, type ReportSection } from "../sections.ts";
 import { differencesTable, gatesTable, metadataTable, type ReportTable } from "../tables.ts";
+import { numericColumns } from "../text-table.ts";
 import { escapeHtml, jsonForScript, sha256Base64 } from "./escape.ts";
 
 /** The library without its source-map comment: the map is not shipped, and nothing may be fetched. */
@@ -20,11 +21,8 @@ const chartJs = chartJsFile.replace(/\n\/\/# sourceMappingURL=\S*\s*$/, "\n");
 /** Series colours (Tableau 10): run i gets PALETTE[i % 10], in the charts and in the page's legend. */
 export const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
 
-/** A cell that holds a number (or n/a, or a signed delta) is right-aligned. */
-const isNumeric = (cell: string): boolean => /^(?:[+-]?\d[\d.,]*%?|n\/a|-|inf)$/.test(cell);
-
 function renderTable(t: Pick<ReportTable, "id" | "columns" | "rows">, caption = ""): string {
-  const numericColumn = t.columns.map((_, i) => t.rows.length > 0 && t.rows.every((r) => isNumeric(r[i] ?? "")));
+  const numericColumn = numericColumns(t.columns, t.rows);
   const head = t.columns.map((c, i) => `<th${numericColumn[i] ? ' class="num"' : ""}>${escapeHtml(c)}</th>`).join("");
   const body = t.rows
     .map((r) => {

@@ -5,6 +5,7 @@ import { describeSaturation } from "../../metrics/self-check.ts";
 import { renderConsole } from "../../report/console.ts";
 import { appendRequestDetails } from "../../report/details.ts";
 import { appendJsonlLine, formatJsonl } from "../../report/jsonl.ts";
+import { formatCell } from "../../report/text-table.ts";
 import type { SweepContext } from "../context.ts";
 import type { Measurement } from "./measure.ts";
 import type { PctSummary } from "./summarize.ts";
@@ -17,7 +18,7 @@ export function emitPct(summary: PctSummary, m: Measurement, ctx: SweepContext):
   const health = describeSaturation(m.health);
   if (record.client_saturated) log.warn(`${pct}%: ${health}`);
   else log.debug(health);
-  for (const g of record.gates) if (!g.pass) log.warn(`gate failed at ${pct}%: ${g.expr} (value ${g.value ?? "n/a"})`);
+  for (const g of record.gates) if (!g.pass) log.warn(`gate failed at ${pct}%: ${g.expr} (value ${formatCell(g.value)})`);
   if (ctx.opts.requestDetails) appendRequestDetails(ctx.opts.requestDetails, ctx.runId, pct, m.records);
   ctx.io.out(renderConsole(record));
   if (ctx.opts.outputFile) appendJsonlLine(ctx.opts.outputFile, formatJsonl(record));

@@ -35,7 +35,7 @@ export async function measure(plan: PctPlan, batch: PromptBatch, ctx: SweepConte
   log.info(`Sending requests (max_concurrency=${opts.maxConcurrency}) ...`);
   const startedAt = new Date().toISOString();
   const monitor = startClientMonitor();
-  const progress = startProgress(plan.numPrompts, `${plan.pct}%`);
+  const progress = startProgress(plan.numPrompts, `${plan.pct}%`, { quiet: opts.quiet });
   const t0 = nowMs();
   const settled = await runPool(
     plan.numPrompts,
@@ -49,7 +49,7 @@ export async function measure(plan: PctPlan, batch: PromptBatch, ctx: SweepConte
           requestId: opts.requestDetails ? requestIdOf(ctx.runId, plan.pct, i) : undefined,
         }),
       ),
-    { signal: io.signal, onSettled: (_i, r) => progress.settled(r.ok) },
+    { signal: io.signal, onSettled: (_i, r) => progress.settled(r.ok, r.outputLen) },
   );
   const durationS = (nowMs() - t0) / 1000;
   progress.stop();
