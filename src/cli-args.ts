@@ -4,7 +4,7 @@
  * script accepts, warmbench accepts too (`--num-p 8` is `--num-prompts 8`).
  */
 import type { ArgsDef } from "citty";
-import { DEMO_DEFAULTS, RUN_DEFAULTS } from "./options.ts";
+import { COMPARE_DEFAULTS, DEMO_DEFAULTS, RUN_DEFAULTS } from "./options.ts";
 import { UsageError } from "./errors.ts";
 
 const s = (description: string, dflt?: string | number | null): ArgsDef[string] => ({
@@ -94,7 +94,7 @@ export const REPORT_ARGS: ArgsDef = {
 export const COMPARE_ARGS: ArgsDef = {
   base: { type: "positional", description: "JSONL results of the baseline", required: true },
   new: { type: "positional", description: "JSONL results to judge against it", required: true },
-  "max-regress": s("Limits as METRIC=PCT%,... (default: the README's limits), e.g. p99_ttft_ms=5%,mean_itl_ms=3%"),
+  "max-regress": s("How much worse NEW may be, per metric, as METRIC=PCT%,...; replaces the defaults", COMPARE_DEFAULTS.maxRegress),
   md: s("Also write the comparison as Markdown to this file"),
   force: b("Compare lines whose workload fingerprints differ (marked in the output)"),
   verbose: b("Show stack traces and debug logs"),

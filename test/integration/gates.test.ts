@@ -4,7 +4,7 @@
  * file alone), and a gate on an unknown metric is a usage error before anything is sent.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
@@ -28,7 +28,9 @@ beforeAll(async () => {
   writeFileSync(gatesFile, "# release budget\nfailed==0\n\ncached_tokens_mismatched == 0   # the cache held\n");
   // TTFT is never negative: this gate cannot hold at 50 %; the other two always hold.
   failing = await runCli([...workload(mock.url), "--output-file", join(dir, "failing.jsonl"), "--gate", "mean_ttft_ms<0@pct=50", "--gate", "completed>=6"]);
-  passing = await runCli([...workload(mock.url), "--output-file", join(dir, "passing.jsonl"), "--gates-file", gatesFile, "--gate", "p99_itl_ms<10000@pct>=50"]);
+  passing = await runCli([...workload(mock.url), "--output-file", join(dir, "passing.jsonl"), "--gates-file", gatesFile, "--gate", "p99_itl_ms<10000@pct>=50"], {
+    env: { GITHUB_STEP_SUMMARY: join(dir, "summary.md") },
+  });
 });
 
 afterAll(async () => {
@@ -70,6 +72,14 @@ describe("gates", () => {
     ]);
     expect(lines[2].gates.map((g: { expr: string }) => g.expr)).toEqual(["p99_itl_ms<10000@pct>=50", "failed==0", "cached_tokens_mismatched==0"]);
     expect(passing.stdout).toMatch(/^90% .* 3\/3 pass$/m);
+  });
+
+  test("with GITHUB_STEP_SUMMARY set, the run appends its Markdown report there", () => {
+    const md = readFileSync(join(dir, "summary.md"), "utf8");
+    expect(md).toStartWith("## warmbench run: ");
+    expect(md).toContain("All 8 gate verdicts pass.");
+    expect(md).toContain("| passing.jsonl | 90% | p99\\_itl\\_ms\\<10000@pct\\>=50 |");
+    expect(md).toContain("### Mean TTFT");
   });
 
   test("report rebuilds the console, gates and end-of-sweep table included, byte for byte", async () => {
