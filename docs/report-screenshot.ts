@@ -34,8 +34,9 @@ try {
   const page = await browser.context.newPage();
   await page.goto(`file://${html}`);
   await page.waitForSelector("html[data-charts-ready]");
-  // The header and the first rows of charts: what a reader sees first.
-  await page.screenshot({ path: out, clip: { x: 0, y: 0, width: 1400, height: 1560 } });
+  // The header and the first two rows of charts: what a reader sees first.
+  const height = await page.evaluate(() => (globalThis as any).document.getElementById("section-itl-p99").getBoundingClientRect().top as number);
+  await page.screenshot({ path: out, fullPage: true, clip: { x: 0, y: 0, width: 1400, height: Math.round(height) } });
 } finally {
   await browser.close();
 }
