@@ -46,6 +46,11 @@ export function compareCommand(raw: RawFlags & { _: string[] }, write: (text: st
     throw new UsageError(`compare: refused: ${describeDifference(mismatched[0]!)}${more}; the runs did not measure the same workload (--force compares anyway)`);
   }
   for (const p of mismatched) log.warn(`compare --force: ${describeDifference(p)}`);
+  const saturated: string[] = [];
+  for (const [side, key] of [["BASE", "base"], ["NEW", "next"]] as const) {
+    const pcts = pairing.pairs.filter((p) => p[key].client_saturated === true).map((p) => `${p.pct}%`);
+    if (pcts.length > 0) saturated.push(`${side} at ${pcts.join(", ")}`);
+  }
 
   const comparison: Comparison = {
     baseFile,
@@ -54,6 +59,7 @@ export function compareCommand(raw: RawFlags & { _: string[] }, write: (text: st
     forced: mismatched.map(describeDifference),
     onlyInBase: pairing.onlyInBase,
     onlyInNew: pairing.onlyInNew,
+    saturated,
   };
   write(renderCompareConsole(comparison));
   const markdown = renderCompareMarkdown(comparison);

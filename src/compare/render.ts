@@ -11,16 +11,20 @@ export interface Comparison {
   forced: string[];
   onlyInBase: number[];
   onlyInNew: number[];
+  /** "BASE at 0%, 90%": sides whose client was saturated (their numbers may be the client's own delay). */
+  saturated: string[];
 }
 
 const COLUMNS = ["pct", "metric", "from", "base", "new", "Δ", "Δ%", "better", "limit", "verdict"];
 
 const signed = (v: number | null, digits = 2): string => (v === null ? "n/a" : `${v > 0 ? "+" : ""}${formatCell(v, digits)}`);
+/** A percent change, always with one decimal: "+20.0%". */
+const signedPct = (v: number): string => `${v > 0 ? "+" : ""}${Number.isFinite(v) ? v.toFixed(1) : formatCell(v)}%`;
 
 function cells(r: DeltaRow): string[] {
   return [
     `${r.pct}%${r.forced ? "*" : ""}`, r.metric, r.source, formatCell(r.base), formatCell(r.next), signed(r.delta),
-    r.deltaPct === null ? "n/a" : `${signed(r.deltaPct, 1)}%`, r.betterSide ?? "n/a", r.limitPct === null ? "-" : `${r.limitPct}%`, r.verdict,
+    r.deltaPct === null ? "n/a" : signedPct(r.deltaPct), r.betterSide ?? "n/a", r.limitPct === null ? "-" : `${r.limitPct}%`, r.verdict,
   ];
 }
 
@@ -28,7 +32,7 @@ export const regressions = (c: Comparison): DeltaRow[] => c.rows.filter((r) => r
 
 /** "mean_itl_ms at 50%: +20.3% (limit 5%)". */
 export const describeRegression = (r: DeltaRow): string =>
-  `${r.metric} at ${r.pct}%: ${r.deltaPct === null ? "worse from 0" : `${signed(r.deltaPct, 1)}%`} (limit ${r.limitPct}%)`;
+  `${r.metric} at ${r.pct}%: ${r.deltaPct === null ? "worse from 0" : signedPct(r.deltaPct)} (limit ${r.limitPct}%)`;
 
 function verdictLine(c: Comparison): string {
   const regressed = regressions(c);
@@ -39,6 +43,7 @@ function verdictLine(c: Comparison): string {
 function notes(c: Comparison): string[] {
   const out: string[] = [];
   if (c.forced.length > 0) out.push(`* compared with --force although the workloads differ: ${c.forced.join("; ")}`);
+  if (c.saturated.length > 0) out.push(`client saturated, so those numbers may be the client's own delay: ${c.saturated.join("; ")}`);
   if (c.onlyInBase.length > 0) out.push(`pcts only in BASE (not compared): ${c.onlyInBase.join(", ")}`);
   if (c.onlyInNew.length > 0) out.push(`pcts only in NEW (not compared): ${c.onlyInNew.join(", ")}`);
   return out;
