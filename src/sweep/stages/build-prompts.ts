@@ -5,15 +5,13 @@
 import { appendFileSync } from "node:fs";
 import { log } from "../../log.ts";
 import { bodyParts } from "../../backends/body.ts";
-import { buildPrompts, formatPromptDump, hashPromptSet, promptIds, serializeIds, suffixIds, type PromptSet } from "../../workload/prompts.ts";
+import { buildPrompts, formatPromptDump, promptIds, serializeIds, suffixIds, type PromptSet } from "../../workload/prompts.ts";
 import type { SweepContext } from "../context.ts";
 import type { PctPlan } from "../plan.ts";
 
 /** The pct's prompts, ready to send. */
 export interface PromptBatch {
   set: PromptSet;
-  /** hashPromptSet of the set: the workload fingerprint's prompt_ids_hash. */
-  idsHash: string;
   /** Body of the prefix-only warm request (max 1 new token); null when the prefix is empty. */
   warmBody: readonly Uint8Array[] | null;
   /** Body of measured prompt i. */
@@ -37,7 +35,6 @@ export function buildPromptBatch(plan: PctPlan, ctx: SweepContext): PromptBatch 
   const empty = new Uint8Array(0);
   return {
     set,
-    idsHash: hashPromptSet(set),
     warmBody: plan.prefixLen > 0 ? bodyParts(warm, prefixDigits, empty) : null,
     body: (i) => bodyParts(measured, prefixDigits, suffixDigits[i] ?? empty),
     ids: (i) => promptIds(set, i),

@@ -9,6 +9,7 @@ import { summarizePct } from "../../metrics/summarize.ts";
 import { fitFromMoments, mergeTtftMoments, ttftMoments, type TtftMoments } from "../../metrics/ttft-model.ts";
 import type { RequestRecord } from "../../metrics/record.ts";
 import { evaluateGates } from "../../gates/evaluate.ts";
+import { hashPromptSet } from "../../workload/prompts.ts";
 import type { PromptBatch } from "./build-prompts.ts";
 import type { SweepContext } from "../context.ts";
 import type { PctPlan } from "../plan.ts";
@@ -77,7 +78,8 @@ export function summarizeMeasurement(
       max_concurrency: opts.maxConcurrency,
       seed: opts.seed.toString(),
       shared_prefix_pct: plan.pct,
-      prompt_ids_hash: batch.idsHash,
+      // Hashed now, after the measurement: off the clock and off the cold start before the first request.
+      prompt_ids_hash: hashPromptSet(batch.set),
     },
     sent: m.records.length,
     failed: metrics.failed,
