@@ -3,7 +3,7 @@
  * emitter of bench/emitter/, compiled into the work dir) with a ground-truth log, runs warmbench (and the Python reference script, when its Debian packages are installed) against them, and
  * writes bench/results/<scenario>.json plus bench/results/latest.md. See bench/README.md for the method.
  *
- *   bun bench/run.ts [--quick] [--only accuracy,capacity,resources,cold-start,openai-cpu] [--no-python] [--build] [--bin PATH]
+ *   bun bench/run.ts [--quick] [--only accuracy,capacity,resources,cold-start,openai-cpu,workers,compare-noise,progress] [--no-python] [--build] [--bin PATH]
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -17,6 +17,8 @@ import { runAccuracy } from "./scenarios/accuracy.ts";
 import { capacityTrialTable, runCapacity } from "./scenarios/capacity.ts";
 import { runColdStart } from "./scenarios/cold-start.ts";
 import { runOpenaiCpu } from "./scenarios/openai-cpu.ts";
+import { runCompareNoise } from "./scenarios/compare-noise.ts";
+import { runProgress } from "./scenarios/progress.ts";
 import { runResources } from "./scenarios/resources.ts";
 import { runWorkers } from "./scenarios/workers.ts";
 
@@ -27,6 +29,8 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioResult>> 
   "cold-start": runColdStart,
   "openai-cpu": runOpenaiCpu,
   workers: runWorkers,
+  "compare-noise": runCompareNoise,
+  progress: runProgress,
 };
 
 interface BenchFlags {

@@ -4,7 +4,7 @@
  * script accepts, warmbench accepts too (`--num-p 8` is `--num-prompts 8`).
  */
 import type { ArgsDef } from "citty";
-import { DEMO_DEFAULTS, MULTITURN_DEFAULTS, READY_QUEUE_POLICIES, RUN_DEFAULTS } from "./options.ts";
+import { COMPARE_DEFAULTS, DEMO_DEFAULTS, MULTITURN_DEFAULTS, READY_QUEUE_POLICIES, RUN_DEFAULTS } from "./options.ts";
 import { UsageError } from "./errors.ts";
 
 const s = (description: string, dflt?: string | number | null): ArgsDef[string] => ({
@@ -49,8 +49,14 @@ const COMMON_ARGS: ArgsDef = {
   "request-details": s("Write one JSONL line per measured request (timestamps, cached tokens) to this file"),
   strict: b("Exit 5 when the client itself was saturated (event-loop lag or JS-thread CPU) during a pct"),
   workers: s("Processes on this machine sharing the load (this one included), or auto: one per 256 streams, up to cores-1"),
+  gate: s("Pass/fail threshold METRIC OP VALUE[@pct OP N], e.g. 'p99_ttft_ms<=800@pct>=90'; repeatable; exit 6 when one fails"),
+  "gates-file": s("File with one gate per line (# comments)"),
+  quiet: b("No progress line on stderr"),
   verbose: b("Show stack traces and debug logs"),
 };
+
+/** Flags that may be given more than once: their values reach the parser joined by newlines. */
+export const REPEATABLE_FLAGS: ReadonlySet<string> = new Set(["gate"]);
 
 /** Flags of `warmbench run`: the reference script's flags, same names and defaults, then ours. */
 export const RUN_ARGS: ArgsDef = {
@@ -123,12 +129,21 @@ export const MERGE_ARGS: ArgsDef = {
   output: s("Where the merged JSONL goes (-o)"),
 };
 
-/** Commands whose positional arguments are a list. */
-export const VARIADIC = new Set(["merge"]);
-
 /** Flags of `warmbench report`. */
 export const REPORT_ARGS: ArgsDef = {
-  file: { type: "positional", description: "JSONL file written with --output-file", required: true },
+  files: { type: "positional", description: "JSONL files written with --output-file (one or more)", required: true },
+  html: s("Write one self-contained HTML report of every run to this file"),
+  md: s("Write the report's tables as Markdown to this file (- for stdout)"),
+};
+
+/** Flags of `warmbench compare`. */
+export const COMPARE_ARGS: ArgsDef = {
+  base: { type: "positional", description: "JSONL results of the baseline", required: true },
+  new: { type: "positional", description: "JSONL results to judge against it", required: true },
+  "max-regress": s("How much worse NEW may be, per metric, as METRIC=PCT%,...; replaces the defaults", COMPARE_DEFAULTS.maxRegress),
+  md: s("Also write the comparison as Markdown to this file"),
+  force: b("Compare lines whose workload fingerprints differ (marked in the output)"),
+  verbose: b("Show stack traces and debug logs"),
 };
 
 /**
@@ -136,15 +151,17 @@ export const REPORT_ARGS: ArgsDef = {
  * prefix of a long option; an exact name always wins). Rejects unknown or ambiguous flags and stray positional
  * arguments, naming the first culprit. Accepts --flag value, --flag=value, and --no-flag for booleans.
  */
-export function normalizeFlags(argv: string[], defs: ArgsDef, variadic = false): string[] {
-  const positionals = variadic ? Infinity : Object.values(defs).filter((a) => a.type === "positional").length;
+export function normalizeFlags(argv: string[], defs: ArgsDef, opts: { variadic?: boolean } = {}): string[] {
+  const positionals = opts.variadic ? Infinity : Object.values(defs).filter((a) => a.type === "positional").length;
   const names = Object.keys(defs).filter((n) => defs[n]!.type !== "positional");
   const out: string[] = [];
+  const repeated = new Map<string, string[]>();
+  let tail: string[] = [];
   let seenPositionals = 0;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === "--") {
-      out.push(...argv.slice(i));
+      tail = argv.slice(i);
       break;
     }
     if (!arg.startsWith("-") || /^-\d/.test(arg)) {
@@ -162,16 +179,15 @@ export function normalizeFlags(argv: string[], defs: ArgsDef, variadic = false):
       out.push(`--${name}`);
       continue;
     }
-    if (value !== undefined) {
-      out.push(`--${name}=${value}`);
-      continue;
-    }
-    const next = argv[i + 1];
-    if (next === undefined) throw new UsageError(`--${name}: expects a value`);
-    out.push(`--${name}`, next);
-    i++;
+    const flagValue = value ?? argv[i + 1];
+    if (flagValue === undefined) throw new UsageError(`--${name}: expects a value`);
+    if (REPEATABLE_FLAGS.has(name)) repeated.set(name, [...(repeated.get(name) ?? []), flagValue]);
+    else if (value !== undefined) out.push(`--${name}=${value}`);
+    else out.push(`--${name}`, flagValue);
+    if (value === undefined) i++;
   }
-  return out;
+  for (const [name, values] of repeated) out.push(`--${name}=${values.join("\n")}`);
+  return [...out, ...tail];
 }
 
 /** The full flag name for `given`: exact, --no-<boolean>, or the one flag it abbreviates. */

@@ -5,32 +5,37 @@
  */
 import "./no-color.ts";
 import { defineCommand, parseArgs, showUsage, type ArgsDef, type CommandDef } from "citty";
-import { readFileSync } from "node:fs";
 import { BenchError, EXIT, UsageError } from "./errors.ts";
 import { log } from "./log.ts";
 import { inFlightLimit, parseRunOptions, type RawFlags, type RunOptions } from "./options.ts";
 import { MOCK_ARGS, parseMockOptions } from "./mock/options.ts";
-import { DEMO_ARGS, MERGE_ARGS, MULTITURN_ARGS, normalizeFlags, REPORT_ARGS, RUN_ARGS, VARIADIC } from "./cli-args.ts";
+import { COMPARE_ARGS, DEMO_ARGS, MERGE_ARGS, MULTITURN_ARGS, normalizeFlags, REPORT_ARGS, RUN_ARGS } from "./cli-args.ts";
 import { runSweep, type SweepOutcome } from "./sweep/run-sweep.ts";
-import { renderJsonlReport } from "./report/console.ts";
-import { readResults } from "./report/results-file.ts";
-import { mergeResults } from "./report/merge.ts";
-import { appendJsonlLine, checkOutputWritable, formatJsonl, parseJsonlLine } from "./report/jsonl.ts";
-import { isRoundLine, renderRoundsReport, type RoundLine } from "./report/rounds.ts";
 import { relaunchWithFetchCap } from "./relaunch.ts";
 import { VERSION } from "./version.ts";
 import { createInterrupt } from "./interrupt.ts";
+import { formatCell } from "./report/text-table.ts";
 import { resolvePlacement } from "./shard/placement.ts";
 import { runShardWorker } from "./sweep/shard-worker.ts";
 import { cpus } from "node:os";
+import type { GateFailure } from "./gates/evaluate.ts";
 
-const COMMANDS: Record<string, { args: ArgsDef; description: string }> = {
+const COMMANDS: Record<string, { args: ArgsDef; description: string; variadic?: boolean }> = {
   run: { args: RUN_ARGS, description: "Run the warm-cache sweep against a server (default command)" },
   multiturn: { args: MULTITURN_ARGS, description: "Run multi-turn conversations that grow turn by turn, and report each round's cache hits" },
   mock: { args: MOCK_ARGS, description: "Start an SGLang-compatible mock server (no GPU needed)" },
   demo: { args: DEMO_ARGS, description: "Run a short sweep against a mock server started for it, with a bundled tokenizer" },
-  report: { args: REPORT_ARGS, description: "Re-render the console report from a JSONL results file" },
-  merge: { args: MERGE_ARGS, description: "Merge the results of runs that were not coordinated (several clients started by hand)" },
+  report: {
+    args: REPORT_ARGS,
+    description: "Re-render the console report of JSONL results files, or write one HTML/Markdown report of many runs",
+    variadic: true,
+  },
+  compare: { args: COMPARE_ARGS, description: "Compare two runs pct by pct, with regression limits (exit 7 when one is exceeded)" },
+  merge: {
+    args: MERGE_ARGS,
+    description: "Merge the results of runs that were not coordinated (several clients started by hand)",
+    variadic: true,
+  },
 };
 
 const usageOf = (name: string): CommandDef =>
@@ -66,15 +71,25 @@ async function main(argv: string[]): Promise<number> {
     const refused = rest.find((a) => DEMO_REFUSED.includes(a.split("=")[0]!));
     if (refused) throw new UsageError(`${refused.split("=")[0]}: the demo runs against its own mock server; use \`warmbench run ${refused.split("=")[0]} ...\` for yours`);
   }
-  const raw = parseFlags(command, normalizeFlags(rest, spec.args, VARIADIC.has(command)), spec.args);
+  const raw = parseFlags(command, normalizeFlags(rest, spec.args, { variadic: spec.variadic }), spec.args);
   if (raw.verbose === true) log.level = 4;
 
   if (command === "mock") {
     const { runMockServer } = await import("./mock/main.ts");
     return runMockServer(parseMockOptions(raw));
   }
-  if (command === "report") return report(raw);
-  if (command === "merge") return merge(raw);
+  if (command === "report") {
+    const { reportCommand } = await import("./report/command.ts");
+    return reportCommand(raw, write);
+  }
+  if (command === "compare") {
+    const { compareCommand } = await import("./compare/command.ts");
+    return compareCommand(raw, write);
+  }
+  if (command === "merge") {
+    const { mergeCommand } = await import("./report/merge-command.ts");
+    return mergeCommand(raw);
+  }
   if (command === "multiturn") return multiturn(raw);
 
   if (command === "demo") {
@@ -102,60 +117,14 @@ function parseFlags(command: string, argv: string[], defs: ArgsDef): RawFlags & 
   try {
     return parseArgs(argv, defs) as unknown as RawFlags & { _: string[] };
   } catch (err) {
-    const what = command === "report" ? "expects a JSONL results file (warmbench report FILE)" : (err as Error).message;
+    const what =
+      command === "report"
+        ? "expects a JSONL results file (warmbench report FILE...)"
+        : command === "compare"
+          ? "expects two JSONL results files (warmbench compare BASE.jsonl NEW.jsonl)"
+          : (err as Error).message;
     throw new UsageError(`${command}: ${what}`);
   }
-}
-
-/** `warmbench report FILE`: the console report rebuilt from the file alone. */
-function report(raw: RawFlags & { _: string[] }): number {
-  const file = typeof raw.file === "string" ? raw.file : undefined;
-  if (file === undefined) throw new UsageError("report: expects a JSONL results file (warmbench report FILE)");
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (err) {
-    throw new UsageError(`report: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? err}`);
-  }
-  write(renderJsonlReport(text, file) + renderRoundLines(text));
-  return EXIT.ok;
-}
-
-/** `warmbench merge FILES... -o OUT`: one results file from uncoordinated runs, appended to OUT (one line per pct). */
-function merge(raw: RawFlags & { _: string[] }): number {
-  const files = raw._.filter((f) => f !== "");
-  const out = typeof raw.output === "string" ? raw.output : undefined;
-  if (files.length < 2) throw new UsageError("merge: expects two or more JSONL results files (warmbench merge A.jsonl B.jsonl -o M.jsonl)");
-  if (out === undefined) throw new UsageError("merge: expects -o FILE, where the merged lines go");
-  checkOutputWritable(out, "--output");
-  const named = files.map((name) => {
-    let text: string;
-    try {
-      text = readFileSync(name, "utf8");
-    } catch (err) {
-      throw new UsageError(`merge: cannot read ${name}: ${(err as NodeJS.ErrnoException).code ?? err}`);
-    }
-    return { name, runs: readResults(text, name) };
-  });
-  const lines = mergeResults(named);
-  for (const line of lines) appendJsonlLine(out, formatJsonl(line));
-  log.info(`merged ${files.length} runs into ${lines.length} pct line(s) in ${out}`);
-  return EXIT.ok;
-}
-
-/** The round tables of a multi-turn results file (its pct lines, if any, are rendered by renderJsonlReport). */
-function renderRoundLines(text: string): string {
-  const rounds: RoundLine[] = [];
-  for (const line of text.split("\n")) {
-    if (!line.includes('"round"')) continue;
-    try {
-      const obj: unknown = parseJsonlLine(line.trim());
-      if (isRoundLine(obj)) rounds.push(obj);
-    } catch {
-      // renderJsonlReport has already refused a broken line
-    }
-  }
-  return rounds.length === 0 ? "" : renderRoundsReport(rounds);
 }
 
 /** Runs the sweep (or this process's shard of it) with SIGINT/SIGTERM wired to its interrupt; returns the exit code. */
@@ -191,22 +160,33 @@ async function multiturn(raw: RawFlags): Promise<number> {
   process.on("SIGTERM", interrupt.onSignal);
   const outcome = await runMultiturn(opts, { out: write, signal: interrupt.signal });
   return exitCodeFor(
-    { interrupted: outcome.interrupted, cacheFailures: outcome.cacheFailures, saturated: outcome.saturatedRounds, failedRequests: outcome.failedRequests },
+    { interrupted: outcome.interrupted, cacheFailures: outcome.cacheFailures, saturated: outcome.saturatedRounds, failedRequests: outcome.failedRequests, gateFailures: [] },
     opts.strict,
     "round",
   );
 }
 
-/** The first that applies, in the README's order: 130, 4, 5, 3, 0. */
+/**
+ * The first that applies, in the README's order: 130, 4, 5, 6, 3, 0. A measurement that cannot be trusted (4, 5)
+ * outranks a verdict on it (6); a verdict the user asked for outranks failed requests alone (3).
+ */
 function exitCodeOf(outcome: SweepOutcome, opts: RunOptions): number {
   return exitCodeFor(
-    { interrupted: outcome.interrupted, cacheFailures: outcome.cacheFailures, saturated: outcome.saturatedPcts, failedRequests: outcome.failedRequests },
+    { interrupted: outcome.interrupted, cacheFailures: outcome.cacheFailures, saturated: outcome.saturatedPcts, failedRequests: outcome.failedRequests, gateFailures: outcome.gateFailures },
     opts.strict,
     "pct",
   );
 }
 
-function exitCodeFor(o: { interrupted: boolean; cacheFailures: number; saturated: number; failedRequests: number }, strict: boolean, unit: string): number {
+interface Verdicts {
+  interrupted: boolean;
+  cacheFailures: number;
+  saturated: number;
+  failedRequests: number;
+  gateFailures: GateFailure[];
+}
+
+function exitCodeFor(o: Verdicts, strict: boolean, unit: string): number {
   if (o.interrupted) return EXIT.interrupted;
   if (o.cacheFailures > 0) {
     log.error(`--verify-cache strict: the cache check failed for ${o.cacheFailures} ${unit}(s): exit code ${EXIT.cacheMismatch}`);
@@ -215,6 +195,11 @@ function exitCodeFor(o: { interrupted: boolean; cacheFailures: number; saturated
   if (o.saturated > 0 && strict) {
     log.error(`--strict: the client was saturated during ${o.saturated} ${unit}(s): exit code ${EXIT.clientSaturated}`);
     return EXIT.clientSaturated;
+  }
+  if (o.gateFailures.length > 0) {
+    const first = o.gateFailures[0]!;
+    log.error(`${o.gateFailures.length} gate verdict(s) failed, first ${first.expr} at ${first.pct}% (value ${formatCell(first.value)}): exit code ${EXIT.gateFailed}`);
+    return EXIT.gateFailed;
   }
   if (o.failedRequests > 0) {
     log.warn(`${o.failedRequests} measured request(s) failed: exit code ${EXIT.requestsFailed}`);

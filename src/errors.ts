@@ -25,5 +25,9 @@ export const EXIT = {
   cacheMismatch: 4,
   /** --strict: the client was saturated, so its numbers may be its own fault. */
   clientSaturated: 5,
+  /** A --gate failed at some pct. */
+  gateFailed: 6,
+  /** `compare`: a metric regressed beyond its limit. */
+  regression: 7,
   interrupted: 130,
 } as const;

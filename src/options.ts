@@ -93,6 +93,10 @@ export interface RunOptions {
   coordinator: { hostname: string; port: number } | null;
   /** Working-set sizes to run at every pct (K distinct shared prefixes in rotation); [1] is the script's sweep. */
   workingSets: number[];
+  /** --gate and --gates-file, in that order; checked as each pct ends (exit code 6 when one fails). */
+  gates: Gate[];
+  /** No progress display on stderr. */
+  quiet: boolean;
 }
 
 
@@ -100,6 +104,7 @@ export interface RunOptions {
 
 import { UsageError } from "./errors.ts";
 import { parseCoordinatorFlag, parseShardFlag, parseWorkersFlag } from "./shard/placement.ts";
+import { parseGates, type Gate } from "./gates/parse.ts";
 
 /** Raw flag values as citty hands them over: strings and booleans, keyed by kebab-case name. */
 export type RawFlags = Record<string, string | boolean | undefined>;
@@ -254,6 +259,7 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     pcts,
     ...parseSharedTail(raw, env),
     workingSets: parseWorkingSets(str(raw, "working-set") ?? d.workingSet),
+    gates: parseGates(str(raw, "gate"), str(raw, "gates-file")),
     workers: str(raw, "workers") === undefined ? null : parseWorkersFlag(str(raw, "workers")!),
     shard: str(raw, "shard") === undefined ? null : parseShardFlag(str(raw, "shard")!),
     coordinator: str(raw, "coordinator") === undefined ? null : parseCoordinatorFlag(str(raw, "coordinator")!),
@@ -265,7 +271,7 @@ export type SharedTail = Pick<
   RunOptions,
   | "seed" | "disableIgnoreEos" | "outputFile" | "extraRequestBody" | "dumpPrompts" | "settleMs" | "flushDeadlineS"
   | "flushServerTimeoutS" | "requestTimeoutS" | "stallTimeoutS" | "pageSize" | "verbose" | "apiKey" | "servedModelName"
-  | "requestDetails" | "verifyCache" | "cacheTolerance" | "flush" | "strict"
+  | "requestDetails" | "verifyCache" | "cacheTolerance" | "flush" | "strict" | "quiet"
 >;
 
 export function parseSharedTail(raw: RawFlags, env: Record<string, string | undefined>): SharedTail {
@@ -291,6 +297,7 @@ export function parseSharedTail(raw: RawFlags, env: Record<string, string | unde
     cacheTolerance: parseFraction("cache-tolerance", str(raw, "cache-tolerance") ?? String(d.cacheTolerance)),
     flush: oneOf(raw, "flush", FLUSH_MODES, d.flush),
     strict: raw.strict === true,
+    quiet: raw.quiet === true,
   };
 }
 
@@ -308,6 +315,15 @@ function parseFraction(flag: string, value: string): number {
   return n;
 }
 
+
+/** Defaults of `warmbench compare`. */
+export const COMPARE_DEFAULTS = {
+  /**
+   * The limits without --max-regress: above the run-to-run noise measured by `bun run bench` (compare-noise: 20
+   * pairs of runs against one mock never fail them), tight enough to catch a real regression of a release.
+   */
+  maxRegress: "mean_ttft_ms=10%,p99_ttft_ms=25%,mean_itl_ms=5%,output_throughput=5%",
+} as const;
 
 /** The demo's sweep: short enough for a laptop, long enough to show the cache at work. */
 export const DEMO_DEFAULTS = {
@@ -364,7 +380,7 @@ export type ThinkTime =
   | { kind: "uniform"; lowS: number; highS: number };
 
 /** Validated options of `warmbench multiturn`: the sweep's shared flags, and the conversation's shape. */
-export type MultiturnOptions = Omit<RunOptions, "numPrompts" | "totalTokens" | "pcts" | "workingSets" | "workers" | "shard" | "coordinator"> & {
+export type MultiturnOptions = Omit<RunOptions, "numPrompts" | "totalTokens" | "pcts" | "workingSets" | "workers" | "shard" | "coordinator" | "gates"> & {
   numClients: number;
   numRounds: number;
   turnTokens: number;

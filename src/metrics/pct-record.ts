@@ -9,6 +9,8 @@ import type { ErrorEntry, PctHistograms, PctResult } from "./summarize.ts";
 import type { TtftModel, TtftMoments } from "./ttft-model.ts";
 import type { ShardsReport } from "../sweep/shards.ts";
 import type { MergedFrom } from "../report/merge.ts";
+import type { GateResult } from "../gates/evaluate.ts";
+import type { WorkloadFingerprint } from "./fingerprint.ts";
 
 /** What was run against what: written once per run, in the run's first pct line (`run`). */
 export interface RunInfo {
@@ -46,6 +48,10 @@ export interface PctRecord extends Pick<PctResult, ScriptKey> {
   run_id: string;
   /** The run's description; in the run's first pct line only. */
   run?: RunInfo;
+  /** Every --gate whose pct scope holds this pct, evaluated on this line's numbers; [] without gates. */
+  gates: GateResult[];
+  /** What was sent, for pairing lines of two runs (`warmbench compare`). */
+  workload: WorkloadFingerprint;
   /** Measured requests sent (completed + failed; cancelled ones are not counted). */
   sent: number;
   failed: number;
@@ -131,7 +137,7 @@ export type OwnFields = Omit<PctRecord, ScriptKey>;
 
 /** Our keys in the order they are written (the JSONL schema test pins this order too). */
 export const OWN_KEYS = [
-  "run_id", "run", "sent", "failed", "errors", "errors_by_kind", "interrupted",
+  "run_id", "run", "gates", "workload", "sent", "failed", "errors", "errors_by_kind", "interrupted",
   "page_size", "expected_cached_tokens", "mean_cached_tokens", "min_cached_tokens", "max_cached_tokens",
   "cached_tokens_mismatched", "cached_tokens_counts", "expected_hit_ratio", "observed_hit_ratio", "server_cache_hit_rate",
   "working_set", "working_set_tokens", "cache_capacity_tokens", "host_cache_capacity_tokens", "working_set_fits",
@@ -146,6 +152,32 @@ export const OWN_KEYS = [
 type Unlisted = Exclude<keyof OwnFields, (typeof OWN_KEYS)[number]>;
 const everyFieldListed: [Unlisted] extends [never] ? true : Unlisted = true;
 void everyFieldListed;
+
+/** Keys of PctRecord whose value is a number (or null where it could not be measured). */
+type NumericKey = { [K in keyof PctRecord]-?: [PctRecord[K]] extends [number | null] ? K : never }[keyof PctRecord];
+
+/**
+ * Every numeric key of a pct line, in line order: what a gate or a --max-regress limit may name. The type proves
+ * each listed key is numeric; the schema test proves none is missing.
+ */
+export const NUMERIC_KEYS = [
+  "request_rate", "max_concurrency", "shared_prefix_pct", "prefix_len", "suffix_len", "total_tokens", "num_prompts",
+  "output_len", "completed", "benchmark_duration", "total_input", "total_output", "total_output_retokenized",
+  "request_throughput", "input_throughput", "output_throughput", "output_throughput_retokenized", "total_throughput",
+  "total_throughput_retokenized", "mean_ttft_ms", "median_ttft_ms", "std_ttft_ms", "p90_ttft_ms", "p99_ttft_ms",
+  "mean_tpot_ms", "median_tpot_ms", "std_tpot_ms", "p90_tpot_ms", "p99_tpot_ms", "mean_itl_ms", "median_itl_ms",
+  "std_itl_ms", "p90_itl_ms", "p99_itl_ms", "mean_e2e_latency_ms", "median_e2e_latency_ms", "std_e2e_latency_ms",
+  "p99_e2e_latency_ms", "concurrency",
+  "sent", "failed", "page_size", "expected_cached_tokens", "mean_cached_tokens", "min_cached_tokens", "max_cached_tokens",
+  "cached_tokens_mismatched", "expected_hit_ratio", "observed_hit_ratio", "server_cache_hit_rate", "flush_attempts",
+  "flush_probe_cached_tokens", "warm_cached_tokens", "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_js_cpu_pct",
+  "client_http_cpu_pct", "client_cpu_pct", "population_size",
+] as const satisfies ReadonlyArray<NumericKey>;
+
+export type NumericPctKey = (typeof NUMERIC_KEYS)[number];
+
+/** Whether `name` is a numeric key of a pct line. */
+export const isNumericKey = (name: string): name is NumericPctKey => (NUMERIC_KEYS as readonly string[]).includes(name);
 
 /** The record, keys in the pinned order: the script's from `metrics`, then ours (absent optional ones skipped). */
 export function buildPctRecord(metrics: Pick<PctResult, ScriptKey>, own: OwnFields): PctRecord {

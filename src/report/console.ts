@@ -7,6 +7,8 @@ import type { ErrorEntry } from "../metrics/summarize.ts";
 import type { OwnFields, PctRecord, ScriptKey } from "../metrics/pct-record.ts";
 import type { TtftModel } from "../metrics/ttft-model.ts";
 import { readResults, type RunLines } from "./results-file.ts";
+import { renderSweepSummary, verdictText } from "./sweep-table.ts";
+import { formatCell } from "./text-table.ts";
 
 /** Error entries listed under "Failures" (the JSONL keeps more). */
 const MAX_CONSOLE_ERRORS = 5;
@@ -150,6 +152,10 @@ function extraLines(r: PctLine): string[] {
     }
     if (r.client_saturated === true) lines.push(row("Client saturated:", "YES - numbers may be the client's"));
   }
+  if (Array.isArray(r.gates) && r.gates.length > 0) {
+    lines.push(section("Gates"));
+    for (const g of r.gates) lines.push(`${row(g.expr, formatCell(g.value))} ${verdictText(g.pass)}`);
+  }
   if (typeof r.failed === "number" && r.failed > 0) {
     lines.push(section("Failures"), row("Failed requests:", String(r.failed)));
     const errors: ErrorEntry[] = Array.isArray(r.errors) ? r.errors : [];
@@ -217,17 +223,20 @@ export function renderTtftFit(fit: TtftModel | null): string {
   ].join("\n");
 }
 
-/** The block after a sweep, as run-sweep prints it. */
-export function renderSweepEnd(fit: TtftModel | null): string {
-  return `\n${renderTtftFit(fit)}\n`;
+/** The block after a sweep, as run-sweep prints it: a row per pct, the gates, the TTFT model. */
+export function renderSweepEnd(pcts: readonly PctLine[], fit: TtftModel | null): string {
+  return `\n${renderSweepSummary(pcts)}\n${renderTtftFit(fit)}\n`;
 }
+
+/** What 0.1 printed after a sweep: the TTFT model alone. */
+const renderLegacySweepEnd = (fit: TtftModel | null): string => `\n${renderTtftFit(fit)}\n`;
 
 /** The console report of a results file's runs, as the runs printed it. */
 export function renderRunsReport(runs: readonly RunLines[]): string {
   let out = "";
   for (const run of runs) {
     for (const pct of run.pcts) out += renderPctResult(pct);
-    if (run.hasTtftModel) out += renderSweepEnd(run.ttftModel);
+    if (run.hasTtftModel) out += run.runId !== null ? renderSweepEnd(run.pcts, run.ttftModel) : renderLegacySweepEnd(run.ttftModel);
   }
   return out;
 }

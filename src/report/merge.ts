@@ -12,6 +12,7 @@ import type { ErrorEntry, PctHistograms } from "../metrics/summarize.ts";
 import { fitFromMoments, mergeTtftMoments, type TtftMoments } from "../metrics/ttft-model.ts";
 import type { CacheStatus } from "../metrics/cache-check.ts";
 import type { CachedTokensByTier } from "../metrics/cache-tiers.ts";
+import type { WorkloadFingerprint } from "../metrics/fingerprint.ts";
 import type { PctLine } from "./console.ts";
 import type { RunLines } from "./results-file.ts";
 
@@ -132,6 +133,9 @@ function mergeGroup(lines: PctLine[], files: string[]): PctRecord {
   const weight = (l: PctLine) => l.completed;
   const record = buildPctRecord(script, {
     run_id: `merged-${lines.map((l) => l.run_id ?? "x").join("+")}`.slice(0, 64),
+    // Gates judged each run; the merged line is judged afresh by whoever reads it (compare, report).
+    gates: [],
+    workload: mergedWorkload(lines),
     sent: sum(lines.map((l) => num(l.sent))),
     failed: sum(lines.map((l) => num(l.failed))),
     errors: mergeErrors(lines.flatMap((l) => (l.errors as ErrorEntry[] | undefined) ?? [])),
@@ -188,6 +192,21 @@ function mergeGroup(lines: PctLine[], files: string[]): PctRecord {
     merged: { files, run_ids: lines.map((l) => l.run_id ?? null), histogram_derived: FROM_HISTOGRAMS },
   });
   return record;
+}
+
+/** The runs' fingerprints as one: sizes add up, and the seeds and prompt hashes of the runs are listed. */
+function mergedWorkload(lines: PctLine[]): WorkloadFingerprint {
+  const ws = lines.map((l) => l.workload);
+  if (ws.some((w) => w === undefined || w === null)) throw new UsageError("merge: every line needs its workload fingerprint (files written by warmbench 0.2 or later)");
+  const all = ws as WorkloadFingerprint[];
+  const first = all[0]!;
+  return {
+    ...first,
+    num_prompts: sum(all.map((w) => w.num_prompts)),
+    max_concurrency: sum(all.map((w) => w.max_concurrency)),
+    seed: all.map((w) => w.seed).join("+"),
+    prompt_ids_hash: all.map((w) => w.prompt_ids_hash).join("+"),
+  };
 }
 
 /** Tokens per tier added up; null when any run lacks the breakdown. */

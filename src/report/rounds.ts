@@ -5,6 +5,7 @@
  */
 import type { RoundRecord } from "../metrics/round-record.ts";
 import { formatFixed2 } from "./console.ts";
+import { parseJsonlLine } from "./jsonl.ts";
 
 /** A round line as read back from a file. */
 export type RoundLine = Partial<RoundRecord> & { type: "round"; round: number };
@@ -104,4 +105,19 @@ export function roundTitle(r: Pick<RoundLine, "num_clients" | "num_rounds" | "sh
     `multi-turn: ${num(r.num_clients)} clients x ${num(r.num_rounds)} rounds  system=${num(r.shared_system_tokens)}  ` +
     `first turn=${num(r.first_turn_tokens)}  turn=${num(r.turn_tokens)}  output=${num(r.output_len)}  (${r.ready_queue_policy ?? "?"}${barrier}${ws})`
   );
+}
+
+/** The round tables of a multi-turn results file's text ("" when it has no round lines). */
+export function renderRoundLines(text: string): string {
+  const rounds: RoundLine[] = [];
+  for (const line of text.split("\n")) {
+    if (!line.includes('"round"')) continue;
+    try {
+      const obj: unknown = parseJsonlLine(line.trim());
+      if (isRoundLine(obj)) rounds.push(obj);
+    } catch {
+      // renderJsonlReport has already refused a broken line
+    }
+  }
+  return rounds.length === 0 ? "" : renderRoundsReport(rounds);
 }

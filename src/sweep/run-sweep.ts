@@ -13,6 +13,10 @@ import { loadTokenizer } from "../workload/tokenizer.ts";
 import { PyRandom } from "../workload/rng.ts";
 import type { PctRecord, RunInfo } from "../metrics/pct-record.ts";
 import { renderSweepEnd } from "../report/console.ts";
+import { gateFailures, type GateFailure } from "../gates/evaluate.ts";
+import { renderMarkdownReport } from "../report/markdown.ts";
+import { reportRunOf } from "../report/runs.ts";
+import { appendStepSummary } from "../report/step-summary.ts";
 import { checkOutputWritable } from "../report/jsonl.ts";
 import { redactSecrets } from "../report/redact.ts";
 import { VERSION } from "../version.ts";
@@ -35,6 +39,8 @@ export interface SweepOutcome {
   cacheFailures: number;
   /** Pcts during which the client itself was saturated. */
   saturatedPcts: number;
+  /** Every gate verdict that failed, with its pct. */
+  gateFailures: GateFailure[];
 }
 
 /**
@@ -88,7 +94,7 @@ export async function runSweep(opts: RunOptions, io: SweepIo, placement: Placeme
 
 async function runPcts(ctx: SweepContext): Promise<SweepOutcome> {
   const { opts, io } = ctx;
-  const outcome: SweepOutcome = { records: [], failedRequests: 0, interrupted: false, cacheFailures: 0, saturatedPcts: 0 };
+  const outcome: SweepOutcome = { records: [], failedRequests: 0, interrupted: false, cacheFailures: 0, saturatedPcts: 0, gateFailures: [] };
   if (opts.workingSets.some((k) => k > 1)) logCapacity(ctx.server, opts);
   const unused = opts.workingSets.filter((k) => k > opts.numPrompts);
   if (unused.length > 0) {
@@ -114,8 +120,14 @@ async function runPcts(ctx: SweepContext): Promise<SweepOutcome> {
     }
     if (record.completed === 0) throw new BenchError(`All requests failed for shared_prefix=${cell.pct}%.`);
   }
-  io.out(renderSweepEnd(outcome.records.at(-1)?.ttft_model ?? null));
+  const ttftModel = outcome.records.at(-1)?.ttft_model ?? null;
+  io.out(renderSweepEnd(outcome.records, ttftModel));
+  outcome.gateFailures = gateFailures(outcome.records);
   if (opts.outputFile) log.info(`JSONL results saved to ${opts.outputFile}`);
+  if (process.env.GITHUB_STEP_SUMMARY && outcome.records.length > 0) {
+    const run = reportRunOf(outcome.records, opts.outputFile ?? "this run", ttftModel);
+    appendStepSummary(renderMarkdownReport([run], [], `warmbench run: ${run.pcts[0]!.model}`));
+  }
   return outcome;
 }
 
@@ -156,6 +168,7 @@ export function runInfo(opts: object, server: ServerProfile): RunInfo {
   const options: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(opts)) {
     if (key === "apiKey") options.api_key = value ? "(set)" : null;
+    else if (key === "gates") options.gates = (value as { expr: string }[]).map((g) => g.expr);
     else options[snake(key)] = typeof value === "bigint" ? value.toString() : snakeKeys(value);
   }
   return {

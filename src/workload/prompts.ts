@@ -86,6 +86,16 @@ export function promptIds(set: PromptSet, i: number): Uint32Array {
   return ids;
 }
 
+/**
+ * wyhash (64-bit, 16 hex digits) of the prefix ids, then every suffix's ids, as u32 little-endian: equal for two
+ * prompt sets exactly when they hold the same prompts (barring collisions). A few ms for 64 x 70k ids.
+ */
+export function hashPromptSet(set: PromptSet): string {
+  const bytes = (ids: Uint32Array) => new Uint8Array(ids.buffer, ids.byteOffset, ids.byteLength);
+  const prefixHash = BigInt(Bun.hash.wyhash(bytes(set.prefix), BigInt(set.prefixLen)));
+  return BigInt(Bun.hash.wyhash(bytes(set.suffixes), prefixHash)).toString(16).padStart(16, "0");
+}
+
 const COMMA = 0x2c;
 const ZERO = 0x30;
 

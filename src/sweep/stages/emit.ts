@@ -5,6 +5,7 @@ import { delayedByMachine, describeSaturation } from "../../metrics/self-check.t
 import { renderConsole } from "../../report/console.ts";
 import { appendRequestDetails } from "../../report/details.ts";
 import { appendJsonlLine, formatJsonl } from "../../report/jsonl.ts";
+import { formatCell } from "../../report/text-table.ts";
 import type { SweepContext } from "../context.ts";
 import type { Measurement } from "./measure.ts";
 import type { PctSummary } from "./summarize.ts";
@@ -18,6 +19,7 @@ export function emitPct(summary: PctSummary, m: Measurement, ctx: SweepContext):
   if (record.client_saturated) log.warn(`${pct}%: ${health}`);
   else if (delayedByMachine(m.health)) log.info(`${pct}%: other load on this machine delayed the client's timers (${health})`);
   else log.debug(health);
+  for (const g of record.gates) if (!g.pass) log.warn(`gate failed at ${pct}%: ${g.expr} (value ${formatCell(g.value)})`);
   if (ctx.opts.requestDetails) appendRequestDetails(ctx.opts.requestDetails, ctx.runId, pct, m.records);
   ctx.io.out(renderConsole(record));
   if (ctx.opts.outputFile) appendJsonlLine(ctx.opts.outputFile, formatJsonl(record));

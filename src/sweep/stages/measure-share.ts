@@ -29,7 +29,7 @@ export interface ShareMeasurement {
 export async function measureShare(plan: PctPlan, batch: PromptBatch, ctx: SweepContext, signal: AbortSignal | undefined): Promise<ShareMeasurement> {
   const { opts } = ctx;
   const monitor = startClientMonitor();
-  const progress = ctx.showProgress ? startProgress(plan.indices.length, `${plan.pct}%`) : { settled: () => {}, stop: () => {} };
+  const progress = startProgress(plan.indices.length, `${plan.pct}%`, { quiet: opts.quiet || !ctx.showProgress });
   const startMs = nowMs();
   const settled = await runPool(
     plan.indices.length,
@@ -46,7 +46,7 @@ export async function measureShare(plan: PctPlan, batch: PromptBatch, ctx: Sweep
         signal,
       });
     },
-    { signal, onSettled: (_i, r) => progress.settled(r.ok) },
+    { signal, onSettled: (_i, r) => progress.settled(r.ok, r.outputLen) },
   );
   const endMs = nowMs();
   progress.stop();

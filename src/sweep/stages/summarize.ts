@@ -10,6 +10,9 @@ import { isSaturated } from "../../metrics/self-check.ts";
 import { summarizePct } from "../../metrics/summarize.ts";
 import { fitFromMoments, mergeTtftMoments, ttftMoments, type TtftMoments } from "../../metrics/ttft-model.ts";
 import type { RequestRecord } from "../../metrics/record.ts";
+import { evaluateGates } from "../../gates/evaluate.ts";
+import { hashPromptSet } from "../../workload/prompts.ts";
+import type { PromptBatch } from "./build-prompts.ts";
 import type { SweepContext } from "../context.ts";
 import type { PctPlan } from "../plan.ts";
 import type { Measurement } from "./measure.ts";
@@ -23,7 +26,14 @@ export interface PctSummary {
   sweepFit: TtftMoments | null;
 }
 
-export function summarizeMeasurement(plan: PctPlan, reset: CacheReset, warm: WarmResult, m: Measurement, ctx: SweepContext): PctSummary {
+export function summarizeMeasurement(
+  plan: PctPlan,
+  batch: PromptBatch,
+  reset: CacheReset,
+  warm: WarmResult,
+  m: Measurement,
+  ctx: SweepContext,
+): PctSummary {
   const { opts, server, tokenizer } = ctx;
   const metrics = summarizePct({
     records: m.records,
@@ -63,6 +73,21 @@ export function summarizeMeasurement(plan: PctPlan, reset: CacheReset, warm: War
   const record = buildPctRecord(metrics, {
     run_id: ctx.runId,
     run: ctx.state.linesWritten === 0 ? ctx.run : undefined,
+    gates: [],
+    workload: {
+      backend: opts.backend,
+      tokenizer_sha256: tokenizer.sha256,
+      vocab_size: tokenizer.vocabSize,
+      total_tokens: plan.promptLen,
+      output_len: opts.outputLen,
+      ignore_eos: !opts.disableIgnoreEos,
+      num_prompts: plan.numPrompts,
+      max_concurrency: opts.maxConcurrency,
+      seed: opts.seed.toString(),
+      shared_prefix_pct: plan.pct,
+      // Hashed now, after the measurement: off the clock and off the cold start before the first request.
+      prompt_ids_hash: hashPromptSet(batch.set),
+    },
     sent: m.records.length,
     failed: metrics.failed,
     errors: metrics.errors,
@@ -111,6 +136,8 @@ export function summarizeMeasurement(plan: PctPlan, reset: CacheReset, warm: War
     server_version: server.info.version,
     text_mode: server.textMode,
   });
+  // Gates read the finished record, so they are judged on exactly the numbers written next to them.
+  record.gates = evaluateGates(opts.gates, record);
   return { record, cache, sweepFit };
 }
 

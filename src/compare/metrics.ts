@@ -1,0 +1,69 @@
+/**
+ * What `compare` compares: latency percentiles from the HDR histograms (p50/p90/p99/p99.9, every sample counted, not
+ * only the saved summary numbers), means and throughputs from the pct lines; each knows which side is better.
+ */
+import type { PctLine } from "../report/console.ts";
+import { HDR_PERCENTILES, HDR_SERIES, hdrPercentileMs, type HdrSeries } from "../report/hdr-stats.ts";
+
+export interface CompareMetric {
+  /** As written in --max-regress and in the table, e.g. p99_ttft_ms. */
+  name: string;
+  better: "lower" | "higher";
+  /** Shown in the table without a --max-regress limit on it too. */
+  shown: boolean;
+  /** The value of a line, and whether it came from the HDR histograms. */
+  read(line: PctLine): { value: number | null; source: "hdr" | "line" };
+}
+
+const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
+
+/** The line's own number for a percentile when it has no histogram (the script's files): p50 is its median. */
+function lineKey(series: HdrSeries, name: string): keyof PctLine | null {
+  const key = name === "p50" ? `median_${series}_ms` : `${name}_${series}_ms`;
+  const known = ["median_ttft_ms", "p90_ttft_ms", "p99_ttft_ms", "median_tpot_ms", "p90_tpot_ms", "p99_tpot_ms", "median_itl_ms",
+    "p90_itl_ms", "p99_itl_ms", "median_e2e_latency_ms", "p99_e2e_latency_ms"];
+  return known.includes(key) ? (key as keyof PctLine) : null;
+}
+
+function percentileMetric(series: HdrSeries, p: (typeof HDR_PERCENTILES)[number], shown: boolean): CompareMetric {
+  const fallback = lineKey(series, p.name);
+  return {
+    name: `${p.name}_${series}_ms`,
+    better: "lower",
+    shown,
+    read(line) {
+      const fromHdr = hdrPercentileMs(line.hdr, series, p.percentile);
+      if (fromHdr !== null) return { value: fromHdr, source: "hdr" };
+      return { value: fallback === null ? null : num(line[fallback]), source: "line" };
+    },
+  };
+}
+
+const lineMetric = (name: keyof PctLine, better: "lower" | "higher", shown: boolean): CompareMetric => ({
+  name,
+  better,
+  shown,
+  read: (line) => ({ value: num(line[name]), source: "line" }),
+});
+
+/** Shown by default: every percentile of TTFT and ITL, the tails of TPOT and E2E. */
+const SHOWN: Record<HdrSeries, readonly string[]> = {
+  ttft: ["p50", "p90", "p99", "p999"],
+  itl: ["p50", "p90", "p99", "p999"],
+  tpot: ["p99"],
+  e2e_latency: ["p99"],
+};
+
+/** Every metric compare knows, in table order. */
+export const COMPARE_METRICS: readonly CompareMetric[] = [
+  ...HDR_SERIES.flatMap((series) => [
+    lineMetric(`mean_${series}_ms` as keyof PctLine, "lower", true),
+    ...HDR_PERCENTILES.map((p) => percentileMetric(series, p, SHOWN[series].includes(p.name))),
+  ]),
+  lineMetric("output_throughput", "higher", true),
+  lineMetric("request_throughput", "higher", true),
+  lineMetric("total_throughput", "higher", false),
+  lineMetric("input_throughput", "higher", false),
+];
+
+export const compareMetric = (name: string): CompareMetric | undefined => COMPARE_METRICS.find((m) => m.name === name);

@@ -1,0 +1,66 @@
+/** The comparison as a console table and as Markdown: base, new, Δ, Δ%, the better side and the verdict per metric and pct. */
+import { escapeMarkdownCell, renderMarkdownTable } from "../report/markdown.ts";
+import { formatCell, renderTextTable } from "../report/text-table.ts";
+import type { DeltaRow } from "./judge.ts";
+
+export interface Comparison {
+  baseFile: string;
+  newFile: string;
+  rows: DeltaRow[];
+  /** One line per pair compared despite different workloads (--force). */
+  forced: string[];
+  onlyInBase: number[];
+  onlyInNew: number[];
+  /** "BASE at 0%, 90%": sides whose client was saturated (their numbers may be the client's own delay). */
+  saturated: string[];
+}
+
+const COLUMNS = ["pct", "metric", "from", "base", "new", "Δ", "Δ%", "better", "limit", "verdict"];
+
+const signed = (v: number | null, digits = 2): string => (v === null ? "n/a" : `${v > 0 ? "+" : ""}${formatCell(v, digits)}`);
+/** A percent change, always with one decimal: "+20.0%". */
+const signedPct = (v: number): string => `${v > 0 ? "+" : ""}${Number.isFinite(v) ? v.toFixed(1) : formatCell(v)}%`;
+
+function cells(r: DeltaRow): string[] {
+  return [
+    `${r.pct}%${r.forced ? "*" : ""}`, r.metric, r.source, formatCell(r.base), formatCell(r.next), signed(r.delta),
+    r.deltaPct === null ? "n/a" : signedPct(r.deltaPct), r.betterSide ?? "n/a", r.limitPct === null ? "-" : `${r.limitPct}%`, r.verdict,
+  ];
+}
+
+export const regressions = (c: Comparison): DeltaRow[] => c.rows.filter((r) => r.verdict === "REGRESSED");
+
+/** "mean_itl_ms at 50%: +20.3% (limit 5%)". */
+export const describeRegression = (r: DeltaRow): string =>
+  `${r.metric} at ${r.pct}%: ${r.deltaPct === null ? "worse from 0" : signedPct(r.deltaPct)} (limit ${r.limitPct}%)`;
+
+function verdictLine(c: Comparison): string {
+  const regressed = regressions(c);
+  if (regressed.length === 0) return `No regression beyond the limits (${new Set(c.rows.map((r) => r.pct)).size} pcts compared).`;
+  return `${regressed.length} regression(s) beyond the limits: ${regressed.map(describeRegression).join("; ")}`;
+}
+
+function notes(c: Comparison): string[] {
+  const out: string[] = [];
+  if (c.forced.length > 0) out.push(`* compared with --force although the workloads differ: ${c.forced.join("; ")}`);
+  if (c.saturated.length > 0) out.push(`client saturated, so those numbers may be the client's own delay: ${c.saturated.join("; ")}`);
+  if (c.onlyInBase.length > 0) out.push(`pcts only in BASE (not compared): ${c.onlyInBase.join(", ")}`);
+  if (c.onlyInNew.length > 0) out.push(`pcts only in NEW (not compared): ${c.onlyInNew.join(", ")}`);
+  return out;
+}
+
+export function renderCompareConsole(c: Comparison): string {
+  const head = `compare: BASE ${c.baseFile}  NEW ${c.newFile}  (Δ = new - base; latency: lower is better, throughput: higher)`;
+  const table = renderTextTable(COLUMNS, c.rows.map(cells), ["right", "left", "left", "right", "right", "right", "right", "left", "right", "left"]);
+  return [head, "", table, "", ...notes(c), verdictLine(c)].join("\n") + "\n";
+}
+
+export function renderCompareMarkdown(c: Comparison): string {
+  const out = [`## warmbench compare`, "", `BASE \`${escapeMarkdownCell(c.baseFile)}\`, NEW \`${escapeMarkdownCell(c.newFile)}\``, ""];
+  const regressed = regressions(c);
+  out.push(regressed.length === 0 ? `**${escapeMarkdownCell(verdictLine(c))}**` : `**${escapeMarkdownCell(verdictLine(c))}**`, "");
+  for (const n of notes(c)) out.push(`- ${escapeMarkdownCell(n)}`);
+  if (notes(c).length) out.push("");
+  out.push(renderMarkdownTable({ columns: COLUMNS, rows: c.rows.map(cells) }), "");
+  return out.join("\n");
+}

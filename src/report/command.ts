@@ -1,0 +1,45 @@
+/**
+ * `warmbench report FILES... [--html OUT.html] [--md OUT.md]`. Without --html/--md it prints the console report of
+ * each file exactly as its runs printed it; with them it writes one report of every run of every file.
+ */
+import { writeFileSync } from "node:fs";
+import { EXIT, UsageError } from "../errors.ts";
+import { log } from "../log.ts";
+import type { RawFlags } from "../options.ts";
+import { renderJsonlReport } from "./console.ts";
+import { renderRoundLines } from "./rounds.ts";
+import { checkOutputWritable } from "./jsonl.ts";
+import { renderMarkdownReport } from "./markdown.ts";
+import { loadReportRuns, readResultsText } from "./runs.ts";
+
+const flagValue = (raw: RawFlags, flag: string): string | null => (typeof raw[flag] === "string" ? (raw[flag] as string) : null);
+
+export async function reportCommand(raw: RawFlags & { _: string[] }, write: (text: string) => void): Promise<number> {
+  const files = raw._;
+  if (files.length === 0) throw new UsageError("report: expects a JSONL results file (warmbench report FILE...)");
+  const html = flagValue(raw, "html");
+  const md = flagValue(raw, "md");
+  if (html === null && md === null) {
+    for (const file of files) {
+      const text = readResultsText(file, "report");
+      // One file prints exactly what its run printed; several are told apart as `tail` does.
+      write((files.length > 1 ? `==> ${file} <==\n` : "") + renderJsonlReport(text, file) + renderRoundLines(text));
+    }
+    return EXIT.ok;
+  }
+  if (html !== null) checkOutputWritable(html, "--html");
+  if (md !== null && md !== "-") checkOutputWritable(md, "--md");
+  const { runs, differing } = loadReportRuns(files);
+  if (md !== null) {
+    const markdown = renderMarkdownReport(runs, differing);
+    if (md === "-") write(markdown);
+    else writeFileSync(md, markdown);
+  }
+  if (html !== null) {
+    // Loaded only here: the chart library is ~200 KB of text that no run needs.
+    const { renderHtmlReport } = await import("./html/page.ts");
+    writeFileSync(html, renderHtmlReport(runs, differing));
+  }
+  log.info(`report: ${runs.length} run(s) from ${files.length} file(s) -> ${[html, md].filter((p) => p !== null).join(", ")}`);
+  return EXIT.ok;
+}

@@ -1,0 +1,86 @@
+// The report page's own script: draws every chart from the JSON in #report-data with Chart.js (inlined before
+// this script). Runs offline from a file; everything it shows comes from that JSON, and text reaches the page only
+// as canvas text or textContent, never as markup.
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("report-data").textContent);
+  var palette = data.palette;
+
+  Chart.defaults.animation = false;
+  Chart.defaults.font.family = getComputedStyle(document.documentElement).fontFamily;
+  Chart.defaults.font.size = 11.5;
+  Chart.defaults.color = "#59636e";
+
+  function colour(series) {
+    return series < 0 ? "#8c959f" : palette[series % palette.length];
+  }
+
+  var STYLES = {
+    line: { showLine: true, pointRadius: 3, borderWidth: 2 },
+    points: { showLine: false, pointRadius: 4.5, borderWidth: 1 },
+    fit: { showLine: true, pointRadius: 0, borderWidth: 1.5, borderDash: [6, 4] },
+    reference: { showLine: true, pointRadius: 0, borderWidth: 1, borderDash: [2, 3] },
+  };
+
+  function toDataset(d) {
+    var c = colour(d.series);
+    var ds = { label: d.label, data: d.data, borderColor: c, backgroundColor: c, wbStyle: d.style };
+    var style = STYLES[d.style] || STYLES.line;
+    for (var k in style) ds[k] = style[k];
+    return ds;
+  }
+
+  function axis(a) {
+    var ax = { type: a.type, title: { display: true, text: a.title }, grid: { color: "#eef1f4" } };
+    if (a.min !== undefined) ax.min = a.min;
+    if (a.max !== undefined) ax.max = a.max;
+    return ax;
+  }
+
+  function fmt(v) {
+    return Math.abs(v) >= 100 || Number.isInteger(v) ? String(Math.round(v * 100) / 100) : v.toPrecision(4);
+  }
+
+  var charts = {};
+  data.charts.forEach(function (spec) {
+    var canvas = document.getElementById("chart-" + spec.id);
+    charts[spec.id] = new Chart(canvas, {
+      type: "scatter",
+      data: { datasets: spec.datasets.map(toDataset) },
+      options: {
+        responsive: true,
+        maintainAspectRatio: false,
+        interaction: { mode: "nearest", intersect: false },
+        scales: { x: axis(spec.x), y: axis(spec.y) },
+        plugins: {
+          legend: {
+            position: "bottom",
+            labels: {
+              boxWidth: 12,
+              filter: function (item, chartData) {
+                return chartData.datasets[item.datasetIndex].wbStyle !== "fit";
+              },
+            },
+          },
+          tooltip: {
+            callbacks: {
+              label: function (ctx) {
+                return ctx.dataset.label + ": (" + fmt(ctx.parsed.x) + ", " + fmt(ctx.parsed.y) + ")";
+              },
+            },
+          },
+        },
+      },
+    });
+    if (spec.byPct) {
+      var select = document.getElementById("select-" + spec.id);
+      select.addEventListener("change", function () {
+        var chart = charts[spec.id];
+        chart.data.datasets = (spec.byPct.datasets[select.value] || []).map(toDataset);
+        chart.update();
+      });
+    }
+  });
+  window.warmbenchCharts = charts;
+  document.documentElement.setAttribute("data-charts-ready", String(Object.keys(charts).length));
+})();

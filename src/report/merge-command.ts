@@ -1,0 +1,20 @@
+/** `warmbench merge FILES... -o OUT`: one results file from uncoordinated runs, appended to OUT (one line per pct). */
+import { EXIT, UsageError } from "../errors.ts";
+import { log } from "../log.ts";
+import type { RawFlags } from "../options.ts";
+import { appendJsonlLine, checkOutputWritable, formatJsonl } from "./jsonl.ts";
+import { mergeResults } from "./merge.ts";
+import { readResults } from "./results-file.ts";
+import { readResultsText } from "./runs.ts";
+
+export function mergeCommand(raw: RawFlags & { _: string[] }): number {
+  const files = raw._.filter((f) => f !== "");
+  const out = typeof raw.output === "string" ? raw.output : undefined;
+  if (files.length < 2) throw new UsageError("merge: expects two or more JSONL results files (warmbench merge A.jsonl B.jsonl -o M.jsonl)");
+  if (out === undefined) throw new UsageError("merge: expects -o FILE, where the merged lines go");
+  checkOutputWritable(out, "--output");
+  const lines = mergeResults(files.map((name) => ({ name, runs: readResults(readResultsText(name, "merge"), name) })));
+  for (const line of lines) appendJsonlLine(out, formatJsonl(line));
+  log.info(`merged ${files.length} runs into ${lines.length} pct line(s) in ${out}`);
+  return EXIT.ok;
+}

@@ -1,0 +1,59 @@
+/**
+ * The console's gate sections and the table printed after a sweep's last pct: pure, from pct lines alone, so
+ * `warmbench report` prints them again byte for byte from the file.
+ */
+import type { GateResult } from "../gates/evaluate.ts";
+import { formatCell, renderTextTable } from "./text-table.ts";
+
+/** What the sweep table reads from a pct line (any of ours; absent keys show as n/a). */
+export interface SweepRow {
+  shared_prefix_pct: number;
+  mean_ttft_ms: number;
+  p99_ttft_ms: number;
+  p99_itl_ms: number;
+  output_throughput: number;
+  cache_check?: string;
+  gates?: readonly GateResult[];
+}
+
+/** "pass" / "FAIL" as the console writes a verdict. */
+export const verdictText = (pass: boolean): string => (pass ? "pass" : "FAIL");
+
+/** The gates cell of a pct: "-" without gates, "2/2 pass", or "FAIL 1/2" (failed of all). */
+export function gatesCell(gates: readonly GateResult[] | undefined): string {
+  if (!gates || gates.length === 0) return "-";
+  const failed = gates.filter((g) => !g.pass).length;
+  return failed === 0 ? `${gates.length}/${gates.length} pass` : `FAIL ${failed}/${gates.length}`;
+}
+
+/** One row per pct: TTFT mean/p99, ITL p99, output throughput, cache check, gates. */
+export function renderSweepTable(rows: readonly SweepRow[]): string {
+  const columns = ["pct", "TTFT mean ms", "TTFT p99 ms", "ITL p99 ms", "output tok/s", "cache check", "gates"];
+  const cells = rows.map((r) => [
+    `${r.shared_prefix_pct}%`,
+    formatCell(r.mean_ttft_ms),
+    formatCell(r.p99_ttft_ms),
+    formatCell(r.p99_itl_ms),
+    formatCell(r.output_throughput),
+    r.cache_check ?? "n/a",
+    gatesCell(r.gates),
+  ]);
+  return renderTextTable(columns, cells, ["right", "right", "right", "right", "right", "left", "left"]);
+}
+
+/** Every gate verdict of the sweep (gate, pct, value, verdict); "" when no line carries a gate. */
+export function renderGateTable(rows: readonly SweepRow[]): string {
+  const cells: string[][] = [];
+  for (const r of rows) for (const g of r.gates ?? []) cells.push([g.expr, `${r.shared_prefix_pct}%`, formatCell(g.value), verdictText(g.pass)]);
+  if (cells.length === 0) return "";
+  return renderTextTable(["gate", "pct", "value", "verdict"], cells, ["left", "right", "right", "left"]);
+}
+
+/** The block after the last pct: the sweep table, then the gate table when there are gates. */
+export function renderSweepSummary(rows: readonly SweepRow[]): string {
+  const title = (t: string) => `${"-".repeat(Math.max(0, Math.floor((50 - t.length) / 2)))}${t}${"-".repeat(Math.max(0, Math.ceil((50 - t.length) / 2)))}`;
+  const parts = [title("Sweep summary"), renderSweepTable(rows)];
+  const gates = renderGateTable(rows);
+  if (gates !== "") parts.push(title("Gates"), gates);
+  return parts.join("\n");
+}

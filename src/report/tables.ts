@@ -1,0 +1,116 @@
+/**
+ * The numbers of a multi-run report as plain tables: the HTML report shows each under its chart, the Markdown
+ * report is these tables alone. Every cell is a string, formatted once here.
+ */
+import { basename } from "node:path";
+import type { PctLine } from "./console.ts";
+import { HDR_PERCENTILES, hdrPercentileMs, type HdrSeries } from "./hdr-stats.ts";
+import { flattenHeader } from "./labels.ts";
+import type { ReportRun } from "./runs.ts";
+import { formatCell } from "./text-table.ts";
+
+export interface ReportTable {
+  id: string;
+  title: string;
+  columns: string[];
+  rows: string[][];
+}
+
+/** Every pct of any run, ascending. */
+export function allPcts(runs: readonly ReportRun[]): number[] {
+  return [...new Set(runs.flatMap((r) => r.pcts.map((p) => p.shared_prefix_pct)))].sort((a, b) => a - b);
+}
+
+/** A run's line for a pct (the last, if the sweep repeated it). */
+export const lineAt = (run: ReportRun, pct: number): PctLine | undefined => run.pcts.findLast((p) => p.shared_prefix_pct === pct);
+
+/** A metric of the pct lines with a row per pct and a column per run. */
+export function pctTable(runs: readonly ReportRun[], id: string, title: string, value: (line: PctLine) => number | null | undefined): ReportTable {
+  const rows = allPcts(runs).map((pct) => [
+    `${pct}%`,
+    ...runs.map((r) => {
+      const line = lineAt(r, pct);
+      return line === undefined ? "-" : formatCell(value(line));
+    }),
+  ]);
+  return { id, title, columns: ["pct", ...runs.map((r) => r.label)], rows };
+}
+
+/** Expected against observed cached tokens, a row per run and pct. */
+export function cacheTable(runs: readonly ReportRun[]): ReportTable {
+  const rows: string[][] = [];
+  for (const r of runs) {
+    for (const l of r.pcts) {
+      rows.push([r.label, `${l.shared_prefix_pct}%`, formatCell(l.expected_cached_tokens), formatCell(l.mean_cached_tokens), formatCell(l.min_cached_tokens),
+        formatCell(l.max_cached_tokens), formatCell(l.cached_tokens_mismatched), l.cache_check ?? "n/a"]);
+    }
+  }
+  return {
+    id: "cached-tokens",
+    title: "Cached tokens per request: expected and reported by the server",
+    columns: ["run", "pct", "expected", "observed mean", "min", "max", "requests mismatched", "cache check"],
+    rows,
+  };
+}
+
+/** HDR percentiles of one latency series, a row per run and pct. */
+export function distributionTable(runs: readonly ReportRun[], series: HdrSeries, title: string): ReportTable {
+  const rows: string[][] = [];
+  for (const r of runs) {
+    for (const l of r.pcts) {
+      rows.push([r.label, `${l.shared_prefix_pct}%`, ...HDR_PERCENTILES.map((p) => formatCell(hdrPercentileMs(l.hdr, series, p.percentile))),
+        formatCell(hdrPercentileMs(l.hdr, series, 100))]);
+    }
+  }
+  return { id: `${series}-distribution`, title, columns: ["run", "pct", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms"], rows };
+}
+
+/** The fitted TTFT model of each run. */
+export function modelTable(runs: readonly ReportRun[]): ReportTable {
+  return {
+    id: "ttft-model",
+    title: "TTFT model: TTFT = fixed + prefill cost x uncached tokens, fitted over every request of a run",
+    columns: ["run", "requests", "fixed overhead ms", "prefill µs/uncached token", "R²"],
+    rows: runs.map((r) => {
+      const m = r.ttftModel;
+      return m === null ? [r.label, "n/a", "n/a", "n/a", "n/a"] : [r.label, String(m.n), formatCell(m.fixed_ms), formatCell(m.prefill_us_per_token, 3), formatCell(m.r2, 4)];
+    }),
+  };
+}
+
+/** Every gate verdict of every run. */
+export function gatesTable(runs: readonly ReportRun[]): ReportTable {
+  const rows: string[][] = [];
+  for (const r of runs) for (const l of r.pcts) for (const g of l.gates ?? []) rows.push([r.label, `${l.shared_prefix_pct}%`, g.expr, formatCell(g.value), g.pass ? "pass" : "FAIL"]);
+  return { id: "gates", title: "Gates", columns: ["run", "pct", "gate", "value", "verdict"], rows };
+}
+
+/** What each run was: file, when, against what, with which workload. */
+export function metadataTable(runs: readonly ReportRun[]): ReportTable {
+  return {
+    id: "runs",
+    title: "Runs",
+    columns: ["run", "file", "run id", "started", "warmbench", "backend", "model", "server", "prompts x tokens -> output", "concurrency", "pcts"],
+    rows: runs.map((r) => {
+      const first = r.pcts[0]!;
+      const h = r.header;
+      return [
+        r.label, basename(r.file), r.runId ?? "-", h?.started_at ?? first.started_at ?? "-", h?.warmbench_version ?? first.warmbench_version ?? "-",
+        first.backend, first.model ?? h?.served_model ?? "-", h?.server_version ?? first.server_version ?? "-",
+        `${first.num_prompts} x ${first.total_tokens} -> ${first.output_len}`, first.max_concurrency ? String(first.max_concurrency) : "unlimited",
+        r.pcts.map((p) => p.shared_prefix_pct).join(","),
+      ];
+    }),
+  };
+}
+
+/** The settings that differ between the runs (what the labels are made of), a row per setting. */
+export function differencesTable(runs: readonly ReportRun[], differing: readonly string[]): ReportTable {
+  const headers = runs.map((r) => flattenHeader(r.header));
+  return {
+    id: "differences",
+    title: "Settings that differ between the runs",
+    columns: ["setting", ...runs.map((r) => r.label)],
+    rows: differing.map((k) => [k, ...headers.map((h) => h.get(k) ?? "(none)")]),
+  };
+}

@@ -1,0 +1,95 @@
+import { describe, expect, test } from "bun:test";
+import { judgePair } from "../../../src/compare/judge.ts";
+import { parseLimits } from "../../../src/compare/limits.ts";
+import { COMPARE_METRICS } from "../../../src/compare/metrics.ts";
+import { describeDifference, pairLines } from "../../../src/compare/pairing.ts";
+import { encodeHistogram, histogramOfMs } from "../../../src/metrics/histograms.ts";
+import type { WorkloadFingerprint } from "../../../src/metrics/fingerprint.ts";
+import type { PctLine } from "../../../src/report/console.ts";
+
+const fingerprint = (pct: number, over: Partial<WorkloadFingerprint> = {}): WorkloadFingerprint => ({
+  backend: "sglang", tokenizer_sha256: "a".repeat(64), vocab_size: 32000, total_tokens: 1000, output_len: 8, ignore_eos: true,
+  num_prompts: 4, max_concurrency: 2, seed: "42", shared_prefix_pct: pct, prompt_ids_hash: "0123456789abcdef", ...over,
+});
+
+/** A pct line with the given TTFT samples (ms) in its histogram and summary numbers. */
+function line(pct: number, ttftsMs: number[], over: Record<string, unknown> = {}): PctLine {
+  const h = encodeHistogram(histogramOfMs(ttftsMs));
+  return {
+    shared_prefix_pct: pct, mean_ttft_ms: ttftsMs.reduce((a, b) => a + b, 0) / ttftsMs.length, median_ttft_ms: 0, p90_ttft_ms: 0, p99_ttft_ms: 0,
+    mean_itl_ms: 10, mean_tpot_ms: 10, mean_e2e_latency_ms: 100, output_throughput: 1000, request_throughput: 10, total_throughput: 2000,
+    hdr: { ttft_us: h, tpot_us: h, itl_us: h, e2e_latency_us: h }, workload: fingerprint(pct), ...over,
+  } as unknown as PctLine;
+}
+
+const row = (rows: ReturnType<typeof judgePair>, metric: string) => rows.find((r) => r.metric === metric)!;
+
+describe("judgePair", () => {
+  const base = line(50, [100, 100, 100, 100]);
+  test("a latency 20 % higher beyond a 5 % limit regresses; the better side is named", () => {
+    const rows = judgePair({ pct: 50, base, next: line(50, [120, 120, 120, 120]), differences: [] }, parseLimits("mean_ttft_ms=5%"));
+    expect(row(rows, "mean_ttft_ms")).toMatchObject({ base: 100, next: 120, delta: 20, deltaPct: 20, betterSide: "base", limitPct: 5, verdict: "REGRESSED", source: "line" });
+    // Percentiles come from the histograms (3 significant digits).
+    expect(row(rows, "p99_ttft_ms")).toMatchObject({ source: "hdr", betterSide: "base", limitPct: null, verdict: "worse" });
+    expect(row(rows, "p99_ttft_ms").base).toBeCloseTo(100, 0);
+    expect(row(rows, "p99_ttft_ms").next).toBeCloseTo(120, 0);
+  });
+
+  test("within the limit is ok, an improvement is better, equal is same", () => {
+    const limits = parseLimits("mean_ttft_ms=25%,output_throughput=5%,mean_itl_ms=1%");
+    const rows = judgePair({ pct: 50, base, next: line(50, [120, 120, 120, 120], { output_throughput: 1100 }), differences: [] }, limits);
+    expect(row(rows, "mean_ttft_ms").verdict).toBe("ok");
+    expect(row(rows, "output_throughput")).toMatchObject({ deltaPct: 10, betterSide: "new", verdict: "better" });
+    expect(row(rows, "mean_itl_ms")).toMatchObject({ delta: 0, betterSide: "=", verdict: "same" });
+  });
+
+  test("throughput regresses when it falls", () => {
+    const rows = judgePair({ pct: 50, base, next: line(50, [100], { output_throughput: 900 }), differences: [] }, parseLimits("output_throughput=5%"));
+    expect(row(rows, "output_throughput")).toMatchObject({ deltaPct: -10, betterSide: "base", verdict: "REGRESSED" });
+  });
+
+  test("a missing value is n/a and never a regression", () => {
+    const rows = judgePair({ pct: 50, base, next: line(50, [100], { mean_itl_ms: null }), differences: [] }, parseLimits("mean_itl_ms=1%"));
+    expect(row(rows, "mean_itl_ms")).toMatchObject({ next: null, delta: null, verdict: "n/a" });
+  });
+
+  test("lines without histograms (the script's files) fall back to their own percentiles", () => {
+    const plain = (v: number) => line(0, [1], { hdr: undefined, p99_ttft_ms: v, median_ttft_ms: v / 2 });
+    const rows = judgePair({ pct: 0, base: plain(200), next: plain(220), differences: [] }, parseLimits("p99_ttft_ms=5%,p50_ttft_ms=50%"));
+    expect(row(rows, "p99_ttft_ms")).toMatchObject({ source: "line", base: 200, next: 220, verdict: "REGRESSED" });
+    expect(row(rows, "p50_ttft_ms")).toMatchObject({ base: 100, next: 110, verdict: "ok" });
+    expect(row(rows, "p999_ttft_ms")).toMatchObject({ base: null, verdict: "n/a" });
+  });
+});
+
+describe("limits", () => {
+  test("parse METRIC=PCT% lists; unknown metrics and bad forms are refused", () => {
+    expect([...parseLimits("p99_ttft_ms=5%, mean_itl_ms=3")]).toEqual([["p99_ttft_ms", 5], ["mean_itl_ms", 3]]);
+    expect(() => parseLimits("p99_ttft=5%")).toThrow("compare knows no metric p99_ttft");
+    expect(() => parseLimits("p99_ttft_ms<5%")).toThrow("expected METRIC=PCT%");
+    expect(() => parseLimits(",")).toThrow("no limit given");
+  });
+
+  test("every metric has a direction: latency lower, throughput higher", () => {
+    for (const m of COMPARE_METRICS) expect(m.better).toBe(m.name.endsWith("_ms") ? "lower" : "higher");
+  });
+});
+
+describe("pairing", () => {
+  test("lines pair by pct; fingerprint differences are named cause first", () => {
+    const base = [line(0, [1]), line(50, [1]), line(90, [1])];
+    const next = [line(50, [1], { workload: fingerprint(50, { tokenizer_sha256: "b".repeat(64), vocab_size: 1, prompt_ids_hash: "f".repeat(16) }) }), line(99, [1])];
+    const p = pairLines(base, next);
+    expect(p.pairs.map((x) => x.pct)).toEqual([50]);
+    expect(p.onlyInBase).toEqual([0, 90]);
+    expect(p.onlyInNew).toEqual([99]);
+    expect(p.pairs[0]!.differences).toEqual(["tokenizer_sha256", "vocab_size", "prompt_ids_hash"]);
+    expect(describeDifference(p.pairs[0]!)).toBe("pct 50: the workloads differ in tokenizer_sha256 (base aaaaaaaaaaaa…, new bbbbbbbbbbbb…); also vocab_size, prompt_ids_hash");
+  });
+
+  test("a line without a fingerprint cannot be paired silently", () => {
+    const p = pairLines([line(0, [1], { workload: undefined })], [line(0, [1])]);
+    expect(p.pairs[0]!.differences).toEqual(["workload"]);
+    expect(describeDifference(p.pairs[0]!)).toContain("the BASE line has no workload fingerprint");
+  });
+});
