@@ -169,8 +169,9 @@ export const NUMERIC_KEYS = [
   "std_itl_ms", "p90_itl_ms", "p99_itl_ms", "mean_e2e_latency_ms", "median_e2e_latency_ms", "std_e2e_latency_ms",
   "p99_e2e_latency_ms", "concurrency",
   "sent", "failed", "page_size", "expected_cached_tokens", "mean_cached_tokens", "min_cached_tokens", "max_cached_tokens",
-  "cached_tokens_mismatched", "expected_hit_ratio", "observed_hit_ratio", "server_cache_hit_rate", "flush_attempts",
-  "flush_probe_cached_tokens", "warm_cached_tokens", "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_js_cpu_pct",
+  "cached_tokens_mismatched", "expected_hit_ratio", "observed_hit_ratio", "server_cache_hit_rate", "working_set",
+  "working_set_tokens", "cache_capacity_tokens", "host_cache_capacity_tokens", "cache_shortfall_requests", "flush_attempts",
+  "flush_probe_cached_tokens", "warm_cached_tokens", "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_own_lag_p99_ms", "client_js_cpu_pct",
   "client_http_cpu_pct", "client_cpu_pct", "population_size",
 ] as const satisfies ReadonlyArray<NumericKey>;
 
