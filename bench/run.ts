@@ -22,6 +22,11 @@ import { runProgress } from "./scenarios/progress.ts";
 import { runResources } from "./scenarios/resources.ts";
 import { runWorkers } from "./scenarios/workers.ts";
 
+
+// The harness may run under a warmbench binary acting as bun (BUN_BE_BUN=1, where no bun is installed, e.g. a GPU
+// node): the binaries it starts must be themselves again.
+delete process.env.BUN_BE_BUN;
+
 const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioResult>> = {
   accuracy: runAccuracy,
   capacity: runCapacity,
