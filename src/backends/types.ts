@@ -10,8 +10,17 @@ import type { ByteRange } from "./json-bytes.ts";
 
 export type { Control } from "./http.ts";
 
-/** Backends with their own wire format; "vllm" on the command line is an alias of "openai". */
-export type BackendName = "sglang" | "openai";
+/** What a backend is called in the pct line's `backend` key (the resolved --backend choice). */
+export type BackendName = "sglang" | "openai" | "vllm" | "llamacpp";
+
+/** The serving engine behind the URL; "openai" is any other OpenAI-compatible server (a gateway, Ollama, ...). */
+export type EngineName = "sglang" | "vllm" | "llama.cpp" | "openai";
+
+/** Which generation API the measured requests use. */
+export type EndpointName = "generate" | "completions" | "chat";
+
+/** How prompts go out: as the token ids themselves, or as the text the tokenizer decodes them to (chat). */
+export type PromptEncoding = "token_ids" | "text";
 
 /**
  * What one SSE data payload means for the request:
@@ -58,6 +67,11 @@ export interface BodyParams {
   extra: Record<string, unknown>;
   /** Served model name; null leaves it out (the server picks its only model). Ignored by SGLang native. */
   model: string | null;
+  /**
+   * Pin the request to this cache slot (servers with one prefix cache per slot: llama.cpp's `id_slot`); null or
+   * absent lets the server choose. Ignored where the server has one shared cache.
+   */
+  slot?: number | null;
 }
 
 /** How long and how a cache flush may retry. */
@@ -88,6 +102,32 @@ export interface PreflightInput {
   pageSize: number | null;
   /** --served-model-name, or null to ask the server where the backend needs a name. */
   servedModelName: string | null;
+  /**
+   * The run flushes and verifies the cache (--flush auto, --verify-cache not off): a backend may then check at
+   * preflight whether its flush can make the server cold at all (llama.cpp's host-RAM prompt cache).
+   */
+  checkFlush?: boolean;
+  /** What engine detection already learned, so that the preflight does not ask the server twice. */
+  known?: KnownServer;
+}
+
+/** Answers engine detection already has (detect.ts); a preflight reuses them instead of asking again. */
+export interface KnownServer {
+  /** /server_info (or /get_server_info), whatever it answered. */
+  info?: ServerInfo;
+  /** GET /generate was answered with something other than 404 (SGLang's route exists). */
+  generateRouteChecked?: boolean;
+  /** llama.cpp's GET /props. */
+  props?: Record<string, unknown>;
+}
+
+/** What engine the run talks to and how that was settled; written into the run header. */
+export interface EngineInfo {
+  name: EngineName;
+  /** "detected" by --backend auto, or named by the "flag". */
+  source: "detected" | "flag";
+  /** The server's answers that identified it (detected), or the backend's wire API (flag). */
+  evidence: string;
 }
 
 /** Everything the sweep needs to know about the server, settled once before the first pct. */
@@ -103,6 +143,20 @@ export interface ServerProfile {
   textMode: "cumulative" | "incremental";
   /** Assumptions the user should know about, one line each (logged as warnings). */
   warnings: string[];
+  /** The engine; backends fill name and evidence, the sweep sets how it was chosen. */
+  engine?: EngineInfo;
+  /**
+   * Independent prefix caches the server keeps (llama.cpp: one per slot, `-np`), each of which the warm must fill
+   * and the flush proof must check; null: one cache shared by every request (SGLang's radix tree, vLLM's blocks).
+   */
+  cacheSlots?: number | null;
+  /** Requests the server runs at once (llama.cpp's slot count); more wait in its queue. null: not known. */
+  maxRunning?: number | null;
+  /**
+   * Why the backend's flush cannot make this server cold, found at preflight (llama.cpp with its host-RAM prompt
+   * cache on: erased prompts come back); null when nothing was found. Every pct's flush then counts as unproven.
+   */
+  flushGap?: string | null;
 }
 
 /** Result of a successful flush: how many attempts it took. */
@@ -113,6 +167,11 @@ export interface FlushResult {
 /** One serving backend's wire format. */
 export interface Backend {
   name: BackendName;
+  /** The engine this backend's preflight and flush are written for. */
+  engine: EngineName;
+  endpoint: EndpointName;
+  /** Token ids in the body, or the text they decode to (chat messages take text only). */
+  promptEncoding: PromptEncoding;
   /** Path of the streaming endpoint, e.g. "/generate" or "/v1/completions". */
   generatePath: string;
   /** True if every event's text is a delta whatever the server's mode (OpenAI); false: it depends (SGLang native). */

@@ -27,7 +27,7 @@ export async function runPct(pct: number, ctx: SweepContext): Promise<PctRecord>
   const reset = await resetCache(plan, batch, ctx);
   const warm = await warmPrefix(plan, batch, ctx);
   const measurement = await measure(plan, batch, ctx);
-  const summary = summarizeMeasurement(plan, reset, warm, measurement, ctx);
+  const summary = summarizeMeasurement(plan, batch, reset, warm, measurement, ctx);
   emitPct(summary, measurement, ctx);
   ctx.state.linesWritten++;
   ctx.state.ttftFit = summary.sweepFit;

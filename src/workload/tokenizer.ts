@@ -31,6 +31,10 @@ export interface LoadedTokenizer {
   prepare(): void;
   /** Tokens in text without special tokens; "" is 0. */
   countTokens(text: string): number;
+  /** The text of these ids, special tokens written out (chat prompts are this text). */
+  decode(ids: ArrayLike<number>): string;
+  /** The ids of this text, without adding special tokens (the drift check of text prompts). */
+  encode(text: string): Uint32Array;
 }
 
 const statOrNull = async (path: string) => {
@@ -120,5 +124,7 @@ export async function loadTokenizer(spec: string, opts: TokenizerSourceOptions):
     vocabSize: population[population.length - 1]! + 1,
     prepare: () => void prepare(),
     countTokens: (text) => (text === "" ? 0 : prepare().encode(text, { add_special_tokens: false }).ids.length),
+    decode: (ids) => (ids.length === 0 ? "" : prepare().decode(Array.from(ids), { skip_special_tokens: false })),
+    encode: (text) => (text === "" ? new Uint32Array(0) : Uint32Array.from(prepare().encode(text, { add_special_tokens: false }).ids)),
   };
 }

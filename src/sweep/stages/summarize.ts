@@ -13,6 +13,10 @@ import type { PctPlan } from "../plan.ts";
 import type { Measurement } from "./measure.ts";
 import type { CacheReset } from "./reset-cache.ts";
 import type { WarmResult } from "./warm.ts";
+import type { PromptBatch } from "./build-prompts.ts";
+import { expectedCached } from "../plan.ts";
+import type { PromptDrift } from "../../metrics/pct-record.ts";
+import type { TextPrompts } from "../../workload/text-prompts.ts";
 
 /** The record, the cache verdict whose problems are logged, and the sweep's TTFT moments including this pct. */
 export interface PctSummary {
@@ -21,8 +25,16 @@ export interface PctSummary {
   sweepFit: TtftMoments | null;
 }
 
-export function summarizeMeasurement(plan: PctPlan, reset: CacheReset, warm: WarmResult, m: Measurement, ctx: SweepContext): PctSummary {
+export function summarizeMeasurement(
+  plan: PctPlan,
+  batch: PromptBatch,
+  reset: CacheReset,
+  warm: WarmResult,
+  m: Measurement,
+  ctx: SweepContext,
+): PctSummary {
   const { opts, server, tokenizer } = ctx;
+  const expected = expectations(plan, batch, ctx);
   const metrics = summarizePct({
     records: m.records,
     durationS: m.durationS,
@@ -36,22 +48,25 @@ export function summarizeMeasurement(plan: PctPlan, reset: CacheReset, warm: War
       totalTokens: plan.promptLen,
       numPrompts: plan.numPrompts,
       outputLen: opts.outputLen,
-      expectedCachedTokens: plan.expectedCachedTokens,
+      expectedCachedTokens: expected.typical,
       pageSize: server.pageSize,
       interrupted: m.interrupted,
     },
   });
   const cache = checkCache({
     records: m.records,
-    expectedCachedTokens: plan.expectedCachedTokens,
+    expectedCachedTokens: expected.typical,
+    expectedFor: expected.perPrompt ?? undefined,
+    flushGap: reset.flushGap,
     promptLen: plan.promptLen,
-    // Without a flush there is nothing to prove: a warm hit on an earlier pct's cache is expected then.
-    warmCachedTokens: reset.flushed ? warm.cachedTokens : null,
+    // Without a flush there is nothing to prove: a warm hit on an earlier pct's cache is expected then. A text
+    // prompt's warm shares the chat template's head with the probe before it, so only the probe proves the flush.
+    warmCachedTokens: reset.flushed && batch.text === null ? warm.cachedTokens : null,
     flushProbeCachedTokens: reset.probeCachedTokens,
     mode: opts.verifyCache,
     tolerance: opts.cacheTolerance,
   });
-  const fit = fitSamples(m.records, plan.expectedCachedTokens);
+  const fit = fitSamples(m.records, expected.typical);
   const sweepFit = mergeTtftMoments(ctx.state.ttftFit, fit);
   const record = buildPctRecord(metrics, {
     run_id: ctx.runId,
@@ -62,11 +77,11 @@ export function summarizeMeasurement(plan: PctPlan, reset: CacheReset, warm: War
     errors_by_kind: metrics.errors_by_kind,
     interrupted: m.interrupted,
     page_size: server.pageSize,
-    expected_cached_tokens: plan.expectedCachedTokens,
+    expected_cached_tokens: expected.typical,
     mean_cached_tokens: metrics.mean_cached_tokens,
     min_cached_tokens: metrics.min_cached_tokens,
     max_cached_tokens: metrics.max_cached_tokens,
-    cached_tokens_mismatched: metrics.cached_tokens_mismatched,
+    cached_tokens_mismatched: cache.checked > 0 ? cache.mismatched : null,
     cached_tokens_counts: cache.cachedTokensCounts,
     expected_hit_ratio: cache.expectedHitRatio,
     observed_hit_ratio: cache.observedHitRatio,
@@ -99,6 +114,8 @@ export function summarizeMeasurement(plan: PctPlan, reset: CacheReset, warm: War
     base_url: opts.baseUrl,
     server_version: server.info.version,
     text_mode: server.textMode,
+    prompt_encoding: ctx.backend.promptEncoding,
+    prompt_drift: batch.text === null ? null : promptDrift(plan, batch.text, ctx.state.templateHeadTokens),
   });
   return { record, cache, sweepFit };
 }
@@ -113,4 +130,45 @@ function fitSamples(records: readonly RequestRecord[], expectedCachedTokens: num
     ttftMs.push(r.ttftMs);
   }
   return ttftMoments(uncached, ttftMs);
+}
+
+/**
+ * What every request should report cached: the plan's page-aligned prefix for token-id prompts; for text prompts
+ * each prompt's own, the chat template's head plus the tokens it shares with the prefix as the server re-tokenizes
+ * it, in whole pages. `typical` is the value most prompts expect (the JSONL's expected_cached_tokens).
+ */
+function expectations(plan: PctPlan, batch: PromptBatch, ctx: SweepContext): { typical: number; perPrompt: ((i: number) => number) | null } {
+  const text = batch.text;
+  if (text === null) return { typical: plan.expectedCachedTokens, perPrompt: null };
+  const page = ctx.server.pageSize;
+  const head = ctx.state.templateHeadTokens;
+  const perPrompt = (i: number): number => {
+    const shared = text.sharedTokens[i] ?? 0;
+    return Math.floor((head + shared) / page) * page;
+  };
+  const counts = new Map<number, number>();
+  for (const i of plan.indices) counts.set(perPrompt(i), (counts.get(perPrompt(i)) ?? 0) + 1);
+  let typical = expectedCached(plan.prefixLen, plan.promptLen, page);
+  let best = 0;
+  for (const [value, count] of counts) if (count > best || (count === best && value < typical)) [typical, best] = [value, count];
+  return { typical, perPrompt };
+}
+
+/** The JSONL's account of text prompts: how the prefix re-tokenized and what every prompt shares of it. */
+function promptDrift(plan: PctPlan, text: TextPrompts, templateHeadTokens: number): PromptDrift {
+  let min = Infinity;
+  let max = 0;
+  for (const i of plan.indices) {
+    const shared = text.sharedTokens[i] ?? 0;
+    min = Math.min(min, shared);
+    max = Math.max(max, shared);
+  }
+  return {
+    prefix_ids: plan.prefixLen,
+    prefix_tokens: text.prefixTokens,
+    prefix_drift_at: text.prefixDriftAt,
+    min_shared_tokens: Number.isFinite(min) ? min : 0,
+    max_shared_tokens: max,
+    template_head_tokens: templateHeadTokens,
+  };
 }

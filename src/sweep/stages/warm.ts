@@ -1,27 +1,42 @@
-/** Stage: send the shared prefix alone, once, with one output token, so every measured request can hit it. */
+/**
+ * Stage: send the shared prefix alone, with one output token, so every measured request can hit it: once for a
+ * server with one shared cache, once per slot (pinned) for a server with one cache per slot (llama.cpp), where a
+ * request reuses only what the slot it lands on holds.
+ */
 import { BenchError } from "../../errors.ts";
 import { interruptedError } from "../../interrupt.ts";
 import { log } from "../../log.ts";
 import { streamRequest } from "../../client/stream.ts";
-import type { SweepContext } from "../context.ts";
+import { cacheSlotsOf, type SweepContext } from "../context.ts";
 import type { PctPlan } from "../plan.ts";
 import { streamRequestFor } from "../request.ts";
 import type { PromptBatch } from "./build-prompts.ts";
 
 export interface WarmResult {
-  /** Cached tokens the warm request itself found (0 after a working flush); -1 unreported; null: no warm (pct 0). */
+  /**
+   * Cached tokens the warm request itself found (0 after a working flush; the most over every slot); -1 unreported;
+   * null: no warm (pct 0).
+   */
   cachedTokens: number | null;
+  /** Warm requests sent (one per cache slot). */
+  requests: number;
 }
 
 export async function warmPrefix(plan: PctPlan, batch: PromptBatch, ctx: SweepContext): Promise<WarmResult> {
-  if (batch.warmBody === null) return { cachedTokens: null };
-  log.info(`Warming shared prefix only (${plan.prefixLen} tokens) ...`);
-  const warm = await streamRequest(streamRequestFor(ctx, batch.warmBody, { index: -1, promptLen: plan.prefixLen, maxNewTokens: 1 }));
-  if (!warm.ok) {
-    if (warm.failureKind === "cancelled") throw interruptedError("during the warm request");
-    throw new BenchError(
-      `Warmup failed - Please make sure benchmark arguments are correctly specified. Error: ${warm.failureKind}: ${warm.failureMessage}`,
-    );
+  const slots = cacheSlotsOf(ctx);
+  if (batch.warmBody(null) === null) return { cachedTokens: null, requests: 0 };
+  const where = slots[0] === null ? "" : ` on each of ${slots.length} slot${slots.length === 1 ? "" : "s"}`;
+  log.info(`Warming shared prefix only (${plan.prefixLen} tokens)${where} ...`);
+  let cachedTokens = -1;
+  for (const slot of slots) {
+    const warm = await streamRequest(streamRequestFor(ctx, batch.warmBody(slot)!, { index: -1, promptLen: plan.prefixLen, maxNewTokens: 1 }));
+    if (!warm.ok) {
+      if (warm.failureKind === "cancelled") throw interruptedError("during the warm request");
+      throw new BenchError(
+        `Warmup failed - Please make sure benchmark arguments are correctly specified. Error: ${warm.failureKind}: ${warm.failureMessage}`,
+      );
+    }
+    cachedTokens = Math.max(cachedTokens, warm.cachedTokens);
   }
-  return { cachedTokens: warm.cachedTokens };
+  return { cachedTokens, requests: slots.length };
 }

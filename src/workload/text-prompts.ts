@@ -1,0 +1,79 @@
+/**
+ * Text prompts for APIs that take no token ids (chat): each prompt is the text its ids decode to, the shared prefix
+ * text followed by the prompt's own suffix text, so every prompt starts with exactly the same characters.
+ *
+ * A text round trip can move token boundaries (the server re-tokenizes; BPE merges across what were separate ids),
+ * so the prefix the server actually shares is checked, not assumed: the prefix text is re-tokenized once, and for
+ * each prompt the stretch around the prefix/suffix boundary (the only place two prompts' tokenizations of a common
+ * prefix can part), giving how many leading tokens each prompt shares with the prefix as the server will see it.
+ */
+import type { PromptSet } from "./prompts.ts";
+import { suffixIds } from "./prompts.ts";
+
+/** The tokenizer operations the check needs. */
+export interface TextCodec {
+  decode(ids: ArrayLike<number>): string;
+  encode(text: string): Uint32Array;
+}
+
+export interface TextPrompts {
+  prefixText: string;
+  suffixTexts: string[];
+  /** Tokens of the re-tokenized prefix text (against set.prefixLen ids it was decoded from). */
+  prefixTokens: number;
+  /** First position where the re-tokenized prefix differs from the prefix ids; -1 when they are equal. */
+  prefixDriftAt: number;
+  /** Per prompt: leading tokens the re-tokenized prompt shares with the re-tokenized prefix. */
+  sharedTokens: Int32Array;
+}
+
+/** Prefix tokens kept in each boundary window: a boundary merge reaches back a word or two, never this far. */
+const WINDOW_BACK_TOKENS = 32;
+/** Suffix ids decoded into each window: the window's own end is far enough past the boundary not to matter. */
+const WINDOW_AHEAD_IDS = 64;
+
+export function buildTextPrompts(set: PromptSet, codec: TextCodec): TextPrompts {
+  const prefixText = codec.decode(set.prefix);
+  const prefixIds = codec.encode(prefixText);
+  const suffixTexts: string[] = [];
+  for (let i = 0; i < set.numPrompts; i++) suffixTexts.push(codec.decode(suffixIds(set, i)));
+  const cut = windowCut(prefixText, prefixIds, codec);
+  const tailIds = prefixIds.subarray(cut.tokens);
+  const sharedTokens = new Int32Array(set.numPrompts);
+  for (let i = 0; i < set.numPrompts; i++) {
+    if (prefixIds.length === 0) continue;
+    const ahead = codec.decode(suffixIds(set, i).subarray(0, WINDOW_AHEAD_IDS));
+    const window = codec.encode(prefixText.slice(cut.chars) + ahead);
+    sharedTokens[i] = cut.tokens + commonPrefix(window, tailIds);
+  }
+  return { prefixText, suffixTexts, prefixTokens: prefixIds.length, prefixDriftAt: driftAt(prefixIds, set.prefix), sharedTokens };
+}
+
+/**
+ * Where the boundary windows start: after `tokens` re-tokenized prefix tokens, which are the first `chars`
+ * characters of the prefix text. A cut is usable when those tokens decode to exactly that text and the rest of the
+ * prefix re-tokenizes alone into the same tokens (so no merge crosses it); otherwise the window starts at 0.
+ */
+function windowCut(prefixText: string, prefixIds: Uint32Array, codec: TextCodec): { tokens: number; chars: number } {
+  for (let tokens = prefixIds.length - WINDOW_BACK_TOKENS; tokens > 0; tokens -= WINDOW_BACK_TOKENS) {
+    const head = codec.decode(prefixIds.subarray(0, tokens));
+    if (!prefixText.startsWith(head)) continue;
+    const rest = codec.encode(prefixText.slice(head.length));
+    if (commonPrefix(rest, prefixIds.subarray(tokens)) === prefixIds.length - tokens && rest.length === prefixIds.length - tokens) {
+      return { tokens, chars: head.length };
+    }
+  }
+  return { tokens: 0, chars: 0 };
+}
+
+function commonPrefix(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}
+
+function driftAt(retokenized: Uint32Array, ids: Uint32Array): number {
+  const common = commonPrefix(retokenized, ids);
+  return common === retokenized.length && common === ids.length ? -1 : common;
+}
