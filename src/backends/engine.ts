@@ -31,6 +31,8 @@ export interface EngineControl {
   flush(ctl: Control, o: FlushOptions): Promise<FlushResult>;
   /** Keys the engine needs in an OpenAI-style body (llama.cpp: cache_prompt, id_slot); SGLang native takes none. */
   bodyKeys(p: BodyParams): Record<string, unknown>;
+  /** See Backend.freshConnections. */
+  freshConnections?: boolean;
 }
 
 /** The Backend of `engine` speaking `wire`. */
@@ -41,6 +43,7 @@ export function composeBackend(engine: EngineControl, wire: Wire): Backend {
     endpoint: wire.endpoint,
     promptEncoding: wire.promptEncoding,
     generatePath: wire.path,
+    freshConnections: engine.freshConnections === true,
     deltaText: wire.deltaText,
     createBodyTemplate: (p) => wire.bodyTemplate(p, engine.bodyKeys(p)),
     scanEvent: wire.scanEvent,

@@ -78,6 +78,8 @@ export const llamacppEngine: EngineControl = {
   preflight: preflightLlamacpp,
   flush: eraseSlotsFlush,
   bodyKeys: llamacppBodyKeys,
+  // llama-server closes the connection after every streamed response, though it said Keep-Alive.
+  freshConnections: true,
 };
 
 /** llama.cpp through /v1/completions with token ids. */

@@ -174,6 +174,11 @@ export interface Backend {
   promptEncoding: PromptEncoding;
   /** Path of the streaming endpoint, e.g. "/generate" or "/v1/completions". */
   generatePath: string;
+  /**
+   * Open a new connection for every request: the server closes its connection after each streamed response although
+   * it answered Keep-Alive (llama.cpp), so a pooled one can be reset under the next request.
+   */
+  freshConnections: boolean;
   /** True if every event's text is a delta whatever the server's mode (OpenAI); false: it depends (SGLang native). */
   deltaText: boolean;
   /** The body template of every request with these parameters; only the prompt ids change per request. */

@@ -86,6 +86,7 @@ export async function streamRequest(req: StreamRequest): Promise<RequestRecord> 
     body: sent.body,
     signal: controller.signal,
   };
+  if (state.backend.freshConnections) init.keepalive = false;
   rec.startMs = nowMs();
   try {
     const res = await fetch(req.url, init);

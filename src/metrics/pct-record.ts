@@ -55,6 +55,8 @@ export interface PromptDrift {
   prefix_tokens: number;
   /** First position where those tokens differ from the ids; -1: none. */
   prefix_drift_at: number;
+  /** Leading prefix tokens no continuation moved: the least a prompt may report cached (+ the template head). */
+  stable_tokens: number;
   /** Fewest and most leading tokens a prompt shares with the re-tokenized prefix. */
   min_shared_tokens: number;
   max_shared_tokens: number;

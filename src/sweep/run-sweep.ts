@@ -55,10 +55,11 @@ export async function runSweep(opts: RunOptions, io: SweepIo, placement: Placeme
 
   const resolved = await resolveBackend(ctl, opts.backend, opts.endpoint);
   const backend = resolved.backend;
+  if (resolved.engine.source === "detected") log.info(`Engine: ${backend.engine} (detected: ${resolved.engine.evidence}); requests go to ${backend.generatePath}`);
+  ctl.freshConnections = backend.freshConnections;
   const checkFlush = opts.flush === "auto" && opts.verifyCache !== "off";
   const preflight = await backend.preflight(ctl, { pageSize: opts.pageSize, servedModelName: opts.servedModelName, checkFlush, known: resolved.known });
   const server: ServerProfile = { ...preflight, engine: engineOf(backend, preflight, resolved.engine) };
-  if (resolved.engine.source === "detected") log.info(`Engine: ${server.engine!.name} (detected: ${resolved.engine.evidence}); requests go to ${backend.generatePath}`);
   for (const warning of server.warnings) log.warn(warning);
   for (const note of explainServerLimits(opts, server)) log.warn(note);
   const overridden = ["input_ids", "prompt", "stream"].filter((k) => k in opts.extraRequestBody);

@@ -6,6 +6,10 @@
  * so the prefix the server actually shares is checked, not assumed: the prefix text is re-tokenized once, and for
  * each prompt the stretch around the prefix/suffix boundary (the only place two prompts' tokenizations of a common
  * prefix can part), giving how many leading tokens each prompt shares with the prefix as the server will see it.
+ * What the server caches for a prompt depends on what its slot held before (the warm prefix followed by the chat
+ * template's closing text, or another prompt), so only the tokens before the prefix's last word are certain:
+ * `stableTokens` is how many stay put whatever follows the prefix text (every suffix, and a few typical template
+ * continuations).
  */
 import type { PromptSet } from "./prompts.ts";
 import { suffixIds } from "./prompts.ts";
@@ -25,7 +29,12 @@ export interface TextPrompts {
   prefixDriftAt: number;
   /** Per prompt: leading tokens the re-tokenized prompt shares with the re-tokenized prefix. */
   sharedTokens: Int32Array;
+  /** Leading prefix tokens that no continuation seen moved: every prompt shares at least these with any other. */
+  stableTokens: number;
 }
+
+/** Texts that commonly follow a chat message's content in templates (chatml, Llama-3, Mistral, ...). */
+const TEMPLATE_CONTINUATIONS = ["<|im_end|>\n", "<|eot_id|>", "</s>", "[/INST]", "\n", " ", "a", "0", "."];
 
 /** Prefix tokens kept in each boundary window: a boundary merge reaches back a word or two, never this far. */
 const WINDOW_BACK_TOKENS = 32;
@@ -39,14 +48,17 @@ export function buildTextPrompts(set: PromptSet, codec: TextCodec): TextPrompts 
   for (let i = 0; i < set.numPrompts; i++) suffixTexts.push(codec.decode(suffixIds(set, i)));
   const cut = windowCut(prefixText, prefixIds, codec);
   const tailIds = prefixIds.subarray(cut.tokens);
+  const sharedAfter = (continuation: string): number =>
+    cut.tokens + commonPrefix(codec.encode(prefixText.slice(cut.chars) + continuation), tailIds);
   const sharedTokens = new Int32Array(set.numPrompts);
+  let stableTokens = prefixIds.length;
   for (let i = 0; i < set.numPrompts; i++) {
     if (prefixIds.length === 0) continue;
-    const ahead = codec.decode(suffixIds(set, i).subarray(0, WINDOW_AHEAD_IDS));
-    const window = codec.encode(prefixText.slice(cut.chars) + ahead);
-    sharedTokens[i] = cut.tokens + commonPrefix(window, tailIds);
+    sharedTokens[i] = sharedAfter(codec.decode(suffixIds(set, i).subarray(0, WINDOW_AHEAD_IDS)));
+    stableTokens = Math.min(stableTokens, sharedTokens[i]!);
   }
-  return { prefixText, suffixTexts, prefixTokens: prefixIds.length, prefixDriftAt: driftAt(prefixIds, set.prefix), sharedTokens };
+  if (prefixIds.length > 0) for (const text of TEMPLATE_CONTINUATIONS) stableTokens = Math.min(stableTokens, sharedAfter(text));
+  return { prefixText, suffixTexts, prefixTokens: prefixIds.length, prefixDriftAt: driftAt(prefixIds, set.prefix), sharedTokens, stableTokens };
 }
 
 /**

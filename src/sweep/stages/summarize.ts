@@ -14,7 +14,6 @@ import type { Measurement } from "./measure.ts";
 import type { CacheReset } from "./reset-cache.ts";
 import type { WarmResult } from "./warm.ts";
 import type { PromptBatch } from "./build-prompts.ts";
-import { expectedCached } from "../plan.ts";
 import type { PromptDrift } from "../../metrics/pct-record.ts";
 import type { TextPrompts } from "../../workload/text-prompts.ts";
 
@@ -40,7 +39,7 @@ export function summarizeMeasurement(
     durationS: m.durationS,
     countTokens: tokenizer.countTokens,
     context: {
-      backend: opts.backend,
+      backend: ctx.backend.name,
       maxConcurrency: opts.maxConcurrency,
       pct: plan.pct,
       prefixLen: plan.prefixLen,
@@ -56,7 +55,7 @@ export function summarizeMeasurement(
   const cache = checkCache({
     records: m.records,
     expectedCachedTokens: expected.typical,
-    expectedFor: expected.perPrompt ?? undefined,
+    expectedRange: expected.perPrompt ?? undefined,
     flushGap: reset.flushGap,
     promptLen: plan.promptLen,
     // Without a flush there is nothing to prove: a warm hit on an earlier pct's cache is expected then. A text
@@ -133,25 +132,25 @@ function fitSamples(records: readonly RequestRecord[], expectedCachedTokens: num
 }
 
 /**
- * What every request should report cached: the plan's page-aligned prefix for token-id prompts; for text prompts
- * each prompt's own, the chat template's head plus the tokens it shares with the prefix as the server re-tokenizes
- * it, in whole pages. `typical` is the value most prompts expect (the JSONL's expected_cached_tokens).
+ * What every request should report cached: the plan's page-aligned prefix for token-id prompts. A text prompt
+ * (chat) shares the chat template's head and the prefix as the server re-tokenizes it; where the prefix text ends
+ * the boundary can move by a word, depending on what the slot held before, so each prompt allows a range: from the
+ * prefix's stable tokens to all it shares, in whole pages. `typical` is the top of the range for most prompts (the
+ * JSONL's expected_cached_tokens).
  */
-function expectations(plan: PctPlan, batch: PromptBatch, ctx: SweepContext): { typical: number; perPrompt: ((i: number) => number) | null } {
+function expectations(
+  plan: PctPlan,
+  batch: PromptBatch,
+  ctx: SweepContext,
+): { typical: number; perPrompt: ((i: number) => readonly [number, number]) | null } {
   const text = batch.text;
   if (text === null) return { typical: plan.expectedCachedTokens, perPrompt: null };
   const page = ctx.server.pageSize;
   const head = ctx.state.templateHeadTokens;
-  const perPrompt = (i: number): number => {
-    const shared = text.sharedTokens[i] ?? 0;
-    return Math.floor((head + shared) / page) * page;
-  };
-  const counts = new Map<number, number>();
-  for (const i of plan.indices) counts.set(perPrompt(i), (counts.get(perPrompt(i)) ?? 0) + 1);
-  let typical = expectedCached(plan.prefixLen, plan.promptLen, page);
-  let best = 0;
-  for (const [value, count] of counts) if (count > best || (count === best && value < typical)) [typical, best] = [value, count];
-  return { typical, perPrompt };
+  const pages = (tokens: number): number => Math.floor(tokens / page) * page;
+  const low = pages(head + text.stableTokens);
+  const perPrompt = (i: number): readonly [number, number] => [low, pages(head + Math.max(text.sharedTokens[i] ?? 0, text.prefixTokens))];
+  return { typical: pages(head + text.prefixTokens), perPrompt };
 }
 
 /** The JSONL's account of text prompts: how the prefix re-tokenized and what every prompt shares of it. */
@@ -167,6 +166,7 @@ function promptDrift(plan: PctPlan, text: TextPrompts, templateHeadTokens: numbe
     prefix_ids: plan.prefixLen,
     prefix_tokens: text.prefixTokens,
     prefix_drift_at: text.prefixDriftAt,
+    stable_tokens: text.stableTokens,
     min_shared_tokens: Number.isFinite(min) ? min : 0,
     max_shared_tokens: max,
     template_head_tokens: templateHeadTokens,

@@ -25,7 +25,7 @@ export interface WarmResult {
 export async function warmPrefix(plan: PctPlan, batch: PromptBatch, ctx: SweepContext): Promise<WarmResult> {
   const slots = cacheSlotsOf(ctx);
   if (batch.warmBody(null) === null) return { cachedTokens: null, requests: 0 };
-  const where = slots[0] === null ? "" : ` on each of ${slots.length} slot${slots.length === 1 ? "" : "s"}`;
+  const where = slots.length > 1 ? ` on each of the server's ${slots.length} slots` : "";
   log.info(`Warming shared prefix only (${plan.prefixLen} tokens)${where} ...`);
   let cachedTokens = -1;
   for (const slot of slots) {
