@@ -2,7 +2,9 @@
 import type { FaultPlan } from "./faults.ts";
 import type { MockMetrics } from "./metrics.ts";
 import type { MockOptions } from "./options.ts";
+import type { MockTokenizer } from "./chat-template.ts";
 import type { PrefixCache } from "./prefix-cache.ts";
+import type { SlotCache } from "./slot-cache.ts";
 import type { MockScheduler } from "./scheduler.ts";
 import type { TruthLog } from "./truth.ts";
 import type { MockCounters } from "./types.ts";
@@ -12,6 +14,10 @@ export interface MockContext {
   opts: MockOptions;
   scheduler: MockScheduler;
   cache: PrefixCache;
+  /** llama.cpp's per-slot caches (the llamacpp personality); null otherwise. */
+  slots: SlotCache | null;
+  /** Chat messages -> ids. */
+  tokenizer: MockTokenizer;
   counters: MockCounters;
   faults: FaultPlan;
   metrics: MockMetrics;

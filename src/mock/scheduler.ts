@@ -1,12 +1,13 @@
 /**
- * The mock's latency model. Admission: at most maxRunning requests at once, the rest wait FIFO.
+ * The mock's latency model. Admission: as the cache policy allows (cache-policy.ts: at most maxRunning requests at
+ * once with one shared cache, or one per free slot, llama.cpp's way), the rest wait in arrival order.
  * Prefill: ttftBaseMs + prefillUsPerToken per uncached prompt token, optionally one prefill at a time
  * (serialPrefill, like one GPU). Decode: one token every itlMs, reported one event per streamInterval
  * tokens, driven for all requests by one decode queue (decode-queue.ts) so the mock stays cheap at
  * thousands of streams: no timer per event.
  */
+import type { CacheClaim, CachePolicy } from "./cache-policy.ts";
 import { DecodeQueue } from "./decode-queue.ts";
-import type { PrefixCache } from "./prefix-cache.ts";
 
 /** Latency knobs the scheduler reads (a subset of MockOptions). */
 export interface LatencyModel {
@@ -20,6 +21,10 @@ export interface LatencyModel {
 /** One generation as the scheduler sees it; the callbacks write the response. */
 export interface GenerationJob {
   inputIds: number[];
+  /** Pin to this cache slot (llama.cpp's id_slot); null or absent: the server chooses. */
+  idSlot?: number | null;
+  /** llama.cpp's cache_prompt (default true): false reuses nothing of the cache. */
+  cachePrompt?: boolean;
   maxNewTokens: number;
   /** Tokens per event after the first (SGLang's stream_interval). */
   streamInterval: number;
@@ -49,12 +54,16 @@ interface JobState {
   /** Cumulative tokens the next event reports, and when it is due (performance.now()). */
   nextTokens: number;
   dueMs: number;
+  /** Where its cache lives while it runs; null until admitted. */
+  claim: CacheClaim | null;
+  /** Tokens generated so far (handed back to the cache policy at the end). */
+  generated: number;
 }
 
 /** FIFO admission, prefill and decode timers for the mock server. */
 export class MockScheduler {
   private readonly model: LatencyModel;
-  private readonly cache: PrefixCache;
+  private readonly cache: CachePolicy;
   private readonly waiting: JobState[] = [];
   private readonly prefillQueue: JobState[] = [];
   private prefillBusy = false;
@@ -68,7 +77,7 @@ export class MockScheduler {
     if (state.phase === "decode") this.emit(state, state.nextTokens);
   });
 
-  constructor(model: LatencyModel, cache: PrefixCache) {
+  constructor(model: LatencyModel, cache: CachePolicy) {
     this.model = model;
     this.cache = cache;
   }
@@ -111,7 +120,9 @@ export class MockScheduler {
 
   /** Queue a job; it starts as soon as a running slot is free. */
   submit(job: GenerationJob): JobTicket {
-    const state: JobState = { job, phase: "queued", timer: null, firstTokenAtMs: 0, delayMs: 0, nextTokens: 0, dueMs: 0 };
+    const state: JobState = {
+      job, phase: "queued", timer: null, firstTokenAtMs: 0, delayMs: 0, nextTokens: 0, dueMs: 0, claim: null, generated: 0,
+    };
     this.waiting.push(state);
     this.live.add(state);
     this.maxInSystem = Math.max(this.maxInSystem, this.runningCount + this.waiting.length);
@@ -158,8 +169,17 @@ export class MockScheduler {
   }
 
   private admit(): void {
-    while (this.runningCount < this.model.maxRunning && this.waiting.length > 0) {
-      const state = this.waiting.shift() as JobState;
+    // In arrival order; a request the policy cannot place yet (its pinned slot is busy) lets later ones pass.
+    for (let i = 0; i < this.waiting.length && !this.cache.isFull(this.runningCount); ) {
+      const state = this.waiting[i]!;
+      const { inputIds, idSlot, cachePrompt } = state.job;
+      const claim = this.cache.claim({ inputIds, idSlot: idSlot ?? null, cachePrompt: cachePrompt !== false }, this.runningCount);
+      if (claim === null) {
+        i++;
+        continue;
+      }
+      this.waiting.splice(i, 1);
+      state.claim = claim;
       this.runningCount++;
       if (this.model.serialPrefill) {
         state.phase = "prefill-wait";
@@ -183,7 +203,7 @@ export class MockScheduler {
   private startPrefill(state: JobState): void {
     state.phase = "prefill";
     const ids = state.job.inputIds;
-    const cachedTokens = this.cache.match(ids);
+    const cachedTokens = state.claim!.match();
     state.job.onPrefillStart(cachedTokens);
     const prefillMs = this.model.ttftBaseMs + (this.model.prefillUsPerToken * (ids.length - cachedTokens)) / 1000;
     state.timer = setTimeout(() => this.endPrefill(state), prefillMs);
@@ -191,7 +211,7 @@ export class MockScheduler {
 
   private endPrefill(state: JobState): void {
     state.timer = null;
-    this.cache.insert(state.job.inputIds);
+    state.claim!.insert();
     if (this.model.serialPrefill) {
       this.prefillBusy = false;
       this.pumpPrefill();
@@ -204,6 +224,7 @@ export class MockScheduler {
 
   private emit(state: JobState, completionTokens: number): void {
     const done = completionTokens >= state.job.maxNewTokens;
+    state.generated = completionTokens;
     state.job.onTokens(completionTokens, done);
     if (done) {
       this.finish(state);
@@ -222,6 +243,7 @@ export class MockScheduler {
     if (state.phase === "done") return;
     state.phase = "done";
     this.live.delete(state);
+    state.claim?.release(state.generated);
     this.runningCount--;
     this.admit();
     this.notifyIfIdle();
