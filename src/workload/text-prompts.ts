@@ -9,7 +9,8 @@
  * What the server caches for a prompt depends on what its slot held before (the warm prefix followed by the chat
  * template's closing text, or another prompt), so only the tokens before the prefix's last word are certain:
  * `stableTokens` is how many stay put whatever follows the prefix text (every suffix, and a few typical template
- * continuations).
+ * continuations). The text is tokenized as it sits in a chat template, after a newline (chatml, Llama-3 and Qwen
+ * heads end in one), not at the start of a text, where some tokenizers add a space (SentencePiece's "▁").
  */
 import type { PromptSet } from "./prompts.ts";
 import { suffixIds } from "./prompts.ts";
@@ -41,7 +42,8 @@ const WINDOW_BACK_TOKENS = 32;
 /** Suffix ids decoded into each window: the window's own end is far enough past the boundary not to matter. */
 const WINDOW_AHEAD_IDS = 64;
 
-export function buildTextPrompts(set: PromptSet, codec: TextCodec): TextPrompts {
+export function buildTextPrompts(set: PromptSet, decoder: TextCodec): TextPrompts {
+  const codec = embedded(decoder);
   const prefixText = codec.decode(set.prefix);
   const prefixIds = codec.encode(prefixText);
   const suffixTexts: string[] = [];
@@ -76,6 +78,19 @@ function windowCut(prefixText: string, prefixIds: Uint32Array, codec: TextCodec)
     }
   }
   return { tokens: 0, chars: 0 };
+}
+
+/** The codec, encoding text as it follows a newline (the tokens of the newline itself dropped). */
+function embedded(codec: TextCodec): TextCodec {
+  const lead = codec.encode("\n");
+  return {
+    decode: (ids) => codec.decode(ids),
+    encode: (text) => {
+      const ids = codec.encode("\n" + text);
+      // A text that starts with whitespace may merge with the newline: then it is tokenized alone.
+      return commonPrefix(ids, lead) === lead.length ? ids.subarray(lead.length) : codec.encode(text);
+    },
+  };
 }
 
 function commonPrefix(a: ArrayLike<number>, b: ArrayLike<number>): number {

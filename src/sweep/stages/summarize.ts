@@ -135,8 +135,9 @@ function fitSamples(records: readonly RequestRecord[], expectedCachedTokens: num
  * What every request should report cached: the plan's page-aligned prefix for token-id prompts. A text prompt
  * (chat) shares the chat template's head and the prefix as the server re-tokenizes it; where the prefix text ends
  * the boundary can move by a word, depending on what the slot held before, so each prompt allows a range: from the
- * prefix's stable tokens to all it shares, in whole pages. `typical` is the top of the range for most prompts (the
- * JSONL's expected_cached_tokens).
+ * prefix's stable tokens to all it shares, in whole pages. A paged cache reports the template head rounded down to
+ * a page, so the head itself is known only to within a page, which widens the range by up to one page. `typical`
+ * is the count most prompts should report with the head as observed (the JSONL's expected_cached_tokens).
  */
 function expectations(
   plan: PctPlan,
@@ -147,9 +148,10 @@ function expectations(
   if (text === null) return { typical: plan.expectedCachedTokens, perPrompt: null };
   const page = ctx.server.pageSize;
   const head = ctx.state.templateHeadTokens;
+  const headHigh = head + page - 1;
   const pages = (tokens: number): number => Math.floor(tokens / page) * page;
   const low = pages(head + text.stableTokens);
-  const perPrompt = (i: number): readonly [number, number] => [low, pages(head + Math.max(text.sharedTokens[i] ?? 0, text.prefixTokens))];
+  const perPrompt = (i: number): readonly [number, number] => [low, pages(headHigh + Math.max(text.sharedTokens[i] ?? 0, text.prefixTokens))];
   return { typical: pages(head + text.prefixTokens), perPrompt };
 }
 
