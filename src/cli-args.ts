@@ -60,7 +60,8 @@ export const REPEATABLE_FLAGS: ReadonlySet<string> = new Set(["gate"]);
 
 /** Flags of `warmbench run`: the reference script's flags, same names and defaults, then ours. */
 export const RUN_ARGS: ArgsDef = {
-  backend: s("sglang (native /generate), or openai / vllm (/v1/completions)", d.backend),
+  backend: s("auto (ask the server), sglang (native /generate), vllm, llamacpp or openai (/v1/completions)", d.backend),
+  endpoint: s("auto (the engine's own: /generate for SGLang, else /v1/completions), generate, completions, or chat (/v1/chat/completions, text prompts)", d.endpoint),
   ...SERVER_ARGS,
   model: s("Model name or path; loads the tokenizer unless --tokenizer is given (required)"),
   tokenizer: s("tokenizer.json file, a directory holding one, or a Hugging Face repo id (default: --model)"),
@@ -68,7 +69,7 @@ export const RUN_ARGS: ArgsDef = {
   ...COMMON_ARGS,
   revision: s("Hugging Face revision for a repo-id tokenizer", d.revision),
   settle: s("Seconds to wait after each cache flush", d.settleMs / 1000),
-  "page-size": s("Server KV page size for the expected cached tokens (default: /server_info's, else 1 for sglang and 16 for openai/vllm)"),
+  "page-size": s("Server KV page size for the expected cached tokens (default: /server_info's, else 1 for sglang and llamacpp, 16 for openai/vllm)"),
   "api-key": s("Bearer token for the server (else $SGLANG_API_KEY / $OPENAI_API_KEY); never printed"),
   "served-model-name": s("Model name for the OpenAI backend (default: the first of /v1/models)"),
   shard: s("This process's part of a run started by a launcher: I/N, or auto under Slurm's srun (needs $WARMBENCH_SHARD_TOKEN across nodes)"),
@@ -116,7 +117,8 @@ const dd = DEMO_DEFAULTS;
 
 /** Flags of `warmbench demo`: the sweep's flags with the demo's defaults; the server and tokenizer are its own. */
 export const DEMO_ARGS: ArgsDef = {
-  backend: s("sglang (native /generate), or openai / vllm (/v1/completions)", d.backend),
+  backend: s("auto (the demo's mock answers as SGLang), sglang, vllm or openai (/v1/completions)", d.backend),
+  endpoint: s("auto, generate, completions or chat (/v1/chat/completions, text prompts)", d.endpoint),
   model: s("Tokenizer for the prompts (default: the bundled Qwen3 tokenizer)"),
   ...workloadArgs(dd),
   ...COMMON_ARGS,

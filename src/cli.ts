@@ -95,9 +95,10 @@ async function main(argv: string[]): Promise<number> {
   if (command === "demo") {
     const { demoOptions, startDemoMock } = await import("./demo.ts");
     // Validate (against a placeholder URL) and relaunch before the demo's mock exists, so it starts once.
-    const relaunched = await relaunchWithFetchCap(inFlightLimit(demoOptions(raw, "http://127.0.0.1:1")));
+    const planned = demoOptions(raw, "http://127.0.0.1:1");
+    const relaunched = await relaunchWithFetchCap(inFlightLimit(planned));
     if (relaunched !== null) return relaunched;
-    const mock = await startDemoMock();
+    const mock = await startDemoMock({ chat: planned.endpoint === "chat" });
     try {
       return await sweep(demoOptions(raw, mock.url));
     } finally {

@@ -37,11 +37,15 @@ export interface DemoMock {
 
 const LISTENING = /warmbench mock listening on (http:\/\/\S+)/;
 
-/** Starts `warmbench mock` with the demo's latency model on a free port; resolves once it listens. */
-export async function startDemoMock(timeoutMs = 15_000): Promise<DemoMock> {
+/**
+ * Starts `warmbench mock` with the demo's latency model on a free port; resolves once it listens. A chat demo's mock
+ * tokenizes the messages with the bundled tokenizer, as a real server tokenizes them with the model's.
+ */
+export async function startDemoMock(o: { chat?: boolean } = {}, timeoutMs = 15_000): Promise<DemoMock> {
   const m = DEMO_DEFAULTS.mock;
   const args = ["mock", "--port", "0", "--page-size", String(m.pageSize), "--ttft-base-ms", String(m.ttftBaseMs),
-    "--prefill-us-per-token", String(m.prefillUsPerToken), "--itl-ms", String(m.itlMs)];
+    "--prefill-us-per-token", String(m.prefillUsPerToken), "--itl-ms", String(m.itlMs),
+    ...(o.chat === true ? ["--tokenizer", BUNDLED_TOKENIZER] : [])];
   const child = Bun.spawn([...selfCommand(), ...args], {
     // stdin is the child's lifeline: it exits when this process is gone, however that happened.
     stdin: "pipe",

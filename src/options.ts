@@ -4,7 +4,13 @@
  */
 
 export const RUN_DEFAULTS = {
-  backend: "sglang",
+  /**
+   * Ask the server what it is (README "Engines"): against SGLang it sends exactly the requests --backend sglang
+   * sends and writes the same results, so the script's default is kept for its users.
+   */
+  backend: "auto",
+  /** The engine's own generation API: SGLang's /generate, /v1/completions elsewhere. */
+  endpoint: "auto",
   baseUrl: null as string | null,
   host: "127.0.0.1",
   port: 30000,
@@ -36,18 +42,22 @@ export const RUN_DEFAULTS = {
   workingSet: "1",
 } as const;
 
-/** Backends by flag value; vllm is the OpenAI-compatible backend under its best-known name. */
-export const BACKENDS = ["sglang", "openai", "vllm"] as const;
+/** Backends by flag value: auto detects the engine; openai is any OpenAI-compatible server. */
+export const BACKENDS = ["auto", "sglang", "vllm", "llamacpp", "openai"] as const;
+export const ENDPOINTS = ["auto", "generate", "completions", "chat"] as const;
 export const VERIFY_CACHE_MODES = ["off", "warn", "strict"] as const;
 export const FLUSH_MODES = ["auto", "none"] as const;
 
 export type BackendName = (typeof BACKENDS)[number];
+export type EndpointFlag = (typeof ENDPOINTS)[number];
 export type VerifyCacheMode = (typeof VERIFY_CACHE_MODES)[number];
 export type FlushMode = (typeof FLUSH_MODES)[number];
 
 /** Validated options of `warmbench run`; nothing below run.ts sees raw flags. */
 export interface RunOptions {
   backend: BackendName;
+  /** Which generation API measured requests use; "auto": the engine's own. */
+  endpoint: EndpointFlag;
   /** Server base URL without a trailing slash. */
   baseUrl: string;
   model: string;
@@ -103,6 +113,7 @@ export interface RunOptions {
 // --- parsing: raw citty strings in, validated options out ---------------------------------
 
 import { UsageError } from "./errors.ts";
+import { endpointFor, ENGINES } from "./backends/index.ts";
 import { parseCoordinatorFlag, parseShardFlag, parseWorkersFlag } from "./shard/placement.ts";
 import { parseGates, type Gate } from "./gates/parse.ts";
 
@@ -217,6 +228,11 @@ export const str = (raw: RawFlags, key: string): string | undefined => {
 export function parseRunOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env): RunOptions {
   const d = RUN_DEFAULTS;
   const backend = oneOf(raw, "backend", BACKENDS, d.backend);
+  const endpoint = oneOf(raw, "endpoint", ENDPOINTS, d.endpoint);
+  if (backend !== "auto") {
+    const resolved = endpointFor(ENGINES[backend], endpoint);
+    if (!(ENDPOINTS as readonly string[]).includes(resolved)) throw new UsageError(`--endpoint ${endpoint}: ${resolved}`);
+  }
   const model = str(raw, "model");
   if (!model || model.trim() === "") throw new UsageError("--model is required (a model id, or a tokenizer.json file or directory)");
   const port = parseIntFlag("port", str(raw, "port") ?? String(d.port), 1, 65535);
@@ -246,8 +262,13 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
   if (maxConcurrency < 0) {
     throw new UsageError(`--max-concurrency ${maxConcurrency}: a concurrency limit cannot be negative (0 means unlimited, as in the script)`);
   }
+  const workingSets = parseWorkingSets(str(raw, "working-set") ?? d.workingSet);
+  if (endpoint === "chat" && workingSets.some((k) => k > 1)) {
+    throw new UsageError("--working-set above 1 with --endpoint chat: text prompts are checked against one shared prefix; use --endpoint completions for cache-pressure studies");
+  }
   return {
     backend,
+    endpoint,
     baseUrl: parseBaseUrl(str(raw, "base-url"), host, port),
     model,
     tokenizer: str(raw, "tokenizer") ?? model,
@@ -258,7 +279,7 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     maxConcurrency,
     pcts,
     ...parseSharedTail(raw, env),
-    workingSets: parseWorkingSets(str(raw, "working-set") ?? d.workingSet),
+    workingSets,
     gates: parseGates(str(raw, "gate"), str(raw, "gates-file")),
     workers: str(raw, "workers") === undefined ? null : parseWorkersFlag(str(raw, "workers")!),
     shard: str(raw, "shard") === undefined ? null : parseShardFlag(str(raw, "shard")!),

@@ -1,35 +1,49 @@
 /**
- * Request bodies as templates split around the prompt's token ids, shared by every backend: the ids are
- * serialized once per prompt set and a body is then one memcpy, done before the request's clock starts.
+ * Request bodies as templates split around the prompt (its token ids, or its text for chat), shared by every
+ * backend: the prompt is serialized once per prompt set and a body is then one memcpy, done before the request's
+ * clock starts.
  */
 
 /** The request body split around the ids digits, so bodies are memcpy'd together, never re-serialized. */
 export interface BodyTemplate {
   head: Uint8Array;
   tail: Uint8Array;
-  /** --extra-request-body replaced the ids key: the body is sent as is, as the script's dict merge would. */
+  /** --extra-request-body replaced the prompt's key: the body is sent as is, as the script's dict merge would. */
   idsOverridden: boolean;
+  /** Put between the prefix part and the suffix part when both are non-empty: "," between ids, nothing in text. */
+  separator: Uint8Array;
 }
 
 /** Put this value where the ids list goes in the payload given to createTemplate. */
 export const IDS_PLACEHOLDER = "\u0000warmbench-ids\u0000";
+/** Put this value where the prompt text goes (a JSON string: the parts are escaped string content). */
+export const TEXT_PLACEHOLDER = "\u0000warmbench-text\u0000";
 
 const encoder = new TextEncoder();
+const COMMA = new Uint8Array([44]);
+const NOTHING = new Uint8Array(0);
 
-/** Serializes `payload` (key order kept) and splits it at the IDS_PLACEHOLDER value. */
+/** Serializes `payload` (key order kept) and splits it at the IDS_PLACEHOLDER (or TEXT_PLACEHOLDER) value. */
 export function createTemplate(payload: Record<string, unknown>): BodyTemplate {
   const json = JSON.stringify(payload);
-  const mark = JSON.stringify(IDS_PLACEHOLDER);
-  const at = json.indexOf(mark);
-  if (at < 0) return { head: encoder.encode(json), tail: new Uint8Array(0), idsOverridden: true };
-  return {
-    head: encoder.encode(json.slice(0, at) + "["),
-    tail: encoder.encode("]" + json.slice(at + mark.length)),
-    idsOverridden: false,
-  };
+  for (const [placeholder, open, close, separator] of [[IDS_PLACEHOLDER, "[", "]", COMMA], [TEXT_PLACEHOLDER, '"', '"', NOTHING]] as const) {
+    const mark = JSON.stringify(placeholder);
+    const at = json.indexOf(mark);
+    if (at < 0) continue;
+    return {
+      head: encoder.encode(json.slice(0, at) + open),
+      tail: encoder.encode(close + json.slice(at + mark.length)),
+      idsOverridden: false,
+      separator,
+    };
+  }
+  return { head: encoder.encode(json), tail: NOTHING, idsOverridden: true, separator: COMMA };
 }
 
-const COMMA = new Uint8Array([44]);
+/** Text as the content of a JSON string (escaped, without the quotes), UTF-8: one prompt part of a text body. */
+export function serializeText(text: string): Uint8Array {
+  return encoder.encode(JSON.stringify(text).slice(1, -1));
+}
 
 /**
  * One request body as views, nothing copied: head, prefix digits, [","], suffix digits, tail. The prefix
@@ -38,7 +52,7 @@ const COMMA = new Uint8Array([44]);
 export function bodyParts(t: BodyTemplate, prefixDigits: Uint8Array, suffixDigits: Uint8Array): Uint8Array[] {
   if (t.idsOverridden) return [t.head];
   const parts = [t.head, prefixDigits];
-  if (prefixDigits.length > 0 && suffixDigits.length > 0) parts.push(COMMA);
+  if (prefixDigits.length > 0 && suffixDigits.length > 0) parts.push(t.separator);
   parts.push(suffixDigits, t.tail);
   return parts.filter((p) => p.length > 0);
 }
@@ -46,14 +60,15 @@ export function bodyParts(t: BodyTemplate, prefixDigits: Uint8Array, suffixDigit
 /** One request body: head + prefix digits [+ ","] + suffix digits + tail, in one allocation. */
 export function buildBody(t: BodyTemplate, prefixDigits: Uint8Array, suffixDigits: Uint8Array): Uint8Array {
   if (t.idsOverridden) return t.head;
-  const comma = prefixDigits.length > 0 && suffixDigits.length > 0 ? 1 : 0;
-  const out = new Uint8Array(t.head.length + prefixDigits.length + comma + suffixDigits.length + t.tail.length);
+  const separator = prefixDigits.length > 0 && suffixDigits.length > 0 ? t.separator : NOTHING;
+  const out = new Uint8Array(t.head.length + prefixDigits.length + separator.length + suffixDigits.length + t.tail.length);
   let at = 0;
   out.set(t.head, at);
   at += t.head.length;
   out.set(prefixDigits, at);
   at += prefixDigits.length;
-  if (comma) out[at++] = 44; // ","
+  out.set(separator, at);
+  at += separator.length;
   out.set(suffixDigits, at);
   at += suffixDigits.length;
   out.set(t.tail, at);

@@ -10,6 +10,8 @@ export interface Control {
   headers: Record<string, string>;
   /** The run's interrupt: aborting it stops any call at once with an exit-130 BenchError. */
   signal?: AbortSignal;
+  /** Never reuse a pooled connection (Backend.freshConnections). */
+  freshConnections?: boolean;
 }
 
 // Socket error codes (Node and Bun spellings) in words a user reads at once; the code follows in parentheses.
@@ -52,7 +54,9 @@ export async function controlFetch(ctl: Control, path: string, r: ControlRequest
   if (ctl.signal?.aborted) throw interruptedError(`before ${method} ${path}`);
   const headers = r.body === undefined ? ctl.headers : { "content-type": "application/json", ...ctl.headers };
   try {
-    return await fetch(ctl.baseUrl + path, { method, headers, body: r.body, signal: deadlineSignal(ctl.signal, r.timeoutMs) });
+    const init: RequestInit = { method, headers, body: r.body, signal: deadlineSignal(ctl.signal, r.timeoutMs) };
+    if (ctl.freshConnections === true) init.keepalive = false;
+    return await fetch(ctl.baseUrl + path, init);
   } catch (err) {
     if (ctl.signal?.aborted) throw interruptedError(`during ${method} ${path}`);
     throw unreachable(ctl.baseUrl, err);

@@ -1,11 +1,13 @@
 /**
- * Hot-path scanner of one OpenAI-compatible `/v1/completions` stream chunk (SGLang, vLLM, llama.cpp; protocol.md
- * §3, §7).
+ * Hot-path scanner of one OpenAI-compatible stream chunk, `/v1/completions` or `/v1/chat/completions` (SGLang,
+ * vLLM, llama.cpp; protocol.md §3, §7, §8).
  *
  * Token counting: with `stream_options.continuous_usage_stats` every chunk carries the cumulative
  * `usage.completion_tokens`, which is used as is. Servers that ignore that option send no usage per chunk:
  * then every chunk with a non-empty `choices` counts one token (vLLM sends `text: ""` for a token that decodes
- * to nothing, so text is no signal), and the final usage chunk (`choices: []`) corrects the total.
+ * to nothing, so text is no signal), and the final usage chunk (`choices: []`) corrects the total. A chat chunk
+ * counts one only when its delta has content: the role-only chunk that opens a chat stream (vLLM sends it before
+ * prefill) and the empty delta that carries the finish reason hold no token.
  *
  * Reading, without decoding the chunk or JSON.parse where possible, in three tiers that reduce it to the same
  * ChunkFacts, classified by one function: the plain shape of vLLM's and SGLang's chunks by a few native key
@@ -71,13 +73,14 @@ export function locateOpenaiText(payload: Uint8Array, out: ByteRange): void {
   out.textEnd = walked === WALK_SYNTAX ? -1 : facts.textEnd;
 }
 
-/** The `choices[0].text` delta of one chunk ("" if none or not JSON); a full parse. */
+/** The `choices[0].text` (or chat `choices[0].delta.content`) of one chunk ("" if none or not JSON); a full parse. */
 export function extractOpenaiText(payload: Uint8Array): string {
   try {
     const event: unknown = JSON.parse(decoder.decode(payload));
     if (!isObject(event) || !Array.isArray(event.choices)) return "";
     const choice: unknown = event.choices[0];
     if (isObject(choice) && typeof choice.text === "string") return choice.text;
+    if (isObject(choice) && isObject(choice.delta) && typeof choice.delta.content === "string") return choice.delta.content;
   } catch {
     // not JSON: no text
   }
@@ -113,6 +116,7 @@ function classify(out: EventFields): EventKind {
     return "error";
   }
   if (facts.usage) out.cachedTokens = facts.cachedTokens;
+  if (out.cachedTokens < 0 && facts.timingsCached >= 0) out.cachedTokens = facts.timingsCached;
   if (facts.choices === CHOICES_NONE && !facts.usage) {
     out.message = "event has neither choices nor usage";
     return "invalid";
@@ -122,7 +126,8 @@ function classify(out: EventFields): EventKind {
     if (facts.usageTokens >= 0) out.completionTokens = facts.usageTokens;
     return "other";
   }
-  out.completionTokens = facts.usageTokens >= 0 ? facts.usageTokens : out.completionTokens + 1;
+  const counted = !facts.delta || facts.textEnd > facts.textStart;
+  out.completionTokens = facts.usageTokens >= 0 ? facts.usageTokens : out.completionTokens + (counted ? 1 : 0);
   out.finishType = facts.finishType;
   if (out.finishType === "abort" || out.finishType === "error") {
     out.message = `finish_reason "${out.finishType}"`;
@@ -150,10 +155,17 @@ function classifyByParsing(payload: Uint8Array, out: EventFields): EventKind {
   facts.usageTokens = usage !== null && typeof usage.completion_tokens === "number" ? usage.completion_tokens : -1;
   facts.cachedTokens = usage !== null ? cachedTokensOf(usage) : -1;
   readTiers(event, usage, out);
+  const timings = isObject(event.timings) ? event.timings : null;
+  facts.timingsCached = timings !== null && typeof timings.cache_n === "number" ? timings.cache_n : -1;
   const choices = Array.isArray(event.choices) ? (event.choices as unknown[]) : null;
   facts.choices = choices === null ? CHOICES_NONE : choices.length === 0 ? CHOICES_EMPTY : CHOICES_SOME;
   const choice = choices?.[0];
   facts.finishType = isObject(choice) && typeof choice.finish_reason === "string" ? choice.finish_reason : null;
+  facts.delta = isObject(choice) && isObject(choice.delta);
+  // Only "has text" matters here (the parsed reading has no byte bounds): a non-empty content reads as 0..1.
+  const content = facts.delta ? (choice as { delta: Record<string, unknown> }).delta.content : null;
+  facts.textStart = typeof content === "string" && content !== "" ? 0 : -1;
+  facts.textEnd = facts.textStart === 0 ? 1 : -1;
   return classify(out);
 }
 

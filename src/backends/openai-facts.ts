@@ -21,14 +21,23 @@ export interface ChunkFacts {
   usageTokens: number;
   /** usage.prompt_tokens_details.cached_tokens; -1 when absent. */
   cachedTokens: number;
-  /** choices[0].text as raw JSON string content (payload[textStart, textEnd)); -1 when absent or not a string. */
+  /**
+   * choices[0].text (completions) or choices[0].delta.content (chat) as raw JSON string content
+   * (payload[textStart, textEnd)); -1 when absent or not a string.
+   */
   textStart: number;
   textEnd: number;
+  /** timings.cache_n (llama.cpp's cached prompt tokens, equal to cached_tokens where both are sent); -1 when absent. */
+  timingsCached: number;
+  /** choices[0] has a `delta` object: a chat chunk, whose role-only and closing chunks carry no token. */
+  delta: boolean;
 }
 
 /** The one scratch object every reader fills. */
 export const facts: ChunkFacts = {
   error: null, choices: CHOICES_NONE, finishType: null, usage: false, usageTokens: -1, cachedTokens: -1, textStart: -1, textEnd: -1,
+  timingsCached: -1,
+  delta: false,
 };
 
 export function resetFacts(): void {
@@ -40,4 +49,6 @@ export function resetFacts(): void {
   facts.cachedTokens = -1;
   facts.textStart = -1;
   facts.textEnd = -1;
+  facts.timingsCached = -1;
+  facts.delta = false;
 }

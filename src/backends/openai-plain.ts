@@ -19,7 +19,7 @@
  * - in choices[0], `"text":"` and `"finish_reason":` (null or a string without escapes): the first such keys after
  *   `"choices":[{` (every server streams one choice per chunk);
  * - `"completion_tokens":` and `"cached_tokens":` (the first after the choices' first text, or after `[]`), plain
- *   integers when there.
+ *   integers when there; without `"cached_tokens":`, llama.cpp's `"cache_n":` (a key of its `timings` only).
  * It reads nothing between those keys, so it does not check that those bytes are well formed (the trade
  * sglang-events.ts makes too): a malformed payload that still has this shape and ends in `}` reads as its keys say.
  */
@@ -36,6 +36,7 @@ const TEXT_KEY = encoder.encode('"text":"');
 const FINISH_KEY = encoder.encode('"finish_reason":');
 const COMPLETION_KEY = encoder.encode('"completion_tokens":');
 const CACHED_KEY = encoder.encode('"cached_tokens":');
+const CACHE_N_KEY = encoder.encode('"cache_n":');
 const NULL = encoder.encode("null");
 const QUOTE = 34;
 const BACKSLASH = 92;
@@ -110,6 +111,12 @@ function readCounts(payload: Uint8Array, from: number): boolean {
     facts.cachedTokens = readUint(payload, cachedAt + CACHED_KEY.length);
     if (facts.cachedTokens === -1) return false;
     facts.usage = true;
+    return true;
+  }
+  const cacheNAt = indexOfBytes(payload, CACHE_N_KEY, from);
+  if (cacheNAt !== -1) {
+    facts.timingsCached = readUint(payload, cacheNAt + CACHE_N_KEY.length);
+    if (facts.timingsCached === -1) return false;
   }
   return true;
 }

@@ -3,8 +3,8 @@
  * object's members in order and skips every value it does not read (strings by a search for their closing
  * quote), so a key is only ever matched where a key is: the generated text (a string value, which comes before
  * `usage` in vLLM's chunks) and the token-keyed `top_logprobs` maps are skipped whole, whatever they contain.
- * It reads `choices[0].text` (its bounds only), `choices[0].finish_reason`, `usage.completion_tokens` and
- * `usage.prompt_tokens_details.cached_tokens` into `facts`. Keys are compared as written: an escaped key name
+ * It reads `choices[0].text` (its bounds only; in a chat chunk `choices[0].delta.content`),
+ * `choices[0].finish_reason`, `usage.completion_tokens` and `usage.prompt_tokens_details.cached_tokens` into `facts`. Keys are compared as written: an escaped key name
  * (`"te\u0078t"`) is not its decoded name here, as no server writes one.
  */
 import {
@@ -34,8 +34,12 @@ export const WALK_SYNTAX = 2;
 
 const CHOICES = encoder.encode("choices");
 const USAGE = encoder.encode("usage");
+const TIMINGS = encoder.encode("timings");
+const CACHE_N = encoder.encode("cache_n");
 const ERROR = encoder.encode("error");
 const TEXT = encoder.encode("text");
+const DELTA = encoder.encode("delta");
+const CONTENT = encoder.encode("content");
 const FINISH_REASON = encoder.encode("finish_reason");
 const COMPLETION_TOKENS = encoder.encode("completion_tokens");
 const PROMPT_TOKENS_DETAILS = encoder.encode("prompt_tokens_details");
@@ -64,6 +68,10 @@ export function walkOpenaiChunk(payload: Uint8Array): number {
 function visitTop(bytes: Uint8Array, keyStart: number, keyEnd: number, valueAt: number): number {
   if (bytesEqual(bytes, keyStart, keyEnd, CHOICES)) return readChoices(bytes, valueAt);
   if (bytesEqual(bytes, keyStart, keyEnd, USAGE)) return readUsage(bytes, valueAt);
+  if (bytesEqual(bytes, keyStart, keyEnd, TIMINGS) && bytes[valueAt] === LBRACE) {
+    facts.timingsCached = -1;
+    return walkObject(bytes, valueAt, visitTimings);
+  }
   const end = skipValue(bytes, valueAt);
   if (bytesEqual(bytes, keyStart, keyEnd, ERROR) && bytes[valueAt] !== NULL_FIRST_BYTE) walk.unusual = true;
   return end;
@@ -75,6 +83,7 @@ function readChoices(bytes: Uint8Array, at: number): number {
   facts.finishType = null;
   facts.textStart = -1;
   facts.textEnd = -1;
+  facts.delta = false;
   if (bytes[at] !== LBRACKET) return skipValue(bytes, at);
   facts.choices = CHOICES_EMPTY;
   return walkArrayFirst(bytes, at, readFirstChoice);
@@ -86,6 +95,12 @@ function readFirstChoice(bytes: Uint8Array, at: number): number {
 }
 
 function visitChoice(bytes: Uint8Array, keyStart: number, keyEnd: number, valueAt: number): number {
+  if (bytesEqual(bytes, keyStart, keyEnd, DELTA) && bytes[valueAt] === LBRACE) {
+    facts.delta = true;
+    facts.textStart = -1;
+    facts.textEnd = -1;
+    return walkObject(bytes, valueAt, visitDelta);
+  }
   const end = skipValue(bytes, valueAt);
   if (end === -1) return -1;
   const isString = bytes[valueAt] === QUOTE;
@@ -98,6 +113,17 @@ function visitChoice(bytes: Uint8Array, keyStart: number, keyEnd: number, valueA
       if (hasBackslash(bytes, valueAt + 1, end - 1)) walk.unusual = true;
       else facts.finishType = decoder.decode(bytes.subarray(valueAt + 1, end - 1));
     }
+  }
+  return end;
+}
+
+/** A chat chunk's delta: its `content` is the text (null in the role-only chunk). */
+function visitDelta(bytes: Uint8Array, keyStart: number, keyEnd: number, valueAt: number): number {
+  const end = skipValue(bytes, valueAt);
+  if (end !== -1 && bytesEqual(bytes, keyStart, keyEnd, CONTENT)) {
+    const isString = bytes[valueAt] === QUOTE;
+    facts.textStart = isString ? valueAt + 1 : -1;
+    facts.textEnd = isString ? end - 1 : -1;
   }
   return end;
 }
@@ -128,6 +154,14 @@ function visitDetails(bytes: Uint8Array, keyStart: number, keyEnd: number, value
   if (!bytesEqual(bytes, keyStart, keyEnd, CACHED_TOKENS)) return skipValue(bytes, valueAt);
   const end = readCount(bytes, valueAt);
   facts.cachedTokens = walk.count;
+  return end;
+}
+
+/** llama.cpp's timings: cache_n, the prompt tokens served from the slot's cache. */
+function visitTimings(bytes: Uint8Array, keyStart: number, keyEnd: number, valueAt: number): number {
+  if (!bytesEqual(bytes, keyStart, keyEnd, CACHE_N)) return skipValue(bytes, valueAt);
+  const end = readCount(bytes, valueAt);
+  facts.timingsCached = walk.count;
   return end;
 }
 

@@ -1,14 +1,16 @@
 /**
- * OpenAI-compatible `/v1/completions` backend (vLLM, SGLang's OpenAI server, llama.cpp), prompts sent as token
- * ids. Wire facts: shared/docs/protocol.md §3 (completions), §3.3 (vLLM /reset_prefix_cache), §7 (quirks).
+ * vLLM and any other OpenAI-compatible server (`/v1/completions` with token ids, or `/v1/chat/completions`):
+ * preflight, and the cache flush by vLLM's POST /reset_prefix_cache. Wire facts: shared/docs/protocol.md §3
+ * (completions), §3.3 (vLLM /reset_prefix_cache), §7 (quirks).
  */
 import { BenchError } from "../errors.ts";
-import { createTemplate, IDS_PLACEHOLDER, type BodyTemplate } from "./body.ts";
+import type { BodyTemplate } from "./body.ts";
+import { composeBackend, NO_BODY_KEYS, type EngineControl } from "./engine.ts";
 import { controlFetch, controlText, retryWhileBusy, type Control } from "./http.ts";
 import { isObject } from "./json.ts";
-import { extractOpenaiOutputIds, extractOpenaiText, locateOpenaiText, scanOpenaiEvent } from "./openai-events.ts";
 import { fetchServerInfo } from "./server-info.ts";
-import type { Backend, BodyParams, FlushOptions, FlushResult, PreflightInput, ServerProfile } from "./types.ts";
+import type { Backend, BodyParams, EngineName, FlushOptions, FlushResult, PreflightInput, ServerProfile } from "./types.ts";
+import { completionsWire, type Wire } from "./wires.ts";
 
 /** vLLM's default KV block size, used when neither --page-size nor the server says otherwise. */
 const DEFAULT_PAGE_SIZE = 16;
@@ -19,17 +21,7 @@ const DEFAULT_PAGE_SIZE = 16;
  * that ignore it still work (openai-events.ts counts chunks). `model` is left out when null.
  */
 export function createOpenaiBodyTemplate(p: BodyParams): BodyTemplate {
-  const payload: Record<string, unknown> = p.model === null ? {} : { model: p.model };
-  return createTemplate({
-    ...payload,
-    prompt: IDS_PLACEHOLDER,
-    max_tokens: p.maxNewTokens,
-    temperature: 0,
-    stream: true,
-    stream_options: { include_usage: true, continuous_usage_stats: true },
-    ignore_eos: p.ignoreEos,
-    ...p.extra,
-  });
+  return completionsWire.bodyTemplate(p, {});
 }
 
 const NOT_DEV_MODE =
@@ -74,8 +66,8 @@ function reportsFailure(body: string): boolean {
   }
 }
 
-/** The served model name: the first `data[].id` of GET /v1/models; a BenchError when there is none. */
-export async function discoverModel(ctl: Control): Promise<string> {
+/** The entries of GET /v1/models (`data`); a BenchError when it does not answer a list. */
+export async function listModels(ctl: Control): Promise<Record<string, unknown>[]> {
   const res = await controlFetch(ctl, "/v1/models", { timeoutMs: 15_000 });
   const body = await controlText(ctl, res, "/v1/models");
   if (res.status !== 200) {
@@ -88,8 +80,18 @@ export async function discoverModel(ctl: Control): Promise<string> {
     throw new BenchError(`GET /v1/models did not answer JSON: ${body.slice(0, 100)} (pass --served-model-name)`);
   }
   const data = isObject(parsed) && Array.isArray(parsed.data) ? (parsed.data as unknown[]) : [];
-  for (const entry of data) {
-    if (isObject(entry) && typeof entry.id === "string" && entry.id !== "") return entry.id;
+  return data.filter(isObject);
+}
+
+/** The served model name: the first `data[].id` of GET /v1/models; a BenchError when there is none. */
+export async function discoverModel(ctl: Control): Promise<string> {
+  return modelIdOf(await listModels(ctl));
+}
+
+/** The first non-empty `id` of /v1/models entries; a BenchError when there is none. */
+export function modelIdOf(models: readonly Record<string, unknown>[]): string {
+  for (const entry of models) {
+    if (typeof entry.id === "string" && entry.id !== "") return entry.id;
   }
   throw new BenchError("GET /v1/models listed no model (pass --served-model-name)");
 }
@@ -98,8 +100,8 @@ export async function discoverModel(ctl: Control): Promise<string> {
  * The served model name (asked of /v1/models unless given), and the page size: --page-size, else /server_info where
  * the server has one (SGLang's OpenAI server), else vLLM's block size 16 with a warning.
  */
-export async function preflightOpenai(ctl: Control, p: PreflightInput): Promise<ServerProfile> {
-  const info = await fetchServerInfo(ctl);
+export async function preflightOpenai(ctl: Control, p: PreflightInput, engine: EngineName = "openai"): Promise<ServerProfile> {
+  const info = p.known?.info ?? (await fetchServerInfo(ctl));
   const model = p.servedModelName ?? (await discoverModel(ctl));
   const warnings: string[] = [];
   if (p.pageSize === null && info.pageSize === null) {
@@ -112,19 +114,31 @@ export async function preflightOpenai(ctl: Control, p: PreflightInput): Promise<
     pageSizeSource: p.pageSize !== null ? "flag" : info.pageSize !== null ? "server" : "backend default",
     textMode: "incremental",
     warnings,
+    engine: { name: engine, source: "flag", evidence: info.version ? `version ${info.version}` : "OpenAI-compatible API" },
+    cacheSlots: null,
+    maxRunning: null,
+    flushGap: null,
   };
 }
 
-/** OpenAI-compatible `/v1/completions`: text is always a delta; flush via vLLM's POST /reset_prefix_cache. */
-export const openaiBackend: Backend = {
+/** Generic OpenAI-compatible server (and `--backend openai`): vLLM's reset where it exists. */
+export const openaiEngine: EngineControl = {
+  engine: "openai",
   name: "openai",
-  generatePath: "/v1/completions",
-  deltaText: true,
-  preflight: preflightOpenai,
-  createBodyTemplate: createOpenaiBodyTemplate,
-  scanEvent: scanOpenaiEvent,
-  extractText: extractOpenaiText,
-  locateText: locateOpenaiText,
-  extractOutputIds: extractOpenaiOutputIds,
+  nativeEndpoint: "completions",
+  endpoints: ["completions", "chat"],
+  preflight: (ctl, p, _wire: Wire) => preflightOpenai(ctl, p, "openai"),
   flush: resetPrefixCache,
+  bodyKeys: NO_BODY_KEYS,
 };
+
+/** vLLM: the OpenAI-compatible API, block-granular cache (16 by default), POST /reset_prefix_cache in dev mode. */
+export const vllmEngine: EngineControl = {
+  ...openaiEngine,
+  engine: "vllm",
+  name: "vllm",
+  preflight: (ctl, p, _wire: Wire) => preflightOpenai(ctl, p, "vllm"),
+};
+
+/** OpenAI-compatible `/v1/completions`: text is always a delta; flush via vLLM's POST /reset_prefix_cache. */
+export const openaiBackend: Backend = composeBackend(openaiEngine, completionsWire);

@@ -3,11 +3,13 @@
  * Wire facts: shared/docs/protocol.md §1 (/generate), §2.1 (/flush_cache), §2.2 (info endpoints).
  */
 import { BenchError } from "../errors.ts";
-import { createTemplate, IDS_PLACEHOLDER, type BodyTemplate } from "./body.ts";
+import type { BodyTemplate } from "./body.ts";
+import { composeBackend, NO_BODY_KEYS, type EngineControl } from "./engine.ts";
 import { controlFetch, controlText, retryWhileBusy, type Control } from "./http.ts";
+import { discoverModel } from "./openai.ts";
 import { fetchServerInfo } from "./server-info.ts";
-import { extractOutputIds, extractText, locateSglangText, scanSglangEvent } from "./sglang-events.ts";
 import type { Backend, BodyParams, FlushOptions, FlushResult, PreflightInput, ServerProfile } from "./types.ts";
+import { generateWire, type Wire } from "./wires.ts";
 
 /** SGLang's body parameters; `model` is accepted for the Backend shape and ignored (native /generate has none). */
 export type SglangBodyParams = Omit<BodyParams, "model"> & { model?: string | null };
@@ -20,12 +22,7 @@ const DEFAULT_PAGE_SIZE = 1;
  * override ours exactly as Python's dict merge does (same key order too).
  */
 export function createBodyTemplate(p: SglangBodyParams): BodyTemplate {
-  return createTemplate({
-    input_ids: IDS_PLACEHOLDER,
-    sampling_params: { temperature: 0.0, max_new_tokens: p.maxNewTokens, ignore_eos: p.ignoreEos },
-    stream: true,
-    ...p.extra,
-  });
+  return generateWire.bodyTemplate({ ...p, model: p.model ?? null }, {});
 }
 
 /**
@@ -40,20 +37,32 @@ export async function checkGenerateRoute(ctl: Control): Promise<void> {
   }
 }
 
-/** /server_info for page size and text mode, then the /generate route. */
-export async function preflightSglang(ctl: Control, p: PreflightInput): Promise<ServerProfile> {
-  const info = await fetchServerInfo(ctl);
-  await checkGenerateRoute(ctl);
+/**
+ * /server_info for page size and text mode, then the /generate route (the very requests of warmbench 0.1, in its
+ * order; answers engine detection already has are not asked again). Requests through SGLang's OpenAI-compatible
+ * endpoints also need the served model name (/v1/models) and always stream text deltas.
+ */
+export async function preflightSglang(ctl: Control, p: PreflightInput, wire: Wire = generateWire): Promise<ServerProfile> {
+  const info = p.known?.info ?? (await fetchServerInfo(ctl));
+  if (p.known?.generateRouteChecked !== true) await checkGenerateRoute(ctl);
   const warnings: string[] = [];
-  if (info.source === null) warnings.push("the server has no /server_info: assuming cumulative text and page size 1 (see --page-size)");
+  if (info.source === null) {
+    const assumed = wire.deltaText ? "page size 1" : "cumulative text and page size 1";
+    warnings.push(`the server has no /server_info: assuming ${assumed} (see --page-size)`);
+  }
   const pageSize = p.pageSize ?? info.pageSize ?? DEFAULT_PAGE_SIZE;
+  const native = wire.endpoint === "generate";
   return {
     info,
-    model: null,
+    model: native ? null : (p.servedModelName ?? (await discoverModel(ctl))),
     pageSize,
     pageSizeSource: p.pageSize !== null ? "flag" : info.pageSize !== null ? "server" : "backend default",
-    textMode: info.incremental === true ? "incremental" : "cumulative",
+    textMode: !native || info.incremental === true ? "incremental" : "cumulative",
     warnings,
+    engine: { name: "sglang", source: "flag", evidence: info.version ? `SGLang ${info.version}` : "SGLang" },
+    cacheSlots: null,
+    maxRunning: null,
+    flushGap: null,
   };
 }
 
@@ -82,16 +91,16 @@ export async function flushCache(ctl: Control, o: FlushOptions): Promise<FlushRe
   );
 }
 
-/** SGLang native `/generate`: cumulative or delta text per the server's mode, flush via POST /flush_cache. */
-export const sglangBackend: Backend = {
+/** SGLang: native /generate by default, or its OpenAI-compatible endpoints; one radix cache; POST /flush_cache. */
+export const sglangEngine: EngineControl = {
+  engine: "sglang",
   name: "sglang",
-  generatePath: "/generate",
-  deltaText: false,
+  nativeEndpoint: "generate",
+  endpoints: ["generate", "completions", "chat"],
   preflight: preflightSglang,
-  createBodyTemplate,
-  scanEvent: scanSglangEvent,
-  extractText,
-  locateText: locateSglangText,
-  extractOutputIds,
   flush: flushCache,
+  bodyKeys: NO_BODY_KEYS,
 };
+
+/** SGLang native `/generate`: cumulative or delta text per the server's mode, flush via POST /flush_cache. */
+export const sglangBackend: Backend = composeBackend(sglangEngine, generateWire);

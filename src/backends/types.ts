@@ -10,8 +10,17 @@ import type { ByteRange } from "./json-bytes.ts";
 
 export type { Control } from "./http.ts";
 
-/** Backends with their own wire format; "vllm" on the command line is an alias of "openai". */
-export type BackendName = "sglang" | "openai";
+/** What a backend is called in the pct line's `backend` key (the resolved --backend choice). */
+export type BackendName = "sglang" | "openai" | "vllm" | "llamacpp";
+
+/** The serving engine behind the URL; "openai" is any other OpenAI-compatible server (a gateway, Ollama, ...). */
+export type EngineName = "sglang" | "vllm" | "llama.cpp" | "openai";
+
+/** Which generation API the measured requests use. */
+export type EndpointName = "generate" | "completions" | "chat";
+
+/** How prompts go out: as the token ids themselves, or as the text the tokenizer decodes them to (chat). */
+export type PromptEncoding = "token_ids" | "text";
 
 /**
  * What one SSE data payload means for the request:
@@ -82,6 +91,11 @@ export interface BodyParams {
   extra: Record<string, unknown>;
   /** Served model name; null leaves it out (the server picks its only model). Ignored by SGLang native. */
   model: string | null;
+  /**
+   * Pin the request to this cache slot (servers with one prefix cache per slot: llama.cpp's `id_slot`); null or
+   * absent lets the server choose. Ignored where the server has one shared cache.
+   */
+  slot?: number | null;
 }
 
 /** How long and how a cache flush may retry. */
@@ -118,6 +132,32 @@ export interface PreflightInput {
   pageSize: number | null;
   /** --served-model-name, or null to ask the server where the backend needs a name. */
   servedModelName: string | null;
+  /**
+   * The run flushes and verifies the cache (--flush auto, --verify-cache not off): a backend may then check at
+   * preflight whether its flush can make the server cold at all (llama.cpp's host-RAM prompt cache).
+   */
+  checkFlush?: boolean;
+  /** What engine detection already learned, so that the preflight does not ask the server twice. */
+  known?: KnownServer;
+}
+
+/** Answers engine detection already has (detect.ts); a preflight reuses them instead of asking again. */
+export interface KnownServer {
+  /** /server_info (or /get_server_info), whatever it answered. */
+  info?: ServerInfo;
+  /** GET /generate was answered with something other than 404 (SGLang's route exists). */
+  generateRouteChecked?: boolean;
+  /** llama.cpp's GET /props. */
+  props?: Record<string, unknown>;
+}
+
+/** What engine the run talks to and how that was settled; written into the run header. */
+export interface EngineInfo {
+  name: EngineName;
+  /** "detected" by --backend auto, or named by the "flag". */
+  source: "detected" | "flag";
+  /** The server's answers that identified it (detected), or the backend's wire API (flag). */
+  evidence: string;
 }
 
 /** Everything the sweep needs to know about the server, settled once before the first pct. */
@@ -133,6 +173,20 @@ export interface ServerProfile {
   textMode: "cumulative" | "incremental";
   /** Assumptions the user should know about, one line each (logged as warnings). */
   warnings: string[];
+  /** The engine; backends fill name and evidence, the sweep sets how it was chosen. */
+  engine?: EngineInfo;
+  /**
+   * Independent prefix caches the server keeps (llama.cpp: one per slot, `-np`), each of which the warm must fill
+   * and the flush proof must check; null: one cache shared by every request (SGLang's radix tree, vLLM's blocks).
+   */
+  cacheSlots?: number | null;
+  /** Requests the server runs at once (llama.cpp's slot count); more wait in its queue. null: not known. */
+  maxRunning?: number | null;
+  /**
+   * Why the backend's flush cannot make this server cold, found at preflight (llama.cpp with its host-RAM prompt
+   * cache on: erased prompts come back); null when nothing was found. Every pct's flush then counts as unproven.
+   */
+  flushGap?: string | null;
 }
 
 /** Result of a successful flush: how many attempts it took. */
@@ -143,8 +197,18 @@ export interface FlushResult {
 /** One serving backend's wire format. */
 export interface Backend {
   name: BackendName;
+  /** The engine this backend's preflight and flush are written for. */
+  engine: EngineName;
+  endpoint: EndpointName;
+  /** Token ids in the body, or the text they decode to (chat messages take text only). */
+  promptEncoding: PromptEncoding;
   /** Path of the streaming endpoint, e.g. "/generate" or "/v1/completions". */
   generatePath: string;
+  /**
+   * Open a new connection for every request: the server closes its connection after each streamed response although
+   * it answered Keep-Alive (llama.cpp), so a pooled one can be reset under the next request.
+   */
+  freshConnections: boolean;
   /** True if every event's text is a delta whatever the server's mode (OpenAI); false: it depends (SGLang native). */
   deltaText: boolean;
   /** The body template of every request with these parameters; only the prompt ids change per request. */
@@ -153,16 +217,16 @@ export interface Backend {
   scanEvent(payload: Uint8Array, out: EventFields): EventKind;
   /** Text of one event payload ("" if none); a full parse. */
   extractText(payload: Uint8Array): string;
+  /** Checks the server is this backend's kind and settles model, page size and text mode; throws BenchError if not. */
+  preflight(ctl: Control, p: PreflightInput): Promise<ServerProfile>;
+  /** Sets out.textStart/textEnd to the payload's text (see EventFields), -1 when it has none; never throws. */
+  locateText(payload: Uint8Array, out: ByteRange): void;
   /**
    * Generated token ids one event payload carries (SGLang native `output_ids`: all so far when text is cumulative,
    * the new ones otherwise; OpenAI `choices[0].token_ids` where a server sends them), or null when it has none; a
    * full parse, called once a request ended. Multi-turn conversations continue from these exact ids.
    */
   extractOutputIds(payload: Uint8Array): number[] | null;
-  /** Checks the server is this backend's kind and settles model, page size and text mode; throws BenchError if not. */
-  preflight(ctl: Control, p: PreflightInput): Promise<ServerProfile>;
-  /** Sets out.textStart/textEnd to the payload's text (see EventFields), -1 when it has none; never throws. */
-  locateText(payload: Uint8Array, out: ByteRange): void;
   /** Empties the server's prefix cache; throws BenchError when it cannot. */
   flush(ctl: Control, o: FlushOptions): Promise<FlushResult>;
 }

@@ -9,7 +9,7 @@ import { deadlineSignal } from "../interrupt.ts";
 export interface CacheCounters {
   hitTokens: number;
   queryTokens: number;
-  source: "sglang" | "vllm";
+  source: "sglang" | "vllm" | "llamacpp";
 }
 
 /** Sums every sample of a metric family (all label sets) from Prometheus text. */
@@ -31,7 +31,7 @@ export function sumMetric(text: string, name: string): number | null {
   return found ? total : null;
 }
 
-/** Reads the cache counters from Prometheus text (SGLang first, then vLLM). */
+/** Reads the cache counters from Prometheus text (SGLang first, then vLLM, then llama.cpp). */
 export function parseCacheCounters(text: string): CacheCounters | null {
   const sgHit = sumMetric(text, "sglang:cached_tokens_total");
   const sgAll = sumMetric(text, "sglang:prompt_tokens_total");
@@ -39,13 +39,19 @@ export function parseCacheCounters(text: string): CacheCounters | null {
   const vHit = sumMetric(text, "vllm:prefix_cache_hits_total");
   const vAll = sumMetric(text, "vllm:prefix_cache_queries_total");
   if (vHit !== null && vAll !== null) return { hitTokens: vHit, queryTokens: vAll, source: "vllm" };
+  // llama.cpp (--metrics) counts computed prompt tokens without the cached ones.
+  const lHit = sumMetric(text, "llamacpp:prompt_tokens_cached_total");
+  const lComputed = sumMetric(text, "llamacpp:prompt_tokens_total");
+  if (lHit !== null && lComputed !== null) return { hitTokens: lHit, queryTokens: lHit + lComputed, source: "llamacpp" };
   return null;
 }
 
 /** GET /metrics; null when the endpoint is missing (SGLang without --enable-metrics), unreachable, or interrupted. */
 export async function scrapeCacheCounters(ctl: Control): Promise<CacheCounters | null> {
   try {
-    const res = await fetch(`${ctl.baseUrl}/metrics`, { headers: ctl.headers, signal: deadlineSignal(ctl.signal, 10_000) });
+    const init: RequestInit = { headers: ctl.headers, signal: deadlineSignal(ctl.signal, 10_000) };
+    if (ctl.freshConnections === true) init.keepalive = false;
+    const res = await fetch(`${ctl.baseUrl}/metrics`, init);
     if (!res.ok) {
       await res.body?.cancel();
       return null;

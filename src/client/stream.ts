@@ -91,6 +91,7 @@ export async function streamRequest(req: StreamRequest): Promise<RequestRecord> 
     body: sent.body,
     signal: controller.signal,
   };
+  if (state.backend.freshConnections) init.keepalive = false;
   rec.startMs = nowMs();
   try {
     const res = await fetch(req.url, init);
@@ -208,6 +209,9 @@ async function readEvents(
     rec.latencyMs = chunkMs - rec.startMs;
     const kind = state.backend.scanEvent(payload, fields);
     if (kind === "tokens") onTokenEvent(payload, rec, state, fields, chunkMs);
+    // A usage chunk that reports tokens no earlier chunk carried (a chat stream whose only token was held back as
+    // half a UTF-8 character) is the first token as far as the client can see.
+    else if (kind === "other" && rec.tokenEvents === 0 && fields.completionTokens > 0) onTokenEvent(payload, rec, state, fields, chunkMs);
     else if (kind === "other") onUsageEvent(rec, fields);
     else if (kind === "done") {
       state.ended = true;

@@ -27,6 +27,45 @@ export interface RunInfo {
   server_version: string | null;
   /** The server's own description, secrets redacted. */
   server_info: Record<string, unknown> | null;
+  /** The engine behind the URL, how it was settled, and what the sweep knows of its cache. */
+  engine: RunEngine;
+}
+
+/** `run.engine`: what served the run. */
+export interface RunEngine {
+  /** "sglang", "vllm", "llama.cpp", or "openai" (any other OpenAI-compatible server). */
+  name: string;
+  /** "detected" (--backend auto) or "flag" (--backend NAME). */
+  source: "detected" | "flag";
+  /** What identified it: the server's answers, or the flag. */
+  evidence: string;
+  /** Path the measured requests went to. */
+  endpoint: string;
+  /** "token_ids", or "text" (chat: the text the ids decode to). */
+  prompt_encoding: "token_ids" | "text";
+  /** Prefix caches warmed and proven one by one (llama.cpp's slots); null: one shared cache. */
+  cache_slots: number | null;
+  /** Requests the server runs at once; null: not known. */
+  max_running: number | null;
+  /** Why the flush cannot make the server cold (e.g. llama.cpp's host-RAM cache); null: none found. */
+  flush_gap: string | null;
+}
+
+/** `prompt_drift`: how text prompts came out after the server's tokenizer (null for token-id prompts). */
+export interface PromptDrift {
+  /** Ids the shared prefix was drawn as. */
+  prefix_ids: number;
+  /** Tokens its text re-tokenizes to. */
+  prefix_tokens: number;
+  /** First position where those tokens differ from the ids; -1: none. */
+  prefix_drift_at: number;
+  /** Leading prefix tokens no continuation moved: the least a prompt may report cached (+ the template head). */
+  stable_tokens: number;
+  /** Fewest and most leading tokens a prompt shares with the re-tokenized prefix. */
+  min_shared_tokens: number;
+  max_shared_tokens: number;
+  /** Chat template tokens before the content that every prompt shares (learned after the flush). */
+  template_head_tokens: number;
 }
 
 /** The script's keys, in its order (maybe_write_summary_jsonl). */
@@ -128,6 +167,9 @@ export interface PctRecord extends Pick<PctResult, ScriptKey> {
   base_url: string;
   server_version: string | null;
   text_mode: "cumulative" | "incremental";
+  /** "token_ids", or "text": the prompts went out as the text their ids decode to (chat). */
+  prompt_encoding: "token_ids" | "text";
+  prompt_drift: PromptDrift | null;
   /** Only in a line written by `warmbench merge`: the runs it merged, and which numbers come from histograms. */
   merged?: MergedFrom;
 }
@@ -145,7 +187,8 @@ export const OWN_KEYS = [
   "cache_check", "flushed", "flush_attempts", "flush_verified", "flush_probe_cached_tokens", "warm_verified", "warm_cached_tokens",
   "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_own_lag_p99_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated", "shards",
   "ttft_fit", "ttft_model", "hdr", "hdr_unit",
-  "warmbench_version", "started_at", "model", "tokenizer", "population_size", "seed", "base_url", "server_version", "text_mode", "merged",
+  "warmbench_version", "started_at", "model", "tokenizer", "population_size", "seed", "base_url", "server_version", "text_mode",
+  "prompt_encoding", "prompt_drift", "merged",
 ] as const satisfies ReadonlyArray<keyof OwnFields>;
 
 // Compile-time proof that OWN_KEYS lists every field: a key added to PctRecord but not here fails the build.

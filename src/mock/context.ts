@@ -2,6 +2,8 @@
 import type { FaultPlan } from "./faults.ts";
 import type { MockMetrics } from "./metrics.ts";
 import type { MockOptions } from "./options.ts";
+import type { MockTokenizer } from "./chat-template.ts";
+import type { SlotCache } from "./slot-cache.ts";
 import type { TieredCache } from "./tiered-cache.ts";
 import type { MockScheduler } from "./scheduler.ts";
 import type { TruthLog } from "./truth.ts";
@@ -12,6 +14,10 @@ export interface MockContext {
   opts: MockOptions;
   scheduler: MockScheduler;
   cache: TieredCache;
+  /** llama.cpp's per-slot caches (the llamacpp personality); null otherwise. */
+  slots: SlotCache | null;
+  /** Chat messages -> ids. */
+  tokenizer: MockTokenizer;
   counters: MockCounters;
   faults: FaultPlan;
   metrics: MockMetrics;

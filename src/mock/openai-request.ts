@@ -1,7 +1,10 @@
 /**
  * Validation of a POST /v1/completions body as vLLM checks it (protocol.md §3.2), for token-id prompts
- * only: the mock has no tokenizer. Errors use vLLM's envelope {"error":{message,type,param,code}}.
+ * only, and of a POST /v1/chat/completions body, whose messages become ids through the mock's chat template and
+ * tokenizer (chat-template.ts). Errors use vLLM's envelope {"error":{message,type,param,code}}. llama.cpp's
+ * id_slot and cache_prompt are read too.
  */
+import { applyChatTemplate, type ChatMessage, type MockTokenizer } from "./chat-template.ts";
 
 /** A completions request the mock accepted. */
 export interface CompletionParams {
@@ -16,6 +19,10 @@ export interface CompletionParams {
   includeUsage: boolean;
   /** stream_options.continuous_usage_stats: usage on every chunk. */
   continuousUsage: boolean;
+  /** llama.cpp's id_slot (-1 or absent: null). */
+  idSlot: number | null;
+  /** llama.cpp's cache_prompt (default true). */
+  cachePrompt: boolean;
 }
 
 /** Accepted, or the status and body vLLM would answer. */
@@ -26,6 +33,8 @@ export interface CompletionLimits {
   modelName: string;
   vocabSize: number;
   contextLength: number;
+  /** Accept any model name (llama.cpp serves its one model whatever the request says). */
+  anyModel?: boolean;
 }
 
 const DEFAULT_MAX_TOKENS = 16;
@@ -43,6 +52,32 @@ const badRequest = (message: string, param: string | null = null): ParsedComplet
 
 /** Parse and validate a /v1/completions body. */
 export function parseCompletionBody(bodyText: string, limits: CompletionLimits): ParsedCompletion {
+  return parseOpenaiBody(bodyText, limits, (b) => promptIds(b.prompt, limits.vocabSize));
+}
+
+/** Parse and validate a /v1/chat/completions body: its messages, templated and tokenized, are the prompt. */
+export function parseChatBody(bodyText: string, limits: CompletionLimits, tokenizer: MockTokenizer): ParsedCompletion {
+  return parseOpenaiBody(bodyText, limits, (b) => {
+    const messages = chatMessages(b.messages);
+    if (typeof messages === "string") return messages;
+    const ids = tokenizer.encode(applyChatTemplate(messages));
+    return ids.length === 0 ? "messages must not be empty." : ids;
+  });
+}
+
+function chatMessages(value: unknown): ChatMessage[] | string {
+  if (!Array.isArray(value) || value.length === 0) return "messages must be a non-empty list.";
+  const out: ChatMessage[] = [];
+  for (const m of value) {
+    if (typeof m !== "object" || m === null || typeof (m as ChatMessage).role !== "string" || typeof (m as ChatMessage).content !== "string") {
+      return "each message needs a string role and a string content (the mock takes text content only).";
+    }
+    out.push({ role: (m as ChatMessage).role, content: (m as ChatMessage).content });
+  }
+  return out;
+}
+
+function parseOpenaiBody(bodyText: string, limits: CompletionLimits, promptOf: (b: Record<string, unknown>) => number[] | string): ParsedCompletion {
   let body: unknown;
   try {
     body = JSON.parse(bodyText);
@@ -53,10 +88,10 @@ export function parseCompletionBody(bodyText: string, limits: CompletionLimits):
   const b = body as Record<string, unknown>;
   const model = b.model ?? null;
   if (model !== null && typeof model !== "string") return badRequest("model must be a string.", "model");
-  if (model !== null && model !== limits.modelName) {
+  if (model !== null && model !== limits.modelName && limits.anyModel !== true) {
     return { ok: false, status: 404, body: openaiError(`The model \`${model}\` does not exist.`, "NotFoundError", 404, "model") };
   }
-  const prompt = promptIds(b.prompt, limits.vocabSize);
+  const prompt = promptOf(b);
   if (typeof prompt === "string") return badRequest(prompt, "prompt");
 
   const stream = b.stream ?? false;
@@ -83,7 +118,17 @@ export function parseCompletionBody(bodyText: string, limits: CompletionLimits):
   }
   const ignoreEos = b.ignore_eos ?? false;
   if (typeof ignoreEos !== "boolean") return badRequest("ignore_eos must be a boolean.", "ignore_eos");
-  return { ok: true, params: { model, inputIds: prompt, maxTokens, temperature, ignoreEos, stream, includeUsage, continuousUsage } };
+  const idSlot = b.id_slot ?? -1;
+  if (typeof idSlot !== "number" || !Number.isInteger(idSlot)) return badRequest("id_slot must be an integer.", "id_slot");
+  const cachePrompt = b.cache_prompt ?? true;
+  if (typeof cachePrompt !== "boolean") return badRequest("cache_prompt must be a boolean.", "cache_prompt");
+  return {
+    ok: true,
+    params: {
+      model, inputIds: prompt, maxTokens, temperature, ignoreEos, stream, includeUsage, continuousUsage,
+      idSlot: idSlot < 0 ? null : idSlot, cachePrompt,
+    },
+  };
 }
 
 /** The prompt's token ids, or the message of a 400. A one-prompt batch ([[...]]) is unwrapped. */

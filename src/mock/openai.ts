@@ -1,20 +1,23 @@
 /**
- * POST /v1/completions in vLLM's style (protocol.md §3.2) on the same scheduler, prefix cache and
- * latency model as /generate: token-id prompts, text deltas, optional usage (final chunk or every
- * chunk), headers sent before the first token. Faults apply as on /generate (stream-driver.ts).
+ * POST /v1/completions (token-id prompts) and POST /v1/chat/completions (messages, templated and tokenized by the
+ * mock: chat-template.ts) on the same scheduler, cache and latency model as /generate, written as the mock's
+ * personality writes them (openai-formats.ts: vLLM's shape, or llama.cpp's). Headers go out before the first
+ * token. Faults apply as on /generate (stream-driver.ts).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { MockContext } from "./context.ts";
 import { headerValue } from "./generate.ts";
 import { readBody, sendJson, trackInFlight } from "./http.ts";
-import { openaiError, parseCompletionBody, type CompletionParams } from "./openai-request.ts";
-import { GeneratedOutput } from "./output.ts";
-import { driveGeneration, type WireFormat } from "./stream-driver.ts";
+import { llamacppChat, llamacppCompletions, vllmChat, vllmCompletions, type FormatInput, type UsageState } from "./openai-formats.ts";
+import { openaiError, parseChatBody, parseCompletionBody, type CompletionParams } from "./openai-request.ts";
+import { driveGeneration } from "./stream-driver.ts";
 import { RequestTrace } from "./truth.ts";
 import type { ReceivedRequest } from "./types.ts";
 
-/** Serve one POST /v1/completions. */
-export async function handleCompletions(req: IncomingMessage, res: ServerResponse, ctx: MockContext): Promise<void> {
+export type OpenaiEndpoint = "completions" | "chat";
+
+/** Serve one POST /v1/completions or /v1/chat/completions. */
+export async function handleOpenai(req: IncomingMessage, res: ServerResponse, ctx: MockContext, endpoint: OpenaiEndpoint): Promise<void> {
   const { counters, opts } = ctx;
   counters.completionsRequests++;
   trackInFlight(res, counters);
@@ -28,15 +31,18 @@ export async function handleCompletions(req: IncomingMessage, res: ServerRespons
   }
   const requestId = headerValue(req.headers["x-request-id"]);
   const trace = new RequestTrace(ctx.truth, requestId);
-  const parsed = parseCompletionBody(bodyText, opts);
+  const llama = opts.personality === "llamacpp";
+  const limits = { ...opts, anyModel: llama };
+  const parsed = endpoint === "chat" ? parseChatBody(bodyText, limits, ctx.tokenizer) : parseCompletionBody(bodyText, limits);
   if (!parsed.ok) {
     sendJson(res, parsed.status, parsed.body);
     trace.finish("error");
     return;
   }
   const params = parsed.params;
-  // vLLM names the request after X-Request-Id when the client sends one.
-  const id = `cmpl-${requestId ?? crypto.randomUUID().replaceAll("-", "")}`;
+  // vLLM names the request after X-Request-Id when the client sends one; llama.cpp's ids are chatcmpl- always.
+  const unique = requestId ?? crypto.randomUUID().replaceAll("-", "");
+  const id = llama || endpoint === "chat" ? `chatcmpl-${unique}` : `cmpl-${unique}`;
   trace.rid = id;
   trace.promptTokens = params.inputIds.length;
   const received: ReceivedRequest = {
@@ -47,6 +53,7 @@ export async function handleCompletions(req: IncomingMessage, res: ServerRespons
     ignoreEos: params.ignoreEos,
     stream: params.stream,
     cachedTokens: -1,
+    idSlot: params.idSlot,
   };
   counters.received.push(received);
 
@@ -62,18 +69,28 @@ export async function handleCompletions(req: IncomingMessage, res: ServerRespons
     sendJson(res, 503, openaiError("mock: injected failure", "ServiceUnavailableError", 503));
     trace.finish("fault:fail");
   } else {
-    const usage = { promptTokens: params.inputIds.length, cachedTokens: 0 };
+    const usage: UsageState = { promptTokens: params.inputIds.length, cachedTokens: 0, prefillStartMs: 0, firstTokenMs: 0 };
+    const input: FormatInput = { id, model: opts.modelName, params, usage, vocabSize: opts.vocabSize };
+    const format = llama
+      ? endpoint === "chat" ? llamacppChat(input) : llamacppCompletions(input)
+      : endpoint === "chat" ? vllmChat(input) : vllmCompletions(input);
     driveGeneration(res, {
       inputIds: params.inputIds,
+      idSlot: params.idSlot,
+      cachePrompt: params.cachePrompt,
       maxNewTokens: params.maxTokens,
       stream: params.stream,
       streamInterval: opts.streamInterval,
       fault,
       trace,
-      format: completionsFormat(id, opts.modelName, params, usage, opts.vocabSize),
+      format,
       onPrefillStart(hit) {
         usage.cachedTokens = hit.tokens;
+        usage.prefillStartMs = performance.now();
         received.cachedTokens = hit.tokens;
+      },
+      onFirstToken() {
+        usage.firstTokenMs = performance.now();
       },
       onEnd: () => {},
     }, ctx);
@@ -97,60 +114,4 @@ function contextProblem(params: CompletionParams, ctx: MockContext): string | nu
     return `The prompt (${promptLen} tokens) does not fit in the KV cache (${ctx.maxReqInputLen} tokens at most).`;
   }
   return null;
-}
-
-interface UsageState {
-  promptTokens: number;
-  cachedTokens: number;
-}
-
-/** The OpenAI completions wire format: always text deltas, finish_reason "length" on the last chunk. */
-function completionsFormat(id: string, model: string, params: CompletionParams, usage: UsageState, vocabSize: number): WireFormat {
-  const output = new GeneratedOutput(vocabSize);
-  const created = Math.floor((performance.timeOrigin + performance.now()) / 1000);
-  const usageOf = (completionTokens: number, withDetails: boolean): Record<string, unknown> => {
-    const u: Record<string, unknown> = {
-      prompt_tokens: usage.promptTokens,
-      total_tokens: usage.promptTokens + completionTokens,
-      completion_tokens: completionTokens,
-    };
-    if (withDetails) u.prompt_tokens_details = { cached_tokens: usage.cachedTokens };
-    return u;
-  };
-  const chunk = (completionTokens: number, finishReason: string | null, extraText: string): string => {
-    output.growTo(completionTokens);
-    const text = output.nextSegment(true).text + extraText;
-    const payload: Record<string, unknown> = {
-      id,
-      object: "text_completion",
-      created,
-      model,
-      choices: [{ index: 0, text, logprobs: null, finish_reason: finishReason, stop_reason: null }],
-    };
-    if (params.continuousUsage) payload.usage = usageOf(completionTokens, false);
-    return JSON.stringify(payload);
-  };
-  const whole = (completionTokens: number, finishReason: string): Record<string, unknown> => {
-    output.growTo(completionTokens);
-    return {
-      id,
-      object: "text_completion",
-      created,
-      model,
-      choices: [{ index: 0, text: output.text, logprobs: null, finish_reason: finishReason, stop_reason: null }],
-      usage: usageOf(completionTokens, true),
-    };
-  };
-  return {
-    tokenEvent: (completionTokens, done, extraText) => chunk(completionTokens, done ? "length" : null, extraText),
-    abortEvent: (completionTokens) => chunk(completionTokens, "abort", ""),
-    errorEvent: () => JSON.stringify(openaiError("mock: injected error", "InternalServerError", 500)),
-    trailerEvents: (completionTokens) =>
-      params.includeUsage ? [JSON.stringify({ id, object: "text_completion", created, model, choices: [], usage: usageOf(completionTokens, true) })] : [],
-    sendWhole: (res, completionTokens) => sendJson(res, 200, whole(completionTokens, "length")),
-    sendWholeFault(res, fault, completionTokens) {
-      if (fault === "abort") sendJson(res, 200, whole(completionTokens, "abort"));
-      else sendJson(res, 500, openaiError("mock: injected error", "InternalServerError", 500));
-    },
-  };
 }

@@ -6,7 +6,24 @@ import type { ArgsDef } from "citty";
 import { UsageError } from "../errors.ts";
 import { parseIntFlag, parseNumberFlag, type RawFlags } from "../options.ts";
 
+/** Which server the mock answers as (its endpoints and stream shapes). */
+export const PERSONALITIES = ["sglang", "vllm", "llamacpp", "openai"] as const;
+export type Personality = (typeof PERSONALITIES)[number];
+
 export const MOCK_DEFAULTS = {
+  /**
+   * sglang: SGLang's native API plus vLLM's OpenAI one (warmbench 0.1's mock); vllm: vLLM only (/version, no
+   * /generate); llamacpp: llama-server (/props, /slots, per-slot caches); openai: a bare OpenAI-compatible server.
+   */
+  personality: "sglang" as Personality,
+  /** llamacpp: parallel slots (-np), each with its own prompt cache. */
+  slots: 4,
+  /** llamacpp: the host-RAM prompt cache (llama.cpp's default is on; off here unless asked). */
+  cacheRam: false,
+  /** llamacpp: slot actions answer 501, as a server started without --slot-save-path. */
+  noSlotSavePath: false,
+  /** tokenizer.json that chat messages are tokenized with; null: one token per UTF-8 byte. */
+  tokenizer: null as string | null,
   host: "127.0.0.1",
   port: 30000,
   /** Tokens per KV page; cached_tokens are reported in whole pages, as SGLang with --page-size. */
@@ -65,6 +82,11 @@ export const MOCK_DEFAULTS = {
 
 /** Options of `warmbench mock`. */
 export interface MockOptions {
+  personality: Personality;
+  slots: number;
+  cacheRam: boolean;
+  noSlotSavePath: boolean;
+  tokenizer: string | null;
   host: string;
   port: number;
   pageSize: number;
@@ -115,6 +137,11 @@ const m = MOCK_DEFAULTS;
 
 /** Flags of `warmbench mock`. */
 export const MOCK_ARGS: ArgsDef = {
+  personality: s(`Which server to answer as: ${PERSONALITIES.join(", ")}`, m.personality),
+  slots: s("llamacpp: parallel slots, each with its own prompt cache", m.slots),
+  "cache-ram": b("llamacpp: keep a host-RAM prompt cache that survives slot erases (llama.cpp's default)"),
+  "no-slot-save-path": b("llamacpp: slot erase answers 501 (a server started without --slot-save-path)"),
+  tokenizer: s("tokenizer.json for chat messages (default: one token per UTF-8 byte)"),
   host: s("Listen address", m.host),
   port: s("Listen port (0 = any free port)", m.port),
   "page-size": s("KV page size in tokens; cached_tokens come in whole pages", m.pageSize),
@@ -172,7 +199,16 @@ export function parseMockOptions(raw: RawFlags): MockOptions {
   const m = MOCK_DEFAULTS;
   const int = (flag: string, dflt: number, min: number, max?: number) => parseIntFlag(flag, str(raw, flag) ?? String(dflt), min, max);
   const num = (flag: string, dflt: number) => parseNumberFlag(flag, str(raw, flag) ?? String(dflt), 0);
+  const personality = str(raw, "personality") ?? m.personality;
+  if (!(PERSONALITIES as readonly string[]).includes(personality)) {
+    throw new UsageError(`--personality: "${personality}" is not supported (choose from: ${PERSONALITIES.join(", ")})`);
+  }
   return {
+    personality: personality as Personality,
+    slots: int("slots", m.slots, 1, 1024),
+    cacheRam: raw["cache-ram"] === true,
+    noSlotSavePath: negated(raw, "slot-save-path"),
+    tokenizer: str(raw, "tokenizer") ?? m.tokenizer,
     host: str(raw, "host") ?? m.host,
     port: int("port", m.port, 0, 65535),
     pageSize: int("page-size", m.pageSize, 1),

@@ -1,18 +1,17 @@
 /**
- * The mock's latency model. Admission: at most maxRunning requests at once, the rest wait FIFO.
+ * The mock's latency model. Admission: as the cache policy allows (cache-policy.ts: at most maxRunning requests at
+ * once with one shared cache, or one per free slot, llama.cpp's way), the rest wait in arrival order.
  * Prefill: ttftBaseMs + prefillUsPerToken per uncached prompt token + hostLoadUsPerToken per token loaded back
  * from the host tier, optionally one prefill at a time (serialPrefill, like one GPU). Decode: one token every
  * itlMs, reported one event per streamInterval tokens, driven for all requests by one decode queue
  * (decode-queue.ts) so the mock stays cheap at thousands of streams: no timer per event.
  *
- * The cache sees what SGLang's does: the prompt after its prefill, and when a request finishes its prompt plus
- * every output token but the last (radix_cache.py cache_finished_req caches `(origin_input_ids +
- * output_ids)[:kv_committed_len]`; the last sampled token never had its KV computed) - so a conversation's next
- * turn finds its whole history cached.
+ * The cache sees what SGLang's does (cache-policy.ts): the prompt after its prefill, and when a request finishes its
+ * prompt plus every output token but the last - so a conversation's next turn finds its whole history cached.
  */
+import type { CacheClaim, CachePolicy } from "./cache-policy.ts";
 import { DecodeQueue } from "./decode-queue.ts";
-import { outputTokenId } from "./output.ts";
-import type { CacheHit, TieredCache } from "./tiered-cache.ts";
+import type { CacheHit } from "./tiered-cache.ts";
 
 /** Latency knobs the scheduler reads (a subset of MockOptions). */
 export interface LatencyModel {
@@ -30,6 +29,10 @@ export interface LatencyModel {
 /** One generation as the scheduler sees it; the callbacks write the response. */
 export interface GenerationJob {
   inputIds: number[];
+  /** Pin to this cache slot (llama.cpp's id_slot); null or absent: the server chooses. */
+  idSlot?: number | null;
+  /** llama.cpp's cache_prompt (default true): false reuses nothing of the cache. */
+  cachePrompt?: boolean;
   maxNewTokens: number;
   /** Tokens per event after the first (SGLang's stream_interval). */
   streamInterval: number;
@@ -59,12 +62,16 @@ interface JobState {
   /** Cumulative tokens the next event reports, and when it is due (performance.now()). */
   nextTokens: number;
   dueMs: number;
+  /** Where its cache lives while it runs; null until admitted. */
+  claim: CacheClaim | null;
+  /** Tokens generated so far (handed back to the cache policy at the end). */
+  generated: number;
 }
 
 /** FIFO admission, prefill and decode timers for the mock server. */
 export class MockScheduler {
   private readonly model: LatencyModel;
-  private readonly cache: TieredCache;
+  private readonly cache: CachePolicy;
   private readonly waiting: JobState[] = [];
   private readonly prefillQueue: JobState[] = [];
   private prefillBusy = false;
@@ -78,7 +85,7 @@ export class MockScheduler {
     if (state.phase === "decode") this.emit(state, state.nextTokens);
   });
 
-  constructor(model: LatencyModel, cache: TieredCache) {
+  constructor(model: LatencyModel, cache: CachePolicy) {
     this.model = model;
     this.cache = cache;
   }
@@ -121,7 +128,9 @@ export class MockScheduler {
 
   /** Queue a job; it starts as soon as a running slot is free. */
   submit(job: GenerationJob): JobTicket {
-    const state: JobState = { job, phase: "queued", timer: null, firstTokenAtMs: 0, delayMs: 0, nextTokens: 0, dueMs: 0 };
+    const state: JobState = {
+      job, phase: "queued", timer: null, firstTokenAtMs: 0, delayMs: 0, nextTokens: 0, dueMs: 0, claim: null, generated: 0,
+    };
     this.waiting.push(state);
     this.live.add(state);
     this.maxInSystem = Math.max(this.maxInSystem, this.runningCount + this.waiting.length);
@@ -168,8 +177,17 @@ export class MockScheduler {
   }
 
   private admit(): void {
-    while (this.runningCount < this.model.maxRunning && this.waiting.length > 0) {
-      const state = this.waiting.shift() as JobState;
+    // In arrival order; a request the policy cannot place yet (its pinned slot is busy) lets later ones pass.
+    for (let i = 0; i < this.waiting.length && !this.cache.isFull(this.runningCount); ) {
+      const state = this.waiting[i]!;
+      const { inputIds, idSlot, cachePrompt } = state.job;
+      const claim = this.cache.claim({ inputIds, idSlot: idSlot ?? null, cachePrompt: cachePrompt !== false }, this.runningCount);
+      if (claim === null) {
+        i++;
+        continue;
+      }
+      this.waiting.splice(i, 1);
+      state.claim = claim;
       this.runningCount++;
       if (this.model.serialPrefill) {
         state.phase = "prefill-wait";
@@ -193,7 +211,7 @@ export class MockScheduler {
   private startPrefill(state: JobState): void {
     state.phase = "prefill";
     const ids = state.job.inputIds;
-    const hit = this.cache.match(ids);
+    const hit = state.claim!.match();
     state.job.onPrefillStart(hit);
     const m = this.model;
     const prefillMs = m.ttftBaseMs + (m.prefillUsPerToken * (ids.length - hit.tokens) + m.hostLoadUsPerToken * hit.hostTokens) / 1000;
@@ -202,7 +220,7 @@ export class MockScheduler {
 
   private endPrefill(state: JobState): void {
     state.timer = null;
-    this.cache.insert(state.job.inputIds);
+    state.claim!.insert();
     if (this.model.serialPrefill) {
       this.prefillBusy = false;
       this.pumpPrefill();
@@ -215,8 +233,7 @@ export class MockScheduler {
 
   private emit(state: JobState, completionTokens: number): void {
     const done = completionTokens >= state.job.maxNewTokens;
-    // Cached before the last event goes out, as SGLang caches a finished request before streaming its end.
-    if (done) this.cacheFinished(state.job, completionTokens);
+    state.generated = completionTokens;
     state.job.onTokens(completionTokens, done);
     if (done) {
       this.finish(state);
@@ -230,21 +247,12 @@ export class MockScheduler {
     this.decode.push(state);
   }
 
-  /** The prompt and every output token but the last enter the cache (nothing new when fewer than 2 were generated). */
-  private cacheFinished(job: GenerationJob, completionTokens: number): void {
-    if (completionTokens < 2) return;
-    const input = job.inputIds;
-    const ids = new Uint32Array(input.length + completionTokens - 1);
-    ids.set(input);
-    for (let i = 0; i < completionTokens - 1; i++) ids[input.length + i] = outputTokenId(i, this.model.vocabSize);
-    this.cache.insert(ids);
-  }
-
   /** Free the running slot once; later calls (a cancel racing the last event) do nothing. */
   private finish(state: JobState): void {
     if (state.phase === "done") return;
     state.phase = "done";
     this.live.delete(state);
+    state.claim?.release(state.generated);
     this.runningCount--;
     this.admit();
     this.notifyIfIdle();

@@ -1,6 +1,8 @@
 /**
- * An SGLang-compatible mock server (native /generate, /flush_cache, info endpoints) with a prefix
- * cache and a latency model, for tests and for measuring the benchmark's own overhead.
+ * A mock serving engine with a prefix cache and a latency model, for tests and for measuring the benchmark's own
+ * overhead. By --personality it answers as SGLang (native /generate, /flush_cache, info endpoints, and vLLM's
+ * OpenAI API beside them: warmbench 0.1's mock), vLLM alone, llama.cpp's llama-server (per-slot caches), or a bare
+ * OpenAI-compatible server; every personality serves /v1/completions and /v1/chat/completions.
  *
  * It runs on node:http, not Bun.serve: Bun.serve withholds the end of the response header block until
  * a streamed body's first chunk (oven-sh/bun PR #33660), whereas SGLang sends the 200 and its headers
@@ -15,14 +17,21 @@ import { handleGenerate } from "./generate.ts";
 import { sendEmpty, sendJson } from "./http.ts";
 import { buildModelCard, buildModelInfo, buildModelList, buildServerInfo } from "./info.ts";
 import { MockMetrics, renderMetrics } from "./metrics.ts";
-import { handleCompletions } from "./openai.ts";
+import { handleOpenai } from "./openai.ts";
 import type { MockOptions } from "./options.ts";
 import { TieredCache } from "./tiered-cache.ts";
+import { RadixPolicy } from "./cache-policy.ts";
+import { loadMockTokenizer } from "./chat-template.ts";
+import { buildLlamaModels, buildProps, handleSlotAction, handleSlots, renderLlamaMetrics } from "./llamacpp.ts";
+import { SlotCache } from "./slot-cache.ts";
 import { MockScheduler } from "./scheduler.ts";
 import { TruthLog } from "./truth.ts";
 import type { MockStats } from "./types.ts";
 
 export type { MockStats, ReceivedRequest } from "./types.ts";
+
+/** The version a vLLM-personality mock reports at /version; "-mock" so nobody mistakes it for a real server. */
+export const MOCK_VLLM_VERSION = "0.11.0-mock";
 
 /** A started mock server. */
 export interface MockServer {
@@ -39,7 +48,8 @@ export interface MockServer {
 /** Start the mock on opts.host:opts.port (port 0 = an ephemeral port). */
 export async function startMockServer(opts: MockOptions): Promise<MockServer> {
   const cache = new TieredCache(opts.pageSize, opts.cacheTokens, opts.hostCacheTokens);
-  const scheduler = new MockScheduler(opts, cache);
+  const slots = opts.personality === "llamacpp" ? new SlotCache(opts.slots, opts.cacheRam) : null;
+  const scheduler = new MockScheduler(opts, slots ?? new RadixPolicy(cache, opts.maxRunning, opts.vocabSize));
   const startupTimeS = (performance.timeOrigin + performance.now()) / 1000;
   const sockets = new Set<Socket>();
   let shutdown: Promise<void> | null = null;
@@ -47,6 +57,8 @@ export async function startMockServer(opts: MockOptions): Promise<MockServer> {
     opts,
     scheduler,
     cache,
+    slots,
+    tokenizer: loadMockTokenizer(opts.tokenizer),
     counters: { generateRequests: 0, completionsRequests: 0, inFlight: 0, maxInFlight: 0, flushes: 0, flushRejected: 0, received: [] },
     faults: new FaultPlan(opts),
     metrics: new MockMetrics(),
@@ -73,7 +85,7 @@ export async function startMockServer(opts: MockOptions): Promise<MockServer> {
     maxInFlight: counters.maxInFlight,
     flushes: counters.flushes,
     flushRejected: counters.flushRejected,
-    cacheTokens: cache.cachedTokens,
+    cacheTokens: slots?.cachedTokens ?? cache.cachedTokens,
     evictedTokens: cache.evictedTokens,
     hostCacheTokens: cache.hostCachedTokens,
     openConnections: sockets.size,
@@ -90,36 +102,74 @@ export async function startMockServer(opts: MockOptions): Promise<MockServer> {
       sendJson(res, 405, { detail: "Method Not Allowed" });
       return false;
     };
-    if (path === "/generate" && !opts.noGenerate) {
-      if (allow("POST", "PUT")) void handleGenerate(req, res, ctx);
-    } else if (path === "/v1/completions") {
-      if (allow("POST")) void handleCompletions(req, res, ctx);
-    } else if (path === "/flush_cache") {
-      if (allow("GET", "POST")) void handleFlush(res, url.searchParams.get("timeout"), ctx);
-    } else if (path === "/reset_prefix_cache" && !opts.noDevMode) {
-      if (allow("POST")) handleResetPrefixCache(res, ctx);
+    if (path === "/mock/stats") {
+      if (allow("GET")) sendJson(res, 200, stats());
+    } else if (path === "/mock/received") {
+      if (!allow("GET")) return;
+      if (opts.recordInputs) sendJson(res, 200, counters.received);
+      else sendJson(res, 404, { detail: "Not Found (start the mock with recordInputs to keep received requests)" });
+    } else if (path === "/v1/completions" || path === "/v1/chat/completions") {
+      if (allow("POST")) void handleOpenai(req, res, ctx, path === "/v1/completions" ? "completions" : "chat");
+    } else if (opts.personality === "llamacpp") {
+      routeLlamacpp(req, res, url, allow);
+    } else {
+      routeSglangOrVllm(req, res, url, allow);
+    }
+  };
+
+  /** llama-server: its own endpoints only (no /generate, /server_info, /version, /flush_cache). */
+  const routeLlamacpp = (req: IncomingMessage, res: ServerResponse, url: URL, allow: (...m: string[]) => boolean): void => {
+    const path = url.pathname;
+    const slotAction = /^\/slots\/([^/]+)$/.exec(path);
+    if (path === "/props") {
+      if (allow("GET")) sendJson(res, 200, buildProps(opts));
+    } else if (path === "/slots") {
+      if (allow("GET")) handleSlots(res, ctx);
+    } else if (slotAction) {
+      if (allow("POST")) void handleSlotAction(res, ctx, slotAction[1]!, url.searchParams.get("action"));
+    } else if (path === "/health" || path === "/v1/health") {
+      if (allow("GET")) sendJson(res, 200, { status: "ok" });
+    } else if (path === "/v1/models" || path === "/models") {
+      if (allow("GET")) sendJson(res, 200, buildLlamaModels(opts, Math.floor(startupTimeS)));
     } else if (path === "/metrics" && !opts.noMetrics) {
+      if (!allow("GET")) return;
+      const text = renderLlamaMetrics(ctx.metrics, scheduler.running, scheduler.queued);
+      res.writeHead(200, { "content-type": "text/plain; version=0.0.4", "content-length": Buffer.byteLength(text) });
+      res.end(text);
+    } else {
+      sendJson(res, 404, { error: { code: 404, message: "File Not Found", type: "not_found_error" } });
+    }
+  };
+
+  /** SGLang (native endpoints, vLLM's beside them), vLLM alone, or a bare OpenAI-compatible server. */
+  const routeSglangOrVllm = (req: IncomingMessage, res: ServerResponse, url: URL, allow: (...m: string[]) => boolean): void => {
+    const path = url.pathname;
+    const sglang = opts.personality === "sglang";
+    const vllm = opts.personality === "vllm";
+    if (path === "/generate" && sglang && !opts.noGenerate) {
+      if (allow("POST", "PUT")) void handleGenerate(req, res, ctx);
+    } else if (path === "/flush_cache" && sglang) {
+      if (allow("GET", "POST")) void handleFlush(res, url.searchParams.get("timeout"), ctx);
+    } else if (path === "/reset_prefix_cache" && (sglang || vllm) && !opts.noDevMode) {
+      if (allow("POST")) handleResetPrefixCache(res, ctx);
+    } else if (path === "/version" && vllm) {
+      if (allow("GET")) sendJson(res, 200, { version: MOCK_VLLM_VERSION });
+    } else if (path === "/metrics" && (sglang || vllm) && !opts.noMetrics) {
       if (!allow("GET")) return;
       const text = renderMetrics(ctx.metrics, { running: scheduler.running, queued: scheduler.queued }, opts.modelName);
       res.writeHead(200, { "content-type": "text/plain; version=0.0.4; charset=utf-8", "content-length": Buffer.byteLength(text) });
       res.end(text);
     } else if (path === "/health" || path === "/health_generate") {
       if (allow("GET")) sendEmpty(res, 200);
-    } else if (path === "/model_info" || path === "/get_model_info") {
+    } else if ((path === "/model_info" || path === "/get_model_info") && sglang) {
       if (allow("GET")) sendJson(res, 200, buildModelInfo(opts));
-    } else if (path === "/server_info" || path === "/get_server_info") {
+    } else if ((path === "/server_info" || path === "/get_server_info") && sglang) {
       const state = { port, maxReqInputLen: ctx.maxReqInputLen, startupTimeS, running: scheduler.running, queued: scheduler.queued, cacheTokens: cache.cachedTokens };
       if (allow("GET")) sendJson(res, 200, buildServerInfo(opts, state));
     } else if (path === "/v1/models") {
       if (allow("GET")) sendJson(res, 200, buildModelList(opts, Math.floor(startupTimeS)));
     } else if (path.startsWith("/v1/models/")) {
       if (allow("GET")) sendModel(res, decodeURIComponent(path.slice("/v1/models/".length)), opts, Math.floor(startupTimeS));
-    } else if (path === "/mock/stats") {
-      if (allow("GET")) sendJson(res, 200, stats());
-    } else if (path === "/mock/received") {
-      if (!allow("GET")) return;
-      if (opts.recordInputs) sendJson(res, 200, counters.received);
-      else sendJson(res, 404, { detail: "Not Found (start the mock with recordInputs to keep received requests)" });
     } else {
       sendJson(res, 404, { detail: "Not Found" });
     }

@@ -30,6 +30,8 @@ export interface WireFormat {
   errorEvent(): string;
   /** Events after the last token event and before [DONE] (OpenAI's usage chunk). */
   trailerEvents(completionTokens: number): string[];
+  /** Events written with the headers, before prefill (vLLM's chat role chunk). */
+  openingEvents?(): string[];
   /** Non-streaming: the finished response. */
   sendWhole(res: ServerResponse, completionTokens: number): void;
   /** Non-streaming: the answer to an error-event or abort fault. */
@@ -39,6 +41,9 @@ export interface WireFormat {
 /** One generation to run. */
 export interface DriveJob {
   inputIds: number[];
+  /** llama.cpp's id_slot and cache_prompt (see GenerationJob). */
+  idSlot?: number | null;
+  cachePrompt?: boolean;
   maxNewTokens: number;
   stream: boolean;
   streamInterval: number;
@@ -46,6 +51,8 @@ export interface DriveJob {
   trace: RequestTrace;
   format: WireFormat;
   onPrefillStart(hit: CacheHit): void;
+  /** The first token is out (llama.cpp's timings split prompt and predicted time there). */
+  onFirstToken?(): void;
   /** The request ended in any way (finished, fault, client gone); called once. */
   onEnd(): void;
 }
@@ -181,8 +188,11 @@ export function driveGeneration(res: ServerResponse, job: DriveJob, ctx: MockCon
     res.flushHeaders();
   }
   const writer = new FlushedWriter(res);
+  if (job.stream) for (const opening of format.openingEvents?.() ?? []) writer.write(sse(opening));
   const ticket = ctx.scheduler.submit({
     inputIds: job.inputIds,
+    idSlot: job.idSlot ?? null,
+    cachePrompt: job.cachePrompt !== false,
     maxNewTokens: job.maxNewTokens,
     streamInterval: job.streamInterval,
     onPrefillStart(hit) {
@@ -191,6 +201,7 @@ export function driveGeneration(res: ServerResponse, job: DriveJob, ctx: MockCon
       job.onPrefillStart(hit);
     },
     onTokens(completionTokens, done) {
+      if (calls === 0) job.onFirstToken?.();
       if (calls++ === 0) ctx.metrics.countPrefill(job.inputIds.length, cacheHit);
       ctx.metrics.countGenerated(completionTokens - countedTokens);
       countedTokens = completionTokens;

@@ -13,6 +13,8 @@ export interface ReceivedRequest {
   stream: boolean;
   /** Prompt tokens served from the prefix cache; -1 until prefill starts (or if it never did). */
   cachedTokens: number;
+  /** llama.cpp's id_slot the request was pinned to; null or absent when not pinned. */
+  idSlot?: number | null;
 }
 
 /** Counters of a running mock server. */

@@ -69,6 +69,8 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
   }
   return {
     backend,
+    // Conversations continue from the server's own ids: the engine's native generation API (token ids in and out).
+    endpoint: "auto",
     baseUrl: parseBaseUrl(str(raw, "base-url"), host, port),
     model,
     tokenizer: str(raw, "tokenizer") ?? model,

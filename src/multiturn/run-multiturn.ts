@@ -21,6 +21,7 @@ import { formatTurnDetail, turnRequestIdOf } from "../report/details.ts";
 import { appendJsonlLine, checkOutputWritable, formatJsonl } from "../report/jsonl.ts";
 import { renderRoundRow, renderRoundTableFooter, renderRoundTableHeader, roundTitle } from "../report/rounds.ts";
 import { newRunId, runInfo } from "../sweep/run-sweep.ts";
+import { prepareRun } from "../sweep/prepare.ts";
 import { streamRequestFor } from "../sweep/request.ts";
 import { loadTokenizer } from "../workload/tokenizer.ts";
 import { PyRandom } from "../workload/rng.ts";
@@ -46,18 +47,7 @@ export interface MultiturnOutcome {
 }
 
 export async function runMultiturn(opts: MultiturnOptions, io: MultiturnIo): Promise<MultiturnOutcome> {
-  for (const [path, flag] of [[opts.outputFile, "--output-file"], [opts.dumpPrompts, "--dump-prompts"], [opts.requestDetails, "--request-details"]] as const) {
-    if (path) checkOutputWritable(path, flag);
-  }
-  for (const path of [opts.dumpPrompts, opts.requestDetails]) if (path) writeFileSync(path, "");
-
-  const backend = backendFor(opts.backend);
-  const ctl: Control = { baseUrl: opts.baseUrl, headers: opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}, signal: io.signal };
-  log.info(`Loading tokenizer from ${opts.tokenizer} ...`);
-  const tokenizer = await loadTokenizer(opts.tokenizer, { revision: opts.revision, signal: io.signal });
-  log.info(`Tokenizer loaded (vocab_size=${tokenizer.population.length}) from ${tokenizer.path}`);
-  const server = await backend.preflight(ctl, { pageSize: opts.pageSize, servedModelName: opts.servedModelName });
-  for (const warning of server.warnings) log.warn(warning);
+  const { ctl, tokenizer, backend, server } = await prepareRun(opts, io.signal);
   checkConversationFits(opts, server);
   if (backend.deltaText) log.warn(`--backend ${opts.backend}: answers come back as text; turns after the first re-tokenize them and are approximate`);
   if (["input_ids", "prompt", "stream"].some((k) => k in opts.extraRequestBody)) {
@@ -70,7 +60,7 @@ export async function runMultiturn(opts: MultiturnOptions, io: MultiturnIo): Pro
   // Built now, off every clock: re-tokenizing an answer must not wait for it.
   tokenizer.prepare();
 
-  const ctx: MultiturnContext = { opts, io, backend, ctl, server, tokenizer, runId: newRunId(), run: runInfo(opts, server) };
+  const ctx: MultiturnContext = { opts, io, backend, ctl, server, tokenizer, runId: newRunId(), run: runInfo(opts, server, backend) };
   const rounds = new RoundWriter(ctx);
   // System prompts are drawn from random.Random(seed) in order, as the sweep draws its prefixes.
   const rng = new PyRandom(opts.seed);

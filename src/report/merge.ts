@@ -189,6 +189,8 @@ function mergeGroup(lines: PctLine[], files: string[]): PctRecord {
     base_url: String(first.base_url ?? ""),
     server_version: (first.server_version as string | null | undefined) ?? null,
     text_mode: first.text_mode === "incremental" ? "incremental" : "cumulative",
+    prompt_encoding: first.prompt_encoding === "text" ? "text" : "token_ids",
+    prompt_drift: null,
     merged: { files, run_ids: lines.map((l) => l.run_id ?? null), histogram_derived: FROM_HISTOGRAMS },
   });
   return record;

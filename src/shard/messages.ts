@@ -20,6 +20,9 @@ export interface ShardSetup {
   page_size: number;
   text_mode: "cumulative" | "incremental";
   server_version: string | null;
+  /** The backend and endpoint the preflight settled (--backend auto is resolved once, by the coordinator). */
+  backend: string;
+  endpoint: string;
 }
 
 /** A pct released to the shards, after the coordinator flushed and warmed. */
@@ -136,7 +139,8 @@ export function parseCoordinatorMessage(v: unknown): CoordinatorMessage | string
     case "welcome": {
       const s = v.setup;
       const ok = isObject(s) && isStr(s.run_id) && isStr(s.options_hash) && (s.model === null || isStr(s.model)) && isInt(s.page_size, 1) &&
-        (s.text_mode === "cumulative" || s.text_mode === "incremental") && (s.server_version === null || isStr(s.server_version));
+        (s.text_mode === "cumulative" || s.text_mode === "incremental") && (s.server_version === null || isStr(s.server_version)) &&
+        isStr(s.backend, 64) && isStr(s.endpoint, 64);
       return ok ? (v as CoordinatorMessage) : "malformed welcome";
     }
     case "reject":

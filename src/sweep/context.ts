@@ -46,4 +46,15 @@ export interface SweepState {
   ttftFit: TtftMoments | null;
   /** Leading ids of a sequence the server has cached: the next flush must make a probe of them find nothing. */
   probeIds: Uint32Array | null;
+  /**
+   * Text prompts: tokens of the server's chat template before the content (every chat prompt shares them), as
+   * measured after the last proven flush; 0 until then.
+   */
+  templateHeadTokens: number;
+}
+
+/** The cache slots a warm or a flush proof must cover: each of a per-slot server's, or [null] for one shared cache. */
+export function cacheSlotsOf(ctx: Pick<SweepContext, "server">): Array<number | null> {
+  const n = ctx.server.cacheSlots ?? null;
+  return n === null ? [null] : Array.from({ length: n }, (_, i) => i);
 }

@@ -3,13 +3,11 @@
  * each pct (run-pct.ts) as the script does, and after the last one the TTFT model of the whole sweep.
  * Nothing here parses flags or exits the process, and nothing branches on the backend's name.
  */
-import { writeFileSync } from "node:fs";
 import { BenchError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { RunOptions } from "../options.ts";
-import { backendFor } from "../backends/index.ts";
-import type { Control, ServerProfile } from "../backends/types.ts";
-import { loadTokenizer } from "../workload/tokenizer.ts";
+import type { Backend, ServerProfile } from "../backends/types.ts";
+import { inFlightLimit } from "../options.ts";
 import { PyRandom } from "../workload/rng.ts";
 import type { PctRecord, RunInfo } from "../metrics/pct-record.ts";
 import { renderSweepEnd } from "../report/console.ts";
@@ -17,11 +15,11 @@ import { gateFailures, type GateFailure } from "../gates/evaluate.ts";
 import { renderMarkdownReport } from "../report/markdown.ts";
 import { reportRunOf } from "../report/runs.ts";
 import { appendStepSummary } from "../report/step-summary.ts";
-import { checkOutputWritable } from "../report/jsonl.ts";
 import { redactSecrets } from "../report/redact.ts";
 import { VERSION } from "../version.ts";
 import type { SweepContext, SweepIo } from "./context.ts";
 import { runPct } from "./run-pct.ts";
+import { prepareRun } from "./prepare.ts";
 import { sweepCells } from "./cells.ts";
 import { startShardGroup } from "./shards.ts";
 import { workloadHash } from "./shard-worker.ts";
@@ -48,20 +46,8 @@ export interface SweepOutcome {
  * for problems that stop it; per-request failures are data.
  */
 export async function runSweep(opts: RunOptions, io: SweepIo, placement: Placement = { kind: "single" }): Promise<SweepOutcome> {
-  for (const [path, flag] of [[opts.outputFile, "--output-file"], [opts.dumpPrompts, "--dump-prompts"], [opts.requestDetails, "--request-details"]] as const) {
-    if (path) checkOutputWritable(path, flag);
-  }
-  for (const path of [opts.dumpPrompts, opts.requestDetails]) if (path) writeFileSync(path, "");
-
-  const backend = backendFor(opts.backend);
-  const ctl: Control = { baseUrl: opts.baseUrl, headers: opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}, signal: io.signal };
-  // Bad input (a missing tokenizer file) is a usage error and is reported before anything is sent.
-  log.info(`Loading tokenizer from ${opts.tokenizer} ...`);
-  const tokenizer = await loadTokenizer(opts.tokenizer, { revision: opts.revision, signal: io.signal });
-  log.info(`Tokenizer loaded (vocab_size=${tokenizer.population.length}) from ${tokenizer.path}`);
-
-  const server = await backend.preflight(ctl, { pageSize: opts.pageSize, servedModelName: opts.servedModelName });
-  for (const warning of server.warnings) log.warn(warning);
+  const { ctl, tokenizer, backend, server } = await prepareRun(opts, io.signal);
+  for (const note of explainServerLimits(opts, server)) log.warn(note);
   const overridden = ["input_ids", "prompt", "stream"].filter((k) => k in opts.extraRequestBody);
   if (overridden.length > 0) {
     log.warn(`--extra-request-body overrides ${overridden.join(", ")}: the measured prompts are not what warmbench built`);
@@ -69,7 +55,7 @@ export async function runSweep(opts: RunOptions, io: SweepIo, placement: Placeme
   if (opts.flush === "none") log.warn("--flush none: the cache is NOT flushed between pcts; earlier pcts' prefixes may still be cached");
 
   const runId = newRunId();
-  const shards = await startShardGroup(placement, shardSetup(runId, opts, server), io.signal);
+  const shards = await startShardGroup(placement, shardSetup(runId, opts, server, backend), io.signal);
   const ctx: SweepContext = {
     opts,
     io,
@@ -79,8 +65,8 @@ export async function runSweep(opts: RunOptions, io: SweepIo, placement: Placeme
     tokenizer,
     rng: new PyRandom(opts.seed),
     runId,
-    run: runInfo(opts, server),
-    state: { linesWritten: 0, ttftFit: null, probeIds: null },
+    run: runInfo(opts, server, backend),
+    state: { linesWritten: 0, ttftFit: null, probeIds: null, templateHeadTokens: 0 },
     share: shards ? { rank: 0, size: shards.size } : null,
     shards,
     showProgress: true,
@@ -132,8 +118,37 @@ async function runPcts(ctx: SweepContext): Promise<SweepOutcome> {
 }
 
 /** What every shard needs from the preflight, and the proof that it runs the same workload. */
-function shardSetup(runId: string, opts: RunOptions, server: ServerProfile): ShardSetup {
-  return { run_id: runId, options_hash: workloadHash(opts), model: server.model, page_size: server.pageSize, text_mode: server.textMode, server_version: server.info.version };
+function shardSetup(runId: string, opts: RunOptions, server: ServerProfile, backend: Backend): ShardSetup {
+  return {
+    run_id: runId, options_hash: workloadHash(opts), model: server.model, page_size: server.pageSize, text_mode: server.textMode,
+    server_version: server.info.version, backend: backend.name, endpoint: backend.endpoint,
+  };
+}
+
+/** The engine as the backend's preflight saw it, with how it was chosen (named or detected). */
+/**
+ * What the server's limits do to this run, one line each: requests beyond its slots wait in its queue (their TTFT
+ * includes the wait), and a prompt plus its output that exceeds its context is refused or cut short.
+ */
+export function explainServerLimits(opts: RunOptions, server: ServerProfile): string[] {
+  const notes: string[] = [];
+  const inFlight = inFlightLimit(opts);
+  const slots = server.maxRunning ?? null;
+  if (slots !== null && inFlight > slots) {
+    notes.push(
+      `--max-concurrency ${opts.maxConcurrency === 0 ? `0 (${inFlight} at once)` : inFlight} is above the server's ${slots} slot(s): ` +
+        `${slots} requests run at once and the others wait in its queue, so their TTFT includes that wait ` +
+        `(start the server with more slots, e.g. llama-server -np ${inFlight}, to run them all at once)`,
+    );
+  }
+  const context = server.info.contextLength;
+  if (context !== null && opts.totalTokens + opts.outputLen > context) {
+    notes.push(
+      `--total-tokens ${opts.totalTokens} + --output-len ${opts.outputLen} exceed the server's context of ${context} tokens` +
+        `${server.cacheSlots ? " per slot" : ""}: requests will be refused or cut short`,
+    );
+  }
+  return notes;
 }
 
 /** A working-set sweep is read against the server's cache capacity: say what it is, or that it is unknown. */
@@ -164,13 +179,18 @@ function snakeKeys(value: unknown): unknown {
 }
 
 /** The run's description, written once in its first line: shell loops over server flags describe themselves. */
-export function runInfo(opts: object, server: ServerProfile): RunInfo {
+export function runInfo(opts: object, server: ServerProfile, backend: Backend): RunInfo {
   const options: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(opts)) {
     if (key === "apiKey") options.api_key = value ? "(set)" : null;
     else if (key === "gates") options.gates = (value as { expr: string }[]).map((g) => g.expr);
     else options[snake(key)] = typeof value === "bigint" ? value.toString() : snakeKeys(value);
   }
+  // What ran, as --backend names it (engine.source says whether it was detected): an SGLang user's file reads as
+  // it did before --backend auto.
+  options.backend = backend.name;
+  options.endpoint = backend.endpoint;
+  const engine = server.engine!;
   return {
     warmbench_version: VERSION,
     started_at: new Date().toISOString(),
@@ -181,5 +201,15 @@ export function runInfo(opts: object, server: ServerProfile): RunInfo {
     server_info_source: server.info.source,
     server_version: server.info.version,
     server_info: server.info.raw ? redactSecrets(server.info.raw) : null,
+    engine: {
+      name: engine.name,
+      source: engine.source,
+      evidence: engine.evidence,
+      endpoint: backend.generatePath,
+      prompt_encoding: backend.promptEncoding,
+      cache_slots: server.cacheSlots ?? null,
+      max_running: server.maxRunning ?? null,
+      flush_gap: server.flushGap ?? null,
+    },
   };
 }

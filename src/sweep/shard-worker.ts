@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { BenchError, EXIT } from "../errors.ts";
 import { log } from "../log.ts";
 import type { RunOptions } from "../options.ts";
-import { backendFor } from "../backends/index.ts";
+import { backendFor, ENGINES, type EndpointChoice } from "../backends/index.ts";
 import { NO_SERVER_INFO } from "../backends/server-info.ts";
 import { loadTokenizer } from "../workload/tokenizer.ts";
 import { PyRandom } from "../workload/rng.ts";
@@ -24,7 +24,7 @@ import { VERSION } from "../version.ts";
 /** Every option that shapes the workload or the requests: all shards must agree on them. */
 export function workloadHash(opts: RunOptions): string {
   const o = opts;
-  const shaping = [o.backend, o.baseUrl, o.tokenizer, o.revision, o.numPrompts, o.totalTokens, o.outputLen, o.maxConcurrency, o.pcts,
+  const shaping = [o.backend, o.endpoint, o.baseUrl, o.tokenizer, o.revision, o.numPrompts, o.totalTokens, o.outputLen, o.maxConcurrency, o.pcts,
     o.seed.toString(), o.disableIgnoreEos, o.extraRequestBody, o.requestTimeoutS, o.stallTimeoutS, o.pageSize, o.servedModelName, o.workingSets];
   return createHash("sha256").update(JSON.stringify(shaping)).digest("hex").slice(0, 16);
 }
@@ -64,7 +64,8 @@ export async function runShardWorker(opts: RunOptions, me: WorkerPlacement, inte
 async function workerContext(opts: RunOptions, setup: ShardSetup, me: WorkerPlacement): Promise<SweepContext> {
   const tokenizer = await loadTokenizer(opts.tokenizer, { revision: opts.revision });
   tokenizer.prepare();
-  const backend = backendFor(opts.backend);
+  if (!(setup.backend in ENGINES)) throw new BenchError(`shard ${me.rank}: the coordinator chose backend "${setup.backend}", which this shard does not know`);
+  const backend = backendFor(setup.backend as keyof typeof ENGINES, setup.endpoint as EndpointChoice);
   // A shard writes no file: the coordinator writes everything from the union.
   const own: RunOptions = { ...opts, outputFile: null, dumpPrompts: null };
   return {
@@ -84,8 +85,10 @@ async function workerContext(opts: RunOptions, setup: ShardSetup, me: WorkerPlac
     rng: new PyRandom(opts.seed),
     runId: setup.run_id,
     run: { warmbench_version: VERSION, started_at: "", options: {}, served_model: setup.model, page_size: setup.page_size,
-      page_size_source: "server", server_info_source: null, server_version: setup.server_version, server_info: null },
-    state: { linesWritten: 0, ttftFit: null, probeIds: null },
+      page_size_source: "server", server_info_source: null, server_version: setup.server_version, server_info: null,
+      engine: { name: backend.engine, source: "flag", evidence: "the coordinator's preflight", endpoint: backend.generatePath,
+        prompt_encoding: backend.promptEncoding, cache_slots: null, max_running: null, flush_gap: null } },
+    state: { linesWritten: 0, ttftFit: null, probeIds: null, templateHeadTokens: 0 },
     share: { rank: me.rank, size: me.size },
     showProgress: false,
   };

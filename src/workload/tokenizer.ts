@@ -33,7 +33,9 @@ export interface LoadedTokenizer {
   prepare(): void;
   /** Tokens in text without special tokens; "" is 0. */
   countTokens(text: string): number;
-  /** The ids of text without special tokens (the script's retokenization); "" is none. */
+  /** The text of these ids, special tokens written out (chat prompts are this text). */
+  decode(ids: ArrayLike<number>): string;
+  /** The ids of this text, without adding special tokens (the drift check of text prompts). */
   encode(text: string): Uint32Array;
 }
 
@@ -132,6 +134,7 @@ export async function loadTokenizer(spec: string, opts: TokenizerSourceOptions):
     sha256,
     prepare: () => void prepare(),
     countTokens: (text) => (text === "" ? 0 : prepare().encode(text, { add_special_tokens: false }).ids.length),
+    decode: (ids) => (ids.length === 0 ? "" : prepare().decode(Array.from(ids), { skip_special_tokens: false })),
     encode: (text) => (text === "" ? new Uint32Array(0) : Uint32Array.from(prepare().encode(text, { add_special_tokens: false }).ids)),
   };
 }

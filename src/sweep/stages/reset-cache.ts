@@ -1,12 +1,17 @@
 /**
- * Stage: empty the server's prefix cache (the backend's flush), prove it with at most one short request, and let
- * the server settle - as the script's flush + sleep(1), with exactly one flush per pct.
+ * Stage: empty the server's prefix cache (the backend's flush), prove it with short requests, and let the server
+ * settle - as the script's flush + sleep(1), with exactly one flush per pct.
  *
  * The proof: a sequence the server cached before the flush must come back with 0 cached tokens after it. Between
  * pcts that sequence is the start of the previous pct's most recently finished prompt (its pages are the least
  * likely to have been evicted); the first pct has none, so a canary prompt (its own RNG: the script's draw order is
  * untouched) is sent once before its flush. A flush that answers "done" proves nothing by itself: old SGLang
- * always said so, and a buggy server may too.
+ * always said so, and a buggy server may too. A server with one cache per slot (llama.cpp) gets the canary and
+ * the probe on every slot, pinned, so that each slot's cache is proven empty; what the flush cannot reach at all
+ * (found at preflight: ServerProfile.flushGap) leaves every pct unproven.
+ *
+ * Text prompts (chat) also learn the server's chat-template head here: every chat prompt shares it, so a second
+ * short prompt sent after the probe finds exactly that many tokens cached.
  */
 import { log } from "../../log.ts";
 import { interruptedError, sleepUnlessInterrupted } from "../../interrupt.ts";
@@ -14,38 +19,41 @@ import { bodyParts } from "../../backends/body.ts";
 import { streamRequest } from "../../client/stream.ts";
 import type { RequestRecord } from "../../metrics/record.ts";
 import { PyRandom } from "../../workload/rng.ts";
-import { serializeIds } from "../../workload/prompts.ts";
-import type { SweepContext } from "../context.ts";
+import { cacheSlotsOf, type SweepContext } from "../context.ts";
 import type { PctPlan } from "../plan.ts";
 import { streamRequestFor } from "../request.ts";
-import type { PromptBatch } from "./build-prompts.ts";
+import { promptPart, type PromptBatch } from "./build-prompts.ts";
 
 /** What the reset did and proved. */
 export interface CacheReset {
   flushed: boolean;
   /** Flush calls made (retries of a busy server included). */
   attempts: number;
-  /** Cached tokens the probe found after the flush (0 proves it); -1: the server did not say; null: no probe. */
+  /** Cached tokens the probe found after the flush (0 proves it; the most over every slot); -1: the server did not say; null: no probe. */
   probeCachedTokens: number | null;
+  /** Why this flush cannot have made the server cold, whatever the probe found (ServerProfile.flushGap); null: none known. */
+  flushGap: string | null;
 }
 
-/** Seed of the first pct's canary prompt. */
+/** Seed of the first pct's canary prompt, and of the chat-template probe. */
 const CANARY_SEED = 0x5eed_ca9a2n;
+const TEMPLATE_PROBE_SEED = 0x5eed_7e4a1n;
 
 /** Long enough to fill 4 pages (and at least 64 tokens), so a surviving cache shows as whole pages. */
 export const probeLength = (pageSize: number): number => Math.max(65, 4 * pageSize + 1);
 
 export async function resetCache(plan: PctPlan, batch: PromptBatch, ctx: SweepContext): Promise<CacheReset> {
   const { opts } = ctx;
-  if (opts.flush === "none") return { flushed: false, attempts: 0, probeCachedTokens: null };
+  if (opts.flush === "none") return { flushed: false, attempts: 0, probeCachedTokens: null, flushGap: null };
   const prove = opts.verifyCache !== "off";
   if (prove && ctx.state.probeIds === null) ctx.state.probeIds = await sendCanary(ctx);
 
   log.info("Flushing KV cache ...");
   const { attempts } = await ctx.backend.flush(ctx.ctl, { deadlineS: opts.flushDeadlineS, serverTimeoutS: opts.flushServerTimeoutS });
   const probeCachedTokens = prove ? await probe(plan, batch, ctx) : null;
+  if (probeCachedTokens === 0 && batch.text !== null) await learnTemplateHead(ctx);
   if (opts.settleMs > 0) await sleepUnlessInterrupted(opts.settleMs, ctx.io.signal, "while settling after the flush");
-  return { flushed: true, attempts, probeCachedTokens };
+  return { flushed: true, attempts, probeCachedTokens, flushGap: ctx.server.flushGap ?? null };
 }
 
 /** The canary prompt: its own RNG, so no run's draw order is touched. */
@@ -55,14 +63,17 @@ export function canaryIds(pageSize: number, maxLength: number, population: Uint3
   return ids;
 }
 
-/** Sends the canary and returns its ids; it is now cached, so the first flush has something to prove. */
+/** Sends the canary (to every cache slot) and returns its ids; it is now cached, so the first flush has something to prove. */
 async function sendCanary(ctx: SweepContext): Promise<Uint32Array> {
   const ids = canaryIds(ctx.server.pageSize, ctx.opts.totalTokens, ctx.tokenizer.population);
-  await sendShort(ids, ctx);
+  for (const slot of cacheSlotsOf(ctx)) await sendShort(ids, ctx, slot);
   return ids;
 }
 
-/** Re-sends the remembered sequence; returns the cached tokens it found, or null when it could not be a fair probe. */
+/**
+ * Re-sends the remembered sequence (to every cache slot); returns the most cached tokens any found (-1 when a
+ * probe failed or went unreported and none found any), or null when it could not be a fair probe.
+ */
 async function probe(plan: PctPlan, batch: PromptBatch, ctx: SweepContext): Promise<number | null> {
   const ids = ctx.state.probeIds;
   if (ids === null) return null;
@@ -73,17 +84,34 @@ async function probe(plan: PctPlan, batch: PromptBatch, ctx: SweepContext): Prom
     log.debug("flush probe skipped: its first page equals this pct's shared prefix");
     return null;
   }
-  const rec = await sendShort(ids, ctx);
-  if (!rec.ok) {
-    log.warn(`flush check (${plan.pct}%): the probe request failed (${rec.failureKind}: ${rec.failureMessage})`);
-    return -1;
+  let found = -1;
+  for (const slot of cacheSlotsOf(ctx)) {
+    const rec = await sendShort(ids, ctx, slot);
+    if (!rec.ok) {
+      log.warn(`flush check (${plan.pct}%${slot === null ? "" : `, slot ${slot}`}): the probe request failed (${rec.failureKind}: ${rec.failureMessage})`);
+      continue;
+    }
+    found = Math.max(found, rec.cachedTokens);
   }
-  return rec.cachedTokens;
+  return found;
 }
 
-async function sendShort(ids: Uint32Array, ctx: SweepContext): Promise<RequestRecord> {
-  const template = ctx.backend.createBodyTemplate({ maxNewTokens: 1, ignoreEos: true, extra: {}, model: ctx.server.model });
-  const rec = await streamRequest(streamRequestFor(ctx, bodyParts(template, serializeIds(ids), new Uint8Array(0)), { index: -2, promptLen: ids.length, maxNewTokens: 1 }));
+/**
+ * After a proven flush the cache holds only the probe: a different short text prompt then shares exactly the chat
+ * template's head with it. (A paged cache reports it rounded down to whole pages.)
+ */
+async function learnTemplateHead(ctx: SweepContext): Promise<void> {
+  const ids = new Uint32Array(Math.min(probeLength(ctx.server.pageSize), ctx.opts.totalTokens));
+  new PyRandom(TEMPLATE_PROBE_SEED).choicesInto(ctx.tokenizer.population, ids, 0, ids.length);
+  const rec = await sendShort(ids, ctx, cacheSlotsOf(ctx)[0] ?? null);
+  if (rec.ok && rec.cachedTokens >= 0) ctx.state.templateHeadTokens = rec.cachedTokens;
+  log.debug(`chat template head: ${ctx.state.templateHeadTokens} tokens`);
+}
+
+async function sendShort(ids: Uint32Array, ctx: SweepContext, slot: number | null): Promise<RequestRecord> {
+  const template = ctx.backend.createBodyTemplate({ maxNewTokens: 1, ignoreEos: true, extra: {}, model: ctx.server.model, slot });
+  const body = bodyParts(template, promptPart(ids, ctx), new Uint8Array(0));
+  const rec = await streamRequest(streamRequestFor(ctx, body, { index: -2, promptLen: ids.length, maxNewTokens: 1 }));
   if (rec.failureKind === "cancelled") throw interruptedError("during the flush check");
   return rec;
 }

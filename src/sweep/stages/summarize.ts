@@ -18,6 +18,8 @@ import type { PctPlan } from "../plan.ts";
 import type { Measurement } from "./measure.ts";
 import type { CacheReset } from "./reset-cache.ts";
 import type { WarmResult } from "./warm.ts";
+import type { PromptDrift } from "../../metrics/pct-record.ts";
+import type { TextPrompts } from "../../workload/text-prompts.ts";
 
 /** The record, the cache verdict whose problems are logged, and the sweep's TTFT moments including this pct. */
 export interface PctSummary {
@@ -35,12 +37,13 @@ export function summarizeMeasurement(
   ctx: SweepContext,
 ): PctSummary {
   const { opts, server, tokenizer } = ctx;
+  const expected = expectations(plan, batch, ctx);
   const metrics = summarizePct({
     records: m.records,
     durationS: m.durationS,
     countTokens: tokenizer.countTokens,
     context: {
-      backend: opts.backend,
+      backend: ctx.backend.name,
       maxConcurrency: opts.maxConcurrency,
       pct: plan.pct,
       prefixLen: plan.prefixLen,
@@ -48,27 +51,30 @@ export function summarizeMeasurement(
       totalTokens: plan.promptLen,
       numPrompts: plan.numPrompts,
       outputLen: opts.outputLen,
-      expectedCachedTokens: plan.expectedCachedTokens,
+      expectedCachedTokens: expected.typical,
       pageSize: server.pageSize,
       interrupted: m.interrupted,
     },
   });
   const cache = checkCache({
     records: m.records,
-    expectedCachedTokens: plan.expectedCachedTokens,
+    expectedCachedTokens: expected.typical,
+    expectedRange: expected.perPrompt ?? undefined,
+    flushGap: reset.flushGap,
     promptLen: plan.promptLen,
-    // Without a flush there is nothing to prove: a warm hit on an earlier pct's cache is expected then.
-    warmCachedTokens: reset.flushed ? warm.cachedTokens : null,
+    // Without a flush there is nothing to prove: a warm hit on an earlier pct's cache is expected then. A text
+    // prompt's warm shares the chat template's head with the probe before it, so only the probe proves the flush.
+    warmCachedTokens: reset.flushed && batch.text === null ? warm.cachedTokens : null,
     flushProbeCachedTokens: reset.probeCachedTokens,
     mode: opts.verifyCache,
     tolerance: opts.cacheTolerance,
   });
-  const pressure = cachePressure(m.records, () => plan.expectedCachedTokens, plan.workingSetTokens, {
+  const pressure = cachePressure(m.records, () => expected.typical, plan.workingSetTokens, {
     deviceTokens: server.info.cacheCapacityTokens,
     hostTokens: server.info.hostCacheCapacityTokens,
   });
   const tiers = tierStats(m.records);
-  const fit = fitSamples(m.records, plan.expectedCachedTokens);
+  const fit = fitSamples(m.records, expected.typical);
   const sweepFit = mergeTtftMoments(ctx.state.ttftFit, fit);
   const record = buildPctRecord(metrics, {
     run_id: ctx.runId,
@@ -94,11 +100,11 @@ export function summarizeMeasurement(
     errors_by_kind: metrics.errors_by_kind,
     interrupted: m.interrupted,
     page_size: server.pageSize,
-    expected_cached_tokens: plan.expectedCachedTokens,
+    expected_cached_tokens: expected.typical,
     mean_cached_tokens: metrics.mean_cached_tokens,
     min_cached_tokens: metrics.min_cached_tokens,
     max_cached_tokens: metrics.max_cached_tokens,
-    cached_tokens_mismatched: metrics.cached_tokens_mismatched,
+    cached_tokens_mismatched: cache.checked > 0 ? cache.mismatched : null,
     cached_tokens_counts: cache.cachedTokensCounts,
     expected_hit_ratio: cache.expectedHitRatio,
     observed_hit_ratio: cache.observedHitRatio,
@@ -135,6 +141,8 @@ export function summarizeMeasurement(
     base_url: opts.baseUrl,
     server_version: server.info.version,
     text_mode: server.textMode,
+    prompt_encoding: ctx.backend.promptEncoding,
+    prompt_drift: batch.text === null ? null : promptDrift(plan, batch.text, ctx.state.templateHeadTokens),
   });
   // Gates read the finished record, so they are judged on exactly the numbers written next to them.
   record.gates = evaluateGates(opts.gates, record);
@@ -151,4 +159,48 @@ function fitSamples(records: readonly RequestRecord[], expectedCachedTokens: num
     ttftMs.push(r.ttftMs);
   }
   return ttftMoments(uncached, ttftMs);
+}
+
+/**
+ * What every request should report cached: the plan's page-aligned prefix for token-id prompts. A text prompt
+ * (chat) shares the chat template's head and the prefix as the server re-tokenizes it; where the prefix text ends
+ * the boundary can move by a word, depending on what the slot held before, so each prompt allows a range: from the
+ * prefix's stable tokens to all it shares, in whole pages. A paged cache reports the template head rounded down to
+ * a page, so the head itself is known only to within a page, which widens the range by up to one page. `typical`
+ * is the count most prompts should report with the head as observed (the JSONL's expected_cached_tokens).
+ */
+function expectations(
+  plan: PctPlan,
+  batch: PromptBatch,
+  ctx: SweepContext,
+): { typical: number; perPrompt: ((i: number) => readonly [number, number]) | null } {
+  const text = batch.text;
+  if (text === null) return { typical: plan.expectedCachedTokens, perPrompt: null };
+  const page = ctx.server.pageSize;
+  const head = ctx.state.templateHeadTokens;
+  const headHigh = head + page - 1;
+  const pages = (tokens: number): number => Math.floor(tokens / page) * page;
+  const low = pages(head + text.stableTokens);
+  const perPrompt = (i: number): readonly [number, number] => [low, pages(headHigh + Math.max(text.sharedTokens[i] ?? 0, text.prefixTokens))];
+  return { typical: pages(head + text.prefixTokens), perPrompt };
+}
+
+/** The JSONL's account of text prompts: how the prefix re-tokenized and what every prompt shares of it. */
+function promptDrift(plan: PctPlan, text: TextPrompts, templateHeadTokens: number): PromptDrift {
+  let min = Infinity;
+  let max = 0;
+  for (const i of plan.indices) {
+    const shared = text.sharedTokens[i] ?? 0;
+    min = Math.min(min, shared);
+    max = Math.max(max, shared);
+  }
+  return {
+    prefix_ids: plan.prefixLen,
+    prefix_tokens: text.prefixTokens,
+    prefix_drift_at: text.prefixDriftAt,
+    stable_tokens: text.stableTokens,
+    min_shared_tokens: Number.isFinite(min) ? min : 0,
+    max_shared_tokens: max,
+    template_head_tokens: templateHeadTokens,
+  };
 }

@@ -155,11 +155,23 @@ describe("discoverModel (GET /v1/models)", () => {
 });
 
 describe("backendFor", () => {
-  test("names and the vllm alias", () => {
+  test("names; vllm is the OpenAI wire under vLLM's name (the pct line's backend)", () => {
     expect(backendFor("sglang")).toBe(sglangBackend);
     expect(backendFor("openai")).toBe(openaiBackend);
-    expect(backendFor("vllm")).toBe(openaiBackend);
-    expect(openaiBackend).toMatchObject({ name: "openai", generatePath: "/v1/completions", deltaText: true });
-    expect(sglangBackend).toMatchObject({ name: "sglang", generatePath: "/generate", deltaText: false });
+    expect(backendFor("vllm")).toBe(backendFor("vllm", "completions"));
+    expect(backendFor("vllm")).toMatchObject({ name: "vllm", engine: "vllm", generatePath: "/v1/completions", deltaText: true });
+    expect(backendFor("vllm").scanEvent).toBe(openaiBackend.scanEvent);
+    expect(backendFor("vllm").flush).toBeDefined();
+    expect(openaiBackend).toMatchObject({ name: "openai", generatePath: "/v1/completions", deltaText: true, promptEncoding: "token_ids" });
+    expect(sglangBackend).toMatchObject({ name: "sglang", generatePath: "/generate", deltaText: false, promptEncoding: "token_ids" });
+  });
+
+  test("endpoints: chat for every engine, SGLang's /generate only for SGLang", () => {
+    expect(backendFor("sglang", "chat")).toMatchObject({ name: "sglang", endpoint: "chat", generatePath: "/v1/chat/completions", promptEncoding: "text" });
+    expect(backendFor("sglang", "completions")).toMatchObject({ engine: "sglang", generatePath: "/v1/completions", deltaText: true });
+    expect(backendFor("llamacpp", "chat")).toMatchObject({ engine: "llama.cpp", generatePath: "/v1/chat/completions" });
+    expect(backendFor("llamacpp")).toMatchObject({ name: "llamacpp", endpoint: "completions", promptEncoding: "token_ids" });
+    expect(() => backendFor("vllm", "generate")).toThrow("vllm has no SGLang-native /generate endpoint");
+    expect(() => backendFor("llamacpp", "generate")).toThrow("llama.cpp has no SGLang-native /generate endpoint");
   });
 });

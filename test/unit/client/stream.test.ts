@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import type { StreamRequest } from "../../../src/client/stream.ts";
 import { resolveGeneratedText, streamRequest } from "../../../src/client/stream.ts";
 import { openaiBackend } from "../../../src/backends/openai.ts";
+import { backendFor } from "../../../src/backends/index.ts";
 import type { TestServer } from "../../helpers/stream-servers.ts";
 import {
   closedPortUrl,
@@ -251,6 +252,43 @@ describe("streamRequest: failures before or around the stream", () => {
     expect(rec).toMatchObject({ ok: false, failureKind: "cancelled", outputLen: 1 });
     const again = await streamRequest(request(server.url, { signal: controller.signal }));
     expect(again).toMatchObject({ ok: false, failureKind: "cancelled", httpStatus: 0 });
+  });
+});
+
+describe("streamRequest: chat streams", () => {
+  const chatBackend = backendFor("llamacpp", "chat");
+  const line = (payload: unknown) => `data: ${JSON.stringify(payload)}\n\n`;
+  const delta = (d: unknown, finish: string | null = null) => line({ object: "chat.completion.chunk", choices: [{ index: 0, delta: d, finish_reason: finish }] });
+
+  test("the role chunk is no token: TTFT at the first content delta", async () => {
+    const server = use(
+      startScriptedServer([
+        { afterMs: 0, raw: delta({ role: "assistant", content: "" }) },
+        { afterMs: 120, raw: delta({ content: " the" }) },
+        { afterMs: 20, raw: delta({ content: " cat" }) },
+        { afterMs: 0, raw: delta({}, "length") },
+        { afterMs: 0, raw: line({ choices: [], usage: { completion_tokens: 2, prompt_tokens: 5, prompt_tokens_details: { cached_tokens: 3 } } }) },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
+    const rec = await streamRequest(request(server.url, { backend: chatBackend }));
+    expect(rec).toMatchObject({ ok: true, outputLen: 2, cachedTokens: 3, generatedText: " the cat", finishReason: "length", tokenEvents: 2 });
+    expect(rec.ttftMs).toBeGreaterThanOrEqual(100);
+    expect(rec.itlMs).toHaveLength(1);
+  });
+
+  test("a token held back to the usage chunk (half a character) is still the first token there", async () => {
+    const server = use(
+      startScriptedServer([
+        { afterMs: 0, raw: delta({ role: "assistant", content: null }) },
+        { afterMs: 80, raw: delta({}, "length") },
+        { afterMs: 0, raw: line({ choices: [], usage: { completion_tokens: 1, prompt_tokens: 5 } }) },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
+    const rec = await streamRequest(request(server.url, { backend: chatBackend, maxNewTokens: 1 }));
+    expect(rec).toMatchObject({ ok: true, outputLen: 1, tokenEvents: 1 });
+    expect(rec.ttftMs).toBeGreaterThanOrEqual(60);
   });
 });
 

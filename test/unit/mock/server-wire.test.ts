@@ -214,7 +214,7 @@ describe("errors", () => {
 
   test("unknown routes and wrong methods", async () => {
     const server = await start();
-    const missing = await fetch(server.url + "/v1/chat/completions", { method: "POST", body: "{}" });
+    const missing = await fetch(server.url + "/v1/embeddings", { method: "POST", body: "{}" });
     expect(missing.status).toBe(404);
     expect(await missing.json()).toEqual({ detail: "Not Found" });
     expect((await fetch(server.url + "/generate")).status).toBe(405);

@@ -5,6 +5,7 @@ import { differingKeys, flattenHeader, labelRuns } from "../../../src/report/lab
 const header = (options: Record<string, unknown>, serverInfo: Record<string, unknown> | null): RunInfo => ({
   warmbench_version: "0.1.0", started_at: new Date().toISOString(), options, served_model: null, page_size: 16, page_size_source: "server",
   server_info_source: "/server_info", server_version: "0.5.17", server_info: serverInfo,
+  engine: { name: "sglang", source: "flag", evidence: "/server_info", endpoint: "/generate", prompt_encoding: "token_ids", cache_slots: null, max_running: null, flush_gap: null },
 });
 
 const server = (cp: number, port: number) => ({ chunked_prefill_size: cp, port, random_seed: port * 7, startup_time: port / 3, internal_states: [{ running_requests: port }], tp_size: 1 });

@@ -1,0 +1,108 @@
+/**
+ * The three generation APIs a backend can speak, as pure adapters: the body every request of a pct shares (split
+ * around its prompt), and the hot-path reading of its stream. Which engine is behind the URL (flush, preflight,
+ * extra body keys) is the engine's business (engine.ts); a Backend is one engine speaking one wire.
+ *
+ * - generate: SGLang's native /generate, token ids, cumulative or delta text (protocol.md §1);
+ * - completions: OpenAI /v1/completions, token ids, text deltas (§3, §8);
+ * - chat: OpenAI /v1/chat/completions, the prompt as the text its ids decode to, content deltas.
+ */
+import { createTemplate, IDS_PLACEHOLDER, TEXT_PLACEHOLDER, type BodyTemplate } from "./body.ts";
+import type { ByteRange } from "./json-bytes.ts";
+import { extractOpenaiOutputIds, extractOpenaiText, locateOpenaiText, scanOpenaiEvent } from "./openai-events.ts";
+import { extractOutputIds, extractText, locateSglangText, scanSglangEvent } from "./sglang-events.ts";
+import type { BodyParams, EndpointName, EventFields, EventKind, PromptEncoding } from "./types.ts";
+
+/** One generation API: where it is, how its bodies look, how its events read. */
+export interface Wire {
+  endpoint: EndpointName;
+  path: string;
+  /** Every event's text is a delta whatever the server's mode. */
+  deltaText: boolean;
+  promptEncoding: PromptEncoding;
+  /**
+   * The body template: the wire's keys, then `engineKeys` (what the engine behind it needs, e.g. llama.cpp's
+   * cache_prompt), then --extra-request-body, which overrides keys in place as a Python dict merge does.
+   */
+  bodyTemplate(p: BodyParams, engineKeys: Record<string, unknown>): BodyTemplate;
+  scanEvent(payload: Uint8Array, out: EventFields): EventKind;
+  extractText(payload: Uint8Array): string;
+  locateText(payload: Uint8Array, out: ByteRange): void;
+  /** The generated token ids one event carries (SGLang's output_ids, OpenAI's token_ids), null if none; a full parse. */
+  extractOutputIds(payload: Uint8Array): number[] | null;
+}
+
+/** SGLang native: the script's payload {"input_ids", "sampling_params", "stream": true, **extra}. */
+export const generateWire: Wire = {
+  endpoint: "generate",
+  path: "/generate",
+  deltaText: false,
+  promptEncoding: "token_ids",
+  bodyTemplate: (p) =>
+    createTemplate({
+      input_ids: IDS_PLACEHOLDER,
+      sampling_params: { temperature: 0.0, max_new_tokens: p.maxNewTokens, ignore_eos: p.ignoreEos },
+      stream: true,
+      ...p.extra,
+    }),
+  scanEvent: scanSglangEvent,
+  extractText,
+  locateText: locateSglangText,
+  extractOutputIds,
+};
+
+/**
+ * The keys every OpenAI-style body shares after its prompt. continuous_usage_stats asks for the cumulative token
+ * count on every chunk (vLLM, SGLang); servers that ignore it still work (openai-events.ts counts chunks).
+ */
+function openaiTail(p: BodyParams): Record<string, unknown> {
+  return {
+    max_tokens: p.maxNewTokens,
+    temperature: 0,
+    stream: true,
+    stream_options: { include_usage: true, continuous_usage_stats: true },
+    ignore_eos: p.ignoreEos,
+  };
+}
+
+/** {"model"?, "prompt": [ids], "max_tokens", "temperature": 0, "stream": true, "stream_options", "ignore_eos", **extra}. */
+export const completionsWire: Wire = {
+  endpoint: "completions",
+  path: "/v1/completions",
+  deltaText: true,
+  promptEncoding: "token_ids",
+  bodyTemplate: (p, engineKeys) =>
+    createTemplate({ ...(p.model === null ? {} : { model: p.model }), prompt: IDS_PLACEHOLDER, ...openaiTail(p), ...engineKeys, ...p.extra }),
+  scanEvent: scanOpenaiEvent,
+  extractText: extractOpenaiText,
+  locateText: locateOpenaiText,
+  extractOutputIds: extractOpenaiOutputIds,
+};
+
+/**
+ * {"model"?, "messages": [{"role": "user", "content": text}], ...the completions keys}: one user message whose
+ * content is the prompt's text (no chat API takes token ids), so the server applies its chat template around it.
+ */
+export const chatWire: Wire = {
+  endpoint: "chat",
+  path: "/v1/chat/completions",
+  deltaText: true,
+  promptEncoding: "text",
+  bodyTemplate: (p, engineKeys) =>
+    createTemplate({
+      ...(p.model === null ? {} : { model: p.model }),
+      messages: [{ role: "user", content: TEXT_PLACEHOLDER }],
+      ...openaiTail(p),
+      ...engineKeys,
+      ...p.extra,
+    }),
+  scanEvent: scanOpenaiEvent,
+  extractText: extractOpenaiText,
+  locateText: locateOpenaiText,
+  extractOutputIds: extractOpenaiOutputIds,
+};
+
+/** The wire of an endpoint name. */
+export function wireFor(endpoint: EndpointName): Wire {
+  return endpoint === "generate" ? generateWire : endpoint === "chat" ? chatWire : completionsWire;
+}

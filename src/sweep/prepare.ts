@@ -1,0 +1,54 @@
+/**
+ * What every measuring command (the sweep, multi-turn conversations) does before its first request: prove the
+ * output files can be written, load the tokenizer, settle the backend (named, or detected by --backend auto) and
+ * preflight the server. Bad input is reported here, before anything is measured.
+ */
+import { writeFileSync } from "node:fs";
+import { log } from "../log.ts";
+import type { RunOptions } from "../options.ts";
+import { resolveBackend } from "../backends/index.ts";
+import type { Backend, Control, EngineInfo, ServerProfile } from "../backends/types.ts";
+import { checkOutputWritable } from "../report/jsonl.ts";
+import { loadTokenizer, type LoadedTokenizer } from "../workload/tokenizer.ts";
+
+/** The options prepareRun reads. */
+export type PrepareOptions = Pick<
+  RunOptions,
+  | "outputFile" | "dumpPrompts" | "requestDetails" | "baseUrl" | "apiKey" | "tokenizer" | "revision" | "backend" | "endpoint"
+  | "flush" | "verifyCache" | "pageSize" | "servedModelName" | "extraRequestBody"
+>;
+
+export interface PreparedRun {
+  ctl: Control;
+  tokenizer: LoadedTokenizer;
+  backend: Backend;
+  server: ServerProfile;
+}
+
+export async function prepareRun(opts: PrepareOptions, signal: AbortSignal | undefined): Promise<PreparedRun> {
+  for (const [path, flag] of [[opts.outputFile, "--output-file"], [opts.dumpPrompts, "--dump-prompts"], [opts.requestDetails, "--request-details"]] as const) {
+    if (path) checkOutputWritable(path, flag);
+  }
+  for (const path of [opts.dumpPrompts, opts.requestDetails]) if (path) writeFileSync(path, "");
+
+  const ctl: Control = { baseUrl: opts.baseUrl, headers: opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}, signal };
+  // Bad input (a missing tokenizer file) is a usage error and is reported before anything is sent.
+  log.info(`Loading tokenizer from ${opts.tokenizer} ...`);
+  const tokenizer = await loadTokenizer(opts.tokenizer, { revision: opts.revision, signal });
+  log.info(`Tokenizer loaded (vocab_size=${tokenizer.population.length}) from ${tokenizer.path}`);
+
+  const resolved = await resolveBackend(ctl, opts.backend, opts.endpoint);
+  const backend = resolved.backend;
+  if (resolved.engine.source === "detected") log.info(`Engine: ${backend.engine} (detected: ${resolved.engine.evidence}); requests go to ${backend.generatePath}`);
+  ctl.freshConnections = backend.freshConnections;
+  const checkFlush = opts.flush === "auto" && opts.verifyCache !== "off";
+  const preflight = await backend.preflight(ctl, { pageSize: opts.pageSize, servedModelName: opts.servedModelName, checkFlush, known: resolved.known });
+  const server: ServerProfile = { ...preflight, engine: engineOf(backend, preflight, resolved.engine) };
+  for (const warning of server.warnings) log.warn(warning);
+  return { ctl, tokenizer, backend, server };
+}
+
+function engineOf(backend: Backend, server: ServerProfile, how: Pick<EngineInfo, "source" | "evidence">): EngineInfo {
+  const name = server.engine?.name ?? backend.engine;
+  return { name, source: how.source, evidence: how.source === "detected" ? how.evidence : (server.engine?.evidence ?? how.evidence) };
+}
