@@ -81,7 +81,7 @@ export function summarizeMeasurement(
     run: ctx.state.linesWritten === 0 ? ctx.run : undefined,
     gates: [],
     workload: {
-      backend: opts.backend,
+      backend: ctx.backend.name,
       tokenizer_sha256: tokenizer.sha256,
       vocab_size: tokenizer.vocabSize,
       total_tokens: plan.promptLen,
