@@ -8,10 +8,11 @@ import { defineCommand, parseArgs, showUsage, type ArgsDef, type CommandDef } fr
 import { readFileSync } from "node:fs";
 import { BenchError, EXIT, UsageError } from "./errors.ts";
 import { log } from "./log.ts";
-import { inFlightLimit, parseRunOptions, type RawFlags, type RunOptions } from "./options.ts";
+import { parseRunOptions, type RawFlags, type RunOptions } from "./options.ts";
 import { MOCK_ARGS, parseMockOptions } from "./mock/options.ts";
 import { DEMO_ARGS, normalizeFlags, REPORT_ARGS, RUN_ARGS } from "./cli-args.ts";
 import { runSweep, type SweepOutcome } from "./sweep/run-sweep.ts";
+import { runInFlightLimit } from "./sweep/plan.ts";
 import { renderJsonlReport } from "./report/console.ts";
 import { relaunchWithFetchCap } from "./relaunch.ts";
 import { VERSION } from "./version.ts";
@@ -69,7 +70,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === "demo") {
     const { demoOptions, startDemoMock } = await import("./demo.ts");
     // Validate (against a placeholder URL) and relaunch before the demo's mock exists, so it starts once.
-    const relaunched = await relaunchWithFetchCap(inFlightLimit(demoOptions(raw, "http://127.0.0.1:1")));
+    const relaunched = await relaunchWithFetchCap(runInFlightLimit(demoOptions(raw, "http://127.0.0.1:1")));
     if (relaunched !== null) return relaunched;
     const mock = await startDemoMock();
     try {
@@ -80,7 +81,7 @@ async function main(argv: string[]): Promise<number> {
   }
   // Validate before relaunching, so bad flags fail fast and once.
   const opts = parseRunOptions(raw);
-  const relaunched = await relaunchWithFetchCap(inFlightLimit(opts));
+  const relaunched = await relaunchWithFetchCap(runInFlightLimit(opts));
   if (relaunched !== null) return relaunched;
   return sweep(opts);
 }

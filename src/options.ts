@@ -32,6 +32,16 @@ export const RUN_DEFAULTS = {
   cacheTolerance: 0,
   /** How to flush the cache: the backend's own way, or not at all. */
   flush: "auto",
+  /** Requests per second; "inf" sends the next request as soon as a slot is free (the script's closed loop). */
+  requestRate: "inf",
+  /** Shape of the gamma-distributed gaps between arrivals: 1 is Poisson, larger is more regular. */
+  burstiness: 1,
+  /** Prompts drawn and serialized ahead of their send, at most (beyond --max-concurrency, so slots never wait). */
+  promptLookahead: 4096,
+  /** Serialized prompt bytes not yet handed to the socket, at most: what bounds memory with long prompts. */
+  promptBufferBytes: 256 * 2 ** 20,
+  /** Open-loop runs with --duration: at most this many requests per line (rate x duration). */
+  maxRequestsPerLine: 10_000_000,
 } as const;
 
 /** Backends by flag value; vllm is the OpenAI-compatible backend under its best-known name. */
@@ -83,6 +93,12 @@ export interface RunOptions {
   flush: FlushMode;
   /** Exit non-zero when the client itself was saturated during a pct. */
   strict: boolean;
+  /** Request rates to sweep within each pct, requests/s; Infinity = closed loop (the next request when a slot is free). */
+  requestRates: number[];
+  /** Gamma shape of the gaps between arrivals (mean 1/rate): 1 = Poisson, Infinity = evenly spaced. */
+  burstiness: number;
+  /** Open loop: requests arrive at the rate for this long (instead of --num-prompts of them); null = --num-prompts. */
+  durationS: number | null;
 }
 
 
@@ -134,6 +150,35 @@ export function parsePcts(value: string): number[] {
     }
   }
   return pcts;
+}
+
+/** A Python float as float() reads it: a decimal number, or inf/infinity; null when it is neither. */
+function parsePyFloat(text: string): number | null {
+  const t = text.trim().toLowerCase().replaceAll("_", "");
+  if (/^[+]?(inf|infinity)$/.test(t)) return Infinity;
+  if (/^[+-]?(inf|infinity)$/.test(t)) return -Infinity;
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/.test(t)) return null;
+  return Number(t);
+}
+
+/** `--request-rate 4` or a list to sweep, `1,2,4,inf`: each > 0 requests/s, or inf (the closed loop). */
+export function parseRequestRates(value: string): number[] {
+  const parts = value.split(",").map((p) => p.trim()).filter((p) => p !== "");
+  if (parts.length === 0) throw new UsageError(`--request-rate "${value}": no rate given (e.g. --request-rate 8, or inf)`);
+  return parts.map((p) => {
+    const rate = parsePyFloat(p);
+    if (rate === null) throw new UsageError(`--request-rate: expected a number of requests/s or inf, got "${p}"`);
+    if (!(rate > 0)) throw new UsageError(`--request-rate ${p}: a rate must be > 0 requests/s (inf sends each request as soon as a slot is free)`);
+    return rate;
+  });
+}
+
+/** A positive number (or inf where `infinite` allows it), naming the flag on error. */
+function parsePositive(flag: string, value: string, what: string, infinite: boolean): number {
+  const n = parsePyFloat(value);
+  if (n === null || (!infinite && !Number.isFinite(n))) throw new UsageError(`--${flag}: expected ${what}, got "${value}"`);
+  if (!(n > 0)) throw new UsageError(`--${flag} ${value}: must be > 0`);
+  return n;
 }
 
 /** `--seed`: a Python int of any size (random.Random uses its absolute value). */
@@ -215,6 +260,7 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     throw new UsageError(`--max-concurrency ${maxConcurrency}: a concurrency limit cannot be negative (0 means unlimited, as in the script)`);
   }
   const pageSizeRaw = str(raw, "page-size");
+  const load = parseLoad(raw);
   return {
     backend,
     baseUrl: parseBaseUrl(str(raw, "base-url"), host, port),
@@ -245,7 +291,34 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     cacheTolerance: parseFraction("cache-tolerance", str(raw, "cache-tolerance") ?? String(d.cacheTolerance)),
     flush: oneOf(raw, "flush", FLUSH_MODES, d.flush),
     strict: raw.strict === true,
+    ...load,
   };
+}
+
+/** --request-rate, --burstiness and --duration, checked against each other. */
+function parseLoad(raw: RawFlags): Pick<RunOptions, "requestRates" | "burstiness" | "durationS"> {
+  const d = RUN_DEFAULTS;
+  const requestRates = parseRequestRates(str(raw, "request-rate") ?? d.requestRate);
+  const openLoop = requestRates.some((r) => Number.isFinite(r));
+  const burstinessRaw = str(raw, "burstiness");
+  const burstiness = parsePositive("burstiness", burstinessRaw ?? String(d.burstiness), "a gamma shape > 0 (1 = Poisson) or inf", true);
+  if (burstinessRaw !== undefined && !openLoop) {
+    throw new UsageError(`--burstiness ${burstinessRaw}: shapes the gaps between arrivals, so it needs a finite --request-rate`);
+  }
+  const durationRaw = str(raw, "duration");
+  if (durationRaw === undefined) return { requestRates, burstiness, durationS: null };
+  const durationS = parsePositive("duration", durationRaw, "a number of seconds", false);
+  if (requestRates.some((r) => !Number.isFinite(r))) {
+    throw new UsageError(`--duration ${durationRaw}: needs a finite --request-rate for every line (requests arrive at that rate until the time is up)`);
+  }
+  if (raw["num-prompts"] !== undefined) {
+    throw new UsageError(`--duration ${durationRaw}: --num-prompts is the other way to stop a line; give one of them`);
+  }
+  const most = Math.max(...requestRates) * durationS;
+  if (most > d.maxRequestsPerLine) {
+    throw new UsageError(`--duration ${durationRaw}: rate x duration = ${Math.round(most)} requests per line, more than ${d.maxRequestsPerLine}`);
+  }
+  return { requestRates, burstiness, durationS };
 }
 
 function oneOf<T extends string>(raw: RawFlags, flag: string, choices: readonly T[], dflt: T): T {
@@ -275,6 +348,6 @@ export const DEMO_DEFAULTS = {
   mock: { ttftBaseMs: 5, prefillUsPerToken: 20, itlMs: 4, pageSize: 16, serialPrefill: false },
 } as const;
 
-/** Requests in flight at once: --max-concurrency, or every prompt of a pct when it is 0 (the script's "unlimited"). */
-export const inFlightLimit = (o: Pick<RunOptions, "maxConcurrency" | "numPrompts">): number =>
-  o.maxConcurrency === 0 ? o.numPrompts : o.maxConcurrency;
+/** Requests in flight at once: --max-concurrency, or every request of a line when it is 0 (the script's "unlimited"). */
+export const inFlightLimit = (o: Pick<RunOptions, "maxConcurrency">, requests: number): number =>
+  o.maxConcurrency === 0 ? Math.max(1, requests) : o.maxConcurrency;

@@ -4,6 +4,7 @@
  * meaning, so a file is a drop-in for the script's; ours follow. Every key is snake_case, nested ones too.
  */
 import type { CacheStatus } from "./cache-check.ts";
+import type { IntendedHistograms, IntendedMetrics } from "./intended.ts";
 import type { ErrorEntry, PctHistograms, PctResult } from "./summarize.ts";
 import type { TtftModel, TtftMoments } from "./ttft-model.ts";
 
@@ -37,8 +38,8 @@ export const SCRIPT_KEYS = [
 
 export type ScriptKey = (typeof SCRIPT_KEYS)[number];
 
-/** One pct's line: the script's keys, then ours. */
-export interface PctRecord extends Pick<PctResult, ScriptKey> {
+/** One line (a pct at one request rate): the script's keys, then ours. */
+export interface PctRecord extends Pick<PctResult, ScriptKey>, IntendedMetrics {
   /** Shared by every line of one run: group lines by it. */
   run_id: string;
   /** The run's description; in the run's first pct line only. */
@@ -52,6 +53,10 @@ export interface PctRecord extends Pick<PctResult, ScriptKey> {
   errors_by_kind: Record<string, number>;
   /** The run was stopped (SIGINT/SIGTERM) while this pct was measured: it holds the requests that completed. */
   interrupted: boolean;
+  /** Gamma shape of the gaps between arrivals (1 = Poisson, Infinity = evenly spaced); null in a closed loop. */
+  burstiness: number | null;
+  /** --duration: arrivals stopped after this many seconds (num_prompts then holds how many were due); null without. */
+  duration_limit_s: number | null;
   page_size: number;
   expected_cached_tokens: number;
   mean_cached_tokens: number | null;
@@ -85,7 +90,7 @@ export interface PctRecord extends Pick<PctResult, ScriptKey> {
   ttft_fit: TtftMoments | null;
   /** The TTFT model over the run's pcts up to and including this one. */
   ttft_model: TtftModel | null;
-  hdr: PctHistograms;
+  hdr: PctHistograms & IntendedHistograms;
   hdr_unit: "us";
   warmbench_version: string;
   started_at: string;
@@ -104,6 +109,10 @@ export type OwnFields = Omit<PctRecord, ScriptKey>;
 /** Our keys in the order they are written (the JSONL schema test pins this order too). */
 export const OWN_KEYS = [
   "run_id", "run", "sent", "failed", "errors", "errors_by_kind", "interrupted",
+  "burstiness", "duration_limit_s", "achieved_request_rate",
+  "ttft_from_intended_mean_ms", "ttft_from_intended_median_ms", "ttft_from_intended_p90_ms", "ttft_from_intended_p99_ms",
+  "e2e_from_intended_mean_ms", "e2e_from_intended_median_ms", "e2e_from_intended_p90_ms", "e2e_from_intended_p99_ms",
+  "schedule_lag_mean_ms", "schedule_lag_median_ms", "schedule_lag_p90_ms", "schedule_lag_p99_ms",
   "page_size", "expected_cached_tokens", "mean_cached_tokens", "min_cached_tokens", "max_cached_tokens",
   "cached_tokens_mismatched", "cached_tokens_counts", "expected_hit_ratio", "observed_hit_ratio", "server_cache_hit_rate",
   "cache_check", "flushed", "flush_attempts", "flush_verified", "flush_probe_cached_tokens", "warm_verified", "warm_cached_tokens",

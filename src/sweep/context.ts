@@ -4,7 +4,7 @@ import type { RunOptions } from "../options.ts";
 import type { RunInfo } from "../metrics/pct-record.ts";
 import type { TtftMoments } from "../metrics/ttft-model.ts";
 import type { LoadedTokenizer } from "../workload/tokenizer.ts";
-import type { PyRandom } from "../workload/rng.ts";
+import type { PromptFeed } from "../workload/prompt-feed.ts";
 
 export interface SweepIo {
   /** Where the report goes (stdout in the CLI). */
@@ -21,8 +21,8 @@ export interface SweepContext {
   ctl: Control;
   server: ServerProfile;
   tokenizer: LoadedTokenizer;
-  /** One RNG across all pcts, drawn in the script's order. */
-  rng: PyRandom;
+  /** The prompt worker: one generator across all pcts, drawn in the script's order. */
+  prompts: PromptFeed;
   /** Shared by every line of this run. */
   runId: string;
   /** Written into the run's first pct line. */
@@ -32,9 +32,9 @@ export interface SweepContext {
 
 /** What one pct leaves for the next. */
 export interface SweepState {
-  /** Pct lines written so far (the first one carries `run`). */
+  /** Lines written so far (the first one carries `run`). */
   linesWritten: number;
-  /** The TTFT model's moments over the pcts measured so far. */
+  /** The TTFT model's moments over the lines measured so far. */
   ttftFit: TtftMoments | null;
   /** Leading ids of a sequence the server has cached: the next flush must make a probe of them find nothing. */
   probeIds: Uint32Array | null;

@@ -1,5 +1,22 @@
-/** The numbers of one pct, fixed before anything is sent: the script's prefix/suffix split and what the cache should hold. */
+/**
+ * The numbers of one pct and of its lines, fixed before anything is sent: the script's prefix/suffix split, what the
+ * cache should hold, and per request rate (one line each) how many requests go out and how many at once.
+ */
 import { inFlightLimit, type RunOptions } from "../options.ts";
+import { arrivalCount } from "../workload/arrivals.ts";
+import { splitPrompt } from "../workload/prompts.ts";
+
+/** One line of a pct: one request rate. */
+export interface LinePlan {
+  /** Requests per second; Infinity = closed loop. */
+  rate: number;
+  /** Position in --request-rate (request ids tell the rates of one pct apart). */
+  rateIndex: number;
+  /** Requests the line sends: --num-prompts, or with --duration those due before it ends. */
+  count: number;
+  /** Requests in flight at once (--max-concurrency, or every request when it is 0). */
+  inFlight: number;
+}
 
 export interface PctPlan {
   pct: number;
@@ -8,9 +25,9 @@ export interface PctPlan {
   suffixLen: number;
   /** Every measured prompt's length, tokens. */
   promptLen: number;
+  /** The pct's prompts, as the script draws them: the most any of its lines sends (every line resends the same ones). */
   numPrompts: number;
-  /** Requests in flight at once (--max-concurrency, or every prompt when it is 0). */
-  inFlight: number;
+  lines: LinePlan[];
   /** Cached tokens every measured request should report: the prefix in whole pages. */
   expectedCachedTokens: number;
 }
@@ -21,15 +38,30 @@ export function expectedCached(prefixLen: number, promptLen: number, pageSize: n
   return Math.max(0, Math.floor(cachable / pageSize) * pageSize);
 }
 
+/** Requests one line sends at `rate`: --num-prompts, or the arrivals due within --duration. */
+export function requestsPerLine(opts: Pick<RunOptions, "numPrompts" | "durationS" | "burstiness" | "seed">, rate: number): number {
+  if (opts.durationS === null || !Number.isFinite(rate)) return opts.numPrompts;
+  return arrivalCount({ ratePerS: rate, burstiness: opts.burstiness, seed: opts.seed, count: null, durationS: opts.durationS });
+}
+
+/** The most requests any line of the run has in flight (Bun's fetch must allow that many). */
+export function runInFlightLimit(opts: RunOptions): number {
+  return Math.max(...opts.requestRates.map((rate) => inFlightLimit(opts, requestsPerLine(opts, rate))));
+}
+
 export function planPct(pct: number, opts: RunOptions, pageSize: number): PctPlan {
-  const prefixLen = Math.floor((opts.totalTokens * pct) / 100);
+  const { prefixLen, suffixLen } = splitPrompt(opts.totalTokens, pct);
+  const lines = opts.requestRates.map((rate, rateIndex) => {
+    const count = requestsPerLine(opts, rate);
+    return { rate, rateIndex, count, inFlight: inFlightLimit(opts, count) };
+  });
   return {
     pct,
     prefixLen,
-    suffixLen: opts.totalTokens - prefixLen,
+    suffixLen,
     promptLen: opts.totalTokens,
-    numPrompts: opts.numPrompts,
-    inFlight: inFlightLimit(opts),
+    numPrompts: Math.max(...lines.map((l) => l.count)),
+    lines,
     expectedCachedTokens: expectedCached(prefixLen, opts.totalTokens, pageSize),
   };
 }

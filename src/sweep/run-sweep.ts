@@ -10,7 +10,7 @@ import type { RunOptions } from "../options.ts";
 import { backendFor } from "../backends/index.ts";
 import type { Control, ServerProfile } from "../backends/types.ts";
 import { loadTokenizer } from "../workload/tokenizer.ts";
-import { PyRandom } from "../workload/rng.ts";
+import { PromptFeed } from "../workload/prompt-feed.ts";
 import type { PctRecord, RunInfo } from "../metrics/pct-record.ts";
 import { renderSweepEnd } from "../report/console.ts";
 import { checkOutputWritable } from "../report/jsonl.ts";
@@ -46,22 +46,41 @@ export async function runSweep(opts: RunOptions, io: SweepIo): Promise<SweepOutc
   const tokenizer = await loadTokenizer(opts.tokenizer, { revision: opts.revision, signal: io.signal });
   log.info(`Tokenizer loaded (vocab_size=${tokenizer.population.length}) from ${tokenizer.path}`);
 
+  // The prompt worker starts while the server is asked who it is.
+  const prompts = new PromptFeed(tokenizer.population, opts.seed);
+  try {
+    return await sweepServer(opts, io, { backend, ctl, tokenizer, prompts });
+  } finally {
+    await prompts.close();
+  }
+}
+
+async function sweepServer(opts: RunOptions, io: SweepIo, parts: Pick<SweepContext, "backend" | "ctl" | "tokenizer" | "prompts">): Promise<SweepOutcome> {
+  const { backend, ctl } = parts;
   const server = await backend.preflight(ctl, { pageSize: opts.pageSize, servedModelName: opts.servedModelName });
   for (const warning of server.warnings) log.warn(warning);
   const overridden = ["input_ids", "prompt", "stream"].filter((k) => k in opts.extraRequestBody);
   if (overridden.length > 0) {
     log.warn(`--extra-request-body overrides ${overridden.join(", ")}: the measured prompts are not what warmbench built`);
   }
-  if (opts.flush === "none") log.warn("--flush none: the cache is NOT flushed between pcts; earlier pcts' prefixes may still be cached");
+  if (opts.flush === "none") {
+    log.warn("--flush none: the cache is NOT flushed between pcts; earlier pcts' prefixes may still be cached");
+    if (opts.requestRates.length > 1) log.warn("--flush none with several rates: each rate resends prompts the server may still hold in full");
+  }
+  return sweepPcts(opts, io, { ...parts, server });
+}
 
+/** The pcts of the sweep, each line on disk before the next starts. */
+async function sweepPcts(
+  opts: RunOptions,
+  io: SweepIo,
+  parts: Pick<SweepContext, "backend" | "ctl" | "server" | "tokenizer" | "prompts">,
+): Promise<SweepOutcome> {
+  const { server } = parts;
   const ctx: SweepContext = {
     opts,
     io,
-    backend,
-    ctl,
-    server,
-    tokenizer,
-    rng: new PyRandom(opts.seed),
+    ...parts,
     runId: newRunId(),
     run: runInfo(opts, server),
     state: { linesWritten: 0, ttftFit: null, probeIds: null },
@@ -72,16 +91,16 @@ export async function runSweep(opts: RunOptions, io: SweepIo): Promise<SweepOutc
       outcome.interrupted = true;
       break;
     }
-    const record = await runPct(pct, ctx);
-    outcome.records.push(record);
-    outcome.failedRequests += record.failed;
-    if (opts.verifyCache === "strict" && (record.cache_check === "mismatch" || record.cache_check === "unreported")) outcome.cacheFailures++;
-    if (record.client_saturated) outcome.saturatedPcts++;
-    if (record.interrupted) {
-      outcome.interrupted = true;
-      break;
+    const { records, complete } = await runPct(pct, ctx);
+    if (!complete) outcome.interrupted = true;
+    for (const record of records) {
+      outcome.records.push(record);
+      outcome.failedRequests += record.failed;
+      if (opts.verifyCache === "strict" && (record.cache_check === "mismatch" || record.cache_check === "unreported")) outcome.cacheFailures++;
+      if (record.client_saturated) outcome.saturatedPcts++;
+      if (!record.interrupted && record.completed === 0) throw new BenchError(`All requests failed for shared_prefix=${pct}%.`);
     }
-    if (record.completed === 0) throw new BenchError(`All requests failed for shared_prefix=${pct}%.`);
+    if (outcome.interrupted) break;
   }
   io.out(renderSweepEnd(outcome.records.at(-1)?.ttft_model ?? null));
   if (opts.outputFile) log.info(`JSONL results saved to ${opts.outputFile}`);
@@ -97,12 +116,20 @@ function newRunId(): string {
 /** "maxConcurrency" -> "max_concurrency". */
 const snake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
+/** An option as JSON can hold it: bigints and infinite rates as text ("inf", as the flag is written). */
+function optionValue(value: unknown): unknown {
+  if (typeof value === "bigint") return value.toString();
+  if (typeof value === "number" && !Number.isFinite(value)) return String(value).replace("Infinity", "inf");
+  if (Array.isArray(value)) return value.map(optionValue);
+  return value;
+}
+
 /** The run's description, written once in its first pct line: shell loops over server flags describe themselves. */
 function runInfo(opts: RunOptions, server: ServerProfile): RunInfo {
   const options: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(opts)) {
     if (key === "apiKey") options.api_key = value ? "(set)" : null;
-    else options[snake(key)] = typeof value === "bigint" ? value.toString() : value;
+    else options[snake(key)] = optionValue(value);
   }
   return {
     warmbench_version: VERSION,

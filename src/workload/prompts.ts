@@ -36,16 +36,21 @@ function requireCount(name: string, value: number): void {
   if (!Number.isSafeInteger(value) || value < 0) throw new Error(`buildPrompts: ${name} must be a non-negative integer, got ${value}`);
 }
 
+/** The script's split of a prompt: prefix_len = total*pct//100, the rest is the suffix. */
+export function splitPrompt(totalTokens: number, pct: number): { prefixLen: number; suffixLen: number } {
+  // Python's total*pct//100 on ints; the remainder form keeps it exact however large the product.
+  const scaled = totalTokens * pct;
+  const prefixLen = (scaled - (scaled % 100)) / 100;
+  return { prefixLen, suffixLen: totalTokens - prefixLen };
+}
+
 /** Draws one pct's prompts in the script's order. */
 export function buildPrompts(p: BuildPromptsParams): PromptSet {
   const { population, totalTokens, pct, numPrompts, rng } = p;
   requireCount("totalTokens", totalTokens);
   requireCount("numPrompts", numPrompts);
   if (!Number.isInteger(pct) || pct < 0 || pct > 100) throw new Error(`buildPrompts: pct must be an integer in [0, 100], got ${pct}`);
-  // Python's total*pct//100 on ints; the remainder form keeps it exact however large the product.
-  const scaled = totalTokens * pct;
-  const prefixLen = (scaled - (scaled % 100)) / 100;
-  const suffixLen = totalTokens - prefixLen;
+  const { prefixLen, suffixLen } = splitPrompt(totalTokens, pct);
 
   const prefix = new Uint32Array(prefixLen);
   rng.choicesInto(population, prefix, 0, prefixLen);

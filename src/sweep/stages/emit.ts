@@ -1,4 +1,4 @@
-/** Stage: the pct's record to the console (stdout), the JSONL file and the per-request details; findings to stderr. */
+/** Stage: a line's record to the console (stdout), the JSONL file and the per-request details; findings to stderr. */
 import { log } from "../../log.ts";
 import type { RequestRecord } from "../../metrics/record.ts";
 import { describeSaturation } from "../../metrics/self-check.ts";
@@ -6,10 +6,11 @@ import { renderConsole } from "../../report/console.ts";
 import { appendRequestDetails } from "../../report/details.ts";
 import { appendJsonlLine, formatJsonl } from "../../report/jsonl.ts";
 import type { SweepContext } from "../context.ts";
+import type { LinePlan } from "../plan.ts";
 import type { Measurement } from "./measure.ts";
 import type { PctSummary } from "./summarize.ts";
 
-export function emitPct(summary: PctSummary, m: Measurement, ctx: SweepContext): void {
+export function emitPct(summary: PctSummary, line: LinePlan, m: Measurement, ctx: SweepContext): void {
   const { record, cache } = summary;
   const pct = record.shared_prefix_pct;
   logFailures(m.records);
@@ -17,7 +18,9 @@ export function emitPct(summary: PctSummary, m: Measurement, ctx: SweepContext):
   const health = describeSaturation(m.health);
   if (record.client_saturated) log.warn(`${pct}%: ${health}`);
   else log.debug(health);
-  if (ctx.opts.requestDetails) appendRequestDetails(ctx.opts.requestDetails, ctx.runId, pct, m.records);
+  if (ctx.opts.requestDetails) {
+    appendRequestDetails(ctx.opts.requestDetails, ctx.runId, pct, m.records, line.rate, ctx.opts.requestRates.length > 1);
+  }
   ctx.io.out(renderConsole(record));
   if (ctx.opts.outputFile) appendJsonlLine(ctx.opts.outputFile, formatJsonl(record));
 }

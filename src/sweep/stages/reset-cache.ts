@@ -1,9 +1,10 @@
 /**
  * Stage: empty the server's prefix cache (the backend's flush), prove it with at most one short request, and let
- * the server settle - as the script's flush + sleep(1), with exactly one flush per pct.
+ * the server settle - as the script's flush + sleep(1), with exactly one flush per line (per pct, and per request
+ * rate within a pct: every rate then meets the same empty cache and resends the same prompts).
  *
  * The proof: a sequence the server cached before the flush must come back with 0 cached tokens after it. Between
- * pcts that sequence is the start of the previous pct's most recently finished prompt (its pages are the least
+ * lines that sequence is the start of the previous line's most recently finished prompt (its pages are the least
  * likely to have been evicted); the first pct has none, so a canary prompt (its own RNG: the script's draw order is
  * untouched) is sent once before its flush. A flush that answers "done" proves nothing by itself: old SGLang
  * always said so, and a buggy server may too.
@@ -63,7 +64,7 @@ async function probe(plan: PctPlan, batch: PromptBatch, ctx: SweepContext): Prom
   // The probe stays cached for this pct. If its first page were also the shared prefix's first page, the warm and
   // measured requests would hit it: probe nothing rather than disturb what is measured.
   const page = Math.min(ctx.server.pageSize, ids.length);
-  if (plan.prefixLen >= page && samePrefix(ids, batch.set.prefix, page)) {
+  if (plan.prefixLen >= page && samePrefix(ids, batch.prefix, page)) {
     log.debug("flush probe skipped: its first page equals this pct's shared prefix");
     return null;
   }
@@ -88,15 +89,10 @@ function samePrefix(a: Uint32Array, b: Uint32Array, n: number): boolean {
 }
 
 /**
- * After a pct: remember the start of the prompt that finished last (the most recently used pages) as the next
- * flush's probe. Keeps the previous one when no request succeeded.
+ * After a line: remember the start of the prompt that finished last (the most recently used pages), kept by the
+ * measurement as requests ended, as the next flush's probe. Keeps the previous one when no request succeeded.
  */
-export function rememberProbe(records: readonly RequestRecord[], batch: PromptBatch, ctx: SweepContext): void {
+export function rememberProbe(lastFinishedProbeIds: Uint32Array | null, ctx: SweepContext): void {
   if (ctx.opts.flush === "none" || ctx.opts.verifyCache === "off") return;
-  let last: RequestRecord | null = null;
-  for (const r of records) {
-    if (r.ok && r.index >= 0 && (last === null || r.startMs + r.latencyMs > last.startMs + last.latencyMs)) last = r;
-  }
-  if (last === null) return;
-  ctx.state.probeIds = batch.ids(last.index).slice(0, probeLength(ctx.server.pageSize));
+  if (lastFinishedProbeIds !== null) ctx.state.probeIds = lastFinishedProbeIds;
 }

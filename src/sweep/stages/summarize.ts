@@ -1,15 +1,17 @@
 /**
- * Stage: the pct's records and everything around them -> the one typed PctRecord. Pure: the script's metrics,
- * the cache verdict, the client's health, and this pct's share of the sweep's TTFT model.
+ * Stage: a line's records and everything around them -> the one typed PctRecord. Pure: the script's metrics, the
+ * latency from the intended send time, the cache verdict, the client's health, and this line's share of the
+ * sweep's TTFT model.
  */
 import { checkCache, type CacheCheck } from "../../metrics/cache-check.ts";
 import { buildPctRecord, type PctRecord } from "../../metrics/pct-record.ts";
+import { summarizeIntended } from "../../metrics/intended.ts";
 import { isSaturated } from "../../metrics/self-check.ts";
 import { summarizePct } from "../../metrics/summarize.ts";
 import { fitFromMoments, mergeTtftMoments, ttftMoments, type TtftMoments } from "../../metrics/ttft-model.ts";
 import type { RequestRecord } from "../../metrics/record.ts";
 import type { SweepContext } from "../context.ts";
-import type { PctPlan } from "../plan.ts";
+import type { LinePlan, PctPlan } from "../plan.ts";
 import type { Measurement } from "./measure.ts";
 import type { CacheReset } from "./reset-cache.ts";
 import type { WarmResult } from "./warm.ts";
@@ -21,7 +23,7 @@ export interface PctSummary {
   sweepFit: TtftMoments | null;
 }
 
-export function summarizeMeasurement(plan: PctPlan, reset: CacheReset, warm: WarmResult, m: Measurement, ctx: SweepContext): PctSummary {
+export function summarizeMeasurement(plan: PctPlan, line: LinePlan, reset: CacheReset, warm: WarmResult, m: Measurement, ctx: SweepContext): PctSummary {
   const { opts, server, tokenizer } = ctx;
   const metrics = summarizePct({
     records: m.records,
@@ -29,12 +31,13 @@ export function summarizeMeasurement(plan: PctPlan, reset: CacheReset, warm: War
     countTokens: tokenizer.countTokens,
     context: {
       backend: opts.backend,
+      requestRate: line.rate,
       maxConcurrency: opts.maxConcurrency,
       pct: plan.pct,
       prefixLen: plan.prefixLen,
       suffixLen: plan.suffixLen,
       totalTokens: plan.promptLen,
-      numPrompts: plan.numPrompts,
+      numPrompts: line.count,
       outputLen: opts.outputLen,
       expectedCachedTokens: plan.expectedCachedTokens,
       pageSize: server.pageSize,
@@ -51,6 +54,7 @@ export function summarizeMeasurement(plan: PctPlan, reset: CacheReset, warm: War
     mode: opts.verifyCache,
     tolerance: opts.cacheTolerance,
   });
+  const intended = summarizeIntended(m.records, m.t0Ms);
   const fit = fitSamples(m.records, plan.expectedCachedTokens);
   const sweepFit = mergeTtftMoments(ctx.state.ttftFit, fit);
   const record = buildPctRecord(metrics, {
@@ -61,6 +65,9 @@ export function summarizeMeasurement(plan: PctPlan, reset: CacheReset, warm: War
     errors: metrics.errors,
     errors_by_kind: metrics.errors_by_kind,
     interrupted: m.interrupted,
+    burstiness: Number.isFinite(line.rate) ? opts.burstiness : null,
+    duration_limit_s: Number.isFinite(line.rate) ? opts.durationS : null,
+    ...intended.metrics,
     page_size: server.pageSize,
     expected_cached_tokens: plan.expectedCachedTokens,
     mean_cached_tokens: metrics.mean_cached_tokens,
@@ -86,7 +93,7 @@ export function summarizeMeasurement(plan: PctPlan, reset: CacheReset, warm: War
     client_saturated: isSaturated(m.health),
     ttft_fit: fit,
     ttft_model: fitFromMoments(sweepFit),
-    hdr: metrics.hdr,
+    hdr: { ...metrics.hdr, ...intended.hdr },
     hdr_unit: metrics.hdr_unit,
     warmbench_version: ctx.run.warmbench_version,
     started_at: m.startedAt,
