@@ -39,7 +39,7 @@ export const RUN_DEFAULTS = {
   /** Prompts drawn and serialized ahead of their send, at most (beyond --max-concurrency, so slots never wait). */
   promptLookahead: 4096,
   /** Serialized prompt bytes not yet handed to the socket, at most: what bounds memory with long prompts. */
-  promptBufferBytes: 256 * 2 ** 20,
+  promptBufferBytes: 64 * 2 ** 20,
   /** Open-loop runs with --duration: at most this many requests per line (rate x duration). */
   maxRequestsPerLine: 10_000_000,
 } as const;
