@@ -126,8 +126,8 @@ export class PromptPass {
   private canGrant(extra = 0): boolean {
     if (this.closed || this.granted + extra >= this.count) return false;
     const ahead = this.granted + extra - this.head;
-    // Always one prompt in the making, however large: a single prompt beyond the byte limit must still be sent.
-    if (ahead === 0) return true;
+    // With nothing held at all, one prompt is made however large: a prompt beyond the byte limit must still be sent.
+    if (ahead === 0 && this.outstandingBytes === 0) return true;
     const pendingBytes = (this.granted + extra - this.received) * this.estimateBytes;
     return ahead < this.limits.prompts && this.outstandingBytes + pendingBytes + this.estimateBytes <= this.limits.bytes;
   }
