@@ -46,6 +46,6 @@ async function runLine(plan: PctPlan, line: LinePlan, batch: PromptBatch, ctx: S
   emitPct(summary, line, measurement, ctx);
   ctx.state.linesWritten++;
   ctx.state.ttftFit = summary.sweepFit;
-  rememberProbe(measurement.lastFinishedProbeIds, ctx);
+  rememberProbe(measurement.lastFinishedProbeIds, line !== plan.lines.at(-1), ctx);
   return summary.record;
 }

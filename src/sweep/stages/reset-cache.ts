@@ -4,9 +4,10 @@
  * rate within a pct: every rate then meets the same empty cache and resends the same prompts).
  *
  * The proof: a sequence the server cached before the flush must come back with 0 cached tokens after it. Between
- * lines that sequence is the start of the previous line's most recently finished prompt (its pages are the least
- * likely to have been evicted); the first pct has none, so a canary prompt (its own RNG: the script's draw order is
- * untouched) is sent once before its flush. A flush that answers "done" proves nothing by itself: old SGLang
+ * pcts that sequence is the start of the previous pct's most recently finished prompt (its pages are the least
+ * likely to have been evicted). The first pct has none, and between the lines of one pct (one per request rate)
+ * that prompt is sent again, so it cannot be the probe: then a canary prompt (its own RNG: the script's draw order
+ * is untouched) is sent just before the flush. A flush that answers "done" proves nothing by itself: old SGLang
  * always said so, and a buggy server may too.
  */
 import { log } from "../../log.ts";
@@ -90,9 +91,12 @@ function samePrefix(a: Uint32Array, b: Uint32Array, n: number): boolean {
 
 /**
  * After a line: remember the start of the prompt that finished last (the most recently used pages), kept by the
- * measurement as requests ended, as the next flush's probe. Keeps the previous one when no request succeeded.
+ * measurement as requests ended, as the next flush's probe; keep the previous one when no request succeeded. When
+ * the next line sends the same prompts again (another rate of this pct), none of them may be the probe: the next
+ * flush is proven with the canary instead.
  */
-export function rememberProbe(lastFinishedProbeIds: Uint32Array | null, ctx: SweepContext): void {
+export function rememberProbe(lastFinishedProbeIds: Uint32Array | null, nextLineResends: boolean, ctx: SweepContext): void {
   if (ctx.opts.flush === "none" || ctx.opts.verifyCache === "off") return;
-  if (lastFinishedProbeIds !== null) ctx.state.probeIds = lastFinishedProbeIds;
+  if (nextLineResends) ctx.state.probeIds = null;
+  else if (lastFinishedProbeIds !== null) ctx.state.probeIds = lastFinishedProbeIds;
 }
