@@ -16,12 +16,14 @@ import { runAccuracy } from "./scenarios/accuracy.ts";
 import { capacityTrialTable, runCapacity } from "./scenarios/capacity.ts";
 import { runColdStart } from "./scenarios/cold-start.ts";
 import { runResources } from "./scenarios/resources.ts";
+import { runOpenLoop } from "./scenarios/open-loop.ts";
 
 const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioResult>> = {
   accuracy: runAccuracy,
   capacity: runCapacity,
   resources: runResources,
   "cold-start": runColdStart,
+  "open-loop": runOpenLoop,
 };
 
 interface BenchFlags {
@@ -123,7 +125,10 @@ async function main(): Promise<void> {
     machine: `${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${process.platform}`,
     warmbenchVersion: `${version} (${bin.startsWith(root) ? bin.slice(root.length + 1) : bin})`,
     python: pythonNote,
-    extraTables: capacity ? [{ title: "Capacity: every step", ...capacityTrialTable(capacity) }] : [],
+    extraTables: [
+      ...(capacity ? [{ title: "Capacity: every step", ...capacityTrialTable(capacity) }] : []),
+      ...results.flatMap((r) => r.extraTables ?? []),
+    ],
   });
   writeFileSync(join(outDir, "latest.md"), markdown);
   rmSync(workDir, { recursive: true, force: true });
