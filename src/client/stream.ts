@@ -4,7 +4,7 @@
  * protocol.md §7 (TTFT keyed on the server's token count, not on text; failures inside a 200 stream are
  * failures).
  */
-import type { FailureKind, RequestRecord } from "../metrics/record.ts";
+import type { FailureKind, PackedPayloads, RequestRecord } from "../metrics/record.ts";
 import { sglangBackend } from "../backends/sglang.ts";
 import { createEventFields, type Backend, type EventFields } from "../backends/types.ts";
 import { nowMs } from "./clock.ts";
@@ -252,8 +252,9 @@ function grow(itl: Float64Array, needed: number): Float64Array {
 /** Outside the timed part: text decoding and the ITL view. */
 function finishRecord(rec: RequestRecord, state: StreamState, deferText: boolean): void {
   rec.itlMs = state.itl.subarray(0, state.itlCount);
-  // The payloads are views into fetch's chunks; a coalesced chunk can be large, so keep copies of just them.
-  rec.textPayloads = state.textPayloads.map((p) => p.slice());
+  // The payloads are views into fetch's chunks; a coalesced chunk can be large, so keep copies of just them, packed
+  // into one buffer: with incremental text a request has an event per token, and 100k requests are kept at once.
+  rec.textPayloads = packPayloads(state.textPayloads);
   if (!deferText) resolveGeneratedText(rec, state.backend);
 }
 
@@ -262,9 +263,27 @@ export function resolveGeneratedText(rec: RequestRecord, backend: Backend = sgla
   const payloads = rec.textPayloads;
   if (payloads === undefined) return;
   let text = "";
-  for (const payload of payloads) text += backend.extractText(payload);
+  let start = 0;
+  for (const end of payloads.ends) {
+    text += backend.extractText(payloads.bytes.subarray(start, end));
+    start = end;
+  }
   rec.generatedText = text;
   delete rec.textPayloads;
+}
+
+function packPayloads(payloads: readonly Uint8Array[]): PackedPayloads {
+  let size = 0;
+  for (const p of payloads) size += p.length;
+  const bytes = new Uint8Array(size);
+  const ends = new Uint32Array(payloads.length);
+  let at = 0;
+  payloads.forEach((p, i) => {
+    bytes.set(p, at);
+    at += p.length;
+    ends[i] = at;
+  });
+  return { bytes, ends };
 }
 
 function emptyRecord(req: StreamRequest): RequestRecord {

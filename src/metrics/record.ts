@@ -17,6 +17,13 @@ export type FailureKind =
   | "parse" // an event that is not valid JSON
   | "cancelled"; // the run was interrupted (SIGINT/SIGTERM) before the request ended
 
+/** Event payloads back to back in one buffer (one allocation per request, however many events it had). */
+export interface PackedPayloads {
+  bytes: Uint8Array;
+  /** End offset of each payload in `bytes`. */
+  ends: Uint32Array;
+}
+
 export interface RequestRecord {
   /** Index of the prompt within its pct's prompt set. */
   index: number;
@@ -56,5 +63,5 @@ export interface RequestRecord {
   /** Generated text (cumulative text of the last event, or the concatenated deltas). Filled after the stream ends. */
   generatedText: string;
   /** Raw event payloads whose text makes up generatedText, while its parsing is deferred (see resolveGeneratedText). */
-  textPayloads?: Uint8Array[];
+  textPayloads?: PackedPayloads;
 }

@@ -15,6 +15,7 @@ import { startProgress } from "../../report/progress.ts";
 import { arrivalOffsetsMs } from "../../workload/arrivals.ts";
 import type { SweepContext } from "../context.ts";
 import type { LinePlan, PctPlan } from "../plan.ts";
+import { idleCollector } from "../idle-gc.ts";
 import { streamRequestFor } from "../request.ts";
 import type { PromptBatch } from "./build-prompts.ts";
 
@@ -109,7 +110,11 @@ export async function measure(plan: PctPlan, line: LinePlan, batch: PromptBatch,
     const countersAfter = interrupted ? null : await scrapeCacheCounters(ctx.ctl);
     const records = settled.filter((r): r is RequestRecord => r !== undefined && r.failureKind !== "cancelled");
     // Text is parsed only now: doing it as each stream ended would hold up the other streams' events.
-    for (const r of records) resolveGeneratedText(r, ctx.backend);
+    const collect = idleCollector();
+    for (const r of records) {
+      resolveGeneratedText(r, ctx.backend);
+      collect();
+    }
     return {
       records,
       t0Ms: run.startMs,

@@ -11,6 +11,7 @@ import { summarizePct } from "../../metrics/summarize.ts";
 import { fitFromMoments, mergeTtftMoments, ttftMoments, type TtftMoments } from "../../metrics/ttft-model.ts";
 import type { RequestRecord } from "../../metrics/record.ts";
 import type { SweepContext } from "../context.ts";
+import { idleCollector } from "../idle-gc.ts";
 import type { LinePlan, PctPlan } from "../plan.ts";
 import type { Measurement } from "./measure.ts";
 import type { CacheReset } from "./reset-cache.ts";
@@ -25,10 +26,14 @@ export interface PctSummary {
 
 export function summarizeMeasurement(plan: PctPlan, line: LinePlan, reset: CacheReset, warm: WarmResult, m: Measurement, ctx: SweepContext): PctSummary {
   const { opts, server, tokenizer } = ctx;
+  const collect = idleCollector();
   const metrics = summarizePct({
     records: m.records,
     durationS: m.durationS,
-    countTokens: tokenizer.countTokens,
+    countTokens: (text) => {
+      collect();
+      return tokenizer.countTokens(text);
+    },
     context: {
       backend: opts.backend,
       requestRate: line.rate,
