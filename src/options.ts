@@ -105,6 +105,7 @@ export interface RunOptions {
 // --- parsing: raw citty strings in, validated options out ---------------------------------
 
 import { UsageError } from "./errors.ts";
+import { arrivalCount } from "./workload/arrivals.ts";
 
 /** Raw flag values as citty hands them over: strings and booleans, keyed by kebab-case name. */
 export type RawFlags = Record<string, string | boolean | undefined>;
@@ -260,7 +261,8 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     throw new UsageError(`--max-concurrency ${maxConcurrency}: a concurrency limit cannot be negative (0 means unlimited, as in the script)`);
   }
   const pageSizeRaw = str(raw, "page-size");
-  const load = parseLoad(raw);
+  const seed = parseSeed(str(raw, "seed") ?? String(d.seed));
+  const load = parseLoad(raw, seed);
   return {
     backend,
     baseUrl: parseBaseUrl(str(raw, "base-url"), host, port),
@@ -272,7 +274,7 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     outputLen,
     maxConcurrency,
     pcts,
-    seed: parseSeed(str(raw, "seed") ?? String(d.seed)),
+    seed,
     disableIgnoreEos: raw["disable-ignore-eos"] === true,
     outputFile: str(raw, "output-file") ?? null,
     extraRequestBody: parseExtraBody(str(raw, "extra-request-body") ?? "{}"),
@@ -296,7 +298,7 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
 }
 
 /** --request-rate, --burstiness and --duration, checked against each other. */
-function parseLoad(raw: RawFlags): Pick<RunOptions, "requestRates" | "burstiness" | "durationS"> {
+function parseLoad(raw: RawFlags, seed: bigint): Pick<RunOptions, "requestRates" | "burstiness" | "durationS"> {
   const d = RUN_DEFAULTS;
   const requestRates = parseRequestRates(str(raw, "request-rate") ?? d.requestRate);
   const openLoop = requestRates.some((r) => Number.isFinite(r));
@@ -317,6 +319,11 @@ function parseLoad(raw: RawFlags): Pick<RunOptions, "requestRates" | "burstiness
   const most = Math.max(...requestRates) * durationS;
   if (most > d.maxRequestsPerLine) {
     throw new UsageError(`--duration ${durationRaw}: rate x duration = ${Math.round(most)} requests per line, more than ${d.maxRequestsPerLine}`);
+  }
+  for (const ratePerS of requestRates) {
+    if (arrivalCount({ ratePerS, burstiness, seed, count: null, durationS }) === 0) {
+      throw new UsageError(`--duration ${durationRaw}: at ${ratePerS} req/s no request is due within ${durationS} s, so nothing would be measured`);
+    }
   }
   return { requestRates, burstiness, durationS };
 }
