@@ -23,7 +23,6 @@ import { warmPrefix } from "./stages/warm.ts";
 /** Runs every line of one pct; stops after a line that was interrupted (or before the next, on an interrupt). */
 export async function runPct(pct: number, ctx: SweepContext): Promise<{ records: PctRecord[]; complete: boolean }> {
   const plan = planPct(pct, ctx.opts, ctx.server.pageSize);
-  ctx.io.out(renderPctHeader({ shared_prefix_pct: pct, prefix_len: plan.prefixLen, suffix_len: plan.suffixLen }));
   // The tokenizer is only needed to count output tokens after the run: build it now, off every clock.
   ctx.tokenizer.prepare();
   // Prompts come first (no server sees it): the reset needs the new prefix to keep its probe clear of it.
@@ -39,6 +38,8 @@ export async function runPct(pct: number, ctx: SweepContext): Promise<{ records:
 }
 
 async function runLine(plan: PctPlan, line: LinePlan, batch: PromptBatch, ctx: SweepContext): Promise<PctRecord> {
+  // The script's banner, once per line (per pct without a rate sweep), as `report` prints it from the file.
+  ctx.io.out(renderPctHeader({ shared_prefix_pct: plan.pct, prefix_len: plan.prefixLen, suffix_len: plan.suffixLen }));
   const reset = await resetCache(plan, batch, ctx);
   const warm = await warmPrefix(plan, batch, ctx);
   const measurement = await measure(plan, line, batch, ctx);

@@ -106,8 +106,10 @@ describe("a rate sweep", () => {
       expect(rates[1]).toEqual(rates[0]);
       expect(rates[2]).toEqual(rates[0]);
     }
-    // The console shows the open-loop section for the finite rates only.
+    // The console shows the open-loop section for the finite rates only, and `report` rebuilds it from the file.
     expect(r.stdout.split("Latency from Intended Send Time").length - 1).toBe(4);
+    const report = await runCli(["report", out]);
+    expect(report.stdout.trim()).toBe(r.stdout.trim());
   }, 120_000);
 });
 
