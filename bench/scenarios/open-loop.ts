@@ -55,6 +55,8 @@ interface OpenLoopRun {
   details: Detail[];
   /** Epoch ms at which the mock received each measured request (those with a request id). */
   receivedMs: number[];
+  /** Most requests the mock had in flight at once. */
+  mockMaxInFlight: number;
   proc: ProcOutcome;
   note: string;
 }
@@ -76,6 +78,12 @@ async function openLoopRun(
   ];
   // Set the fetch cap ourselves so warmbench does not re-exec: /proc and rusage then see the real client.
   const proc = await runBounded(cmd, { env: { BUN_CONFIG_MAX_HTTP_REQUESTS: String(opts.fetchCap), NO_COLOR: "1" }, timeoutMs: opts.timeoutMs });
+  let mockMaxInFlight = NaN;
+  try {
+    mockMaxInFlight = (await mock.stats()).maxInFlight;
+  } catch {
+    // a mock that died shows as NaN
+  }
   await mock.stop();
   const details = parseDetailLines(readIfExists(detailsPath));
   const ids = new Set(details.map((d) => d.requestId));
@@ -83,7 +91,7 @@ async function openLoopRun(
   const notes: string[] = [];
   if (proc.timedOut) notes.push(`client killed after ${(opts.timeoutMs / 1000).toFixed(0)} s`);
   else if (proc.code !== 0) notes.push(`client exit ${proc.code}: ${proc.stderrTail.trim().split("\n").pop()?.slice(0, 160) ?? ""}`);
-  return { lines: readLines(out), details, receivedMs, proc, note: notes.join("; ") };
+  return { lines: readLines(out), details, receivedMs, mockMaxInFlight, proc, note: notes.join("; ") };
 }
 
 /** The pct lines of a results file (Python's bare Infinity read as null). */
@@ -114,6 +122,7 @@ interface PacingRow {
   lagP99: number;
   lagMax: number;
   cpuPct: number;
+  loopLagP99: number;
   run: OpenLoopRun;
 }
 
@@ -137,6 +146,7 @@ async function pacing(ctx: BenchContext, rate: number, seconds: number): Promise
     lagP99: Number(line.schedule_lag_p99_ms),
     lagMax: lags.length ? lags.reduce((m, x) => Math.max(m, x), -Infinity) : NaN,
     cpuPct: Number(line.client_cpu_pct),
+    loopLagP99: Number(line.client_loop_lag_p99_ms),
     run,
   };
 }
@@ -235,7 +245,7 @@ export async function runOpenLoop(ctx: BenchContext): Promise<ScenarioResult> {
   const co = await coordinatedOmission(ctx, rates, q ? 100 : 300);
 
   const rows: string[][] = [
-    ...pace.map((p) => ["pacing", `${p.rate} req/s Poisson, ${p.requests} requests`, `achieved ${fmt(p.achieved, 1)} req/s (${fmt((p.achieved / p.rate - 1) * 100, 2)} %), at the mock ${fmt(p.achievedAtMock, 1)}`, `schedule lag p50 ${fmt(p.lagP50, 3)} / p99 ${fmt(p.lagP99, 3)} / max ${fmt(p.lagMax, 2)} ms`, `client CPU ${fmt(p.cpuPct, 0)} %`, p.run.note]),
+    ...pace.map((p) => ["pacing", `${p.rate} req/s Poisson, ${p.requests} requests`, `achieved ${fmt(p.achieved, 1)} req/s (${fmt((p.achieved / p.rate - 1) * 100, 2)} %), at the mock ${fmt(p.achievedAtMock, 1)}`, `schedule lag p50 ${fmt(p.lagP50, 3)} / p99 ${fmt(p.lagP99, 3)} / max ${fmt(p.lagMax, 2)} ms`, `client CPU ${fmt(p.cpuPct, 0)} %, its event-loop lag p99 ${fmt(p.loopLagP99, 2)} ms; at most ${p.run.mockMaxInFlight} in flight (slots: 512)`, p.run.note]),
     ...[big, ...perN].map((m) => ["memory", `${m.prompts} prompts x ${m.promptTokens} tokens, pct 0, ${m.concurrency} in flight`, `peak RSS ${fmt(m.peakMiB, 0)} MiB`, `${m.completed} completed`, `${fmt(m.wallS, 1)} s`, m.note]),
   ];
   const bigPass = !q && big.note === "" && big.completed === 4096 ? big.peakMiB <= GIB_MIB : null;
@@ -278,7 +288,7 @@ export async function runOpenLoop(ctx: BenchContext): Promise<ScenarioResult> {
     rows,
     targets,
     notes: [
-      "Pacing: `--request-rate R` (Poisson, `--burstiness 1`), 64-token prompts, 2 output tokens, mock `--itl-ms 1 --ttft-base-ms 1`, `--max-concurrency 512` (never full). 'achieved' is warmbench's `achieved_request_rate` (requests over the time from the start of sending to the last send; the schedule ends at N/R exactly, as vLLM's); 'at the mock' is (n - 1) over the span of the mock's receipt times. Schedule lag = actual send - intended send, from the pct line.",
+      "Pacing: `--request-rate R` (Poisson, `--burstiness 1`), 64-token prompts, 2 output tokens, mock `--itl-ms 1 --ttft-base-ms 1`, `--max-concurrency 512` (the schedule lag also counts waits for a slot: 'at most N in flight' says whether the slots were ever full, i.e. the mock fell behind). The client's event-loop lag p99 (its own 10 ms probe timer, from the pct line) shows how late any timer of the client fired: the floor under the schedule lag on this box. 'achieved' is warmbench's `achieved_request_rate` (requests over the time from the start of sending to the last send; the schedule ends at N/R exactly, as vLLM's); 'at the mock' is (n - 1) over the span of the mock's receipt times. Schedule lag = actual send - intended send, from the pct line.",
       "Memory: peak RSS = max(VmHWM sampled every 100 ms, rusage maxrss) of the client process; pct 0 so every prompt is unique (the heaviest case). Prompts are drawn and serialized by a worker thread a bounded look-ahead (64 MiB, 4096 prompts) before they are sent, so RSS follows what is in flight: the rows at 1k, 10k and 100k prompts are RSS against the number of prompts.",
       "Coordinated omission: the mock runs at most 4 requests at once (`--max-running 4`, ~35 ms each, so ~114 req/s), warmbench keeps at most 4 in flight (`--max-concurrency 4`) and one `--request-rate` sweep sends each rate its own flushed, warmed line. Above capacity requests wait for a slot in the client: the script's TTFT (from the send) cannot see that wait, TTFT from the intended send time can.",
     ],
