@@ -41,6 +41,8 @@ export interface Dispatch<T> {
   wake(): void;
   /** Stops starting requests (those in flight run to their end), e.g. when prompts stopped coming. */
   stop(): void;
+  /** Requests that were due, with a slot free, but not ready (their prompt had not arrived). */
+  readonly notReadyWaits: number;
 }
 
 /** A FIFO of (index, intended time) that grows as needed: a saturated line can build a long backlog. */
@@ -107,6 +109,8 @@ export function dispatch<T>(opts: DispatchOptions<T>): Dispatch<T> {
   let resolveDone: (r: (T | undefined)[]) => void = () => {};
   let rejectDone: (e: unknown) => void = () => {};
   let failure: { error: unknown } | null = null;
+  let notReadyWaits = 0;
+  let lastNotReady = -1;
   const done = new Promise<(T | undefined)[]>((resolve, reject) => {
     resolveDone = resolve;
     rejectDone = reject;
@@ -144,7 +148,11 @@ export function dispatch<T>(opts: DispatchOptions<T>): Dispatch<T> {
 
   const startDue = (): void => {
     while (backlog.length > 0 && inFlight < concurrency && !halted()) {
-      if (!opts.isReady(backlog.peekIndex())) return;
+      if (!opts.isReady(backlog.peekIndex())) {
+        if (lastNotReady !== backlog.peekIndex()) notReadyWaits++;
+        lastNotReady = backlog.peekIndex();
+        return;
+      }
       const { index, dueMs } = backlog.shift();
       inFlight++;
       opts.start(index, dueMs).then(
@@ -211,6 +219,9 @@ export function dispatch<T>(opts: DispatchOptions<T>): Dispatch<T> {
     stop: () => {
       stopped = true;
       pump();
+    },
+    get notReadyWaits() {
+      return notReadyWaits;
     },
   };
 }

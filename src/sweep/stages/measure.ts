@@ -103,6 +103,9 @@ export async function measure(plan: PctPlan, line: LinePlan, batch: PromptBatch,
     });
     const settled = await run.done;
     const durationS = (nowMs() - run.startMs) / 1000;
+    if (run.notReadyWaits > 0) {
+      log.warn(`${plan.pct}%: ${run.notReadyWaits} requests were due before their prompt was drawn: the client fell behind (schedule_lag includes that wait)`);
+    }
     progress.stop();
     const health = monitor.stop();
     if (prompts.failure) throw prompts.failure;

@@ -81,6 +81,7 @@ describe("dispatch, open loop (arrival times)", () => {
     run.wake();
     await run.done;
     expect(state.started[1]!.intendedMs).toBe(run.startMs);
+    expect(run.notReadyWaits).toBe(1);
     expect(state.started[1]!.atMs - state.started[1]!.intendedMs).toBeGreaterThanOrEqual(29);
   });
 
