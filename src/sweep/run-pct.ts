@@ -15,10 +15,10 @@ import type { SweepContext } from "./context.ts";
 import { planPct, type LinePlan, type PctPlan } from "./plan.ts";
 import { buildPromptBatch, type PromptBatch } from "./stages/build-prompts.ts";
 import { emitPct } from "./stages/emit.ts";
-import { measure } from "./stages/measure.ts";
-import { rememberProbe, resetCache } from "./stages/reset-cache.ts";
+import { measure, type Measurement } from "./stages/measure.ts";
+import { rememberProbe, resetCache, type CacheReset } from "./stages/reset-cache.ts";
 import { summarizeMeasurement } from "./stages/summarize.ts";
-import { warmPrefix } from "./stages/warm.ts";
+import { warmPrefix, type WarmResult } from "./stages/warm.ts";
 
 /** Runs every line of one pct; stops after a line that was interrupted (or before the next, on an interrupt). */
 export async function runPct(pct: number, ctx: SweepContext): Promise<{ records: PctRecord[]; complete: boolean }> {
@@ -40,9 +40,18 @@ export async function runPct(pct: number, ctx: SweepContext): Promise<{ records:
 async function runLine(plan: PctPlan, line: LinePlan, batch: PromptBatch, ctx: SweepContext): Promise<PctRecord> {
   // The script's banner, once per line (per pct without a rate sweep), as `report` prints it from the file.
   ctx.io.out(renderPctHeader({ shared_prefix_pct: plan.pct, prefix_len: plan.prefixLen, suffix_len: plan.suffixLen }));
-  const reset = await resetCache(plan, batch, ctx);
-  const warm = await warmPrefix(plan, batch, ctx);
-  const measurement = await measure(plan, line, batch, ctx);
+  // The worker starts drawing the line's prompts now, during the flush, the settle and the warm.
+  const prompts = batch.openLine(line.count);
+  let reset: CacheReset;
+  let warm: WarmResult;
+  let measurement: Measurement;
+  try {
+    reset = await resetCache(plan, batch, ctx);
+    warm = await warmPrefix(plan, batch, ctx);
+    measurement = await measure(plan, line, batch, prompts, ctx);
+  } finally {
+    prompts.close();
+  }
   const summary = summarizeMeasurement(plan, line, reset, warm, measurement, ctx);
   emitPct(summary, line, measurement, ctx);
   ctx.state.linesWritten++;

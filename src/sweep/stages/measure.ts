@@ -17,7 +17,7 @@ import type { SweepContext } from "../context.ts";
 import type { LinePlan, PctPlan } from "../plan.ts";
 import { idleCollector } from "../idle-gc.ts";
 import { streamRequestFor } from "../request.ts";
-import type { PromptBatch } from "./build-prompts.ts";
+import type { LinePrompts, PromptBatch } from "./build-prompts.ts";
 
 export interface Measurement {
   /** Every request that ran to an end (cancelled ones were never measured and are left out). */
@@ -50,85 +50,81 @@ function abortOf(signal: AbortSignal | undefined): Promise<void> {
  */
 const spinMsFor = (rate: number): number => Math.min(0.5, 100 / rate);
 
-export async function measure(plan: PctPlan, line: LinePlan, batch: PromptBatch, ctx: SweepContext): Promise<Measurement> {
+/** Sends the line's `prompts` (opened by the caller, who closes them). */
+export async function measure(plan: PctPlan, line: LinePlan, batch: PromptBatch, prompts: LinePrompts, ctx: SweepContext): Promise<Measurement> {
   const { opts, io } = ctx;
-  const prompts = batch.openLine(line.count);
-  try {
-    // Off the clock: the look-ahead fills before the first request is due (an interrupt does not wait for it).
-    await Promise.race([prompts.filled(), abortOf(io.signal)]);
-    const countersBefore = await scrapeCacheCounters(ctx.ctl);
-    const rate = Number.isFinite(line.rate) ? `${line.rate} req/s` : "as slots free up";
-    log.info(`Sending ${line.count} requests (${rate}, max_concurrency=${opts.maxConcurrency}) ...`);
-    const startedAt = new Date().toISOString();
-    const monitor = startClientMonitor();
-    const label = opts.requestRates.length > 1 ? `${plan.pct}% @ ${rate}` : `${plan.pct}%`;
-    const progress = startProgress(line.count, label);
-    const last = { endMs: -Infinity, suffixHead: null as Uint32Array | null };
-    const heads = new Map<number, Uint32Array>();
-    const run = dispatch<RequestRecord>({
-      count: line.count,
-      concurrency: line.inFlight,
-      arrivalsMs: Number.isFinite(line.rate)
-        ? arrivalOffsetsMs({ ratePerS: line.rate, burstiness: opts.burstiness, seed: opts.seed, count: line.count, durationS: opts.durationS })
-        : null,
-      spinMs: spinMsFor(line.rate),
-      isReady: (i) => prompts.ready(i),
-      start: (i, intendedMs) => {
-        const { body, suffixHead } = prompts.body(i);
-        heads.set(i, suffixHead);
-        return streamRequest(
-          streamRequestFor(ctx, body, {
-            index: i,
-            promptLen: plan.promptLen,
-            maxNewTokens: opts.outputLen,
-            intendedMs,
-            requestId: opts.requestDetails ? requestIdOf(ctx.runId, plan.pct, i, opts.requestRates.length > 1 ? line.rate : null) : undefined,
-          }),
-        );
-      },
-      onSettled: (i, r) => {
-        progress.settled(r.ok);
-        const head = heads.get(i);
-        heads.delete(i);
-        if (r.ok && r.lastEventMs > last.endMs && head !== undefined) {
-          last.endMs = r.lastEventMs;
-          last.suffixHead = head;
-        }
-      },
-      signal: io.signal,
-    });
-    prompts.onArrival(() => {
-      if (prompts.failure) run.stop();
-      else run.wake();
-    });
-    const settled = await run.done;
-    const durationS = (nowMs() - run.startMs) / 1000;
-    if (run.notReadyWaits > 0) {
-      log.warn(`${plan.pct}%: ${run.notReadyWaits} requests were due before their prompt was drawn: the client fell behind (schedule_lag includes that wait)`);
-    }
-    progress.stop();
-    const health = monitor.stop();
-    if (prompts.failure) throw prompts.failure;
-    const interrupted = io.signal?.aborted === true;
-    const countersAfter = interrupted ? null : await scrapeCacheCounters(ctx.ctl);
-    const records = settled.filter((r): r is RequestRecord => r !== undefined && r.failureKind !== "cancelled");
-    // Text is parsed only now: doing it as each stream ended would hold up the other streams' events.
-    const collect = idleCollector();
-    for (const r of records) {
-      resolveGeneratedText(r, ctx.backend);
-      collect();
-    }
-    return {
-      records,
-      t0Ms: run.startMs,
-      durationS,
-      startedAt,
-      interrupted,
-      health,
-      serverHitRate: hitRateBetween(countersBefore, countersAfter),
-      lastFinishedProbeIds: last.suffixHead === null ? null : batch.probeIds(last.suffixHead),
-    };
-  } finally {
-    prompts.close();
+  // Off the clock: the look-ahead fills before the first request is due (an interrupt does not wait for it).
+  await Promise.race([prompts.filled(), abortOf(io.signal)]);
+  const countersBefore = await scrapeCacheCounters(ctx.ctl);
+  const rate = Number.isFinite(line.rate) ? `${line.rate} req/s` : "as slots free up";
+  log.info(`Sending ${line.count} requests (${rate}, max_concurrency=${opts.maxConcurrency}) ...`);
+  const startedAt = new Date().toISOString();
+  const monitor = startClientMonitor();
+  const label = opts.requestRates.length > 1 ? `${plan.pct}% @ ${rate}` : `${plan.pct}%`;
+  const progress = startProgress(line.count, label);
+  const last = { endMs: -Infinity, suffixHead: null as Uint32Array | null };
+  const heads = new Map<number, Uint32Array>();
+  const run = dispatch<RequestRecord>({
+    count: line.count,
+    concurrency: line.inFlight,
+    arrivalsMs: Number.isFinite(line.rate)
+      ? arrivalOffsetsMs({ ratePerS: line.rate, burstiness: opts.burstiness, seed: opts.seed, count: line.count, durationS: opts.durationS })
+      : null,
+    spinMs: spinMsFor(line.rate),
+    isReady: (i) => prompts.ready(i),
+    start: (i, intendedMs) => {
+      const { body, suffixHead } = prompts.body(i);
+      heads.set(i, suffixHead);
+      return streamRequest(
+        streamRequestFor(ctx, body, {
+          index: i,
+          promptLen: plan.promptLen,
+          maxNewTokens: opts.outputLen,
+          intendedMs,
+          requestId: opts.requestDetails ? requestIdOf(ctx.runId, plan.pct, i, opts.requestRates.length > 1 ? line.rate : null) : undefined,
+        }),
+      );
+    },
+    onSettled: (i, r) => {
+      progress.settled(r.ok);
+      const head = heads.get(i);
+      heads.delete(i);
+      if (r.ok && r.lastEventMs > last.endMs && head !== undefined) {
+        last.endMs = r.lastEventMs;
+        last.suffixHead = head;
+      }
+    },
+    signal: io.signal,
+  });
+  prompts.onArrival(() => {
+    if (prompts.failure) run.stop();
+    else run.wake();
+  });
+  const settled = await run.done;
+  const durationS = (nowMs() - run.startMs) / 1000;
+  if (run.notReadyWaits > 0) {
+    log.warn(`${plan.pct}%: ${run.notReadyWaits} requests were due before their prompt was drawn: the client fell behind (schedule_lag includes that wait)`);
   }
+  progress.stop();
+  const health = monitor.stop();
+  if (prompts.failure) throw prompts.failure;
+  const interrupted = io.signal?.aborted === true;
+  const countersAfter = interrupted ? null : await scrapeCacheCounters(ctx.ctl);
+  const records = settled.filter((r): r is RequestRecord => r !== undefined && r.failureKind !== "cancelled");
+  // Text is parsed only now: doing it as each stream ended would hold up the other streams' events.
+  const collect = idleCollector();
+  for (const r of records) {
+    resolveGeneratedText(r, ctx.backend);
+    collect();
+  }
+  return {
+    records,
+    t0Ms: run.startMs,
+    durationS,
+    startedAt,
+    interrupted,
+    health,
+    serverHitRate: hitRateBetween(countersBefore, countersAfter),
+    lastFinishedProbeIds: last.suffixHead === null ? null : batch.probeIds(last.suffixHead),
+  };
 }
