@@ -36,7 +36,7 @@ export const RUN_DEFAULTS = {
   requestRate: "inf",
   /** Shape of the gamma-distributed gaps between arrivals: 1 is Poisson, larger is more regular. */
   burstiness: 1,
-  /** Prompts drawn and serialized ahead of their send, at most (beyond --max-concurrency, so slots never wait). */
+  /** Prompts drawn and serialized ahead of their send, at most: enough to ride out a burst of arrivals. */
   promptLookahead: 4096,
   /** Serialized prompt bytes not yet handed to the socket, at most: what bounds memory with long prompts. */
   promptBufferBytes: 64 * 2 ** 20,
