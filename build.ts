@@ -16,7 +16,8 @@ for (const { target, outfile } of targets) {
   // A benchmark must not pick up .env or bunfig.toml from whatever directory it is started in.
   const flags = ["--compile", "--bytecode", "--format=esm", "--minify", "--sourcemap=none", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig"];
   if (target) flags.push(`--target=${target}`);
-  await $`${process.execPath} build ${flags} src/cli.ts --outfile ${outfile}`.quiet();
+  // The prompt worker is its own entry point: the executable embeds it, and `new Worker(new URL(...))` finds it there.
+  await $`${process.execPath} build ${flags} src/cli.ts src/workload/prompt-worker.ts --outfile ${outfile}`.quiet();
   console.error(`built ${outfile} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
 

@@ -21,6 +21,7 @@ import { runCompareNoise } from "./scenarios/compare-noise.ts";
 import { runProgress } from "./scenarios/progress.ts";
 import { runResources } from "./scenarios/resources.ts";
 import { runWorkers } from "./scenarios/workers.ts";
+import { runOpenLoop } from "./scenarios/open-loop.ts";
 
 
 // The harness may run under a warmbench binary acting as bun (BUN_BE_BUN=1, where no bun is installed, e.g. a GPU
@@ -36,6 +37,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioResult>> 
   workers: runWorkers,
   "compare-noise": runCompareNoise,
   progress: runProgress,
+  "open-loop": runOpenLoop,
 };
 
 interface BenchFlags {
@@ -142,7 +144,10 @@ async function main(): Promise<void> {
     machine: `${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${process.platform}`,
     warmbenchVersion: `${version} (${bin.startsWith(root) ? bin.slice(root.length + 1) : bin})`,
     python: pythonNote,
-    extraTables: capacity ? [{ title: "Capacity: every step", ...capacityTrialTable(capacity) }] : [],
+    extraTables: [
+      ...(capacity ? [{ title: "Capacity: every step", ...capacityTrialTable(capacity) }] : []),
+      ...results.flatMap((r) => r.extraTables ?? []),
+    ],
   });
   writeFileSync(join(outDir, "latest.md"), markdown);
   rmSync(workDir, { recursive: true, force: true });

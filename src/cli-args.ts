@@ -30,6 +30,9 @@ function workloadArgs(w: { numPrompts: number; totalTokens: number; outputLen: n
     "output-len": s("Output tokens per request", w.outputLen),
     "max-concurrency": s("Maximum concurrent requests; 0 = all prompts at once", w.maxConcurrency),
     pcts: s("Comma-separated shared-prefix percentages to sweep", w.pcts),
+    "request-rate": s("Requests per second, or a comma list to sweep (one line per pct and rate); inf = next request when a slot is free", d.requestRate),
+    burstiness: s("Gamma shape of the gaps between arrivals: 1 = Poisson, larger = more regular, inf = evenly spaced", d.burstiness),
+    duration: s("Open loop: seconds during which requests arrive at the rate (instead of --num-prompts)"),
   };
 }
 

@@ -7,10 +7,11 @@ import "./no-color.ts";
 import { defineCommand, parseArgs, showUsage, type ArgsDef, type CommandDef } from "citty";
 import { BenchError, EXIT, UsageError } from "./errors.ts";
 import { log } from "./log.ts";
-import { inFlightLimit, parseRunOptions, type RawFlags, type RunOptions } from "./options.ts";
+import { parseRunOptions, type RawFlags, type RunOptions } from "./options.ts";
 import { MOCK_ARGS, parseMockOptions } from "./mock/options.ts";
 import { COMPARE_ARGS, DEMO_ARGS, MERGE_ARGS, MULTITURN_ARGS, normalizeFlags, REPORT_ARGS, RUN_ARGS } from "./cli-args.ts";
 import { runSweep, type SweepOutcome } from "./sweep/run-sweep.ts";
+import { runInFlightLimit } from "./sweep/plan.ts";
 import { relaunchWithFetchCap } from "./relaunch.ts";
 import { VERSION } from "./version.ts";
 import { createInterrupt } from "./interrupt.ts";
@@ -96,7 +97,7 @@ async function main(argv: string[]): Promise<number> {
     const { demoOptions, startDemoMock } = await import("./demo.ts");
     // Validate (against a placeholder URL) and relaunch before the demo's mock exists, so it starts once.
     const planned = demoOptions(raw, "http://127.0.0.1:1");
-    const relaunched = await relaunchWithFetchCap(inFlightLimit(planned));
+    const relaunched = await relaunchWithFetchCap(runInFlightLimit(planned));
     if (relaunched !== null) return relaunched;
     const mock = await startDemoMock({ chat: planned.endpoint === "chat" });
     try {
@@ -107,7 +108,7 @@ async function main(argv: string[]): Promise<number> {
   }
   // Validate before relaunching, so bad flags fail fast and once.
   const opts = parseRunOptions(raw);
-  const relaunched = await relaunchWithFetchCap(inFlightLimit(opts));
+  const relaunched = await relaunchWithFetchCap(runInFlightLimit(opts));
   if (relaunched !== null) return relaunched;
   return sweep(opts);
 }
@@ -131,7 +132,7 @@ function parseFlags(command: string, argv: string[], defs: ArgsDef): RawFlags & 
 /** Runs the sweep (or this process's shard of it) with SIGINT/SIGTERM wired to its interrupt; returns the exit code. */
 async function sweep(opts: RunOptions): Promise<number> {
   const placement = resolvePlacement(
-    { workers: opts.workers, shard: opts.shard, coordinator: opts.coordinator, inFlight: inFlightLimit(opts) },
+    { workers: opts.workers, shard: opts.shard, coordinator: opts.coordinator, inFlight: runInFlightLimit(opts) },
     process.env,
     cpus().length,
   );

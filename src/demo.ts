@@ -18,7 +18,8 @@ export function demoOptions(raw: RawFlags, baseUrl: string): RunOptions {
   const dd = DEMO_DEFAULTS;
   return parseRunOptions({
     model: BUNDLED_TOKENIZER,
-    "num-prompts": String(dd.numPrompts),
+    // --duration is the other stop condition: the demo's --num-prompts must not collide with it.
+    ...(raw.duration === undefined ? { "num-prompts": String(dd.numPrompts) } : {}),
     "total-tokens": String(dd.totalTokens),
     "output-len": String(dd.outputLen),
     "max-concurrency": String(dd.maxConcurrency),

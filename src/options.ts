@@ -40,6 +40,16 @@ export const RUN_DEFAULTS = {
   flush: "auto",
   /** Distinct shared prefixes in rotation per pct (cache pressure); a list sweeps them. 1 = the script's sweep. */
   workingSet: "1",
+  /** Requests per second; "inf" sends the next request as soon as a slot is free (the script's closed loop). */
+  requestRate: "inf",
+  /** Shape of the gamma-distributed gaps between arrivals: 1 is Poisson, larger is more regular. */
+  burstiness: 1,
+  /** Prompts drawn and serialized ahead of their send, at most: enough to ride out a burst of arrivals. */
+  promptLookahead: 4096,
+  /** Serialized prompt bytes not yet handed to the socket, at most: what bounds memory with long prompts. */
+  promptBufferBytes: 64 * 2 ** 20,
+  /** Open-loop runs with --duration: at most this many requests per line (rate x duration). */
+  maxRequestsPerLine: 10_000_000,
 } as const;
 
 /** Backends by flag value: auto detects the engine; openai is any OpenAI-compatible server. */
@@ -107,6 +117,12 @@ export interface RunOptions {
   gates: Gate[];
   /** No progress display on stderr. */
   quiet: boolean;
+  /** Request rates to sweep within each pct, requests/s; Infinity = closed loop (the next request when a slot is free). */
+  requestRates: number[];
+  /** Gamma shape of the gaps between arrivals (mean 1/rate): 1 = Poisson, Infinity = evenly spaced. */
+  burstiness: number;
+  /** Open loop: requests arrive at the rate for this long (instead of --num-prompts of them); null = --num-prompts. */
+  durationS: number | null;
 }
 
 
@@ -116,6 +132,7 @@ import { UsageError } from "./errors.ts";
 import { endpointFor, ENGINES } from "./backends/index.ts";
 import { parseCoordinatorFlag, parseShardFlag, parseWorkersFlag } from "./shard/placement.ts";
 import { parseGates, type Gate } from "./gates/parse.ts";
+import { arrivalCount } from "./workload/arrivals.ts";
 
 /** Raw flag values as citty hands them over: strings and booleans, keyed by kebab-case name. */
 export type RawFlags = Record<string, string | boolean | undefined>;
@@ -177,6 +194,35 @@ export function parseWorkingSets(value: string): number[] {
     }
     return k;
   });
+}
+
+/** A Python float as float() reads it: a decimal number, or inf/infinity; null when it is neither. */
+function parsePyFloat(text: string): number | null {
+  const t = text.trim().toLowerCase().replaceAll("_", "");
+  if (/^[+]?(inf|infinity)$/.test(t)) return Infinity;
+  if (/^[+-]?(inf|infinity)$/.test(t)) return -Infinity;
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/.test(t)) return null;
+  return Number(t);
+}
+
+/** `--request-rate 4` or a list to sweep, `1,2,4,inf`: each > 0 requests/s, or inf (the closed loop). */
+export function parseRequestRates(value: string): number[] {
+  const parts = value.split(",").map((p) => p.trim()).filter((p) => p !== "");
+  if (parts.length === 0) throw new UsageError(`--request-rate "${value}": no rate given (e.g. --request-rate 8, or inf)`);
+  return parts.map((p) => {
+    const rate = parsePyFloat(p);
+    if (rate === null) throw new UsageError(`--request-rate: expected a number of requests/s or inf, got "${p}"`);
+    if (!(rate > 0)) throw new UsageError(`--request-rate ${p}: a rate must be > 0 requests/s (inf sends each request as soon as a slot is free)`);
+    return rate;
+  });
+}
+
+/** A positive number (or inf where `infinite` allows it), naming the flag on error. */
+function parsePositive(flag: string, value: string, what: string, infinite: boolean): number {
+  const n = parsePyFloat(value);
+  if (n === null || (!infinite && !Number.isFinite(n))) throw new UsageError(`--${flag}: expected ${what}, got "${value}"`);
+  if (!(n > 0)) throw new UsageError(`--${flag} ${value}: must be > 0`);
+  return n;
 }
 
 /** `--seed`: a Python int of any size (random.Random uses its absolute value). */
@@ -266,6 +312,8 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
   if (endpoint === "chat" && workingSets.some((k) => k > 1)) {
     throw new UsageError("--working-set above 1 with --endpoint chat: text prompts are checked against one shared prefix; use --endpoint completions for cache-pressure studies");
   }
+  const shared = parseSharedTail(raw, env);
+  const load = parseLoad(raw, shared.seed);
   return {
     backend,
     endpoint,
@@ -278,7 +326,8 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     outputLen,
     maxConcurrency,
     pcts,
-    ...parseSharedTail(raw, env),
+    ...shared,
+    ...load,
     workingSets,
     gates: parseGates(str(raw, "gate"), str(raw, "gates-file")),
     workers: str(raw, "workers") === undefined ? null : parseWorkersFlag(str(raw, "workers")!),
@@ -322,6 +371,37 @@ export function parseSharedTail(raw: RawFlags, env: Record<string, string | unde
   };
 }
 
+/** --request-rate, --burstiness and --duration, checked against each other. */
+function parseLoad(raw: RawFlags, seed: bigint): Pick<RunOptions, "requestRates" | "burstiness" | "durationS"> {
+  const d = RUN_DEFAULTS;
+  const requestRates = parseRequestRates(str(raw, "request-rate") ?? d.requestRate);
+  const openLoop = requestRates.some((r) => Number.isFinite(r));
+  const burstinessRaw = str(raw, "burstiness");
+  const burstiness = parsePositive("burstiness", burstinessRaw ?? String(d.burstiness), "a gamma shape > 0 (1 = Poisson) or inf", true);
+  if (burstinessRaw !== undefined && !openLoop) {
+    throw new UsageError(`--burstiness ${burstinessRaw}: shapes the gaps between arrivals, so it needs a finite --request-rate`);
+  }
+  const durationRaw = str(raw, "duration");
+  if (durationRaw === undefined) return { requestRates, burstiness, durationS: null };
+  const durationS = parsePositive("duration", durationRaw, "a number of seconds", false);
+  if (requestRates.some((r) => !Number.isFinite(r))) {
+    throw new UsageError(`--duration ${durationRaw}: needs a finite --request-rate for every line (requests arrive at that rate until the time is up)`);
+  }
+  if (raw["num-prompts"] !== undefined) {
+    throw new UsageError(`--duration ${durationRaw}: --num-prompts is the other way to stop a line; give one of them`);
+  }
+  const most = Math.max(...requestRates) * durationS;
+  if (most > d.maxRequestsPerLine) {
+    throw new UsageError(`--duration ${durationRaw}: rate x duration = ${Math.round(most)} requests per line, more than ${d.maxRequestsPerLine}`);
+  }
+  for (const ratePerS of requestRates) {
+    if (arrivalCount({ ratePerS, burstiness, seed, count: null, durationS }) === 0) {
+      throw new UsageError(`--duration ${durationRaw}: at ${ratePerS} req/s no request is due within ${durationS} s, so nothing would be measured`);
+    }
+  }
+  return { requestRates, burstiness, durationS };
+}
+
 export function oneOf<T extends string>(raw: RawFlags, flag: string, choices: readonly T[], dflt: T): T {
   const v = str(raw, flag) ?? dflt;
   if (!(choices as readonly string[]).includes(v)) {
@@ -358,9 +438,9 @@ export const DEMO_DEFAULTS = {
   mock: { ttftBaseMs: 5, prefillUsPerToken: 20, itlMs: 4, pageSize: 16, serialPrefill: false },
 } as const;
 
-/** Requests in flight at once: --max-concurrency, or every prompt of a pct when it is 0 (the script's "unlimited"). */
-export const inFlightLimit = (o: Pick<RunOptions, "maxConcurrency" | "numPrompts">): number =>
-  o.maxConcurrency === 0 ? o.numPrompts : o.maxConcurrency;
+/** Requests in flight at once: --max-concurrency, or every request of a line when it is 0 (the script's "unlimited"). */
+export const inFlightLimit = (o: Pick<RunOptions, "maxConcurrency">, requests: number): number =>
+  o.maxConcurrency === 0 ? Math.max(1, requests) : o.maxConcurrency;
 
 
 // --- warmbench multiturn -------------------------------------------------------------------
@@ -401,7 +481,7 @@ export type ThinkTime =
   | { kind: "uniform"; lowS: number; highS: number };
 
 /** Validated options of `warmbench multiturn`: the sweep's shared flags, and the conversation's shape. */
-export type MultiturnOptions = Omit<RunOptions, "numPrompts" | "totalTokens" | "pcts" | "workingSets" | "workers" | "shard" | "coordinator" | "gates"> & {
+export type MultiturnOptions = Omit<RunOptions, "numPrompts" | "totalTokens" | "pcts" | "workingSets" | "workers" | "shard" | "coordinator" | "gates" | "requestRates" | "burstiness" | "durationS"> & {
   numClients: number;
   numRounds: number;
   turnTokens: number;

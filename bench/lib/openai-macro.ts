@@ -62,7 +62,7 @@ export async function compareMacro(ctx: BenchContext, streams: number, outputLen
     const url = `${mock.url}/v1/completions`;
     const template = createOpenaiBodyTemplate({ maxNewTokens: outputLen, ignoreEos: true, extra: {}, model: null });
     const prefix = encoder.encode(Array.from({ length: 16 }, (_, k) => 1000 + k).join(","));
-    const request = (i: number): StreamRequest => ({
+    const request = (i: number) => ({
       url,
       body: buildBody(template, prefix, encoder.encode(String(2000 + i))),
       index: i,
@@ -72,7 +72,7 @@ export async function compareMacro(ctx: BenchContext, streams: number, outputLen
       requestTimeoutMs: 120_000,
       stallTimeoutMs: 30_000,
       deferText: true,
-    });
+    }) satisfies StreamRequest;
 
     const before = async (): Promise<RoundResult> => {
       Bun.gc(true);

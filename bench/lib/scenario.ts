@@ -18,6 +18,8 @@ export interface ScenarioResult {
   targets: TargetCheck[];
   notes: string[];
   trials: TrialResult[];
+  /** More tables for latest.md, after every scenario's own. */
+  extraTables?: Array<{ title: string; columns: string[]; rows: string[][] }>;
   /** Scenario-specific figures other scenarios or the summary need. */
   figures: Record<string, number | string | null>;
   /** Raw measurements written to the scenario's JSON as they are (scenarios without trials). */

@@ -48,12 +48,19 @@ export function serializeText(text: string): Uint8Array {
 /**
  * One request body as views, nothing copied: head, prefix digits, [","], suffix digits, tail. The prefix
  * digits are shared by every request of a pct, so 4096 in-flight 70k-token prompts cost one prefix, not 4096.
+ * The suffix may come in chunks of digits, which are joined by "," too.
  */
-export function bodyParts(t: BodyTemplate, prefixDigits: Uint8Array, suffixDigits: Uint8Array): Uint8Array[] {
+export function bodyParts(t: BodyTemplate, prefixDigits: Uint8Array, suffixDigits: Uint8Array | readonly Uint8Array[]): Uint8Array[] {
   if (t.idsOverridden) return [t.head];
-  const parts = [t.head, prefixDigits];
-  if (prefixDigits.length > 0 && suffixDigits.length > 0) parts.push(t.separator);
-  parts.push(suffixDigits, t.tail);
+  const parts = [t.head];
+  let digits = false;
+  for (const piece of [prefixDigits, ...(suffixDigits instanceof Uint8Array ? [suffixDigits] : suffixDigits)]) {
+    if (piece.length === 0) continue;
+    if (digits) parts.push(t.separator);
+    parts.push(piece);
+    digits = true;
+  }
+  parts.push(t.tail);
   return parts.filter((p) => p.length > 0);
 }
 

@@ -8,14 +8,20 @@ import type { FailureKind, RequestRecord } from "../metrics/record.ts";
 import { sglangBackend } from "../backends/sglang.ts";
 import { createEventFields, TEXT_NOT_LOCATED, type Backend, type EventFields } from "../backends/types.ts";
 import { nowMs } from "./clock.ts";
+import { fetchBody, ReleasingBody, type RequestBody } from "./request-body.ts";
 import { createSseSplitter } from "./sse.ts";
 import { decodeEscapedText, EscapedText } from "./text-bytes.ts";
 
 /** Everything one request needs; the body is serialized before any clock starts. */
 export interface StreamRequest {
   url: string;
-  /** The serialized body, whole or as parts sent in order without being joined (see requestBody). */
-  body: Uint8Array | readonly Uint8Array[];
+  /** The serialized body, whole or as parts sent in order without being joined (see request-body.ts). */
+  body: RequestBody;
+  /**
+   * When the schedule meant this request to go out (nowMs clock): its arrival time in an open-loop run, the moment
+   * its slot was free in a closed loop. The send itself is stamped just before fetch; absent, the two are equal.
+   */
+  intendedMs?: number;
   /** Wire format of the stream; SGLang native when absent. */
   backend?: Backend;
   /** Extra request headers (e.g. authorization); content-type is always application/json. */
@@ -66,6 +72,8 @@ export async function streamRequest(req: StreamRequest): Promise<RequestRecord> 
   const onCancel = (): void => abortWith("cancelled");
   if (req.signal?.aborted) {
     rec.startMs = nowMs();
+    rec.intendedMs = req.intendedMs ?? rec.startMs;
+    if (req.body instanceof ReleasingBody) req.body.release();
     return fail(rec, "cancelled", "cancelled before start");
   }
   req.signal?.addEventListener("abort", onCancel, { once: true });
@@ -84,7 +92,7 @@ export async function streamRequest(req: StreamRequest): Promise<RequestRecord> 
   const requestTimer = setTimeout(() => abortWith("timeout"), req.requestTimeoutMs);
 
   // Everything the request needs is built before its clock starts.
-  const sent = requestBody(req.body);
+  const sent = fetchBody(req.body);
   const init: RequestInit = {
     method: "POST",
     headers: sent.headers ? { ...requestHeaders(req), ...sent.headers } : requestHeaders(req),
@@ -93,6 +101,7 @@ export async function streamRequest(req: StreamRequest): Promise<RequestRecord> 
   };
   if (state.backend.freshConnections) init.keepalive = false;
   rec.startMs = nowMs();
+  rec.intendedMs = req.intendedMs ?? rec.startMs;
   try {
     const res = await fetch(req.url, init);
     state.lastByteMs = nowMs();
@@ -114,6 +123,8 @@ export async function streamRequest(req: StreamRequest): Promise<RequestRecord> 
     clearTimeout(requestTimer);
     clearTimeout(stallTimer);
     req.signal?.removeEventListener("abort", onCancel);
+    // A request that ended before its body was all sent gives back what is left.
+    if (req.body instanceof ReleasingBody) req.body.release();
   }
   finishRecord(rec, state, req.deferText === true);
   return rec;
@@ -123,37 +134,6 @@ function requestHeaders(req: StreamRequest): Record<string, string> {
   const headers: Record<string, string> = { "content-type": "application/json", ...req.headers };
   if (req.requestId !== undefined) headers["x-request-id"] = req.requestId;
   return headers;
-}
-
-/** Bodies this large are streamed from their parts instead of joined into one fresh copy per request. */
-const JOIN_LIMIT_BYTES = 64 * 1024;
-
-/**
- * fetch's body and length header. A large body goes out as a stream over the parts, with an explicit
- * content-length so it is still a plain fixed-length request (no chunked encoding): Bun keeps a request's body
- * alive until the response ends, so joined copies of 70k-token prompts would cost ~0.5 MB per stream in flight.
- */
-function requestBody(body: Uint8Array | readonly Uint8Array[]): { body: Uint8Array | ReadableStream<Uint8Array>; headers?: Record<string, string> } {
-  if (body instanceof Uint8Array) return { body };
-  let length = 0;
-  for (const part of body) length += part.length;
-  if (length <= JOIN_LIMIT_BYTES || body.length === 1) {
-    if (body.length === 1) return { body: body[0] as Uint8Array };
-    const joined = new Uint8Array(length);
-    let at = 0;
-    for (const part of body) {
-      joined.set(part, at);
-      at += part.length;
-    }
-    return { body: joined };
-  }
-  const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
-      for (const part of body) controller.enqueue(part);
-      controller.close();
-    },
-  });
-  return { body: stream, headers: { "content-length": String(length) } };
 }
 
 /** Per-request scratch state of the event loop. */
@@ -206,6 +186,7 @@ async function readEvents(
   let chunkMs = 0;
   const splitter = createSseSplitter((payload) => {
     if (state.ended) return;
+    rec.lastEventMs = chunkMs;
     rec.latencyMs = chunkMs - rec.startMs;
     const kind = state.backend.scanEvent(payload, fields);
     if (kind === "tokens") onTokenEvent(payload, rec, state, fields, chunkMs);
@@ -259,6 +240,7 @@ function onTokenEvent(
     state.itl.fill(gapMs, state.itlCount, state.itlCount + newTokens);
     state.itlCount += newTokens;
   } else {
+    rec.firstTokenMs = atMs;
     rec.ttftMs = atMs - rec.startMs;
   }
   rec.tokenEvents++;
@@ -333,7 +315,10 @@ function emptyRecord(req: StreamRequest): RequestRecord {
     failureMessage: "",
     httpStatus: 0,
     promptLen: req.promptLen,
+    intendedMs: 0,
     startMs: 0,
+    firstTokenMs: 0,
+    lastEventMs: 0,
     ttftMs: 0,
     latencyMs: 0,
     outputLen: 0,

@@ -48,7 +48,7 @@ export function compareCommand(raw: RawFlags & { _: string[] }, write: (text: st
   for (const p of mismatched) log.warn(`compare --force: ${describeDifference(p)}`);
   const saturated: string[] = [];
   for (const [side, key] of [["BASE", "base"], ["NEW", "next"]] as const) {
-    const pcts = pairing.pairs.filter((p) => p[key].client_saturated === true).map((p) => `${p.pct}%`);
+    const pcts = pairing.pairs.filter((p) => p[key].client_saturated === true).map((p) => p.label);
     if (pcts.length > 0) saturated.push(`${side} at ${pcts.join(", ")}`);
   }
 

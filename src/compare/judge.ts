@@ -7,6 +7,8 @@ export type Verdict = "REGRESSED" | "ok" | "better" | "worse" | "same" | "n/a";
 
 export interface DeltaRow {
   pct: number;
+  /** The line's cell (pairing.ts lineLabel): "50%", or "50% @ 8 req/s" in a rate sweep. */
+  label: string;
   metric: string;
   better: CompareMetric["better"];
   source: "hdr" | "line";
@@ -49,7 +51,7 @@ export function judgePair(pair: PctPair, limits: Limits): DeltaRow[] {
       if (limitPct !== null) verdict = worsePct > limitPct ? "REGRESSED" : verdict === "worse" ? "ok" : verdict;
     }
     rows.push({
-      pct: pair.pct, metric: m.name, better: m.better, source: a.source === "hdr" && b.source === "hdr" ? "hdr" : "line",
+      pct: pair.pct, label: pair.label, metric: m.name, better: m.better, source: a.source === "hdr" && b.source === "hdr" ? "hdr" : "line",
       base, next, delta, deltaPct, betterSide, limitPct, verdict, forced: pair.differences.length > 0,
     });
   }

@@ -9,8 +9,8 @@ export interface Comparison {
   rows: DeltaRow[];
   /** One line per pair compared despite different workloads (--force). */
   forced: string[];
-  onlyInBase: number[];
-  onlyInNew: number[];
+  onlyInBase: string[];
+  onlyInNew: string[];
   /** "BASE at 0%, 90%": sides whose client was saturated (their numbers may be the client's own delay). */
   saturated: string[];
 }
@@ -23,7 +23,7 @@ const signedPct = (v: number): string => `${v > 0 ? "+" : ""}${Number.isFinite(v
 
 function cells(r: DeltaRow): string[] {
   return [
-    `${r.pct}%${r.forced ? "*" : ""}`, r.metric, r.source, formatCell(r.base), formatCell(r.next), signed(r.delta),
+    `${r.label}${r.forced ? "*" : ""}`, r.metric, r.source, formatCell(r.base), formatCell(r.next), signed(r.delta),
     r.deltaPct === null ? "n/a" : signedPct(r.deltaPct), r.betterSide ?? "n/a", r.limitPct === null ? "-" : `${r.limitPct}%`, r.verdict,
   ];
 }
@@ -32,11 +32,11 @@ export const regressions = (c: Comparison): DeltaRow[] => c.rows.filter((r) => r
 
 /** "mean_itl_ms at 50%: +20.3% (limit 5%)". */
 export const describeRegression = (r: DeltaRow): string =>
-  `${r.metric} at ${r.pct}%: ${r.deltaPct === null ? "worse from 0" : signedPct(r.deltaPct)} (limit ${r.limitPct}%)`;
+  `${r.metric} at ${r.label}: ${r.deltaPct === null ? "worse from 0" : signedPct(r.deltaPct)} (limit ${r.limitPct}%)`;
 
 function verdictLine(c: Comparison): string {
   const regressed = regressions(c);
-  if (regressed.length === 0) return `No regression beyond the limits (${new Set(c.rows.map((r) => r.pct)).size} pcts compared).`;
+  if (regressed.length === 0) return `No regression beyond the limits (${new Set(c.rows.map((r) => r.label)).size} lines compared).`;
   return `${regressed.length} regression(s) beyond the limits: ${regressed.map(describeRegression).join("; ")}`;
 }
 
@@ -44,8 +44,8 @@ function notes(c: Comparison): string[] {
   const out: string[] = [];
   if (c.forced.length > 0) out.push(`* compared with --force although the workloads differ: ${c.forced.join("; ")}`);
   if (c.saturated.length > 0) out.push(`client saturated, so those numbers may be the client's own delay: ${c.saturated.join("; ")}`);
-  if (c.onlyInBase.length > 0) out.push(`pcts only in BASE (not compared): ${c.onlyInBase.join(", ")}`);
-  if (c.onlyInNew.length > 0) out.push(`pcts only in NEW (not compared): ${c.onlyInNew.join(", ")}`);
+  if (c.onlyInBase.length > 0) out.push(`lines only in BASE (not compared): ${c.onlyInBase.join(", ")}`);
+  if (c.onlyInNew.length > 0) out.push(`lines only in NEW (not compared): ${c.onlyInNew.join(", ")}`);
   return out;
 }
 

@@ -5,6 +5,7 @@
  */
 import type { CacheStatus } from "./cache-check.ts";
 import type { CachedTokensByTier, TtftByTier } from "./cache-tiers.ts";
+import type { IntendedHistograms, IntendedMetrics } from "./intended.ts";
 import type { ErrorEntry, PctHistograms, PctResult } from "./summarize.ts";
 import type { TtftModel, TtftMoments } from "./ttft-model.ts";
 import type { ShardsReport } from "../sweep/shards.ts";
@@ -81,8 +82,8 @@ export const SCRIPT_KEYS = [
 
 export type ScriptKey = (typeof SCRIPT_KEYS)[number];
 
-/** One pct's line: the script's keys, then ours. */
-export interface PctRecord extends Pick<PctResult, ScriptKey> {
+/** One line (a pct at one request rate): the script's keys, then ours. */
+export interface PctRecord extends Pick<PctResult, ScriptKey>, IntendedMetrics {
   /** Shared by every line of one run: group lines by it. */
   run_id: string;
   /** The run's description; in the run's first pct line only. */
@@ -100,6 +101,10 @@ export interface PctRecord extends Pick<PctResult, ScriptKey> {
   errors_by_kind: Record<string, number>;
   /** The run was stopped (SIGINT/SIGTERM) while this pct was measured: it holds the requests that completed. */
   interrupted: boolean;
+  /** Gamma shape of the gaps between arrivals (1 = Poisson, Infinity = evenly spaced); null in a closed loop. */
+  burstiness: number | null;
+  /** --duration: arrivals stopped after this many seconds (num_prompts then holds how many were due); null without. */
+  duration_limit_s: number | null;
   page_size: number;
   expected_cached_tokens: number;
   mean_cached_tokens: number | null;
@@ -156,7 +161,7 @@ export interface PctRecord extends Pick<PctResult, ScriptKey> {
   ttft_fit: TtftMoments | null;
   /** The TTFT model over the run's pcts up to and including this one. */
   ttft_model: TtftModel | null;
-  hdr: PctHistograms;
+  hdr: PctHistograms & IntendedHistograms;
   hdr_unit: "us";
   warmbench_version: string;
   started_at: string;
@@ -180,6 +185,10 @@ export type OwnFields = Omit<PctRecord, ScriptKey>;
 /** Our keys in the order they are written (the JSONL schema test pins this order too). */
 export const OWN_KEYS = [
   "run_id", "run", "gates", "workload", "sent", "failed", "errors", "errors_by_kind", "interrupted",
+  "burstiness", "duration_limit_s", "achieved_request_rate",
+  "ttft_from_intended_mean_ms", "ttft_from_intended_median_ms", "ttft_from_intended_p90_ms", "ttft_from_intended_p99_ms",
+  "e2e_from_intended_mean_ms", "e2e_from_intended_median_ms", "e2e_from_intended_p90_ms", "e2e_from_intended_p99_ms",
+  "schedule_lag_mean_ms", "schedule_lag_median_ms", "schedule_lag_p90_ms", "schedule_lag_p99_ms",
   "page_size", "expected_cached_tokens", "mean_cached_tokens", "min_cached_tokens", "max_cached_tokens",
   "cached_tokens_mismatched", "cached_tokens_counts", "expected_hit_ratio", "observed_hit_ratio", "server_cache_hit_rate",
   "working_set", "working_set_tokens", "cache_capacity_tokens", "host_cache_capacity_tokens", "working_set_fits",
@@ -211,7 +220,11 @@ export const NUMERIC_KEYS = [
   "mean_tpot_ms", "median_tpot_ms", "std_tpot_ms", "p90_tpot_ms", "p99_tpot_ms", "mean_itl_ms", "median_itl_ms",
   "std_itl_ms", "p90_itl_ms", "p99_itl_ms", "mean_e2e_latency_ms", "median_e2e_latency_ms", "std_e2e_latency_ms",
   "p99_e2e_latency_ms", "concurrency",
-  "sent", "failed", "page_size", "expected_cached_tokens", "mean_cached_tokens", "min_cached_tokens", "max_cached_tokens",
+  "sent", "failed", "burstiness", "duration_limit_s", "achieved_request_rate",
+  "ttft_from_intended_mean_ms", "ttft_from_intended_median_ms", "ttft_from_intended_p90_ms", "ttft_from_intended_p99_ms",
+  "e2e_from_intended_mean_ms", "e2e_from_intended_median_ms", "e2e_from_intended_p90_ms", "e2e_from_intended_p99_ms",
+  "schedule_lag_mean_ms", "schedule_lag_median_ms", "schedule_lag_p90_ms", "schedule_lag_p99_ms",
+  "page_size", "expected_cached_tokens", "mean_cached_tokens", "min_cached_tokens", "max_cached_tokens",
   "cached_tokens_mismatched", "expected_hit_ratio", "observed_hit_ratio", "server_cache_hit_rate", "working_set",
   "working_set_tokens", "cache_capacity_tokens", "host_cache_capacity_tokens", "cache_shortfall_requests", "flush_attempts",
   "flush_probe_cached_tokens", "warm_cached_tokens", "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_own_lag_p99_ms", "client_js_cpu_pct",

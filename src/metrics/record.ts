@@ -28,8 +28,17 @@ export interface RequestRecord {
   httpStatus: number;
   /** Prompt length in tokens. */
   promptLen: number;
-  /** Send time on the nowMs() clock (performance.now(), ms). */
+  /**
+   * When the schedule meant to send it, nowMs() clock: its arrival time (open loop) or the moment a slot was free
+   * (closed loop). Latency "from intended" starts here, so time spent waiting for a slot or for the client counts.
+   */
+  intendedMs: number;
+  /** Actual send time on the nowMs() clock (performance.now(), ms): the script's clock starts here. */
   startMs: number;
+  /** Arrival of the first token event, nowMs() clock; 0 when none. */
+  firstTokenMs: number;
+  /** Arrival of the last SSE line received (normally [DONE]), nowMs() clock; 0 when none. */
+  lastEventMs: number;
   /** Time to first token, ms from start: the first event whose completion_tokens >= 1. 0 when none. */
   ttftMs: number;
   /** The script's "latency": time of the last SSE line received (normally [DONE]), ms from start. */

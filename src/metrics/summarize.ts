@@ -9,6 +9,8 @@ import { npMean, npMedian, npPercentile, npStd, npSum, orZero } from "./stats.ts
 /** Per-pct run facts the records do not carry. */
 export interface PctContext {
   backend: string;
+  /** Requests per second of the line; Infinity for the script's closed loop. */
+  requestRate: number;
   maxConcurrency: number;
   pct: number;
   prefixLen: number;
@@ -51,7 +53,7 @@ export interface PctHistograms {
 export interface PctResult {
   backend: string;
   dataset_name: string;
-  /** Always Infinity (all requests are sent at once, limited by max_concurrency), written as Python does. */
+  /** The line's request rate; Infinity (written as Python does) when each request goes out as a slot frees. */
   request_rate: number;
   max_concurrency: number;
   shared_prefix_pct: number;
@@ -278,7 +280,7 @@ export function summarizePct(input: SummarizeInput): PctResult {
   const result: PctResult = {
     backend: context.backend,
     dataset_name: "warm-cache",
-    request_rate: Infinity,
+    request_rate: context.requestRate,
     max_concurrency: context.maxConcurrency,
     shared_prefix_pct: context.pct,
     prefix_len: context.prefixLen,

@@ -3,7 +3,8 @@
  * byte (so existing log scrapers keep working), plus our prefix-cache and failure sections. Pure functions
  * returning strings; the caller writes them to stdout.
  */
-import type { ErrorEntry } from "../metrics/summarize.ts";
+import type { IntendedHistograms } from "../metrics/intended.ts";
+import type { ErrorEntry, PctHistograms } from "../metrics/summarize.ts";
 import type { OwnFields, PctRecord, ScriptKey } from "../metrics/pct-record.ts";
 import type { TtftModel } from "../metrics/ttft-model.ts";
 import { readResults, type RunLines } from "./results-file.ts";
@@ -78,7 +79,7 @@ export function renderPctHeader(r: PctHeaderFields): string {
  * A pct line as read back from a file: ours, one written by 0.1, or one written by the script itself (which has
  * only the script's keys). Each of our sections is shown only when its keys are there.
  */
-export type PctLine = Pick<PctRecord, ScriptKey> & Partial<OwnFields>;
+export type PctLine = Pick<PctRecord, ScriptKey> & Partial<Omit<OwnFields, "hdr">> & { hdr?: PctHistograms & Partial<IntendedHistograms> };
 
 function scriptLines(r: PctLine): string[] {
   return [
@@ -115,6 +116,33 @@ function scriptLines(r: PctLine): string[] {
     rowFixed2("P90 ITL (ms):", r.p90_itl_ms),
     rowFixed2("P99 ITL (ms):", r.p99_itl_ms),
   ];
+}
+
+/**
+ * With a request rate: TTFT and E2E from the actual send (the script's, above) beside the same from the intended
+ * send time, and the client's own queueing. Where they differ, the script's numbers hide a wait.
+ */
+function openLoopLines(r: PctLine): string[] {
+  if (!Number.isFinite(r.request_rate) || typeof r.ttft_from_intended_mean_ms !== "number") return [];
+  const pair = (label: string, sent: number, intended: number | undefined) =>
+    row(label, `${formatFixed2(sent)} / ${typeof intended === "number" ? formatFixed2(intended) : "n/a"}`);
+  const lines = [
+    section("Latency from Intended Send Time"),
+    rowFixed2("Achieved request rate (req/s):", r.achieved_request_rate ?? NaN),
+  ];
+  if (typeof r.duration_limit_s === "number") {
+    lines.push(row(`Sent / completed in ${formatPythonFloat(r.duration_limit_s)} s:`, `${r.sent ?? "n/a"} / ${r.completed}`));
+  }
+  lines.push(
+    pair("Mean TTFT from send / intended (ms):", r.mean_ttft_ms, r.ttft_from_intended_mean_ms),
+    pair("Median TTFT from send / intended (ms):", r.median_ttft_ms, r.ttft_from_intended_median_ms),
+    pair("P90 TTFT from send / intended (ms):", r.p90_ttft_ms, r.ttft_from_intended_p90_ms),
+    pair("P99 TTFT from send / intended (ms):", r.p99_ttft_ms, r.ttft_from_intended_p99_ms),
+    pair("Mean E2E from send / intended (ms):", r.mean_e2e_latency_ms, r.e2e_from_intended_mean_ms),
+    pair("P99 E2E from send / intended (ms):", r.p99_e2e_latency_ms, r.e2e_from_intended_p99_ms),
+    pair("Schedule lag mean / P99 (ms):", r.schedule_lag_mean_ms ?? NaN, r.schedule_lag_p99_ms),
+  );
+  return lines;
 }
 
 /** Our sections; each is skipped when its keys are absent (e.g. a JSONL file written by the script itself). */
@@ -199,7 +227,7 @@ export function tierLines(r: Partial<Pick<PctRecord, "cached_tokens_by_tier" | "
 
 /** The script's print_benchmark_result output for one pct, with our sections before the closing rule. */
 export function renderConsole(r: PctLine): string {
-  return [...scriptLines(r), ...extraLines(r), "=".repeat(50)].join("\n") + "\n";
+  return [...scriptLines(r), ...openLoopLines(r), ...extraLines(r), "=".repeat(50)].join("\n") + "\n";
 }
 
 /** Header and result block of one pct, as the script prints them. */

@@ -6,8 +6,9 @@ import { appendFileSync } from "node:fs";
 import { toEpochMs } from "../client/clock.ts";
 import type { RequestRecord } from "../metrics/record.ts";
 
-/** The id sent as x-request-id; unique per run, pct and prompt. */
-export const requestIdOf = (runId: string, pct: number, index: number): string => `${runId}-${pct}-${index}`;
+/** The id sent as x-request-id; unique per run, pct, rate (when --request-rate sweeps several) and prompt. */
+export const requestIdOf = (runId: string, pct: number, index: number, rate: number | null = null): string =>
+  rate === null ? `${runId}-${pct}-${index}` : `${runId}-${pct}@${rate}-${index}`;
 
 /** The id of a multi-turn turn; unique per run, client and round. */
 export const turnRequestIdOf = (runId: string, client: number, round: number): string => `${runId}-c${client}-r${round}`;
@@ -19,6 +20,7 @@ function recordFields(r: RequestRecord): Record<string, unknown> {
     failure_kind: r.failureKind,
     failure_message: r.failureMessage || null,
     http_status: r.httpStatus,
+    intended_epoch_ms: toEpochMs(r.intendedMs),
     start_epoch_ms: toEpochMs(r.startMs),
     ttft_ms: r.ttftMs,
     latency_ms: r.latencyMs,
@@ -34,9 +36,16 @@ function recordFields(r: RequestRecord): Record<string, unknown> {
   };
 }
 
-/** One details line of one record. */
-export function formatRequestDetail(runId: string, pct: number, r: RequestRecord): string {
-  return JSON.stringify({ request_id: requestIdOf(runId, pct, r.index), pct, index: r.index, ...recordFields(r) });
+/** One details line of one record; `rate` is the line's request rate (Infinity in a closed loop). */
+export function formatRequestDetail(runId: string, pct: number, r: RequestRecord, rate: number, rateInId: boolean): string {
+  return JSON.stringify({
+    request_id: requestIdOf(runId, pct, r.index, rateInId ? rate : null),
+    pct,
+    // JSON has no Infinity: a closed loop's rate is written as null.
+    request_rate: Number.isFinite(rate) ? rate : null,
+    index: r.index,
+    ...recordFields(r),
+  });
 }
 
 /** One details line of a multi-turn turn. */
@@ -50,8 +59,8 @@ export function formatTurnDetail(runId: string, client: number, round: number, e
   });
 }
 
-/** Appends every record of one pct in a single write. */
-export function appendRequestDetails(path: string, runId: string, pct: number, records: RequestRecord[]): void {
+/** Appends every record of one line in a single write. */
+export function appendRequestDetails(path: string, runId: string, pct: number, records: RequestRecord[], rate: number, rateInId: boolean): void {
   if (records.length === 0) return;
-  appendFileSync(path, records.map((r) => formatRequestDetail(runId, pct, r)).join("\n") + "\n");
+  appendFileSync(path, records.map((r) => formatRequestDetail(runId, pct, r, rate, rateInId)).join("\n") + "\n");
 }

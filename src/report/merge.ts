@@ -9,6 +9,7 @@ import { UsageError } from "../errors.ts";
 import { decodeHistogram, encodeHistogram, createLatencyHistogram, type Histogram } from "../metrics/histograms.ts";
 import { buildPctRecord, SCRIPT_KEYS, type PctRecord } from "../metrics/pct-record.ts";
 import type { ErrorEntry, PctHistograms } from "../metrics/summarize.ts";
+import type { IntendedHistograms, IntendedMetrics } from "../metrics/intended.ts";
 import { fitFromMoments, mergeTtftMoments, type TtftMoments } from "../metrics/ttft-model.ts";
 import type { CacheStatus } from "../metrics/cache-check.ts";
 import type { CachedTokensByTier } from "../metrics/cache-tiers.ts";
@@ -78,10 +79,66 @@ function pooled(parts: { n: number; mean: number; std: number }[]): { mean: numb
   return { mean, std: Math.sqrt(Math.max(0, second - mean * mean)) };
 }
 
-function mergedHistogram(lines: PctLine[], key: keyof PctHistograms): Histogram {
+function mergedHistogram(lines: PctLine[], key: keyof PctHistograms | keyof IntendedHistograms): Histogram {
   const h = createLatencyHistogram();
-  for (const l of lines) h.add(decodeHistogram(l.hdr![key]));
+  for (const l of lines) h.add(decodeHistogram(l.hdr![key]!));
   return h;
+}
+
+/** Intended-time keys taken from the merged histograms. */
+const INTENDED_FROM_HISTOGRAMS = [
+  "ttft_from_intended_median_ms", "ttft_from_intended_p90_ms", "ttft_from_intended_p99_ms",
+  "e2e_from_intended_median_ms", "e2e_from_intended_p90_ms", "e2e_from_intended_p99_ms",
+  "schedule_lag_median_ms", "schedule_lag_p90_ms", "schedule_lag_p99_ms",
+];
+
+/**
+ * The intended-time figures of the union: means exact (weighted by each line's count), the rest from the merged
+ * histograms, the achieved rates added up (the runs sent side by side). Lines written before these figures existed
+ * were closed loops, where a request's intended time is its send time: their script TTFT and E2E stand in, with no
+ * schedule lag.
+ */
+function mergedIntended(lines: PctLine[]): { metrics: IntendedMetrics; hdr: IntendedHistograms; derived: string[] } {
+  const hdrKeys = ["ttft_from_intended_us", "e2e_from_intended_us", "schedule_lag_us"] as const;
+  if (!lines.every((l) => hdrKeys.every((k) => typeof l.hdr?.[k] === "string"))) {
+    const f = lines[0]!;
+    const lagFree = { schedule_lag_mean_ms: 0, schedule_lag_median_ms: 0, schedule_lag_p90_ms: 0, schedule_lag_p99_ms: 0 };
+    const h = { ttft: mergedHistogram(lines, "ttft_us"), e2e: mergedHistogram(lines, "e2e_latency_us") };
+    const empty = encodeHistogram(createLatencyHistogram());
+    return {
+      metrics: {
+        achieved_request_rate: null,
+        ttft_from_intended_mean_ms: pooled(lines.map((l) => ({ n: l.completed, mean: l.mean_ttft_ms, std: 0 }))).mean,
+        ttft_from_intended_median_ms: pctMs(h.ttft, 50), ttft_from_intended_p90_ms: pctMs(h.ttft, 90), ttft_from_intended_p99_ms: pctMs(h.ttft, 99),
+        e2e_from_intended_mean_ms: pooled(lines.map((l) => ({ n: l.completed, mean: l.mean_e2e_latency_ms, std: 0 }))).mean,
+        e2e_from_intended_median_ms: pctMs(h.e2e, 50), e2e_from_intended_p90_ms: pctMs(h.e2e, 90), e2e_from_intended_p99_ms: pctMs(h.e2e, 99),
+        ...lagFree,
+      },
+      hdr: { ttft_from_intended_us: f.hdr!.ttft_us, e2e_from_intended_us: f.hdr!.e2e_latency_us, schedule_lag_us: empty },
+      derived: INTENDED_FROM_HISTOGRAMS,
+    };
+  }
+  const h = {
+    ttft: mergedHistogram(lines, "ttft_from_intended_us"),
+    e2e: mergedHistogram(lines, "e2e_from_intended_us"),
+    lag: mergedHistogram(lines, "schedule_lag_us"),
+  };
+  const mean = (key: "ttft_from_intended_mean_ms" | "e2e_from_intended_mean_ms" | "schedule_lag_mean_ms", count: (l: PctLine) => number) =>
+    pooled(lines.map((l) => ({ n: count(l), mean: num(l[key]), std: 0 }))).mean;
+  const rates = lines.map((l) => l.achieved_request_rate);
+  return {
+    metrics: {
+      achieved_request_rate: rates.every((r) => typeof r === "number") ? sum(rates as number[]) : null,
+      ttft_from_intended_mean_ms: mean("ttft_from_intended_mean_ms", (l) => l.completed),
+      ttft_from_intended_median_ms: pctMs(h.ttft, 50), ttft_from_intended_p90_ms: pctMs(h.ttft, 90), ttft_from_intended_p99_ms: pctMs(h.ttft, 99),
+      e2e_from_intended_mean_ms: mean("e2e_from_intended_mean_ms", (l) => l.completed),
+      e2e_from_intended_median_ms: pctMs(h.e2e, 50), e2e_from_intended_p90_ms: pctMs(h.e2e, 90), e2e_from_intended_p99_ms: pctMs(h.e2e, 99),
+      schedule_lag_mean_ms: mean("schedule_lag_mean_ms", (l) => num(l.sent ?? l.completed)),
+      schedule_lag_median_ms: pctMs(h.lag, 50), schedule_lag_p90_ms: pctMs(h.lag, 90), schedule_lag_p99_ms: pctMs(h.lag, 99),
+    },
+    hdr: { ttft_from_intended_us: encodeHistogram(h.ttft), e2e_from_intended_us: encodeHistogram(h.e2e), schedule_lag_us: encodeHistogram(h.lag) },
+    derived: INTENDED_FROM_HISTOGRAMS,
+  };
 }
 
 /** An HDR percentile in ms (the histograms hold µs); 0 for an empty one, as the script's `xs or 0`. */
@@ -130,6 +187,7 @@ function mergeGroup(lines: PctLine[], files: string[]): PctRecord {
   let moments: TtftMoments | null = null;
   for (const l of lines) moments = mergeTtftMoments(moments, (l.ttft_fit as TtftMoments | null | undefined) ?? null);
   const reported = lines.filter((l) => typeof l.mean_cached_tokens === "number");
+  const intended = mergedIntended(lines);
   const weight = (l: PctLine) => l.completed;
   const record = buildPctRecord(script, {
     run_id: `merged-${lines.map((l) => l.run_id ?? "x").join("+")}`.slice(0, 64),
@@ -141,6 +199,9 @@ function mergeGroup(lines: PctLine[], files: string[]): PctRecord {
     errors: mergeErrors(lines.flatMap((l) => (l.errors as ErrorEntry[] | undefined) ?? [])),
     errors_by_kind: addCounts(lines.map((l) => (l.errors_by_kind as Record<string, number> | undefined) ?? {})),
     interrupted: lines.some((l) => l.interrupted === true),
+    burstiness: (first.burstiness as number | null | undefined) ?? null,
+    duration_limit_s: (first.duration_limit_s as number | null | undefined) ?? null,
+    ...intended.metrics,
     page_size: num(first.page_size),
     expected_cached_tokens: num(first.expected_cached_tokens),
     mean_cached_tokens: reported.length ? sum(reported.map((l) => num(l.mean_cached_tokens) * weight(l))) / sum(reported.map(weight)) : null,
@@ -178,7 +239,10 @@ function mergeGroup(lines: PctLine[], files: string[]): PctRecord {
     shards: null,
     ttft_fit: moments,
     ttft_model: fitFromMoments(moments),
-    hdr: { ttft_us: encodeHistogram(h.ttft), tpot_us: encodeHistogram(h.tpot), itl_us: encodeHistogram(h.itl), e2e_latency_us: encodeHistogram(h.e2e) },
+    hdr: {
+      ttft_us: encodeHistogram(h.ttft), tpot_us: encodeHistogram(h.tpot), itl_us: encodeHistogram(h.itl), e2e_latency_us: encodeHistogram(h.e2e),
+      ...intended.hdr,
+    },
     hdr_unit: "us",
     warmbench_version: String(first.warmbench_version ?? ""),
     started_at: new Date(Math.min(...starts.filter(Number.isFinite))).toISOString(),
@@ -191,7 +255,7 @@ function mergeGroup(lines: PctLine[], files: string[]): PctRecord {
     text_mode: first.text_mode === "incremental" ? "incremental" : "cumulative",
     prompt_encoding: first.prompt_encoding === "text" ? "text" : "token_ids",
     prompt_drift: null,
-    merged: { files, run_ids: lines.map((l) => l.run_id ?? null), histogram_derived: FROM_HISTOGRAMS },
+    merged: { files, run_ids: lines.map((l) => l.run_id ?? null), histogram_derived: [...FROM_HISTOGRAMS, ...intended.derived] },
   });
   return record;
 }

@@ -4,10 +4,10 @@
  */
 import type { GateResult } from "../gates/evaluate.ts";
 import { formatCell, renderTextTable } from "./text-table.ts";
+import { lineLabel, type LineCell } from "./line-label.ts";
 
 /** What the sweep table reads from a pct line (any of ours; absent keys show as n/a). */
-export interface SweepRow {
-  shared_prefix_pct: number;
+export interface SweepRow extends LineCell {
   mean_ttft_ms: number;
   p99_ttft_ms: number;
   p99_itl_ms: number;
@@ -26,11 +26,11 @@ export function gatesCell(gates: readonly GateResult[] | undefined): string {
   return failed === 0 ? `${gates.length}/${gates.length} pass` : `FAIL ${failed}/${gates.length}`;
 }
 
-/** One row per pct: TTFT mean/p99, ITL p99, output throughput, cache check, gates. */
+/** One row per line (its pct, and its working set and rate where set): TTFT mean/p99, ITL p99, output throughput, cache check, gates. */
 export function renderSweepTable(rows: readonly SweepRow[]): string {
   const columns = ["pct", "TTFT mean ms", "TTFT p99 ms", "ITL p99 ms", "output tok/s", "cache check", "gates"];
   const cells = rows.map((r) => [
-    `${r.shared_prefix_pct}%`,
+    lineLabel(r),
     formatCell(r.mean_ttft_ms),
     formatCell(r.p99_ttft_ms),
     formatCell(r.p99_itl_ms),
@@ -44,7 +44,7 @@ export function renderSweepTable(rows: readonly SweepRow[]): string {
 /** Every gate verdict of the sweep (gate, pct, value, verdict); "" when no line carries a gate. */
 export function renderGateTable(rows: readonly SweepRow[]): string {
   const cells: string[][] = [];
-  for (const r of rows) for (const g of r.gates ?? []) cells.push([g.expr, `${r.shared_prefix_pct}%`, formatCell(g.value), verdictText(g.pass)]);
+  for (const r of rows) for (const g of r.gates ?? []) cells.push([g.expr, lineLabel(r), formatCell(g.value), verdictText(g.pass)]);
   if (cells.length === 0) return "";
   return renderTextTable(["gate", "pct", "value", "verdict"], cells, ["left", "right", "right", "left"]);
 }

@@ -25,17 +25,24 @@ export interface ShardSetup {
   endpoint: string;
 }
 
-/** A pct released to the shards, after the coordinator flushed and warmed. */
+/** A line released to the shards, after the coordinator flushed and warmed. */
 export interface JobMessage {
   t: "job";
-  /** The pct's position in the sweep (0, 1, ...): shards draw every earlier pct's prompts first. */
+  /** The line's position in the sweep (0, 1, ...): shards draw every earlier pct's prompts first. */
   job: number;
   pct: number;
   working_set: number;
+  /** Its rate's position in --request-rate. */
+  rate_index: number;
 }
 
 /** One request record on the wire: times that are points in time are epoch ms; the rest as in RequestRecord. */
-export type WireRecord = Omit<RequestRecord, "itlMs" | "textBytes" | "payloads" | "startMs"> & { itlMs: number[]; startEpochMs: number } & Record<string, unknown>;
+export type WireRecord = Omit<RequestRecord, "itlMs" | "textBytes" | "payloads" | TimePoint> & { itlMs: number[] } & Record<`${string}EpochMs`, number> & Record<string, unknown>;
+
+/** The record's points in time (nowMs clock): on the wire each is `<name minus Ms>EpochMs`, and 0 (none) stays 0. */
+const TIME_POINTS = ["intendedMs", "startMs", "firstTokenMs", "lastEventMs"] as const;
+type TimePoint = (typeof TIME_POINTS)[number];
+const epochKey = (k: TimePoint): string => `${k.slice(0, -2)}EpochMs`;
 
 /** A shard's share of one job. */
 export interface RecordsMessage {
@@ -121,7 +128,7 @@ function wireRecordProblem(r: unknown): string | null {
   if (!(r.failureKind === null || isStr(r.failureKind, 64))) return "failureKind";
   if (!isStr(r.failureMessage, MAX_TEXT) || !isStr(r.generatedText, MAX_TEXT)) return "text";
   if (!(r.finishReason === null || isStr(r.finishReason, 64))) return "finishReason";
-  for (const key of ["httpStatus", "promptLen", "ttftMs", "latencyMs", "outputLen", "cachedTokens", "tokenEvents", "startEpochMs"]) {
+  for (const key of ["httpStatus", "promptLen", "ttftMs", "latencyMs", "outputLen", "cachedTokens", "tokenEvents", ...TIME_POINTS.map(epochKey)]) {
     if (!isNum(r[key])) return key;
   }
   if (!Array.isArray(r.itlMs) || !r.itlMs.every(isNum)) return "itlMs";
@@ -148,7 +155,7 @@ export function parseCoordinatorMessage(v: unknown): CoordinatorMessage | string
     case "ping":
       return isInt(v.id) ? (v as CoordinatorMessage) : "malformed ping";
     case "job":
-      return isInt(v.job) && isInt(v.pct) && isInt(v.working_set, 1) ? (v as CoordinatorMessage) : "malformed job";
+      return isInt(v.job) && isInt(v.pct) && isInt(v.working_set, 1) && isInt(v.rate_index) ? (v as CoordinatorMessage) : "malformed job";
     case "stop":
       return { t: "stop" };
     default:
@@ -156,14 +163,21 @@ export function parseCoordinatorMessage(v: unknown): CoordinatorMessage | string
   }
 }
 
-/** A record for the wire: absolute times to epoch ms, typed arrays to plain arrays, deferred text already resolved. */
+/** A record for the wire: points in time to epoch ms, typed arrays to plain arrays, deferred text already resolved. */
 export function toWireRecord(r: RequestRecord, timeOriginMs: number): WireRecord {
-  const { itlMs, textBytes: _text, payloads: _payloads, startMs, ...rest } = r;
-  return { ...rest, itlMs: Array.from(itlMs), startEpochMs: timeOriginMs + startMs };
+  const { itlMs, textBytes: _text, payloads: _payloads, intendedMs: _i, startMs: _s, firstTokenMs: _f, lastEventMs: _l, ...rest } = r;
+  const wire: Record<string, unknown> = { ...rest, itlMs: Array.from(itlMs) };
+  for (const k of TIME_POINTS) wire[epochKey(k)] = r[k] === 0 ? 0 : timeOriginMs + r[k];
+  return wire as WireRecord;
 }
 
 /** Back from the wire onto this process's clock: `offsetMs` is the shard's clock minus ours. */
 export function fromWireRecord(w: WireRecord, timeOriginMs: number, offsetMs: number): RequestRecord {
-  const { itlMs, startEpochMs, ...rest } = w;
-  return { ...(rest as unknown as RequestRecord), itlMs: Float64Array.from(itlMs), startMs: startEpochMs - offsetMs - timeOriginMs };
+  const rec: Record<string, unknown> = { ...w, itlMs: Float64Array.from(w.itlMs) };
+  for (const k of TIME_POINTS) {
+    const epochMs = w[epochKey(k)] as number;
+    delete rec[epochKey(k)];
+    rec[k] = epochMs === 0 ? 0 : epochMs - offsetMs - timeOriginMs;
+  }
+  return rec as unknown as RequestRecord;
 }

@@ -1,6 +1,7 @@
 /**
- * The cells of a sweep, in the order they run: every pct, and within it every working-set size. One pct line per
- * cell; shards run the same cells in the same order (their prompt RNG must stay in step with the coordinator's).
+ * The cells of a sweep, in the order they run: every pct, and within it every working-set size; within a cell, one
+ * line per request rate (a job: what shards are released to run). Shards run the same jobs in the same order (their
+ * prompt RNG must stay in step with the coordinator's).
  */
 import type { RunOptions } from "../options.ts";
 
@@ -11,4 +12,16 @@ export interface SweepCell {
 
 export function sweepCells(opts: Pick<RunOptions, "pcts" | "workingSets">): SweepCell[] {
   return opts.pcts.flatMap((pct) => opts.workingSets.map((workingSet) => ({ pct, workingSet })));
+}
+
+/** One line of the sweep: a cell at one request rate. */
+export interface SweepJob extends SweepCell {
+  /** Position of the cell in sweepCells. */
+  cell: number;
+  /** Position of the rate in --request-rate. */
+  rateIndex: number;
+}
+
+export function sweepJobs(opts: Pick<RunOptions, "pcts" | "workingSets" | "requestRates">): SweepJob[] {
+  return sweepCells(opts).flatMap((c, cell) => opts.requestRates.map((_, rateIndex) => ({ ...c, cell, rateIndex })));
 }

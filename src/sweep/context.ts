@@ -5,6 +5,7 @@ import type { RunInfo } from "../metrics/pct-record.ts";
 import type { TtftMoments } from "../metrics/ttft-model.ts";
 import type { LoadedTokenizer } from "../workload/tokenizer.ts";
 import type { PyRandom } from "../workload/rng.ts";
+import type { PromptFeed } from "../workload/prompt-feed.ts";
 import type { ShardShare } from "./plan.ts";
 import type { ShardGroup } from "./shards.ts";
 
@@ -23,7 +24,12 @@ export interface SweepContext {
   ctl: Control;
   server: ServerProfile;
   tokenizer: LoadedTokenizer;
-  /** One RNG across all pcts, drawn in the script's order. */
+  /**
+   * The prompt worker (token-id prompts): it owns the run's prompt generator, one across all pcts, drawn in the
+   * script's order. Null for text prompts, which are drawn here from `rng`.
+   */
+  prompts: PromptFeed | null;
+  /** The run's prompt generator when there is no worker. */
   rng: PyRandom;
   /** Shared by every line of this run. */
   runId: string;
@@ -40,9 +46,9 @@ export interface SweepContext {
 
 /** What one pct leaves for the next. */
 export interface SweepState {
-  /** Pct lines written so far (the first one carries `run`). */
+  /** Lines written so far (the first one carries `run`). */
   linesWritten: number;
-  /** The TTFT model's moments over the pcts measured so far. */
+  /** The TTFT model's moments over the lines measured so far. */
   ttftFit: TtftMoments | null;
   /** Leading ids of a sequence the server has cached: the next flush must make a probe of them find nothing. */
   probeIds: Uint32Array | null;

@@ -1,5 +1,25 @@
-/** The numbers of one pct, fixed before anything is sent: the script's prefix/suffix split and what the cache should hold. */
+/**
+ * The numbers of one pct and of its lines, fixed before anything is sent: the script's prefix/suffix split, what the
+ * cache should hold, and per request rate (one line each) how many requests go out and how many at once - in the
+ * whole run and in this process's share of it.
+ */
 import { inFlightLimit, type RunOptions } from "../options.ts";
+import { arrivalCount } from "../workload/arrivals.ts";
+import { splitPrompt } from "../workload/prompts.ts";
+
+/** One line of a pct: one request rate. */
+export interface LinePlan {
+  /** Requests per second; Infinity = closed loop. */
+  rate: number;
+  /** Position in --request-rate (request ids tell the rates of one pct apart). */
+  rateIndex: number;
+  /** Requests the line sends, over every shard: --num-prompts, or with --duration those due before it ends. */
+  count: number;
+  /** Requests this process sends: all of them, or its shard's share (prompts rank, rank + size, ... below count). */
+  sends: number;
+  /** Requests in flight at once in this process (--max-concurrency, or every request when it is 0; a shard's share). */
+  inFlight: number;
+}
 
 export interface PctPlan {
   pct: number;
@@ -8,11 +28,13 @@ export interface PctPlan {
   suffixLen: number;
   /** Every measured prompt's length, tokens. */
   promptLen: number;
+  /** The pct's prompts, as the script draws them: the most any of its lines sends (every line resends the same ones). */
   numPrompts: number;
-  /** The prompt indices this process sends: all of them, or its shard's share. */
-  indices: number[];
-  /** Requests in flight at once in this process (--max-concurrency, or every prompt when it is 0; a shard's share). */
-  inFlight: number;
+  lines: LinePlan[];
+  /** This process's share of a sharded run; null when it sends every prompt. */
+  share: ShardShare | null;
+  /** The prompt index this process sends at `position` of a line (position k of its share). */
+  indexAt(position: number): number;
   /** Cached tokens every measured request should report: the prefix in whole pages. */
   expectedCachedTokens: number;
   /** Distinct prefixes in rotation (--working-set). */
@@ -36,20 +58,41 @@ export interface ShardShare {
 /** Shard `rank`'s share of `total` slots (prompts or in-flight requests): the remainder goes to the first ranks. */
 export const shareOf = (total: number, s: ShardShare): number => Math.floor(total / s.size) + (s.rank < total % s.size ? 1 : 0);
 
+/** Requests one line sends at `rate`: --num-prompts, or the arrivals due within --duration. */
+export function requestsPerLine(opts: Pick<RunOptions, "numPrompts" | "durationS" | "burstiness" | "seed">, rate: number): number {
+  if (opts.durationS === null || !Number.isFinite(rate)) return opts.numPrompts;
+  return arrivalCount({ ratePerS: rate, burstiness: opts.burstiness, seed: opts.seed, count: null, durationS: opts.durationS });
+}
+
+/** The most requests any line of the run has in flight (Bun's fetch must allow that many). */
+export function runInFlightLimit(opts: RunOptions): number {
+  return Math.max(...opts.requestRates.map((rate) => inFlightLimit(opts, requestsPerLine(opts, rate))));
+}
+
 export function planPct(pct: number, opts: RunOptions, pageSize: number, share: ShardShare | null = null, workingSet = 1): PctPlan {
-  const prefixLen = Math.floor((opts.totalTokens * pct) / 100);
-  const indices: number[] = [];
-  for (let i = share?.rank ?? 0; i < opts.numPrompts; i += share?.size ?? 1) indices.push(i);
+  const { prefixLen, suffixLen } = splitPrompt(opts.totalTokens, pct);
+  const lines = opts.requestRates.map((rate, rateIndex) => {
+    const count = requestsPerLine(opts, rate);
+    const all = inFlightLimit(opts, count);
+    return {
+      rate,
+      rateIndex,
+      count,
+      sends: share === null ? count : shareOf(count, share),
+      inFlight: share === null ? all : Math.max(1, shareOf(all, share)),
+    };
+  });
   return {
-    workingSet,
-    workingSetTokens: workingSet * prefixLen,
     pct,
     prefixLen,
-    suffixLen: opts.totalTokens - prefixLen,
+    suffixLen,
     promptLen: opts.totalTokens,
-    numPrompts: opts.numPrompts,
-    indices,
-    inFlight: share === null ? inFlightLimit(opts) : Math.max(1, shareOf(inFlightLimit(opts), share)),
+    numPrompts: Math.max(...lines.map((l) => l.count)),
+    lines,
+    share,
+    indexAt: share === null ? (position) => position : (position) => share.rank + position * share.size,
     expectedCachedTokens: expectedCached(prefixLen, opts.totalTokens, pageSize),
+    workingSet,
+    workingSetTokens: workingSet * prefixLen,
   };
 }

@@ -1,4 +1,5 @@
 /** One StreamRequest of a run: the run's URL, headers, timeouts and interrupt around a prepared body. */
+import type { RequestBody } from "../client/request-body.ts";
 import type { StreamRequest } from "../client/stream.ts";
 import type { RunOptions } from "../options.ts";
 import type { SweepContext } from "./context.ts";
@@ -16,15 +17,18 @@ export interface RequestShape {
   maxNewTokens: number;
   /** Sent as x-request-id (--request-details joins on it). */
   requestId?: string;
+  /** When the schedule meant it to go out (nowMs clock); the send time when absent. */
+  intendedMs?: number;
 }
 
-export function streamRequestFor(ctx: RequestContext, body: readonly Uint8Array[], shape: RequestShape): StreamRequest {
+export function streamRequestFor(ctx: RequestContext, body: RequestBody, shape: RequestShape): StreamRequest {
   return {
     url: ctx.opts.baseUrl + ctx.backend.generatePath,
     backend: ctx.backend,
     body,
     headers: ctx.ctl.headers,
     requestId: shape.requestId,
+    intendedMs: shape.intendedMs,
     index: shape.index,
     promptLen: shape.promptLen,
     maxNewTokens: shape.maxNewTokens,

@@ -7,8 +7,8 @@ import { BenchError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { RunOptions } from "../options.ts";
 import type { Backend, ServerProfile } from "../backends/types.ts";
-import { inFlightLimit } from "../options.ts";
 import { PyRandom } from "../workload/rng.ts";
+import { PromptFeed } from "../workload/prompt-feed.ts";
 import type { PctRecord, RunInfo } from "../metrics/pct-record.ts";
 import { renderSweepEnd } from "../report/console.ts";
 import { gateFailures, type GateFailure } from "../gates/evaluate.ts";
@@ -21,6 +21,7 @@ import type { SweepContext, SweepIo } from "./context.ts";
 import { runPct } from "./run-pct.ts";
 import { prepareRun } from "./prepare.ts";
 import { sweepCells } from "./cells.ts";
+import { runInFlightLimit } from "./plan.ts";
 import { startShardGroup } from "./shards.ts";
 import { workloadHash } from "./shard-worker.ts";
 import type { Placement } from "../shard/placement.ts";
@@ -52,10 +53,21 @@ export async function runSweep(opts: RunOptions, io: SweepIo, placement: Placeme
   if (overridden.length > 0) {
     log.warn(`--extra-request-body overrides ${overridden.join(", ")}: the measured prompts are not what warmbench built`);
   }
-  if (opts.flush === "none") log.warn("--flush none: the cache is NOT flushed between pcts; earlier pcts' prefixes may still be cached");
+  if (opts.flush === "none") {
+    log.warn("--flush none: the cache is NOT flushed between pcts; earlier pcts' prefixes may still be cached");
+    if (opts.requestRates.length > 1) log.warn("--flush none with several rates: each rate resends prompts the server may still hold in full");
+  }
 
   const runId = newRunId();
-  const shards = await startShardGroup(placement, shardSetup(runId, opts, server, backend), io.signal);
+  // Token-id prompts are drawn just in time by the prompt worker; it starts while the shards join.
+  const prompts = backend.promptEncoding === "token_ids" ? new PromptFeed(tokenizer.population, opts.seed) : null;
+  let shards: Awaited<ReturnType<typeof startShardGroup>> = null;
+  try {
+    shards = await startShardGroup(placement, shardSetup(runId, opts, server, backend), io.signal);
+  } catch (err) {
+    await prompts?.close();
+    throw err;
+  }
   const ctx: SweepContext = {
     opts,
     io,
@@ -63,6 +75,7 @@ export async function runSweep(opts: RunOptions, io: SweepIo, placement: Placeme
     ctl,
     server,
     tokenizer,
+    prompts,
     rng: new PyRandom(opts.seed),
     runId,
     run: runInfo(opts, server, backend),
@@ -75,6 +88,7 @@ export async function runSweep(opts: RunOptions, io: SweepIo, placement: Placeme
     return await runPcts(ctx);
   } finally {
     await shards?.close();
+    await prompts?.close();
   }
 }
 
@@ -91,20 +105,20 @@ async function runPcts(ctx: SweepContext): Promise<SweepOutcome> {
       outcome.interrupted = true;
       break;
     }
-    const record = await runPct(cell, ctx);
-    outcome.records.push(record);
-    outcome.failedRequests += record.failed;
-    if (opts.verifyCache === "strict" && (record.cache_check === "mismatch" || record.cache_check === "unreported")) outcome.cacheFailures++;
-    if (record.client_saturated) outcome.saturatedPcts++;
-    const failedShards = record.shards?.failed ?? [];
-    if (failedShards.length > 0) {
-      throw new BenchError(`${failedShards.join("; ")}: the pct was written with what the other shards measured (interrupted: true)`);
+    const { records, complete } = await runPct(cell, ctx);
+    if (!complete) outcome.interrupted = true;
+    for (const record of records) {
+      outcome.records.push(record);
+      outcome.failedRequests += record.failed;
+      if (opts.verifyCache === "strict" && (record.cache_check === "mismatch" || record.cache_check === "unreported")) outcome.cacheFailures++;
+      if (record.client_saturated) outcome.saturatedPcts++;
+      const failedShards = record.shards?.failed ?? [];
+      if (failedShards.length > 0) {
+        throw new BenchError(`${failedShards.join("; ")}: the pct was written with what the other shards measured (interrupted: true)`);
+      }
+      if (!record.interrupted && record.completed === 0) throw new BenchError(`All requests failed for shared_prefix=${cell.pct}%.`);
     }
-    if (record.interrupted) {
-      outcome.interrupted = true;
-      break;
-    }
-    if (record.completed === 0) throw new BenchError(`All requests failed for shared_prefix=${cell.pct}%.`);
+    if (outcome.interrupted) break;
   }
   const ttftModel = outcome.records.at(-1)?.ttft_model ?? null;
   io.out(renderSweepEnd(outcome.records, ttftModel));
@@ -132,7 +146,7 @@ function shardSetup(runId: string, opts: RunOptions, server: ServerProfile, back
  */
 export function explainServerLimits(opts: RunOptions, server: ServerProfile): string[] {
   const notes: string[] = [];
-  const inFlight = inFlightLimit(opts);
+  const inFlight = runInFlightLimit(opts);
   const slots = server.maxRunning ?? null;
   if (slots !== null && inFlight > slots) {
     notes.push(
@@ -172,9 +186,15 @@ export function newRunId(): string {
 /** "maxConcurrency" -> "max_concurrency". */
 const snake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
-/** A nested option object (multiturn's think time) with snake_case keys, as all JSON we write. */
+/**
+ * An option as JSON can hold it: nested objects (multiturn's think time) with snake_case keys, as all JSON we
+ * write; bigints and infinite rates as text ("inf", as the flag is written).
+ */
 function snakeKeys(value: unknown): unknown {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+  if (typeof value === "bigint") return value.toString();
+  if (typeof value === "number" && !Number.isFinite(value)) return String(value).replace("Infinity", "inf");
+  if (Array.isArray(value)) return value.map(snakeKeys);
+  if (value === null || typeof value !== "object") return value;
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [snake(k), snakeKeys(v)]));
 }
 
@@ -184,7 +204,7 @@ export function runInfo(opts: object, server: ServerProfile, backend: Backend): 
   for (const [key, value] of Object.entries(opts)) {
     if (key === "apiKey") options.api_key = value ? "(set)" : null;
     else if (key === "gates") options.gates = (value as { expr: string }[]).map((g) => g.expr);
-    else options[snake(key)] = typeof value === "bigint" ? value.toString() : snakeKeys(value);
+    else options[snake(key)] = snakeKeys(value);
   }
   // What ran, as --backend names it (engine.source says whether it was detected): an SGLang user's file reads as
   // it did before --backend auto.

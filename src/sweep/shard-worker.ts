@@ -1,7 +1,8 @@
 /**
  * A shard that is not the coordinator: it joins the coordinator, learns what the preflight found, then for every
- * pct it is released draws the pct's prompts in the script's order (all of them: the RNG must stay in step), sends
- * its own share, and reports every record. It sends nothing to the server but its share of measured requests.
+ * line it is released sends its own share of the line's prompts and reports every record. Its prompts are drawn in
+ * the script's order (every prompt of a pct is drawn past, so the RNG stays in step; only its share is made). It
+ * sends nothing to the server but its share of measured requests.
  */
 import { createHash } from "node:crypto";
 import { BenchError, EXIT } from "../errors.ts";
@@ -11,21 +12,23 @@ import { backendFor, ENGINES, type EndpointChoice } from "../backends/index.ts";
 import { NO_SERVER_INFO } from "../backends/server-info.ts";
 import { loadTokenizer } from "../workload/tokenizer.ts";
 import { PyRandom } from "../workload/rng.ts";
+import { PromptFeed } from "../workload/prompt-feed.ts";
 import { joinCoordinator, type ShardConnection } from "../shard/shard-client.ts";
 import { toWireRecord, type JobMessage, type ShardSetup } from "../shard/messages.ts";
 import type { ListenAddress } from "../shard/coordinator.ts";
 import type { SweepContext } from "./context.ts";
-import { planPct } from "./plan.ts";
-import { sweepCells } from "./cells.ts";
-import { buildPromptBatch } from "./stages/build-prompts.ts";
-import { measureShare } from "./stages/measure-share.ts";
+import { planPct, type PctPlan } from "./plan.ts";
+import { sweepJobs, type SweepJob } from "./cells.ts";
+import { buildPromptBatch, type PromptBatch } from "./stages/build-prompts.ts";
+import { measureShare, promptsFilled } from "./stages/measure-share.ts";
 import { VERSION } from "../version.ts";
 
 /** Every option that shapes the workload or the requests: all shards must agree on them. */
 export function workloadHash(opts: RunOptions): string {
   const o = opts;
   const shaping = [o.backend, o.endpoint, o.baseUrl, o.tokenizer, o.revision, o.numPrompts, o.totalTokens, o.outputLen, o.maxConcurrency, o.pcts,
-    o.seed.toString(), o.disableIgnoreEos, o.extraRequestBody, o.requestTimeoutS, o.stallTimeoutS, o.pageSize, o.servedModelName, o.workingSets];
+    o.seed.toString(), o.disableIgnoreEos, o.extraRequestBody, o.requestTimeoutS, o.stallTimeoutS, o.pageSize, o.servedModelName, o.workingSets,
+    o.requestRates.map(String), String(o.burstiness), o.durationS];
   return createHash("sha256").update(JSON.stringify(shaping)).digest("hex").slice(0, 16);
 }
 
@@ -51,7 +54,11 @@ export async function runShardWorker(opts: RunOptions, me: WorkerPlacement, inte
       throw new BenchError(`shard ${me.rank}: started with other workload options than the coordinator`, EXIT.usage);
     }
     const ctx = await workerContext(opts, conn.setup, me);
-    return await serve(conn, ctx, opts, interrupt);
+    try {
+      return await serve(conn, ctx, opts, interrupt);
+    } finally {
+      await ctx.prompts?.close();
+    }
   } catch (err) {
     if (!(err instanceof BenchError)) conn.link.send({ t: "failed", message: (err as Error)?.message ?? String(err) });
     throw err;
@@ -82,6 +89,7 @@ async function workerContext(opts: RunOptions, setup: ShardSetup, me: WorkerPlac
       warnings: [],
     },
     tokenizer,
+    prompts: backend.promptEncoding === "token_ids" ? new PromptFeed(tokenizer.population, opts.seed) : null,
     rng: new PyRandom(opts.seed),
     runId: setup.run_id,
     run: { warmbench_version: VERSION, started_at: "", options: {}, served_model: setup.model, page_size: setup.page_size,
@@ -98,7 +106,8 @@ async function workerContext(opts: RunOptions, setup: ShardSetup, me: WorkerPlac
 async function serve(conn: ShardConnection, ctx: SweepContext, opts: RunOptions, interrupt: AbortSignal): Promise<number> {
   let running: { stop: AbortController; done: Promise<void> } | null = null;
   let nextJob = 0;
-  const cells = sweepCells(opts);
+  const jobs = sweepJobs(opts);
+  const cell: CellPrompts = { job: null, plan: null, batch: null };
   const onInterrupt = () => running?.stop.abort();
   interrupt.addEventListener("abort", onInterrupt);
   try {
@@ -116,16 +125,17 @@ async function serve(conn: ShardConnection, ctx: SweepContext, opts: RunOptions,
         await running?.done;
         return EXIT.ok;
       } else if (m.t === "job") {
-        const cell = cells[nextJob];
-        if (m.job !== nextJob || cell?.pct !== m.pct || cell.workingSet !== m.working_set) {
-          conn.link.send({ t: "failed", message: `expected job ${nextJob} (pct ${cell?.pct}, working set ${cell?.workingSet}), got job ${m.job} (pct ${m.pct}, working set ${m.working_set})` });
+        const expected = jobs[nextJob];
+        if (m.job !== nextJob || expected?.pct !== m.pct || expected.workingSet !== m.working_set || expected.rateIndex !== m.rate_index) {
+          const want = expected ? `pct ${expected.pct}, working set ${expected.workingSet}, rate ${expected.rateIndex}` : "none";
+          conn.link.send({ t: "failed", message: `expected job ${nextJob} (${want}), got job ${m.job} (pct ${m.pct}, working set ${m.working_set}, rate ${m.rate_index})` });
           return EXIT.runtime;
         }
         nextJob++;
         await running?.done;
         const stop = new AbortController();
         if (interrupt.aborted) stop.abort();
-        running = { stop, done: runJob(conn, ctx, m, stop.signal) };
+        running = { stop, done: runJob(conn, ctx, m, expected, cell, stop.signal) };
       }
     }
   } finally {
@@ -133,22 +143,40 @@ async function serve(conn: ShardConnection, ctx: SweepContext, opts: RunOptions,
   }
 }
 
-async function runJob(conn: ShardConnection, ctx: SweepContext, job: JobMessage, signal: AbortSignal): Promise<void> {
+/** The prompts of the cell (pct, working set) whose lines are being run: drawn once, resent by each line. */
+interface CellPrompts {
+  job: SweepJob | null;
+  plan: PctPlan | null;
+  batch: PromptBatch | null;
+}
+
+async function runJob(conn: ShardConnection, ctx: SweepContext, job: JobMessage, expected: SweepJob, cell: CellPrompts, signal: AbortSignal): Promise<void> {
   try {
     ctx.io = { ...ctx.io, signal };
-    const plan = planPct(job.pct, ctx.opts, ctx.server.pageSize, ctx.share, job.working_set);
-    const batch = buildPromptBatch(plan, ctx);
-    const m = await measureShare(plan, batch, ctx, signal);
-    const origin = performance.timeOrigin;
-    conn.link.send({
-      t: "records",
-      job: job.job,
-      records: m.records.map((r) => toWireRecord(r, origin)),
-      health: m.health,
-      startEpochMs: origin + m.startMs,
-      endEpochMs: origin + m.endMs,
-      interrupted: m.interrupted,
-    });
+    if (cell.job === null || cell.job.cell !== expected.cell) {
+      cell.plan = planPct(job.pct, ctx.opts, ctx.server.pageSize, ctx.share, job.working_set);
+      cell.batch = await buildPromptBatch(cell.plan, ctx);
+      cell.job = expected;
+    }
+    const plan = cell.plan!;
+    const line = plan.lines[job.rate_index]!;
+    const prompts = cell.batch!.openLine(line);
+    try {
+      await promptsFilled(prompts, signal);
+      const m = await measureShare(plan, line, prompts, ctx, signal);
+      const origin = performance.timeOrigin;
+      conn.link.send({
+        t: "records",
+        job: job.job,
+        records: m.records.map((r) => toWireRecord(r, origin)),
+        health: m.health,
+        startEpochMs: origin + m.startMs,
+        endEpochMs: origin + m.endMs,
+        interrupted: m.interrupted,
+      });
+    } finally {
+      prompts.close();
+    }
   } catch (err) {
     conn.link.send({ t: "failed", message: `job ${job.job} (pct ${job.pct}): ${(err as Error)?.message ?? err}` });
   }

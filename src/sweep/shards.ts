@@ -18,8 +18,8 @@ import { fromWireRecord, type RecordsMessage, type ShardSetup } from "../shard/m
 import { shardHost } from "../shard/shard-client.ts";
 import { bindAddress, newToken, TOKEN_ENV, WORKER_ENV, type Placement } from "../shard/placement.ts";
 import type { SweepContext } from "./context.ts";
-import type { PctPlan } from "./plan.ts";
-import type { PromptBatch } from "./stages/build-prompts.ts";
+import type { LinePlan, PctPlan } from "./plan.ts";
+import type { LinePrompts } from "./stages/build-prompts.ts";
 import { measureShare, type ShareMeasurement } from "./stages/measure-share.ts";
 
 /** A started group of shards, coordinated by this process. */
@@ -27,7 +27,7 @@ export interface ShardGroup {
   coordinator: Coordinator;
   size: number;
   launcher: "local" | "slurm" | "flag";
-  /** Jobs released so far: the next pct's job number. */
+  /** Jobs released so far: the next line's job number. */
   jobs: number;
   close(): Promise<void>;
 }
@@ -153,8 +153,8 @@ export interface UnionMeasurement extends ShareMeasurement {
   report: ShardsReport;
 }
 
-/** Releases the pct to every shard, measures this process's share meanwhile, and gathers the union. */
-export async function measureAcrossShards(plan: PctPlan, batch: PromptBatch, ctx: SweepContext, group: ShardGroup): Promise<UnionMeasurement> {
+/** Releases the line to every shard, measures this process's share meanwhile, and gathers the union. */
+export async function measureAcrossShards(plan: PctPlan, line: LinePlan, prompts: LinePrompts, ctx: SweepContext, group: ShardGroup): Promise<UnionMeasurement> {
   const job = group.jobs++;
   const stop = () => group.coordinator.stopAll();
   ctx.io.signal?.addEventListener("abort", stop, { once: true });
@@ -162,11 +162,11 @@ export async function measureAcrossShards(plan: PctPlan, batch: PromptBatch, ctx
   // (the pct is marked interrupted and names the shard), and the run ends after this pct.
   const ownStop = new AbortController();
   const ownSignal = ctx.io.signal ? AbortSignal.any([ctx.io.signal, ownStop.signal]) : ownStop.signal;
-  const gathered = group.coordinator.runJob({ t: "job", job, pct: plan.pct, working_set: plan.workingSet }, () => {
+  const gathered = group.coordinator.runJob({ t: "job", job, pct: plan.pct, working_set: plan.workingSet, rate_index: line.rateIndex }, () => {
     stop();
     ownStop.abort();
   });
-  const own = await measureShare(plan, batch, ctx, ownSignal);
+  const own = await measureShare(plan, line, prompts, ctx, ownSignal);
   const { results, failures } = await gathered;
   ctx.io.signal?.removeEventListener("abort", stop);
   return union(own, results, group, failures.map((f) => f.message));
@@ -194,6 +194,8 @@ function union(own: ShareMeasurement, theirs: Map<number, RecordsMessage>, group
     records,
     startMs: own.startMs,
     endMs,
+    // The coordinator's own prompts are the ones it can probe with: the last of its share to finish.
+    lastFinished: own.lastFinished,
     interrupted: interrupted || failed.length > 0,
     health: worstHealth(healths),
     report: { count: group.size, launcher: group.launcher, ranks, failed },

@@ -24,6 +24,8 @@ export interface PromptSet {
   prefixes: Uint32Array[];
   /** numPrompts*suffixLen ids; prompt i's suffix starts at i*suffixLen. */
   suffixes: Uint32Array;
+  /** promptIdsHash of the set (the workload fingerprint's prompt_ids_hash). */
+  idsHash: string;
 }
 
 export interface BuildPromptsParams {
@@ -43,6 +45,14 @@ function requireCount(name: string, value: number): void {
   if (!Number.isSafeInteger(value) || value < 0) throw new Error(`buildPrompts: ${name} must be a non-negative integer, got ${value}`);
 }
 
+/** The script's split of a prompt: prefix_len = total*pct//100, the rest is the suffix. */
+export function splitPrompt(totalTokens: number, pct: number): { prefixLen: number; suffixLen: number } {
+  // Python's total*pct//100 on ints; the remainder form keeps it exact however large the product.
+  const scaled = totalTokens * pct;
+  const prefixLen = (scaled - (scaled % 100)) / 100;
+  return { prefixLen, suffixLen: totalTokens - prefixLen };
+}
+
 /** Draws one pct's prompts in the script's order. */
 export function buildPrompts(p: BuildPromptsParams): PromptSet {
   const { population, totalTokens, pct, numPrompts, rng } = p;
@@ -51,10 +61,7 @@ export function buildPrompts(p: BuildPromptsParams): PromptSet {
   requireCount("numPrompts", numPrompts);
   if (!Number.isSafeInteger(workingSet) || workingSet < 1) throw new Error(`buildPrompts: workingSet must be a positive integer, got ${workingSet}`);
   if (!Number.isInteger(pct) || pct < 0 || pct > 100) throw new Error(`buildPrompts: pct must be an integer in [0, 100], got ${pct}`);
-  // Python's total*pct//100 on ints; the remainder form keeps it exact however large the product.
-  const scaled = totalTokens * pct;
-  const prefixLen = (scaled - (scaled % 100)) / 100;
-  const suffixLen = totalTokens - prefixLen;
+  const { prefixLen, suffixLen } = splitPrompt(totalTokens, pct);
 
   const prefixes: Uint32Array[] = [];
   for (let k = 0; k < workingSet; k++) {
@@ -62,9 +69,10 @@ export function buildPrompts(p: BuildPromptsParams): PromptSet {
     rng.choicesInto(population, prefix, 0, prefixLen);
     prefixes.push(prefix);
   }
+  const idsHash = promptIdsHash({ population, prefixes, afterPrefixes: rng, suffixLen, count: numPrompts });
   const suffixes = new Uint32Array(numPrompts * suffixLen);
   for (let i = 0; i < numPrompts; i++) rng.choicesInto(population, suffixes, i * suffixLen, suffixLen);
-  return { pct, prefixLen, suffixLen, numPrompts, prefix: prefixes[0] as Uint32Array, prefixes, suffixes };
+  return { pct, prefixLen, suffixLen, numPrompts, prefix: prefixes[0] as Uint32Array, prefixes, suffixes, idsHash };
 }
 
 /** Which of the working set's prefixes prompt i shares. */
@@ -87,13 +95,18 @@ export function promptIds(set: PromptSet, i: number): Uint32Array {
 }
 
 /**
- * wyhash (64-bit, 16 hex digits) of the prefix ids, then every suffix's ids, as u32 little-endian: equal for two
- * prompt sets exactly when they hold the same prompts (barring collisions). A few ms for 64 x 70k ids.
+ * wyhash (64-bit, 16 hex digits) of what decides a pct's prompt ids: the id population, the working set's prefix ids,
+ * the generator's state right after them (every suffix is its next draws), the suffix length and the prompt count.
+ * Equal for two runs exactly when they send the same prompts (barring collisions), and computed without drawing a
+ * single suffix, so a prompt worker that draws them just in time can give it before the pct starts.
  */
-export function hashPromptSet(set: PromptSet): string {
+export function promptIdsHash(p: { population: Uint32Array; prefixes: readonly Uint32Array[]; afterPrefixes: PyRandom; suffixLen: number; count: number }): string {
   const bytes = (ids: Uint32Array) => new Uint8Array(ids.buffer, ids.byteOffset, ids.byteLength);
-  const prefixHash = BigInt(Bun.hash.wyhash(bytes(set.prefix), BigInt(set.prefixLen)));
-  return BigInt(Bun.hash.wyhash(bytes(set.suffixes), prefixHash)).toString(16).padStart(16, "0");
+  let h = BigInt(Bun.hash.wyhash(bytes(p.population), BigInt(p.prefixes.length)));
+  for (const prefix of p.prefixes) h = BigInt(Bun.hash.wyhash(bytes(prefix), h ^ BigInt(prefix.length)));
+  h = BigInt(Bun.hash.wyhash(p.afterPrefixes.stateBytes(), h));
+  h = BigInt(Bun.hash.wyhash(bytes(Uint32Array.of(p.suffixLen, p.count)), h));
+  return h.toString(16).padStart(16, "0");
 }
 
 const COMMA = 0x2c;

@@ -1,6 +1,7 @@
 /**
  * Exact port of CPython's `random.Random(seed)` for int seeds: MT19937 seeded by init_by_array, and
- * `random()` / `choices(population, k=...)` as in Modules/_randommodule.c and Lib/random.py (3.9-3.13).
+ * `random()` / `choices(population, k=...)` / `gammavariate(alpha, beta)` as in Modules/_randommodule.c and
+ * Lib/random.py (3.9-3.13).
  * The reference script draws every token id through one shared Random, so matching its index sequence
  * bit for bit is what makes our prompts the script's prompts (protocol.md §6).
  */
@@ -12,6 +13,9 @@ const UPPER_MASK = 0x80000000;
 const LOWER_MASK = 0x7fffffff;
 const TWO_POW_26 = 67108864.0;
 const INV_TWO_POW_53 = 1.0 / 9007199254740992.0;
+// Lib/random.py's constants of gammavariate.
+const LOG4 = Math.log(4.0);
+const SG_MAGICCONST = 1.0 + Math.log(4.5);
 
 /** `abs(seed)` split into 32-bit words, least-significant first; 0 gives [0] (CPython's random_seed). */
 export function seedKey(seed: bigint): Uint32Array {
@@ -32,6 +36,36 @@ export class PyRandom {
 
   constructor(seed: bigint) {
     this.initByArray(seedKey(seed));
+  }
+
+  /** An independent generator in the same state: both go on to draw the same sequence. */
+  clone(): PyRandom {
+    const copy = new PyRandom(0n);
+    copy.mt.set(this.mt);
+    copy.index = this.index;
+    return copy;
+  }
+
+  /** The generator's whole state (its 624 words, then its position) as bytes: equal states draw equal sequences. */
+  stateBytes(): Uint8Array {
+    const words = new Uint32Array(N + 1);
+    words.set(this.mt);
+    words[N] = this.index;
+    return new Uint8Array(words.buffer);
+  }
+
+  /**
+   * Moves past the next `n` random() calls without computing them (each uses two 32-bit outputs), in a fraction of
+   * the time: the state then equals that after `n` calls, e.g. after choices(k=n) from a population below 2**53.
+   */
+  skipRandoms(n: number): void {
+    let outputs = 2 * n;
+    while (outputs > 0) {
+      if (this.index >= N) this.regenerate();
+      const take = Math.min(outputs, N - this.index);
+      this.index += take;
+      outputs -= take;
+    }
   }
 
   /** `random()`: a double in [0, 1) built from two 32-bit outputs, the first giving the high 27 bits. */
@@ -56,6 +90,38 @@ export class PyRandom {
     for (let i = offset; i < end; i++) {
       // Math.floor(random() * n) < n always holds for n < 2**53, so the read is in range.
       out[i] = population[Math.floor(this.random() * n)]!;
+    }
+  }
+
+  /**
+   * `gammavariate(alpha, beta)`: mean alpha*beta, the same algorithms and draws as Python's (Cheng's for
+   * alpha > 1, the exponential for alpha == 1, Kennedy & Gentle's GS below).
+   */
+  gammavariate(alpha: number, beta: number): number {
+    if (!(alpha > 0 && beta > 0)) throw new RangeError(`gammavariate: alpha and beta must be > 0, got ${alpha}, ${beta}`);
+    if (alpha > 1.0) {
+      const ainv = Math.sqrt(2.0 * alpha - 1.0);
+      const bbb = alpha - LOG4;
+      const ccc = alpha + ainv;
+      for (;;) {
+        const u1 = this.random();
+        if (!(1e-7 < u1 && u1 < 0.9999999)) continue;
+        const u2 = 1.0 - this.random();
+        const v = Math.log(u1 / (1.0 - u1)) / ainv;
+        const x = alpha * Math.exp(v);
+        const z = u1 * u1 * u2;
+        const r = bbb + ccc * v - x;
+        if (r + SG_MAGICCONST - 4.5 * z >= 0.0 || r >= Math.log(z)) return x * beta;
+      }
+    }
+    if (alpha === 1.0) return -Math.log(1.0 - this.random()) * beta;
+    for (;;) {
+      const u = this.random();
+      const b = (Math.E + alpha) / Math.E;
+      const p = b * u;
+      const x = p <= 1.0 ? p ** (1.0 / alpha) : -Math.log((b - p) / alpha);
+      const u1 = this.random();
+      if (p > 1.0 ? u1 <= x ** (alpha - 1.0) : u1 <= Math.exp(-x)) return x * beta;
     }
   }
 

@@ -80,7 +80,7 @@ describe("compare", () => {
     const r = await compare([base, same]);
     if (r.code !== 0) console.error(r.stdout, r.stderr);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain("No regression beyond the limits (2 pcts compared).");
+    expect(r.stdout).toContain("No regression beyond the limits (2 lines compared).");
     expect(r.stdout).toMatch(/^ 0%  mean_itl_ms +line .* 5% +(ok|better|same)$/m);
     // Percentiles come from the HDR histograms.
     expect(r.stdout).toMatch(/^80%  p999_ttft_ms +hdr /m);
@@ -117,7 +117,7 @@ describe("compare", () => {
   test("runs with another tokenizer are refused, naming the field", async () => {
     const r = await compare([base, qwen]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/compare: refused: pct 0: the workloads differ in tokenizer_sha256 \(base [0-9a-f]{12}…, new [0-9a-f]{12}…\); also vocab_size, prompt_ids_hash/);
+    expect(r.stderr).toMatch(/compare: refused: 0%: the workloads differ in tokenizer_sha256 \(base [0-9a-f]{12}…, new [0-9a-f]{12}…\); also vocab_size, prompt_ids_hash/);
     expect(r.stderr).toContain("--force compares anyway");
     expect(r.stdout).toBe("");
   });
@@ -126,7 +126,7 @@ describe("compare", () => {
     const r = await compare([base, qwen, "--force", "--max-regress", "mean_itl_ms=1000%"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^ 0%\*  mean_ttft_ms/m);
-    expect(r.stdout).toContain("* compared with --force although the workloads differ: pct 0: the workloads differ in tokenizer_sha256");
+    expect(r.stdout).toContain("* compared with --force although the workloads differ: 0%: the workloads differ in tokenizer_sha256");
   });
 
   test("input problems are usage errors", async () => {

@@ -1,4 +1,4 @@
-/** Stage: the pct's record to the console (stdout), the JSONL file and the per-request details; findings to stderr. */
+/** Stage: a line's record to the console (stdout), the JSONL file and the per-request details; findings to stderr. */
 import { log } from "../../log.ts";
 import type { RequestRecord } from "../../metrics/record.ts";
 import { delayedByMachine, describeSaturation } from "../../metrics/self-check.ts";
@@ -7,10 +7,11 @@ import { appendRequestDetails } from "../../report/details.ts";
 import { appendJsonlLine, formatJsonl } from "../../report/jsonl.ts";
 import { formatCell } from "../../report/text-table.ts";
 import type { SweepContext } from "../context.ts";
+import type { LinePlan } from "../plan.ts";
 import type { Measurement } from "./measure.ts";
 import type { PctSummary } from "./summarize.ts";
 
-export function emitPct(summary: PctSummary, m: Measurement, ctx: SweepContext): void {
+export function emitPct(summary: PctSummary, line: LinePlan, m: Measurement, ctx: SweepContext): void {
   const { record, cache } = summary;
   const pct = record.shared_prefix_pct;
   logFailures(m.records);
@@ -20,7 +21,9 @@ export function emitPct(summary: PctSummary, m: Measurement, ctx: SweepContext):
   else if (delayedByMachine(m.health)) log.info(`${pct}%: other load on this machine delayed the client's timers (${health})`);
   else log.debug(health);
   for (const g of record.gates) if (!g.pass) log.warn(`gate failed at ${pct}%: ${g.expr} (value ${formatCell(g.value)})`);
-  if (ctx.opts.requestDetails) appendRequestDetails(ctx.opts.requestDetails, ctx.runId, pct, m.records);
+  if (ctx.opts.requestDetails) {
+    appendRequestDetails(ctx.opts.requestDetails, ctx.runId, pct, m.records, line.rate, ctx.opts.requestRates.length > 1);
+  }
   ctx.io.out(renderConsole(record));
   if (ctx.opts.outputFile) appendJsonlLine(ctx.opts.outputFile, formatJsonl(record));
 }

@@ -1,58 +1,137 @@
 /**
- * The timed part of a pct in one process: stream this process's prompts (all of them, or its shard's share) under
- * its concurrency limit, one record per request, with the client's self-check around it. Nothing but recording
- * happens on the clock.
+ * The timed part of a line in one process: send this process's prompts (all of them, or its shard's share) when
+ * they are due - at --request-rate, or as slots free up - under its concurrency limit, one record per request, with
+ * the client's self-check around it. Nothing but recording happens on the clock: prompts arrive serialized, a
+ * look-ahead before they are due.
  */
-import { runPool } from "../../client/pool.ts";
+import { log } from "../../log.ts";
+import { dispatch } from "../../client/dispatcher.ts";
 import { nowMs } from "../../client/clock.ts";
 import { resolveGeneratedText, streamRequest } from "../../client/stream.ts";
 import type { RequestRecord } from "../../metrics/record.ts";
 import { startClientMonitor, type ClientHealth } from "../../metrics/self-check.ts";
 import { requestIdOf } from "../../report/details.ts";
 import { startProgress } from "../../report/progress.ts";
+import { arrivalOffsetsMs } from "../../workload/arrivals.ts";
 import type { SweepContext } from "../context.ts";
-import type { PctPlan } from "../plan.ts";
+import { idleCollector } from "../idle-gc.ts";
+import type { LinePlan, PctPlan, ShardShare } from "../plan.ts";
 import { streamRequestFor } from "../request.ts";
-import type { PromptBatch } from "./build-prompts.ts";
+import type { LinePrompts } from "./build-prompts.ts";
 
-/** What one process measured of a pct. */
+/** What one process measured of a line. */
 export interface ShareMeasurement {
   /** Every request that ran to an end (cancelled ones were never measured and are left out). */
   records: RequestRecord[];
-  /** First send and last completion window, nowMs() clock. */
+  /** When sending began (the schedule's origin) and the last completion, nowMs() clock. */
   startMs: number;
   endMs: number;
   interrupted: boolean;
   health: ClientHealth;
+  /** The prompt that finished last (the next flush's probe): its index and its suffix's first ids; null when none succeeded. */
+  lastFinished: { index: number; suffixHead: Uint32Array } | null;
 }
 
-export async function measureShare(plan: PctPlan, batch: PromptBatch, ctx: SweepContext, signal: AbortSignal | undefined): Promise<ShareMeasurement> {
+/**
+ * Longest busy-wait before a due time, ms: half a millisecond holds up other events at most that long and costs
+ * ~2.5 % of a core at 200 req/s; a tenth of the mean gap at faster rates, so they do not keep the thread busy.
+ */
+const spinMsFor = (rate: number): number => Math.min(0.5, 100 / rate);
+
+/** The due times of this process's requests: every one of the line's, or its shard's (rank, rank + size, ...). */
+function* shareOfArrivals(all: Iterable<number>, share: ShardShare | null): Generator<number, void, undefined> {
+  let i = 0;
+  for (const atMs of all) {
+    if (share === null || (i >= share.rank && (i - share.rank) % share.size === 0)) yield atMs;
+    i++;
+  }
+}
+
+/** Resolves when the run is interrupted (never without a signal). */
+function abortOf(signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) resolve();
+    else signal?.addEventListener("abort", () => resolve(), { once: true });
+  });
+}
+
+/** Waits, off every clock, until the line's look-ahead is full (an interrupt does not wait for it). */
+export async function promptsFilled(prompts: LinePrompts, signal: AbortSignal | undefined): Promise<void> {
+  await Promise.race([prompts.filled(), abortOf(signal)]);
+}
+
+/** Sends the line's `prompts` (opened by the caller, who closes them). */
+export async function measureShare(
+  plan: PctPlan, line: LinePlan, prompts: LinePrompts, ctx: SweepContext, signal: AbortSignal | undefined,
+): Promise<ShareMeasurement> {
   const { opts } = ctx;
   const monitor = startClientMonitor();
-  const progress = startProgress(plan.indices.length, `${plan.pct}%`, { quiet: opts.quiet || !ctx.showProgress });
-  const startMs = nowMs();
-  const settled = await runPool(
-    plan.indices.length,
-    plan.inFlight,
-    (k) => {
-      const i = plan.indices[k]!;
+  const rate = Number.isFinite(line.rate) ? `${line.rate} req/s` : "as slots free up";
+  const label = opts.requestRates.length > 1 ? `${plan.pct}% @ ${rate}` : `${plan.pct}%`;
+  const progress = startProgress(line.sends, label, { quiet: opts.quiet || !ctx.showProgress });
+  const rateInId = opts.requestRates.length > 1 ? line.rate : null;
+  const last = { endMs: -Infinity, index: -1, suffixHead: null as Uint32Array | null };
+  const heads = new Map<number, Uint32Array>();
+  const run = dispatch<RequestRecord>({
+    count: line.sends,
+    concurrency: line.inFlight,
+    arrivalsMs: Number.isFinite(line.rate)
+      ? shareOfArrivals(arrivalOffsetsMs({ ratePerS: line.rate, burstiness: opts.burstiness, seed: opts.seed, count: line.count, durationS: opts.durationS }), plan.share)
+      : null,
+    spinMs: spinMsFor(line.rate),
+    isReady: (position) => prompts.ready(position),
+    start: (position, intendedMs) => {
+      const i = plan.indexAt(position);
+      const { body, suffixHead } = prompts.body(position);
+      heads.set(position, suffixHead);
       return streamRequest({
-        ...streamRequestFor(ctx, batch.body(i), {
+        ...streamRequestFor(ctx, body, {
           index: i,
           promptLen: plan.promptLen,
           maxNewTokens: opts.outputLen,
-          requestId: opts.requestDetails ? requestIdOf(ctx.runId, plan.pct, i) : undefined,
+          intendedMs,
+          requestId: opts.requestDetails ? requestIdOf(ctx.runId, plan.pct, i, rateInId) : undefined,
         }),
         signal,
       });
     },
-    { signal, onSettled: (_i, r) => progress.settled(r.ok, r.outputLen) },
-  );
+    onSettled: (position, r) => {
+      progress.settled(r.ok, r.outputLen);
+      const head = heads.get(position);
+      heads.delete(position);
+      if (r.ok && r.lastEventMs > last.endMs && head !== undefined) {
+        last.endMs = r.lastEventMs;
+        last.index = r.index;
+        last.suffixHead = head;
+      }
+    },
+    signal,
+  });
+  prompts.onArrival(() => {
+    if (prompts.failure) run.stop();
+    else run.wake();
+  });
+  const settled = await run.done;
   const endMs = nowMs();
   progress.stop();
   const health = monitor.stop();
+  if (run.notReadyWaits > 0) {
+    log.warn(`${plan.pct}%: ${run.notReadyWaits} requests were due before their prompt was drawn: the client fell behind (schedule_lag includes that wait)`);
+  }
+  if (prompts.failure) throw prompts.failure;
   const records = settled.filter((r): r is RequestRecord => r !== undefined && r.failureKind !== "cancelled");
   // Text is parsed only now: doing it as each stream ended would hold up the other streams' events.
-  for (const r of records) resolveGeneratedText(r);
-  return { records, startMs, endMs, interrupted: signal?.aborted === true, health };
+  const collect = idleCollector();
+  for (const r of records) {
+    resolveGeneratedText(r);
+    collect();
+  }
+  return {
+    records,
+    startMs: run.startMs,
+    endMs,
+    interrupted: signal?.aborted === true,
+    health,
+    lastFinished: last.suffixHead === null ? null : { index: last.index, suffixHead: last.suffixHead },
+  };
 }

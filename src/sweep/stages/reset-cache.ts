@@ -1,11 +1,13 @@
 /**
  * Stage: empty the server's prefix cache (the backend's flush), prove it with short requests, and let the server
- * settle - as the script's flush + sleep(1), with exactly one flush per pct.
+ * settle - as the script's flush + sleep(1), with exactly one flush per line (per pct, and per request rate within
+ * a pct: every rate then meets the same empty cache and resends the same prompts).
  *
  * The proof: a sequence the server cached before the flush must come back with 0 cached tokens after it. Between
  * pcts that sequence is the start of the previous pct's most recently finished prompt (its pages are the least
- * likely to have been evicted); the first pct has none, so a canary prompt (its own RNG: the script's draw order is
- * untouched) is sent once before its flush. A flush that answers "done" proves nothing by itself: old SGLang
+ * likely to have been evicted). The first pct has none, and between the lines of one pct (one per request rate)
+ * that prompt is sent again, so it cannot be the probe: then a canary prompt (its own RNG: the script's draw order
+ * is untouched) is sent just before the flush. A flush that answers "done" proves nothing by itself: old SGLang
  * always said so, and a buggy server may too. A server with one cache per slot (llama.cpp) gets the canary and
  * the probe on every slot, pinned, so that each slot's cache is proven empty; what the flush cannot reach at all
  * (found at preflight: ServerProfile.flushGap) leaves every pct unproven.
@@ -80,7 +82,7 @@ async function probe(plan: PctPlan, batch: PromptBatch, ctx: SweepContext): Prom
   // The probe stays cached for this pct. If its first page were also the shared prefix's first page, the warm and
   // measured requests would hit it: probe nothing rather than disturb what is measured.
   const page = Math.min(ctx.server.pageSize, ids.length);
-  if (plan.prefixLen >= page && batch.set.prefixes.some((prefix) => samePrefix(ids, prefix, page))) {
+  if (plan.prefixLen >= page && batch.prefixes.some((prefix) => samePrefix(ids, prefix, page))) {
     log.debug("flush probe skipped: its first page equals this pct's shared prefix");
     return null;
   }
@@ -122,15 +124,13 @@ function samePrefix(a: Uint32Array, b: Uint32Array, n: number): boolean {
 }
 
 /**
- * After a pct: remember the start of the prompt that finished last (the most recently used pages) as the next
- * flush's probe. Keeps the previous one when no request succeeded.
+ * After a line: remember the start of the prompt that finished last (the most recently used pages), kept by the
+ * measurement as requests ended, as the next flush's probe; keep the previous one when no request succeeded. When
+ * the next line sends the same prompts again (another rate of this pct), none of them may be the probe: the next
+ * flush is proven with the canary instead.
  */
-export function rememberProbe(records: readonly RequestRecord[], batch: PromptBatch, ctx: SweepContext): void {
+export function rememberProbe(lastFinishedProbeIds: Uint32Array | null, nextLineResends: boolean, ctx: SweepContext): void {
   if (ctx.opts.flush === "none" || ctx.opts.verifyCache === "off") return;
-  let last: RequestRecord | null = null;
-  for (const r of records) {
-    if (r.ok && r.index >= 0 && (last === null || r.startMs + r.latencyMs > last.startMs + last.latencyMs)) last = r;
-  }
-  if (last === null) return;
-  ctx.state.probeIds = batch.ids(last.index).slice(0, probeLength(ctx.server.pageSize));
+  if (nextLineResends) ctx.state.probeIds = null;
+  else if (lastFinishedProbeIds !== null) ctx.state.probeIds = lastFinishedProbeIds;
 }

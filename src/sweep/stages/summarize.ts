@@ -1,20 +1,22 @@
 /**
- * Stage: the pct's records and everything around them -> the one typed PctRecord. Pure: the script's metrics,
- * the cache verdict, the client's health, and this pct's share of the sweep's TTFT model.
+ * Stage: a line's records and everything around them -> the one typed PctRecord. Pure: the script's metrics, the
+ * latency from the intended send time, the cache verdict, the client's health, and this line's share of the
+ * sweep's TTFT model.
  */
 import { checkCache, type CacheCheck } from "../../metrics/cache-check.ts";
 import { cachePressure } from "../../metrics/cache-pressure.ts";
 import { tierStats } from "../../metrics/cache-tiers.ts";
 import { buildPctRecord, type PctRecord } from "../../metrics/pct-record.ts";
+import { summarizeIntended } from "../../metrics/intended.ts";
 import { isSaturated } from "../../metrics/self-check.ts";
 import { summarizePct } from "../../metrics/summarize.ts";
 import { fitFromMoments, mergeTtftMoments, ttftMoments, type TtftMoments } from "../../metrics/ttft-model.ts";
 import type { RequestRecord } from "../../metrics/record.ts";
 import { evaluateGates } from "../../gates/evaluate.ts";
-import { hashPromptSet } from "../../workload/prompts.ts";
 import type { PromptBatch } from "./build-prompts.ts";
 import type { SweepContext } from "../context.ts";
-import type { PctPlan } from "../plan.ts";
+import { idleCollector } from "../idle-gc.ts";
+import type { LinePlan, PctPlan } from "../plan.ts";
 import type { Measurement } from "./measure.ts";
 import type { CacheReset } from "./reset-cache.ts";
 import type { WarmResult } from "./warm.ts";
@@ -30,6 +32,7 @@ export interface PctSummary {
 
 export function summarizeMeasurement(
   plan: PctPlan,
+  line: LinePlan,
   batch: PromptBatch,
   reset: CacheReset,
   warm: WarmResult,
@@ -38,18 +41,23 @@ export function summarizeMeasurement(
 ): PctSummary {
   const { opts, server, tokenizer } = ctx;
   const expected = expectations(plan, batch, ctx);
+  const collect = idleCollector();
   const metrics = summarizePct({
     records: m.records,
     durationS: m.durationS,
-    countTokens: tokenizer.countTokens,
+    countTokens: (text) => {
+      collect();
+      return tokenizer.countTokens(text);
+    },
     context: {
       backend: ctx.backend.name,
+      requestRate: line.rate,
       maxConcurrency: opts.maxConcurrency,
       pct: plan.pct,
       prefixLen: plan.prefixLen,
       suffixLen: plan.suffixLen,
       totalTokens: plan.promptLen,
-      numPrompts: plan.numPrompts,
+      numPrompts: line.count,
       outputLen: opts.outputLen,
       expectedCachedTokens: expected.typical,
       pageSize: server.pageSize,
@@ -74,6 +82,7 @@ export function summarizeMeasurement(
     hostTokens: server.info.hostCacheCapacityTokens,
   });
   const tiers = tierStats(m.records);
+  const intended = summarizeIntended(m.records, m.t0Ms);
   const fit = fitSamples(m.records, expected.typical);
   const sweepFit = mergeTtftMoments(ctx.state.ttftFit, fit);
   const record = buildPctRecord(metrics, {
@@ -87,18 +96,20 @@ export function summarizeMeasurement(
       total_tokens: plan.promptLen,
       output_len: opts.outputLen,
       ignore_eos: !opts.disableIgnoreEos,
-      num_prompts: plan.numPrompts,
+      num_prompts: line.count,
       max_concurrency: opts.maxConcurrency,
       seed: opts.seed.toString(),
       shared_prefix_pct: plan.pct,
-      // Hashed now, after the measurement: off the clock and off the cold start before the first request.
-      prompt_ids_hash: hashPromptSet(batch.set),
+      prompt_ids_hash: batch.idsHash,
     },
     sent: m.records.length,
     failed: metrics.failed,
     errors: metrics.errors,
     errors_by_kind: metrics.errors_by_kind,
     interrupted: m.interrupted,
+    burstiness: Number.isFinite(line.rate) ? opts.burstiness : null,
+    duration_limit_s: Number.isFinite(line.rate) ? opts.durationS : null,
+    ...intended.metrics,
     page_size: server.pageSize,
     expected_cached_tokens: expected.typical,
     mean_cached_tokens: metrics.mean_cached_tokens,
@@ -130,7 +141,7 @@ export function summarizeMeasurement(
     shards: m.shards,
     ttft_fit: fit,
     ttft_model: fitFromMoments(sweepFit),
-    hdr: metrics.hdr,
+    hdr: { ...metrics.hdr, ...intended.hdr },
     hdr_unit: metrics.hdr_unit,
     warmbench_version: ctx.run.warmbench_version,
     started_at: m.startedAt,
@@ -189,8 +200,8 @@ function expectations(
 function promptDrift(plan: PctPlan, text: TextPrompts, templateHeadTokens: number): PromptDrift {
   let min = Infinity;
   let max = 0;
-  for (const i of plan.indices) {
-    const shared = text.sharedTokens[i] ?? 0;
+  for (let position = 0; plan.indexAt(position) < plan.numPrompts; position++) {
+    const shared = text.sharedTokens[plan.indexAt(position)] ?? 0;
     min = Math.min(min, shared);
     max = Math.max(max, shared);
   }

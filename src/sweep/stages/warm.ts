@@ -26,12 +26,12 @@ export interface WarmResult {
 export async function warmPrefix(plan: PctPlan, batch: PromptBatch, ctx: SweepContext): Promise<WarmResult> {
   const slots = cacheSlotsOf(ctx);
   if (batch.warmBody(0, null) === null) return { cachedTokens: null, requests: 0 };
-  const which = batch.prefixCount > 1 ? `${batch.prefixCount} prefixes of ` : "";
+  const which = batch.prefixes.length > 1 ? `${batch.prefixes.length} prefixes of ` : "";
   const where = slots.length > 1 ? ` on each of the server's ${slots.length} slots` : "";
   log.info(`Warming shared prefix only (${which}${plan.prefixLen} tokens)${where} ...`);
   let cachedTokens = -1;
   let requests = 0;
-  for (let prefix = 0; prefix < batch.prefixCount; prefix++) for (const slot of slots) {
+  for (let prefix = 0; prefix < batch.prefixes.length; prefix++) for (const slot of slots) {
     requests++;
     const warm = await streamRequest(streamRequestFor(ctx, batch.warmBody(prefix, slot)!, { index: -1, promptLen: plan.prefixLen, maxNewTokens: 1 }));
     if (!warm.ok) {

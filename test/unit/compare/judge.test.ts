@@ -27,7 +27,7 @@ const row = (rows: ReturnType<typeof judgePair>, metric: string) => rows.find((r
 describe("judgePair", () => {
   const base = line(50, [100, 100, 100, 100]);
   test("a latency 20 % higher beyond a 5 % limit regresses; the better side is named", () => {
-    const rows = judgePair({ pct: 50, base, next: line(50, [120, 120, 120, 120]), differences: [] }, parseLimits("mean_ttft_ms=5%"));
+    const rows = judgePair({ pct: 50, label: "50%", base, next: line(50, [120, 120, 120, 120]), differences: [] }, parseLimits("mean_ttft_ms=5%"));
     expect(row(rows, "mean_ttft_ms")).toMatchObject({ base: 100, next: 120, delta: 20, deltaPct: 20, betterSide: "base", limitPct: 5, verdict: "REGRESSED", source: "line" });
     // Percentiles come from the histograms (3 significant digits).
     expect(row(rows, "p99_ttft_ms")).toMatchObject({ source: "hdr", betterSide: "base", limitPct: null, verdict: "worse" });
@@ -37,25 +37,25 @@ describe("judgePair", () => {
 
   test("within the limit is ok, an improvement is better, equal is same", () => {
     const limits = parseLimits("mean_ttft_ms=25%,output_throughput=5%,mean_itl_ms=1%");
-    const rows = judgePair({ pct: 50, base, next: line(50, [120, 120, 120, 120], { output_throughput: 1100 }), differences: [] }, limits);
+    const rows = judgePair({ pct: 50, label: "50%", base, next: line(50, [120, 120, 120, 120], { output_throughput: 1100 }), differences: [] }, limits);
     expect(row(rows, "mean_ttft_ms").verdict).toBe("ok");
     expect(row(rows, "output_throughput")).toMatchObject({ deltaPct: 10, betterSide: "new", verdict: "better" });
     expect(row(rows, "mean_itl_ms")).toMatchObject({ delta: 0, betterSide: "=", verdict: "same" });
   });
 
   test("throughput regresses when it falls", () => {
-    const rows = judgePair({ pct: 50, base, next: line(50, [100], { output_throughput: 900 }), differences: [] }, parseLimits("output_throughput=5%"));
+    const rows = judgePair({ pct: 50, label: "50%", base, next: line(50, [100], { output_throughput: 900 }), differences: [] }, parseLimits("output_throughput=5%"));
     expect(row(rows, "output_throughput")).toMatchObject({ deltaPct: -10, betterSide: "base", verdict: "REGRESSED" });
   });
 
   test("a missing value is n/a and never a regression", () => {
-    const rows = judgePair({ pct: 50, base, next: line(50, [100], { mean_itl_ms: null }), differences: [] }, parseLimits("mean_itl_ms=1%"));
+    const rows = judgePair({ pct: 50, label: "50%", base, next: line(50, [100], { mean_itl_ms: null }), differences: [] }, parseLimits("mean_itl_ms=1%"));
     expect(row(rows, "mean_itl_ms")).toMatchObject({ next: null, delta: null, verdict: "n/a" });
   });
 
   test("lines without histograms (the script's files) fall back to their own percentiles", () => {
     const plain = (v: number) => line(0, [1], { hdr: undefined, p99_ttft_ms: v, median_ttft_ms: v / 2 });
-    const rows = judgePair({ pct: 0, base: plain(200), next: plain(220), differences: [] }, parseLimits("p99_ttft_ms=5%,p50_ttft_ms=50%"));
+    const rows = judgePair({ pct: 0, label: "0%", base: plain(200), next: plain(220), differences: [] }, parseLimits("p99_ttft_ms=5%,p50_ttft_ms=50%"));
     expect(row(rows, "p99_ttft_ms")).toMatchObject({ source: "line", base: 200, next: 220, verdict: "REGRESSED" });
     expect(row(rows, "p50_ttft_ms")).toMatchObject({ base: 100, next: 110, verdict: "ok" });
     expect(row(rows, "p999_ttft_ms")).toMatchObject({ base: null, verdict: "n/a" });
@@ -81,10 +81,20 @@ describe("pairing", () => {
     const next = [line(50, [1], { workload: fingerprint(50, { tokenizer_sha256: "b".repeat(64), vocab_size: 1, prompt_ids_hash: "f".repeat(16) }) }), line(99, [1])];
     const p = pairLines(base, next);
     expect(p.pairs.map((x) => x.pct)).toEqual([50]);
-    expect(p.onlyInBase).toEqual([0, 90]);
-    expect(p.onlyInNew).toEqual([99]);
+    expect(p.onlyInBase).toEqual(["0%", "90%"]);
+    expect(p.onlyInNew).toEqual(["99%"]);
     expect(p.pairs[0]!.differences).toEqual(["tokenizer_sha256", "vocab_size", "prompt_ids_hash"]);
-    expect(describeDifference(p.pairs[0]!)).toBe("pct 50: the workloads differ in tokenizer_sha256 (base aaaaaaaaaaaa…, new bbbbbbbbbbbb…); also vocab_size, prompt_ids_hash");
+    expect(describeDifference(p.pairs[0]!)).toBe("50%: the workloads differ in tokenizer_sha256 (base aaaaaaaaaaaa…, new bbbbbbbbbbbb…); also vocab_size, prompt_ids_hash");
+  });
+
+  test("a rate sweep's lines pair by pct and rate; a closed loop is its own cell", () => {
+    const at = (pct: number, rate: number) => line(pct, [1], { request_rate: rate });
+    const p = pairLines([at(50, 1), at(50, 2), at(50, Infinity)], [at(50, 2), at(50, Infinity), at(50, 4)]);
+    expect(p.pairs.map((x) => x.label)).toEqual(["50% @ 2 req/s", "50%"]);
+    expect(p.pairs.map((x) => x.next.request_rate)).toEqual([2, Infinity]);
+    expect(p.pairs.map((x) => x.base.request_rate)).toEqual([2, Infinity]);
+    expect(p.onlyInBase).toEqual(["50% @ 1 req/s"]);
+    expect(p.onlyInNew).toEqual(["50% @ 4 req/s"]);
   });
 
   test("a line without a fingerprint cannot be paired silently", () => {

@@ -3,7 +3,7 @@ import { checkCache, type CacheCheckInput } from "../../../src/metrics/cache-che
 import type { RequestRecord } from "../../../src/metrics/record.ts";
 
 const rec = (cachedTokens: number, ok = true): RequestRecord => ({
-  index: 0, ok, failureKind: ok ? null : "http", failureMessage: "", httpStatus: 200, promptLen: 1000, startMs: 0,
+  index: 0, ok, failureKind: ok ? null : "http", failureMessage: "", httpStatus: 200, promptLen: 1000, intendedMs: 0, startMs: 0, firstTokenMs: 1, lastEventMs: 2,
   ttftMs: 1, latencyMs: 2, outputLen: 2, cachedTokens, cachedDeviceTokens: -1, cachedHostTokens: -1, cachedStorageTokens: -1, itlMs: new Float64Array(1), tokenEvents: 2, finishReason: "length",
   generatedText: "",
 });

@@ -6,7 +6,7 @@ import type { RequestRecord } from "../../../src/metrics/record.ts";
 
 function rec(ttftMs: number, cached: number, device: number, host: number, storage = 0, ok = true): RequestRecord {
   return {
-    index: 0, ok, failureKind: ok ? null : "http", failureMessage: "", httpStatus: 200, promptLen: 1000, startMs: 0, ttftMs, latencyMs: 50,
+    index: 0, ok, failureKind: ok ? null : "http", failureMessage: "", httpStatus: 200, promptLen: 1000, intendedMs: 0, startMs: 0, firstTokenMs: 0, lastEventMs: 0, ttftMs, latencyMs: 50,
     outputLen: 2, cachedTokens: cached, cachedDeviceTokens: device, cachedHostTokens: host, cachedStorageTokens: storage,
     itlMs: new Float64Array(1), tokenEvents: 2, finishReason: "length", generatedText: "",
   };

@@ -42,7 +42,10 @@ function makeRecord(index: number, over: Partial<RequestRecord> = {}): RequestRe
     failureMessage: "",
     httpStatus: 200,
     promptLen: 100,
+    intendedMs: 0,
     startMs: 0,
+    firstTokenMs: 10,
+    lastEventMs: 30,
     ttftMs: 10,
     latencyMs: 30,
     outputLen: 3,
@@ -76,6 +79,7 @@ function fromFixture(r: FixtureRecord, index: number): RequestRecord {
 
 const context = (over: Partial<PctContext> = {}): PctContext => ({
   backend: "sglang",
+  requestRate: Infinity,
   maxConcurrency: 4,
   pct: 90,
   prefixLen: 63,

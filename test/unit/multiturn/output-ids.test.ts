@@ -13,7 +13,7 @@ const tokenizer = { encode: (text: string) => Uint32Array.from(text.split(" ").f
 function rec(payloads: string[], outputLen: number, text = ""): RequestRecord {
   return {
     textBytes: encoder.encode(JSON.stringify(text).slice(1, -1)),
-    index: 0, ok: true, failureKind: null, failureMessage: "", httpStatus: 200, promptLen: 10, startMs: 0, ttftMs: 1, latencyMs: 2, outputLen,
+    index: 0, ok: true, failureKind: null, failureMessage: "", httpStatus: 200, promptLen: 10, intendedMs: 0, startMs: 0, firstTokenMs: 0, lastEventMs: 0, ttftMs: 1, latencyMs: 2, outputLen,
     cachedTokens: 0, cachedDeviceTokens: -1, cachedHostTokens: -1, cachedStorageTokens: -1, itlMs: new Float64Array(0), tokenEvents: 2,
     finishReason: "length", generatedText: "", payloads: payloads.map((p) => encoder.encode(p)),
   };

@@ -90,7 +90,7 @@ describe("the coordinator's port", () => {
       expect(Math.abs(s.clockOffsetMs)).toBeLessThan(5); // one host, one clock
       expect(s.clockRttMs).toBeGreaterThan(0);
     }
-    const { results, failures } = await c.runJob({ t: "job", job: 0, pct: 50, working_set: 1 });
+    const { results, failures } = await c.runJob({ t: "job", job: 0, pct: 50, working_set: 1, rate_index: 0 });
     expect([...results.keys()].sort()).toEqual([1, 2]);
     expect(failures).toEqual([]);
     expect(notes).toEqual([]);
@@ -118,7 +118,7 @@ describe("the coordinator's port", () => {
     const second = await joinCoordinator(address, { rank: 2, size: 3, token: TOKEN }, 5000);
     serve(second);
     await c.waitForShards();
-    expect((await c.runJob({ t: "job", job: 0, pct: 0, working_set: 1 })).results.size).toBe(2);
+    expect((await c.runJob({ t: "job", job: 0, pct: 0, working_set: 1, rate_index: 0 })).results.size).toBe(2);
   });
 
   test("a shard with the wrong token is told why", async () => {
@@ -136,7 +136,7 @@ describe("the coordinator's port", () => {
     serve(b, { dieOnJob: true });
     await c.waitForShards();
     const told: string[] = [];
-    const { results, failures } = await c.runJob({ t: "job", job: 0, pct: 10, working_set: 1 }, (f) => told.push(f.message));
+    const { results, failures } = await c.runJob({ t: "job", job: 0, pct: 10, working_set: 1, rate_index: 0 }, (f) => told.push(f.message));
     expect(told).toHaveLength(1);
     expect(told[0]).toMatch(/^shard 2 \(.*, pid \d+\) disconnected$/);
     expect(failures.map((f) => f.rank)).toEqual([2]);
@@ -149,7 +149,7 @@ describe("the coordinator's port", () => {
     serve(a, { silentOnJob: true });
     await c.waitForShards();
     const t0 = performance.now();
-    const { failures } = await c.runJob({ t: "job", job: 0, pct: 10, working_set: 1 });
+    const { failures } = await c.runJob({ t: "job", job: 0, pct: 10, working_set: 1, rate_index: 0 });
     expect(failures[0]?.message).toMatch(/shard 1 .* sent nothing for 0.4 s \(hung\?\)/);
     expect(performance.now() - t0).toBeLessThan(2000);
   });

@@ -57,7 +57,7 @@ describe("text prompts: the boundary", () => {
   const code = (s: string) => Uint32Array.from(s, (c) => c.charCodeAt(0));
 
   test("a suffix that merges with the prefix's last character shares one token less; stable counts only what never moves", () => {
-    const set = { pct: 50, prefixLen: 4, suffixLen: 2, numPrompts: 2, prefix: code("xyza"), prefixes: [code("xyza")], suffixes: code("bcde") };
+    const set = { pct: 50, prefixLen: 4, suffixLen: 2, numPrompts: 2, prefix: code("xyza"), prefixes: [code("xyza")], suffixes: code("bcde"), idsHash: "" };
     const text = buildTextPrompts(set, toy);
     expect(text.prefixTokens).toBe(4);
     expect(Array.from(text.sharedTokens)).toEqual([3, 4]); // "xyza"+"bc" -> x y z ab c; "xyza"+"de" keeps all
@@ -66,7 +66,7 @@ describe("text prompts: the boundary", () => {
   });
 
   test("an empty prefix shares nothing", () => {
-    const set = { pct: 0, prefixLen: 0, suffixLen: 2, numPrompts: 1, prefix: new Uint32Array(0), prefixes: [new Uint32Array(0)], suffixes: code("ab") };
+    const set = { pct: 0, prefixLen: 0, suffixLen: 2, numPrompts: 1, prefix: new Uint32Array(0), prefixes: [new Uint32Array(0)], suffixes: code("ab"), idsHash: "" };
     const text = buildTextPrompts(set, toy);
     expect(text.prefixText).toBe("");
     expect(Array.from(text.sharedTokens)).toEqual([0]);
