@@ -71,7 +71,7 @@ describe("--backend auto (the default) against SGLang", () => {
     const strip = (l: any) => {
       // ttft_by_tier holds TTFTs too (per serving tier), and the shards' self-checks are timings.
       const { run, run_id, started_at, base_url, hdr, ttft_fit, ttft_model, ttft_by_tier, ...rest } = l;
-      const times = Object.fromEntries(Object.entries(rest).filter(([k]) => !/(_ms|duration|throughput|concurrency|client_)/.test(k) || k === "max_concurrency"));
+      const times = Object.fromEntries(Object.entries(rest).filter(([k]) => !/(_ms|duration|throughput|concurrency|client_|achieved_)/.test(k) || k === "max_concurrency"));
       if (!run) return times;
       const options = { ...run.options, base_url: null, output_file: null };
       const server_info = { ...run.server_info, port: null, startup_time: null };

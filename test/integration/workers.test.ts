@@ -84,6 +84,43 @@ describe("--workers with working sets", () => {
   });
 });
 
+describe("--workers with a request rate", () => {
+  test("--workers 2 --request-rate 100,inf: the line's one schedule is split between the shards, not repeated", async () => {
+    const run = async (tag: string, extra: string[]) => {
+      const details = join(dir, `${tag}-details.jsonl`);
+      const r = await sweep(tag, ["--pcts", "50", "--num-prompts", "40", "--request-rate", "100,inf", "--request-details", details, ...extra]);
+      const rows = readFileSync(details, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+      return { ...r, rows };
+    };
+    const single = await run("rate-single", []);
+    const sharded = await run("rate-w2", ["--workers", "2"]);
+    expect(sharded.code).toBe(0);
+    expect(sharded.lines.map((l) => Number(l.request_rate))).toEqual([100, Infinity]);
+    const [open, closed] = sharded.lines;
+    expect(open.completed).toBe(40);
+    expect(open.shards.ranks.map((s: any) => s.sent)).toEqual([20, 20]);
+    expect(closed.completed).toBe(40);
+    // Each request's intended time is where the single schedule puts it: offsets from the first arrival agree
+    // within the release's few milliseconds (a repeated schedule would send 80, and a split one built per shard
+    // would put two requests at each offset).
+    const offsets = (rows: any[]) => {
+      const atRate = rows.filter((d) => d.request_rate === 100).sort((a, b) => a.index - b.index);
+      return atRate.map((d) => d.intended_epoch_ms - atRate[0].intended_epoch_ms);
+    };
+    const mine = offsets(sharded.rows);
+    const theirs = offsets(single.rows);
+    expect(mine.length).toBe(40);
+    mine.forEach((ms, i) => expect(Math.abs(ms - theirs[i]!)).toBeLessThan(50));
+    // N/R: the last of 40 requests at 100 req/s is due at 400 ms from the start, the first one gap after it.
+    expect(theirs.at(-1)!).toBeLessThanOrEqual(400);
+    expect(theirs.at(-1)!).toBeGreaterThan(300);
+    expect(open.achieved_request_rate).toBeGreaterThan(60);
+    expect(open.achieved_request_rate).toBeLessThan(160);
+    expect([...sharded.measured].sort()).toEqual([...single.measured].sort());
+    expect(sharded.rows.filter((d) => d.request_rate === 100).map((d) => d.request_id).every((id: string) => id.includes("-50@100-"))).toBe(true);
+  });
+});
+
 describe("--shard I/N --coordinator, for any other launcher (a Kubernetes Indexed Job, by hand)", () => {
   test("three processes started by hand make one result; the one without the secret is refused", async () => {
     const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
