@@ -57,7 +57,7 @@ export type RequestBody = Uint8Array | readonly Uint8Array[] | ReleasingBody;
 export function fetchBody(body: RequestBody): { body: Uint8Array | ReadableStream<Uint8Array>; headers?: Record<string, string> } {
   if (body instanceof Uint8Array) return { body };
   if (body instanceof ReleasingBody) {
-    if (body.length <= JOIN_LIMIT_BYTES) return { body: join(body.drain(), body.length) };
+    if (body.length <= JOIN_LIMIT_BYTES) return { body: Buffer.concat(body.drain(), body.length) };
     const stream = new ReadableStream<Uint8Array>(
       {
         pull(controller) {
@@ -74,7 +74,7 @@ export function fetchBody(body: RequestBody): { body: Uint8Array | ReadableStrea
   let length = 0;
   for (const part of body) length += part.length;
   if (body.length === 1) return { body: body[0] as Uint8Array };
-  if (length <= JOIN_LIMIT_BYTES) return { body: join(body, length) };
+  if (length <= JOIN_LIMIT_BYTES) return { body: Buffer.concat(body, length) };
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
       for (const part of body) controller.enqueue(part);
@@ -82,14 +82,4 @@ export function fetchBody(body: RequestBody): { body: Uint8Array | ReadableStrea
     },
   });
   return { body: stream, headers: { "content-length": String(length) } };
-}
-
-function join(parts: readonly Uint8Array[], length: number): Uint8Array {
-  const joined = new Uint8Array(length);
-  let at = 0;
-  for (const part of parts) {
-    joined.set(part, at);
-    at += part.length;
-  }
-  return joined;
 }

@@ -5,6 +5,7 @@
  */
 import type { CacheStatus } from "./cache-check.ts";
 import type { CachedTokensByTier, TtftByTier } from "./cache-tiers.ts";
+import type { CachePressure } from "./cache-pressure.ts";
 import type { IntendedHistograms, IntendedMetrics } from "./intended.ts";
 import type { ErrorEntry, PctHistograms, PctResult } from "./summarize.ts";
 import type { TtftModel, TtftMoments } from "./ttft-model.ts";
@@ -82,8 +83,11 @@ export const SCRIPT_KEYS = [
 
 export type ScriptKey = (typeof SCRIPT_KEYS)[number];
 
-/** One line (a pct at one request rate): the script's keys, then ours. */
-export interface PctRecord extends Pick<PctResult, ScriptKey>, IntendedMetrics {
+/**
+ * One line (a pct at one working-set size and one request rate): the script's keys, then ours. The cache-pressure
+ * fields (working_set_tokens = working_set x prefix_len, against the server's capacity) are CachePressure's.
+ */
+export interface PctRecord extends Pick<PctResult, ScriptKey>, IntendedMetrics, CachePressure {
   /** Shared by every line of one run: group lines by it. */
   run_id: string;
   /** The run's description; in the run's first pct line only. */
@@ -119,18 +123,6 @@ export interface PctRecord extends Pick<PctResult, ScriptKey>, IntendedMetrics {
   server_cache_hit_rate: number | null;
   /** Distinct shared prefixes in rotation (--working-set): prompt i shares prefix i mod K. */
   working_set: number;
-  /** working_set x prefix_len: what the cache must hold for every expected hit. */
-  working_set_tokens: number;
-  /** The server's device prefix-cache capacity (/server_info max_total_num_tokens); null where it does not say. */
-  cache_capacity_tokens: number | null;
-  /** The HiCache host tier's capacity; null without one (or where it is not known in tokens). */
-  host_cache_capacity_tokens: number | null;
-  /** working_set_tokens <= cache_capacity_tokens; null when the capacity is unknown. */
-  working_set_fits: boolean | null;
-  /** Successful requests that reported fewer cached tokens than expected (eviction); null when unreported. */
-  cache_shortfall_requests: number | null;
-  /** cache_shortfall_requests > 0. */
-  eviction: boolean | null;
   /** Cached prompt tokens per cache tier over the pct's requests; null when the server reports no breakdown. */
   cached_tokens_by_tier: CachedTokensByTier | null;
   /** TTFT of the requests each tier served (the deepest tier a prefix needed); null without the breakdown. */

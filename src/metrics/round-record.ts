@@ -9,8 +9,14 @@ import type { CacheStatus } from "./cache-check.ts";
 import type { CachedTokensByTier, TtftByTier } from "./cache-tiers.ts";
 import type { RunInfo } from "./pct-record.ts";
 import type { RequestMetrics } from "./summarize.ts";
+import type { CachePressure } from "./cache-pressure.ts";
 
-export interface RoundRecord extends RequestMetrics {
+/**
+ * The cache-pressure fields are CachePressure's: working_set_tokens is what the cache must hold for every turn of the
+ * round to hit (the system prompts and every history); a shortfall is a turn whose history should have been cached
+ * and was not (below expected; below the exact part when approximate).
+ */
+export interface RoundRecord extends RequestMetrics, CachePressure {
   type: "round";
   run_id: string;
   /** The run's description; in the run's first round line only. */
@@ -44,14 +50,6 @@ export interface RoundRecord extends RequestMetrics {
   observed_hit_ratio: number | null;
   /** From the server's Prometheus counters over the round (with --round-barrier only; rounds overlap without). */
   server_cache_hit_rate: number | null;
-  /** What the cache must hold for every turn of the round to hit: the system prompts and every history, tokens. */
-  working_set_tokens: number;
-  cache_capacity_tokens: number | null;
-  host_cache_capacity_tokens: number | null;
-  working_set_fits: boolean | null;
-  /** Turns whose history should have been cached and was not (below expected; below the exact part when approximate). */
-  cache_shortfall_requests: number | null;
-  eviction: boolean | null;
   /** Turns whose reported cached tokens differ from expected (approximate turns: fall below their exact part). */
   cached_tokens_mismatched: number | null;
   /** Turns whose history holds an answer re-tokenized from text (a backend without output ids). */

@@ -2,6 +2,7 @@
  * A round's turns and everything around them -> the one typed RoundRecord, plus the cache verdict whose problems are
  * logged. Pure: the same metrics code as a pct's line, per-turn expectations instead of one for all.
  */
+import { provenance } from "../sweep/provenance.ts";
 import type { CacheStatus } from "../metrics/cache-check.ts";
 import { cachePressure } from "../metrics/cache-pressure.ts";
 import { tierStats } from "../metrics/cache-tiers.ts";
@@ -95,15 +96,7 @@ export function summarizeRound(i: RoundInput, ctx: MultiturnContext): RoundSumma
     client_http_cpu_pct: i.health.httpCpuPct,
     client_cpu_pct: i.health.processCpuPct,
     client_saturated: isSaturated(i.health),
-    warmbench_version: ctx.run.warmbench_version,
-    started_at: i.startedAt,
-    model: server.model ?? opts.model,
-    tokenizer: tokenizer.path,
-    population_size: tokenizer.population.length,
-    seed: opts.seed.toString(),
-    base_url: opts.baseUrl,
-    server_version: server.info.version,
-    text_mode: server.textMode,
+    ...provenance(ctx, i.startedAt),
   });
   return { record, problems: cache.problems };
 }

@@ -82,17 +82,5 @@ export function promptDumpLine(
 ): Uint8Array {
   const which = workingSet > 1 ? `,"working_set":${workingSet},"prefix_index":${index % workingSet}` : "";
   const head = encoder.encode(`{"shared_prefix_pct":${pct},"index":${index},"prefix_len":${prefixLen},"suffix_len":${suffixLen}${which},"input_ids":[`);
-  return joinBytes([head, joinDigits([prefixDigits, ...suffix.chunks]), encoder.encode("]}\n")]);
-}
-
-function joinBytes(parts: readonly Uint8Array[]): Uint8Array {
-  let size = 0;
-  for (const p of parts) size += p.length;
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return Buffer.concat([head, joinDigits([prefixDigits, ...suffix.chunks]), encoder.encode("]}\n")]);
 }

@@ -7,16 +7,8 @@ import { log } from "../../src/log.ts";
 import { parseRunOptions } from "../../src/options.ts";
 import { runSweep } from "../../src/sweep/run-sweep.ts";
 import { startMockProcess } from "../helpers/mock-process.ts";
+import { alive } from "../helpers/process.ts";
 import { BINARY, LLAMA2_TOKENIZER } from "../helpers/run-cli.ts";
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe("self-check", () => {
   test("the demo runs its mock as a child process, prints no saturation warning, and leaves no process behind", async () => {

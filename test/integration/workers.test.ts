@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";
+import { alive } from "../helpers/process.ts";
 import { BINARY, LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
 import { readPctLines } from "../helpers/results.ts";
 import { schemaProblems } from "../helpers/schema.ts";
@@ -148,15 +149,6 @@ async function childrenOf(pid: number): Promise<number[]> {
   const text = await Bun.$`pgrep -P ${pid}`.nothrow().text();
   return text.split("\n").filter((l) => l.trim() !== "").map(Number);
 }
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe("a failing shard and an interrupted coordinator", () => {
   const slowArgs = (out: string, mockUrl: string) => [

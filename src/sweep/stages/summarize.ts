@@ -3,6 +3,7 @@
  * latency from the intended send time, the cache verdict, the client's health, and this line's share of the
  * sweep's TTFT model.
  */
+import { provenance } from "../provenance.ts";
 import { checkCache, type CacheCheck } from "../../metrics/cache-check.ts";
 import { cachePressure } from "../../metrics/cache-pressure.ts";
 import { tierStats } from "../../metrics/cache-tiers.ts";
@@ -143,15 +144,7 @@ export function summarizeMeasurement(
     ttft_model: fitFromMoments(sweepFit),
     hdr: { ...metrics.hdr, ...intended.hdr },
     hdr_unit: metrics.hdr_unit,
-    warmbench_version: ctx.run.warmbench_version,
-    started_at: m.startedAt,
-    model: server.model ?? opts.model,
-    tokenizer: tokenizer.path,
-    population_size: tokenizer.population.length,
-    seed: opts.seed.toString(),
-    base_url: opts.baseUrl,
-    server_version: server.info.version,
-    text_mode: server.textMode,
+    ...provenance(ctx, m.startedAt),
     prompt_encoding: ctx.backend.promptEncoding,
     prompt_drift: batch.text === null ? null : promptDrift(plan, batch.text, ctx.state.templateHeadTokens),
   });

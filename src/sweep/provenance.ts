@@ -1,0 +1,33 @@
+/** What produced a line (a pct line, a multi-turn round line): the same keys, from the run's context, in both. */
+import type { ServerProfile } from "../backends/types.ts";
+import type { PctRecord, RunInfo } from "../metrics/pct-record.ts";
+import type { RunOptions } from "../options.ts";
+import type { LoadedTokenizer } from "../workload/tokenizer.ts";
+
+export type Provenance = Pick<
+  PctRecord,
+  "warmbench_version" | "started_at" | "model" | "tokenizer" | "population_size" | "seed" | "base_url" | "server_version" | "text_mode"
+>;
+
+/** The context a measuring command has (the sweep's, or a multi-turn run's). */
+export interface ProvenanceContext {
+  opts: Pick<RunOptions, "model" | "seed" | "baseUrl">;
+  server: Pick<ServerProfile, "model" | "info" | "textMode">;
+  tokenizer: Pick<LoadedTokenizer, "path" | "population">;
+  run: Pick<RunInfo, "warmbench_version">;
+}
+
+export function provenance(ctx: ProvenanceContext, startedAt: string): Provenance {
+  const { opts, server, tokenizer } = ctx;
+  return {
+    warmbench_version: ctx.run.warmbench_version,
+    started_at: startedAt,
+    model: server.model ?? opts.model,
+    tokenizer: tokenizer.path,
+    population_size: tokenizer.population.length,
+    seed: opts.seed.toString(),
+    base_url: opts.baseUrl,
+    server_version: server.info.version,
+    text_mode: server.textMode,
+  };
+}
