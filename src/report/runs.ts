@@ -42,8 +42,23 @@ export function loadReportRuns(files: readonly string[], who = "report"): { runs
     });
   }
   const { labels, differing } = labelRuns(unlabelled);
-  const runs = unlabelled.map(({ fallbackName: _f, ...run }, i) => ({ ...run, label: labels[i]! }));
+  const runs = unlabelled.flatMap(({ fallbackName: _f, ...run }, i) => splitByCell({ ...run, label: labels[i]! }));
   return { runs, differing };
+}
+
+/**
+ * A run that swept request rates or working sets holds several lines per pct: one series per (working set, rate),
+ * each a curve over the pcts, labelled with what sets it apart ("run @ 8 req/s", "run ws=4").
+ */
+export function splitByCell(run: ReportRun): ReportRun[] {
+  const ws = (l: PctLine) => (typeof l.working_set === "number" ? l.working_set : 1);
+  const rate = (l: PctLine) => (Number.isFinite(l.request_rate) ? `${l.request_rate} req/s` : "inf");
+  const byWs = new Set(run.pcts.map(ws)).size > 1;
+  const byRate = new Set(run.pcts.map(rate)).size > 1;
+  if (!byWs && !byRate) return [run];
+  const cellOf = (l: PctLine) => `${byWs ? ` ws=${ws(l)}` : ""}${byRate ? ` @ ${rate(l)}` : ""}`;
+  const cells = [...new Set(run.pcts.map(cellOf))];
+  return cells.map((cell) => ({ ...run, pcts: run.pcts.filter((l) => cellOf(l) === cell), label: `${run.label}${cell}` }));
 }
 
 /** The run just measured, as a report run (for its step summary). */
