@@ -106,6 +106,29 @@ describe("streamRequest: successful streams", () => {
     expect(first as number).toBeLessThan(400);
   });
 
+  test("multi-token events: each gap is divided by the tokens it carried, so the ITLs add up to last event − TTFT", async () => {
+    const server = use(
+      startScriptedServer([
+        { afterMs: 20, raw: event("a", 1) },
+        { afterMs: 90, raw: event("abcd", 4) }, // Δ = 3
+        // Δ = 2, and [DONE] in the same write: latencyMs is this event's arrival time.
+        { afterMs: 60, raw: event("abcdef", 6, { type: "length", length: 6 }) + DONE_LINE },
+      ]),
+    );
+    const rec = await streamRequest(request(server.url, { maxNewTokens: 6 }));
+    expect(rec).toMatchObject({ ok: true, outputLen: 6, tokenEvents: 3 });
+    const itl = Array.from(rec.itlMs);
+    expect(itl.length).toBe(5);
+    const [first3, next2] = [itl.slice(0, 3), itl.slice(3)];
+    expect(new Set(first3).size).toBe(1);
+    expect(new Set(next2).size).toBe(1);
+    // TTFT + 3 × (gap₁ / 3) + 2 × (gap₂ / 2) is the last token event's arrival, exactly where [DONE] arrived.
+    const sum = itl.reduce((a, b) => a + b, 0);
+    expect(rec.ttftMs + sum).toBeCloseTo(rec.latencyMs, 6);
+    expect(first3[0]!).toBeGreaterThanOrEqual(25); // ~90 ms / 3
+    expect(next2[0]!).toBeGreaterThanOrEqual(25); // ~60 ms / 2
+  });
+
   test("incremental text is concatenated", async () => {
     const server = use(
       startScriptedServer([
