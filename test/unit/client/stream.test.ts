@@ -385,6 +385,39 @@ describe("streamRequest: OpenAI /v1/completions streams", () => {
     const rec = await streamRequest(openai(server.url));
     expect(rec).toMatchObject({ ok: false, failureKind: "no_tokens", outputLen: 0 });
   });
+
+  test("a usage count before any token chunk is no output: it only corrects a count made per chunk", async () => {
+    const server = use(startScriptedServer([{ afterMs: 0, raw: openaiUsageLine(3) }, { afterMs: 0, raw: DONE_LINE }]));
+    const rec = await streamRequest(openai(server.url));
+    expect(rec).toMatchObject({ ok: false, failureKind: "no_tokens", outputLen: 0, tokenEvents: 0 });
+  });
+});
+
+describe("streamRequest: a body given in parts", () => {
+  const parts = (...texts: string[]) => texts.map((t) => new TextEncoder().encode(t));
+  const streamed = () => startScriptedServer([{ afterMs: 0, raw: event("a", 1) + DONE_LINE }]);
+
+  test("small parts and a single part go out as one plain body", async () => {
+    const server = use(streamed());
+    const several = parts('{"input_ids":[1,2,', "3],", '"stream":true}');
+    expect((await streamRequest(request(server.url, { body: several }))).ok).toBe(true);
+    expect((await streamRequest(request(server.url, { body: parts('{"one":"part"}') }))).ok).toBe(true);
+    expect(server.bodies).toEqual(['{"input_ids":[1,2,3],"stream":true}', '{"one":"part"}']);
+    for (const headers of server.headers) expect(headers["transfer-encoding"]).toBeUndefined();
+    expect(server.headers.map((h) => h["content-length"])).toEqual(server.bodies.map((b) => String(b.length)));
+  });
+
+  test("parts over 64 KiB are streamed with an exact content-length, never chunked", async () => {
+    const server = use(streamed());
+    const big = "7,".repeat(40_000);
+    const body = parts('{"input_ids":[', big, big, '1],"stream":true}');
+    const length = body.reduce((n, p) => n + p.length, 0);
+    expect(length).toBeGreaterThan(64 * 1024);
+    expect((await streamRequest(request(server.url, { body }))).ok).toBe(true);
+    expect(server.bodies).toEqual([`{"input_ids":[${big}${big}1],"stream":true}`]);
+    expect(server.headers[0]?.["content-length"]).toBe(String(length));
+    expect(server.headers[0]?.["transfer-encoding"]).toBeUndefined();
+  });
 });
 
 describe("streamRequest: request headers", () => {

@@ -45,6 +45,23 @@ describe("client self-check monitor", () => {
     expect(health.loopLagMaxMs).toBeGreaterThanOrEqual(150);
   });
 
+  test("the lag counted at stop() is the block minus the probe interval, never more than the time elapsed", () => {
+    const beforeMs = performance.now();
+    const monitor = startClientMonitor();
+    busyFor(100);
+    const health = monitor.stop();
+    const elapsedMs = performance.now() - beforeMs;
+    // No tick could fire during the block: its lateness is (stop − start) − 10 ms, within HDR's 0.1 % buckets.
+    expect(health.loopLagMaxMs).toBeGreaterThanOrEqual(85);
+    expect(health.loopLagMaxMs).toBeLessThanOrEqual((elapsedMs - 10) * 1.002);
+  });
+
+  test("stopped at once, before the first tick was due: no lag at all", () => {
+    const health = startClientMonitor().stop();
+    expect(health.loopLagMaxMs).toBe(0);
+    expect(health.loopLagP99Ms).toBe(0);
+  });
+
   test("stop() is idempotent and the probe is cheap", async () => {
     const monitor = startClientMonitor();
     await Bun.sleep(50);
@@ -86,5 +103,8 @@ describe("saturation verdict", () => {
     expect(busy).toContain("p99 12.35 ms");
     expect(busy).toContain("CPU 97% of one core");
     expect(describeSaturation({ loopLagP99Ms: 1, loopLagMaxMs: 3, cpuPct: 120 })).toStartWith("client saturated (CPU > 90%)");
+    // A figure exactly at its threshold is not a reason, even when the other one is.
+    expect(describeSaturation({ loopLagP99Ms: 5, loopLagMaxMs: 9, cpuPct: 95 })).toStartWith("client saturated (CPU > 90%):");
+    expect(describeSaturation({ loopLagP99Ms: 6, loopLagMaxMs: 9, cpuPct: 90 })).toStartWith("client saturated (lag p99 > 5 ms):");
   });
 });

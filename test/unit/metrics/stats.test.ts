@@ -83,6 +83,7 @@ describe("edge cases", () => {
     expect(npPercentile(xs, 90)).toBeCloseTo(37, 12);
     expect(xs).toEqual([40, 10, 30, 20]);
     expect(() => npPercentile(xs, 101)).toThrow(RangeError);
+    expect(() => npPercentile(xs, -1)).toThrow(RangeError);
     expect(() => npPercentile(xs, Number.NaN)).toThrow(RangeError);
   });
 

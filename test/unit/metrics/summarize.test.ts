@@ -194,3 +194,14 @@ describe("summarizePct extras", () => {
     expect(result.cached_tokens_mismatched).toBe(1);
   });
 });
+
+describe("summarizePct cache statistics at pct 0", () => {
+  test("a reported 0 is a report: requests that found nothing cached count, and agree with an expected 0", () => {
+    const records = [makeRecord(0, { cachedTokens: 0 }), makeRecord(1, { cachedTokens: 0 }), makeRecord(2, { cachedTokens: 16 })];
+    const result = summarizePct({ records, durationS: 1, countTokens: wordCount, context: context({ expectedCachedTokens: 0 }) });
+    expect(result.mean_cached_tokens).toBe(16 / 3);
+    expect(result.min_cached_tokens).toBe(0);
+    expect(result.max_cached_tokens).toBe(16);
+    expect(result.cached_tokens_mismatched).toBe(1);
+  });
+});
