@@ -4,7 +4,8 @@
  */
 import type { RequestRecord } from "./record.ts";
 import { encodeHistogram, histogramOfMs } from "./histograms.ts";
-import { npMean, npMedian, npPercentile, npStd, npSum, orZero } from "./stats.ts";
+import { computeScriptMetrics, latencySeriesMs } from "./script-metrics.ts";
+import { npMean } from "./stats.ts";
 
 /** Per-pct run facts the records do not carry. */
 export interface PctContext {
@@ -117,56 +118,6 @@ export const MAX_ERROR_ENTRIES = 20;
 /** Bound on the length of one error message kept in a result, characters. */
 export const MAX_ERROR_MESSAGE_CHARS = 200;
 
-/** The samples calculate_metrics builds from the records, all in milliseconds. */
-interface Samples {
-  completed: number;
-  totalInput: number;
-  totalOutput: number;
-  totalOutputRetokenized: number;
-  ttftsMs: number[];
-  tpotsMs: number[];
-  itlsMs: number[];
-  e2eLatenciesMs: number[];
-}
-
-function collectSamples(records: RequestRecord[], countTokens: (text: string) => number): Samples {
-  const s: Samples = {
-    completed: 0,
-    totalInput: 0,
-    totalOutput: 0,
-    totalOutputRetokenized: 0,
-    ttftsMs: [],
-    tpotsMs: [],
-    itlsMs: [],
-    e2eLatenciesMs: [],
-  };
-  for (const r of records) {
-    // Failed requests add 0 to the output sums, as the script's output_lens.append(0).
-    if (!r.ok) continue;
-    s.completed += 1;
-    s.totalInput += r.promptLen;
-    s.totalOutput += r.outputLen;
-    s.totalOutputRetokenized += countTokens(r.generatedText);
-    if (r.outputLen > 1) s.tpotsMs.push((r.latencyMs - r.ttftMs) / (r.outputLen - 1));
-    for (let i = 0; i < r.itlMs.length; i++) s.itlsMs.push(r.itlMs[i]!);
-    s.ttftsMs.push(r.ttftMs);
-    s.e2eLatenciesMs.push(r.latencyMs);
-  }
-  return s;
-}
-
-/** The script's block of mean/median/std/p90/p99 for one series; `xs or 0` makes an empty series all zeros. */
-function seriesStats(valuesMs: number[]) {
-  const xs = orZero(valuesMs);
-  return {
-    mean: npMean(xs),
-    median: npMedian(xs),
-    std: npStd(xs),
-    p90: npPercentile(xs, 90),
-    p99: npPercentile(xs, 99),
-  };
-}
-
 /** Failures bucketed by kind + truncated message, largest first (ties keep first-seen order). */
 export function bucketErrors(records: RequestRecord[]): { errors: ErrorEntry[]; byKind: Record<string, number> } {
   const buckets = new Map<string, ErrorEntry>();
@@ -220,53 +171,22 @@ export type RequestMetrics = Pick<
 >;
 
 export function requestMetrics(records: RequestRecord[], durationS: number, countTokens: (text: string) => number): RequestMetrics {
-  const s = collectSamples(records, countTokens);
-  const ttft = seriesStats(s.ttftsMs);
-  const tpot = seriesStats(s.tpotsMs);
-  const itl = seriesStats(s.itlsMs);
+  const { completed, ...scriptMetrics } = computeScriptMetrics(records, durationS, countTokens);
+  const series = latencySeriesMs(records);
   const { errors, byKind } = bucketErrors(records);
   return {
-    completed: s.completed,
+    completed,
     benchmark_duration: durationS,
-    total_input: s.totalInput,
-    total_output: s.totalOutput,
-    total_output_retokenized: s.totalOutputRetokenized,
-    request_throughput: s.completed / durationS,
-    input_throughput: s.totalInput / durationS,
-    output_throughput: s.totalOutput / durationS,
-    output_throughput_retokenized: s.totalOutputRetokenized / durationS,
-    total_throughput: (s.totalInput + s.totalOutput) / durationS,
-    total_throughput_retokenized: (s.totalInput + s.totalOutputRetokenized) / durationS,
-    mean_ttft_ms: ttft.mean,
-    median_ttft_ms: ttft.median,
-    std_ttft_ms: ttft.std,
-    p90_ttft_ms: ttft.p90,
-    p99_ttft_ms: ttft.p99,
-    mean_tpot_ms: tpot.mean,
-    median_tpot_ms: tpot.median,
-    std_tpot_ms: tpot.std,
-    p90_tpot_ms: tpot.p90,
-    p99_tpot_ms: tpot.p99,
-    mean_itl_ms: itl.mean,
-    median_itl_ms: itl.median,
-    std_itl_ms: itl.std,
-    p90_itl_ms: itl.p90,
-    p99_itl_ms: itl.p99,
-    // No `or 0` here in the script: with no success these are NaN (the script stops before writing them).
-    mean_e2e_latency_ms: npMean(s.e2eLatenciesMs),
-    median_e2e_latency_ms: npMedian(s.e2eLatenciesMs),
-    std_e2e_latency_ms: npStd(s.e2eLatenciesMs),
-    p99_e2e_latency_ms: npPercentile(s.e2eLatenciesMs, 99),
-    // np.sum(latencies_s) / dur_s, with ms -> s after the sum.
-    concurrency: npSum(s.e2eLatenciesMs) / 1000 / durationS,
-    failed: records.length - s.completed,
+    // The rest of the script's metrics, in its order.
+    ...scriptMetrics,
+    failed: records.length - completed,
     errors,
     errors_by_kind: byKind,
     hdr: {
-      ttft_us: encodeHistogram(histogramOfMs(s.ttftsMs)),
-      tpot_us: encodeHistogram(histogramOfMs(s.tpotsMs)),
-      itl_us: encodeHistogram(histogramOfMs(s.itlsMs)),
-      e2e_latency_us: encodeHistogram(histogramOfMs(s.e2eLatenciesMs)),
+      ttft_us: encodeHistogram(histogramOfMs(series.ttfts)),
+      tpot_us: encodeHistogram(histogramOfMs(series.tpots)),
+      itl_us: encodeHistogram(histogramOfMs(series.itls)),
+      e2e_latency_us: encodeHistogram(histogramOfMs(series.e2eLatencies)),
     },
     hdr_unit: "us",
   };

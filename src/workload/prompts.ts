@@ -131,6 +131,7 @@ export function serializeIds(ids: Uint32Array): Uint8Array {
       out[--pos] = ZERO + (v - q * 10);
       v = q;
     } while (v > 0);
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: at i = 0, pos is 0: out[-1] = … is a no-op.
     if (i > 0) out[--pos] = COMMA;
   }
   return out;

@@ -128,6 +128,7 @@ export class PyRandom {
   private initGenrand(s: number): void {
     const mt = this.mt;
     mt[0] = s >>> 0;
+    // Stryker disable next-line EqualityOperator: mt[N] = … on a Uint32Array of length N is a no-op.
     for (let i = 1; i < N; i++) {
       const prev = mt[i - 1]!;
       mt[i] = (Math.imul(1812433253, prev ^ (prev >>> 30)) + i) >>> 0;

@@ -56,6 +56,7 @@ export function buildPopulation(tokenizerJson: any): Uint32Array {
   all.sort();
   let unique = 0;
   for (let i = 0; i < all.length; i++) {
+    // Stryker disable next-line ConditionalExpression: at i = 0, all[-1] is undefined, so the other test holds too.
     if (i === 0 || all[i] !== all[i - 1]) all[unique++] = all[i]!;
   }
   if (unique === 0) throw new Error("tokenizer.json has an empty vocab");

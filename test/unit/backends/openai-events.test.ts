@@ -74,6 +74,53 @@ describe("scanOpenaiEvent: token counting", () => {
   });
 });
 
+describe("scanOpenaiEvent: unusual but valid chunks", () => {
+  test("a usage count of 0 is taken as is, in a usage-only chunk and in a chunk with choices", () => {
+    // The running count is 1 after the first chunk: a 0 from the server must replace it, not be skipped.
+    const usageOnly = scanAll([openaiChunkLine({ text: "a" }), openaiUsageLine(0)]);
+    expect(usageOnly.snapshots.map((s) => s.completionTokens)).toEqual([1, 0]);
+    const withChoices = scanAll([openaiChunkLine({ text: "a" }), openaiChunkLine({ text: "", completionTokens: 0 })]);
+    expect(withChoices.kinds).toEqual(["tokens", "tokens"]);
+    expect(withChoices.snapshots.map((s) => s.completionTokens)).toEqual([1, 0]);
+  });
+
+  test("usage without completion_tokens in a chunk with choices counts one token", () => {
+    const { snapshots } = scanAll([
+      openaiChunkLine({ text: "a" }),
+      `data: {"choices":[{"index":0,"text":"b","finish_reason":null}],"usage":{"prompt_tokens":5}}\n\n`,
+    ]);
+    expect(snapshots.map((s) => s.completionTokens)).toEqual([1, 2]);
+  });
+
+  test("a usage chunk without a choices key is 'other', like one with choices: []", () => {
+    const { kinds, fields } = scanAll([`data: {"usage":{"completion_tokens":6,"prompt_tokens":5}}\n\n`]);
+    expect(kinds).toEqual(["other"]);
+    expect(fields.completionTokens).toBe(6);
+  });
+
+  test('"error": null is no error', () => {
+    const { kinds, fields } = scanAll([`data: {"error":null,"choices":[{"index":0,"text":"a","finish_reason":null}]}\n\n`]);
+    expect(kinds).toEqual(["tokens"]);
+    expect(fields.message).toBe("");
+  });
+
+  test("finishType is a string or null, never undefined; a choice that is not an object has none", () => {
+    const noKey = scanAll([`data: {"choices":[{"index":0,"text":"a"}]}\n\n`]);
+    expect(noKey.kinds).toEqual(["tokens"]);
+    expect(noKey.fields.finishType).toBeNull();
+    const notObject = scanAll([`data: {"choices":[7]}\n\n`]);
+    expect(notObject.kinds).toEqual(["tokens"]);
+    expect(notObject.fields.finishType).toBeNull();
+    expect(scanAll([`data: {"choices":[null]}\n\n`]).fields.finishType).toBeNull();
+  });
+
+  test("the message of an earlier failure is cleared by the next chunk", () => {
+    const { snapshots } = scanAll([`data: {oops\n\n`, openaiChunkLine({ text: "a" })]);
+    expect(snapshots[0]?.message).toContain("{oops");
+    expect(snapshots[1]?.message).toBe("");
+  });
+});
+
 describe("scanOpenaiEvent: failures", () => {
   test("error events (vLLM and SGLang shapes, bare string)", () => {
     const vllm = `data: {"error":{"message":"Internal server error","type":"InternalServerError","param":null,"code":500}}\n\n`;

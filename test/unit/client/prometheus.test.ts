@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { hitRateBetween, parseCacheCounters, sumMetric } from "../../../src/client/prometheus.ts";
+import { hitRateBetween, parseCacheCounters, scrapeCacheCounters, sumMetric } from "../../../src/client/prometheus.ts";
 
 const SGLANG = `# HELP sglang:prompt_tokens_total Number of prefill tokens processed.
 # TYPE sglang:prompt_tokens_total counter
@@ -28,11 +28,44 @@ describe("prometheus cache counters", () => {
     expect(parseCacheCounters(VLLM)).toEqual({ hitTokens: 1024, queryTokens: 2048, source: "vllm" });
     expect(parseCacheCounters("up 1\n")).toBeNull();
   });
+  test("one counter of a pair is not enough", () => {
+    const [queries, hits] = VLLM.split("\n");
+    expect(parseCacheCounters(`${hits}\n`)).toBeNull();
+    expect(parseCacheCounters(`${queries}\n`)).toBeNull();
+    const sglangHitsOnly = SGLANG.split("\n").filter((l) => !l.includes("prompt_tokens")).join("\n");
+    expect(parseCacheCounters(sglangHitsOnly + VLLM)).toEqual({ hitTokens: 1024, queryTokens: 2048, source: "vllm" });
+  });
   test("hit rate from deltas; restarted counters give null", () => {
     const a = { hitTokens: 100, queryTokens: 1000, source: "vllm" as const };
     const b = { hitTokens: 600, queryTokens: 2000, source: "vllm" as const };
     expect(hitRateBetween(a, b)).toBe(0.5);
     expect(hitRateBetween(b, a)).toBeNull();
     expect(hitRateBetween(null, b)).toBeNull();
+  });
+});
+
+describe("scrapeCacheCounters: GET /metrics", () => {
+  test("reads the counters, sending the given headers; an error status or an unreachable server is null", async () => {
+    const seen: { path: string; authorization: string | null }[] = [];
+    let status = 200;
+    const server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch(req) {
+        seen.push({ path: new URL(req.url).pathname, authorization: req.headers.get("authorization") });
+        // Even an error page that happens to hold counter lines is not read.
+        return new Response(VLLM, { status });
+      },
+    });
+    const url = `http://127.0.0.1:${server.port}`;
+    try {
+      expect(await scrapeCacheCounters({ baseUrl: url, headers: { authorization: "Bearer k" } })).toEqual({ hitTokens: 1024, queryTokens: 2048, source: "vllm" });
+      expect(seen).toEqual([{ path: "/metrics", authorization: "Bearer k" }]);
+      for (status of [404, 500]) expect(await scrapeCacheCounters({ baseUrl: url, headers: {} })).toBeNull();
+      expect(seen[1]?.authorization).toBeNull();
+    } finally {
+      await server.stop(true);
+    }
+    expect(await scrapeCacheCounters({ baseUrl: url, headers: {} })).toBeNull();
   });
 });

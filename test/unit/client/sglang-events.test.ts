@@ -146,6 +146,19 @@ describe("scanSglangEvent edge cases", () => {
     expect(scan(json)).toMatchObject({ kind: "tokens", completionTokens: 12, cachedTokens: 3 });
   });
 
+  test("a count that is not a plain integer is read by the full parse", () => {
+    expect(scan(`{"text":"a",${meta(`"completion_tokens":2.0,"cached_tokens":1`)}}`)).toMatchObject({ kind: "tokens", completionTokens: 2 });
+    expect(scan(`{"text":"a",${meta(`"completion_tokens":null`)}}`)).toMatchObject({
+      kind: "invalid",
+      message: "event has no meta_info.completion_tokens",
+    });
+  });
+
+  test("a finish_reason given as a plain string (older servers) is kept", () => {
+    const json = `{"text":"ab","meta_info":{"finish_reason":"stop","completion_tokens":2}}`;
+    expect(scan(json)).toMatchObject({ kind: "tokens", finishType: "stop", completionTokens: 2 });
+  });
+
   test("error events: object with message, bare string", () => {
     expect(scan(`{"error":{"message":"too long","code":400}}`)).toMatchObject({ kind: "error", message: "too long" });
     expect(scan(`{"error":"Unauthorized"}`)).toMatchObject({ kind: "error", message: "Unauthorized" });

@@ -108,6 +108,29 @@ describe("streamRequest: successful streams", () => {
     expect(first as number).toBeLessThan(400);
   });
 
+  test("multi-token events: each gap is divided by the tokens it carried, so the ITLs add up to last event − TTFT", async () => {
+    const server = use(
+      startScriptedServer([
+        { afterMs: 20, raw: event("a", 1) },
+        { afterMs: 90, raw: event("abcd", 4) }, // Δ = 3
+        // Δ = 2, and [DONE] in the same write: latencyMs is this event's arrival time.
+        { afterMs: 60, raw: event("abcdef", 6, { type: "length", length: 6 }) + DONE_LINE },
+      ]),
+    );
+    const rec = await streamRequest(request(server.url, { maxNewTokens: 6 }));
+    expect(rec).toMatchObject({ ok: true, outputLen: 6, tokenEvents: 3 });
+    const itl = Array.from(rec.itlMs);
+    expect(itl.length).toBe(5);
+    const [first3, next2] = [itl.slice(0, 3), itl.slice(3)];
+    expect(new Set(first3).size).toBe(1);
+    expect(new Set(next2).size).toBe(1);
+    // TTFT + 3 × (gap₁ / 3) + 2 × (gap₂ / 2) is the last token event's arrival, exactly where [DONE] arrived.
+    const sum = itl.reduce((a, b) => a + b, 0);
+    expect(rec.ttftMs + sum).toBeCloseTo(rec.latencyMs, 6);
+    expect(first3[0]!).toBeGreaterThanOrEqual(25); // ~90 ms / 3
+    expect(next2[0]!).toBeGreaterThanOrEqual(25); // ~60 ms / 2
+  });
+
   test("incremental text is concatenated", async () => {
     const server = use(
       startScriptedServer([
@@ -400,6 +423,33 @@ describe("streamRequest: OpenAI /v1/completions streams", () => {
     const server = use(startScriptedServer([{ afterMs: 0, raw: openaiUsageLine(0) }, { afterMs: 0, raw: DONE_LINE }]));
     const rec = await streamRequest(openai(server.url));
     expect(rec).toMatchObject({ ok: false, failureKind: "no_tokens", outputLen: 0 });
+  });
+});
+
+describe("streamRequest: a body given in parts", () => {
+  const parts = (...texts: string[]) => texts.map((t) => new TextEncoder().encode(t));
+  const streamed = () => startScriptedServer([{ afterMs: 0, raw: event("a", 1) + DONE_LINE }]);
+
+  test("small parts and a single part go out as one plain body", async () => {
+    const server = use(streamed());
+    const several = parts('{"input_ids":[1,2,', "3],", '"stream":true}');
+    expect((await streamRequest(request(server.url, { body: several }))).ok).toBe(true);
+    expect((await streamRequest(request(server.url, { body: parts('{"one":"part"}') }))).ok).toBe(true);
+    expect(server.bodies).toEqual(['{"input_ids":[1,2,3],"stream":true}', '{"one":"part"}']);
+    for (const headers of server.headers) expect(headers["transfer-encoding"]).toBeUndefined();
+    expect(server.headers.map((h) => h["content-length"])).toEqual(server.bodies.map((b) => String(b.length)));
+  });
+
+  test("parts over 64 KiB are streamed with an exact content-length, never chunked", async () => {
+    const server = use(streamed());
+    const big = "7,".repeat(40_000);
+    const body = parts('{"input_ids":[', big, big, '1],"stream":true}');
+    const length = body.reduce((n, p) => n + p.length, 0);
+    expect(length).toBeGreaterThan(64 * 1024);
+    expect((await streamRequest(request(server.url, { body }))).ok).toBe(true);
+    expect(server.bodies).toEqual([`{"input_ids":[${big}${big}1],"stream":true}`]);
+    expect(server.headers[0]?.["content-length"]).toBe(String(length));
+    expect(server.headers[0]?.["transfer-encoding"]).toBeUndefined();
   });
 });
 

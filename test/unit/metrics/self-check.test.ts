@@ -83,6 +83,23 @@ describe("client self-check monitor", () => {
     expect(health.loopLagMaxMs).toBeGreaterThanOrEqual(150);
   });
 
+  test("the lag counted at stop() is the block minus the probe interval, never more than the time elapsed", () => {
+    const beforeMs = performance.now();
+    const monitor = startClientMonitor();
+    busyFor(100);
+    const health = monitor.stop();
+    const elapsedMs = performance.now() - beforeMs;
+    // No tick could fire during the block: its lateness is (stop − start) − 10 ms, within HDR's 0.1 % buckets.
+    expect(health.loopLagMaxMs).toBeGreaterThanOrEqual(85);
+    expect(health.loopLagMaxMs).toBeLessThanOrEqual((elapsedMs - 10) * 1.002);
+  });
+
+  test("stopped at once, before the first tick was due: no lag at all", () => {
+    const health = startClientMonitor().stop();
+    expect(health.loopLagMaxMs).toBe(0);
+    expect(health.loopLagP99Ms).toBe(0);
+  });
+
   test("stop() is idempotent and the probe is cheap", async () => {
     const monitor = startClientMonitor();
     await Bun.sleep(50);
@@ -136,5 +153,8 @@ describe("saturation verdict", () => {
     );
     expect(describeSaturation({ ...healthy, httpCpuPct: null })).not.toContain("HTTP thread");
     expect(describeSaturation({ ...healthy, loopLagP99Ms: 40, ownLagP99Ms: 0.2 })).toContain("(max 2.1 ms, 0.20 ms of it the client's own work)");
+    // A figure exactly at its threshold is not a reason, even when the other one is.
+    expect(describeSaturation({ ...healthy, loopLagP99Ms: 5, ownLagP99Ms: 5, jsCpuPct: 95 })).toStartWith("client saturated (JS thread CPU > 90%):");
+    expect(describeSaturation({ ...healthy, loopLagP99Ms: 6, ownLagP99Ms: 6, jsCpuPct: 90 })).toStartWith("client saturated (lag p99 > 5 ms):");
   });
 });

@@ -41,6 +41,23 @@ describe("numpy-exact statistics (fixtures from numpy 2.4)", () => {
     });
     expect(naiveMismatches.length).toBeGreaterThanOrEqual(3);
   });
+
+  test("percentiles exactly halfway between two values take numpy's `t >= 0.5` branch (the fixture discriminates)", () => {
+    const halfway = fixture.filter((c) => c.name.startsWith("lerp-half-"));
+    expect(halfway.map((c) => c.name)).toEqual(["lerp-half-n2-p50", "lerp-half-n6-p90", "lerp-half-n51-p99"]);
+    for (const c of halfway) {
+      const q = Number(c.name.split("-p")[1]);
+      const sorted = Float64Array.from(c.values).sort();
+      const virtualIndex = (sorted.length - 1) * (q / 100);
+      const below = Math.floor(virtualIndex);
+      expect(virtualIndex - below).toBe(0.5);
+      const [a, b] = [sorted[below]!, sorted[below + 1]!];
+      // The other branch, a + diff * t, is another float here: only b - diff * (1 - t) matches numpy.
+      expect(a + (b - a) * 0.5).not.toBe(c.percentiles[String(q)]!);
+      expect(b - (b - a) * 0.5).toBe(c.percentiles[String(q)]!);
+      expect(npPercentile(c.values, q)).toBe(c.percentiles[String(q)]!);
+    }
+  });
 });
 
 describe("edge cases", () => {
@@ -66,6 +83,7 @@ describe("edge cases", () => {
     expect(npPercentile(xs, 90)).toBeCloseTo(37, 12);
     expect(xs).toEqual([40, 10, 30, 20]);
     expect(() => npPercentile(xs, 101)).toThrow(RangeError);
+    expect(() => npPercentile(xs, -1)).toThrow(RangeError);
     expect(() => npPercentile(xs, Number.NaN)).toThrow(RangeError);
   });
 

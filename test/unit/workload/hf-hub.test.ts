@@ -224,3 +224,164 @@ describe("hub errors", () => {
     await expectRejects(resolveTokenizerFile(REPO, { revision: "../../x", env: env({ HF_HUB_OFFLINE: "1" }) }), UsageError, "invalid Hugging Face revision");
   });
 });
+
+/** A hub that answers every request with `respond(path, hop)`; hop counts the requests so far. */
+function scriptedHub(respond: (path: string, hop: number) => Response): { url: string; paths: string[]; agents: string[] } & Disposable {
+  const paths: string[] = [];
+  const agents: string[] = [];
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch(req) {
+      paths.push(new URL(req.url).pathname);
+      agents.push(req.headers.get("user-agent") ?? "");
+      return respond(new URL(req.url).pathname, paths.length - 1);
+    },
+  });
+  return { url: `http://127.0.0.1:${server.port}`, paths, agents, [Symbol.dispose]: () => void server.stop(true) };
+}
+
+const redirect = (location: string, status = 302) => new Response(null, { status, headers: { location, "x-repo-commit": FAKE_COMMIT } });
+
+describe("hub redirects and statuses", () => {
+  test("up to 5 redirects are followed, a 6th is an error; requests say who they are", async () => {
+    for (const [hops, ok] of [[5, true], [6, false]] as const) {
+      using fake = scriptedHub((path, hop) => {
+        if (path.endsWith("tokenizer_config.json")) return new Response("missing", { status: 404 });
+        return hop < hops ? redirect(`/hop/${hop + 1}`) : new Response(tokenizerBytes);
+      });
+      const done = resolveTokenizerFile(REPO, { revision: `r${hops}`, env: env({ HF_ENDPOINT: fake.url }) });
+      if (ok) {
+        expect(await done).toBe(join(repoCacheDir(cache, REPO), "snapshots", FAKE_COMMIT, "tokenizer.json"));
+        expect(fake.paths.slice(0, 6)).toEqual([`/${REPO}/resolve/r5/tokenizer.json`, "/hop/1", "/hop/2", "/hop/3", "/hop/4", "/hop/5"]);
+      } else {
+        await expectRejects(done, BenchError, `downloading tokenizer.json of "${REPO}" from ${fake.url}: more than 5 redirects`);
+        expect(fake.paths.length).toBe(6);
+      }
+      expect(new Set(fake.agents)).toEqual(new Set(["warmbench"]));
+    }
+  });
+
+  test("only a 3xx with a location is a redirect: 300 is followed, a 302 without one and a 400 with one are errors", async () => {
+    {
+      using fake = scriptedHub((path) =>
+        path.endsWith("tokenizer.json") && path.includes("resolve") ? redirect("/cdn/t.json", 300) : path === "/cdn/t.json" ? new Response(tokenizerBytes) : new Response("", { status: 404 }),
+      );
+      expect(await resolveTokenizerFile(REPO, { revision: "main", env: env({ HF_ENDPOINT: fake.url }) })).toContain(FAKE_COMMIT);
+    }
+    for (const [status, location] of [[302, null], [400, "/cdn/t.json"]] as const) {
+      using fake = scriptedHub((path) =>
+        path === "/cdn/t.json" ? new Response(tokenizerBytes) : new Response(null, { status, headers: location ? { location } : {} }),
+      );
+      await expectRejects(
+        resolveTokenizerFile(REPO, { revision: "main", env: env({ HF_ENDPOINT: fake.url, HF_HUB_CACHE: join(scratch, `c${status}`) }) }),
+        BenchError,
+        `${fake.url} answered HTTP ${status} for tokenizer.json`,
+      );
+      expect(fake.paths).toEqual([`/${REPO}/resolve/main/tokenizer.json`]);
+    }
+  });
+
+  test("401/403 say what to do about the token", async () => {
+    const fake = hub({}, { status: 401 });
+    await expectRejects(resolveTokenizerFile(REPO, { revision: "main", env: env({ HF_ENDPOINT: fake.url }) }), UsageError, "set HF_TOKEN for a gated or private repo");
+    await expectRejects(
+      resolveTokenizerFile(REPO, { revision: "main", env: env({ HF_ENDPOINT: fake.url, HF_TOKEN: "hf_x" }) }),
+      UsageError,
+      "HF_TOKEN does not grant access to it",
+    );
+  });
+
+  test("an unreachable hub names the failure, not a timeout", async () => {
+    const closed = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
+    const endpoint = `http://127.0.0.1:${closed.port}`;
+    await closed.stop(true);
+    const err = await expectRejects(
+      resolveTokenizerFile(REPO, { revision: "main", env: env({ HF_ENDPOINT: endpoint }) }),
+      BenchError,
+      `cannot download tokenizer.json of "${REPO}" from the Hugging Face hub at ${endpoint}: `,
+    );
+    expect(err.message).not.toContain("timed out");
+  });
+});
+
+describe("what the cache holds, and what it may not", () => {
+  test("revisions that are empty, absolute or hold . or .. are refused before anything is read", async () => {
+    for (const revision of ["", "/etc", "a/./b", ".", "./x", "a/.."]) {
+      await expectRejects(resolveTokenizerFile(REPO, { revision, env: env({ HF_HUB_OFFLINE: "1" }) }), UsageError, `invalid Hugging Face revision "${revision}"`);
+    }
+  });
+
+  test("a revision with a slash, downloaded without x-repo-commit, names a one-segment snapshot", async () => {
+    const fake = hub({ [`${REPO}/tokenizer.json`]: tokenizerBytes }, { omitCommitHeader: true });
+    const path = await resolveTokenizerFile(REPO, { revision: "refs/pr/1", env: env({ HF_ENDPOINT: fake.url }) });
+    expect(path).toBe(join(repoCacheDir(cache, REPO), "snapshots", "refs_pr_1", "tokenizer.json"));
+    expect(await readFile(join(repoCacheDir(cache, REPO), "refs", "refs", "pr", "1"), "utf8")).toBe("refs_pr_1");
+  });
+
+  test("an x-repo-commit that is not a safe directory name is not used as one", async () => {
+    const fake = hub({ [`${REPO}/tokenizer.json`]: tokenizerBytes }, { commit: "../../evil" });
+    const path = await resolveTokenizerFile(REPO, { revision: "main", env: env({ HF_ENDPOINT: fake.url }) });
+    expect(path).toBe(join(repoCacheDir(cache, REPO), "snapshots", "main", "tokenizer.json"));
+  });
+
+  test("a download without tokenizer_config.json leaves only tokenizer.json in the snapshot", async () => {
+    const fake = hub({ [`${REPO}/tokenizer.json`]: tokenizerBytes });
+    await resolveTokenizerFile(REPO, { revision: "main", env: env({ HF_ENDPOINT: fake.url }) });
+    expect(await readdir(join(repoCacheDir(cache, REPO), "snapshots", FAKE_COMMIT))).toEqual(["tokenizer.json"]);
+  });
+
+  test("a write that fails leaves no temp file behind", async () => {
+    const fake = hub({ [`${REPO}/tokenizer.json`]: tokenizerBytes });
+    const snapshot = join(repoCacheDir(cache, REPO), "snapshots", FAKE_COMMIT);
+    // A directory where the file should go: the rename fails.
+    await mkdir(join(snapshot, "tokenizer.json"), { recursive: true });
+    const err = await resolveTokenizerFile(REPO, { revision: "main", env: env({ HF_ENDPOINT: fake.url }) }).then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(await readdir(snapshot)).toEqual(["tokenizer.json"]);
+  });
+
+  test("HF_HUB_OFFLINE takes 1/ON/YES/TRUE in any case; other values allow the download", async () => {
+    const fake = hub({ [`${REPO}/tokenizer.json`]: tokenizerBytes });
+    for (const value of ["yes", "On", "True", "1"]) {
+      await expectRejects(resolveTokenizerFile(REPO, { revision: "main", env: env({ HF_HUB_OFFLINE: value, HF_ENDPOINT: fake.url }) }), UsageError, "forbids downloading");
+    }
+    expect(fake.requests).toEqual([]);
+    expect(await resolveTokenizerFile(REPO, { revision: "main", env: env({ HF_HUB_OFFLINE: "0", HF_ENDPOINT: fake.url }) })).toContain(FAKE_COMMIT);
+  });
+
+  test("only an exact 40-hex revision is looked up as a commit without a ref", async () => {
+    const hash = "c".repeat(40);
+    for (const revision of [`v${hash}`, `${hash}0`, "main"]) {
+      await seedCache(REPO, revision, null);
+      await expectRejects(resolveTokenizerFile(REPO, { revision, env: env({ HF_HUB_OFFLINE: "1" }) }), UsageError, "is not in the Hugging Face cache");
+    }
+  });
+
+  test("a ref whose content would leave snapshots/ is ignored", async () => {
+    const repoDir = repoCacheDir(cache, REPO);
+    // Plant tokenizer.json wherever such a ref would point.
+    for (const dir of [repoDir, join(repoDir, "snapshots"), join(repoDir, "x")]) {
+      await mkdir(dir, { recursive: true });
+      await writeFile(join(dir, "tokenizer.json"), tokenizerBytes);
+    }
+    await mkdir(join(repoDir, "refs"), { recursive: true });
+    for (const content of ["..", ".", "../x", "x/..", "a b"]) {
+      await writeFile(join(repoDir, "refs", "main"), `${content}\n`);
+      await expectRejects(resolveTokenizerFile(REPO, { revision: "main", env: env({ HF_HUB_OFFLINE: "1" }) }), UsageError, "is not in the Hugging Face cache");
+    }
+  });
+
+  test("a ref to a snapshot without the file is a miss", async () => {
+    const repoDir = repoCacheDir(cache, REPO);
+    await mkdir(join(repoDir, "snapshots", FAKE_COMMIT), { recursive: true });
+    await mkdir(join(repoDir, "refs"), { recursive: true });
+    await writeFile(join(repoDir, "refs", "main"), FAKE_COMMIT);
+    await expectRejects(resolveTokenizerFile(REPO, { revision: "main", env: env({ HF_HUB_OFFLINE: "1" }) }), UsageError, "is not in the Hugging Face cache");
+  });
+
+  test("repo ids up to 96 characters", () => {
+    expect(isHfRepoId("x".repeat(96))).toBe(true);
+    expect(isHfRepoId("x".repeat(97))).toBe(false);
+  });
+});

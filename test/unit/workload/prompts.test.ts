@@ -48,10 +48,13 @@ describe("buildPrompts lengths", () => {
   test("invalid parameters throw", () => {
     const base = { population: POPULATION, totalTokens: 10, pct: 50, numPrompts: 1, rng: new PyRandom(1n) };
     expect(() => buildPrompts({ ...base, pct: 101 })).toThrow("pct");
+    expect(() => buildPrompts({ ...base, pct: -1 })).toThrow("pct must be an integer in [0, 100], got -1");
     expect(() => buildPrompts({ ...base, pct: 12.5 })).toThrow("pct");
     expect(() => buildPrompts({ ...base, totalTokens: -1 })).toThrow("totalTokens");
     expect(() => buildPrompts({ ...base, numPrompts: 1.5 })).toThrow("numPrompts");
     expect(() => promptIds(buildPrompts(base), 1)).toThrow(RangeError);
+    expect(() => promptIds(buildPrompts(base), -1)).toThrow(RangeError);
+    expect(() => promptIds(buildPrompts(base), 0.5)).toThrow(RangeError);
   });
 });
 

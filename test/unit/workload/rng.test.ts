@@ -106,6 +106,7 @@ describe("choicesInto", () => {
 
   test("rejects draws that do not fit and an empty population", () => {
     expect(() => new PyRandom(1n).choicesInto(range(10), new Uint32Array(4), 2, 3)).toThrow("do not fit");
+    expect(() => new PyRandom(1n).choicesInto(range(10), new Uint32Array(4), -1, 2)).toThrow("do not fit");
     expect(() => new PyRandom(1n).choicesInto(new Uint32Array(0), new Uint32Array(4), 0, 1)).toThrow("empty");
   });
 });

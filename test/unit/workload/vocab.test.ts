@@ -66,6 +66,10 @@ describe("buildPopulation on synthetic shapes", () => {
     expect(() => buildPopulation({ model: { type: "BPE", vocab: { a: "1" } } })).toThrow('maps "a" to "1"');
     expect(() => buildPopulation({ model: { type: "BPE", vocab: { a: -1 } } })).toThrow("not a token id");
     expect(() => buildPopulation({ model: { type: "Unigram", vocab: [["a", 0], 5] } })).toThrow("entry 1");
+    expect(() => buildPopulation({ model: { type: "Unigram", vocab: [["a", 0], [7, 0.5]] } })).toThrow(
+      "tokenizer.json model (Unigram) vocab entry 1 is not a [piece, score] pair",
+    );
+    expect(() => buildPopulation({ model: { vocab: 3 } })).toThrow("tokenizer.json model (unknown) has no vocab");
     expect(() => buildPopulation({ model: { vocab: { a: 0 } }, added_tokens: {} })).toThrow("not an array");
     expect(() => buildPopulation({ model: { vocab: { a: 0 } }, added_tokens: [{ content: "x" }] })).toThrow("added_tokens[0]");
     expect(() => buildPopulation({ model: { type: "BPE", vocab: {} } })).toThrow("empty vocab");

@@ -1,0 +1,142 @@
+/**
+ * The reference script's calculate_metrics, operation for operation, so every number we write equals the
+ * script's bit for bit (pinned by test/unit/metrics/reference-parity.test.ts, whose fixture the script itself
+ * computed).
+ *
+ * Why seconds: the script times requests in seconds and multiplies the statistics by 1000 at the end, and
+ * numpy's mean of s × 1000 is not the same float64 as the mean of ms. Records hold milliseconds, so each time is
+ * converted with `ms / 1000` (one IEEE division, as exact as the script's own seconds would be) and every
+ * statistic is then computed in seconds, in the script's order.
+ */
+import type { RequestRecord } from "./record.ts";
+import { npMean, npMedian, npPercentile, npStd, npSum, orZero } from "./stats.ts";
+
+const MS_PER_S = 1000;
+
+/** The script's BenchmarkMetrics: its fields, in its order, snake_case as in the JSONL; *_ms in milliseconds. */
+export interface ScriptMetrics {
+  completed: number;
+  total_input: number;
+  total_output: number;
+  total_output_retokenized: number;
+  request_throughput: number;
+  input_throughput: number;
+  output_throughput: number;
+  output_throughput_retokenized: number;
+  total_throughput: number;
+  total_throughput_retokenized: number;
+  mean_ttft_ms: number;
+  median_ttft_ms: number;
+  std_ttft_ms: number;
+  p90_ttft_ms: number;
+  p99_ttft_ms: number;
+  mean_tpot_ms: number;
+  median_tpot_ms: number;
+  std_tpot_ms: number;
+  p90_tpot_ms: number;
+  p99_tpot_ms: number;
+  mean_itl_ms: number;
+  median_itl_ms: number;
+  std_itl_ms: number;
+  p90_itl_ms: number;
+  p99_itl_ms: number;
+  mean_e2e_latency_ms: number;
+  median_e2e_latency_ms: number;
+  std_e2e_latency_ms: number;
+  p99_e2e_latency_ms: number;
+  /** Sum of e2e latencies over the duration: the average number of requests in flight. */
+  concurrency: number;
+}
+
+/** The script's four latency series, in one unit, from successful requests only. */
+export interface LatencySeries {
+  ttfts: number[];
+  /** One per request with more than one output token: (latency − TTFT) / (output_len − 1). */
+  tpots: number[];
+  itls: number[];
+  e2eLatencies: number[];
+}
+
+/** calculate_metrics' loop over the outputs, with each recorded time converted by `fromMs` first. */
+function collectSeries(records: readonly RequestRecord[], fromMs: (ms: number) => number): LatencySeries {
+  const series: LatencySeries = { ttfts: [], tpots: [], itls: [], e2eLatencies: [] };
+  for (const r of records) {
+    if (!r.ok) continue;
+    const ttft = fromMs(r.ttftMs);
+    const latency = fromMs(r.latencyMs);
+    if (r.outputLen > 1) series.tpots.push((latency - ttft) / (r.outputLen - 1));
+    for (let i = 0; i < r.itlMs.length; i++) series.itls.push(fromMs(r.itlMs[i]!));
+    series.ttfts.push(ttft);
+    series.e2eLatencies.push(latency);
+  }
+  return series;
+}
+
+/** The series in milliseconds as recorded (the HDR histograms' input; the statistics use seconds). */
+export function latencySeriesMs(records: readonly RequestRecord[]): LatencySeries {
+  return collectSeries(records, (ms) => ms);
+}
+
+/**
+ * calculate_metrics(outputs, dur_s, tokenizer) on our records. A failed request adds 0 to every sum, as the
+ * script's `output_lens.append(0)`. With no success the script itself raises (np.percentile of an empty e2e list
+ * is an IndexError) and writes nothing; we give NaN for the four e2e statistics instead, and the script's zeros
+ * (`xs or 0`) elsewhere.
+ */
+export function computeScriptMetrics(
+  records: readonly RequestRecord[],
+  durationS: number,
+  countTokens: (text: string) => number,
+): ScriptMetrics {
+  let completed = 0;
+  let totalInput = 0;
+  let totalOutput = 0;
+  let totalOutputRetokenized = 0;
+  for (const r of records) {
+    if (!r.ok) continue;
+    completed += 1;
+    totalInput += r.promptLen;
+    totalOutput += r.outputLen;
+    totalOutputRetokenized += countTokens(r.generatedText);
+  }
+  const s = collectSeries(records, (ms) => ms / MS_PER_S);
+  // `np.f(xs or 0) * 1000`: an empty series is the scalar 0, so its statistics are 0, not NaN.
+  const ms = (statS: number): number => statS * MS_PER_S;
+  const ttfts = orZero(s.ttfts);
+  const tpots = orZero(s.tpots);
+  const itls = orZero(s.itls);
+  return {
+    completed,
+    total_input: totalInput,
+    total_output: totalOutput,
+    total_output_retokenized: totalOutputRetokenized,
+    request_throughput: completed / durationS,
+    input_throughput: totalInput / durationS,
+    output_throughput: totalOutput / durationS,
+    output_throughput_retokenized: totalOutputRetokenized / durationS,
+    total_throughput: (totalInput + totalOutput) / durationS,
+    total_throughput_retokenized: (totalInput + totalOutputRetokenized) / durationS,
+    mean_ttft_ms: ms(npMean(ttfts)),
+    median_ttft_ms: ms(npMedian(ttfts)),
+    std_ttft_ms: ms(npStd(ttfts)),
+    p90_ttft_ms: ms(npPercentile(ttfts, 90)),
+    p99_ttft_ms: ms(npPercentile(ttfts, 99)),
+    mean_tpot_ms: ms(npMean(tpots)),
+    median_tpot_ms: ms(npMedian(tpots)),
+    std_tpot_ms: ms(npStd(tpots)),
+    p90_tpot_ms: ms(npPercentile(tpots, 90)),
+    p99_tpot_ms: ms(npPercentile(tpots, 99)),
+    mean_itl_ms: ms(npMean(itls)),
+    median_itl_ms: ms(npMedian(itls)),
+    std_itl_ms: ms(npStd(itls)),
+    p90_itl_ms: ms(npPercentile(itls, 90)),
+    p99_itl_ms: ms(npPercentile(itls, 99)),
+    // No `or 0` in the script here.
+    mean_e2e_latency_ms: ms(npMean(s.e2eLatencies)),
+    median_e2e_latency_ms: ms(npMedian(s.e2eLatencies)),
+    std_e2e_latency_ms: ms(npStd(s.e2eLatencies)),
+    p99_e2e_latency_ms: ms(npPercentile(s.e2eLatencies, 99)),
+    // np.sum(e2e_latencies) / dur_s: seconds over seconds, no ×1000.
+    concurrency: npSum(s.e2eLatencies) / durationS,
+  };
+}

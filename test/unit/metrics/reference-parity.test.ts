@@ -1,0 +1,209 @@
+/**
+ * Our metrics against the reference script's own: the fixture is what bench_warm_cache.py's calculate_metrics,
+ * print_benchmark_result and maybe_write_summary_jsonl computed, wrote and printed for recorded requests
+ * (test/fixtures/metrics/reference/make_reference_fixtures.py imports the script file and runs them). Every
+ * written number must be the same float64, and the printed block the same bytes.
+ */
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { RequestRecord } from "../../../src/metrics/record.ts";
+import { computeScriptMetrics, latencySeriesMs, type ScriptMetrics } from "../../../src/metrics/script-metrics.ts";
+import { npMean, npMedian, npPercentile, npStd, orZero } from "../../../src/metrics/stats.ts";
+import { summarizePct, type PctContext, type PctResult } from "../../../src/metrics/summarize.ts";
+import { renderConsole } from "../../../src/report/console.ts";
+import { parseJsonlLine } from "../../../src/report/jsonl.ts";
+
+interface FixtureRecord {
+  ok: boolean;
+  promptLen: number;
+  ttftMs: number;
+  latencyMs: number;
+  outputLen: number;
+  itlMs: number[];
+  generatedText: string;
+}
+interface FixtureCase {
+  name: string;
+  durationS: number;
+  context: {
+    backend: string;
+    max_concurrency: number;
+    total_tokens: number;
+    num_prompts: number;
+    output_len: number;
+    pct: number;
+    prefix_len: number;
+    suffix_len: number;
+  };
+  records: FixtureRecord[];
+  /** What the script did: the line it appended and what it printed, or the exception it raised. */
+  script: { error: string | null; jsonl: string | null; console: string | null };
+}
+
+const FIXTURE = join(import.meta.dir, "../../fixtures/metrics/reference/script_metrics_cases.json");
+const fixture = JSON.parse(readFileSync(FIXTURE, "utf8")) as { cases: FixtureCase[]; numpy_version: string };
+const cases = fixture.cases;
+const byName = (name: string): FixtureCase => cases.find((c) => c.name === name)!;
+
+/** The generator's fake tokenizer: one token per space-separated word. */
+const countWords = (text: string): number => text.split(" ").filter((w) => w !== "").length;
+
+function toRecords(c: FixtureCase): RequestRecord[] {
+  return c.records.map((r, index) => ({
+    index,
+    ok: r.ok,
+    failureKind: r.ok ? null : "network",
+    failureMessage: r.ok ? "" : "recorded failure",
+    httpStatus: 200,
+    promptLen: r.promptLen,
+    intendedMs: 0,
+    startMs: 0,
+    firstTokenMs: r.ttftMs,
+    lastEventMs: r.latencyMs,
+    ttftMs: r.ttftMs,
+    latencyMs: r.latencyMs,
+    outputLen: r.outputLen,
+    cachedTokens: -1,
+    cachedDeviceTokens: -1,
+    cachedHostTokens: -1,
+    cachedStorageTokens: -1,
+    itlMs: Float64Array.from(r.itlMs),
+    tokenEvents: r.outputLen,
+    finishReason: "length",
+    generatedText: r.generatedText,
+  }));
+}
+
+function toContext(c: FixtureCase): PctContext {
+  const x = c.context;
+  return {
+    backend: x.backend,
+    requestRate: Infinity,
+    maxConcurrency: x.max_concurrency,
+    pct: x.pct,
+    prefixLen: x.prefix_len,
+    suffixLen: x.suffix_len,
+    totalTokens: x.total_tokens,
+    numPrompts: x.num_prompts,
+    outputLen: x.output_len,
+    expectedCachedTokens: 0,
+    pageSize: 1,
+    interrupted: false,
+  };
+}
+
+const summarize = (c: FixtureCase): PctResult =>
+  summarizePct({ records: toRecords(c), durationS: c.durationS, countTokens: countWords, context: toContext(c) });
+
+/** `[key, ours, script]` for every key of `expected` whose value is not the same (Object.is: NaN equal, -0 not 0). */
+function differences(ours: Record<string, unknown>, expected: Record<string, unknown>): [string, unknown, unknown][] {
+  return Object.keys(expected)
+    .filter((key) => !Object.is(ours[key], expected[key]))
+    .map((key) => [key, ours[key], expected[key]]);
+}
+
+const written = cases.filter((c) => c.script.error === null);
+
+describe("the fixture is the script's own output on the recorded outcomes we need", () => {
+  test("request counts around numpy's summation branches, an all-failed pct, and cases the script wrote", () => {
+    for (const n of [1, 2, 7, 8, 9, 128, 129, 1000]) expect(byName(`n${n}`).records.length).toBe(n);
+    expect(written.length).toBeGreaterThanOrEqual(20);
+    expect(fixture.numpy_version.startsWith("2.")).toBe(true);
+  });
+
+  test("it holds failures, output lengths 0/1/2/many, empty ITLs and multi-token ITL events", () => {
+    const records = cases.flatMap((c) => c.records);
+    const ok = records.filter((r) => r.ok);
+    expect(records.some((r) => !r.ok && r.outputLen > 0 && r.itlMs.length > 0)).toBe(true);
+    for (const len of [0, 1, 2]) expect(ok.some((r) => r.outputLen === len)).toBe(true);
+    expect(ok.some((r) => r.outputLen > 1000)).toBe(true);
+    expect(ok.some((r) => r.outputLen > 0 && r.itlMs.length === 0)).toBe(true);
+    // A gap spread over Δ tokens shows as Δ equal neighbours.
+    const multiToken = byName("multi-token-itl").records.flatMap((r) => r.itlMs);
+    expect(multiToken.some((v, i) => i >= 2 && v === multiToken[i - 1] && v === multiToken[i - 2])).toBe(true);
+  });
+});
+
+describe("computeScriptMetrics equals the script's calculate_metrics bit for bit", () => {
+  for (const c of written) {
+    test(c.name, () => {
+      const line = parseJsonlLine(c.script.jsonl!) as Record<string, unknown>;
+      const ours = computeScriptMetrics(toRecords(c), c.durationS, countWords);
+      // Every BenchmarkMetrics field is in the line the script wrote.
+      expect(Object.keys(ours).every((key) => key in line)).toBe(true);
+      const expected = Object.fromEntries(Object.keys(ours).map((key) => [key, line[key]]));
+      expect(differences(ours as unknown as Record<string, unknown>, expected)).toEqual([]);
+    });
+  }
+});
+
+describe("summarizePct writes every number of the script's JSONL line, and prints its block byte for byte", () => {
+  for (const c of written) {
+    test(c.name, () => {
+      const line = parseJsonlLine(c.script.jsonl!) as Record<string, unknown>;
+      const result = summarize(c);
+      const scriptKeys = Object.keys(line);
+      expect(Object.keys(result).slice(0, scriptKeys.length)).toEqual(scriptKeys);
+      const ours = result as unknown as Record<string, unknown>;
+      expect(differences(ours, line)).toEqual([]);
+      // Our extra sections are skipped when their keys are absent: render from the script's keys alone.
+      const scriptPart = Object.fromEntries(scriptKeys.map((key) => [key, ours[key]])) as unknown as PctResult;
+      expect(renderConsole(scriptPart)).toBe(c.script.console!);
+    });
+  }
+});
+
+describe("all requests failed", () => {
+  const c = byName("all-failed");
+
+  test("the script raises (np.percentile of an empty list) and writes nothing", () => {
+    expect(c.records.every((r) => !r.ok)).toBe(true);
+    expect(c.script.error).toStartWith("IndexError");
+    expect(c.script.jsonl).toBeNull();
+  });
+
+  test("we write NaN for the e2e statistics instead, and the script's `or 0` zeros elsewhere", () => {
+    const m = computeScriptMetrics(toRecords(c), c.durationS, countWords);
+    const e2eKeys = ["mean_e2e_latency_ms", "median_e2e_latency_ms", "std_e2e_latency_ms", "p99_e2e_latency_ms"];
+    for (const [key, value] of Object.entries(m)) {
+      if (e2eKeys.includes(key)) expect([key, value]).toEqual([key, NaN]);
+      else expect([key, Object.is(value, 0)]).toEqual([key, true]);
+    }
+  });
+});
+
+describe("the fixture discriminates", () => {
+  test("computing in milliseconds instead of the script's seconds would differ from it", () => {
+    let compared = 0;
+    let mismatched = 0;
+    for (const c of written) {
+      const line = parseJsonlLine(c.script.jsonl!) as Record<string, number>;
+      const series = latencySeriesMs(toRecords(c));
+      const pairs: [keyof ScriptMetrics, number][] = [];
+      for (const [name, xs] of [["ttft", series.ttfts], ["tpot", series.tpots], ["itl", series.itls]] as const) {
+        const values = orZero(xs);
+        pairs.push(
+          [`mean_${name}_ms`, npMean(values)],
+          [`median_${name}_ms`, npMedian(values)],
+          [`std_${name}_ms`, npStd(values)],
+          [`p90_${name}_ms`, npPercentile(values, 90)],
+          [`p99_${name}_ms`, npPercentile(values, 99)],
+        );
+      }
+      for (const [key, msDomain] of pairs) {
+        compared++;
+        if (!Object.is(msDomain, line[key])) mismatched++;
+      }
+    }
+    expect(compared).toBeGreaterThan(300);
+    expect(mismatched).toBeGreaterThan(compared / 10);
+  });
+
+  test("the word counter is the generator's: retokenized totals are not the output lengths", () => {
+    const c = byName("n128");
+    const m = computeScriptMetrics(toRecords(c), c.durationS, countWords);
+    expect(m.total_output_retokenized).not.toBe(m.total_output);
+    expect(countWords("  a  b ")).toBe(2);
+  });
+});
