@@ -16,7 +16,7 @@ import { relaunchWithFetchCap } from "./relaunch.ts";
 import { VERSION } from "./version.ts";
 import { createInterrupt } from "./interrupt.ts";
 import { formatCell } from "./report/text-table.ts";
-import { resolvePlacement } from "./shard/placement.ts";
+import { resolvePlacement, WORKER_ENV } from "./shard/placement.ts";
 import { runShardWorker } from "./sweep/shard-worker.ts";
 import { cpus } from "node:os";
 import type { GateFailure } from "./gates/evaluate.ts";
@@ -94,12 +94,16 @@ async function main(argv: string[]): Promise<number> {
   if (command === "multiturn") return multiturn(raw);
 
   if (command === "demo") {
-    const { demoOptions, startDemoMock } = await import("./demo.ts");
+    const { demoOptions, startDemoMock, DEMO_MOCK_URL_ENV } = await import("./demo.ts");
+    const coordinatorsMock = process.env[DEMO_MOCK_URL_ENV];
+    if (coordinatorsMock !== undefined && process.env[WORKER_ENV.rank] !== undefined) return sweep(demoOptions(raw, coordinatorsMock));
     // Validate (against a placeholder URL) and relaunch before the demo's mock exists, so it starts once.
     const planned = demoOptions(raw, "http://127.0.0.1:1");
     const relaunched = await relaunchWithFetchCap(runInFlightLimit(planned));
     if (relaunched !== null) return relaunched;
     const mock = await startDemoMock({ chat: planned.endpoint === "chat" });
+    // Local workers inherit this environment.
+    process.env[DEMO_MOCK_URL_ENV] = mock.url;
     try {
       return await sweep(demoOptions(raw, mock.url));
     } finally {

@@ -30,6 +30,12 @@ export function demoOptions(raw: RawFlags, baseUrl: string): RunOptions {
   });
 }
 
+/**
+ * The demo mock's URL, for `--workers`: the coordinator starts the one mock and its workers, which run the same
+ * `demo` command line, send to it instead of starting mocks of their own.
+ */
+export const DEMO_MOCK_URL_ENV = "WARMBENCH_DEMO_MOCK_URL";
+
 /** A mock server running as a child process of this one. */
 export interface DemoMock {
   url: string;

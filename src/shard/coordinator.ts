@@ -38,6 +38,13 @@ export interface ShardPeer {
 }
 
 /** A job's outcome: the records of every shard that answered, and the failure of every one that did not. */
+/** A job released to the shards (see releaseJob). */
+export interface ReleasedJob {
+  ready: Promise<void>;
+  start(startEpochMs: number): void;
+  done: Promise<JobResults>;
+}
+
 export interface JobResults {
   results: Map<number, RecordsMessage>;
   failures: ShardFailure[];
@@ -59,6 +66,7 @@ interface PeerState extends ShardPeer {
   lastHeardMs: number;
   /** Waiters on this shard's next message of a kind. */
   onRecords: ((m: RecordsMessage) => void) | null;
+  onReady: ((job: number) => void) | null;
   onPong: ((id: number, shardEpochMs: number) => void) | null;
   /** Set once the shard is gone or failed; every waiter is told. */
   failure: string | null;
@@ -159,15 +167,30 @@ export class Coordinator {
    * reports a failure) is reported to `onFailure` at once - so the caller can stop the others, which then still
    * send what they measured - and listed in `failures`; the job resolves once every shard answered or failed.
    */
-  async runJob(job: JobMessage, onFailure: (f: ShardFailure) => void = () => {}): Promise<JobResults> {
+  /**
+   * Releases a job to every shard. Each prepares it (draws its prompts, fills its look-ahead) and says ready;
+   * `ready` resolves once every shard did (or failed, or already answered with its records); `start` then tells every
+   * shard when to begin, on its own clock, so that all of them follow one schedule from one origin; `done` gathers
+   * their records.
+   */
+  releaseJob(job: JobMessage, onFailure: (f: ShardFailure) => void = () => {}): ReleasedJob {
     const results = new Map<number, RecordsMessage>();
     const failures: ShardFailure[] = [];
-    await Promise.all(
-      [...this.peers.values()].map(async (peer) => {
+    const readies: Promise<void>[] = [];
+    const peers = [...this.peers.values()];
+    const done = Promise.all(
+      peers.map(async (peer) => {
+        let readyNow: () => void = () => {};
+        readies.push(new Promise<void>((resolve) => (readyNow = resolve)));
         try {
-          const records = await this.await<RecordsMessage>(peer, (done) => {
+          const records = await this.await<RecordsMessage>(peer, (finish) => {
+            peer.onReady = (n) => {
+              if (n === job.job) readyNow();
+            };
             peer.onRecords = (m) => {
-              if (m.job === job.job) done(m);
+              if (m.job !== job.job) return;
+              readyNow();
+              finish(m);
             };
             peer.link.send(job);
           });
@@ -177,11 +200,29 @@ export class Coordinator {
           failures.push(failure);
           onFailure(failure);
         } finally {
+          readyNow();
           peer.onRecords = null;
+          peer.onReady = null;
         }
       }),
-    );
-    return { results, failures };
+    ).then(() => ({ results, failures }));
+    return {
+      ready: Promise.all(readies).then(() => {}),
+      start: (startEpochMs) => {
+        for (const peer of peers) {
+          if (peer.failure === null) peer.link.send({ t: "go", job: job.job, start_epoch_ms: startEpochMs + peer.clockOffsetMs });
+        }
+      },
+      done,
+    };
+  }
+
+  /** Releases a job and starts it as soon as every shard is ready; resolves with every shard's records. */
+  async runJob(job: JobMessage, onFailure: (f: ShardFailure) => void = () => {}): Promise<JobResults> {
+    const released = this.releaseJob(job, onFailure);
+    await released.ready;
+    released.start(performance.timeOrigin + performance.now());
+    return released.done;
   }
 
   /** Tells every shard to stop the job in flight (they still send what they measured). */
@@ -245,7 +286,7 @@ export class Coordinator {
           if (m.rank < 1 || m.rank >= this.o.size) return refuse(`rank ${m.rank} is not in 1..${this.o.size - 1}`);
           if (this.peers.has(m.rank)) return refuse(`rank ${m.rank} joined already`);
           peer = { rank: m.rank, host: m.host, pid: m.pid, clockOffsetMs: 0, clockRttMs: 0, link, lastHeardMs: performance.now(),
-            onRecords: null, onPong: null, failure: null, onFailure: [] };
+            onRecords: null, onReady: null, onPong: null, failure: null, onFailure: [] };
           clearTimeout(helloTimer);
           this.peers.set(m.rank, peer);
           link.send({ t: "welcome", setup: this.o.setup });
@@ -255,6 +296,7 @@ export class Coordinator {
         peer.lastHeardMs = performance.now();
         if (typeof m === "string") return this.fail(peer, `sent a malformed message (${m})`);
         if (m.t === "records") peer.onRecords?.(m);
+        else if (m.t === "ready") peer.onReady?.(m.job);
         else if (m.t === "pong") peer.onPong?.(m.id, m.shardEpochMs);
         else if (m.t === "failed") this.fail(peer, `failed: ${m.message}`);
       },

@@ -62,6 +62,8 @@ export type ShardMessage =
   | { t: "pong"; id: number; shardEpochMs: number }
   | { t: "beat" }
   | { t: "failed"; message: string }
+  /** The shard has drawn the job's prompts and filled its look-ahead: it waits for "go". */
+  | { t: "ready"; job: number }
   | RecordsMessage;
 
 export type CoordinatorMessage =
@@ -69,6 +71,8 @@ export type CoordinatorMessage =
   | { t: "reject"; reason: string }
   | { t: "ping"; id: number }
   | JobMessage
+  /** Start the job's schedule at this time, on the shard's own epoch clock (the coordinator applied its offset). */
+  | { t: "go"; job: number; start_epoch_ms: number }
   | { t: "stop" };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -94,6 +98,8 @@ export function parseShardMessage(v: unknown): ShardMessage | string {
       return { t: "beat" };
     case "failed":
       return isStr(v.message, MAX_TEXT) ? (v as ShardMessage) : "malformed failed";
+    case "ready":
+      return isInt(v.job) ? (v as ShardMessage) : "malformed ready";
     case "records":
       return parseRecords(v);
     default:
@@ -156,6 +162,8 @@ export function parseCoordinatorMessage(v: unknown): CoordinatorMessage | string
       return isInt(v.id) ? (v as CoordinatorMessage) : "malformed ping";
     case "job":
       return isInt(v.job) && isInt(v.pct) && isInt(v.working_set, 1) && isInt(v.rate_index) ? (v as CoordinatorMessage) : "malformed job";
+    case "go":
+      return isInt(v.job) && isNum(v.start_epoch_ms) ? (v as CoordinatorMessage) : "malformed go";
     case "stop":
       return { t: "stop" };
     default:

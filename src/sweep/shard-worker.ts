@@ -104,7 +104,7 @@ async function workerContext(opts: RunOptions, setup: ShardSetup, me: WorkerPlac
 
 /** Answers the coordinator until it stops the run (exit 0) or goes away (exit 1). */
 async function serve(conn: ShardConnection, ctx: SweepContext, opts: RunOptions, interrupt: AbortSignal): Promise<number> {
-  let running: { stop: AbortController; done: Promise<void> } | null = null;
+  let running: { stop: AbortController; go: (job: number, startEpochMs: number) => void; done: Promise<void> } | null = null;
   let nextJob = 0;
   const jobs = sweepJobs(opts);
   const cell: CellPrompts = { job: null, plan: null, batch: null };
@@ -120,6 +120,7 @@ async function serve(conn: ShardConnection, ctx: SweepContext, opts: RunOptions,
         return EXIT.runtime;
       }
       if (m.t === "ping") conn.link.send({ t: "pong", id: m.id, shardEpochMs: performance.timeOrigin + performance.now() });
+      else if (m.t === "go") running?.go(m.job, m.start_epoch_ms);
       else if (m.t === "stop") {
         running?.stop.abort();
         await running?.done;
@@ -135,7 +136,16 @@ async function serve(conn: ShardConnection, ctx: SweepContext, opts: RunOptions,
         await running?.done;
         const stop = new AbortController();
         if (interrupt.aborted) stop.abort();
-        running = { stop, done: runJob(conn, ctx, m, expected, cell, stop.signal) };
+        let go: (startEpochMs: number) => void = () => {};
+        const started = new Promise<number>((resolve) => (go = resolve));
+        const job = m.job;
+        running = {
+          stop,
+          go: (n, startEpochMs) => {
+            if (n === job) go(startEpochMs);
+          },
+          done: runJob(conn, ctx, m, expected, cell, started, stop.signal),
+        };
       }
     }
   } finally {
@@ -150,7 +160,13 @@ interface CellPrompts {
   batch: PromptBatch | null;
 }
 
-async function runJob(conn: ShardConnection, ctx: SweepContext, job: JobMessage, expected: SweepJob, cell: CellPrompts, signal: AbortSignal): Promise<void> {
+/**
+ * One line: draw (the first line of a cell) and fill the look-ahead, say ready, then begin the line's schedule when the
+ * coordinator's "go" says (`started`: that time, epoch ms on this process's clock), and report every record.
+ */
+async function runJob(
+  conn: ShardConnection, ctx: SweepContext, job: JobMessage, expected: SweepJob, cell: CellPrompts, started: Promise<number>, signal: AbortSignal,
+): Promise<void> {
   try {
     ctx.io = { ...ctx.io, signal };
     if (cell.job === null || cell.job.cell !== expected.cell) {
@@ -163,7 +179,13 @@ async function runJob(conn: ShardConnection, ctx: SweepContext, job: JobMessage,
     const prompts = cell.batch!.openLine(line);
     try {
       await promptsFilled(prompts, signal);
-      const m = await measureShare(plan, line, prompts, ctx, signal);
+      conn.link.send({ t: "ready", job: job.job });
+      const aborted = new Promise<null>((resolve) => {
+        if (signal.aborted) resolve(null);
+        else signal.addEventListener("abort", () => resolve(null), { once: true });
+      });
+      const startEpochMs = await Promise.race([started, aborted]);
+      const m = await measureShare(plan, line, prompts, ctx, signal, startEpochMs === null ? undefined : startEpochMs - performance.timeOrigin);
       const origin = performance.timeOrigin;
       conn.link.send({
         t: "records",

@@ -56,6 +56,9 @@ export interface ShardsReport {
   failed: string[];
 }
 
+/** How far ahead of now the shards are told to start a line: time for "go" to reach every one of them. */
+const GO_LEAD_MS = 20;
+
 /** How long every shard has to connect, and how long one may fall silent before it counts as hung. */
 const JOIN_TIMEOUT_MS = 60_000;
 const SILENCE_TIMEOUT_MS = 15_000;
@@ -162,12 +165,16 @@ export async function measureAcrossShards(plan: PctPlan, line: LinePlan, prompts
   // (the pct is marked interrupted and names the shard), and the run ends after this pct.
   const ownStop = new AbortController();
   const ownSignal = ctx.io.signal ? AbortSignal.any([ctx.io.signal, ownStop.signal]) : ownStop.signal;
-  const gathered = group.coordinator.runJob({ t: "job", job, pct: plan.pct, working_set: plan.workingSet, rate_index: line.rateIndex }, () => {
+  const released = group.coordinator.releaseJob({ t: "job", job, pct: plan.pct, working_set: plan.workingSet, rate_index: line.rateIndex }, () => {
     stop();
     ownStop.abort();
   });
-  const own = await measureShare(plan, line, prompts, ctx, ownSignal);
-  const { results, failures } = await gathered;
+  // Every shard draws its prompts and fills its look-ahead first; then all begin the line's one schedule together.
+  await released.ready;
+  const startAtMs = performance.now() + GO_LEAD_MS;
+  released.start(performance.timeOrigin + startAtMs);
+  const own = await measureShare(plan, line, prompts, ctx, ownSignal, startAtMs);
+  const { results, failures } = await released.done;
   ctx.io.signal?.removeEventListener("abort", stop);
   return union(own, results, group, failures.map((f) => f.message));
 }

@@ -60,11 +60,22 @@ export async function promptsFilled(prompts: LinePrompts, signal: AbortSignal | 
   await Promise.race([prompts.filled(), abortOf(signal)]);
 }
 
-/** Sends the line's `prompts` (opened by the caller, who closes them). */
+/** Waits until `atMs` (nowMs clock): timers for all but the last millisecond, which is waited out on the spot. */
+async function waitUntil(atMs: number, signal: AbortSignal | undefined): Promise<void> {
+  const sleepMs = atMs - nowMs() - 1;
+  if (sleepMs > 0) await Promise.race([Bun.sleep(sleepMs), abortOf(signal)]);
+  while (nowMs() < atMs && !signal?.aborted);
+}
+
+/**
+ * Sends the line's `prompts` (opened by the caller, who closes them). `startAtMs` (nowMs clock) is when the line's
+ * schedule begins, shared by every shard of a sharded run; now when absent.
+ */
 export async function measureShare(
-  plan: PctPlan, line: LinePlan, prompts: LinePrompts, ctx: SweepContext, signal: AbortSignal | undefined,
+  plan: PctPlan, line: LinePlan, prompts: LinePrompts, ctx: SweepContext, signal: AbortSignal | undefined, startAtMs?: number,
 ): Promise<ShareMeasurement> {
   const { opts } = ctx;
+  if (startAtMs !== undefined) await waitUntil(startAtMs, signal);
   const monitor = startClientMonitor();
   const rate = Number.isFinite(line.rate) ? `${line.rate} req/s` : "as slots free up";
   const label = opts.requestRates.length > 1 ? `${plan.pct}% @ ${rate}` : `${plan.pct}%`;

@@ -96,6 +96,42 @@ describe("the coordinator's port", () => {
     expect(notes).toEqual([]);
   });
 
+  test("a released job starts only when every shard is ready, each told the start on its own clock", async () => {
+    const { c, address } = start(3);
+    const joined = await Promise.all([1, 2].map((rank) => joinCoordinator(address, { rank, size: 3, token: TOKEN }, 5000)));
+    const told: Array<{ rank: number; startEpochMs: number }> = [];
+    joined.forEach((conn, k) => {
+      void (async () => {
+        for (;;) {
+          const m = await conn.next();
+          if (m === null || m.t === "stop") return;
+          if (m.t === "ping") conn.link.send({ t: "pong", id: m.id, shardEpochMs: performance.timeOrigin + performance.now() });
+          // Shard 2 takes 200 ms to get ready.
+          if (m.t === "job") setTimeout(() => conn.link.send({ t: "ready", job: m.job }), k === 1 ? 200 : 0);
+          if (m.t === "go") {
+            told.push({ rank: k + 1, startEpochMs: m.start_epoch_ms });
+            const health = { loopLagP99Ms: 0, loopLagMaxMs: 0, ownLagP99Ms: 0, jsCpuPct: 1, httpCpuPct: null, processCpuPct: 1 };
+            conn.link.send({ t: "records", job: m.job, records: [], health, startEpochMs: 1, endEpochMs: 2, interrupted: false });
+          }
+        }
+      })();
+    });
+    await c.waitForShards();
+    await c.measureClocks(4);
+    const t0 = performance.now();
+    const released = c.releaseJob({ t: "job", job: 0, pct: 0, working_set: 1, rate_index: 0 });
+    await released.ready;
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(190);
+    expect(told).toEqual([]); // nobody starts before "go"
+    const startEpochMs = performance.timeOrigin + performance.now() + 20;
+    released.start(startEpochMs);
+    const { results, failures } = await released.done;
+    expect(failures).toEqual([]);
+    expect([...results.keys()].sort()).toEqual([1, 2]);
+    const offsets = new Map(c.shards.map((s) => [s.rank, s.clockOffsetMs]));
+    for (const t of told.sort((a, b) => a.rank - b.rank)) expect(t.startEpochMs).toBe(startEpochMs + offsets.get(t.rank)!);
+  });
+
   test("strangers are refused and logged, and the run goes on: wrong token, duplicate rank, bad rank, malformed, oversized", async () => {
     const { c, notes, address } = start(3);
     const port = (address as { port: number }).port;
