@@ -127,8 +127,6 @@ describe("streamRequest: successful streams", () => {
     // TTFT + 3 × (gap₁ / 3) + 2 × (gap₂ / 2) is the last token event's arrival, exactly where [DONE] arrived.
     const sum = itl.reduce((a, b) => a + b, 0);
     expect(rec.ttftMs + sum).toBeCloseTo(rec.latencyMs, 6);
-    expect(first3[0]!).toBeGreaterThanOrEqual(25); // ~90 ms / 3
-    expect(next2[0]!).toBeGreaterThanOrEqual(25); // ~60 ms / 2
   });
 
   test("incremental text is concatenated", async () => {
