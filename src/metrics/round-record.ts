@@ -7,7 +7,7 @@
  */
 import type { CacheStatus } from "./cache-check.ts";
 import type { CachedTokensByTier, TtftByTier } from "./cache-tiers.ts";
-import type { RunInfo } from "./pct-record.ts";
+import type { Provenance, RunInfo } from "./pct-record.ts";
 import type { RequestMetrics } from "./summarize.ts";
 import type { CachePressure } from "./cache-pressure.ts";
 
@@ -16,7 +16,7 @@ import type { CachePressure } from "./cache-pressure.ts";
  * round to hit (the system prompts and every history); a shortfall is a turn whose history should have been cached
  * and was not (below expected; below the exact part when approximate).
  */
-export interface RoundRecord extends RequestMetrics, CachePressure {
+export interface RoundRecord extends RequestMetrics, CachePressure, Provenance {
   type: "round";
   run_id: string;
   /** The run's description; in the run's first round line only. */
@@ -66,15 +66,6 @@ export interface RoundRecord extends RequestMetrics, CachePressure {
   client_http_cpu_pct: number | null;
   client_cpu_pct: number;
   client_saturated: boolean;
-  warmbench_version: string;
-  started_at: string;
-  model: string;
-  tokenizer: string;
-  population_size: number;
-  seed: string;
-  base_url: string;
-  server_version: string | null;
-  text_mode: "cumulative" | "incremental";
 }
 
 /** Every key in the order written. */

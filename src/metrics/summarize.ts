@@ -4,7 +4,7 @@
  */
 import type { RequestRecord } from "./record.ts";
 import { encodeHistogram, histogramOfMs } from "./histograms.ts";
-import { computeScriptMetrics, latencySeriesMs } from "./script-metrics.ts";
+import { computeScriptMetrics, latencySeriesMs, type ScriptMetrics } from "./script-metrics.ts";
 import { npMean } from "./stats.ts";
 
 /** Per-pct run facts the records do not carry. */
@@ -50,8 +50,11 @@ export interface PctHistograms {
   e2e_latency_us: string;
 }
 
-/** The JSONL result of one pct. Keys up to `concurrency` are the script's, in its order; *_ms in milliseconds. */
-export interface PctResult {
+/**
+ * The JSONL result of one pct. Keys up to `concurrency` are the script's, in its order (the key order is SCRIPT_KEYS'
+ * in pct-record.ts; the metrics themselves are script-metrics.ts's); *_ms in milliseconds.
+ */
+export interface PctResult extends ScriptMetrics {
   backend: string;
   dataset_name: string;
   /** The line's request rate; Infinity (written as Python does) when each request goes out as a slot frees. */
@@ -63,38 +66,7 @@ export interface PctResult {
   total_tokens: number;
   num_prompts: number;
   output_len: number;
-  completed: number;
   benchmark_duration: number;
-  total_input: number;
-  total_output: number;
-  total_output_retokenized: number;
-  request_throughput: number;
-  input_throughput: number;
-  output_throughput: number;
-  output_throughput_retokenized: number;
-  total_throughput: number;
-  total_throughput_retokenized: number;
-  mean_ttft_ms: number;
-  median_ttft_ms: number;
-  std_ttft_ms: number;
-  p90_ttft_ms: number;
-  p99_ttft_ms: number;
-  mean_tpot_ms: number;
-  median_tpot_ms: number;
-  std_tpot_ms: number;
-  p90_tpot_ms: number;
-  p99_tpot_ms: number;
-  mean_itl_ms: number;
-  median_itl_ms: number;
-  std_itl_ms: number;
-  p90_itl_ms: number;
-  p99_itl_ms: number;
-  mean_e2e_latency_ms: number;
-  median_e2e_latency_ms: number;
-  std_e2e_latency_ms: number;
-  p99_e2e_latency_ms: number;
-  /** Sum of e2e latencies over the duration: the average number of requests in flight. */
-  concurrency: number;
   failed: number;
   /** At most MAX_ERROR_ENTRIES buckets, largest count first. */
   errors: ErrorEntry[];

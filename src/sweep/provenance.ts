@@ -1,13 +1,8 @@
 /** What produced a line (a pct line, a multi-turn round line): the same keys, from the run's context, in both. */
 import type { ServerProfile } from "../backends/types.ts";
-import type { PctRecord, RunInfo } from "../metrics/pct-record.ts";
+import type { Provenance, RunInfo } from "../metrics/pct-record.ts";
 import type { RunOptions } from "../options.ts";
 import type { LoadedTokenizer } from "../workload/tokenizer.ts";
-
-export type Provenance = Pick<
-  PctRecord,
-  "warmbench_version" | "started_at" | "model" | "tokenizer" | "population_size" | "seed" | "base_url" | "server_version" | "text_mode"
->;
 
 /** The context a measuring command has (the sweep's, or a multi-turn run's). */
 export interface ProvenanceContext {
