@@ -181,7 +181,8 @@ function readTiers(event: Record<string, unknown>, usage: Record<string, unknown
   const sglext = isObject(event.sglext) ? event.sglext : null;
   const promptDetails = usage !== null && isObject(usage.prompt_tokens_details) ? usage.prompt_tokens_details : null;
   const details = sglext?.cached_tokens_details ?? promptDetails?.cached_tokens_details;
-  if (details === undefined) return;
+  // null: reported, nothing cached; absent or unreadable: unknown (as SGLang's native reader has it).
+  if (details === undefined || (details !== null && !isObject(details))) return;
   const d = isObject(details) ? details : {};
   const tier = (v: unknown): number => (typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : 0);
   out.cachedDeviceTokens = tier(d.device);

@@ -191,9 +191,12 @@ function scanByParsing(payload: Uint8Array, out: SglangEventFields): SglangEvent
   return "tokens";
 }
 
-/** The tiers of a parsed `cached_tokens_details` value (absent: left at -1; null: all 0). */
+/**
+ * The tiers of a parsed `cached_tokens_details` value (null: all 0; absent, or neither null nor an object: left at
+ * -1, as the byte reader leaves them).
+ */
 function readParsedTiers(details: unknown, out: SglangEventFields): void {
-  if (details === undefined) return;
+  if (details !== null && !isObject(details)) return;
   const tier = (v: unknown): number => (typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : 0);
   const d = isObject(details) ? details : {};
   out.cachedDeviceTokens = tier(d.device);
