@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { delayedByMachine, describeSaturation, isSaturated, startClientMonitor, type ClientHealth } from "../../../src/metrics/self-check.ts";
 
@@ -40,10 +41,15 @@ describe("client self-check monitor", () => {
       await (await fetch(`http://127.0.0.1:${server.port}/`)).text();
       const monitor = startClientMonitor();
       for (let i = 0; i < 50; i++) await (await fetch(`http://127.0.0.1:${server.port}/`)).text();
+      // The HTTP thread idles while the JS thread spins: a monitor that took the wrong thread would show the spin.
+      busyFor(150);
       const health = monitor.stop();
       if (process.platform === "linux") {
         expect(health.httpCpuPct).not.toBeNull();
-        expect(health.httpCpuPct!).toBeGreaterThan(0);
+        expect(health.httpCpuPct!).toBeGreaterThan(0.05);
+        expect(health.httpCpuPct!).toBeLessThan(health.jsCpuPct);
+        // One thread of the process, so never more than the whole process.
+        expect(health.httpCpuPct!).toBeLessThanOrEqual(health.processCpuPct + 1);
       }
     } finally {
       server.stop(true);
@@ -74,6 +80,41 @@ describe("client self-check monitor", () => {
     expect(health.jsCpuPct).toBeLessThan(gotPct * 1.2 + 1);
     expect(health.jsCpuPct).toBeGreaterThan(15);
     expect(isSaturated(health)).toBe(true);
+  });
+
+  test("a JS thread that is blocked without running (descheduled) is late by the machine's fault, not its own", async () => {
+    // Atomics.wait blocks the thread without using CPU, as a machine that does not run the thread would.
+    const monitor = startClientMonitor();
+    await Bun.sleep(25);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 120);
+    await Bun.sleep(30);
+    const health = monitor.stop();
+    expect(health.loopLagMaxMs).toBeGreaterThanOrEqual(100);
+    expect(health.ownLagP99Ms).toBeLessThan(5);
+    expect(delayedByMachine(health)).toBe(true);
+    expect(isSaturated(health)).toBe(false);
+  });
+
+  test("CPU spent in the kernel counts: the JS thread's and the process's figures match what the test measures", () => {
+    const t0 = performance.now();
+    const thread0 = process.threadCpuUsage();
+    const process0 = process.cpuUsage();
+    const monitor = startClientMonitor();
+    // Reading /proc makes the kernel build the text: a loop with much of its time in system CPU.
+    const endMs = performance.now() + 150;
+    while (performance.now() < endMs) readFileSync("/proc/self/stat");
+    const health = monitor.stop();
+    const wallMs = performance.now() - t0;
+    const thread = process.threadCpuUsage(thread0);
+    const whole = process.cpuUsage(process0);
+    expect(thread.system).toBeGreaterThan(0);
+    const threadPct = ((thread.user + thread.system) / 1000 / wallMs) * 100;
+    const processPct = ((whole.user + whole.system) / 1000 / wallMs) * 100;
+    expect(health.jsCpuPct).toBeGreaterThan(threadPct * 0.8);
+    expect(health.jsCpuPct).toBeLessThan(threadPct * 1.2 + 1);
+    expect(health.processCpuPct).toBeGreaterThan(processPct * 0.8);
+    expect(health.processCpuPct).toBeLessThan(processPct * 1.2 + 1);
+    expect(health.processCpuPct).toBeGreaterThanOrEqual(health.jsCpuPct * 0.95);
   });
 
   test("a loop still blocked when stop() is called counts that block", () => {
@@ -151,7 +192,13 @@ describe("saturation verdict", () => {
     expect(describeSaturation({ ...healthy, loopLagP99Ms: 1, jsCpuPct: 120, httpCpuPct: null })).toStartWith(
       "client saturated (JS thread CPU > 90%)",
     );
-    expect(describeSaturation({ ...healthy, httpCpuPct: null })).not.toContain("HTTP thread");
+    expect(describeSaturation({ ...healthy, httpCpuPct: null })).toBe(
+      "client healthy: event-loop lag p99 0.40 ms (max 2.1 ms), JS thread CPU 35% of one core",
+    );
+    // Lag that is all the client's own, or exactly at the threshold, is not split.
+    expect(describeSaturation({ ...healthy, loopLagP99Ms: 12, ownLagP99Ms: 12 })).not.toContain("of it the client's own work");
+    expect(describeSaturation({ ...healthy, loopLagP99Ms: 5, ownLagP99Ms: 0.2 })).not.toContain("of it the client's own work");
+    expect(delayedByMachine({ ...healthy, loopLagP99Ms: 5, ownLagP99Ms: 0.2 })).toBe(false);
     expect(describeSaturation({ ...healthy, loopLagP99Ms: 40, ownLagP99Ms: 0.2 })).toContain("(max 2.1 ms, 0.20 ms of it the client's own work)");
     // A figure exactly at its threshold is not a reason, even when the other one is.
     expect(describeSaturation({ ...healthy, loopLagP99Ms: 5, ownLagP99Ms: 5, jsCpuPct: 95 })).toStartWith("client saturated (JS thread CPU > 90%):");
