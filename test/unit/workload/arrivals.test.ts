@@ -37,6 +37,7 @@ describe("PyRandom.gammavariate draws what Python's random.Random(seed).gammavar
   test("rejects a non-positive shape or scale", () => {
     expect(() => new PyRandom(1n).gammavariate(0, 1)).toThrow(RangeError);
     expect(() => new PyRandom(1n).gammavariate(1, -1)).toThrow(RangeError);
+    expect(() => new PyRandom(1n).gammavariate(1, 0)).toThrow("gammavariate: alpha and beta must be > 0, got 1, 0");
   });
 });
 
@@ -48,6 +49,17 @@ describe("PyRandom.clone and skipRandoms", () => {
     const fromA = Array.from({ length: 700 }, () => a.random());
     const fromB = Array.from({ length: 700 }, () => b.random());
     expect(fromB).toEqual(fromA);
+  });
+
+  test("skipping from the middle of a block: only what is left of the block is taken before the next", () => {
+    for (const [before, n] of [[5, 3], [5, 400], [300, 11], [311, 1]] as const) {
+      const drawn = new PyRandom(9n);
+      const skipped = new PyRandom(9n);
+      for (let i = 0; i < before; i++) expect(skipped.random()).toBe(drawn.random());
+      for (let i = 0; i < n; i++) drawn.random();
+      skipped.skipRandoms(n);
+      expect([before, n, skipped.random()]).toEqual([before, n, drawn.random()]);
+    }
   });
 
   test("skipping n randoms leaves the state as n random() calls would, across block boundaries", () => {
@@ -100,6 +112,33 @@ describe("arrival schedule", () => {
     const gaps = Array.from({ length: 50 }, () => rng.gammavariate(1, 1 / 100));
     const sum = gaps.reduce((x, y) => x + y, 0);
     expect(a[0]!).toBeCloseTo((gaps[0]! * (50 / 100 / sum)) * 1000, 9);
+  });
+
+  test("rate and burstiness outside their ranges are refused, naming the value", () => {
+    for (const ratePerS of [0, -1, Infinity, NaN]) {
+      expect(() => [...arrivalOffsetsMs({ ...spec, ratePerS })]).toThrow(`arrivals: rate must be finite and > 0, got ${ratePerS}`);
+    }
+    for (const burstiness of [0, -1, NaN]) {
+      expect(() => [...arrivalOffsetsMs({ ...spec, burstiness })]).toThrow(`arrivals: burstiness must be > 0, got ${burstiness}`);
+    }
+  });
+
+  test("with a duration, evenly spaced (burstiness inf) and gamma gaps keep their mean 1/R; the end is exclusive", () => {
+    const even = { ratePerS: 100, burstiness: Infinity, seed: 1n, count: null, durationS: 0.055 };
+    expect([...arrivalOffsetsMs(even)].map((o) => Math.round(o * 1e6) / 1e6)).toEqual([10, 20, 30, 40, 50]);
+    // 0.01 + 0.01 is exactly 0.02: the arrival due at the end is not sent.
+    expect([...arrivalOffsetsMs({ ...even, durationS: 0.02 })]).toEqual([10]);
+    expect(arrivalCount({ ...even, durationS: 0.02 })).toBe(1);
+    // Shape 4, 200 req/s for 30 s: 6000 expected, standard deviation ~39.
+    const shaped = { ratePerS: 200, burstiness: 4, seed: 5n, count: null, durationS: 30 };
+    expect(arrivalCount(shaped)).toBeGreaterThan(5800);
+    expect(arrivalCount(shaped)).toBeLessThan(6200);
+  });
+
+  test("the arrival seed is |seed| shifted past a tag, so -s and s arrive alike", () => {
+    expect(arrivalSeed(42n)).toBe((42n << 32n) | 0x6172_7276n);
+    expect(arrivalSeed(-42n)).toBe(arrivalSeed(42n));
+    expect(arrivalSeed(0n)).toBe(0x6172_7276n);
   });
 
   test("the arrival stream is not the prompt stream", () => {

@@ -93,6 +93,8 @@ describe("choicesInto", () => {
     const out = new Uint32Array(4);
     rng.choicesInto(range(10), out, 0, 0);
     rng.choicesInto(range(10), out, 0, -3);
+    // Nothing to draw from an empty population either: Python's choices(k=0) does not look at it.
+    rng.choicesInto(new Uint32Array(0), out, 0, 0);
     expect(rng.random()).toBe(0.13436424411240122);
   });
 
