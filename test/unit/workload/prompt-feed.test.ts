@@ -63,6 +63,19 @@ describe("PromptFeed", () => {
     expect(readFileSync(path, "utf8")).toBe(formatPromptDump(set));
   });
 
+  test("--dump-prompts larger than the worker's write batch: every batch lands once, in order", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "warmbench-feed-")), "dump.jsonl");
+    const set = buildPrompts({ population: POPULATION, totalTokens: 6000, pct: 10, numPrompts: 400, rng: new PyRandom(6n) });
+    const expected = formatPromptDump(set);
+    // Several 4 MiB batches and a partial one.
+    expect(expected.length).toBeGreaterThan(9 << 20);
+    feed = new PromptFeed(POPULATION, 6n);
+    await feed.startPct({ pct: 10, totalTokens: 6000, workingSet: 1, count: 400, headLen: 65, dumpPath: path });
+    const written = readFileSync(path, "utf8");
+    expect(written.length).toBe(expected.length);
+    expect(written === expected).toBe(true);
+  });
+
   test("a working set of 3 and a shard's share: its prompts, with the prefix each shares; the dump names the prefix", async () => {
     const path = join(mkdtempSync(join(tmpdir(), "warmbench-feed-")), "dump.jsonl");
     const set = buildPrompts({ population: POPULATION, totalTokens: 600, pct: 40, numPrompts: 10, rng: new PyRandom(9n), workingSet: 3 });
