@@ -349,12 +349,14 @@ function abortMessage(kind: FailureKind, req: StreamRequest): string {
   return "cancelled";
 }
 
-function isConnectError(err: unknown): boolean {
+/** A failure to reach the server at all (no connection made): refused, unresolvable, unroutable. */
+export function isConnectError(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === "string" && CONNECT_ERROR_CODES.has(code);
 }
 
-function errorText(err: unknown): string {
+/** A fetch error in one short line: its code first when the message does not already start with it. */
+export function errorText(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;
   const message = err instanceof Error ? err.message : String(err);
   const short = message.split(". ")[0] ?? message;

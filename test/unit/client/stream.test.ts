@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import type { StreamRequest } from "../../../src/client/stream.ts";
-import { resolveGeneratedText, streamRequest } from "../../../src/client/stream.ts";
+import { errorText, isConnectError, resolveGeneratedText, streamRequest } from "../../../src/client/stream.ts";
 import { openaiBackend } from "../../../src/backends/openai.ts";
 import { backendFor } from "../../../src/backends/index.ts";
 import type { TestServer } from "../../helpers/stream-servers.ts";
@@ -198,7 +198,7 @@ describe("streamRequest: failures inside a 200 stream", () => {
   test("stream closed before [DONE] is truncated", async () => {
     const server = use(startScriptedServer([{ afterMs: 10, raw: event("a", 1) }], "close"));
     const rec = await streamRequest(request(server.url));
-    expect(rec).toMatchObject({ ok: false, failureKind: "truncated", outputLen: 1 });
+    expect(rec).toMatchObject({ ok: false, failureKind: "truncated", outputLen: 1, failureMessage: "stream ended before [DONE]" });
     expect(rec.ttftMs).toBeGreaterThan(0);
   });
 
@@ -212,7 +212,7 @@ describe("streamRequest: failures inside a 200 stream", () => {
   test("[DONE] without any token event", async () => {
     const server = use(startScriptedServer([{ afterMs: 0, raw: event("", 0) }, { afterMs: 0, raw: DONE_LINE }]));
     const rec = await streamRequest(request(server.url));
-    expect(rec).toMatchObject({ ok: false, failureKind: "no_tokens", ttftMs: 0, tokenEvents: 0 });
+    expect(rec).toMatchObject({ ok: false, failureKind: "no_tokens", ttftMs: 0, tokenEvents: 0, failureMessage: "stream ended without any token" });
   });
 
   test("an event that is not JSON", async () => {
@@ -242,7 +242,7 @@ describe("streamRequest: failures before or around the stream", () => {
     const started = performance.now();
     const rec = await streamRequest(request(server.url, { stallTimeoutMs: 300 }));
     const tookMs = performance.now() - started;
-    expect(rec).toMatchObject({ ok: false, failureKind: "stall", outputLen: 1 });
+    expect(rec).toMatchObject({ ok: false, failureKind: "stall", outputLen: 1, failureMessage: "no bytes for 300 ms" });
     expect(tookMs).toBeGreaterThanOrEqual(290);
     expect(tookMs).toBeLessThan(3_000);
   });
@@ -252,7 +252,7 @@ describe("streamRequest: failures before or around the stream", () => {
     const started = performance.now();
     const rec = await streamRequest(request(server.url, { stallTimeoutMs: 250, requestTimeoutMs: 700, maxNewTokens: 1 }));
     const tookMs = performance.now() - started;
-    expect(rec).toMatchObject({ ok: false, failureKind: "timeout" });
+    expect(rec).toMatchObject({ ok: false, failureKind: "timeout", failureMessage: "request timeout after 700 ms" });
     expect(tookMs).toBeGreaterThanOrEqual(690);
     expect(tookMs).toBeLessThan(4_000);
     expect(rec.outputLen).toBeGreaterThan(3);
@@ -262,7 +262,7 @@ describe("streamRequest: failures before or around the stream", () => {
   test("request timeout while waiting for headers", async () => {
     const server = use(startStatusServer(200, "late", 2_000));
     const rec = await streamRequest(request(server.url, { requestTimeoutMs: 200 }));
-    expect(rec).toMatchObject({ ok: false, failureKind: "timeout", httpStatus: 0 });
+    expect(rec).toMatchObject({ ok: false, failureKind: "timeout", httpStatus: 0, failureMessage: "request timeout after 200 ms" });
   });
 
   test("external signal cancels a running request, and one aborted before start", async () => {
@@ -270,9 +270,11 @@ describe("streamRequest: failures before or around the stream", () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 150);
     const rec = await streamRequest(request(server.url, { signal: controller.signal }));
-    expect(rec).toMatchObject({ ok: false, failureKind: "cancelled", outputLen: 1 });
+    expect(rec).toMatchObject({ ok: false, failureKind: "cancelled", outputLen: 1, failureMessage: "cancelled" });
     const again = await streamRequest(request(server.url, { signal: controller.signal }));
-    expect(again).toMatchObject({ ok: false, failureKind: "cancelled", httpStatus: 0 });
+    expect(again).toMatchObject({ ok: false, failureKind: "cancelled", httpStatus: 0, failureMessage: "cancelled before start" });
+    expect(again.startMs).toBeGreaterThan(0);
+    expect(again.intendedMs).toBe(again.startMs);
   });
 });
 
@@ -540,5 +542,117 @@ describe("streamRequest: request headers", () => {
     const server = use(startScriptedServer([{ afterMs: 0, raw: event("a", 1) }, { afterMs: 0, raw: DONE_LINE }]));
     await streamRequest(request(server.url));
     expect(server.headers[0]?.["x-request-id"]).toBeUndefined();
+  });
+});
+
+/** One SGLang event line with the raw meta_info fields given. */
+const metaLine = (text: string, meta: string) =>
+  `data: {"text":${JSON.stringify(text)},"meta_info":{"id":"t","finish_reason":null,"prompt_tokens":5,${meta}}}\n\n`;
+
+describe("streamRequest: what the record keeps", () => {
+  test("a successful record has no failure message, and tiers stay unknown when the server reports none", async () => {
+    const server = use(startScriptedServer([{ afterMs: 0, raw: event("a", 1) }, { afterMs: 0, raw: DONE_LINE }]));
+    const rec = await streamRequest(request(server.url));
+    expect(rec).toMatchObject({ ok: true, failureKind: null, failureMessage: "", cachedTokens: 2 });
+    expect([rec.cachedDeviceTokens, rec.cachedHostTokens, rec.cachedStorageTokens]).toEqual([-1, -1, -1]);
+    expect(rec.payloads).toBeUndefined();
+  });
+
+  test("cached tokens and tiers: the first report is the request's, 0 included", async () => {
+    const server = use(
+      startScriptedServer([
+        { afterMs: 0, raw: metaLine("a", `"completion_tokens":1,"cached_tokens":0,"cached_tokens_details":{"device":0,"host":4}`) },
+        { afterMs: 5, raw: metaLine("ab", `"completion_tokens":2,"cached_tokens":9,"cached_tokens_details":{"device":7,"host":1,"storage":2}`) },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
+    const rec = await streamRequest(request(server.url));
+    expect(rec).toMatchObject({ ok: true, outputLen: 2, cachedTokens: 0 });
+    expect([rec.cachedDeviceTokens, rec.cachedHostTokens, rec.cachedStorageTokens]).toEqual([0, 4, 0]);
+  });
+
+  test("null details: reported, nothing cached in any tier", async () => {
+    const server = use(
+      startScriptedServer([
+        { afterMs: 0, raw: metaLine("a", `"completion_tokens":1,"cached_tokens":0,"cached_tokens_details":null`) },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
+    const rec = await streamRequest(request(server.url));
+    expect([rec.cachedDeviceTokens, rec.cachedHostTokens, rec.cachedStorageTokens]).toEqual([0, 0, 0]);
+  });
+
+  test("more tokens than max_new_tokens: the ITL array grows and keeps every gap", async () => {
+    const steps = [1, 2, 3, 4, 5, 6].map((n) => ({ afterMs: 15, raw: event("x".repeat(n), n) }));
+    const server = use(startScriptedServer([...steps, { afterMs: 0, raw: DONE_LINE }]));
+    const rec = await streamRequest(request(server.url, { maxNewTokens: 1 }));
+    expect(rec).toMatchObject({ ok: true, outputLen: 6, tokenEvents: 6 });
+    expect(rec.itlMs.length).toBe(5);
+    for (const gap of rec.itlMs) expect(gap).toBeGreaterThan(5);
+    const sum = rec.itlMs.reduce((a, b) => a + b, 0);
+    expect(sum).toBeCloseTo(rec.lastEventMs - rec.firstTokenMs, 6);
+  });
+
+  test("events after [DONE] are not measured", async () => {
+    const server = use(
+      startScriptedServer([
+        { afterMs: 0, raw: event("a", 1) },
+        { afterMs: 0, raw: DONE_LINE },
+        { afterMs: 5, raw: event("ab", 2) },
+        { afterMs: 0, raw: "data: {oops\n\n" },
+      ]),
+    );
+    const rec = await streamRequest(request(server.url));
+    expect(rec).toMatchObject({ ok: true, outputLen: 1, tokenEvents: 1 });
+    expect(rec.itlMs.length).toBe(0);
+  });
+
+  test("keepPayloads: every token event's payload for delta text; the last one alone for cumulative text", async () => {
+    const deltas = [event("a", 1), event("b", 2)];
+    const incremental = use(startScriptedServer([...deltas.map((raw) => ({ afterMs: 0, raw })), { afterMs: 0, raw: DONE_LINE }]));
+    const kept = await streamRequest(request(incremental.url, { textMode: "incremental", keepPayloads: true }));
+    const payloadOf = (line: string) => line.slice("data: ".length).trimEnd();
+    expect(kept.payloads!.map((p) => new TextDecoder().decode(p))).toEqual(deltas.map(payloadOf));
+
+    const cumulative = use(startScriptedServer([{ afterMs: 0, raw: event("a", 1) }, { afterMs: 0, raw: event("ab", 2) }, { afterMs: 0, raw: DONE_LINE }]));
+    const last = await streamRequest(request(cumulative.url, { keepPayloads: true }));
+    expect(last.payloads!.map((p) => new TextDecoder().decode(p))).toEqual([payloadOf(event("ab", 2))]);
+
+    const none = use(startScriptedServer([{ afterMs: 0, raw: DONE_LINE }]));
+    expect((await streamRequest(request(none.url, { keepPayloads: true }))).payloads).toEqual([]);
+  });
+
+  test("a usage chunk that reports 0 after counted chunks keeps the count", async () => {
+    const server = use(
+      startScriptedServer([
+        { afterMs: 0, raw: openaiChunkLine({ text: "a" }) },
+        { afterMs: 0, raw: openaiChunkLine({ text: "b" }) },
+        { afterMs: 0, raw: openaiUsageLine(0) },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
+    const rec = await streamRequest(request(server.url, { backend: openaiBackend }));
+    expect(rec).toMatchObject({ ok: true, outputLen: 2 });
+  });
+});
+
+describe("connect errors and their one-line text", () => {
+  test("every code of a connection never made is a connect error; others and code-less errors are not", () => {
+    for (const code of ["ECONNREFUSED", "ConnectionRefused", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL", "EAI_AGAIN", "FailedToOpenSocket", "UnableToConnect"]) {
+      expect([code, isConnectError(Object.assign(new Error("x"), { code }))]).toEqual([code, true]);
+    }
+    expect(isConnectError(Object.assign(new Error("x"), { code: "ECONNRESET" }))).toBe(false);
+    expect(isConnectError(Object.assign(new Error("x"), { code: 111 }))).toBe(false);
+    expect(isConnectError(new Error("ECONNREFUSED"))).toBe(false);
+    expect(isConnectError(null)).toBe(false);
+  });
+
+  test("the first sentence, after the code unless it already starts with it", () => {
+    const err = Object.assign(new Error("Unable to connect. Is the computer able to access the url?"), { code: "ConnectionRefused" });
+    expect(errorText(err)).toBe("ConnectionRefused: Unable to connect");
+    expect(errorText(Object.assign(new Error("ECONNRESET. the socket closed"), { code: "ECONNRESET" }))).toBe("ECONNRESET");
+    expect(errorText(new Error("plain failure. more"))).toBe("plain failure");
+    expect(errorText("a string")).toBe("a string");
+    expect(errorText(null)).toBe("null");
   });
 });
