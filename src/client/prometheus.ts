@@ -22,7 +22,9 @@ export function sumMetric(text: string, name: string): number | null {
     if (rest[0] !== " " && rest[0] !== "{") continue;
     // SGLang adds cache_source="total" next to the per-tier series: skip it so nothing counts twice.
     if (rest.includes('cache_source="total"')) continue;
-    const value = Number(rest.slice(rest.lastIndexOf(rest.includes("}") ? "}" : " ") + 1).trim().split(" ")[0]);
+    // The value follows the labels (whose values may hold spaces and braces); an optional timestamp follows it.
+    const valueText = rest[0] === "{" ? rest.slice(rest.lastIndexOf("}") + 1) : rest;
+    const value = Number(valueText.trim().split(" ")[0]);
     if (Number.isFinite(value)) {
       total += value;
       found = true;

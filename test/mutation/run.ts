@@ -31,7 +31,7 @@ const AREAS: Record<string, Area> = {
   stream: { mutate: ["src/client/stream.ts"], tests: [`${C}stream.test.ts`] },
   client: {
     mutate: ["src/client/**/*.ts", "!src/client/stream.ts"],
-    tests: ["dispatcher", "prometheus", "request-body", "sse", "text-bytes"].map((name) => `${C}${name}.test.ts`),
+    tests: ["dispatcher", "prometheus", "request-body", "sse", "text-bytes", "client-edges"].map((name) => `${C}${name}.test.ts`),
   },
 };
 
