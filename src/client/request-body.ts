@@ -56,30 +56,23 @@ export type RequestBody = Uint8Array | readonly Uint8Array[] | ReleasingBody;
 /** fetch's body and the extra headers it needs. */
 export function fetchBody(body: RequestBody): { body: Uint8Array | ReadableStream<Uint8Array>; headers?: Record<string, string> } {
   if (body instanceof Uint8Array) return { body };
-  if (body instanceof ReleasingBody) {
-    if (body.length <= JOIN_LIMIT_BYTES) return { body: Buffer.concat(body.drain(), body.length) };
-    const stream = new ReadableStream<Uint8Array>(
-      {
-        pull(controller) {
-          const part = body.shift();
-          if (part !== null) controller.enqueue(part);
-          if (body.done) controller.close();
-        },
-      },
-      // Nothing is read ahead of the socket: a part leaves memory once sent.
-      { highWaterMark: 0 },
-    );
-    return { body: stream, headers: { "content-length": String(body.length) } };
+  if (!(body instanceof ReleasingBody)) {
+    if (body.length === 1) return { body: body[0] as Uint8Array };
+    // Plain parts (shared by other requests) take the same road; dropping this copy's references frees nothing early.
+    body = new ReleasingBody([...body], () => {});
   }
-  let length = 0;
-  for (const part of body) length += part.length;
-  if (body.length === 1) return { body: body[0] as Uint8Array };
-  if (length <= JOIN_LIMIT_BYTES) return { body: Buffer.concat(body, length) };
-  const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
-      for (const part of body) controller.enqueue(part);
-      controller.close();
+  if (body.length <= JOIN_LIMIT_BYTES) return { body: Buffer.concat(body.drain(), body.length) };
+  const parts = body;
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        const part = parts.shift();
+        if (part !== null) controller.enqueue(part);
+        if (parts.done) controller.close();
+      },
     },
-  });
-  return { body: stream, headers: { "content-length": String(length) } };
+    // Nothing is read ahead of the socket: a part leaves memory once sent.
+    { highWaterMark: 0 },
+  );
+  return { body: stream, headers: { "content-length": String(parts.length) } };
 }

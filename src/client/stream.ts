@@ -187,7 +187,6 @@ async function readEvents(
   const splitter = createSseSplitter((payload) => {
     if (state.ended) return;
     rec.lastEventMs = chunkMs;
-    rec.latencyMs = chunkMs - rec.startMs;
     const kind = state.backend.scanEvent(payload, fields);
     if (kind === "tokens") onTokenEvent(payload, rec, state, fields, chunkMs);
     // A usage chunk that reports tokens no earlier chunk carried (a chat stream whose only token was held back as
@@ -278,6 +277,8 @@ function grow(itl: Float64Array, needed: number): Float64Array {
 
 /** Outside the timed part: the text bytes and the ITL view. */
 function finishRecord(rec: RequestRecord, state: StreamState, deferText: boolean): void {
+  // Derived once here rather than stored with every event: E2E runs to the last event measured.
+  if (rec.lastEventMs > 0) rec.latencyMs = rec.lastEventMs - rec.startMs;
   rec.itlMs = state.itl.subarray(0, state.itlCount);
   if (state.payloads !== null) {
     rec.payloads = state.cumulative ? (state.lastTextPayload === null ? [] : [state.lastTextPayload.slice()]) : state.payloads;

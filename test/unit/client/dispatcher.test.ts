@@ -38,6 +38,15 @@ describe("dispatch, closed loop (no arrivals)", () => {
     }
   });
 
+  test("concurrency above count; onSettled hears every request once, with its result", async () => {
+    const { state, start } = tracker(() => 5);
+    const settled: string[] = [];
+    const run = dispatch({ ...base, count: 3, concurrency: 100, arrivalsMs: null, start, onSettled: (i, r) => settled.push(`${i}:${r}`) });
+    expect(await run.done).toEqual([0, 10, 20]);
+    expect(state.maxInFlight).toBe(3);
+    expect(settled.sort()).toEqual(["0:0", "1:10", "2:20"]);
+  });
+
   test("zero requests resolve at once; a bad concurrency is refused", async () => {
     expect(await dispatch({ ...base, count: 0, concurrency: 3, arrivalsMs: null, start: async () => 1 }).done).toEqual([]);
     expect(() => dispatch({ ...base, count: 1, concurrency: 0, arrivalsMs: null, start: async () => 1 })).toThrow(RangeError);
@@ -120,14 +129,40 @@ describe("dispatch stops", () => {
   });
 
   test("a task that rejects stops new starts; the error comes out once the others settled", async () => {
+    const { state, start } = tracker(() => 10);
     const run = dispatch({
       ...base, count: 10, concurrency: 2, arrivalsMs: null,
-      start: async (i) => {
-        await Bun.sleep(2);
-        if (i === 3) throw new Error("boom");
-        return i;
+      start: async (i, intendedMs) => {
+        if (i === 1) throw new Error("boom");
+        return start(i, intendedMs);
       },
     });
     await expect(run.done).rejects.toThrow("boom");
+    // Request 0 was running when 1 failed: it finished before the rejection; nothing else started.
+    expect(state.started.map((s) => s.index)).toEqual([0]);
+    expect(state.inFlight).toBe(0);
+  });
+
+  test("closed loop: an abort starts nothing more, and those started finish", async () => {
+    const { state, start } = tracker(() => 20);
+    const controller = new AbortController();
+    const run = dispatch({
+      ...base, count: 10, concurrency: 2, arrivalsMs: null, signal: controller.signal,
+      start: (i, intendedMs) => {
+        if (i === 3) controller.abort();
+        return start(i, intendedMs);
+      },
+    });
+    const results = await run.done;
+    expect(state.started.map((s) => s.index)).toEqual([0, 1, 2, 3]);
+    expect(results.slice(0, 4)).toEqual([0, 10, 20, 30]);
+    expect(results.slice(4)).toEqual(Array(6).fill(undefined));
+  });
+
+  test("an already aborted signal starts nothing", async () => {
+    const { state, start } = tracker(() => 1);
+    const run = dispatch({ ...base, count: 3, concurrency: 2, arrivalsMs: null, start, signal: AbortSignal.abort() });
+    expect(await run.done).toEqual([undefined, undefined, undefined]);
+    expect(state.started).toEqual([]);
   });
 });

@@ -28,6 +28,12 @@ test("the hash is of the ids: another population, or one changed prefix id, chan
   expect(promptIdsHash({ population, prefixes: [prefix], afterPrefixes: rng, suffixLen: 50, count: 4 })).toBe(a.idsHash);
   const other = population.map((v) => v + 1);
   expect(promptIdsHash({ population: other, prefixes: [prefix], afterPrefixes: rng, suffixLen: 50, count: 4 })).not.toBe(a.idsHash);
+  // The suffix ids are the generator's next draws: a generator one draw further on is other suffixes.
+  const moved = rng.clone();
+  moved.random();
+  expect(promptIdsHash({ population, prefixes: [prefix], afterPrefixes: moved, suffixLen: 50, count: 4 })).not.toBe(a.idsHash);
+  // The same draws split at another place between prompts are other prompts.
+  expect(promptIdsHash({ population, prefixes: [prefix], afterPrefixes: rng, suffixLen: 25, count: 8 })).not.toBe(a.idsHash);
   prefix[0]! ^= 1;
   expect(promptIdsHash({ population, prefixes: [prefix], afterPrefixes: rng, suffixLen: 50, count: 4 })).not.toBe(a.idsHash);
 });
