@@ -5,44 +5,15 @@
  * written number must be the same float64, and the printed block the same bytes.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import type { RequestRecord } from "../../../src/metrics/record.ts";
 import { computeScriptMetrics, latencySeriesMs, type ScriptMetrics } from "../../../src/metrics/script-metrics.ts";
 import { npMean, npMedian, npPercentile, npStd, orZero } from "../../../src/metrics/stats.ts";
 import { summarizePct, type PctContext, type PctResult } from "../../../src/metrics/summarize.ts";
 import { renderConsole } from "../../../src/report/console.ts";
 import { parseJsonlLine } from "../../../src/report/jsonl.ts";
+import { scriptMetricCases, type FixtureCase } from "../../helpers/script-metric-cases.ts";
 
-interface FixtureRecord {
-  ok: boolean;
-  promptLen: number;
-  ttftMs: number;
-  latencyMs: number;
-  outputLen: number;
-  itlMs: number[];
-  generatedText: string;
-}
-interface FixtureCase {
-  name: string;
-  durationS: number;
-  context: {
-    backend: string;
-    max_concurrency: number;
-    total_tokens: number;
-    num_prompts: number;
-    output_len: number;
-    pct: number;
-    prefix_len: number;
-    suffix_len: number;
-  };
-  records: FixtureRecord[];
-  /** What the script did: the line it appended and what it printed, or the exception it raised. */
-  script: { error: string | null; jsonl: string | null; console: string | null };
-}
-
-const FIXTURE = join(import.meta.dir, "../../fixtures/metrics/reference/script_metrics_cases.json");
-const fixture = JSON.parse(readFileSync(FIXTURE, "utf8")) as { cases: FixtureCase[]; numpy_version: string };
+const fixture = scriptMetricCases;
 const cases = fixture.cases;
 const byName = (name: string): FixtureCase => cases.find((c) => c.name === name)!;
 

@@ -10,25 +10,12 @@ import {
   type PctContext,
 } from "../../../src/metrics/summarize.ts";
 import { parseJsonlLine } from "../../../src/report/jsonl.ts";
+import { scriptMetricCases, type FixtureRecord } from "../../helpers/script-metric-cases.ts";
 
 const FIXTURES = join(import.meta.dir, "../../fixtures/metrics");
 
-interface FixtureRecord {
-  ok: boolean;
-  promptLen: number;
-  ttftMs: number;
-  latencyMs: number;
-  outputLen: number;
-  itlMs: number[];
-  generatedText: string;
-}
-
 /** Recorded requests with failures, from the reference-parity fixture (that test checks the numbers). */
-const mixed = (
-  JSON.parse(readFileSync(join(FIXTURES, "reference/script_metrics_cases.json"), "utf8")) as {
-    cases: { name: string; records: FixtureRecord[] }[];
-  }
-).cases.find((c) => c.name === "failures-mixed")!.records;
+const mixed = scriptMetricCases.cases.find((c) => c.name === "failures-mixed")!.records;
 const wordCount = (text: string): number => text.split(/\s+/).filter((w) => w !== "").length;
 
 function makeRecord(index: number, over: Partial<RequestRecord> = {}): RequestRecord {
