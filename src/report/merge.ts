@@ -98,24 +98,25 @@ const INTENDED_FROM_HISTOGRAMS = [
  * were closed loops, where a request's intended time is its send time: their script TTFT and E2E stand in, with no
  * schedule lag.
  */
-function mergedIntended(lines: PctLine[]): { metrics: IntendedMetrics; hdr: IntendedHistograms; derived: string[] } {
+function mergedIntended(
+  lines: PctLine[],
+  script: { ttft: Histogram; e2e: Histogram; ttftMeanMs: number; e2eMeanMs: number },
+): { metrics: IntendedMetrics; hdr: IntendedHistograms } {
   const hdrKeys = ["ttft_from_intended_us", "e2e_from_intended_us", "schedule_lag_us"] as const;
   if (!lines.every((l) => hdrKeys.every((k) => typeof l.hdr?.[k] === "string"))) {
-    const f = lines[0]!;
     const lagFree = { schedule_lag_mean_ms: 0, schedule_lag_median_ms: 0, schedule_lag_p90_ms: 0, schedule_lag_p99_ms: 0 };
-    const h = { ttft: mergedHistogram(lines, "ttft_us"), e2e: mergedHistogram(lines, "e2e_latency_us") };
-    const empty = encodeHistogram(createLatencyHistogram());
+    const { ttft, e2e } = script;
     return {
       metrics: {
         achieved_request_rate: null,
-        ttft_from_intended_mean_ms: pooled(lines.map((l) => ({ n: l.completed, mean: l.mean_ttft_ms, std: 0 }))).mean,
-        ttft_from_intended_median_ms: pctMs(h.ttft, 50), ttft_from_intended_p90_ms: pctMs(h.ttft, 90), ttft_from_intended_p99_ms: pctMs(h.ttft, 99),
-        e2e_from_intended_mean_ms: pooled(lines.map((l) => ({ n: l.completed, mean: l.mean_e2e_latency_ms, std: 0 }))).mean,
-        e2e_from_intended_median_ms: pctMs(h.e2e, 50), e2e_from_intended_p90_ms: pctMs(h.e2e, 90), e2e_from_intended_p99_ms: pctMs(h.e2e, 99),
+        ttft_from_intended_mean_ms: script.ttftMeanMs,
+        ttft_from_intended_median_ms: pctMs(ttft, 50), ttft_from_intended_p90_ms: pctMs(ttft, 90), ttft_from_intended_p99_ms: pctMs(ttft, 99),
+        e2e_from_intended_mean_ms: script.e2eMeanMs,
+        e2e_from_intended_median_ms: pctMs(e2e, 50), e2e_from_intended_p90_ms: pctMs(e2e, 90), e2e_from_intended_p99_ms: pctMs(e2e, 99),
         ...lagFree,
       },
-      hdr: { ttft_from_intended_us: f.hdr!.ttft_us, e2e_from_intended_us: f.hdr!.e2e_latency_us, schedule_lag_us: empty },
-      derived: INTENDED_FROM_HISTOGRAMS,
+      // Every file's requests, as the script figures above: not the first file's histograms alone.
+      hdr: { ttft_from_intended_us: encodeHistogram(ttft), e2e_from_intended_us: encodeHistogram(e2e), schedule_lag_us: encodeHistogram(createLatencyHistogram()) },
     };
   }
   const h = {
@@ -137,7 +138,6 @@ function mergedIntended(lines: PctLine[]): { metrics: IntendedMetrics; hdr: Inte
       schedule_lag_median_ms: pctMs(h.lag, 50), schedule_lag_p90_ms: pctMs(h.lag, 90), schedule_lag_p99_ms: pctMs(h.lag, 99),
     },
     hdr: { ttft_from_intended_us: encodeHistogram(h.ttft), e2e_from_intended_us: encodeHistogram(h.e2e), schedule_lag_us: encodeHistogram(h.lag) },
-    derived: INTENDED_FROM_HISTOGRAMS,
   };
 }
 
@@ -187,7 +187,7 @@ function mergeGroup(lines: PctLine[], files: string[]): PctRecord {
   let moments: TtftMoments | null = null;
   for (const l of lines) moments = mergeTtftMoments(moments, (l.ttft_fit as TtftMoments | null | undefined) ?? null);
   const reported = lines.filter((l) => typeof l.mean_cached_tokens === "number");
-  const intended = mergedIntended(lines);
+  const intended = mergedIntended(lines, { ttft: h.ttft, e2e: h.e2e, ttftMeanMs: ttft.mean, e2eMeanMs: e2e.mean });
   const weight = (l: PctLine) => l.completed;
   const record = buildPctRecord(script, {
     run_id: `merged-${lines.map((l) => l.run_id ?? "x").join("+")}`.slice(0, 64),
@@ -255,7 +255,7 @@ function mergeGroup(lines: PctLine[], files: string[]): PctRecord {
     text_mode: first.text_mode === "incremental" ? "incremental" : "cumulative",
     prompt_encoding: first.prompt_encoding === "text" ? "text" : "token_ids",
     prompt_drift: null,
-    merged: { files, run_ids: lines.map((l) => l.run_id ?? null), histogram_derived: [...FROM_HISTOGRAMS, ...intended.derived] },
+    merged: { files, run_ids: lines.map((l) => l.run_id ?? null), histogram_derived: [...FROM_HISTOGRAMS, ...INTENDED_FROM_HISTOGRAMS] },
   });
   return record;
 }

@@ -4,10 +4,12 @@
  * significant digits of the exact union; the merged file renders in `report` like any other.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { decodeHistogram } from "../../src/metrics/histograms.ts";
 import { npMean } from "../../src/metrics/stats.ts";
+import { formatJsonl, parseJsonlLine } from "../../src/report/jsonl.ts";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";
 import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
@@ -73,6 +75,29 @@ describe("merge of two uncoordinated runs", () => {
         expect(Math.abs(merged[k][key] - nearest) / nearest).toBeLessThan(2e-3);
       }
     }
+  });
+
+  test("files written before the intended-time figures: the script's TTFT and E2E of every file stand in", async () => {
+    const older = (tag: string) => {
+      const lines = readFileSync(join(dir, `${tag}.jsonl`), "utf8").trim().split("\n").map(parseJsonlLine);
+      for (const l of lines) {
+        for (const key of Object.keys(l)) if (key.includes("from_intended") || key.startsWith("schedule_lag") || key === "achieved_request_rate") delete l[key];
+        for (const key of ["ttft_from_intended_us", "e2e_from_intended_us", "schedule_lag_us"]) delete l.hdr[key];
+      }
+      writeFileSync(join(dir, `old-${tag}.jsonl`), lines.map(formatJsonl).join(""));
+    };
+    older("a");
+    older("b");
+    const r = await runCli(["merge", join(dir, "old-a.jsonl"), join(dir, "old-b.jsonl"), "-o", join(dir, "old-m.jsonl")]);
+    expect(r.code).toBe(0);
+    readPctLines(join(dir, "old-m.jsonl")).forEach((m, k) => {
+      expect(m.ttft_from_intended_mean_ms).toBeCloseTo(merged[k].mean_ttft_ms, 9);
+      expect(m.ttft_from_intended_p99_ms).toBe(merged[k].p99_ttft_ms);
+      expect(m.schedule_lag_p99_ms).toBe(0);
+      // Every file's requests are in the stand-in histograms, not the first file's alone.
+      expect(decodeHistogram(m.hdr.ttft_from_intended_us).totalCount).toBe(a[k].completed + b[k].completed);
+      expect(decodeHistogram(m.hdr.e2e_from_intended_us).totalCount).toBe(a[k].completed + b[k].completed);
+    });
   });
 
   test("the merged file renders in report like any other", async () => {
