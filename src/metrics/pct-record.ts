@@ -171,13 +171,13 @@ export interface PctRecord extends Pick<PctResult, ScriptKey>, IntendedMetrics, 
   merged?: MergedFrom;
 }
 
-/** Our keys, after the script's: everything of PctRecord that the script does not write. */
 /** What produced a line (this build, the server, the tokenizer, the seed): the same keys in a multi-turn round line. */
 export type Provenance = Pick<
   PctRecord,
   "warmbench_version" | "started_at" | "model" | "tokenizer" | "population_size" | "seed" | "base_url" | "server_version" | "text_mode"
 >;
 
+/** Our keys, after the script's: everything of PctRecord that the script does not write. */
 export type OwnFields = Omit<PctRecord, ScriptKey>;
 
 /** Our keys in the order they are written (the JSONL schema test pins this order too). */

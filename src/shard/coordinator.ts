@@ -37,7 +37,6 @@ export interface ShardPeer {
   clockRttMs: number;
 }
 
-/** A job's outcome: the records of every shard that answered, and the failure of every one that did not. */
 /** A job released to the shards (see releaseJob). */
 export interface ReleasedJob {
   ready: Promise<void>;
@@ -45,6 +44,7 @@ export interface ReleasedJob {
   done: Promise<JobResults>;
 }
 
+/** A job's outcome: the records of every shard that answered, and the failure of every one that did not. */
 export interface JobResults {
   results: Map<number, RecordsMessage>;
   failures: ShardFailure[];
@@ -163,11 +163,6 @@ export class Coordinator {
   }
 
   /**
-   * Releases a job to every shard and gathers each one's records. A shard that fails (disconnects, falls silent,
-   * reports a failure) is reported to `onFailure` at once - so the caller can stop the others, which then still
-   * send what they measured - and listed in `failures`; the job resolves once every shard answered or failed.
-   */
-  /**
    * Releases a job to every shard. Each prepares it (draws its prompts, fills its look-ahead) and says ready;
    * `ready` resolves once every shard did (or failed, or already answered with its records); `start` then tells every
    * shard when to begin, on its own clock, so that all of them follow one schedule from one origin; `done` gathers
@@ -217,7 +212,12 @@ export class Coordinator {
     };
   }
 
-  /** Releases a job and starts it as soon as every shard is ready; resolves with every shard's records. */
+  /**
+   * Releases a job, starts it as soon as every shard is ready, and gathers each one's records. A shard that fails
+   * (disconnects, falls silent, reports a failure) is reported to `onFailure` at once - so the caller can stop the
+   * others, which then still send what they measured - and listed in `failures`; the job resolves once every shard
+   * answered or failed.
+   */
   async runJob(job: JobMessage, onFailure: (f: ShardFailure) => void = () => {}): Promise<JobResults> {
     const released = this.releaseJob(job, onFailure);
     await released.ready;

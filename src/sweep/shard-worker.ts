@@ -20,7 +20,7 @@ import type { SweepContext } from "./context.ts";
 import { planPct, type PctPlan } from "./plan.ts";
 import { sweepJobs, type SweepJob } from "./cells.ts";
 import { buildPromptBatch, type PromptBatch } from "./stages/build-prompts.ts";
-import { measureShare, promptsFilled } from "./stages/measure-share.ts";
+import { abortOf, measureShare, promptsFilled } from "./stages/measure-share.ts";
 import { VERSION } from "../version.ts";
 
 /** Every option that shapes the workload or the requests: all shards must agree on them. */
@@ -180,11 +180,7 @@ async function runJob(
     try {
       await promptsFilled(prompts, signal);
       conn.link.send({ t: "ready", job: job.job });
-      const aborted = new Promise<null>((resolve) => {
-        if (signal.aborted) resolve(null);
-        else signal.addEventListener("abort", () => resolve(null), { once: true });
-      });
-      const startEpochMs = await Promise.race([started, aborted]);
+      const startEpochMs = await Promise.race([started, abortOf(signal).then(() => null)]);
       const m = await measureShare(plan, line, prompts, ctx, signal, startEpochMs === null ? undefined : startEpochMs - performance.timeOrigin);
       const origin = performance.timeOrigin;
       conn.link.send({

@@ -46,27 +46,40 @@ function gapSource(spec: ArrivalSpec): () => number {
 /** How many requests the line sends: `count`, or the arrivals due before the duration. */
 export function arrivalCount(spec: ArrivalSpec): number {
   if (spec.durationS === null) return spec.count ?? 0;
-  const gap = gapSource(spec);
-  let n = 0;
-  for (let at = gap(); at < spec.durationS; at += gap()) n++;
+  // Options, the in-flight limit and every cell's plan ask for it: a long --duration is millions of draws, made once.
+  const key = `${spec.ratePerS}/${spec.burstiness}/${spec.seed}/${spec.durationS}`;
+  let n = timedCounts.get(key);
+  if (n === undefined) {
+    const gap = gapSource(spec);
+    n = 0;
+    for (let at = gap(); at < spec.durationS; at += gap()) n++;
+    timedCounts.set(key, n);
+  }
   return n;
 }
 
-/** The due times of the line's requests, ms from the start of sending, in order. */
-export function* arrivalOffsetsMs(spec: ArrivalSpec): Generator<number, void, undefined> {
-  if (spec.durationS !== null) {
-    const gap = gapSource(spec);
-    for (let atS = gap(); atS < spec.durationS; atS += gap()) yield atS * 1000;
-    return;
-  }
+const timedCounts = new Map<string, number>();
+
+/**
+ * The due times of the line's requests, ms from the start of sending, in order. With a count, the rescaling pass
+ * over every gap runs here, at the call (before the caller starts its clock), not at the first due time.
+ */
+export function arrivalOffsetsMs(spec: ArrivalSpec): Iterator<number, void, undefined> & Iterable<number> {
+  if (spec.durationS !== null) return timedOffsetsMs(gapSource(spec), spec.durationS);
   const count = spec.count ?? 0;
-  if (count === 0) return;
   // First pass: where the last arrival would fall; the second replays the same gaps, stretched to end at N/R.
   let sumS = 0;
   const first = gapSource(spec);
   for (let i = 0; i < count; i++) sumS += first();
   const factor = sumS > 0 ? count / spec.ratePerS / sumS : 1;
-  const gap = gapSource(spec);
+  return scaledOffsetsMs(gapSource(spec), count, factor);
+}
+
+function* timedOffsetsMs(gap: () => number, durationS: number): Generator<number, void, undefined> {
+  for (let atS = gap(); atS < durationS; atS += gap()) yield atS * 1000;
+}
+
+function* scaledOffsetsMs(gap: () => number, count: number, factor: number): Generator<number, void, undefined> {
   let atS = 0;
   for (let i = 0; i < count; i++) {
     atS += gap();

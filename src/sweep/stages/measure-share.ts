@@ -48,7 +48,7 @@ function* shareOfArrivals(all: Iterable<number>, share: ShardShare | null): Gene
 }
 
 /** Resolves when the run is interrupted (never without a signal). */
-function abortOf(signal: AbortSignal | undefined): Promise<void> {
+export function abortOf(signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) resolve();
     else signal?.addEventListener("abort", () => resolve(), { once: true });
