@@ -6,9 +6,8 @@ import { appendFileSync } from "node:fs";
 import { toEpochMs } from "../client/clock.ts";
 import type { RequestRecord } from "../metrics/record.ts";
 
-/** The id sent as x-request-id; unique per run, pct, rate (when --request-rate sweeps several) and prompt. */
-export const requestIdOf = (runId: string, pct: number, index: number, rate: number | null = null): string =>
-  rate === null ? `${runId}-${pct}-${index}` : `${runId}-${pct}@${rate}-${index}`;
+/** The id sent as x-request-id; unique per run, line (LinePlan.requestIdTag) and prompt. */
+export const requestIdOf = (runId: string, lineTag: string, index: number): string => `${runId}-${lineTag}-${index}`;
 
 /** The id of a multi-turn turn; unique per run, client and round. */
 export const turnRequestIdOf = (runId: string, client: number, round: number): string => `${runId}-c${client}-r${round}`;
@@ -36,10 +35,18 @@ function recordFields(r: RequestRecord): Record<string, unknown> {
   };
 }
 
-/** One details line of one record; `rate` is the line's request rate (Infinity in a closed loop). */
-export function formatRequestDetail(runId: string, pct: number, r: RequestRecord, rate: number, rateInId: boolean): string {
+/** The line a details line belongs to: its pct, request rate (Infinity in a closed loop) and id tag. */
+export interface DetailLine {
+  pct: number;
+  rate: number;
+  requestIdTag: string;
+}
+
+/** One details line of one record. */
+export function formatRequestDetail(runId: string, line: DetailLine, r: RequestRecord): string {
+  const { pct, rate } = line;
   return JSON.stringify({
-    request_id: requestIdOf(runId, pct, r.index, rateInId ? rate : null),
+    request_id: requestIdOf(runId, line.requestIdTag, r.index),
     pct,
     // JSON has no Infinity: a closed loop's rate is written as null.
     request_rate: Number.isFinite(rate) ? rate : null,
@@ -60,7 +67,7 @@ export function formatTurnDetail(runId: string, client: number, round: number, e
 }
 
 /** Appends every record of one line in a single write. */
-export function appendRequestDetails(path: string, runId: string, pct: number, records: RequestRecord[], rate: number, rateInId: boolean): void {
+export function appendRequestDetails(path: string, runId: string, line: DetailLine, records: RequestRecord[]): void {
   if (records.length === 0) return;
-  appendFileSync(path, records.map((r) => formatRequestDetail(runId, pct, r, rate, rateInId)).join("\n") + "\n");
+  appendFileSync(path, records.map((r) => formatRequestDetail(runId, line, r)).join("\n") + "\n");
 }

@@ -19,6 +19,11 @@ export interface LinePlan {
   sends: number;
   /** Requests in flight at once in this process (--max-concurrency, or every request when it is 0; a shard's share). */
   inFlight: number;
+  /**
+   * What tells this line's request ids apart from every other line's in the run: the pct, then the working set and
+   * the rate when the run sweeps several (`50`, `50w4`, `50@200`): sent as x-request-id and written in the details.
+   */
+  requestIdTag: string;
 }
 
 export interface PctPlan {
@@ -80,6 +85,7 @@ export function planPct(pct: number, opts: RunOptions, pageSize: number, share: 
       count,
       sends: share === null ? count : shareOf(count, share),
       inFlight: share === null ? all : Math.max(1, shareOf(all, share)),
+      requestIdTag: `${pct}${opts.workingSets.length > 1 ? `w${workingSet}` : ""}${opts.requestRates.length > 1 ? `@${rate}` : ""}`,
     };
   });
   return {

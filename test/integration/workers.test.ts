@@ -74,8 +74,14 @@ describe("--workers on one machine", () => {
 describe("--workers with working sets", () => {
   test("--workers 2 --working-set 1,3: the same cells, prompts and counts as one process", async () => {
     const single = await sweep("ws-single", ["--working-set", "1,3"]);
-    const sharded = await sweep("ws-w2", ["--working-set", "1,3", "--workers", "2"]);
+    const details = join(dir, "ws-w2-details.jsonl");
+    const sharded = await sweep("ws-w2", ["--working-set", "1,3", "--workers", "2", "--request-details", details]);
     expect(sharded.code).toBe(0);
+    // Every line's requests have ids of their own: the working set is in the id when the run sweeps several.
+    const ids = readFileSync(details, "utf8").trim().split("\n").map((l) => JSON.parse(l).request_id as string);
+    expect(ids.length).toBe(PCTS.length * 2 * N);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.filter((id) => id.includes("w3-")).length).toBe(PCTS.length * N);
     expect(sharded.lines.map((l) => [l.shared_prefix_pct, l.working_set])).toEqual(single.lines.map((l) => [l.shared_prefix_pct, l.working_set]));
     sharded.lines.forEach((l, k) => {
       for (const key of COUNTS) expect([key, l[key]]).toEqual([key, single.lines[k][key]]);

@@ -22,7 +22,7 @@ export function emitPct(summary: PctSummary, line: LinePlan, m: Measurement, ctx
   else log.debug(health);
   for (const g of record.gates) if (!g.pass) log.warn(`gate failed at ${pct}%: ${g.expr} (value ${formatCell(g.value)})`);
   if (ctx.opts.requestDetails) {
-    appendRequestDetails(ctx.opts.requestDetails, ctx.runId, pct, m.records, line.rate, ctx.opts.requestRates.length > 1);
+    appendRequestDetails(ctx.opts.requestDetails, ctx.runId, { pct, rate: line.rate, requestIdTag: line.requestIdTag }, m.records);
   }
   ctx.io.out(renderConsole(record));
   if (ctx.opts.outputFile) appendJsonlLine(ctx.opts.outputFile, formatJsonl(record));

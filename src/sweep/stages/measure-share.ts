@@ -80,7 +80,6 @@ export async function measureShare(
   const rate = Number.isFinite(line.rate) ? `${line.rate} req/s` : "as slots free up";
   const label = opts.requestRates.length > 1 ? `${plan.pct}% @ ${rate}` : `${plan.pct}%`;
   const progress = startProgress(line.sends, label, { quiet: opts.quiet || !ctx.showProgress });
-  const rateInId = opts.requestRates.length > 1 ? line.rate : null;
   const last = { endMs: -Infinity, index: -1, suffixHead: null as Uint32Array | null };
   const heads = new Map<number, Uint32Array>();
   const run = dispatch<RequestRecord>({
@@ -101,7 +100,7 @@ export async function measureShare(
           promptLen: plan.promptLen,
           maxNewTokens: opts.outputLen,
           intendedMs,
-          requestId: opts.requestDetails ? requestIdOf(ctx.runId, plan.pct, i, rateInId) : undefined,
+          requestId: opts.requestDetails ? requestIdOf(ctx.runId, line.requestIdTag, i) : undefined,
         }),
         signal,
       });
