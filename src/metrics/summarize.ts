@@ -3,8 +3,8 @@
  * calculate_metrics + maybe_write_summary_jsonl, same keys, order and numbers, followed by our extras.
  */
 import type { RequestRecord } from "./record.ts";
-import { encodeHistogram, histogramOfMs } from "./histograms.ts";
-import { computeScriptMetrics, latencySeriesMs, type ScriptMetrics } from "./script-metrics.ts";
+import { createLatencyHistogram, encodeHistogram, recordMs } from "./histograms.ts";
+import { computeScriptMetrics, type ScriptMetrics } from "./script-metrics.ts";
 import { npMean } from "./stats.ts";
 
 /** Per-pct run facts the records do not carry. */
@@ -142,9 +142,25 @@ export type RequestMetrics = Pick<
   | "failed" | "errors" | "errors_by_kind" | "hdr" | "hdr_unit"
 >;
 
+/**
+ * The script's series (TTFT, TPOT, ITL, E2E of the successful requests) in ms as recorded, straight into HDR
+ * histograms: no second copy of the series, whose ITLs alone are requests x tokens long.
+ */
+function latencyHistograms(records: readonly RequestRecord[]) {
+  const h = { ttft: createLatencyHistogram(), tpot: createLatencyHistogram(), itl: createLatencyHistogram(), e2e: createLatencyHistogram() };
+  for (const r of records) {
+    if (!r.ok) continue;
+    recordMs(h.ttft, r.ttftMs);
+    if (r.outputLen > 1) recordMs(h.tpot, (r.latencyMs - r.ttftMs) / (r.outputLen - 1));
+    for (let i = 0; i < r.itlMs.length; i++) recordMs(h.itl, r.itlMs[i]!);
+    recordMs(h.e2e, r.latencyMs);
+  }
+  return h;
+}
+
 export function requestMetrics(records: RequestRecord[], durationS: number, countTokens: (text: string) => number): RequestMetrics {
   const { completed, ...scriptMetrics } = computeScriptMetrics(records, durationS, countTokens);
-  const series = latencySeriesMs(records);
+  const h = latencyHistograms(records);
   const { errors, byKind } = bucketErrors(records);
   return {
     completed,
@@ -155,10 +171,10 @@ export function requestMetrics(records: RequestRecord[], durationS: number, coun
     errors,
     errors_by_kind: byKind,
     hdr: {
-      ttft_us: encodeHistogram(histogramOfMs(series.ttfts)),
-      tpot_us: encodeHistogram(histogramOfMs(series.tpots)),
-      itl_us: encodeHistogram(histogramOfMs(series.itls)),
-      e2e_latency_us: encodeHistogram(histogramOfMs(series.e2eLatencies)),
+      ttft_us: encodeHistogram(h.ttft),
+      tpot_us: encodeHistogram(h.tpot),
+      itl_us: encodeHistogram(h.itl),
+      e2e_latency_us: encodeHistogram(h.e2e),
     },
     hdr_unit: "us",
   };
