@@ -204,11 +204,12 @@ export class PromptFeed {
   /** A new pass over the current pct's first `count` prompts, or over a shard's share of them. */
   openPass(range: number | PassRange, limits: LookaheadLimits = DEFAULT_LOOKAHEAD): PromptPass {
     const { count, first, step } = typeof range === "number" ? { count: range, first: 0, step: 1 } : range;
+    // The one place the share's length is worked out: the worker draws exactly these positions.
     const positions = first < count ? Math.ceil((count - first) / step) : 0;
     const id = this.nextPass++;
     const pass = new PromptPass(this, id, positions, Math.max(1, this.suffixLen) * BYTES_PER_ID_ESTIMATE, limits);
     this.passes.set(id, pass);
-    this.send({ type: "pass", pass: id, count, first, step });
+    this.send({ type: "pass", pass: id, positions, first, step });
     pass.grant();
     return pass;
   }

@@ -10,10 +10,10 @@ export type ToWorker =
    */
   | { type: "pct"; pct: number; totalTokens: number; workingSet: number; count: number; headLen: number; dumpPath: string | null }
   /**
-   * A pass over the pct's prompts `first`, `first + step`, ... below `count` (one line: one rate; a shard's share
+   * A pass over `positions` of the pct's prompts, `first`, `first + step`, ... (one line: one rate; a shard's share
    * when step > 1). Its prompts are numbered by position in that list.
    */
-  | { type: "pass"; pass: number; count: number; first: number; step: number }
+  | { type: "pass"; pass: number; positions: number; first: number; step: number }
   /** The pass may draw `prompts` more. */
   | { type: "credit"; pass: number; prompts: number }
   | { type: "close"; pass: number };

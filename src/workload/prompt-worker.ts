@@ -63,7 +63,7 @@ function handle(msg: ToWorker): void {
         nextIndex: msg.first,
         drawnUpTo: 0,
         next: 0,
-        count: msg.first < msg.count ? Math.ceil((msg.count - msg.first) / msg.step) : 0,
+        count: msg.positions,
         step: msg.step,
         credit: 0,
       });
