@@ -133,6 +133,7 @@ import { endpointFor, ENGINES } from "./backends/index.ts";
 import { parseCoordinatorFlag, parseShardFlag, parseWorkersFlag } from "./shard/placement.ts";
 import { parseGates, type Gate } from "./gates/parse.ts";
 import { arrivalCount } from "./workload/arrivals.ts";
+import { splitPrompt } from "./workload/prompts.ts";
 
 /** Raw flag values as citty hands them over: strings and booleans, keyed by kebab-case name. */
 export type RawFlags = Record<string, string | boolean | undefined>;
@@ -289,7 +290,7 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
   }
   const pcts = parsePcts(str(raw, "pcts") ?? d.pcts);
   for (const pct of pcts) {
-    if (pct > 0 && Math.floor((totalTokens * pct) / 100) === 0) {
+    if (pct > 0 && splitPrompt(totalTokens, pct).prefixLen === 0) {
       throw new UsageError(
         `--total-tokens ${totalTokens} is too small for --pcts ${pct}: the shared prefix would be ${totalTokens}*${pct}//100 = 0 tokens, ` +
           `so nothing is shared or warmed (use --total-tokens >= ${Math.ceil(100 / pct)} or drop that pct)`,
