@@ -100,7 +100,8 @@ interface AreaSummary {
 
 function areaSummary(area: Area, byFile: Map<string, Tally>, total: Tally): AreaSummary {
   const commit = Bun.spawnSync(["git", "rev-parse", "HEAD"], { cwd: root }).stdout.toString().trim();
-  const dirty = Bun.spawnSync(["git", "status", "--porcelain", "--", "src", "test"], { cwd: root }).stdout.toString().trim() !== "";
+  // "+changes" when the code under test or the area's tests differ from the commit (other files do not change a score).
+  const dirty = Bun.spawnSync(["git", "status", "--porcelain", "--", "src", ...area.tests], { cwd: root }).stdout.toString().trim() !== "";
   const files: AreaSummary["files"] = {};
   for (const [file, t] of byFile) {
     const detected = t.killed + t.timeout;
