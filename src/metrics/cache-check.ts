@@ -4,7 +4,7 @@
  * cached tokens (the prefix rounded down to the KV page size). Pure: records in, verdict out.
  */
 import type { RequestRecord } from "./record.ts";
-import type { VerifyCacheMode } from "../options.ts";
+import type { VerifyCacheMode } from "../cli/options.ts";
 
 /** ok: every check passed; mismatch: some did not; unreported: the server reports no cached tokens; off: not checked. */
 export type CacheStatus = "ok" | "mismatch" | "unreported" | "off";

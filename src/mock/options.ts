@@ -4,7 +4,7 @@
  */
 import type { ArgsDef } from "citty";
 import { UsageError } from "../errors.ts";
-import { parseIntFlag, parseNumberFlag, type RawFlags } from "../options.ts";
+import { parseIntFlag, parseNumberFlag, type RawFlags } from "../cli/options.ts";
 
 /** Which server the mock answers as (its endpoints and stream shapes). */
 export const PERSONALITIES = ["sglang", "vllm", "llamacpp", "openai"] as const;

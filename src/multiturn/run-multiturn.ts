@@ -8,7 +8,7 @@
 import { appendFileSync, writeFileSync } from "node:fs";
 import { BenchError } from "../errors.ts";
 import { log } from "../log.ts";
-import type { MultiturnOptions } from "../options.ts";
+import type { MultiturnOptions } from "../cli/options.ts";
 import { backendFor } from "../backends/index.ts";
 import { bodyFromParts } from "../backends/body.ts";
 import type { Control } from "../backends/types.ts";
@@ -17,7 +17,7 @@ import { hitRateBetween, scrapeCacheCounters, type CacheCounters } from "../clie
 import { resolveGeneratedText, streamRequest } from "../client/stream.ts";
 import type { RoundRecord } from "../metrics/round-record.ts";
 import { startClientMonitor, describeSaturation, type ClientMonitor } from "../metrics/self-check.ts";
-import { formatTurnDetail, turnRequestIdOf } from "../report/details.ts";
+import { formatTurnDetail, turnRequestIdOf } from "../output/details.ts";
 import { appendJsonlLine, checkOutputWritable, formatJsonl } from "../report/jsonl.ts";
 import { renderRoundRow, renderRoundTableFooter, renderRoundTableHeader, roundTitle } from "../report/rounds.ts";
 import { newRunId, runInfo } from "../sweep/run-sweep.ts";
@@ -29,7 +29,7 @@ import { serializeIds } from "../workload/prompts.ts";
 import type { MultiturnContext, MultiturnIo } from "./context.ts";
 import { Conversation, type TurnPlan } from "./conversation.ts";
 import { driveConversations } from "./driver.ts";
-import { multiturnInFlight } from "./options.ts";
+import { multiturnInFlight } from "../cli/multiturn-options.ts";
 import { resolveTurnOutput } from "./output-ids.ts";
 import { checkConversationFits } from "./plan.ts";
 import { prepareCache, type Prepared } from "./prepare.ts";

@@ -1,6 +1,6 @@
 /** What every pct of a sweep shares, settled once before the first pct, and the little state carried between pcts. */
 import type { Backend, Control, ServerProfile } from "../backends/types.ts";
-import type { RunOptions } from "../options.ts";
+import type { RunOptions } from "../cli/options.ts";
 import type { RunInfo } from "../metrics/pct-record.ts";
 import type { TtftMoments } from "../metrics/ttft-model.ts";
 import type { LoadedTokenizer } from "../workload/tokenizer.ts";

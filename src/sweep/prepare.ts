@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { log } from "../log.ts";
-import type { RunOptions } from "../options.ts";
+import type { RunOptions } from "../cli/options.ts";
 import { resolveBackend } from "../backends/index.ts";
 import type { Backend, Control, EngineInfo, ServerProfile } from "../backends/types.ts";
 import { checkOutputWritable } from "../report/jsonl.ts";

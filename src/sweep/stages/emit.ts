@@ -3,7 +3,7 @@ import { log } from "../../log.ts";
 import type { RequestRecord } from "../../metrics/record.ts";
 import { delayedByMachine, describeSaturation } from "../../metrics/self-check.ts";
 import { renderConsole } from "../../report/console.ts";
-import { appendRequestDetails } from "../../report/details.ts";
+import { appendRequestDetails } from "../../output/details.ts";
 import { appendJsonlLine, formatJsonl } from "../../report/jsonl.ts";
 import { formatCell } from "../../report/text-table.ts";
 import type { SweepContext } from "../context.ts";

@@ -6,16 +6,16 @@
 import { writeFileSync } from "node:fs";
 import { EXIT, UsageError } from "../errors.ts";
 import { log } from "../log.ts";
-import { COMPARE_DEFAULTS, type RawFlags } from "../options.ts";
+import { COMPARE_DEFAULTS, type RawFlags } from "./options.ts";
 import { checkOutputWritable } from "../report/jsonl.ts";
 import { readResults } from "../report/results-file.ts";
 import { readResultsText } from "../report/runs.ts";
-import { appendStepSummary } from "../report/step-summary.ts";
+import { appendStepSummary } from "../output/step-summary.ts";
 import type { PctLine } from "../report/console.ts";
-import { judgePair } from "./judge.ts";
-import { parseLimits } from "./limits.ts";
-import { describeDifference, pairLines } from "./pairing.ts";
-import { describeRegression, regressions, renderCompareConsole, renderCompareMarkdown, type Comparison } from "./render.ts";
+import { judgePair } from "../compare/judge.ts";
+import { parseLimits } from "../compare/limits.ts";
+import { describeDifference, pairLines } from "../compare/pairing.ts";
+import { describeRegression, regressions, renderCompareConsole, renderCompareMarkdown, type Comparison } from "../compare/render.ts";
 
 /** The pct lines of a file's last run (a file may hold several: a warning says which one is compared). */
 function lastRunLines(file: string, side: string): PctLine[] {

@@ -128,12 +128,12 @@ export interface RunOptions {
 
 // --- parsing: raw citty strings in, validated options out ---------------------------------
 
-import { UsageError } from "./errors.ts";
-import { endpointFor, ENGINES } from "./backends/index.ts";
-import { parseCoordinatorFlag, parseShardFlag, parseWorkersFlag } from "./shard/placement.ts";
-import { parseGates, type Gate } from "./gates/parse.ts";
-import { arrivalCount } from "./workload/arrivals.ts";
-import { splitPrompt } from "./workload/prompts.ts";
+import { UsageError } from "../errors.ts";
+import { endpointFor, ENGINES } from "../backends/index.ts";
+import { parseCoordinatorFlag, parseShardFlag, parseWorkersFlag } from "../shard/placement.ts";
+import { parseGates, type Gate } from "../gates/parse.ts";
+import { arrivalCount } from "../workload/arrivals.ts";
+import { splitPrompt } from "../workload/prompts.ts";
 
 /** Raw flag values as citty hands them over: strings and booleans, keyed by kebab-case name. */
 export type RawFlags = Record<string, string | boolean | undefined>;

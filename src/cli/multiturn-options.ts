@@ -17,7 +17,7 @@ import {
   type MultiturnOptions,
   type RawFlags,
   type ThinkTime,
-} from "../options.ts";
+} from "./options.ts";
 
 const positive = (raw: RawFlags, flag: string, dflt: number, why: string): number => {
   const n = parseIntFlag(flag, str(raw, flag) ?? String(dflt), Number.MIN_SAFE_INTEGER);

@@ -5,7 +5,7 @@
  */
 import type { ArgsDef } from "citty";
 import { COMPARE_DEFAULTS, DEMO_DEFAULTS, MULTITURN_DEFAULTS, READY_QUEUE_POLICIES, RUN_DEFAULTS } from "./options.ts";
-import { UsageError } from "./errors.ts";
+import { UsageError } from "../errors.ts";
 
 const s = (description: string, dflt?: string | number | null): ArgsDef[string] => ({
   type: "string",
