@@ -7,7 +7,8 @@ import "./no-color.ts";
 import { defineCommand, parseArgs, showUsage, type ArgsDef, type CommandDef } from "citty";
 import { BenchError, EXIT, UsageError } from "./errors.ts";
 import { log } from "./log.ts";
-import { parseRunOptions, type RawFlags, type RunOptions } from "./cli/options.ts";
+import { parseRunOptions, type RawFlags } from "./cli/options.ts";
+import { multiturnInFlight, type RunOptions } from "./config/options.ts";
 import { MOCK_ARGS, parseMockOptions } from "./mock/options.ts";
 import { COMPARE_ARGS, DEMO_ARGS, MERGE_ARGS, MULTITURN_ARGS, normalizeFlags, REPORT_ARGS, RUN_ARGS } from "./cli/args.ts";
 import { runSweep, type SweepOutcome } from "./sweep/run-sweep.ts";
@@ -156,7 +157,7 @@ async function sweep(opts: RunOptions): Promise<number> {
 
 /** `warmbench multiturn`: validate, relaunch for a large concurrency, run with the interrupt wired, exit code. */
 async function multiturn(raw: RawFlags): Promise<number> {
-  const { parseMultiturnOptions, multiturnInFlight } = await import("./cli/multiturn-options.ts");
+  const { parseMultiturnOptions } = await import("./cli/multiturn-options.ts");
   const { runMultiturn } = await import("./multiturn/run-multiturn.ts");
   const opts = parseMultiturnOptions(raw);
   const relaunched = await relaunchWithFetchCap(multiturnInFlight(opts));

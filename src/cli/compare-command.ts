@@ -6,12 +6,13 @@
 import { writeFileSync } from "node:fs";
 import { EXIT, UsageError } from "../errors.ts";
 import { log } from "../log.ts";
-import { COMPARE_DEFAULTS, type RawFlags } from "./options.ts";
-import { checkOutputWritable } from "../report/jsonl.ts";
+import { type RawFlags } from "./options.ts";
+import { COMPARE_DEFAULTS } from "../config/options.ts";
+import { checkOutputWritable } from "../output/jsonl-file.ts";
 import { readResults } from "../report/results-file.ts";
 import { readResultsText } from "../report/runs.ts";
 import { appendStepSummary } from "../output/step-summary.ts";
-import type { PctLine } from "../report/console.ts";
+import type { PctLine } from "../metrics/pct-record.ts";
 import { judgePair } from "../compare/judge.ts";
 import { parseLimits } from "../compare/limits.ts";
 import { describeDifference, pairLines } from "../compare/pairing.ts";

@@ -2,7 +2,8 @@
 import { EXIT, UsageError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { RawFlags } from "./options.ts";
-import { appendJsonlLine, checkOutputWritable, formatJsonl } from "../report/jsonl.ts";
+import { formatJsonl } from "../report/jsonl.ts";
+import { appendJsonlLine, checkOutputWritable } from "../output/jsonl-file.ts";
 import { mergeResults } from "../report/merge.ts";
 import { readResults } from "../report/results-file.ts";
 import { readResultsText } from "../report/runs.ts";

@@ -8,7 +8,7 @@ import { log } from "../log.ts";
 import type { RawFlags } from "./options.ts";
 import { renderJsonlReport } from "../report/console.ts";
 import { renderRoundLines } from "../report/rounds.ts";
-import { checkOutputWritable } from "../report/jsonl.ts";
+import { checkOutputWritable } from "../output/jsonl-file.ts";
 import { renderMarkdownReport } from "../report/markdown.ts";
 import { loadReportRuns, readResultsText } from "../report/runs.ts";
 

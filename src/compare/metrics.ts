@@ -2,7 +2,7 @@
  * What `compare` compares: latency percentiles from the HDR histograms (p50/p90/p99/p99.9, every sample counted, not
  * only the saved summary numbers), means and throughputs from the pct lines; each knows which side is better.
  */
-import type { PctLine } from "../report/console.ts";
+import type { PctLine } from "../metrics/pct-record.ts";
 import { HDR_PERCENTILES, HDR_SERIES, hdrPercentileMs, type HdrSeries } from "../report/hdr-stats.ts";
 
 export interface CompareMetric {

@@ -3,7 +3,7 @@
  * (`workload` in each line). A difference is named by its first field (causes before consequences).
  */
 import { FINGERPRINT_FIELDS, type WorkloadFingerprint } from "../metrics/fingerprint.ts";
-import type { PctLine } from "../report/console.ts";
+import type { PctLine } from "../metrics/pct-record.ts";
 import { lineLabel } from "../report/line-label.ts";
 
 export interface PctPair {

@@ -1,14 +1,7 @@
 /** Gates evaluated on one pct's numbers, as the pct ends; the verdicts go into the pct line (`gates`). */
 import type { PctRecord } from "../metrics/pct-record.ts";
-import { gateApplies, holds, type Gate } from "./parse.ts";
-
-/** One gate's verdict on one pct line, as written in the line's `gates`. */
-export interface GateResult {
-  expr: string;
-  /** The metric's value in this line; null when it could not be measured (a gate on it then fails). */
-  value: number | null;
-  pass: boolean;
-}
+import { gateApplies, holds } from "./parse.ts";
+import type { Gate, GateResult } from "../schema/gate.ts";
 
 /** The verdict of every gate that applies to the record's pct, in the order the gates were given. */
 export function evaluateGates(gates: readonly Gate[], record: Pick<PctRecord, "shared_prefix_pct"> & Partial<PctRecord>): GateResult[] {

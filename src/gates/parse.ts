@@ -4,21 +4,8 @@
  */
 import { readFileSync } from "node:fs";
 import { UsageError } from "../errors.ts";
-import { isNumericKey, type NumericPctKey } from "../metrics/pct-record.ts";
-
-export const GATE_OPS = ["<=", ">=", "==", "!=", "<", ">"] as const;
-export type GateOp = (typeof GATE_OPS)[number];
-
-/** A parsed gate. */
-export interface Gate {
-  /** As written, without spaces: what the console and the JSONL show. */
-  expr: string;
-  metric: NumericPctKey;
-  op: GateOp;
-  value: number;
-  /** Which pcts it applies to; null: every pct. */
-  scope: { op: GateOp; pct: number } | null;
-}
+import { GATE_OPS, type Gate, type GateOp } from "../schema/gate.ts";
+import { isNumericKey } from "../schema/keys.ts";
 
 const NUMBER = String.raw`[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?`;
 const OP = "<=|>=|==|!=|=|<|>";

@@ -14,20 +14,13 @@ import { fitFromMoments, mergeTtftMoments, type TtftMoments } from "../metrics/t
 import type { CacheStatus } from "../metrics/cache-check.ts";
 import type { CachedTokensByTier } from "../metrics/cache-tiers.ts";
 import type { WorkloadFingerprint } from "../metrics/fingerprint.ts";
-import type { PctLine } from "./console.ts";
+import type { PctLine } from "../metrics/pct-record.ts";
 import type { RunLines } from "./results-file.ts";
 
 /** A results file's runs, with its name for messages. */
 export interface NamedRuns {
   name: string;
   runs: RunLines[];
-}
-
-/** What a merged line adds: where it came from, and which numbers are histogram-derived. */
-export interface MergedFrom {
-  files: string[];
-  run_ids: (string | null)[];
-  histogram_derived: string[];
 }
 
 /** Keys that must agree for lines to be merged: the same pct of the same workload shape. */

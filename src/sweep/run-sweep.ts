@@ -5,7 +5,7 @@
  */
 import { BenchError } from "../errors.ts";
 import { log } from "../log.ts";
-import type { RunOptions } from "../cli/options.ts";
+import type { RunOptions } from "../config/options.ts";
 import type { Backend, ServerProfile } from "../backends/types.ts";
 import { PyRandom } from "../workload/rng.ts";
 import { PromptFeed } from "../workload/prompt-feed.ts";

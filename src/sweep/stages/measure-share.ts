@@ -8,7 +8,7 @@ import { log } from "../../log.ts";
 import { dispatch } from "../../client/dispatcher.ts";
 import { nowMs } from "../../client/clock.ts";
 import { resolveGeneratedText, streamRequest } from "../../client/stream.ts";
-import type { RequestRecord } from "../../metrics/record.ts";
+import type { RequestRecord } from "../../schema/record.ts";
 import { startClientMonitor, type ClientHealth } from "../../metrics/self-check.ts";
 import { requestIdOf } from "../../output/details.ts";
 import { startProgress } from "../../output/progress.ts";
