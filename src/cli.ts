@@ -12,6 +12,7 @@ import { multiturnInFlight, type RunOptions } from "./config/options.ts";
 import { MOCK_ARGS, parseMockOptions } from "./mock/options.ts";
 import { COMPARE_ARGS, DEMO_ARGS, MERGE_ARGS, MULTITURN_ARGS, normalizeFlags, REPORT_ARGS, RUN_ARGS } from "./cli/args.ts";
 import { runSweep, type SweepOutcome } from "./sweep/run-sweep.ts";
+import { openSweepSink } from "./output/sweep-sink.ts";
 import { runInFlightLimit } from "./sweep/plan.ts";
 import { relaunchWithFetchCap } from "./cli/relaunch.ts";
 import { VERSION } from "./version.ts";
@@ -151,7 +152,7 @@ async function sweep(opts: RunOptions): Promise<number> {
   }
   process.on("SIGINT", interrupt.onSignal);
   process.on("SIGTERM", interrupt.onSignal);
-  const outcome: SweepOutcome = await runSweep(opts, { out: write, signal: interrupt.signal }, placement);
+  const outcome: SweepOutcome = await runSweep(opts, { sink: openSweepSink(opts, write), signal: interrupt.signal }, placement);
   return exitCodeOf(outcome, opts);
 }
 
@@ -165,7 +166,8 @@ async function multiturn(raw: RawFlags): Promise<number> {
   const interrupt = createInterrupt({ warn: (m) => log.warn(m), exit: (code) => process.exit(code) });
   process.on("SIGINT", interrupt.onSignal);
   process.on("SIGTERM", interrupt.onSignal);
-  const outcome = await runMultiturn(opts, { out: write, signal: interrupt.signal });
+  const { openMultiturnSink } = await import("./output/multiturn-sink.ts");
+  const outcome = await runMultiturn(opts, { sink: openMultiturnSink(opts, write), signal: interrupt.signal });
   return exitCodeFor(
     { interrupted: outcome.interrupted, cacheFailures: outcome.cacheFailures, saturated: outcome.saturatedRounds, failedRequests: outcome.failedRequests, gateFailures: [] },
     opts.strict,

@@ -17,13 +17,10 @@ import { hitRateBetween, scrapeCacheCounters, type CacheCounters } from "../clie
 import { resolveGeneratedText, streamRequest } from "../client/stream.ts";
 import type { RoundRecord } from "../metrics/round-record.ts";
 import { startClientMonitor, describeSaturation, type ClientMonitor } from "../metrics/self-check.ts";
-import { formatTurnDetail, turnRequestIdOf } from "../output/details.ts";
-import { formatJsonl } from "../report/jsonl.ts";
-import { appendJsonlLine, checkOutputWritable } from "../output/jsonl-file.ts";
-import { renderRoundRow, renderRoundTableFooter, renderRoundTableHeader, roundTitle } from "../report/rounds.ts";
-import { newRunId, runInfo } from "../sweep/run-sweep.ts";
-import { prepareRun } from "../sweep/prepare.ts";
-import { streamRequestFor } from "../sweep/request.ts";
+import { turnRequestIdOf } from "../engine/request-id.ts";
+import { newRunId, runInfo } from "../engine/run-info.ts";
+import { prepareRun } from "../engine/prepare.ts";
+import { streamRequestFor } from "../engine/request.ts";
 import { loadTokenizer } from "../workload/tokenizer.ts";
 import { PyRandom } from "../workload/rng.ts";
 import { serializeIds } from "../workload/prompts.ts";
@@ -79,10 +76,10 @@ export async function runMultiturn(opts: MultiturnOptions, io: MultiturnIo): Pro
   });
   const template = backend.createBodyTemplate({ maxNewTokens: opts.outputLen, ignoreEos: !opts.disableIgnoreEos, extra: opts.extraRequestBody, model: server.model });
 
-  io.out(renderRoundTableHeader(roundTitle({
+  io.sink.started({
     num_clients: opts.numClients, num_rounds: opts.numRounds, shared_system_tokens: opts.sharedSystemTokens, first_turn_tokens: opts.firstTurnTokens,
     turn_tokens: opts.turnTokens, output_len: opts.outputLen, round_barrier: opts.roundBarrier, ready_queue_policy: opts.readyQueuePolicy, working_set: opts.workingSet,
-  })));
+  });
   if (opts.roundBarrier) rounds.countersBefore.set(0, await scrapeCacheCounters(ctl));
   log.info(`Running ${opts.numClients} conversations of ${opts.numRounds} turns (max_concurrency=${opts.maxConcurrency}) ...`);
   await driveConversations(conversations, multiturnInFlight(opts), opts, {
@@ -110,7 +107,7 @@ export async function runMultiturn(opts: MultiturnOptions, io: MultiturnIo): Pro
     roundStarted: (round) => rounds.start(round),
     roundComplete: (round, interrupted) => rounds.complete(round, interrupted),
   }, io.signal);
-  io.out(renderRoundTableFooter(rounds.outcome.rounds));
+  io.sink.ended(rounds.outcome.rounds);
   if (io.signal?.aborted) rounds.outcome.interrupted = true;
   if (!rounds.outcome.interrupted && rounds.outcome.rounds.every((r) => r.completed === 0)) {
     throw new BenchError("All turns failed: no conversation got past its first turn.");
@@ -168,12 +165,9 @@ class RoundWriter {
     if (record.client_saturated) log.warn(`round ${round}: ${describeSaturation(health)}`);
     const failed = turns.filter((t) => !t.rec.ok);
     if (failed.length > 0) log.warn(`round ${round}: ${failed.length}/${turns.length} turns failed (their conversations end): ${failed[0]?.rec.failureKind}: ${failed[0]?.rec.failureMessage.slice(0, 160)}`);
-    ctx.io.out(renderRoundRow(record));
-    if (opts.outputFile) appendJsonlLine(opts.outputFile, formatJsonl(record));
+    ctx.io.sink.line(record);
     if (opts.dumpPrompts) appendFileSync(opts.dumpPrompts, turns.map((t) => dumpLine(t.plan)).join(""));
-    if (opts.requestDetails && turns.length > 0) {
-      appendFileSync(opts.requestDetails, turns.map((t) => formatTurnDetail(ctx.runId, t.plan.client, t.plan.round, t.plan.expectedCachedTokens, t.rec)).join("\n") + "\n");
-    }
+    ctx.io.sink.turns(ctx.runId, turns);
     const o = this.outcome;
     o.rounds.push(record);
     o.failedRequests += record.failed;
