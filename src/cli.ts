@@ -154,19 +154,36 @@ async function sweep(opts: RunOptions): Promise<number> {
   return exitCodeOf(outcome, opts);
 }
 
-/** `warmbench multiturn`: validate, relaunch for a large concurrency, run with the interrupt wired, exit code. */
+/** `warmbench multiturn`: validate, place this process, relaunch for a large concurrency, run with the interrupt wired, exit code. */
 async function multiturn(raw: RawFlags): Promise<number> {
   const { parseMultiturnOptions, multiturnInFlight } = await import("./multiturn/options.ts");
   const { runMultiturn } = await import("./multiturn/run-multiturn.ts");
+  const { roundGateFailures } = await import("./multiturn/gates.ts");
   const opts = parseMultiturnOptions(raw);
+  const placement = resolvePlacement({ workers: opts.workers, shard: opts.shard, coordinator: opts.coordinator, inFlight: multiturnInFlight(opts) }, process.env, cpus().length);
+  const size = placement.kind === "single" ? 1 : placement.size;
+  if (size > opts.numClients) {
+    throw new UsageError(`--${opts.shard !== null ? "shard" : "workers"}: ${size} processes for --num-clients ${opts.numClients}: each process drives at least one conversation`);
+  }
+  const interrupt = createInterrupt({ warn: (m) => log.warn(m), exit: (code) => process.exit(code) });
+  if (placement.kind === "worker" || (placement.kind === "shard" && placement.rank > 0)) {
+    const { runMultiturnShard } = await import("./multiturn/shard-worker.ts");
+    // A local worker shares the terminal's process group: its coordinator relays a Ctrl-C as a stop message.
+    process.on("SIGINT", placement.kind === "worker" ? () => {} : interrupt.onSignal);
+    process.on("SIGTERM", interrupt.onSignal);
+    if (placement.kind === "worker") log.level = 1;
+    return runMultiturnShard(opts, placement, interrupt.signal);
+  }
   const relaunched = await relaunchWithFetchCap(multiturnInFlight(opts));
   if (relaunched !== null) return relaunched;
-  const interrupt = createInterrupt({ warn: (m) => log.warn(m), exit: (code) => process.exit(code) });
   process.on("SIGINT", interrupt.onSignal);
   process.on("SIGTERM", interrupt.onSignal);
-  const outcome = await runMultiturn(opts, { out: write, signal: interrupt.signal });
+  const outcome = await runMultiturn(opts, { out: write, signal: interrupt.signal }, placement);
   return exitCodeFor(
-    { interrupted: outcome.interrupted, cacheFailures: outcome.cacheFailures, saturated: outcome.saturatedRounds, failedRequests: outcome.failedRequests, gateFailures: [] },
+    {
+      interrupted: outcome.interrupted, cacheFailures: outcome.cacheFailures, saturated: outcome.saturatedRounds, failedRequests: outcome.failedRequests,
+      gateFailures: roundGateFailures(outcome.rounds),
+    },
     opts.strict,
     "round",
   );
@@ -204,7 +221,8 @@ function exitCodeFor(o: Verdicts, strict: boolean, unit: string): number {
   }
   if (o.gateFailures.length > 0) {
     const first = o.gateFailures[0]!;
-    log.error(`${o.gateFailures.length} gate verdict(s) failed, first ${first.expr} at ${first.pct}% (value ${formatCell(first.value)}): exit code ${EXIT.gateFailed}`);
+    const at = unit === "round" ? `round ${first.pct}` : `${first.pct}%`;
+    log.error(`${o.gateFailures.length} gate verdict(s) failed, first ${first.expr} at ${at} (value ${formatCell(first.value)}): exit code ${EXIT.gateFailed}`);
     return EXIT.gateFailed;
   }
   if (o.failedRequests > 0) {

@@ -331,6 +331,13 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     ...load,
     workingSets,
     gates: parseGates(str(raw, "gate"), str(raw, "gates-file")),
+    ...parsePlacementFlags(raw),
+  };
+}
+
+/** --workers, --shard and --coordinator, as every measuring command that spreads over processes takes them. */
+export function parsePlacementFlags(raw: RawFlags): Pick<RunOptions, "workers" | "shard" | "coordinator"> {
+  return {
     workers: str(raw, "workers") === undefined ? null : parseWorkersFlag(str(raw, "workers")!),
     shard: str(raw, "shard") === undefined ? null : parseShardFlag(str(raw, "shard")!),
     coordinator: str(raw, "coordinator") === undefined ? null : parseCoordinatorFlag(str(raw, "coordinator")!),
@@ -482,7 +489,7 @@ export type ThinkTime =
   | { kind: "uniform"; lowS: number; highS: number };
 
 /** Validated options of `warmbench multiturn`: the sweep's shared flags, and the conversation's shape. */
-export type MultiturnOptions = Omit<RunOptions, "numPrompts" | "totalTokens" | "pcts" | "workingSets" | "workers" | "shard" | "coordinator" | "gates" | "requestRates" | "burstiness" | "durationS"> & {
+export type MultiturnOptions = Omit<RunOptions, "numPrompts" | "totalTokens" | "pcts" | "workingSets" | "requestRates" | "burstiness" | "durationS"> & {
   numClients: number;
   numRounds: number;
   turnTokens: number;

@@ -10,6 +10,7 @@ import {
   parseBaseUrl,
   parseIntFlag,
   parseNumberFlag,
+  parsePlacementFlags,
   parseSharedTail,
   READY_QUEUE_POLICIES,
   RUN_DEFAULTS,
@@ -18,6 +19,8 @@ import {
   type RawFlags,
   type ThinkTime,
 } from "../options.ts";
+import { parseGates } from "../gates/parse.ts";
+import { checkRoundGates } from "./gates.ts";
 
 const positive = (raw: RawFlags, flag: string, dflt: number, why: string): number => {
   const n = parseIntFlag(flag, str(raw, flag) ?? String(dflt), Number.MIN_SAFE_INTEGER);
@@ -67,6 +70,8 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
   if (workingSet > 1 && sharedSystemTokens === 0) {
     throw new UsageError(`--working-set ${workingSet}: the working set rotates system prompts, so it needs --shared-system-tokens > 0`);
   }
+  const gates = parseGates(str(raw, "gate"), str(raw, "gates-file"));
+  checkRoundGates(gates, numRounds);
   return {
     backend,
     // Conversations continue from the server's own ids: the engine's native generation API (token ids in and out).
@@ -87,6 +92,8 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
     thinkTime: parseThinkTime(str(raw, "think-time") ?? m.thinkTime),
     readyQueuePolicy: oneOf(raw, "ready-queue-policy", READY_QUEUE_POLICIES, m.readyQueuePolicy),
     workingSet,
+    gates,
+    ...parsePlacementFlags(raw),
   };
 }
 
