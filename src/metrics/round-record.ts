@@ -10,8 +10,8 @@ import type { CachedTokensByTier, TtftByTier } from "./cache-tiers.ts";
 import type { Provenance, RunInfo } from "./pct-record.ts";
 import type { RequestMetrics } from "./summarize.ts";
 import type { CachePressure } from "./cache-pressure.ts";
-import type { GateResult } from "../gates/evaluate.ts";
-import type { ShardsReport } from "../shard/report.ts";
+import type { GateResult } from "../schema/gate.ts";
+import type { ShardsReport } from "../schema/line-parts.ts";
 
 /**
  * The cache-pressure fields are CachePressure's: working_set_tokens is what the cache must hold for every turn of the

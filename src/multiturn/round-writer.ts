@@ -11,8 +11,9 @@ import { hitRateBetween, scrapeCacheCounters, type CacheCounters } from "../clie
 import { resolveGeneratedText } from "../client/stream.ts";
 import type { RoundRecord } from "../metrics/round-record.ts";
 import { startClientMonitor, describeSaturation, type ClientHealth, type ClientMonitor } from "../metrics/self-check.ts";
-import { formatTurnDetail } from "../report/details.ts";
-import { appendJsonlLine, formatJsonl } from "../report/jsonl.ts";
+import { formatTurnDetail } from "../output/details.ts";
+import { formatJsonl } from "../report/jsonl.ts";
+import { appendJsonlLine } from "../output/jsonl-file.ts";
 import { renderRoundRow } from "../report/rounds.ts";
 import type { MultiturnContext } from "./context.ts";
 import type { TurnPlan } from "./conversation.ts";

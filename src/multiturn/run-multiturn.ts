@@ -7,7 +7,7 @@
  */
 import { BenchError } from "../errors.ts";
 import { log } from "../log.ts";
-import type { MultiturnOptions } from "../options.ts";
+import type { MultiturnOptions } from "../config/options.ts";
 import { scrapeCacheCounters } from "../client/prometheus.ts";
 import { renderRoundTableFooter, renderRoundTableHeader, roundTitle } from "../report/rounds.ts";
 import { startShardGroup } from "../shard/group.ts";
@@ -16,7 +16,7 @@ import { newRunId, runInfo } from "../sweep/run-sweep.ts";
 import { prepareRun } from "../sweep/prepare.ts";
 import type { MultiturnContext, MultiturnIo } from "./context.ts";
 import { driveConversations } from "./driver.ts";
-import { multiturnInFlight } from "./options.ts";
+import { multiturnInFlight } from "../config/options.ts";
 import { checkConversationFits } from "./plan.ts";
 import { prepareCache } from "./prepare.ts";
 import { RoundWriter, type MultiturnOutcome } from "./round-writer.ts";

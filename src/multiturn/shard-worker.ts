@@ -6,7 +6,7 @@
  */
 import { BenchError, EXIT } from "../errors.ts";
 import { log } from "../log.ts";
-import type { MultiturnOptions } from "../options.ts";
+import type { MultiturnOptions } from "../config/options.ts";
 import { backendFor, ENGINES, type EndpointChoice } from "../backends/index.ts";
 import { startClientMonitor, type ClientMonitor } from "../metrics/self-check.ts";
 import type { ShardConnection } from "../shard/shard-client.ts";
@@ -15,7 +15,7 @@ import { VERSION } from "../version.ts";
 import { loadTokenizer } from "../workload/tokenizer.ts";
 import type { MultiturnContext } from "./context.ts";
 import { driveConversations } from "./driver.ts";
-import { multiturnInFlight } from "./options.ts";
+import { multiturnInFlight } from "../config/options.ts";
 import { conversationHash } from "./shards.ts";
 import type { TurnResult } from "./summarize-round.ts";
 import { conversationsOf, drawSystemPrompts, inFlightOf, toWireTurn, turnHooks } from "./turns.ts";

@@ -5,11 +5,12 @@
  * so it starts everywhere after every process finished round r-1. A round's line unites every process's turns.
  */
 import { createHash } from "node:crypto";
-import type { MultiturnOptions } from "../options.ts";
+import type { MultiturnOptions } from "../config/options.ts";
 import type { ClientHealth } from "../metrics/self-check.ts";
 import type { ReleasedJob } from "../shard/coordinator.ts";
 import type { ShardGroup } from "../shard/group.ts";
-import { uniteShards, type ShardsReport } from "../shard/report.ts";
+import { uniteShards } from "../shard/report.ts";
+import type { ShardsReport } from "../schema/line-parts.ts";
 import type { TurnResult } from "./summarize-round.ts";
 import { fromWireTurn } from "./turns.ts";
 

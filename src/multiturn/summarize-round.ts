@@ -6,14 +6,14 @@ import { provenance } from "../sweep/provenance.ts";
 import type { CacheStatus } from "../metrics/cache-check.ts";
 import { cachePressure } from "../metrics/cache-pressure.ts";
 import { tierStats } from "../metrics/cache-tiers.ts";
-import type { RequestRecord } from "../metrics/record.ts";
+import type { RequestRecord } from "../schema/record.ts";
 import { buildRoundRecord, type RoundRecord } from "../metrics/round-record.ts";
 import { isSaturated, type ClientHealth } from "../metrics/self-check.ts";
 import { requestMetrics } from "../metrics/summarize.ts";
 import type { MultiturnContext } from "./context.ts";
 import type { TurnPlan } from "./conversation.ts";
-import { evaluateRoundGates } from "./gates.ts";
-import type { ShardsReport } from "../shard/report.ts";
+import { evaluateGates } from "../gates/evaluate.ts";
+import type { ShardsReport } from "../schema/line-parts.ts";
 
 /** One turn as it ended. */
 export interface TurnResult {
@@ -105,7 +105,7 @@ export function summarizeRound(i: RoundInput, ctx: MultiturnContext): RoundSumma
     ...provenance(ctx, i.startedAt),
   });
   // Judged on the finished line, so a gate reads exactly what the line says.
-  record.gates = evaluateRoundGates(opts.gates, record);
+  record.gates = evaluateGates(opts.gates, record);
   return { record, problems: cache.problems };
 }
 

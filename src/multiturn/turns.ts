@@ -6,8 +6,8 @@
 import type { BodyTemplate } from "../backends/body.ts";
 import { bodyFromParts } from "../backends/body.ts";
 import { resolveGeneratedText, streamRequest } from "../client/stream.ts";
-import type { RequestRecord } from "../metrics/record.ts";
-import { turnRequestIdOf } from "../report/details.ts";
+import type { RequestRecord } from "../schema/record.ts";
+import { turnRequestIdOf } from "../output/details.ts";
 import { toWireRecord, type WireRecord } from "../shard/messages.ts";
 import { streamRequestFor } from "../sweep/request.ts";
 import { serializeIds } from "../workload/prompts.ts";

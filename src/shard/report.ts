@@ -2,35 +2,12 @@
  * What a line says about the shards that measured it (its `shards` key), and the union of their records onto the
  * coordinator's clock, for any producer: the metrics are then computed on the union exactly as in one process.
  */
-import type { RequestRecord } from "../metrics/record.ts";
+import type { RequestRecord } from "../schema/record.ts";
+import type { ShardRow, ShardsReport } from "../schema/line-parts.ts";
 import { isSaturated, type ClientHealth } from "../metrics/self-check.ts";
 import type { ShardGroup } from "./group.ts";
 import { fromWireRecord, type RecordsMessage } from "./messages.ts";
 import { shardHost } from "./shard-client.ts";
-
-/** One shard's line in the pct record. */
-export interface ShardRow {
-  rank: number;
-  host: string;
-  pid: number;
-  sent: number;
-  failed: number;
-  clock_offset_ms: number;
-  clock_rtt_ms: number;
-  loop_lag_p99_ms: number;
-  own_lag_p99_ms: number;
-  js_cpu_pct: number;
-  saturated: boolean;
-}
-
-/** What the pct record says about the shards: how many ran, where, and which failed. */
-export interface ShardsReport {
-  count: number;
-  launcher: "local" | "slurm" | "flag";
-  ranks: ShardRow[];
-  /** One line per shard that disconnected, hung or failed during the pct. */
-  failed: string[];
-}
 
 /** Every shard's records of one job on this process's clock, with the `shards` report and the worst health. */
 export interface ShardUnion {

@@ -1,13 +1,13 @@
 /** What every pct of a sweep shares, settled once before the first pct, and the little state carried between pcts. */
 import type { Backend, Control, ServerProfile } from "../backends/types.ts";
-import type { RunOptions } from "../options.ts";
+import type { RunOptions } from "../config/options.ts";
 import type { RunInfo } from "../metrics/pct-record.ts";
 import type { TtftMoments } from "../metrics/ttft-model.ts";
 import type { LoadedTokenizer } from "../workload/tokenizer.ts";
 import type { PyRandom } from "../workload/rng.ts";
 import type { PromptFeed } from "../workload/prompt-feed.ts";
 import type { ShardShare } from "./plan.ts";
-import type { ShardGroup } from "./shards.ts";
+import type { ShardGroup } from "../shard/group.ts";
 
 export interface SweepIo {
   /** Where the report goes (stdout in the CLI). */
@@ -64,3 +64,5 @@ export function cacheSlotsOf(ctx: Pick<SweepContext, "server">): Array<number | 
   const n = ctx.server.cacheSlots ?? null;
   return n === null ? [null] : Array.from({ length: n }, (_, i) => i);
 }
+
+export type { ShardGroup };

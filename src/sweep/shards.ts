@@ -5,14 +5,14 @@
  */
 import type { RecordsMessage } from "../shard/messages.ts";
 import type { ShardGroup } from "../shard/group.ts";
-import { uniteShards, type ShardsReport } from "../shard/report.ts";
+import { uniteShards } from "../shard/report.ts";
+import type { ShardsReport } from "../schema/line-parts.ts";
 import type { SweepContext } from "./context.ts";
 import type { LinePlan, PctPlan } from "./plan.ts";
 import type { LinePrompts } from "./stages/build-prompts.ts";
 import { measureShare, type ShareMeasurement } from "./stages/measure-share.ts";
 
-export { startShardGroup, type ShardGroup } from "../shard/group.ts";
-export type { ShardRow, ShardsReport } from "../shard/report.ts";
+export { startShardGroup } from "../shard/group.ts";
 
 /** How far ahead of now the shards are told to start a line: time for "go" to reach every one of them. */
 const GO_LEAD_MS = 20;

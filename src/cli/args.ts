@@ -4,8 +4,8 @@
  * script accepts, warmbench accepts too (`--num-p 8` is `--num-prompts 8`).
  */
 import type { ArgsDef } from "citty";
-import { COMPARE_DEFAULTS, DEMO_DEFAULTS, MULTITURN_DEFAULTS, READY_QUEUE_POLICIES, RUN_DEFAULTS } from "./options.ts";
-import { UsageError } from "./errors.ts";
+import { COMPARE_DEFAULTS, DEMO_DEFAULTS, MULTITURN_DEFAULTS, READY_QUEUE_POLICIES, RUN_DEFAULTS } from "../config/options.ts";
+import { UsageError } from "../errors.ts";
 
 const s = (description: string, dflt?: string | number | null): ArgsDef[string] => ({
   type: "string",
@@ -156,6 +156,7 @@ export const COMPARE_ARGS: ArgsDef = {
   "max-regress": s("How much worse NEW may be, per metric, as METRIC=PCT%,...; replaces the defaults", COMPARE_DEFAULTS.maxRegress),
   md: s("Also write the comparison as Markdown to this file"),
   force: b("Compare lines whose workload fingerprints differ (marked in the output)"),
+  "allow-missing": b("Accept lines of BASE that NEW lacks (said in the output) instead of failing with exit 7"),
   verbose: b("Show stack traces and debug logs"),
 };
 

@@ -3,24 +3,9 @@
  * Every problem is one UsageError naming the flag (exit 2), before anything is sent.
  */
 import { UsageError } from "../errors.ts";
-import {
-  BACKENDS,
-  MULTITURN_DEFAULTS,
-  oneOf,
-  parseBaseUrl,
-  parseIntFlag,
-  parseNumberFlag,
-  parsePlacementFlags,
-  parseSharedTail,
-  READY_QUEUE_POLICIES,
-  RUN_DEFAULTS,
-  str,
-  type MultiturnOptions,
-  type RawFlags,
-  type ThinkTime,
-} from "../options.ts";
-import { parseGates } from "../gates/parse.ts";
-import { checkRoundGates } from "./gates.ts";
+import { oneOf, parseBaseUrl, parseIntFlag, parseNumberFlag, parsePlacementFlags, parsePlannedGates, parseSharedTail, str, type RawFlags } from "./options.ts";
+import { plannedRoundAxes } from "../schema/axes.ts";
+import { BACKENDS, MULTITURN_DEFAULTS, READY_QUEUE_POLICIES, RUN_DEFAULTS, type MultiturnOptions, type ThinkTime } from "../config/options.ts";
 
 const positive = (raw: RawFlags, flag: string, dflt: number, why: string): number => {
   const n = parseIntFlag(flag, str(raw, flag) ?? String(dflt), Number.MIN_SAFE_INTEGER);
@@ -70,8 +55,8 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
   if (workingSet > 1 && sharedSystemTokens === 0) {
     throw new UsageError(`--working-set ${workingSet}: the working set rotates system prompts, so it needs --shared-system-tokens > 0`);
   }
-  const gates = parseGates(str(raw, "gate"), str(raw, "gates-file"));
-  checkRoundGates(gates, numRounds);
+  // Every gate judges every round line: one whose scope or metric matches none of them is refused now.
+  const gates = parsePlannedGates(raw, plannedRoundAxes(numRounds));
   return {
     backend,
     // Conversations continue from the server's own ids: the engine's native generation API (token ids in and out).
@@ -96,7 +81,3 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
     ...parsePlacementFlags(raw),
   };
 }
-
-/** Requests in flight at once: --max-concurrency, or every client when it is 0. */
-export const multiturnInFlight = (o: Pick<MultiturnOptions, "maxConcurrency" | "numClients">): number =>
-  o.maxConcurrency === 0 ? o.numClients : Math.min(o.maxConcurrency, o.numClients);
