@@ -26,3 +26,6 @@ export interface MultiturnSink extends PointSink<RoundRecord> {
   /** After the last round: every round written. */
   ended(rounds: readonly RoundRecord[]): void;
 }
+
+/** A shard worker's sink: it shows and writes nothing (the coordinator writes every round from the union). */
+export const WORKER_SINK: MultiturnSink = { started() {}, line() {}, turns() {}, ended() {} };

@@ -7,7 +7,7 @@ import type { LoadedTokenizer } from "../workload/tokenizer.ts";
 import type { PyRandom } from "../workload/rng.ts";
 import type { PromptFeed } from "../workload/prompt-feed.ts";
 import type { ShardShare } from "../engine/plan.ts";
-import type { Coordinator } from "../shard/coordinator.ts";
+import type { ShardGroup } from "../shard/group.ts";
 import type { SweepSink } from "./sink.ts";
 
 export interface SweepIo {
@@ -60,12 +60,4 @@ export interface SweepState {
 
 export const FIRST_LINE: SweepState = { linesWritten: 0, ttftFit: null, probeIds: null, templateHeadTokens: 0 };
 
-/** A started group of shards, coordinated by this process. */
-export interface ShardGroup {
-  coordinator: Coordinator;
-  size: number;
-  launcher: "local" | "slurm" | "flag";
-  /** Jobs released so far: the next line's job number. */
-  jobs: number;
-  close(): Promise<void>;
-}
+export type { ShardGroup };
