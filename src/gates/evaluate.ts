@@ -3,12 +3,9 @@ import type { PctRecord } from "../metrics/pct-record.ts";
 import { gateApplies, holds, type Gate } from "./parse.ts";
 
 /** One gate's verdict on one pct line, as written in the line's `gates`. */
-export interface GateResult {
-  expr: string;
-  /** The metric's value in this line; null when it could not be measured (a gate on it then fails). */
-  value: number | null;
-  pass: boolean;
-}
+// The verdict's shape is part of the line format (src/schema).
+export type { GateResult } from "../schema/nested.ts";
+import type { GateResult } from "../schema/nested.ts";
 
 /** The verdict of every gate that applies to the record's pct, in the order the gates were given. */
 export function evaluateGates(gates: readonly Gate[], record: Pick<PctRecord, "shared_prefix_pct"> & Partial<PctRecord>): GateResult[] {

@@ -24,11 +24,7 @@ export interface NamedRuns {
 }
 
 /** What a merged line adds: where it came from, and which numbers are histogram-derived. */
-export interface MergedFrom {
-  files: string[];
-  run_ids: (string | null)[];
-  histogram_derived: string[];
-}
+export type { MergedFrom } from "../schema/nested.ts";
 
 /** Keys that must agree for lines to be merged: the same pct of the same workload shape. */
 const SAME = ["shared_prefix_pct", "prefix_len", "suffix_len", "total_tokens", "output_len", "backend", "request_rate"] as const;

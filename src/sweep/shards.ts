@@ -32,29 +32,9 @@ export interface ShardGroup {
   close(): Promise<void>;
 }
 
-/** One shard's line in the pct record. */
-export interface ShardRow {
-  rank: number;
-  host: string;
-  pid: number;
-  sent: number;
-  failed: number;
-  clock_offset_ms: number;
-  clock_rtt_ms: number;
-  loop_lag_p99_ms: number;
-  own_lag_p99_ms: number;
-  js_cpu_pct: number;
-  saturated: boolean;
-}
-
-/** What the pct record says about the shards: how many ran, where, and which failed. */
-export interface ShardsReport {
-  count: number;
-  launcher: "local" | "slurm" | "flag";
-  ranks: ShardRow[];
-  /** One line per shard that disconnected, hung or failed during the pct. */
-  failed: string[];
-}
+// What a line says about its shards is part of the line format (src/schema).
+export type { ShardRow, ShardsReport } from "../schema/nested.ts";
+import type { ShardRow, ShardsReport } from "../schema/nested.ts";
 
 /** How far ahead of now the shards are told to start a line: time for "go" to reach every one of them. */
 const GO_LEAD_MS = 20;
