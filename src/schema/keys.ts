@@ -8,7 +8,7 @@ import {
   cachedTokensByTierShape, errorEntryShape, gateResultShape, mergedShape, promptDriftShape, roundHdrShape, runInfoShape,
   shardsShape, sweepHdrShape, ttftByTierShape, ttftFitShape, ttftModelShape, workloadShape,
 } from "./nested.ts";
-import { array, bool, int, literal, nullable, num, pair, record, str, type Shape } from "./shape.ts";
+import { array, bool, int, label, literal, nullable, num, pair, record, str, type Shape } from "./shape.ts";
 
 /** A coordinate of a point: what a report labels and groups its lines by. */
 export interface AxisDef {
@@ -187,7 +187,7 @@ export const KEYS = {
 
   // What produced the line.
   warmbench_version: k(str(), null, "The warmbench build that wrote the line."),
-  schema_version: k(int(), null, "Version of this line format: bumped when a key changes meaning (keys added keep it)."),
+  schema_version: k(label(), null, "Version of this line format: bumped when a key changes meaning (keys added keep it)."),
   started_at: k(str(), null, "When the run started (ISO 8601, UTC)."),
   model: k(str(), null, "--model: the tokenizer source (a Hugging Face id or a local path)."),
   tokenizer: k(str(), null, "The tokenizer actually loaded (its path or id)."),

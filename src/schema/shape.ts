@@ -25,6 +25,8 @@ export const NON_FINITE = ["Infinity", "-Infinity", "NaN"] as const;
 export const num = (): Shape<number> => shape({ $ref: "#/$defs/number" }, true);
 /** A whole number (a count, a token length): never non-finite. */
 export const int = (): Shape<number> => shape({ type: "integer" }, true);
+/** A whole number that is a label, not a measurement (schema_version): no gate or limit may name it. */
+export const label = (): Shape<number> => shape({ type: "integer", minimum: 1 });
 export const str = (): Shape<string> => shape({ type: "string" });
 export const bool = (): Shape<boolean> => shape({ type: "boolean" });
 export const literal = <const L extends string>(...values: L[]): Shape<L> =>
