@@ -4,10 +4,11 @@
  * type, its key order and every key's meaning live in src/schema (the Point model); this module keeps the names the
  * sweep has always used and builds a line in the pinned order.
  */
-import { numericKeysOf, orderLine, OWN_KEYS, SCRIPT_KEYS, type NumericKeyOf, type SweepRecord } from "../schema/lines.ts";
+import { orderLine, OWN_KEYS, SCRIPT_KEYS, type SweepRecord } from "../schema/lines.ts";
+import { isNumericKey, NUMERIC_KEYS, type NumericPctKey } from "../schema/keys.ts";
 
 export type { PromptDrift, RunEngine, RunInfo } from "../schema/nested.ts";
-export { OWN_KEYS, SCRIPT_KEYS };
+export { isNumericKey, NUMERIC_KEYS, OWN_KEYS, SCRIPT_KEYS, type NumericPctKey };
 
 export type ScriptKey = (typeof SCRIPT_KEYS)[number];
 
@@ -23,14 +24,6 @@ export type Provenance = Pick<
 /** Our keys, after the script's: everything of PctRecord that the script does not write. */
 export type OwnFields = Omit<PctRecord, ScriptKey>;
 
-export type NumericPctKey = NumericKeyOf<PctRecord>;
-
-/** Every numeric key of a sweep line, in line order: what a gate or a --max-regress limit may name. */
-export const NUMERIC_KEYS = numericKeysOf("sweep") as NumericPctKey[];
-
-/** Whether `name` is a numeric key of a pct line. */
-export const isNumericKey = (name: string): name is NumericPctKey => (NUMERIC_KEYS as readonly string[]).includes(name);
-
 /** The record, keys in the pinned order: the script's from `metrics`, then ours (schema_version set here). */
 export function buildPctRecord(metrics: Pick<PctRecord, ScriptKey>, own: Omit<OwnFields, "schema_version">): PctRecord {
   // Only the script's keys come from `metrics`: a summary holds more (its own hdr, without the intended histograms).
@@ -38,3 +31,9 @@ export function buildPctRecord(metrics: Pick<PctRecord, ScriptKey>, own: Omit<Ow
   for (const key of SCRIPT_KEYS) script[key] = metrics[key];
   return orderLine("sweep", { ...own, ...script }) as PctRecord;
 }
+
+/**
+ * A pct line as read back from a file: ours, one written by 0.1, or one written by the script itself (which has
+ * only the script's keys). Each of our sections is shown only when its keys are there.
+ */
+export type PctLine = Pick<PctRecord, ScriptKey> & Partial<Omit<OwnFields, "hdr">> & { hdr?: Partial<PctRecord["hdr"]> & Pick<PctRecord["hdr"], "ttft_us" | "tpot_us" | "itl_us" | "e2e_latency_us"> };

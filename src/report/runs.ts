@@ -5,7 +5,7 @@ import { UsageError } from "../errors.ts";
 import type { RunInfo } from "../metrics/pct-record.ts";
 import type { TtftModel } from "../metrics/ttft-model.ts";
 import type { LineKind } from "../schema/lines.ts";
-import type { PctLine } from "./console.ts";
+import type { PctLine } from "../metrics/pct-record.ts";
 import { labelRuns } from "./labels.ts";
 import { readResults } from "./results-file.ts";
 import { groupRounds, readRoundLines, type RoundLine } from "./rounds.ts";

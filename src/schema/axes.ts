@@ -1,42 +1,65 @@
 /**
- * The axes of a point: the coordinates that tell its line apart from the others of its run (a sweep line's pct,
- * working set and rate; a round line's round and working set). Which keys are axes is said in the key table.
+ * The axes of a measured line, whichever command made it: a sweep line sits at (shared prefix pct, working set,
+ * request rate), a multi-turn round line at its round. Gates select lines by them, compare pairs lines by them, and
+ * every message names a line by them.
  */
-import { KEYS, type AxisDef, type KeyName } from "./keys.ts";
-import type { LineKind } from "./lines.ts";
 
-/** The axis keys, in label order. */
-export const AXES: readonly KeyName[] = (Object.keys(KEYS) as KeyName[])
-  .filter((name) => "axis" in KEYS[name])
-  .sort((a, b) => axisOf(a).rank - axisOf(b).rank);
+/** Every axis a line can have, in the order a label shows them. */
+export const AXES = ["shared_prefix_pct", "working_set", "request_rate", "round"] as const;
+export type Axis = (typeof AXES)[number];
 
-function axisOf(name: KeyName): AxisDef {
-  return (KEYS[name] as { axis: AxisDef }).axis;
+/** Where a sweep line sits: request_rate is Infinity in a closed loop. */
+export interface SweepAxes {
+  shared_prefix_pct: number;
+  working_set: number;
+  request_rate: number;
 }
 
-/** A line read back from a file, of any kind or version: only what the axes need. */
-export type AnyLine = Partial<Record<KeyName, unknown>>;
+/** Where a multi-turn round line sits (0-based). */
+export interface RoundAxes {
+  round: number;
+}
 
-/** "round" for a multi-turn round line, "sweep" for any other (ours, 0.1's, the script's). */
-export const lineKind = (line: AnyLine): LineKind => (line.type === "round" ? "round" : "sweep");
+export type LineAxes = SweepAxes | RoundAxes;
+export type LineKind = "pct" | "round";
 
-/** The axes the line has a number for, in label order. */
-export function axesOf(line: AnyLine): Partial<Record<KeyName, number>> {
-  const out: Partial<Record<KeyName, number>> = {};
-  for (const name of AXES) if (typeof line[name] === "number") out[name] = line[name] as number;
-  return out;
+export const isRoundAxes = (a: LineAxes): a is RoundAxes => "round" in a;
+export const kindOf = (a: LineAxes): LineKind => (isRoundAxes(a) ? "round" : "pct");
+
+/**
+ * The axes of a line as read from a file or built in memory. Files written before --working-set and the script's own
+ * have no working set (1) and a closed loop writes no finite rate.
+ */
+export function axesOf(line: object): LineAxes {
+  const l = line as Record<string, unknown>;
+  if (l.type === "round" || (typeof l.round === "number" && typeof l.shared_prefix_pct !== "number")) return { round: Number(l.round) };
+  return {
+    shared_prefix_pct: Number(l.shared_prefix_pct),
+    working_set: typeof l.working_set === "number" ? l.working_set : 1,
+    request_rate: typeof l.request_rate === "number" ? l.request_rate : Infinity,
+  };
 }
 
 /**
- * How reports, gates and compare name a line: "50%", "50% ws=4", "50% @ 8 req/s", "round 3"; an axis at its
- * default (a working set of 1, a closed loop) says nothing.
+ * "round 3"; "50%", "50% ws=4", "50% @ 8 req/s": the working set and the rate only where they are not the script's
+ * (the same words as the sweep table's and report/line-label.ts).
  */
-export function lineLabel(line: AnyLine): string {
-  return Object.entries(axesOf(line)).map(([name, v]) => axisOf(name as KeyName).label(v)).join("");
+export function axesLabel(a: LineAxes): string {
+  if (isRoundAxes(a)) return `round ${a.round}`;
+  const ws = a.working_set > 1 ? ` ws=${a.working_set}` : "";
+  const rate = Number.isFinite(a.request_rate) ? ` @ ${a.request_rate} req/s` : "";
+  return `${a.shared_prefix_pct}%${ws}${rate}`;
 }
 
-/** The label without one axis (the series' x axis): "ws=4 @ 8 req/s" for every pct of a cell. */
-export function cellLabel(line: AnyLine, without: KeyName): string {
-  const parts = Object.entries(axesOf(line)).filter(([name]) => name !== without).map(([name, v]) => axisOf(name as KeyName).label(v));
-  return parts.join("").trim();
+/** A line's label: `axesLabel(axesOf(line))`. */
+export const labelOf = (line: object): string => axesLabel(axesOf(line));
+
+/** The sweep's lines as its flags plan them: every pct x working set x request rate. */
+export function plannedSweepAxes(pcts: readonly number[], workingSets: readonly number[], requestRates: readonly number[]): SweepAxes[] {
+  return pcts.flatMap((shared_prefix_pct) =>
+    workingSets.flatMap((working_set) => requestRates.map((request_rate) => ({ shared_prefix_pct, working_set, request_rate }))),
+  );
 }
+
+/** A multi-turn run's lines: rounds 0..numRounds-1. */
+export const plannedRoundAxes = (numRounds: number): RoundAxes[] => Array.from({ length: numRounds }, (_, round) => ({ round }));

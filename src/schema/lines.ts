@@ -4,7 +4,7 @@
  * they measure the same thing, and the same provenance. Which keys each kind carries, in which order (the order they
  * are written in, byte for byte), is listed here; what each key is lives in keys.ts.
  */
-import { KEYS, type KeyName } from "./keys.ts";
+import { KEYS, type KeyName } from "./key-table.ts";
 import type { TypeOf } from "./shape.ts";
 
 /** Bumped when a key changes meaning (adding a key does not). */

@@ -1,7 +1,7 @@
 /** docs/reference/keys.md: the key reference, generated from the key table (scripts write it; a test checks it). */
 import { AXES } from "./axes.ts";
 import { keyIn, SCHEMA_PATH } from "./document.ts";
-import { KEYS, type KeyDef, type KeyName } from "./keys.ts";
+import { KEYS, type KeyDef, type KeyName } from "./key-table.ts";
 import { kindsOf, numericKeysOf, OPTIONAL_KEYS, SCHEMA_VERSION, type LineKind } from "./lines.ts";
 import type { JsonSchema } from "./shape.ts";
 
@@ -23,7 +23,7 @@ function keyRow(name: KeyName): string {
   const kinds = kindsOf(name);
   const tags = [
     def.script ? "script" : "",
-    AXES.includes(name) ? "axis" : "",
+    (AXES as readonly string[]).includes(name) ? "axis" : "",
     kinds.some((k) => numericKeysOf(k).includes(name)) ? "gateable" : "",
   ].filter(Boolean);
   const where = kinds.map((k) => ((OPTIONAL_KEYS[k] as readonly string[]).includes(name) ? `${k} (optional)` : k)).join(", ");

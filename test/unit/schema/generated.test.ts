@@ -3,10 +3,10 @@ import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { lineSchemaDocument, lineSchemaText, SCHEMA_PATH } from "../../../src/schema/document.ts";
-import { KEYS, type KeyDef, type KeyName } from "../../../src/schema/keys.ts";
+import { KEYS, type KeyDef, type KeyName } from "../../../src/schema/key-table.ts";
 import { KEYS_OF, kindsOf, numericKeysOf, OPTIONAL_KEYS } from "../../../src/schema/lines.ts";
 import { keysReference, KEYS_DOC_PATH } from "../../../src/schema/reference.ts";
-import { axesOf, cellLabel, lineKind, lineLabel } from "../../../src/schema/axes.ts";
+import { AXES, axesOf, kindOf, labelOf } from "../../../src/schema/axes.ts";
 import { NUMERIC_KEYS, OWN_KEYS, SCRIPT_KEYS } from "../../../src/metrics/pct-record.ts";
 
 const ROOT = join(import.meta.dir, "..", "..", "..");
@@ -56,15 +56,13 @@ test("the sweep's key lists are the table's: the script's first, gates and workl
   expect(numericKeysOf("round")).toContain("round");
 });
 
-test("axes: a sweep line and a round line are told apart by their axes alone", () => {
+test("axes: the keys marked axis in the table are the axes lines are told apart by; a sweep line and a round line differ by them alone", () => {
+  expect([...AXES].sort() as string[]).toEqual((Object.keys(KEYS) as KeyName[]).filter((k) => (KEYS[k] as KeyDef).axis === true).sort());
   const sweep = { shared_prefix_pct: 50, working_set: 4, request_rate: 8, mean_ttft_ms: 1 };
   const round = { type: "round", round: 3, working_set: 1, mean_ttft_ms: 1 };
-  expect(lineKind(sweep)).toBe("sweep");
-  expect(lineKind(round)).toBe("round");
-  expect(axesOf(sweep)).toEqual({ shared_prefix_pct: 50, working_set: 4, request_rate: 8 });
-  expect(axesOf(round)).toEqual({ round: 3, working_set: 1 });
-  expect(lineLabel(sweep)).toBe("50% ws=4 @ 8 req/s");
-  expect(lineLabel({ shared_prefix_pct: 50, working_set: 1, request_rate: Infinity })).toBe("50%");
-  expect(lineLabel(round)).toBe("round 3");
-  expect(cellLabel(sweep, "shared_prefix_pct")).toBe("ws=4 @ 8 req/s");
+  expect(kindOf(axesOf(sweep))).toBe("pct");
+  expect(kindOf(axesOf(round))).toBe("round");
+  expect(labelOf(sweep)).toBe("50% ws=4 @ 8 req/s");
+  expect(labelOf({ shared_prefix_pct: 50, working_set: 1, request_rate: Infinity })).toBe("50%");
+  expect(labelOf(round)).toBe("round 3");
 });
