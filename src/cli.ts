@@ -38,6 +38,7 @@ const COMMANDS: Record<string, { args: ArgsDef; description: string; variadic?: 
     description: "Merge the results of runs that were not coordinated (several clients started by hand)",
     variadic: true,
   },
+  schema: { args: {}, description: "Print the JSON Schema (draft 2020-12) of the JSONL line format" },
 };
 
 const usageOf = (name: string): CommandDef =>
@@ -93,6 +94,11 @@ async function main(argv: string[]): Promise<number> {
     return mergeCommand(raw);
   }
   if (command === "multiturn") return multiturn(raw);
+  if (command === "schema") {
+    const { lineSchemaText } = await import("./schema/document.ts");
+    write(lineSchemaText());
+    return EXIT.ok;
+  }
 
   if (command === "demo") {
     const { demoOptions, startDemoMock, DEMO_MOCK_URL_ENV } = await import("./cli/demo.ts");
