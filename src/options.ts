@@ -1,67 +1,11 @@
 /**
- * Every default lives here, once. The CLI's flag table and the core read from these objects.
- * Names and defaults of the reference script's flags (bench_warm_cache.py) are kept exactly.
+ * Validated options of the measuring commands (RunOptions, MultiturnOptions) and the cross-flag checks that turn
+ * raw flags into them. Defaults and enums live in config/defaults.ts, one-value parsers in config/flag-values.ts,
+ * the flag declarations (help, commands) in config/flags; all re-exported here for the code that reads options.
  */
-
-export const RUN_DEFAULTS = {
-  /**
-   * Ask the server what it is (README "Engines"): against SGLang it sends exactly the requests --backend sglang
-   * sends and writes the same results, so the script's default is kept for its users.
-   */
-  backend: "auto",
-  /** The engine's own generation API: SGLang's /generate, /v1/completions elsewhere. */
-  endpoint: "auto",
-  baseUrl: null as string | null,
-  host: "127.0.0.1",
-  port: 30000,
-  numPrompts: 64,
-  totalTokens: 70000,
-  outputLen: 200,
-  maxConcurrency: 4,
-  pcts: "0,10,20,30,40,50,60,70,80,90,92,95,97,99",
-  seed: 42,
-  /** Pause after each flush, as the script's time.sleep(1). */
-  settleMs: 1000,
-  /** How long flush retries (on 400: busy) may go on before the run fails. */
-  flushDeadlineS: 60,
-  /** Server-side wait passed as /flush_cache?timeout= (SGLang >= 0.5.10; older servers ignore it). */
-  flushServerTimeoutS: 10,
-  /** Whole-request limit; the script used 20 h. */
-  requestTimeoutS: 3600,
-  /** No byte at all for this long fails the request as stalled. */
-  stallTimeoutS: 300,
-  /** HF revision used when a repo id must be downloaded. */
-  revision: "main",
-  /** What to do when the server's cached tokens disagree with the expected prefix. */
-  verifyCache: "warn",
-  /** Fraction of measured requests per pct whose cached tokens may disagree before strict verification fails. */
-  cacheTolerance: 0,
-  /** How to flush the cache: the backend's own way, or not at all. */
-  flush: "auto",
-  /** Distinct shared prefixes in rotation per pct (cache pressure); a list sweeps them. 1 = the script's sweep. */
-  workingSet: "1",
-  /** Requests per second; "inf" sends the next request as soon as a slot is free (the script's closed loop). */
-  requestRate: "inf",
-  /** Shape of the gamma-distributed gaps between arrivals: 1 is Poisson, larger is more regular. */
-  burstiness: 1,
-  /** Prompts drawn and serialized ahead of their send, at most: enough to ride out a burst of arrivals. */
-  promptLookahead: 4096,
-  /** Serialized prompt bytes not yet handed to the socket, at most: what bounds memory with long prompts. */
-  promptBufferBytes: 64 * 2 ** 20,
-  /** Open-loop runs with --duration: at most this many requests per line (rate x duration). */
-  maxRequestsPerLine: 10_000_000,
-} as const;
-
-/** Backends by flag value: auto detects the engine; openai is any OpenAI-compatible server. */
-export const BACKENDS = ["auto", "sglang", "vllm", "llamacpp", "openai"] as const;
-export const ENDPOINTS = ["auto", "generate", "completions", "chat"] as const;
-export const VERIFY_CACHE_MODES = ["off", "warn", "strict"] as const;
-export const FLUSH_MODES = ["auto", "none"] as const;
-
-export type BackendName = (typeof BACKENDS)[number];
-export type EndpointFlag = (typeof ENDPOINTS)[number];
-export type VerifyCacheMode = (typeof VERIFY_CACHE_MODES)[number];
-export type FlushMode = (typeof FLUSH_MODES)[number];
+export * from "./config/defaults.ts";
+export * from "./config/flag-values.ts";
+import type { BackendName, EndpointFlag, FlushMode, ReadyQueuePolicy, VerifyCacheMode } from "./config/defaults.ts";
 
 /** Validated options of `warmbench run`; nothing below run.ts sees raw flags. */
 export interface RunOptions {
@@ -126,150 +70,14 @@ export interface RunOptions {
 }
 
 
-// --- parsing: raw citty strings in, validated options out ---------------------------------
-
 import { UsageError } from "./errors.ts";
 import { endpointFor, ENGINES } from "./backends/index.ts";
 import { parseCoordinatorFlag, parseShardFlag, parseWorkersFlag } from "./shard/placement.ts";
 import { parseGates, type Gate } from "./gates/parse.ts";
 import { arrivalCount } from "./workload/arrivals.ts";
 import { splitPrompt } from "./workload/prompts.ts";
-
-/** Raw flag values as citty hands them over: strings and booleans, keyed by kebab-case name. */
-export type RawFlags = Record<string, string | boolean | undefined>;
-
-const INT_RE = /^[+-]?\d+$/;
-
-/** Parses a Python-style int flag (argparse `type=int`); throws a UsageError naming the flag. */
-export function parseIntFlag(flag: string, value: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  const text = value.trim().replaceAll("_", "");
-  if (!INT_RE.test(text)) throw new UsageError(`--${flag}: expected an integer, got "${value}"`);
-  const n = Number(text);
-  if (!Number.isSafeInteger(n)) throw new UsageError(`--${flag}: ${value} is too large`);
-  if (n < min) throw new UsageError(`--${flag}: must be >= ${min}, got ${n}`);
-  if (n > max) throw new UsageError(`--${flag}: must be <= ${max}, got ${n}`);
-  return n;
-}
-
-/** Parses a non-negative decimal number of seconds (or ms), naming the flag on error. */
-export function parseNumberFlag(flag: string, value: string, min: number): number {
-  const text = value.trim();
-  const n = text === "" ? NaN : Number(text);
-  if (!Number.isFinite(n)) throw new UsageError(`--${flag}: expected a number, got "${value}"`);
-  if (n < min) throw new UsageError(`--${flag}: must be >= ${min}, got ${n}`);
-  return n;
-}
-
-/**
- * `--pcts 0,50,99`, split as the script does (`int(p.strip())` of every non-blank part). A repeated pct is run
- * again, as the script would; a list that leaves nothing to run, or a pct outside [0, 100] (the script would build
- * prompts of another length than --total-tokens), is explained and refused.
- */
-export function parsePcts(value: string): number[] {
-  const parts = value.split(",").map((p) => p.trim()).filter((p) => p !== "");
-  if (parts.length === 0) {
-    throw new UsageError(`--pcts "${value}": no percentage to sweep, so nothing would be measured (e.g. --pcts 0,50,90)`);
-  }
-  const pcts = parts.map((p) => parseIntFlag("pcts", p, Number.MIN_SAFE_INTEGER));
-  for (const p of pcts) {
-    if (p < 0 || p > 100) {
-      throw new UsageError(
-        `--pcts ${p}: a shared-prefix percentage must be in [0, 100]; the script would build prompts of another length than --total-tokens`,
-      );
-    }
-  }
-  return pcts;
-}
-
-/**
- * `--working-set 1,4,16`: how many distinct shared prefixes rotate through a pct's prompts, each size one point of
- * the sweep. 0 would leave the prompts nothing to share (and nothing to warm), so it is refused.
- */
-export function parseWorkingSets(value: string): number[] {
-  const parts = value.split(",").map((p) => p.trim()).filter((p) => p !== "");
-  if (parts.length === 0) throw new UsageError(`--working-set "${value}": no working-set size given (e.g. --working-set 1,4,16)`);
-  return parts.map((p) => {
-    const k = parseIntFlag("working-set", p, Number.MIN_SAFE_INTEGER);
-    if (k < 1) {
-      throw new UsageError(`--working-set ${k}: a working set holds at least one shared prefix (1 = every prompt shares the same one)`);
-    }
-    return k;
-  });
-}
-
-/** A Python float as float() reads it: a decimal number, or inf/infinity; null when it is neither. */
-function parsePyFloat(text: string): number | null {
-  const t = text.trim().toLowerCase().replaceAll("_", "");
-  if (/^[+]?(inf|infinity)$/.test(t)) return Infinity;
-  if (/^[+-]?(inf|infinity)$/.test(t)) return -Infinity;
-  if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/.test(t)) return null;
-  return Number(t);
-}
-
-/** `--request-rate 4` or a list to sweep, `1,2,4,inf`: each > 0 requests/s, or inf (the closed loop). */
-export function parseRequestRates(value: string): number[] {
-  const parts = value.split(",").map((p) => p.trim()).filter((p) => p !== "");
-  if (parts.length === 0) throw new UsageError(`--request-rate "${value}": no rate given (e.g. --request-rate 8, or inf)`);
-  return parts.map((p) => {
-    const rate = parsePyFloat(p);
-    if (rate === null) throw new UsageError(`--request-rate: expected a number of requests/s or inf, got "${p}"`);
-    if (!(rate > 0)) throw new UsageError(`--request-rate ${p}: a rate must be > 0 requests/s (inf sends each request as soon as a slot is free)`);
-    return rate;
-  });
-}
-
-/** A positive number (or inf where `infinite` allows it), naming the flag on error. */
-function parsePositive(flag: string, value: string, what: string, infinite: boolean): number {
-  const n = parsePyFloat(value);
-  if (n === null || (!infinite && !Number.isFinite(n))) throw new UsageError(`--${flag}: expected ${what}, got "${value}"`);
-  if (!(n > 0)) throw new UsageError(`--${flag} ${value}: must be > 0`);
-  return n;
-}
-
-/** `--seed`: a Python int of any size (random.Random uses its absolute value). */
-export function parseSeed(value: string): bigint {
-  const text = value.trim().replaceAll("_", "");
-  if (!INT_RE.test(text)) throw new UsageError(`--seed: expected an integer, got "${value}"`);
-  return BigInt(text);
-}
-
-/** `--extra-request-body`: a JSON object merged over the request payload, as the script does. */
-export function parseExtraBody(value: string): Record<string, unknown> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch (err) {
-    throw new UsageError(`--extra-request-body: not valid JSON (${(err as Error).message})`);
-  }
-  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-    throw new UsageError(`--extra-request-body: expected a JSON object, got ${JSON.stringify(parsed)}`);
-  }
-  return parsed as Record<string, unknown>;
-}
-
-/** `--base-url`, or http://HOST:PORT; must be an http(s) URL. Returned without a trailing slash. */
-export function parseBaseUrl(baseUrl: string | undefined, host: string, port: number): string {
-  const text = baseUrl ?? `http://${host.includes(":") && !host.startsWith("[") ? `[${host}]` : host}:${port}`;
-  const flag = baseUrl === undefined ? "host" : "base-url";
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new UsageError(`--${flag}: "${text}" is not a valid URL`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new UsageError(`--${flag}: "${text}" must start with http:// or https://`);
-  }
-  if (url.search || url.hash) throw new UsageError(`--${flag}: "${text}" must not have a query or fragment`);
-  return text.replace(/\/+$/, "");
-}
-
-export const str = (raw: RawFlags, key: string): string | undefined => {
-  const v = raw[key];
-  if (v === undefined || v === false) return undefined;
-  if (v === true) throw new UsageError(`--${key}: expects a value`);
-  return v;
-};
+import { BACKENDS, ENDPOINTS, FLUSH_MODES, RUN_DEFAULTS, VERIFY_CACHE_MODES } from "./config/defaults.ts";
+import { oneOf, parseBaseUrl, parseExtraBody, parseFraction, parseIntFlag, parseNumberFlag, parsePcts, parsePositive, parseRequestRates, parseSeed, parseWorkingSets, str, type RawFlags } from "./config/flag-values.ts";
 
 /** Turns raw `warmbench run` flags into RunOptions, or throws one UsageError naming the flag. */
 export function parseRunOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env): RunOptions {
@@ -403,77 +211,11 @@ function parseLoad(raw: RawFlags, seed: bigint): Pick<RunOptions, "requestRates"
   return { requestRates, burstiness, durationS };
 }
 
-export function oneOf<T extends string>(raw: RawFlags, flag: string, choices: readonly T[], dflt: T): T {
-  const v = str(raw, flag) ?? dflt;
-  if (!(choices as readonly string[]).includes(v)) {
-    throw new UsageError(`--${flag}: "${v}" is not supported (choose from: ${choices.join(", ")})`);
-  }
-  return v as T;
-}
-
-function parseFraction(flag: string, value: string): number {
-  const n = parseNumberFlag(flag, value, 0);
-  if (n > 1) throw new UsageError(`--${flag}: must be a fraction in [0, 1], got ${n}`);
-  return n;
-}
-
-
-/** Defaults of `warmbench compare`. */
-export const COMPARE_DEFAULTS = {
-  /**
-   * The limits without --max-regress: above the run-to-run noise measured by `bun run bench` (compare-noise: 20
-   * pairs of runs against one mock never fail them), tight enough to catch a real regression of a release.
-   */
-  maxRegress: "mean_ttft_ms=10%,p99_ttft_ms=25%,mean_itl_ms=5%,output_throughput=5%",
-} as const;
-
-/** The demo's sweep: short enough for a laptop, long enough to show the cache at work. */
-export const DEMO_DEFAULTS = {
-  numPrompts: 16,
-  totalTokens: 4000,
-  outputLen: 32,
-  maxConcurrency: 4,
-  pcts: "0,50,90",
-  settleS: 0.1,
-  /** The mock's latency model in the demo: prefill dominates, as on a GPU with long prompts. */
-  mock: { ttftBaseMs: 5, prefillUsPerToken: 20, itlMs: 4, pageSize: 16, serialPrefill: false },
-} as const;
-
 /** Requests in flight at once: --max-concurrency, or every request of a line when it is 0 (the script's "unlimited"). */
 export const inFlightLimit = (o: Pick<RunOptions, "maxConcurrency">, requests: number): number =>
   o.maxConcurrency === 0 ? Math.max(1, requests) : o.maxConcurrency;
 
 
-// --- warmbench multiturn -------------------------------------------------------------------
-
-/**
- * `warmbench multiturn` defaults: SGLang's benchmark/hicache/bench_multiturn.py where a flag means the same
- * (num-clients 256, num-rounds 5, request-length 512, output-length 64, max-parallel 128, ready-queue-policy random),
- * the sweep's for everything else.
- */
-export const MULTITURN_DEFAULTS = {
-  numClients: 256,
-  numRounds: 5,
-  /** New user tokens per turn (bench_multiturn's sub-question-input-length, which defaults to request-length). */
-  turnTokens: 512,
-  /** Prompt tokens common to every conversation of one working-set slot (a system prompt), warmed before round 0. */
-  sharedSystemTokens: 0,
-  outputLen: 64,
-  /** bench_multiturn's --max-parallel. */
-  maxConcurrency: 128,
-  /** Seconds a client waits between its turns: a number, exp:MEAN or uniform:LOW:HIGH. */
-  thinkTime: "0",
-  readyQueuePolicy: "random",
-  /** Distinct system prompts (clients use slot c mod K). */
-  workingSet: 1,
-} as const;
-
-/**
- * Which ready client sends next when a slot frees: `fifo` (the one ready longest), `random` (seeded), or
- * `round-robin` (client ids in turn, so the reuse distance between two turns of one client is the other clients).
- */
-export const READY_QUEUE_POLICIES = ["fifo", "random", "round-robin"] as const;
-export type ReadyQueuePolicy = (typeof READY_QUEUE_POLICIES)[number];
 
 /** A client's pause between its turns, seconds. */
 export type ThinkTime =
