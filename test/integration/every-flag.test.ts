@@ -62,6 +62,9 @@ const stdoutDiffers: Proof = (o, b) => {
   expect(mask(o.stdout)).not.toBe(mask(b.stdout));
 };
 
+/** On an error, the stack trace (every command takes --verbose). */
+const VERBOSE: Entry = { args: ["--verbose", "--base-url", "http://127.0.0.1:9"], vs: ["--base-url", "http://127.0.0.1:9"], proof: stderrShows(/^\s+at /m) };
+
 const SMALL = ["--num-prompts", "2", "--total-tokens", "64", "--output-len", "2", "--pcts", "0,50", "--settle", "0"];
 const FILES = ["--output-file", "{dir}/o.jsonl", "--request-details", "{dir}/d.jsonl"];
 const GATE = "p99_ttft_ms<=0.001";
@@ -70,17 +73,17 @@ const GATE = "p99_ttft_ms<=0.001";
 function measuringEntries(kind: "run" | "demo" | "multiturn"): Record<string, Entry> {
   return {
     seed: { args: ["--seed", "7"], proof: kind === "demo" ? detailsOrPrompts : sends },
-    "disable-ignore-eos": { args: ["--disable-ignore-eos"], proof: kind === "demo" ? stdoutOrLine("ignore_eos") : sends },
+    "disable-ignore-eos": { args: ["--disable-ignore-eos"], proof: kind === "demo" ? stdoutOrLine("disable_ignore_eos") : sends },
     "output-file": { args: ["--output-file", "{dir}/other.jsonl"], proof: writes("other.jsonl") },
     "extra-request-body": { args: ["--extra-request-body", '{"max_new_tokens_hint":1}'], proof: kind === "demo" ? (o) => expect(o.code).toBe(0) : sends },
     "dump-prompts": { args: ["--dump-prompts", "{dir}/p.jsonl"], proof: writes("p.jsonl") },
     "request-details": { args: ["--request-details", "{dir}/d2.jsonl"], proof: writes("d2.jsonl") },
-    settle: { args: ["--settle", "0.4"], proof: (o, b) => expect(o.wallMs).toBeGreaterThan(b.wallMs + 300) },
+    settle: { args: ["--settle", "1.5"], proof: (o, b) => expect(o.wallMs).toBeGreaterThan(b.wallMs + 1000) },
     "request-timeout": { args: ["--request-timeout", "0.001"], proof: fails },
     "verify-cache": { args: ["--verify-cache", "off"], proof: kind === "demo" ? stdoutDiffers : sends },
     gate: { args: ["--gate", GATE], proof: exits(6) },
     "gates-file": { args: ["--gates-file", "{dir}/gates.txt"], setup: (dir) => writeFileSync(join(dir, "gates.txt"), `# unmeetable\n${GATE}\n`), proof: exits(6) },
-    verbose: { args: ["--verbose"], proof: stderrShows(/debug|⚙/i) },
+    verbose: VERBOSE,
   };
 }
 
@@ -200,6 +203,80 @@ const UNPROVEN: Partial<Record<CommandName, Record<string, string>>> = {
     quiet: "off a TTY the progress line comes every 10 s: needs a run longer than that",
     strict: "needs a client saturated on demand",
   },
+  demo: {
+    endpoint: "the demo's requests are not recorded (its mock is its own child): no proof written yet",
+    "max-concurrency": "no proof written yet for the demo (run's is by request start times)",
+    flush: "no proof written yet for the demo",
+    "flush-deadline": "the demo's own mock never answers busy",
+    "cache-tolerance": "the demo's own mock cannot be told to disagree",
+    quiet: "off a TTY the progress line comes every 10 s: needs a run longer than that",
+    strict: "needs a client saturated on demand",
+  },
+  multiturn: {
+    "round-barrier": "no proof written yet (needs per-round start times under uneven turns)",
+    revision: "a repo-id tokenizer from a fake hub: not written for multiturn yet",
+    quiet: "off a TTY the progress line comes every 10 s: needs a run longer than that",
+    strict: "needs a client saturated on demand",
+  },
+  mock: {
+    "personality": "mock table not written yet (flags branch, see the report to the lead)",
+    "slots": "mock table not written yet (flags branch, see the report to the lead)",
+    "cache-ram": "mock table not written yet (flags branch, see the report to the lead)",
+    "no-slot-save-path": "mock table not written yet (flags branch, see the report to the lead)",
+    "tokenizer": "mock table not written yet (flags branch, see the report to the lead)",
+    "host": "mock table not written yet (flags branch, see the report to the lead)",
+    "port": "mock table not written yet (flags branch, see the report to the lead)",
+    "page-size": "mock table not written yet (flags branch, see the report to the lead)",
+    "cache-tokens": "mock table not written yet (flags branch, see the report to the lead)",
+    "host-cache-tokens": "mock table not written yet (flags branch, see the report to the lead)",
+    "host-load-us-per-token": "mock table not written yet (flags branch, see the report to the lead)",
+    "ttft-base-ms": "mock table not written yet (flags branch, see the report to the lead)",
+    "prefill-us-per-token": "mock table not written yet (flags branch, see the report to the lead)",
+    "itl-ms": "mock table not written yet (flags branch, see the report to the lead)",
+    "stream-interval": "mock table not written yet (flags branch, see the report to the lead)",
+    "max-running": "mock table not written yet (flags branch, see the report to the lead)",
+    "serial-prefill": "mock table not written yet (flags branch, see the report to the lead)",
+    "incremental": "mock table not written yet (flags branch, see the report to the lead)",
+    "context-length": "mock table not written yet (flags branch, see the report to the lead)",
+    "vocab-size": "mock table not written yet (flags branch, see the report to the lead)",
+    "model-name": "mock table not written yet (flags branch, see the report to the lead)",
+    "record-inputs": "mock table not written yet (flags branch, see the report to the lead)",
+    "fail-every": "mock table not written yet (flags branch, see the report to the lead)",
+    "error-event-every": "mock table not written yet (flags branch, see the report to the lead)",
+    "abort-every": "mock table not written yet (flags branch, see the report to the lead)",
+    "reset-every": "mock table not written yet (flags branch, see the report to the lead)",
+    "stall-every": "mock table not written yet (flags branch, see the report to the lead)",
+    "stall-s": "mock table not written yet (flags branch, see the report to the lead)",
+    "slow-headers-ms": "mock table not written yet (flags branch, see the report to the lead)",
+    "malformed-every": "mock table not written yet (flags branch, see the report to the lead)",
+    "invalid-utf8-every": "mock table not written yet (flags branch, see the report to the lead)",
+    "flush-fail-first": "mock table not written yet (flags branch, see the report to the lead)",
+    "no-generate": "mock table not written yet (flags branch, see the report to the lead)",
+    "exit-after": "mock table not written yet (flags branch, see the report to the lead)",
+    "flush-lies": "mock table not written yet (flags branch, see the report to the lead)",
+    "truth": "mock table not written yet (flags branch, see the report to the lead)",
+    "no-dev-mode": "mock table not written yet (flags branch, see the report to the lead)",
+    "no-metrics": "mock table not written yet (flags branch, see the report to the lead)",
+  },
+  report: {
+    "verbose": "report table not written yet",
+    "files": "report table not written yet",
+    "html": "report table not written yet",
+    "md": "report table not written yet",
+  },
+  compare: {
+    "verbose": "compare table not written yet",
+    "base": "compare table not written yet",
+    "new": "compare table not written yet",
+    "md": "compare table not written yet",
+    "max-regress": "compare table not written yet",
+    "force": "compare table not written yet",
+  },
+  merge: {
+    "verbose": "merge table not written yet",
+    "files": "merge table not written yet",
+    "output": "merge table not written yet",
+  },
 };
 
 /** Wired on another branch; the lead moves each into its table when that branch merges. */
@@ -211,10 +288,60 @@ const PENDING: Partial<Record<CommandName, Record<string, string>>> = {
   },
 };
 
+const DEMO_BASE = ["demo", ...SMALL, ...FILES, "--dump-prompts", "{dir}/p.jsonl"];
+const DEMO: Record<string, Entry> = {
+  ...measuringEntries("demo"),
+  model: { args: ["--model", LLAMA2_TOKENIZER], proof: detailsOrPrompts },
+  "num-prompts": { args: ["--num-prompts", "3"], proof: detailsDiffer },
+  "total-tokens": { args: ["--total-tokens", "80"], proof: detailsDiffer },
+  "output-len": { args: ["--output-len", "3"], proof: detailsDiffer },
+  pcts: { args: ["--pcts", "0"], proof: detailsDiffer },
+  "request-rate": RUN["request-rate"]!,
+  burstiness: RUN.burstiness!,
+  duration: { args: ["--request-rate", "40", "--duration", "0.2"], drop: ["--num-prompts"], proof: detailsDiffer },
+  "stall-timeout": { args: ["--stall-timeout", "0.001"], proof: fails },
+  workers: RUN.workers!,
+  backend: { args: ["--backend", "openai"], proof: (o, b) => expect(o.lines("o.jsonl")[0]!.backend).not.toBe(b.lines("o.jsonl")[0]!.backend) },
+};
+
+const MT_BASE = ["multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", "{url}", "--num-clients", "2", "--num-rounds", "2", "--turn-tokens", "16", "--output-len", "2", "--settle", "0", ...FILES];
+const { gate: _gate, "gates-file": _gatesFile, ...MT_SHARED } = measuringEntries("multiturn");
+const MT: Record<string, Entry> = {
+  ...MT_SHARED,
+  backend: { args: ["--backend", "openai"], proof: sends },
+  "base-url": RUN["base-url"]!,
+  host: RUN.host!,
+  port: RUN.port!,
+  model: RUN.model!,
+  tokenizer: RUN.tokenizer!,
+  "output-len": RUN["output-len"]!,
+  "num-clients": { args: ["--num-clients", "3"], proof: sends },
+  "num-rounds": { args: ["--num-rounds", "3"], proof: sends },
+  "turn-tokens": { args: ["--turn-tokens", "20"], proof: sends },
+  "first-turn-tokens": { args: ["--first-turn-tokens", "30"], proof: sends },
+  "shared-system-tokens": { args: ["--shared-system-tokens", "32"], proof: sends },
+  "working-set": { args: ["--shared-system-tokens", "32", "--working-set", "2"], vs: ["--shared-system-tokens", "32"], proof: sends },
+  flush: RUN.flush!,
+  "flush-deadline": RUN["flush-deadline"]!,
+  "stall-timeout": { args: ["--stall-timeout", "0.3"], server: ["--stall-every", "2", "--stall-s", "3"], vs: [], proof: fails },
+  "api-key": RUN["api-key"]!,
+  "served-model-name": RUN["served-model-name"]!,
+  "ready-queue-policy": { args: ["--ready-queue-policy", "round-robin", "--num-clients", "4", "--max-concurrency", "1"], vs: ["--num-clients", "4", "--max-concurrency", "1"], proof: sends },
+  "think-time": { args: ["--think-time", "0.5"], proof: (o, b) => expect(o.wallMs).toBeGreaterThan(b.wallMs + 300) },
+  "max-concurrency": { args: ["--max-concurrency", "1"], server: ["--itl-ms", "30"], vs: ["--max-concurrency", "2"], proof: (o, b) => {
+    const firstRound = (x: Observation) => x.lines("d.jsonl").filter((l) => l.round === 0).map((l) => l.start_epoch_ms).sort();
+    const gap = (x: Observation) => firstRound(x)[1]! - firstRound(x)[0]!;
+    expect(gap(o)).toBeGreaterThan(25);
+    expect(gap(b)).toBeLessThan(25);
+  } },
+  "cache-tolerance": { ...RUN["cache-tolerance"]!, args: ["--page-size", "1", "--verify-cache", "strict", "--cache-tolerance", "1"], vs: ["--page-size", "1", "--verify-cache", "strict"] },
+  "page-size": { ...RUN["page-size"]!, args: ["--verify-cache", "strict", "--page-size", "1"], vs: ["--verify-cache", "strict"] },
+};
+
 const TABLES: Record<CommandName, { base: string[]; entries: Record<string, Entry> }> = {
   run: { base: RUN_BASE, entries: RUN },
-  demo: { base: [], entries: {} },
-  multiturn: { base: [], entries: {} },
+  demo: { base: DEMO_BASE, entries: DEMO },
+  multiturn: { base: MT_BASE, entries: MT },
   mock: { base: [], entries: {} },
   report: { base: [], entries: {} },
   compare: { base: [], entries: {} },
