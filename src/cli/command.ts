@@ -1,7 +1,7 @@
 /** What every warmbench command shares: citty's definition from the declarations, --verbose, the exit code. */
 import { defineCommand, type CommandDef } from "citty";
 import type { CommandName } from "../config/flags/index.ts";
-import type { RawFlags } from "../config/flag-values.ts";
+import type { RawFlags } from "./options.ts";
 import { log } from "../log.ts";
 import { argsOf } from "./flags.ts";
 

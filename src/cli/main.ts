@@ -9,7 +9,7 @@ import { EXIT, UsageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { write } from "./command.ts";
 import { compareCommand } from "./compare.ts";
-import { demoCommand } from "./demo.ts";
+import { demoCommand } from "./demo-command.ts";
 import { checkedArgv } from "./flags.ts";
 import { mergeCommand } from "./merge.ts";
 import { mockCommand } from "./mock.ts";

@@ -1,7 +1,8 @@
 /** `warmbench multiturn`: validate, relaunch for a large concurrency, run with the interrupt wired, exit code. */
 import { createInterrupt } from "../interrupt.ts";
 import { log } from "../log.ts";
-import { relaunchWithFetchCap } from "../relaunch.ts";
+import { multiturnInFlight } from "../config/options.ts";
+import { relaunchWithFetchCap } from "./relaunch.ts";
 import { warmbenchCommand, write } from "./command.ts";
 import { exitCodeFor } from "./exit-code.ts";
 
@@ -9,7 +10,7 @@ export const multiturnCommand = warmbenchCommand(
   "multiturn",
   "Run multi-turn conversations that grow turn by turn, and report each round's cache hits",
   async (raw) => {
-    const { parseMultiturnOptions, multiturnInFlight } = await import("../multiturn/options.ts");
+    const { parseMultiturnOptions } = await import("./multiturn-options.ts");
     const { runMultiturn } = await import("../multiturn/run-multiturn.ts");
     const opts = parseMultiturnOptions(raw);
     const relaunched = await relaunchWithFetchCap(multiturnInFlight(opts));

@@ -1,6 +1,6 @@
 /** `warmbench run` (the default command): the warm-cache sweep against a server. */
-import { parseRunOptions } from "../options.ts";
-import { relaunchWithFetchCap } from "../relaunch.ts";
+import { parseRunOptions } from "./options.ts";
+import { relaunchWithFetchCap } from "./relaunch.ts";
 import { runInFlightLimit } from "../sweep/plan.ts";
 import { warmbenchCommand } from "./command.ts";
 import { sweep } from "./sweep.ts";

@@ -2,7 +2,7 @@
 import { cpus } from "node:os";
 import { createInterrupt } from "../interrupt.ts";
 import { log } from "../log.ts";
-import type { RunOptions } from "../options.ts";
+import type { RunOptions } from "../config/options.ts";
 import { resolvePlacement } from "../shard/placement.ts";
 import { runInFlightLimit } from "../sweep/plan.ts";
 import { runSweep } from "../sweep/run-sweep.ts";

@@ -11,7 +11,7 @@ import {
   READY_QUEUE_POLICIES,
   RUN_DEFAULTS as d,
   VERIFY_CACHE_MODES,
-} from "../defaults.ts";
+} from "../options.ts";
 import type { FlagDecl, RefusedFlag } from "./types.ts";
 
 type Commands = FlagDecl["commands"];

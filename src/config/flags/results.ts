@@ -1,5 +1,5 @@
 /** Flags of the commands that read results files: `report`, `compare`, `merge`. */
-import { COMPARE_DEFAULTS } from "../defaults.ts";
+import { COMPARE_DEFAULTS } from "../options.ts";
 import type { FlagDecl } from "./types.ts";
 
 export const RESULTS_FLAGS: FlagDecl[] = [
@@ -16,5 +16,6 @@ export const RESULTS_FLAGS: FlagDecl[] = [
   } },
   { name: "max-regress", type: "string", default: COMPARE_DEFAULTS.maxRegress, help: "How much worse NEW may be, per metric, as METRIC=PCT%,...; replaces the defaults", commands: { compare: true } },
   { name: "force", type: "boolean", help: "Compare lines whose workload fingerprints differ (marked in the output)", commands: { compare: true } },
+  { name: "allow-missing", type: "boolean", help: "Accept lines of BASE that NEW lacks (said in the output) instead of failing with exit 7", commands: { compare: true } },
   { name: "output", type: "string", help: "Where the merged JSONL goes (-o)", commands: { merge: true } },
 ];

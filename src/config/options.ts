@@ -1,8 +1,9 @@
 /**
- * Every default and every enumerated flag value, once: the flag declarations (config/flags), the parsers and
+ * Every default lives here, once, with the option types and enums: the CLI's flag table and parsing (src/cli/) and
  * the core read from these objects. Names and defaults of the reference script's flags (bench_warm_cache.py) are
- * kept exactly. Imports nothing: the lowest layer after the schema.
+ * kept exactly.
  */
+import type { Gate } from "../schema/gate.ts";
 
 export const RUN_DEFAULTS = {
   /**
@@ -64,6 +65,68 @@ export type EndpointFlag = (typeof ENDPOINTS)[number];
 export type VerifyCacheMode = (typeof VERIFY_CACHE_MODES)[number];
 export type FlushMode = (typeof FLUSH_MODES)[number];
 
+/** Validated options of `warmbench run`; nothing below run.ts sees raw flags. */
+export interface RunOptions {
+  backend: BackendName;
+  /** Which generation API measured requests use; "auto": the engine's own. */
+  endpoint: EndpointFlag;
+  /** Server base URL without a trailing slash. */
+  baseUrl: string;
+  model: string;
+  /** Tokenizer spec: a tokenizer.json path, a directory holding one, or a Hugging Face repo id. */
+  tokenizer: string;
+  revision: string;
+  numPrompts: number;
+  totalTokens: number;
+  outputLen: number;
+  /** Requests in flight at once; 0 = unlimited (every prompt at once), as the script's `max_concurrency` of 0. */
+  maxConcurrency: number;
+  pcts: number[];
+  /** Python int seed, any size; random.Random(seed) uses abs(seed). */
+  seed: bigint;
+  disableIgnoreEos: boolean;
+  outputFile: string | null;
+  extraRequestBody: Record<string, unknown>;
+  dumpPrompts: string | null;
+  settleMs: number;
+  flushDeadlineS: number;
+  flushServerTimeoutS: number;
+  requestTimeoutS: number;
+  stallTimeoutS: number;
+  /** Server KV page size for the expected cached tokens; null = read /server_info (else 1). */
+  pageSize: number | null;
+  verbose: boolean;
+  /** Bearer token for the target server only (never the hub); from --api-key or SGLANG_API_KEY/OPENAI_API_KEY. */
+  apiKey: string | null;
+  /** OpenAI backend: the model name to send; null = ask /v1/models. */
+  servedModelName: string | null;
+  /** Per-request JSONL (timestamps, cached tokens) for accuracy studies; request ids go out as x-request-id. */
+  requestDetails: string | null;
+  verifyCache: VerifyCacheMode;
+  cacheTolerance: number;
+  flush: FlushMode;
+  /** Exit non-zero when the client itself was saturated during a pct. */
+  strict: boolean;
+  /** --workers: processes on this machine (this one included), or "auto"; null: one process. */
+  workers: number | "auto" | null;
+  /** --shard: this process's rank of a launcher-started run ("I/N"), or "auto" (Slurm); null: not sharded. */
+  shard: { rank: number; size: number } | "auto" | null;
+  /** --coordinator HOST:PORT where shard 0 listens; null: derived (Slurm) or not needed. */
+  coordinator: { hostname: string; port: number } | null;
+  /** Working-set sizes to run at every pct (K distinct shared prefixes in rotation); [1] is the script's sweep. */
+  workingSets: number[];
+  /** --gate and --gates-file, in that order; checked as each pct ends (exit code 6 when one fails). */
+  gates: Gate[];
+  /** No progress display on stderr. */
+  quiet: boolean;
+  /** Request rates to sweep within each pct, requests/s; Infinity = closed loop (the next request when a slot is free). */
+  requestRates: number[];
+  /** Gamma shape of the gaps between arrivals (mean 1/rate): 1 = Poisson, Infinity = evenly spaced. */
+  burstiness: number;
+  /** Open loop: requests arrive at the rate for this long (instead of --num-prompts of them); null = --num-prompts. */
+  durationS: number | null;
+}
+
 /** Defaults of `warmbench compare`. */
 export const COMPARE_DEFAULTS = {
   /**
@@ -85,6 +148,12 @@ export const DEMO_DEFAULTS = {
   mock: { ttftBaseMs: 5, prefillUsPerToken: 20, itlMs: 4, pageSize: 16, serialPrefill: false },
 } as const;
 
+/** Requests in flight at once: --max-concurrency, or every request of a line when it is 0 (the script's "unlimited"). */
+export const inFlightLimit = (o: Pick<RunOptions, "maxConcurrency">, requests: number): number =>
+  o.maxConcurrency === 0 ? Math.max(1, requests) : o.maxConcurrency;
+
+
+// --- warmbench multiturn -------------------------------------------------------------------
 
 /**
  * `warmbench multiturn` defaults: SGLang's benchmark/hicache/bench_multiturn.py where a flag means the same
@@ -114,3 +183,27 @@ export const MULTITURN_DEFAULTS = {
  */
 export const READY_QUEUE_POLICIES = ["fifo", "random", "round-robin"] as const;
 export type ReadyQueuePolicy = (typeof READY_QUEUE_POLICIES)[number];
+
+/** A client's pause between its turns, seconds. */
+export type ThinkTime =
+  | { kind: "fixed"; s: number }
+  | { kind: "exp"; meanS: number }
+  | { kind: "uniform"; lowS: number; highS: number };
+
+/** Validated options of `warmbench multiturn`: the sweep's shared flags, and the conversation's shape. */
+export type MultiturnOptions = Omit<RunOptions, "numPrompts" | "totalTokens" | "pcts" | "workingSets" | "workers" | "shard" | "coordinator" | "gates" | "requestRates" | "burstiness" | "durationS"> & {
+  numClients: number;
+  numRounds: number;
+  turnTokens: number;
+  /** New user tokens of round 0 (bench_multiturn's request-length); defaults to turnTokens. */
+  firstTurnTokens: number;
+  sharedSystemTokens: number;
+  roundBarrier: boolean;
+  thinkTime: ThinkTime;
+  readyQueuePolicy: ReadyQueuePolicy;
+  workingSet: number;
+};
+
+/** Requests in flight at once: --max-concurrency, or every client when it is 0. */
+export const multiturnInFlight = (o: Pick<MultiturnOptions, "maxConcurrency" | "numClients">): number =>
+  o.maxConcurrency === 0 ? o.numClients : Math.min(o.maxConcurrency, o.numClients);

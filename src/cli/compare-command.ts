@@ -1,0 +1,67 @@
+/**
+ * `warmbench compare BASE.jsonl NEW.jsonl [--max-regress ...] [--md FILE] [--force] [--allow-missing]`: pairs the
+ * lines of two runs by their axes (sweep or multi-turn round lines), refuses pairs that measured different work
+ * (exit 2, naming the field), prints the deltas and exits 7 when a metric regressed beyond its limit or a check fails:
+ * a BASE line missing from NEW, more failed requests, a cache proof lost, a NEW line whose client saturated.
+ */
+import { writeFileSync } from "node:fs";
+import { EXIT, UsageError } from "../errors.ts";
+import { log } from "../log.ts";
+import { type RawFlags } from "./options.ts";
+import { COMPARE_DEFAULTS } from "../config/options.ts";
+import { checkOutputWritable } from "../output/jsonl-file.ts";
+import { appendStepSummary } from "../output/step-summary.ts";
+import { missingFindings, pairFindings } from "../compare/evidence.ts";
+import { judgePair } from "../compare/judge.ts";
+import { parseLimits } from "../compare/limits.ts";
+import { field, lastRunLines } from "../compare/lines.ts";
+import { describeDifference, pairLines } from "../compare/pairing.ts";
+import { describeRegression, regressions, renderCompareConsole, renderCompareMarkdown, type Comparison } from "../compare/render.ts";
+
+export function compareCommand(raw: RawFlags & { _: string[] }, write: (text: string) => void): number {
+  const [baseFile, newFile, ...extra] = raw._;
+  if (baseFile === undefined || newFile === undefined || extra.length > 0) {
+    throw new UsageError("compare: expects two JSONL results files (warmbench compare BASE.jsonl NEW.jsonl)");
+  }
+  const limitsText = typeof raw["max-regress"] === "string" ? raw["max-regress"] : COMPARE_DEFAULTS.maxRegress;
+  const limits = parseLimits(limitsText);
+  const md = typeof raw.md === "string" ? raw.md : null;
+  if (md !== null) checkOutputWritable(md, "--md");
+  const allowMissing = raw["allow-missing"] === true;
+
+  const pairing = pairLines(lastRunLines(baseFile, "BASE"), lastRunLines(newFile, "NEW"));
+  if (pairing.pairs.length === 0) {
+    throw new UsageError(`compare: no line is in both files (BASE ${pairing.onlyInBase.join(",")}; NEW ${pairing.onlyInNew.join(",")})`);
+  }
+  const mismatched = pairing.pairs.filter((p) => p.differences.length > 0);
+  if (mismatched.length > 0 && raw.force !== true) {
+    const more = mismatched.length > 1 ? ` (and ${mismatched.length - 1} more line(s))` : "";
+    throw new UsageError(`compare: refused: ${describeDifference(mismatched[0]!)}${more}; the runs did not measure the same workload (--force compares anyway)`);
+  }
+  for (const p of mismatched) log.warn(`compare --force: ${describeDifference(p)}`);
+  // NEW's saturated lines fail as untrustworthy (evidence.ts); BASE's are a note: the baseline may flatter or hide.
+  const baseSaturated = pairing.pairs.filter((p) => field(p.base, "client_saturated") === true).map((p) => p.label);
+
+  const comparison: Comparison = {
+    baseFile,
+    newFile,
+    rows: pairing.pairs.flatMap((p) => judgePair(p, limits)),
+    forced: mismatched.map(describeDifference),
+    onlyInBase: pairing.onlyInBase,
+    onlyInNew: pairing.onlyInNew,
+    allowMissing,
+    saturated: baseSaturated.length > 0 ? [`BASE at ${baseSaturated.join(", ")}`] : [],
+    findings: [...(allowMissing ? [] : missingFindings(pairing.onlyInBase)), ...pairing.pairs.flatMap(pairFindings)],
+  };
+  write(renderCompareConsole(comparison));
+  const markdown = renderCompareMarkdown(comparison);
+  if (md !== null) writeFileSync(md, markdown);
+  appendStepSummary(markdown);
+  if (allowMissing && pairing.onlyInBase.length > 0) log.warn(`compare --allow-missing: not compared, missing from NEW: ${pairing.onlyInBase.join(", ")}`);
+  const failing = [...regressions(comparison).map(describeRegression), ...comparison.findings.map((f) => f.text)];
+  if (failing.length === 0) return EXIT.ok;
+  const shown = failing.slice(0, 10).map((text) => `  ${text}`);
+  if (failing.length > shown.length) shown.push(`  ... and ${failing.length - shown.length} more (see the table)`);
+  log.error(`${failing.length} regression(s) or failing check(s): exit code ${EXIT.regression}\n${shown.join("\n")}`);
+  return EXIT.regression;
+}

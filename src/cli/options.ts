@@ -1,0 +1,299 @@
+/**
+ * Parsing of the run's flags: raw citty strings in, validated options (src/config/options.ts) out. Every problem is
+ * one UsageError naming the flag (exit 2), before anything is sent.
+ */
+import { UsageError } from "../errors.ts";
+import { BACKENDS, ENDPOINTS, FLUSH_MODES, RUN_DEFAULTS, VERIFY_CACHE_MODES, type RunOptions } from "../config/options.ts";
+import { endpointFor, ENGINES } from "../backends/index.ts";
+import { parseCoordinatorFlag, parseShardFlag, parseWorkersFlag } from "../shard/placement.ts";
+import { parseGates } from "../gates/parse.ts";
+import { plannedSweepAxes } from "../schema/axes.ts";
+import { checkGatesMatchPlan } from "../gates/plan.ts";
+import { arrivalCount } from "../workload/arrivals.ts";
+import { splitPrompt } from "../workload/prompts.ts";
+
+/** Raw flag values as citty hands them over: strings and booleans, keyed by kebab-case name. */
+export type RawFlags = Record<string, string | boolean | undefined>;
+
+const INT_RE = /^[+-]?\d+$/;
+
+/** Parses a Python-style int flag (argparse `type=int`); throws a UsageError naming the flag. */
+export function parseIntFlag(flag: string, value: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const text = value.trim().replaceAll("_", "");
+  if (!INT_RE.test(text)) throw new UsageError(`--${flag}: expected an integer, got "${value}"`);
+  const n = Number(text);
+  if (!Number.isSafeInteger(n)) throw new UsageError(`--${flag}: ${value} is too large`);
+  if (n < min) throw new UsageError(`--${flag}: must be >= ${min}, got ${n}`);
+  if (n > max) throw new UsageError(`--${flag}: must be <= ${max}, got ${n}`);
+  return n;
+}
+
+/** Parses a non-negative decimal number of seconds (or ms), naming the flag on error. */
+export function parseNumberFlag(flag: string, value: string, min: number): number {
+  const text = value.trim();
+  const n = text === "" ? NaN : Number(text);
+  if (!Number.isFinite(n)) throw new UsageError(`--${flag}: expected a number, got "${value}"`);
+  if (n < min) throw new UsageError(`--${flag}: must be >= ${min}, got ${n}`);
+  return n;
+}
+
+/**
+ * `--pcts 0,50,99`, split as the script does (`int(p.strip())` of every non-blank part). A repeated pct is run
+ * again, as the script would; a list that leaves nothing to run, or a pct outside [0, 100] (the script would build
+ * prompts of another length than --total-tokens), is explained and refused.
+ */
+export function parsePcts(value: string): number[] {
+  const parts = value.split(",").map((p) => p.trim()).filter((p) => p !== "");
+  if (parts.length === 0) {
+    throw new UsageError(`--pcts "${value}": no percentage to sweep, so nothing would be measured (e.g. --pcts 0,50,90)`);
+  }
+  const pcts = parts.map((p) => parseIntFlag("pcts", p, Number.MIN_SAFE_INTEGER));
+  for (const p of pcts) {
+    if (p < 0 || p > 100) {
+      throw new UsageError(
+        `--pcts ${p}: a shared-prefix percentage must be in [0, 100]; the script would build prompts of another length than --total-tokens`,
+      );
+    }
+  }
+  return pcts;
+}
+
+/**
+ * `--working-set 1,4,16`: how many distinct shared prefixes rotate through a pct's prompts, each size one point of
+ * the sweep. 0 would leave the prompts nothing to share (and nothing to warm), so it is refused.
+ */
+export function parseWorkingSets(value: string): number[] {
+  const parts = value.split(",").map((p) => p.trim()).filter((p) => p !== "");
+  if (parts.length === 0) throw new UsageError(`--working-set "${value}": no working-set size given (e.g. --working-set 1,4,16)`);
+  return parts.map((p) => {
+    const k = parseIntFlag("working-set", p, Number.MIN_SAFE_INTEGER);
+    if (k < 1) {
+      throw new UsageError(`--working-set ${k}: a working set holds at least one shared prefix (1 = every prompt shares the same one)`);
+    }
+    return k;
+  });
+}
+
+/** A Python float as float() reads it: a decimal number, or inf/infinity; null when it is neither. */
+function parsePyFloat(text: string): number | null {
+  const t = text.trim().toLowerCase().replaceAll("_", "");
+  if (/^[+]?(inf|infinity)$/.test(t)) return Infinity;
+  if (/^[+-]?(inf|infinity)$/.test(t)) return -Infinity;
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/.test(t)) return null;
+  return Number(t);
+}
+
+/** `--request-rate 4` or a list to sweep, `1,2,4,inf`: each > 0 requests/s, or inf (the closed loop). */
+export function parseRequestRates(value: string): number[] {
+  const parts = value.split(",").map((p) => p.trim()).filter((p) => p !== "");
+  if (parts.length === 0) throw new UsageError(`--request-rate "${value}": no rate given (e.g. --request-rate 8, or inf)`);
+  return parts.map((p) => {
+    const rate = parsePyFloat(p);
+    if (rate === null) throw new UsageError(`--request-rate: expected a number of requests/s or inf, got "${p}"`);
+    if (!(rate > 0)) throw new UsageError(`--request-rate ${p}: a rate must be > 0 requests/s (inf sends each request as soon as a slot is free)`);
+    return rate;
+  });
+}
+
+/** A positive number (or inf where `infinite` allows it), naming the flag on error. */
+function parsePositive(flag: string, value: string, what: string, infinite: boolean): number {
+  const n = parsePyFloat(value);
+  if (n === null || (!infinite && !Number.isFinite(n))) throw new UsageError(`--${flag}: expected ${what}, got "${value}"`);
+  if (!(n > 0)) throw new UsageError(`--${flag} ${value}: must be > 0`);
+  return n;
+}
+
+/** `--seed`: a Python int of any size (random.Random uses its absolute value). */
+export function parseSeed(value: string): bigint {
+  const text = value.trim().replaceAll("_", "");
+  if (!INT_RE.test(text)) throw new UsageError(`--seed: expected an integer, got "${value}"`);
+  return BigInt(text);
+}
+
+/** `--extra-request-body`: a JSON object merged over the request payload, as the script does. */
+export function parseExtraBody(value: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (err) {
+    throw new UsageError(`--extra-request-body: not valid JSON (${(err as Error).message})`);
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new UsageError(`--extra-request-body: expected a JSON object, got ${JSON.stringify(parsed)}`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** `--base-url`, or http://HOST:PORT; must be an http(s) URL. Returned without a trailing slash. */
+export function parseBaseUrl(baseUrl: string | undefined, host: string, port: number): string {
+  const text = baseUrl ?? `http://${host.includes(":") && !host.startsWith("[") ? `[${host}]` : host}:${port}`;
+  const flag = baseUrl === undefined ? "host" : "base-url";
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`--${flag}: "${text}" is not a valid URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new UsageError(`--${flag}: "${text}" must start with http:// or https://`);
+  }
+  if (url.search || url.hash) throw new UsageError(`--${flag}: "${text}" must not have a query or fragment`);
+  return text.replace(/\/+$/, "");
+}
+
+export const str = (raw: RawFlags, key: string): string | undefined => {
+  const v = raw[key];
+  if (v === undefined || v === false) return undefined;
+  if (v === true) throw new UsageError(`--${key}: expects a value`);
+  return v;
+};
+
+/** Turns raw `warmbench run` flags into RunOptions, or throws one UsageError naming the flag. */
+export function parseRunOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env): RunOptions {
+  const d = RUN_DEFAULTS;
+  const backend = oneOf(raw, "backend", BACKENDS, d.backend);
+  const endpoint = oneOf(raw, "endpoint", ENDPOINTS, d.endpoint);
+  if (backend !== "auto") {
+    const resolved = endpointFor(ENGINES[backend], endpoint);
+    if (!(ENDPOINTS as readonly string[]).includes(resolved)) throw new UsageError(`--endpoint ${endpoint}: ${resolved}`);
+  }
+  const model = str(raw, "model");
+  if (!model || model.trim() === "") throw new UsageError("--model is required (a model id, or a tokenizer.json file or directory)");
+  const port = parseIntFlag("port", str(raw, "port") ?? String(d.port), 1, 65535);
+  const host = str(raw, "host") ?? d.host;
+  const totalTokens = parseIntFlag("total-tokens", str(raw, "total-tokens") ?? String(d.totalTokens), Number.MIN_SAFE_INTEGER);
+  if (totalTokens < 1) {
+    throw new UsageError(`--total-tokens ${totalTokens}: every prompt would be empty, and a server cannot prefill or answer an empty prompt`);
+  }
+  const pcts = parsePcts(str(raw, "pcts") ?? d.pcts);
+  for (const pct of pcts) {
+    if (pct > 0 && splitPrompt(totalTokens, pct).prefixLen === 0) {
+      throw new UsageError(
+        `--total-tokens ${totalTokens} is too small for --pcts ${pct}: the shared prefix would be ${totalTokens}*${pct}//100 = 0 tokens, ` +
+          `so nothing is shared or warmed (use --total-tokens >= ${Math.ceil(100 / pct)} or drop that pct)`,
+      );
+    }
+  }
+  const numPrompts = parseIntFlag("num-prompts", str(raw, "num-prompts") ?? String(d.numPrompts), Number.MIN_SAFE_INTEGER);
+  if (numPrompts < 1) {
+    throw new UsageError(`--num-prompts ${numPrompts}: no request would be measured (the script then stops with "All requests failed")`);
+  }
+  const outputLen = parseIntFlag("output-len", str(raw, "output-len") ?? String(d.outputLen), Number.MIN_SAFE_INTEGER);
+  if (outputLen < 1) {
+    throw new UsageError(`--output-len ${outputLen}: without an output token there is no time to first token to measure (use 1 or more)`);
+  }
+  const maxConcurrency = parseIntFlag("max-concurrency", str(raw, "max-concurrency") ?? String(d.maxConcurrency), Number.MIN_SAFE_INTEGER, 65535);
+  if (maxConcurrency < 0) {
+    throw new UsageError(`--max-concurrency ${maxConcurrency}: a concurrency limit cannot be negative (0 means unlimited, as in the script)`);
+  }
+  const workingSets = parseWorkingSets(str(raw, "working-set") ?? d.workingSet);
+  if (endpoint === "chat" && workingSets.some((k) => k > 1)) {
+    throw new UsageError("--working-set above 1 with --endpoint chat: text prompts are checked against one shared prefix; use --endpoint completions for cache-pressure studies");
+  }
+  const shared = parseSharedTail(raw, env);
+  const load = parseLoad(raw, shared.seed);
+  const gates = parseGates(str(raw, "gate"), str(raw, "gates-file"));
+  checkGatesMatchPlan(gates, plannedSweepAxes(pcts, workingSets, load.requestRates));
+  return {
+    backend,
+    endpoint,
+    baseUrl: parseBaseUrl(str(raw, "base-url"), host, port),
+    model,
+    tokenizer: str(raw, "tokenizer") ?? model,
+    revision: str(raw, "revision") ?? d.revision,
+    numPrompts,
+    totalTokens,
+    outputLen,
+    maxConcurrency,
+    pcts,
+    ...shared,
+    ...load,
+    workingSets,
+    gates,
+    workers: str(raw, "workers") === undefined ? null : parseWorkersFlag(str(raw, "workers")!),
+    shard: str(raw, "shard") === undefined ? null : parseShardFlag(str(raw, "shard")!),
+    coordinator: str(raw, "coordinator") === undefined ? null : parseCoordinatorFlag(str(raw, "coordinator")!),
+  };
+}
+
+/** The flags every measuring command takes with the same meaning (after the workload's), in RunOptions' order. */
+export type SharedTail = Pick<
+  RunOptions,
+  | "seed" | "disableIgnoreEos" | "outputFile" | "extraRequestBody" | "dumpPrompts" | "settleMs" | "flushDeadlineS"
+  | "flushServerTimeoutS" | "requestTimeoutS" | "stallTimeoutS" | "pageSize" | "verbose" | "apiKey" | "servedModelName"
+  | "requestDetails" | "verifyCache" | "cacheTolerance" | "flush" | "strict" | "quiet"
+>;
+
+export function parseSharedTail(raw: RawFlags, env: Record<string, string | undefined>): SharedTail {
+  const d = RUN_DEFAULTS;
+  const pageSizeRaw = str(raw, "page-size");
+  return {
+    seed: parseSeed(str(raw, "seed") ?? String(d.seed)),
+    disableIgnoreEos: raw["disable-ignore-eos"] === true,
+    outputFile: str(raw, "output-file") ?? null,
+    extraRequestBody: parseExtraBody(str(raw, "extra-request-body") ?? "{}"),
+    dumpPrompts: str(raw, "dump-prompts") ?? null,
+    settleMs: parseNumberFlag("settle", str(raw, "settle") ?? String(d.settleMs / 1000), 0) * 1000,
+    flushDeadlineS: parseNumberFlag("flush-deadline", str(raw, "flush-deadline") ?? String(d.flushDeadlineS), 0),
+    flushServerTimeoutS: d.flushServerTimeoutS,
+    requestTimeoutS: parseNumberFlag("request-timeout", str(raw, "request-timeout") ?? String(d.requestTimeoutS), 0.001),
+    stallTimeoutS: parseNumberFlag("stall-timeout", str(raw, "stall-timeout") ?? String(d.stallTimeoutS), 0.001),
+    pageSize: pageSizeRaw === undefined ? null : parseIntFlag("page-size", pageSizeRaw, 1),
+    verbose: raw.verbose === true,
+    apiKey: str(raw, "api-key") ?? env.SGLANG_API_KEY ?? env.OPENAI_API_KEY ?? null,
+    servedModelName: str(raw, "served-model-name") ?? null,
+    requestDetails: str(raw, "request-details") ?? null,
+    verifyCache: oneOf(raw, "verify-cache", VERIFY_CACHE_MODES, d.verifyCache),
+    cacheTolerance: parseFraction("cache-tolerance", str(raw, "cache-tolerance") ?? String(d.cacheTolerance)),
+    flush: oneOf(raw, "flush", FLUSH_MODES, d.flush),
+    strict: raw.strict === true,
+    quiet: raw.quiet === true,
+  };
+}
+
+/** --request-rate, --burstiness and --duration, checked against each other. */
+function parseLoad(raw: RawFlags, seed: bigint): Pick<RunOptions, "requestRates" | "burstiness" | "durationS"> {
+  const d = RUN_DEFAULTS;
+  const requestRates = parseRequestRates(str(raw, "request-rate") ?? d.requestRate);
+  const openLoop = requestRates.some((r) => Number.isFinite(r));
+  const burstinessRaw = str(raw, "burstiness");
+  const burstiness = parsePositive("burstiness", burstinessRaw ?? String(d.burstiness), "a gamma shape > 0 (1 = Poisson) or inf", true);
+  if (burstinessRaw !== undefined && !openLoop) {
+    throw new UsageError(`--burstiness ${burstinessRaw}: shapes the gaps between arrivals, so it needs a finite --request-rate`);
+  }
+  const durationRaw = str(raw, "duration");
+  if (durationRaw === undefined) return { requestRates, burstiness, durationS: null };
+  const durationS = parsePositive("duration", durationRaw, "a number of seconds", false);
+  if (requestRates.some((r) => !Number.isFinite(r))) {
+    throw new UsageError(`--duration ${durationRaw}: needs a finite --request-rate for every line (requests arrive at that rate until the time is up)`);
+  }
+  if (raw["num-prompts"] !== undefined) {
+    throw new UsageError(`--duration ${durationRaw}: --num-prompts is the other way to stop a line; give one of them`);
+  }
+  const most = Math.max(...requestRates) * durationS;
+  if (most > d.maxRequestsPerLine) {
+    throw new UsageError(`--duration ${durationRaw}: rate x duration = ${Math.round(most)} requests per line, more than ${d.maxRequestsPerLine}`);
+  }
+  for (const ratePerS of requestRates) {
+    if (arrivalCount({ ratePerS, burstiness, seed, count: null, durationS }) === 0) {
+      throw new UsageError(`--duration ${durationRaw}: at ${ratePerS} req/s no request is due within ${durationS} s, so nothing would be measured`);
+    }
+  }
+  return { requestRates, burstiness, durationS };
+}
+
+export function oneOf<T extends string>(raw: RawFlags, flag: string, choices: readonly T[], dflt: T): T {
+  const v = str(raw, flag) ?? dflt;
+  if (!(choices as readonly string[]).includes(v)) {
+    throw new UsageError(`--${flag}: "${v}" is not supported (choose from: ${choices.join(", ")})`);
+  }
+  return v as T;
+}
+
+function parseFraction(flag: string, value: string): number {
+  const n = parseNumberFlag(flag, value, 0);
+  if (n > 1) throw new UsageError(`--${flag}: must be a fraction in [0, 1], got ${n}`);
+  return n;
+}
+
+
