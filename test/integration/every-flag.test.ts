@@ -102,7 +102,11 @@ const RUN: Record<string, Entry> = {
   endpoint: { args: ["--endpoint", "completions"], proof: sends },
   "base-url": { args: ["--base-url", "http://127.0.0.1:9"], proof: fails },
   host: { args: ["--host", "127.0.0.9", "--port", "{port}"], drop: ["--base-url"], proof: fails },
-  port: { args: ["--port", "{port}"], drop: ["--base-url"], proof: (o, b) => expect(sentSignature(o)).toEqual(sentSignature(b)) },
+  // Nothing listens on the default port (30000) here: requests reaching the proxy are --port's doing.
+  port: { args: ["--port", "{port}"], drop: ["--base-url"], proof: (o) => {
+    expect(o.code).toBe(0);
+    expect(o.requests.length).toBeGreaterThan(0);
+  } },
   model: { args: ["--model", QWEN3_TOKENIZER], proof: sends },
   tokenizer: { args: ["--tokenizer", QWEN3_TOKENIZER], proof: sends },
   "num-prompts": { args: ["--num-prompts", "3"], proof: sends },
@@ -271,6 +275,7 @@ const UNPROVEN: Partial<Record<CommandName, Record<string, string>>> = {
     "md": "compare table not written yet",
     "max-regress": "compare table not written yet",
     "force": "compare table not written yet",
+    "allow-missing": "compare table not written yet",
   },
   merge: {
     "verbose": "merge table not written yet",
