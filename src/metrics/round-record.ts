@@ -10,6 +10,8 @@ import type { CachedTokensByTier, TtftByTier } from "./cache-tiers.ts";
 import type { Provenance, RunInfo } from "./pct-record.ts";
 import type { RequestMetrics } from "./summarize.ts";
 import type { CachePressure } from "./cache-pressure.ts";
+import type { GateResult } from "../schema/gate.ts";
+import type { ShardsReport } from "../schema/line-parts.ts";
 
 /**
  * The cache-pressure fields are CachePressure's: working_set_tokens is what the cache must hold for every turn of the
@@ -21,6 +23,8 @@ export interface RoundRecord extends RequestMetrics, CachePressure, Provenance {
   run_id: string;
   /** The run's description; in the run's first round line only. */
   run?: RunInfo;
+  /** Every --gate, judged on this round's numbers; [] without gates. */
+  gates: GateResult[];
   /** 0-based, as bench_multiturn.py's round_0, round_1, ... */
   round: number;
   num_rounds: number;
@@ -66,11 +70,13 @@ export interface RoundRecord extends RequestMetrics, CachePressure, Provenance {
   client_http_cpu_pct: number | null;
   client_cpu_pct: number;
   client_saturated: boolean;
+  /** The processes whose turns this round unites (how many, where, their clocks and health, which failed); null in one process. */
+  shards: ShardsReport | null;
 }
 
 /** Every key in the order written. */
 export const ROUND_KEYS = [
-  "type", "run_id", "run", "round", "num_rounds", "num_clients", "clients_in_round", "backend", "max_concurrency",
+  "type", "run_id", "run", "gates", "round", "num_rounds", "num_clients", "clients_in_round", "backend", "max_concurrency",
   "round_barrier", "ready_queue_policy", "shared_system_tokens", "first_turn_tokens", "turn_tokens", "output_len", "working_set",
   "sent", "completed", "failed", "errors", "errors_by_kind", "interrupted",
   "benchmark_duration", "total_input", "total_output", "total_output_retokenized", "request_throughput", "input_throughput",
@@ -84,7 +90,7 @@ export const ROUND_KEYS = [
   "working_set_tokens", "cache_capacity_tokens", "host_cache_capacity_tokens", "working_set_fits",
   "cache_shortfall_requests", "eviction", "cached_tokens_mismatched", "approximate_turns",
   "cached_tokens_by_tier", "ttft_by_tier", "cache_check", "flush_verified", "warm_cached_tokens",
-  "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated",
+  "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated", "shards",
   "hdr", "hdr_unit",
   "warmbench_version", "started_at", "model", "tokenizer", "population_size", "seed", "base_url", "server_version", "text_mode",
 ] as const satisfies ReadonlyArray<keyof RoundRecord>;

@@ -5,6 +5,8 @@
  */
 import type { RoundRecord } from "../metrics/round-record.ts";
 import { formatFixed2 } from "./console.ts";
+import { gatesCell, verdictText } from "./sweep-table.ts";
+import { formatCell, renderTextTable } from "./text-table.ts";
 import { parseJsonlLine } from "./jsonl.ts";
 
 /** A round line as read back from a file. */
@@ -29,7 +31,8 @@ export function renderRoundTableHeader(title: string): string {
 
 /** One round's row. */
 export function renderRoundRow(r: RoundLine): string {
-  const flags = `${r.interrupted ? " (cut)" : ""}${r.eviction ? " EVICT" : ""}`;
+  const gates = r.gates && r.gates.length > 0 ? ` gates ${gatesCell(r.gates)}` : "";
+  const flags = `${r.interrupted ? " (cut)" : ""}${r.eviction ? " EVICT" : ""}${gates}`;
   return (
     cells([
       String(r.round),
@@ -68,6 +71,12 @@ export function renderRoundTableFooter(rounds: readonly RoundLine[]): string {
     const approximate = rounds.reduce((sum, r) => sum + (r.approximate_turns ?? 0), 0);
     if (approximate > 0) lines.push(`Approximate turns (answers re-tokenized from text): ${approximate}`);
     if (last.flush_verified !== undefined) lines.push(`Flush verified (canary found 0 cached): ${last.flush_verified === true ? "yes" : last.flush_verified === false ? "NO" : "n/a"}`);
+    const verdicts = rounds.flatMap((r) => (r.gates ?? []).map((g) => [g.expr, String(r.round), formatCell(g.value), verdictText(g.pass)]));
+    if (verdicts.length > 0) {
+      const failed = verdicts.filter((v) => v[3] !== "pass").length;
+      lines.push(failed === 0 ? `Gates: all ${verdicts.length} verdicts pass` : `Gates: ${failed} of ${verdicts.length} verdicts FAIL`);
+      lines.push(renderTextTable(["gate", "round", "value", "verdict"], verdicts, ["left", "right", "right", "left"]).trimEnd());
+    }
   }
   lines.push("=".repeat(WIDTH));
   return lines.join("\n") + "\n";

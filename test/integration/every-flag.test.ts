@@ -196,6 +196,10 @@ const PROVEN_ELSEWHERE: Partial<Record<CommandName, Record<string, string>>> = {
     coordinator: "test/integration/workers.test.ts: three processes started by hand make one result",
     revision: "test/integration/security.test.ts: a repo-id tokenizer from the fake hub",
   },
+  multiturn: {
+    shard: "test/integration/multiturn-shards.test.ts: three processes started by hand make one result over all their turns",
+    coordinator: "test/integration/multiturn-shards.test.ts: three processes started by hand make one result over all their turns",
+  },
 };
 
 /**
@@ -285,13 +289,7 @@ const UNPROVEN: Partial<Record<CommandName, Record<string, string>>> = {
 };
 
 /** Wired on another branch; the lead moves each into its table when that branch merges. */
-const PENDING: Partial<Record<CommandName, Record<string, string>>> = {
-  multiturn: {
-    workers: "branch multiturn: --workers spreads the conversations over processes",
-    gate: "branch multiturn: gates judged per round (exit 6)",
-    "gates-file": "branch multiturn: gates judged per round (exit 6)",
-  },
-};
+const PENDING: Partial<Record<CommandName, Record<string, string>>> = {};
 
 const DEMO_BASE = ["demo", ...SMALL, ...FILES, "--dump-prompts", "{dir}/p.jsonl"];
 const DEMO: Record<string, Entry> = {
@@ -310,9 +308,13 @@ const DEMO: Record<string, Entry> = {
 };
 
 const MT_BASE = ["multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", "{url}", "--num-clients", "2", "--num-rounds", "2", "--turn-tokens", "16", "--output-len", "2", "--settle", "0", ...FILES];
-const { gate: _gate, "gates-file": _gatesFile, ...MT_SHARED } = measuringEntries("multiturn");
 const MT: Record<string, Entry> = {
-  ...MT_SHARED,
+  ...measuringEntries("multiturn"),
+  workers: { args: ["--workers", "2"], proof: (o) => {
+    const ranks = o.lines("o.jsonl")[0]!.shards.ranks;
+    expect(ranks.length).toBe(2);
+    expect(ranks.every((r: any) => r.sent > 0)).toBe(true);
+  } },
   backend: { args: ["--backend", "openai"], proof: sends },
   "base-url": RUN["base-url"]!,
   host: RUN.host!,

@@ -18,7 +18,6 @@ type Commands = FlagDecl["commands"];
 const text = (name: string, help: string, commands: Commands, more: Partial<FlagDecl> = {}): FlagDecl => ({ name, type: "string", help, commands, ...more });
 const bool = (name: string, help: string, commands: Commands): FlagDecl => ({ name, type: "boolean", help, commands });
 
-const RUN = { run: true } as const;
 const RUN_MT = { run: true, multiturn: true } as const;
 const SWEEPS = { run: true, demo: true } as const;
 const ALL = { run: true, demo: true, multiturn: true } as const;
@@ -113,10 +112,17 @@ const SHARED_FLAGS: FlagDecl[] = [
     ...SWEEPS,
     multiturn: { help: "Exit 5 when the client itself was saturated (event-loop lag or JS-thread CPU) during a round" },
   }),
-  text("workers", "Processes on this machine sharing the load (this one included), or auto: one per 256 streams, up to cores-1", ALL),
-  text("shard", "This process's part of a run started by a launcher: I/N, or auto under Slurm's srun (needs $WARMBENCH_SHARD_TOKEN across nodes)", RUN),
-  text("coordinator", "HOST:PORT where shard 0 listens (--shard I/N; under Slurm derived from the job and step ids)", RUN),
-  text("gate", "Pass/fail threshold METRIC OP VALUE[@pct OP N], e.g. 'p99_ttft_ms<=800@pct>=90'; repeatable; exit 6 when one fails", ALL, { repeatable: true }),
+  text("workers", "Processes on this machine sharing the load (this one included), or auto: one per 256 streams, up to cores-1", {
+    ...SWEEPS,
+    multiturn: { help: "Processes on this machine sharing the conversations (this one included; client c runs in process c mod N), or auto" },
+  }),
+  // A process of a run that a launcher (srun, a Kubernetes Indexed Job, a script) started.
+  text("shard", "This process's part of a run started by a launcher: I/N, or auto under Slurm's srun (needs $WARMBENCH_SHARD_TOKEN across nodes)", RUN_MT),
+  text("coordinator", "HOST:PORT where shard 0 listens (--shard I/N; under Slurm derived from the job and step ids)", RUN_MT),
+  text("gate", "Pass/fail threshold METRIC OP VALUE[@pct OP N], e.g. 'p99_ttft_ms<=800@pct>=90'; repeatable; exit 6 when one fails", {
+    ...SWEEPS,
+    multiturn: { help: "Pass/fail threshold METRIC OP VALUE judged on every round line, e.g. 'p99_ttft_ms<=800'; repeatable; exit 6 when one fails" },
+  }, { repeatable: true }),
   text("gates-file", "File with one gate per line (# comments)", ALL),
   bool("quiet", "No progress line on stderr", ALL),
   bool("verbose", "Show stack traces and debug logs", { ...ALL, report: true, compare: true, merge: true }),
