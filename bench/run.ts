@@ -1,7 +1,8 @@
 /**
  * `bun run bench`: the performance harness. Starts `dist/warmbench mock` processes (and, for capacity, the C
  * emitter of bench/emitter/, compiled into the work dir) with a ground-truth log, runs warmbench (and the Python reference script, when its Debian packages are installed) against them, and
- * writes bench/results/<scenario>.json plus bench/results/latest.md. See bench/README.md for the method.
+ * writes each scenario's own bench/results/<scenario>.json (its run's time, machine and version included); the run's
+ * Markdown goes to stdout only. docs/performance.md is generated from those files (`bun run docs`). See bench/README.md.
  *
  *   bun bench/run.ts [--quick] [--only accuracy,capacity,resources,cold-start,openai-cpu,workers,compare-noise,progress] [--no-python] [--build] [--bin PATH]
  */
@@ -130,29 +131,33 @@ async function main(): Promise<void> {
   const outDir = join(root, "bench", "results");
   mkdirSync(outDir, { recursive: true });
   const suffix = flags.quick ? ".quick" : "";
+  const version = (await new Response(Bun.spawn([bin, "--version"], { stdout: "pipe" }).stdout).text()).trim();
+  const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${process.platform}`;
+  const warmbenchVersion = `${version} (${bin.startsWith(root) ? bin.slice(root.length + 1) : bin})`;
   for (const name of flags.only) {
     const result = await SCENARIOS[name]!(ctx);
     results.push(result);
-    writeFileSync(join(outDir, `${name}${suffix}.json`), JSON.stringify({ startedAt, quick: flags.quick, python: pythonNote, ...result }, null, 1) + "\n");
+    // Each scenario's own file, written as soon as it ends: a later scenario that fails loses nothing, and no file
+    // holds another run's figures under this scenario's name.
+    const file = { startedAt, quick: flags.quick, python: pythonNote, machine, version: warmbenchVersion, ...result };
+    writeFileSync(join(outDir, `${name}${suffix}.json`), JSON.stringify(file, null, 1) + "\n");
   }
-  const version = (await new Response(Bun.spawn([bin, "--version"], { stdout: "pipe" }).stdout).text()).trim();
   const capacity = results.find((r) => r.name === "capacity");
   const markdown = renderMarkdown(results, {
     quick: flags.quick,
     startedAt,
     elapsedS: (performance.now() - t0) / 1000,
-    machine: `${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${process.platform}`,
-    warmbenchVersion: `${version} (${bin.startsWith(root) ? bin.slice(root.length + 1) : bin})`,
+    machine,
+    warmbenchVersion,
     python: pythonNote,
     extraTables: [
       ...(capacity ? [{ title: "Capacity: every step", ...capacityTrialTable(capacity) }] : []),
       ...results.flatMap((r) => r.extraTables ?? []),
     ],
   });
-  writeFileSync(join(outDir, "latest.md"), markdown);
   rmSync(workDir, { recursive: true, force: true });
   process.stdout.write(markdown);
-  progress(`wrote bench/results/latest.md and ${results.map((r) => `${r.name}${suffix}.json`).join(", ")} in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+  progress(`wrote ${results.map((r) => `bench/results/${r.name}${suffix}.json`).join(", ")} in ${((performance.now() - t0) / 1000).toFixed(0)} s; \`bun run docs\` renders them into docs/performance.md`);
 }
 
 await main();

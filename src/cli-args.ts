@@ -148,6 +148,7 @@ export const COMPARE_ARGS: ArgsDef = {
   "max-regress": s("How much worse NEW may be, per metric, as METRIC=PCT%,...; replaces the defaults", COMPARE_DEFAULTS.maxRegress),
   md: s("Also write the comparison as Markdown to this file"),
   force: b("Compare lines whose workload fingerprints differ (marked in the output)"),
+  "allow-missing": b("Accept lines of BASE that NEW lacks (said in the output) instead of failing with exit 7"),
   verbose: b("Show stack traces and debug logs"),
 };
 

@@ -132,6 +132,8 @@ import { UsageError } from "./errors.ts";
 import { endpointFor, ENGINES } from "./backends/index.ts";
 import { parseCoordinatorFlag, parseShardFlag, parseWorkersFlag } from "./shard/placement.ts";
 import { parseGates, type Gate } from "./gates/parse.ts";
+import { plannedSweepAxes } from "./gates/axes.ts";
+import { checkGatesMatchPlan } from "./gates/plan.ts";
 import { arrivalCount } from "./workload/arrivals.ts";
 import { splitPrompt } from "./workload/prompts.ts";
 
@@ -315,6 +317,8 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
   }
   const shared = parseSharedTail(raw, env);
   const load = parseLoad(raw, shared.seed);
+  const gates = parseGates(str(raw, "gate"), str(raw, "gates-file"));
+  checkGatesMatchPlan(gates, plannedSweepAxes(pcts, workingSets, load.requestRates));
   return {
     backend,
     endpoint,
@@ -330,7 +334,7 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     ...shared,
     ...load,
     workingSets,
-    gates: parseGates(str(raw, "gate"), str(raw, "gates-file")),
+    gates,
     workers: str(raw, "workers") === undefined ? null : parseWorkersFlag(str(raw, "workers")!),
     shard: str(raw, "shard") === undefined ? null : parseShardFlag(str(raw, "shard")!),
     coordinator: str(raw, "coordinator") === undefined ? null : parseCoordinatorFlag(str(raw, "coordinator")!),

@@ -17,5 +17,5 @@ export WARMBENCH_EMITTER_BIN=$ROOT/.devcarry/emitter
 BUN_BE_BUN=1 timeout 470 dist/warmbench bench/run.ts --only workers --no-python --bin dist/warmbench > "$OUTDIR/bench.log" 2>&1
 echo "rc=$?" >> "$OUTDIR/bench.log"
 tail -40 "$OUTDIR/bench.log"
-cp bench/results/workers.json bench/results/latest.md "$OUTDIR/" 2>/dev/null
+cp bench/results/workers.json "$OUTDIR/" 2>/dev/null
 exit 0

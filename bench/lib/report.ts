@@ -1,4 +1,4 @@
-/** Renders scenario results as the Markdown of bench/results/latest.md. */
+/** Renders scenario results as Markdown: the run summary `bun run bench` prints, and the tables of docs/performance.md. */
 import type { ScenarioResult, TargetCheck } from "./scenario.ts";
 
 /** A Markdown table; pipes inside cells are escaped. */
@@ -22,7 +22,7 @@ export interface RunInfo {
   extraTables: Array<{ title: string; columns: string[]; rows: string[][] }>;
 }
 
-/** The whole latest.md: header, targets table, then one section per scenario. */
+/** A whole run's Markdown (printed on stdout): header, targets table, then one section per scenario. */
 export function renderMarkdown(results: readonly ScenarioResult[], info: RunInfo): string {
   const out: string[] = [];
   out.push(`# warmbench performance harness${info.quick ? " (--quick smoke run: tiny sizes, targets not judged)" : ""}`);

@@ -1,4 +1,4 @@
-/** What every scenario returns: a table for latest.md, pass/fail rows against the targets, and raw trials. */
+/** What every scenario returns: a table for the Markdown, pass/fail rows against the targets, and raw trials. */
 import type { TrialResult } from "./trial.ts";
 
 /** One row of the targets table; `pass` is null when the run could not decide it (e.g. --quick sizes). */
@@ -18,7 +18,7 @@ export interface ScenarioResult {
   targets: TargetCheck[];
   notes: string[];
   trials: TrialResult[];
-  /** More tables for latest.md, after every scenario's own. */
+  /** More tables for the Markdown, after every scenario's own. */
   extraTables?: Array<{ title: string; columns: string[]; rows: string[][] }>;
   /** Scenario-specific figures other scenarios or the summary need. */
   figures: Record<string, number | string | null>;

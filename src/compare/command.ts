@@ -1,30 +1,21 @@
 /**
- * `warmbench compare BASE.jsonl NEW.jsonl [--max-regress ...] [--md FILE] [--force]`: pairs the pct lines of two
- * runs by workload, refuses pairs that measured different work (exit 2, naming the field), prints the deltas and
- * exits 7 when a metric regressed beyond its limit.
+ * `warmbench compare BASE.jsonl NEW.jsonl [--max-regress ...] [--md FILE] [--force] [--allow-missing]`: pairs the
+ * lines of two runs by their axes (sweep or multi-turn round lines), refuses pairs that measured different work
+ * (exit 2, naming the field), prints the deltas and exits 7 when a metric regressed beyond its limit or a check fails:
+ * a BASE line missing from NEW, more failed requests, a cache proof lost, a NEW line whose client saturated.
  */
 import { writeFileSync } from "node:fs";
 import { EXIT, UsageError } from "../errors.ts";
 import { log } from "../log.ts";
 import { COMPARE_DEFAULTS, type RawFlags } from "../options.ts";
 import { checkOutputWritable } from "../report/jsonl.ts";
-import { readResults } from "../report/results-file.ts";
-import { readResultsText } from "../report/runs.ts";
 import { appendStepSummary } from "../report/step-summary.ts";
-import type { PctLine } from "../report/console.ts";
+import { missingFindings, pairFindings } from "./evidence.ts";
 import { judgePair } from "./judge.ts";
 import { parseLimits } from "./limits.ts";
+import { field, lastRunLines } from "./lines.ts";
 import { describeDifference, pairLines } from "./pairing.ts";
 import { describeRegression, regressions, renderCompareConsole, renderCompareMarkdown, type Comparison } from "./render.ts";
-
-/** The pct lines of a file's last run (a file may hold several: a warning says which one is compared). */
-function lastRunLines(file: string, side: string): PctLine[] {
-  const runs = readResults(readResultsText(file, "compare"), file);
-  const last = runs.at(-1);
-  if (last === undefined) throw new UsageError(`compare: ${side} ${file} holds no pct line`);
-  if (runs.length > 1) log.warn(`compare: ${file} holds ${runs.length} runs; comparing its last (run_id ${last.runId ?? "none"})`);
-  return last.pcts;
-}
 
 export function compareCommand(raw: RawFlags & { _: string[] }, write: (text: string) => void): number {
   const [baseFile, newFile, ...extra] = raw._;
@@ -35,22 +26,20 @@ export function compareCommand(raw: RawFlags & { _: string[] }, write: (text: st
   const limits = parseLimits(limitsText);
   const md = typeof raw.md === "string" ? raw.md : null;
   if (md !== null) checkOutputWritable(md, "--md");
+  const allowMissing = raw["allow-missing"] === true;
 
   const pairing = pairLines(lastRunLines(baseFile, "BASE"), lastRunLines(newFile, "NEW"));
   if (pairing.pairs.length === 0) {
-    throw new UsageError(`compare: no shared-prefix pct is in both files (BASE ${pairing.onlyInBase.join(",")}; NEW ${pairing.onlyInNew.join(",")})`);
+    throw new UsageError(`compare: no line is in both files (BASE ${pairing.onlyInBase.join(",")}; NEW ${pairing.onlyInNew.join(",")})`);
   }
   const mismatched = pairing.pairs.filter((p) => p.differences.length > 0);
   if (mismatched.length > 0 && raw.force !== true) {
-    const more = mismatched.length > 1 ? ` (and ${mismatched.length - 1} more pct(s))` : "";
+    const more = mismatched.length > 1 ? ` (and ${mismatched.length - 1} more line(s))` : "";
     throw new UsageError(`compare: refused: ${describeDifference(mismatched[0]!)}${more}; the runs did not measure the same workload (--force compares anyway)`);
   }
   for (const p of mismatched) log.warn(`compare --force: ${describeDifference(p)}`);
-  const saturated: string[] = [];
-  for (const [side, key] of [["BASE", "base"], ["NEW", "next"]] as const) {
-    const pcts = pairing.pairs.filter((p) => p[key].client_saturated === true).map((p) => p.label);
-    if (pcts.length > 0) saturated.push(`${side} at ${pcts.join(", ")}`);
-  }
+  // NEW's saturated lines fail as untrustworthy (evidence.ts); BASE's are a note: the baseline may flatter or hide.
+  const baseSaturated = pairing.pairs.filter((p) => field(p.base, "client_saturated") === true).map((p) => p.label);
 
   const comparison: Comparison = {
     baseFile,
@@ -59,16 +48,19 @@ export function compareCommand(raw: RawFlags & { _: string[] }, write: (text: st
     forced: mismatched.map(describeDifference),
     onlyInBase: pairing.onlyInBase,
     onlyInNew: pairing.onlyInNew,
-    saturated,
+    allowMissing,
+    saturated: baseSaturated.length > 0 ? [`BASE at ${baseSaturated.join(", ")}`] : [],
+    findings: [...(allowMissing ? [] : missingFindings(pairing.onlyInBase)), ...pairing.pairs.flatMap(pairFindings)],
   };
   write(renderCompareConsole(comparison));
   const markdown = renderCompareMarkdown(comparison);
   if (md !== null) writeFileSync(md, markdown);
   appendStepSummary(markdown);
-  const regressed = regressions(comparison);
-  if (regressed.length === 0) return EXIT.ok;
-  const shown = regressed.slice(0, 10).map((r) => `  ${describeRegression(r)}`);
-  if (regressed.length > shown.length) shown.push(`  ... and ${regressed.length - shown.length} more (see the table)`);
-  log.error(`${regressed.length} regression(s) beyond the limits: exit code ${EXIT.regression}\n${shown.join("\n")}`);
+  if (allowMissing && pairing.onlyInBase.length > 0) log.warn(`compare --allow-missing: not compared, missing from NEW: ${pairing.onlyInBase.join(", ")}`);
+  const failing = [...regressions(comparison).map(describeRegression), ...comparison.findings.map((f) => f.text)];
+  if (failing.length === 0) return EXIT.ok;
+  const shown = failing.slice(0, 10).map((text) => `  ${text}`);
+  if (failing.length > shown.length) shown.push(`  ... and ${failing.length - shown.length} more (see the table)`);
+  log.error(`${failing.length} regression(s) or failing check(s): exit code ${EXIT.regression}\n${shown.join("\n")}`);
   return EXIT.regression;
 }

@@ -1,13 +1,16 @@
 /** The delta of every compared metric of every pair, which side is better, and whether a limit was exceeded. */
 import { COMPARE_METRICS, type CompareMetric } from "./metrics.ts";
 import type { Limits } from "./limits.ts";
-import type { PctPair } from "./pairing.ts";
+import type { LinePair } from "./pairing.ts";
+import { field } from "./lines.ts";
 
-export type Verdict = "REGRESSED" | "ok" | "better" | "worse" | "same" | "n/a";
+/** "untrustworthy": NEW's client saturated, so its numbers may be the client's own delay, not the server's. */
+export type Verdict = "REGRESSED" | "ok" | "better" | "worse" | "same" | "n/a" | "untrustworthy";
 
 export interface DeltaRow {
-  pct: number;
-  /** The line's cell (pairing.ts lineLabel): "50%", or "50% @ 8 req/s" in a rate sweep. */
+  /** The sweep line's pct; null for a round line. */
+  pct: number | null;
+  /** The line by its axes (gates/axes.ts): "50%", "50% @ 8 req/s" in a rate sweep, "round 3". */
   label: string;
   metric: string;
   better: CompareMetric["better"];
@@ -29,7 +32,8 @@ export interface DeltaRow {
 /** Percent by which `row` is worse than base in the metric's bad direction (negative: better). */
 const regressionPct = (better: CompareMetric["better"], deltaPct: number): number => (better === "lower" ? deltaPct : -deltaPct);
 
-export function judgePair(pair: PctPair, limits: Limits): DeltaRow[] {
+export function judgePair(pair: LinePair, limits: Limits): DeltaRow[] {
+  const untrustworthy = field(pair.next, "client_saturated") === true;
   const rows: DeltaRow[] = [];
   for (const m of COMPARE_METRICS) {
     const limitPct = limits.get(m.name) ?? null;
@@ -49,6 +53,8 @@ export function judgePair(pair: PctPair, limits: Limits): DeltaRow[] {
       // A limit judges the relative change; from a base of 0 any worsening is unbounded.
       const worsePct = deltaPct === null ? (newIsBetter || delta === 0 ? 0 : Infinity) : regressionPct(m.better, deltaPct);
       if (limitPct !== null) verdict = worsePct > limitPct ? "REGRESSED" : verdict === "worse" ? "ok" : verdict;
+      // Neither slower nor faster: a saturated client measured itself (evidence.ts fails the line for it).
+      if (untrustworthy) verdict = "untrustworthy";
     }
     rows.push({
       pct: pair.pct, label: pair.label, metric: m.name, better: m.better, source: a.source === "hdr" && b.source === "hdr" ? "hdr" : "line",

@@ -1,9 +1,10 @@
 /**
  * What `compare` compares: latency percentiles from the HDR histograms (p50/p90/p99/p99.9, every sample counted, not
- * only the saved summary numbers), means and throughputs from the pct lines; each knows which side is better.
+ * only the saved summary numbers), means and throughputs from the lines (sweep or round lines: the keys mean the same);
+ * each knows which side is better.
  */
-import type { PctLine } from "../report/console.ts";
 import { HDR_PERCENTILES, HDR_SERIES, hdrPercentileMs, type HdrSeries } from "../report/hdr-stats.ts";
+import { field, type CompareLine } from "./lines.ts";
 
 export interface CompareMetric {
   /** As written in --max-regress and in the table, e.g. p99_ttft_ms. */
@@ -12,17 +13,17 @@ export interface CompareMetric {
   /** Shown in the table without a --max-regress limit on it too. */
   shown: boolean;
   /** The value of a line, and whether it came from the HDR histograms. */
-  read(line: PctLine): { value: number | null; source: "hdr" | "line" };
+  read(line: CompareLine): { value: number | null; source: "hdr" | "line" };
 }
 
 const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 
 /** The line's own number for a percentile when it has no histogram (the script's files): p50 is its median. */
-function lineKey(series: HdrSeries, name: string): keyof PctLine | null {
+function lineKey(series: HdrSeries, name: string): string | null {
   const key = name === "p50" ? `median_${series}_ms` : `${name}_${series}_ms`;
   const known = ["median_ttft_ms", "p90_ttft_ms", "p99_ttft_ms", "median_tpot_ms", "p90_tpot_ms", "p99_tpot_ms", "median_itl_ms",
     "p90_itl_ms", "p99_itl_ms", "median_e2e_latency_ms", "p99_e2e_latency_ms"];
-  return known.includes(key) ? (key as keyof PctLine) : null;
+  return known.includes(key) ? key : null;
 }
 
 function percentileMetric(series: HdrSeries, p: (typeof HDR_PERCENTILES)[number], shown: boolean): CompareMetric {
@@ -34,16 +35,16 @@ function percentileMetric(series: HdrSeries, p: (typeof HDR_PERCENTILES)[number]
     read(line) {
       const fromHdr = hdrPercentileMs(line.hdr, series, p.percentile);
       if (fromHdr !== null) return { value: fromHdr, source: "hdr" };
-      return { value: fallback === null ? null : num(line[fallback]), source: "line" };
+      return { value: fallback === null ? null : num(field(line, fallback)), source: "line" };
     },
   };
 }
 
-const lineMetric = (name: keyof PctLine, better: "lower" | "higher", shown: boolean): CompareMetric => ({
+const lineMetric = (name: string, better: "lower" | "higher", shown: boolean): CompareMetric => ({
   name,
   better,
   shown,
-  read: (line) => ({ value: num(line[name]), source: "line" }),
+  read: (line) => ({ value: num(field(line, name)), source: "line" }),
 });
 
 /** Shown by default: every percentile of TTFT and ITL, the tails of TPOT and E2E. */
@@ -57,7 +58,7 @@ const SHOWN: Record<HdrSeries, readonly string[]> = {
 /** Every metric compare knows, in table order. */
 export const COMPARE_METRICS: readonly CompareMetric[] = [
   ...HDR_SERIES.flatMap((series) => [
-    lineMetric(`mean_${series}_ms` as keyof PctLine, "lower", true),
+    lineMetric(`mean_${series}_ms`, "lower", true),
     ...HDR_PERCENTILES.map((p) => percentileMetric(series, p, SHOWN[series].includes(p.name))),
   ]),
   lineMetric("output_throughput", "higher", true),

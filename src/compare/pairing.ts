@@ -1,53 +1,67 @@
 /**
- * Pairs the pct lines of two runs and checks that each pair measured the same work: equal workload fingerprints
- * (`workload` in each line). A difference is named by its first field (causes before consequences).
+ * Pairs the lines of two runs by their axes (a sweep's pct x working set x rate, a multi-turn run's round) and checks
+ * that each pair measured the same work: equal workload fingerprints (`workload` in each sweep line), or for round lines
+ * without one, equal conversation shapes. A difference is named by its first field (causes before consequences).
  */
 import { FINGERPRINT_FIELDS, type WorkloadFingerprint } from "../metrics/fingerprint.ts";
-import type { PctLine } from "../report/console.ts";
-import { lineLabel } from "../report/line-label.ts";
+import { axesOf, isRoundAxes, labelOf, type LineAxes } from "../gates/axes.ts";
+import { field, type CompareLine } from "./lines.ts";
 
-export interface PctPair {
-  pct: number;
-  /** The line's cell (line-label.ts): "50%", with the working set and the request rate where the run set them. */
+export interface LinePair<L extends CompareLine = CompareLine> {
+  /** The sweep line's pct; null for a round line. */
+  pct: number | null;
+  /** The line by its axes (gates/axes.ts): "50%", "50% ws=4 @ 8 req/s", "round 3". */
   label: string;
-  base: PctLine;
-  next: PctLine;
-  /** Fingerprint fields that differ (first is the one to name); "workload" when a line has no fingerprint. */
+  base: L;
+  next: L;
+  /** Fields that differ (first is the one to name); "workload" when a line has no fingerprint. */
   differences: string[];
 }
 
-export interface Pairing {
-  pairs: PctPair[];
+export interface Pairing<L extends CompareLine = CompareLine> {
+  pairs: LinePair<L>[];
   /** Labels of the lines with no partner. */
   onlyInBase: string[];
   onlyInNew: string[];
 }
 
-/** Sorts cells by pct, then working set, then rate (a closed loop last). */
-function cellOrder(a: PctLine, b: PctLine): number {
-  const rate = (l: PctLine) => (Number.isFinite(l.request_rate) ? l.request_rate : Infinity);
-  return a.shared_prefix_pct - b.shared_prefix_pct || (a.working_set ?? 1) - (b.working_set ?? 1) || rate(a) - rate(b);
+/** What a multi-turn run's rounds must share to be compared (its lines carry no workload fingerprint). */
+const ROUND_SHAPE = [
+  "backend", "tokenizer", "num_clients", "num_rounds", "shared_system_tokens", "first_turn_tokens", "turn_tokens", "output_len",
+  "max_concurrency", "round_barrier", "seed",
+] as const;
+
+/** A sort key: rounds in order; sweep cells by pct, then working set, then rate (a closed loop last). */
+function order(a: LineAxes, b: LineAxes): number {
+  if (isRoundAxes(a) || isRoundAxes(b)) return (isRoundAxes(a) ? a.round : -1) - (isRoundAxes(b) ? b.round : -1);
+  return a.shared_prefix_pct - b.shared_prefix_pct || a.working_set - b.working_set || a.request_rate - b.request_rate;
+}
+const lineOrder = (a: CompareLine, b: CompareLine): number => order(axesOf(a), axesOf(b));
+
+const isRound = (l: CompareLine): boolean => isRoundAxes(axesOf(l));
+
+/** The fields in which two lines' workloads differ: fingerprint fields in FINGERPRINT_FIELDS order, or round shape fields. */
+export function fingerprintDifferences(base: CompareLine, next: CompareLine): string[] {
+  const a = field(base, "workload") as WorkloadFingerprint | undefined;
+  const b = field(next, "workload") as WorkloadFingerprint | undefined;
+  if (a && b) return FINGERPRINT_FIELDS.filter((f) => a[f] !== b[f]);
+  if (!a && !b && isRound(base) && isRound(next)) return ROUND_SHAPE.filter((k) => field(base, k) !== field(next, k));
+  return ["workload"];
 }
 
-/** The fields in which two lines' fingerprints differ, in FINGERPRINT_FIELDS order. */
-export function fingerprintDifferences(base: PctLine, next: PctLine): string[] {
-  const a = base.workload as WorkloadFingerprint | undefined;
-  const b = next.workload as WorkloadFingerprint | undefined;
-  if (!a || !b) return ["workload"];
-  return FINGERPRINT_FIELDS.filter((f) => a[f] !== b[f]);
-}
-
-/** Lines of the same cell (pct, working set, request rate) paired (the last one of a cell when a sweep repeated it). */
-export function pairLines(base: readonly PctLine[], next: readonly PctLine[]): Pairing {
-  const byCell = (lines: readonly PctLine[]) => new Map([...lines].sort(cellOrder).map((l) => [lineLabel(l), l]));
+/** Lines at the same axes paired (the last one of a cell when a sweep repeated it). */
+export function pairLines<L extends CompareLine>(base: readonly L[], next: readonly L[]): Pairing<L> {
+  const byCell = (lines: readonly L[]) => new Map([...lines].sort(lineOrder).map((l) => [labelOf(l), l]));
   const b = byCell(base);
   const n = byCell(next);
-  const pairs: PctPair[] = [];
+  const pairs: LinePair<L>[] = [];
   for (const [label, line] of n) {
     const partner = b.get(label);
-    if (partner) pairs.push({ pct: line.shared_prefix_pct, label, base: partner, next: line, differences: fingerprintDifferences(partner, line) });
+    if (!partner) continue;
+    const axes = axesOf(line);
+    pairs.push({ pct: isRoundAxes(axes) ? null : axes.shared_prefix_pct, label, base: partner, next: line, differences: fingerprintDifferences(partner, line) });
   }
-  pairs.sort((x, y) => cellOrder(x.next, y.next));
+  pairs.sort((x, y) => lineOrder(x.next, y.next));
   return {
     pairs,
     onlyInBase: [...b.keys()].filter((k) => !n.has(k)),
@@ -55,16 +69,17 @@ export function pairLines(base: readonly PctLine[], next: readonly PctLine[]): P
   };
 }
 
-/** One line describing how a pair's fingerprints differ, with both values of the first field. */
-export function describeDifference(pair: PctPair): string {
+/** One line describing how a pair's workloads differ, with both values of the first field. */
+export function describeDifference(pair: LinePair): string {
   const [first, ...rest] = pair.differences;
   if (first === undefined) return "";
   if (first === "workload") {
-    const which = pair.base.workload ? "NEW" : pair.next.workload ? "BASE" : "neither file";
+    const which = field(pair.base, "workload") ? "NEW" : field(pair.next, "workload") ? "BASE" : "neither file";
     return `${pair.label}: ${which === "neither file" ? "neither line has" : `the ${which} line has no`} workload fingerprint (written before warmbench recorded one, or by the Python script)`;
   }
-  const show = (l: PctLine) => {
-    const v = (l.workload as unknown as Record<string, unknown>)[first];
+  const show = (l: CompareLine) => {
+    const w = field(l, "workload") as Record<string, unknown> | undefined;
+    const v = w ? w[first] : field(l, first);
     const text = typeof v === "string" ? v : JSON.stringify(v);
     return text.length > 16 ? `${text.slice(0, 12)}…` : text;
   };

@@ -1,6 +1,10 @@
-/** The comparison as a console table and as Markdown: base, new, Δ, Δ%, the better side and the verdict per metric and pct. */
+/**
+ * The comparison as a console table and as Markdown: base, new, Δ, Δ%, the better side and the verdict per metric and
+ * line, then the failing checks (evidence.ts) and the verdict.
+ */
 import { escapeMarkdownCell, renderMarkdownTable } from "../report/markdown.ts";
 import { formatCell, renderTextTable } from "../report/text-table.ts";
+import type { Finding } from "./evidence.ts";
 import type { DeltaRow } from "./judge.ts";
 
 export interface Comparison {
@@ -11,13 +15,20 @@ export interface Comparison {
   forced: string[];
   onlyInBase: string[];
   onlyInNew: string[];
+  /** --allow-missing: lines of BASE missing from NEW are accepted (and said so) instead of failing. */
+  allowMissing: boolean;
   /** "BASE at 0%, 90%": sides whose client was saturated (their numbers may be the client's own delay). */
   saturated: string[];
+  /** Checks that fail the comparison besides the limits: missing lines, more failures, lost proofs, untrustworthy lines. */
+  findings: Finding[];
 }
 
-const COLUMNS = ["pct", "metric", "from", "base", "new", "Δ", "Δ%", "better", "limit", "verdict"];
+const COLUMNS = ["line", "metric", "from", "base", "new", "Δ", "Δ%", "better", "limit", "verdict"];
 
 const signed = (v: number | null, digits = 2): string => (v === null ? "n/a" : `${v > 0 ? "+" : ""}${formatCell(v, digits)}`);
+/** The columns; the first is "pct" when every line is a sweep line (as the script names them). */
+const columns = (c: Comparison): string[] => [c.rows.every((r) => r.pct !== null) ? "pct" : "line", ...COLUMNS.slice(1)];
+
 /** A percent change, always with one decimal: "+20.0%". */
 const signedPct = (v: number): string => `${v > 0 ? "+" : ""}${Number.isFinite(v) ? v.toFixed(1) : formatCell(v)}%`;
 
@@ -36,22 +47,27 @@ export const describeRegression = (r: DeltaRow): string =>
 
 function verdictLine(c: Comparison): string {
   const regressed = regressions(c);
-  if (regressed.length === 0) return `No regression beyond the limits (${new Set(c.rows.map((r) => r.label)).size} lines compared).`;
-  return `${regressed.length} regression(s) beyond the limits: ${regressed.map(describeRegression).join("; ")}`;
+  if (regressed.length === 0 && c.findings.length === 0) return `No regression beyond the limits (${new Set(c.rows.map((r) => r.label)).size} lines compared).`;
+  const parts: string[] = [];
+  if (regressed.length > 0) parts.push(`${regressed.length} regression(s) beyond the limits: ${regressed.map(describeRegression).join("; ")}`);
+  if (c.findings.length > 0) parts.push(`${c.findings.length} failing check(s): ${c.findings.map((f) => f.text).join("; ")}`);
+  return parts.join(". ");
 }
 
 function notes(c: Comparison): string[] {
   const out: string[] = [];
   if (c.forced.length > 0) out.push(`* compared with --force although the workloads differ: ${c.forced.join("; ")}`);
   if (c.saturated.length > 0) out.push(`client saturated, so those numbers may be the client's own delay: ${c.saturated.join("; ")}`);
-  if (c.onlyInBase.length > 0) out.push(`lines only in BASE (not compared): ${c.onlyInBase.join(", ")}`);
+  if (c.onlyInBase.length > 0) {
+    out.push(`lines only in BASE (not compared): ${c.onlyInBase.join(", ")}${c.allowMissing ? " (missing from NEW, accepted by --allow-missing)" : ""}`);
+  }
   if (c.onlyInNew.length > 0) out.push(`lines only in NEW (not compared): ${c.onlyInNew.join(", ")}`);
   return out;
 }
 
 export function renderCompareConsole(c: Comparison): string {
   const head = `compare: BASE ${c.baseFile}  NEW ${c.newFile}  (Δ = new - base; latency: lower is better, throughput: higher)`;
-  const table = renderTextTable(COLUMNS, c.rows.map(cells), ["right", "left", "left", "right", "right", "right", "right", "left", "right", "left"]);
+  const table = renderTextTable(columns(c), c.rows.map(cells), ["right", "left", "left", "right", "right", "right", "right", "left", "right", "left"]);
   return [head, "", table, "", ...notes(c), verdictLine(c)].join("\n") + "\n";
 }
 
@@ -61,6 +77,6 @@ export function renderCompareMarkdown(c: Comparison): string {
   out.push(regressed.length === 0 ? `**${escapeMarkdownCell(verdictLine(c))}**` : `**${escapeMarkdownCell(verdictLine(c))}**`, "");
   for (const n of notes(c)) out.push(`- ${escapeMarkdownCell(n)}`);
   if (notes(c).length) out.push("");
-  out.push(renderMarkdownTable({ columns: COLUMNS, rows: c.rows.map(cells) }), "");
+  out.push(renderMarkdownTable({ columns: columns(c), rows: c.rows.map(cells) }), "");
   return out.join("\n");
 }

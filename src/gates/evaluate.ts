@@ -1,8 +1,11 @@
-/** Gates evaluated on one pct's numbers, as the pct ends; the verdicts go into the pct line (`gates`). */
-import type { PctRecord } from "../metrics/pct-record.ts";
+/**
+ * Gates evaluated on one line's numbers, as the line ends; the verdicts go into the line (`gates`). One code path for
+ * every kind of line: the scope is matched on the line's axes and the metric is looked up by key.
+ */
+import { axesLabel, axesOf, type LineAxes } from "./axes.ts";
 import { gateApplies, holds, type Gate } from "./parse.ts";
 
-/** One gate's verdict on one pct line, as written in the line's `gates`. */
+/** One gate's verdict on one line, as written in the line's `gates`. */
 export interface GateResult {
   expr: string;
   /** The metric's value in this line; null when it could not be measured (a gate on it then fails). */
@@ -10,27 +13,33 @@ export interface GateResult {
   pass: boolean;
 }
 
-/** The verdict of every gate that applies to the record's pct, in the order the gates were given. */
-export function evaluateGates(gates: readonly Gate[], record: Pick<PctRecord, "shared_prefix_pct"> & Partial<PctRecord>): GateResult[] {
+/** The verdict of every gate whose scope holds the line, in the order the gates were given. */
+export function evaluateGates(gates: readonly Gate[], line: object): GateResult[] {
+  const axes = axesOf(line);
   const results: GateResult[] = [];
   for (const gate of gates) {
-    if (!gateApplies(gate, record.shared_prefix_pct)) continue;
-    const raw = record[gate.metric];
+    if (!gateApplies(gate, axes)) continue;
+    const raw = (line as Record<string, unknown>)[gate.metric];
     const value = typeof raw === "number" ? raw : null;
-    // Unmeasured (null) or undefined (NaN) values fail: a gate passes only on evidence.
+    // Unmeasured (null), absent or undefined (NaN) values fail: a gate passes only on evidence.
     results.push({ expr: gate.expr, value, pass: value !== null && !Number.isNaN(value) && holds(value, gate.op, gate.value) });
   }
   return results;
 }
 
-/** A failed gate with the pct it failed at. */
+/** A failed gate with the line it failed at. */
 export interface GateFailure extends GateResult {
-  pct: number;
+  axes: LineAxes;
+  /** The line by its axes: "50%", "90% ws=4 @ 200 req/s", "round 3". */
+  line: string;
 }
 
-/** Every failed verdict in pct lines, in line order. */
-export function gateFailures(lines: ReadonlyArray<{ shared_prefix_pct: number; gates?: readonly GateResult[] }>): GateFailure[] {
+/** Every failed verdict in the lines, in line order. */
+export function gateFailures(lines: ReadonlyArray<object & { gates?: readonly GateResult[] }>): GateFailure[] {
   const failures: GateFailure[] = [];
-  for (const line of lines) for (const g of line.gates ?? []) if (!g.pass) failures.push({ ...g, pct: line.shared_prefix_pct });
+  for (const line of lines) {
+    const axes = axesOf(line);
+    for (const g of line.gates ?? []) if (!g.pass) failures.push({ ...g, axes, line: axesLabel(axes) });
+  }
   return failures;
 }

@@ -1,54 +1,80 @@
 /**
- * Gates: `METRIC OP VALUE [@pct OP PCT]`, e.g. `p99_ttft_ms<=800`, `failed==0`, `output_throughput>=1500@pct>=90`.
- * Parsed and checked against the pct line's numeric keys before anything is sent: a typo must not pass silently.
+ * Gates: `METRIC OP VALUE [@AXIS OP N ...]`, e.g. `p99_ttft_ms<=800`, `failed==0`, `output_throughput>=1500@pct>=90`,
+ * `p99_ttft_ms<=900@round>=2`, `mean_ttft_ms<50@pct=90@working_set=4`. A scope selects lines by their axes (axes.ts;
+ * `@pct` is `@shared_prefix_pct`); several scopes must all hold. Parsed and checked against the lines' numeric keys
+ * before anything is sent: a typo must not pass silently.
  */
 import { readFileSync } from "node:fs";
 import { UsageError } from "../errors.ts";
-import { isNumericKey, type NumericPctKey } from "../metrics/pct-record.ts";
+import type { Axis, LineAxes } from "./axes.ts";
+import { isGateMetric, type GateMetric } from "./metrics.ts";
 
 export const GATE_OPS = ["<=", ">=", "==", "!=", "<", ">"] as const;
 export type GateOp = (typeof GATE_OPS)[number];
+
+/** One `@AXIS OP N` of a gate. */
+export interface ScopeClause {
+  axis: Axis;
+  op: GateOp;
+  value: number;
+}
 
 /** A parsed gate. */
 export interface Gate {
   /** As written, without spaces: what the console and the JSONL show. */
   expr: string;
-  metric: NumericPctKey;
+  metric: GateMetric;
   op: GateOp;
   value: number;
-  /** Which pcts it applies to; null: every pct. */
-  scope: { op: GateOp; pct: number } | null;
+  /** Which lines it applies to: every clause holds; empty: every line. */
+  scope: ScopeClause[];
+  /** Where it was given, for messages: `--gate "expr"`, `--gates-file f.txt line 3 "expr"`. */
+  source: string;
 }
+
+/** The names a scope may use for each axis. */
+const AXIS_NAMES: Record<string, Axis> = {
+  pct: "shared_prefix_pct", shared_prefix_pct: "shared_prefix_pct", working_set: "working_set", request_rate: "request_rate", round: "round",
+};
 
 const NUMBER = String.raw`[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?`;
 const OP = "<=|>=|==|!=|=|<|>";
-const GATE_RE = new RegExp(`^([a-z0-9_]+)(${OP})(${NUMBER})(?:@pct(${OP})(\\d+))?$`);
+const SCOPE = `@([a-z_]+)(${OP})(${NUMBER}|inf)`;
+const GATE_RE = new RegExp(`^([a-z0-9_]+)(${OP})(${NUMBER})((?:${SCOPE})*)$`);
+const SCOPE_RE = new RegExp(SCOPE, "g");
 
 /** `=` reads as `==` (`@pct=50`). */
 const normalizeOp = (op: string): GateOp => (op === "=" ? "==" : (op as GateOp));
 
+function parseScope(text: string, where: string): ScopeClause[] {
+  const clauses: ScopeClause[] = [];
+  for (const [, name, op, value] of text.matchAll(SCOPE_RE) as IterableIterator<[string, string, string, string]>) {
+    const axis = AXIS_NAMES[name];
+    if (axis === undefined) throw new UsageError(`${where}: @${name} is not an axis of a line (one of @${Object.keys(AXIS_NAMES).join(", @")})`);
+    const n = value === "inf" ? Infinity : Number(value);
+    if (axis === "shared_prefix_pct" && (n < 0 || n > 100)) throw new UsageError(`${where}: @${name} ${n} is outside [0, 100]`);
+    clauses.push({ axis, op: normalizeOp(op), value: n });
+  }
+  return clauses;
+}
+
 /** Parses one gate; `source` names where it came from (`--gate`, `--gates-file f.txt line 3`) in errors. */
 export function parseGate(text: string, source = "--gate"): Gate {
   const expr = text.replace(/\s+/g, "");
+  const where = `${source} "${text}"`;
   const m = GATE_RE.exec(expr);
   if (m === null) {
     throw new UsageError(
-      `${source} "${text}": expected METRIC OP VALUE with OP one of ${GATE_OPS.join(" ")} and an optional @pct scope, ` +
+      `${where}: expected METRIC OP VALUE with OP one of ${GATE_OPS.join(" ")} and optional @pct, @working_set, @request_rate or @round scopes, ` +
         "e.g. p99_ttft_ms<=800 or output_throughput>=1500@pct>=90",
     );
   }
-  const [, metric, op, value, scopeOp, scopePct] = m as unknown as [string, string, string, string, string?, string?];
-  if (!isNumericKey(metric)) {
-    throw new UsageError(`${source} "${text}": ${metric} is not a numeric key of a pct line (e.g. p99_ttft_ms, mean_itl_ms, output_throughput, failed, cached_tokens_mismatched)`);
+  const [, metric, op, value, scopeText] = m as unknown as [string, string, string, string, string];
+  if (!isGateMetric(metric)) {
+    throw new UsageError(`${where}: ${metric} is not a numeric key of a pct line (e.g. p99_ttft_ms, mean_itl_ms, output_throughput, failed, cached_tokens_mismatched)`);
   }
-  if (op === "=") throw new UsageError(`${source} "${text}": use == to compare a metric (= is only for the @pct scope)`);
-  let scope: Gate["scope"] = null;
-  if (scopeOp !== undefined && scopePct !== undefined) {
-    const pct = Number(scopePct);
-    if (pct > 100) throw new UsageError(`${source} "${text}": @pct ${pct} is outside [0, 100]`);
-    scope = { op: normalizeOp(scopeOp), pct };
-  }
-  return { expr, metric, op: normalizeOp(op), value: Number(value), scope };
+  if (op === "=") throw new UsageError(`${where}: use == to compare a metric (= is only for a @ scope)`);
+  return { expr, metric, op: normalizeOp(op), value: Number(value), scope: parseScope(scopeText, where), source: `${source} "${expr}"` };
 }
 
 /** The gates of --gate (newline-joined when repeated) and of --gates-file. */
@@ -95,5 +121,9 @@ export function holds(a: number, op: GateOp, b: number): boolean {
   }
 }
 
-/** Whether the gate applies to a pct. */
-export const gateApplies = (gate: Gate, pct: number): boolean => gate.scope === null || holds(pct, gate.scope.op, gate.scope.pct);
+/** Whether the gate applies to a line at these axes: every clause names an axis the line has, and holds there. */
+export const gateApplies = (gate: Gate, axes: LineAxes): boolean =>
+  gate.scope.every((c) => {
+    const v = (axes as unknown as Record<string, number | undefined>)[c.axis];
+    return typeof v === "number" && holds(v, c.op, c.value);
+  });

@@ -15,6 +15,7 @@ import type { CacheStatus } from "../metrics/cache-check.ts";
 import type { CachedTokensByTier } from "../metrics/cache-tiers.ts";
 import type { WorkloadFingerprint } from "../metrics/fingerprint.ts";
 import type { PctLine } from "./console.ts";
+import { checkSameWork } from "./merge-agree.ts";
 import type { RunLines } from "./results-file.ts";
 
 /** A results file's runs, with its name for messages. */
@@ -29,9 +30,6 @@ export interface MergedFrom {
   run_ids: (string | null)[];
   histogram_derived: string[];
 }
-
-/** Keys that must agree for lines to be merged: the same pct of the same workload shape. */
-const SAME = ["shared_prefix_pct", "prefix_len", "suffix_len", "total_tokens", "output_len", "backend", "request_rate"] as const;
 
 /** Percentile keys taken from the merged histograms. */
 const FROM_HISTOGRAMS = [
@@ -57,11 +55,7 @@ export function mergeResults(files: NamedRuns[]): PctRecord[] {
   const out: PctRecord[] = [];
   for (let i = 0; i < n; i++) {
     const group = lineLists.map((lines) => lines[i]!);
-    for (const key of SAME) {
-      const values = group.map((l) => l[key]);
-      const k = values.findIndex((v) => v !== values[0]);
-      if (k > 0) throw new UsageError(`merge: line ${i + 1}: ${key} differs (${files[0]!.name}: ${values[0]}, ${files[k]!.name}: ${values[k]})`);
-    }
+    checkSameWork(group, i + 1, files.map((f) => f.name));
     out.push(mergeGroup(group, files.map((f) => f.name)));
   }
   return out;

@@ -107,4 +107,49 @@ describe("gates", () => {
     expect(fromFile.code).toBe(2);
     expect(fromFile.stderr).toContain(`--gates-file ${file} line 2 "mean_itl_ms<<3": expected METRIC OP VALUE`);
   });
+
+  test("a gate scoped to a pct the run does not sweep exits 2 before any request reaches the server", async () => {
+    const idle = await startMockServer(mockOptions({ port: 0, pageSize: 16 }));
+    try {
+      const r = await runCli([...workload(idle.url).map((a) => (a === "0,50,90" ? "0,50" : a)), "--gate", "p99_ttft_ms<=0.001@pct=90"]);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim()).toBe(
+        'warmbench: error: --gate "p99_ttft_ms<=0.001@pct=90": its scope matches no line of this run, which will have pct 0, 50',
+      );
+      // The other axes, and a gate from a file, are checked the same way.
+      const ws = await runCli([...workload(idle.url), "--gate", "failed==0@working_set=4"]);
+      expect(ws.code).toBe(2);
+      expect(ws.stderr).toContain('--gate "failed==0@working_set=4": its scope matches no line of this run, which will have pct 0, 50, 90 x working set 1');
+      const file = join(dir, "round-gates.txt");
+      writeFileSync(file, "failed==0\nfailed==0@round>=1\n");
+      const round = await runCli([...workload(idle.url), "--gates-file", file]);
+      expect(round.code).toBe(2);
+      expect(round.stderr).toContain(`--gates-file ${file} line 2 "failed==0@round>=1": its scope matches no line of this run`);
+      const roundKey = await runCli([...workload(idle.url), "--gate", "approximate_turns==0"]);
+      expect(roundKey.code).toBe(2);
+      expect(roundKey.stderr).toContain('--gate "approximate_turns==0": approximate_turns is not a numeric key of a pct line, so it would judge nothing');
+      // Nothing reached the server: no request, no flush.
+      const stats = idle.stats();
+      expect([stats.generateRequests, stats.completionsRequests, stats.flushes]).toEqual([0, 0, 0]);
+    } finally {
+      await idle.stop();
+    }
+  });
+
+  test("gates scoped by request rate judge only the lines at that rate, and a failure names the line by its axes", async () => {
+    const out = join(dir, "rates.jsonl");
+    const r = await runCli([
+      ...workload(mock.url).map((a) => (a === "0,50,90" ? "50" : a)), "--request-rate", "200,inf", "--output-file", out,
+      "--gate", "completed>=6@request_rate=200", "--gate", "mean_ttft_ms<0@request_rate=inf",
+    ]);
+    expect(r.code).toBe(6);
+    const lines = readPctLines(out);
+    // readPctLines keeps the file's Infinity as the string the script writes.
+    expect(lines.map((l) => [String(l.request_rate), l.gates.map((g: { expr: string }) => g.expr)])).toEqual([
+      ["200", ["completed>=6@request_rate=200"]],
+      ["Infinity", ["mean_ttft_ms<0@request_rate=inf"]],
+    ]);
+    expect(lines[0].gates[0].pass).toBe(true);
+    expect(r.stderr).toMatch(/1 gate verdict\(s\) failed, first mean_ttft_ms<0@request_rate=inf at 50% \(value \d+\.\d\d\): exit code 6/);
+  });
 });

@@ -4,7 +4,7 @@
  * significant digits of the exact union; the merged file renders in `report` like any other.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decodeHistogram } from "../../src/metrics/histograms.ts";
@@ -117,5 +117,33 @@ describe("merge of two uncoordinated runs", () => {
     const r = await runCli(["merge", join(dir, "a.jsonl"), join(dir, "c.jsonl"), "-o", join(dir, "y.jsonl")]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`merge: line 2: shared_prefix_pct differs (${join(dir, "a.jsonl")}: 50, ${join(dir, "c.jsonl")}: 60)`);
+  });
+
+  test("refused: lines of different working sets, naming the field and the files", async () => {
+    const ws = await runCli(["--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", "0,50", "--num-prompts", "4",
+      "--total-tokens", "300", "--output-len", "8", "--settle", "0", "--working-set", "2", "--output-file", join(dir, "ws2.jsonl")]);
+    expect(ws.code).toBe(0);
+    const r = await runCli(["merge", join(dir, "a.jsonl"), join(dir, "ws2.jsonl"), "-o", join(dir, "ws-m.jsonl")]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe(`warmbench: error: merge: line 1: working_set differs (${join(dir, "a.jsonl")}: 1, ${join(dir, "ws2.jsonl")}: 2)`);
+    expect(existsSync(join(dir, "ws-m.jsonl"))).toBe(false);
+  });
+
+  test("refused: another model or tokenizer, or a fingerprint that differs beyond what merge adds up", async () => {
+    const edit = (tag: string, over: (l: any) => any) => {
+      const lines = readFileSync(join(dir, "b.jsonl"), "utf8").trim().split("\n").map(parseJsonlLine).map(over);
+      writeFileSync(join(dir, `${tag}.jsonl`), lines.map(formatJsonl).join(""));
+      return join(dir, `${tag}.jsonl`);
+    };
+    const merge = (file: string) => runCli(["merge", join(dir, "a.jsonl"), file, "-o", join(dir, "never.jsonl")]);
+    const model = await merge(edit("model", (l) => ({ ...l, model: "other/model" })));
+    expect(model.code).toBe(2);
+    expect(model.stderr).toContain(`merge: line 1: model differs (${join(dir, "a.jsonl")}: ${LLAMA2_TOKENIZER}, ${join(dir, "model.jsonl")}: other/model)`);
+    const tokenizer = await merge(edit("tok", (l) => ({ ...l, tokenizer: "other/tokenizer" })));
+    expect(tokenizer.stderr).toContain("merge: line 1: tokenizer differs");
+    const vocab = await merge(edit("vocab", (l) => ({ ...l, workload: { ...l.workload, vocab_size: 151_936 } })));
+    expect(vocab.code).toBe(2);
+    expect(vocab.stderr).toContain(`merge: line 1: the workload fingerprint's vocab_size differs (${join(dir, "a.jsonl")}: 32000, ${join(dir, "vocab.jsonl")}: 151936)`);
+    expect(existsSync(join(dir, "never.jsonl"))).toBe(false);
   });
 });

@@ -2,7 +2,9 @@
 // The command runner cannot tell which test covers a mutant, so every mutant re-runs the whole test command; running
 // each group of files against its own unit tests (0.3-3 s) instead of all of them (20 s) is what makes a full run
 // fit in about 45 minutes on 2 cores. A mutant that only another group's tests would kill counts as survived.
-// The scores land in test/mutation/reports/<area>.json and as a table on stdout.
+// The scores land in test/mutation/reports/<area>.json (ignored by git), as a table on stdout, and in the committed
+// test/mutation/summary.json that docs/performance.md is generated from: each area run replaces its own entry there,
+// so the summary says, per area, when and on which commit its figures were measured.
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 
@@ -80,6 +82,52 @@ function score(t: Tally): number {
   return valid === 0 ? 100 : (100 * detected) / valid;
 }
 
+/** One area's entry in test/mutation/summary.json (snake_case, as every JSON file we write). */
+interface AreaSummary {
+  measured_at: string;
+  commit: string;
+  mutate: string[];
+  tests: string[];
+  killed: number;
+  timed_out: number;
+  survived: number;
+  no_coverage: number;
+  /** Stryker's other states (compile errors, ignored): not counted in the score. */
+  other: number;
+  score_pct: number;
+  files: Record<string, { detected: number; valid: number; score_pct: number }>;
+}
+
+function areaSummary(area: Area, byFile: Map<string, Tally>, total: Tally): AreaSummary {
+  const commit = Bun.spawnSync(["git", "rev-parse", "HEAD"], { cwd: root }).stdout.toString().trim();
+  // "+changes" when the code under test or the area's tests differ from the commit (other files do not change a score).
+  const dirty = Bun.spawnSync(["git", "status", "--porcelain", "--", "src", ...area.tests], { cwd: root }).stdout.toString().trim() !== "";
+  const files: AreaSummary["files"] = {};
+  for (const [file, t] of byFile) {
+    const detected = t.killed + t.timeout;
+    files[file] = { detected, valid: detected + t.survived + t.noCoverage, score_pct: round1(score(t)) };
+  }
+  return {
+    measured_at: new Date().toISOString(),
+    commit: dirty ? `${commit}+changes` : commit,
+    mutate: area.mutate,
+    tests: area.tests,
+    killed: total.killed,
+    timed_out: total.timeout,
+    survived: total.survived,
+    no_coverage: total.noCoverage,
+    other: total.other,
+    score_pct: round1(score(total)),
+    files,
+  };
+}
+
+const round1 = (x: number): number => Math.round(x * 10) / 10;
+const summaryPath = join(root, "test/mutation/summary.json");
+const summary: { areas: Record<string, AreaSummary> } = existsSync(summaryPath)
+  ? JSON.parse(readFileSync(summaryPath, "utf8"))
+  : { areas: {} };
+
 let failed = false;
 const rows: string[] = [];
 for (const name of names) {
@@ -104,11 +152,15 @@ for (const name of names) {
     continue;
   }
   const total: Tally = { killed: 0, survived: 0, noCoverage: 0, timeout: 0, other: 0 };
-  for (const [file, t] of tally(reportPath)) {
+  const byFile = tally(reportPath);
+  for (const [file, t] of byFile) {
     for (const k of Object.keys(total) as (keyof Tally)[]) total[k] += t[k];
     rows.push(`| ${file} | ${t.killed + t.timeout} | ${t.survived + t.noCoverage} | ${score(t).toFixed(1)} % |`);
   }
   rows.push(`| **${name}** | **${total.killed + total.timeout}** | **${total.survived + total.noCoverage}** | **${score(total).toFixed(1)} %** |`);
+  summary.areas[name] = areaSummary(area, byFile, total);
+  // Written after every area, so a long run stopped midway keeps what it measured.
+  writeFileSync(summaryPath, JSON.stringify(summary, null, 1) + "\n");
 }
 console.log("| file | detected | survived | score |\n|---|---:|---:|---:|");
 for (const row of rows) console.log(row);

@@ -10,7 +10,7 @@ const row = (over: Partial<DeltaRow>): DeltaRow => ({
 const comparison: Comparison = {
   baseFile: "base.jsonl", newFile: "new.jsonl",
   rows: [row({}), row({ pct: 90, label: "90%", metric: "output_throughput", better: "higher", base: 100, next: 110, delta: 10, deltaPct: 10, betterSide: "new", limitPct: null, verdict: "better", forced: true })],
-  forced: ["90%: the workloads differ in seed (base 1, new 2)"], onlyInBase: ["0%"], onlyInNew: [], saturated: ["NEW at 50%"],
+  forced: ["90%: the workloads differ in seed (base 1, new 2)"], onlyInBase: ["0%"], onlyInNew: [], allowMissing: false, saturated: ["NEW at 50%"], findings: [],
 };
 
 test("the console table: one row per metric and pct, forced pcts starred, notes and the verdict under it", () => {

@@ -24,14 +24,14 @@ test("an unmeasured (null) or undefined (NaN) value fails: a gate passes only on
   ]);
 });
 
-test("failures are listed with their pct, in line order", () => {
+test("failures are listed with their line, in line order", () => {
   const lines = [
     { shared_prefix_pct: 0, gates: [{ expr: "a", value: 1, pass: true }] },
     { shared_prefix_pct: 50, gates: [{ expr: "b", value: 2, pass: false }, { expr: "c", value: null, pass: false }] },
     { shared_prefix_pct: 90 },
   ];
   expect(gateFailures(lines)).toEqual([
-    { expr: "b", value: 2, pass: false, pct: 50 },
-    { expr: "c", value: null, pass: false, pct: 50 },
+    { expr: "b", value: 2, pass: false, axes: { shared_prefix_pct: 50, working_set: 1, request_rate: Infinity }, line: "50%" },
+    { expr: "c", value: null, pass: false, axes: { shared_prefix_pct: 50, working_set: 1, request_rate: Infinity }, line: "50%" },
   ]);
 });

@@ -6,16 +6,19 @@ import { gateApplies, holds, parseGate, parseGates, readGatesFile } from "../../
 
 describe("parseGate", () => {
   test("the issue's examples", () => {
-    expect(parseGate("p99_ttft_ms<=800")).toEqual({ expr: "p99_ttft_ms<=800", metric: "p99_ttft_ms", op: "<=", value: 800, scope: null });
+    expect(parseGate("p99_ttft_ms<=800")).toEqual({
+      expr: "p99_ttft_ms<=800", metric: "p99_ttft_ms", op: "<=", value: 800, scope: [], source: '--gate "p99_ttft_ms<=800"',
+    });
     expect(parseGate("failed==0")).toMatchObject({ metric: "failed", op: "==", value: 0 });
     expect(parseGate("cached_tokens_mismatched==0")).toMatchObject({ metric: "cached_tokens_mismatched" });
-    expect(parseGate("output_throughput>=1500@pct>=90")).toMatchObject({ op: ">=", value: 1500, scope: { op: ">=", pct: 90 } });
-    expect(parseGate("mean_itl_ms<25@pct=50")).toMatchObject({ op: "<", value: 25, scope: { op: "==", pct: 50 } });
+    expect(parseGate("output_throughput>=1500@pct>=90")).toMatchObject({ op: ">=", value: 1500, scope: [{ axis: "shared_prefix_pct", op: ">=", value: 90 }] });
+    expect(parseGate("mean_itl_ms<25@pct=50")).toMatchObject({ op: "<", value: 25, scope: [{ axis: "shared_prefix_pct", op: "==", value: 50 }] });
   });
 
   test("spaces are dropped, numbers may be decimal, signed or in exponent form", () => {
     expect(parseGate(" p99_ttft_ms <= 1.5e3 @pct != 0 ")).toEqual({
-      expr: "p99_ttft_ms<=1.5e3@pct!=0", metric: "p99_ttft_ms", op: "<=", value: 1500, scope: { op: "!=", pct: 0 },
+      expr: "p99_ttft_ms<=1.5e3@pct!=0", metric: "p99_ttft_ms", op: "<=", value: 1500,
+      scope: [{ axis: "shared_prefix_pct", op: "!=", value: 0 }], source: '--gate "p99_ttft_ms<=1.5e3@pct!=0"',
     });
     expect(parseGate("client_loop_lag_p99_ms<.5").value).toBe(0.5);
     expect(parseGate("mean_ttft_ms>-1").value).toBe(-1);
@@ -66,7 +69,8 @@ describe("operators and scopes", () => {
 
   test("a scope selects pcts", () => {
     const g = parseGate("failed==0@pct>=90");
-    expect([0, 89, 90, 99].map((p) => gateApplies(g, p))).toEqual([false, false, true, true]);
-    expect(gateApplies(parseGate("failed==0"), 0)).toBe(true);
+    const at = (shared_prefix_pct: number) => ({ shared_prefix_pct, working_set: 1, request_rate: Infinity });
+    expect([0, 89, 90, 99].map((p) => gateApplies(g, at(p)))).toEqual([false, false, true, true]);
+    expect(gateApplies(parseGate("failed==0"), at(0))).toBe(true);
   });
 });

@@ -1,0 +1,65 @@
+/**
+ * The axes of a measured line, whichever command made it: a sweep line sits at (shared prefix pct, working set,
+ * request rate), a multi-turn round line at its round. Gates select lines by them, compare pairs lines by them, and
+ * every message names a line by them.
+ */
+
+/** Every axis a line can have, in the order a label shows them. */
+export const AXES = ["shared_prefix_pct", "working_set", "request_rate", "round"] as const;
+export type Axis = (typeof AXES)[number];
+
+/** Where a sweep line sits: request_rate is Infinity in a closed loop. */
+export interface SweepAxes {
+  shared_prefix_pct: number;
+  working_set: number;
+  request_rate: number;
+}
+
+/** Where a multi-turn round line sits (0-based). */
+export interface RoundAxes {
+  round: number;
+}
+
+export type LineAxes = SweepAxes | RoundAxes;
+export type LineKind = "pct" | "round";
+
+export const isRoundAxes = (a: LineAxes): a is RoundAxes => "round" in a;
+export const kindOf = (a: LineAxes): LineKind => (isRoundAxes(a) ? "round" : "pct");
+
+/**
+ * The axes of a line as read from a file or built in memory. Files written before --working-set and the script's own
+ * have no working set (1) and a closed loop writes no finite rate.
+ */
+export function axesOf(line: object): LineAxes {
+  const l = line as Record<string, unknown>;
+  if (l.type === "round" || (typeof l.round === "number" && typeof l.shared_prefix_pct !== "number")) return { round: Number(l.round) };
+  return {
+    shared_prefix_pct: Number(l.shared_prefix_pct),
+    working_set: typeof l.working_set === "number" ? l.working_set : 1,
+    request_rate: typeof l.request_rate === "number" ? l.request_rate : Infinity,
+  };
+}
+
+/**
+ * "round 3"; "50%", "50% ws=4", "50% @ 8 req/s": the working set and the rate only where they are not the script's
+ * (the same words as the sweep table's and report/line-label.ts).
+ */
+export function axesLabel(a: LineAxes): string {
+  if (isRoundAxes(a)) return `round ${a.round}`;
+  const ws = a.working_set > 1 ? ` ws=${a.working_set}` : "";
+  const rate = Number.isFinite(a.request_rate) ? ` @ ${a.request_rate} req/s` : "";
+  return `${a.shared_prefix_pct}%${ws}${rate}`;
+}
+
+/** A line's label: `axesLabel(axesOf(line))`. */
+export const labelOf = (line: object): string => axesLabel(axesOf(line));
+
+/** The sweep's lines as its flags plan them: every pct x working set x request rate. */
+export function plannedSweepAxes(pcts: readonly number[], workingSets: readonly number[], requestRates: readonly number[]): SweepAxes[] {
+  return pcts.flatMap((shared_prefix_pct) =>
+    workingSets.flatMap((working_set) => requestRates.map((request_rate) => ({ shared_prefix_pct, working_set, request_rate }))),
+  );
+}
+
+/** A multi-turn run's lines: rounds 0..numRounds-1. */
+export const plannedRoundAxes = (numRounds: number): RoundAxes[] => Array.from({ length: numRounds }, (_, round) => ({ round }));
