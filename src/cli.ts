@@ -7,12 +7,13 @@ import "./no-color.ts";
 import { defineCommand, parseArgs, showUsage, type ArgsDef, type CommandDef } from "citty";
 import { BenchError, EXIT, UsageError } from "./errors.ts";
 import { log } from "./log.ts";
-import { parseRunOptions, type RawFlags, type RunOptions } from "./options.ts";
+import { parseRunOptions, type RawFlags } from "./cli/options.ts";
+import { multiturnInFlight, type RunOptions } from "./config/options.ts";
 import { MOCK_ARGS, parseMockOptions } from "./mock/options.ts";
-import { COMPARE_ARGS, DEMO_ARGS, MERGE_ARGS, MULTITURN_ARGS, normalizeFlags, REPORT_ARGS, RUN_ARGS } from "./cli-args.ts";
+import { COMPARE_ARGS, DEMO_ARGS, MERGE_ARGS, MULTITURN_ARGS, normalizeFlags, REPORT_ARGS, RUN_ARGS } from "./cli/args.ts";
 import { runSweep, type SweepOutcome } from "./sweep/run-sweep.ts";
 import { runInFlightLimit } from "./sweep/plan.ts";
-import { relaunchWithFetchCap } from "./relaunch.ts";
+import { relaunchWithFetchCap } from "./cli/relaunch.ts";
 import { VERSION } from "./version.ts";
 import { createInterrupt } from "./interrupt.ts";
 import { formatCell } from "./report/text-table.ts";
@@ -80,21 +81,21 @@ async function main(argv: string[]): Promise<number> {
     return runMockServer(parseMockOptions(raw));
   }
   if (command === "report") {
-    const { reportCommand } = await import("./report/command.ts");
+    const { reportCommand } = await import("./cli/report-command.ts");
     return reportCommand(raw, write);
   }
   if (command === "compare") {
-    const { compareCommand } = await import("./compare/command.ts");
+    const { compareCommand } = await import("./cli/compare-command.ts");
     return compareCommand(raw, write);
   }
   if (command === "merge") {
-    const { mergeCommand } = await import("./report/merge-command.ts");
+    const { mergeCommand } = await import("./cli/merge-command.ts");
     return mergeCommand(raw);
   }
   if (command === "multiturn") return multiturn(raw);
 
   if (command === "demo") {
-    const { demoOptions, startDemoMock, DEMO_MOCK_URL_ENV } = await import("./demo.ts");
+    const { demoOptions, startDemoMock, DEMO_MOCK_URL_ENV } = await import("./cli/demo.ts");
     const coordinatorsMock = process.env[DEMO_MOCK_URL_ENV];
     if (coordinatorsMock !== undefined && process.env[WORKER_ENV.rank] !== undefined) return sweep(demoOptions(raw, coordinatorsMock));
     // Validate (against a placeholder URL) and relaunch before the demo's mock exists, so it starts once.
@@ -156,7 +157,7 @@ async function sweep(opts: RunOptions): Promise<number> {
 
 /** `warmbench multiturn`: validate, relaunch for a large concurrency, run with the interrupt wired, exit code. */
 async function multiturn(raw: RawFlags): Promise<number> {
-  const { parseMultiturnOptions, multiturnInFlight } = await import("./multiturn/options.ts");
+  const { parseMultiturnOptions } = await import("./cli/multiturn-options.ts");
   const { runMultiturn } = await import("./multiturn/run-multiturn.ts");
   const opts = parseMultiturnOptions(raw);
   const relaunched = await relaunchWithFetchCap(multiturnInFlight(opts));

@@ -12,7 +12,7 @@
  * protocol.md §7 (TTFT keyed on the server's token count, not on text; failures inside a 200 stream are
  * failures).
  */
-import type { FailureKind, RequestRecord as CurrentRecord } from "../../src/metrics/record.ts";
+import type { FailureKind, RequestRecord as CurrentRecord } from "../../src/schema/record.ts";
 import { sglangBackend } from "../../src/backends/sglang.ts";
 import { createEventFields, type Backend, type EventFields } from "../../src/backends/types.ts";
 import { nowMs } from "../../src/client/clock.ts";

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { judgePair } from "../../src/compare/judge.ts";
 import { parseLimits } from "../../src/compare/limits.ts";
 import { pairLines } from "../../src/compare/pairing.ts";
-import { COMPARE_DEFAULTS } from "../../src/options.ts";
+import { COMPARE_DEFAULTS } from "../../src/config/options.ts";
 import { readResults } from "../../src/report/results-file.ts";
 import { parseTruth, type TruthLine } from "../lib/join.ts";
 import { epochMs, readIfExists, runBounded, startMock } from "../lib/procs.ts";

@@ -4,7 +4,7 @@
  * protocol.md §7 (TTFT keyed on the server's token count, not on text; failures inside a 200 stream are
  * failures).
  */
-import type { FailureKind, RequestRecord } from "../metrics/record.ts";
+import type { FailureKind, RequestRecord } from "../schema/record.ts";
 import { sglangBackend } from "../backends/sglang.ts";
 import { createEventFields, TEXT_NOT_LOCATED, type Backend, type EventFields } from "../backends/types.ts";
 import { nowMs } from "./clock.ts";

@@ -10,7 +10,7 @@ export type Verdict = "REGRESSED" | "ok" | "better" | "worse" | "same" | "n/a" |
 export interface DeltaRow {
   /** The sweep line's pct; null for a round line. */
   pct: number | null;
-  /** The line by its axes (gates/axes.ts): "50%", "50% @ 8 req/s" in a rate sweep, "round 3". */
+  /** The line by its axes (schema/axes.ts): "50%", "50% @ 8 req/s" in a rate sweep, "round 3". */
   label: string;
   metric: string;
   better: CompareMetric["better"];

@@ -1,10 +1,10 @@
 /**
  * The lines compare reads: sweep (pct) lines and multi-turn round lines alike, of a file's last run. Everything after
- * this reads them by key and by their axes (gates/axes.ts), whichever command wrote them.
+ * this reads them by key and by their axes (schema/axes.ts), whichever command wrote them.
  */
 import { UsageError } from "../errors.ts";
 import { log } from "../log.ts";
-import type { PctLine } from "../report/console.ts";
+import type { PctLine } from "../metrics/pct-record.ts";
 import { parseJsonlLine } from "../report/jsonl.ts";
 import { readResults } from "../report/results-file.ts";
 import { isRoundLine, type RoundLine } from "../report/rounds.ts";

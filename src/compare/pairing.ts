@@ -4,13 +4,13 @@
  * without one, equal conversation shapes. A difference is named by its first field (causes before consequences).
  */
 import { FINGERPRINT_FIELDS, type WorkloadFingerprint } from "../metrics/fingerprint.ts";
-import { axesOf, isRoundAxes, labelOf, type LineAxes } from "../gates/axes.ts";
+import { axesOf, isRoundAxes, labelOf, type LineAxes } from "../schema/axes.ts";
 import { field, type CompareLine } from "./lines.ts";
 
 export interface LinePair<L extends CompareLine = CompareLine> {
   /** The sweep line's pct; null for a round line. */
   pct: number | null;
-  /** The line by its axes (gates/axes.ts): "50%", "50% ws=4 @ 8 req/s", "round 3". */
+  /** The line by its axes (schema/axes.ts): "50%", "50% ws=4 @ 8 req/s", "round 3". */
   label: string;
   base: L;
   next: L;

@@ -2,16 +2,11 @@
  * Gates evaluated on one line's numbers, as the line ends; the verdicts go into the line (`gates`). One code path for
  * every kind of line: the scope is matched on the line's axes and the metric is looked up by key.
  */
-import { axesLabel, axesOf, type LineAxes } from "./axes.ts";
-import { gateApplies, holds, type Gate } from "./parse.ts";
+import { axesLabel, axesOf, type LineAxes } from "../schema/axes.ts";
+import type { Gate, GateResult } from "../schema/gate.ts";
+import { gateApplies, holds } from "./parse.ts";
 
-/** One gate's verdict on one line, as written in the line's `gates`. */
-export interface GateResult {
-  expr: string;
-  /** The metric's value in this line; null when it could not be measured (a gate on it then fails). */
-  value: number | null;
-  pass: boolean;
-}
+export type { GateResult };
 
 /** The verdict of every gate whose scope holds the line, in the order the gates were given. */
 export function evaluateGates(gates: readonly Gate[], line: object): GateResult[] {

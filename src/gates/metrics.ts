@@ -3,9 +3,9 @@
  * same in both (the same src/metrics code computes them); some exist in one kind only (request_rate, mean_cached_tokens
  * in pct lines; round, clients_in_round, approximate_turns in round lines).
  */
-import { isNumericKey, type NumericPctKey } from "../metrics/pct-record.ts";
+import { isNumericKey, type NumericPctKey } from "../schema/keys.ts";
 import { ROUND_KEYS, type RoundRecord } from "../metrics/round-record.ts";
-import type { LineKind } from "./axes.ts";
+import type { LineKind } from "../schema/axes.ts";
 
 type NumericRoundKey = { [K in keyof RoundRecord]-?: [RoundRecord[K]] extends [number | null] ? K : never }[keyof RoundRecord];
 

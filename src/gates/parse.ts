@@ -6,31 +6,11 @@
  */
 import { readFileSync } from "node:fs";
 import { UsageError } from "../errors.ts";
-import type { Axis, LineAxes } from "./axes.ts";
-import { isGateMetric, type GateMetric } from "./metrics.ts";
+import type { Axis, LineAxes } from "../schema/axes.ts";
+import { GATE_OPS, type Gate, type GateOp, type ScopeClause } from "../schema/gate.ts";
+import { isGateMetric } from "./metrics.ts";
 
-export const GATE_OPS = ["<=", ">=", "==", "!=", "<", ">"] as const;
-export type GateOp = (typeof GATE_OPS)[number];
-
-/** One `@AXIS OP N` of a gate. */
-export interface ScopeClause {
-  axis: Axis;
-  op: GateOp;
-  value: number;
-}
-
-/** A parsed gate. */
-export interface Gate {
-  /** As written, without spaces: what the console and the JSONL show. */
-  expr: string;
-  metric: GateMetric;
-  op: GateOp;
-  value: number;
-  /** Which lines it applies to: every clause holds; empty: every line. */
-  scope: ScopeClause[];
-  /** Where it was given, for messages: `--gate "expr"`, `--gates-file f.txt line 3 "expr"`. */
-  source: string;
-}
+export { GATE_OPS, type Gate, type GateOp, type ScopeClause };
 
 /** The names a scope may use for each axis. */
 const AXIS_NAMES: Record<string, Axis> = {

@@ -3,7 +3,7 @@
  * matches no line, or whose metric those lines lack, would judge nothing and let a run pass without evidence.
  */
 import { UsageError } from "../errors.ts";
-import { AXES, isRoundAxes, kindOf, type Axis, type LineAxes, type LineKind } from "./axes.ts";
+import { AXES, isRoundAxes, kindOf, type Axis, type LineAxes, type LineKind } from "../schema/axes.ts";
 import { kindHasMetric } from "./metrics.ts";
 import { gateApplies, type Gate } from "./parse.ts";
 

@@ -3,8 +3,8 @@
  * cached), the warm took (measured requests hit it), and every measured request reported exactly the expected
  * cached tokens (the prefix rounded down to the KV page size). Pure: records in, verdict out.
  */
-import type { RequestRecord } from "./record.ts";
-import type { VerifyCacheMode } from "../options.ts";
+import type { RequestRecord } from "../schema/record.ts";
+import type { VerifyCacheMode } from "../config/options.ts";
 
 /** ok: every check passed; mismatch: some did not; unreported: the server reports no cached tokens; off: not checked. */
 export type CacheStatus = "ok" | "mismatch" | "unreported" | "off";

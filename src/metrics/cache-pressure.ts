@@ -2,7 +2,7 @@
  * Cache pressure: the working set (what the cache must hold for every expected hit) against the server's capacity,
  * and the requests whose observed hits fell below expected (eviction). Pure.
  */
-import type { RequestRecord } from "./record.ts";
+import type { RequestRecord } from "../schema/record.ts";
 
 /** The server's prefix-cache capacity, tokens; null where it does not say. */
 export interface CacheCapacity {

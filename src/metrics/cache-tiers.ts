@@ -3,7 +3,7 @@
  * request's cached_tokens_details) and TTFT split by the tier that served each request's prefix. Pure: records in,
  * the two JSON objects of a pct or round line out (null when the server reports no breakdown).
  */
-import type { RequestRecord } from "./record.ts";
+import type { RequestRecord } from "../schema/record.ts";
 import { npMean, npMedian, npPercentile } from "./stats.ts";
 
 /** The deepest tier a request's prefix came from; "none" when nothing was cached. */

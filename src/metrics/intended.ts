@@ -7,7 +7,7 @@
  * the script's `or 0`); HDR histograms in µs so runs can be merged.
  */
 import { encodeHistogram, histogramOfMs } from "./histograms.ts";
-import type { RequestRecord } from "./record.ts";
+import type { RequestRecord } from "../schema/record.ts";
 import { npMean, npMedian, npPercentile, orZero } from "./stats.ts";
 
 /** The intended-time figures of a line, snake_case as written. */

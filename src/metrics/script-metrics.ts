@@ -8,7 +8,7 @@
  * converted with `ms / 1000` (one IEEE division, as exact as the script's own seconds would be) and every
  * statistic is then computed in seconds, in the script's order.
  */
-import type { RequestRecord } from "./record.ts";
+import type { RequestRecord } from "../schema/record.ts";
 import { npMean, npMedian, npPercentile, npStd, npSum, orZero } from "./stats.ts";
 
 const MS_PER_S = 1000;

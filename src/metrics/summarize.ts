@@ -2,7 +2,7 @@
  * One shared-prefix percentage's records -> the JSONL result object: the reference script's
  * calculate_metrics + maybe_write_summary_jsonl, same keys, order and numbers, followed by our extras.
  */
-import type { RequestRecord } from "./record.ts";
+import type { RequestRecord } from "../schema/record.ts";
 import { createLatencyHistogram, encodeHistogram, recordMs } from "./histograms.ts";
 import { computeScriptMetrics, type ScriptMetrics } from "./script-metrics.ts";
 import { npMean } from "./stats.ts";

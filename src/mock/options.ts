@@ -4,7 +4,9 @@
  */
 import type { ArgsDef } from "citty";
 import { UsageError } from "../errors.ts";
-import { parseIntFlag, parseNumberFlag, type RawFlags } from "../options.ts";
+
+/** Flag values as citty hands them over, keyed by kebab-case name. */
+export type RawFlags = Record<string, string | boolean | undefined>;
 
 /** Which server the mock answers as (its endpoints and stream shapes). */
 export const PERSONALITIES = ["sglang", "vllm", "llamacpp", "openai"] as const;
@@ -194,11 +196,25 @@ function truthFile(value: string | undefined): string | null {
 /** `--no-X` flags: citty parses a declared "no-X" boolean as X = false, so accept both spellings. */
 const negated = (raw: RawFlags, key: string): boolean => raw[`no-${key}`] === true || raw[key] === false;
 
+/**
+ * A numeric flag's value within [min, max]; `whole` takes integers only (underscores allowed, as Python's int()).
+ * The mock's own: it shares no parsing code with the client.
+ */
+function flagValue(flag: string, text: string, whole: boolean, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const cleaned = whole ? text.trim().replaceAll("_", "") : text.trim();
+  const shapeOk = whole ? /^[+-]?\d+$/.test(cleaned) : cleaned !== "";
+  const n = shapeOk ? Number(cleaned) : NaN;
+  if (!Number.isFinite(n)) throw new UsageError(`--${flag}: expected ${whole ? "an integer" : "a number"}, got "${text}"`);
+  if (whole && !Number.isSafeInteger(n)) throw new UsageError(`--${flag}: ${text} is too large`);
+  if (n < min || n > max) throw new UsageError(`--${flag}: must be ${n < min ? `>= ${min}` : `<= ${max}`}, got ${n}`);
+  return n;
+}
+
 /** Turns raw `warmbench mock` flags into MockOptions, or throws one UsageError naming the flag. */
 export function parseMockOptions(raw: RawFlags): MockOptions {
   const m = MOCK_DEFAULTS;
-  const int = (flag: string, dflt: number, min: number, max?: number) => parseIntFlag(flag, str(raw, flag) ?? String(dflt), min, max);
-  const num = (flag: string, dflt: number) => parseNumberFlag(flag, str(raw, flag) ?? String(dflt), 0);
+  const int = (flag: string, dflt: number, min: number, max?: number) => flagValue(flag, str(raw, flag) ?? String(dflt), true, min, max);
+  const num = (flag: string, dflt: number) => flagValue(flag, str(raw, flag) ?? String(dflt), false, 0);
   const personality = str(raw, "personality") ?? m.personality;
   if (!(PERSONALITIES as readonly string[]).includes(personality)) {
     throw new UsageError(`--personality: "${personality}" is not supported (choose from: ${PERSONALITIES.join(", ")})`);

@@ -1,6 +1,6 @@
 /** What every part of a multi-turn run shares, settled once before the first turn. */
 import type { Backend, Control, ServerProfile } from "../backends/types.ts";
-import type { MultiturnOptions } from "../options.ts";
+import type { MultiturnOptions } from "../config/options.ts";
 import type { RunInfo } from "../metrics/pct-record.ts";
 import type { LoadedTokenizer } from "../workload/tokenizer.ts";
 

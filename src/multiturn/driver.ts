@@ -5,8 +5,8 @@
  * client's turn r+1 follows its turn r). A failed turn ends its conversation. An interrupt stops new turns; the
  * rounds under way complete, marked interrupted, from the turns that ended.
  */
-import type { MultiturnOptions } from "../options.ts";
-import type { RequestRecord } from "../metrics/record.ts";
+import type { MultiturnOptions } from "../config/options.ts";
+import type { RequestRecord } from "../schema/record.ts";
 import { orderRandom, thinkRandom, drawThinkMs } from "./rngs.ts";
 import type { Conversation, TurnPlan } from "./conversation.ts";
 import { ReadyQueue } from "./ready-queue.ts";

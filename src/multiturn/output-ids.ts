@@ -6,7 +6,7 @@
  */
 import type { Backend } from "../backends/types.ts";
 import { resolveGeneratedText } from "../client/stream.ts";
-import type { RequestRecord } from "../metrics/record.ts";
+import type { RequestRecord } from "../schema/record.ts";
 import type { LoadedTokenizer } from "../workload/tokenizer.ts";
 
 export interface TurnOutput {

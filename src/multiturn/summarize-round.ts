@@ -6,7 +6,7 @@ import { provenance } from "../sweep/provenance.ts";
 import type { CacheStatus } from "../metrics/cache-check.ts";
 import { cachePressure } from "../metrics/cache-pressure.ts";
 import { tierStats } from "../metrics/cache-tiers.ts";
-import type { RequestRecord } from "../metrics/record.ts";
+import type { RequestRecord } from "../schema/record.ts";
 import { buildRoundRecord, type RoundRecord } from "../metrics/round-record.ts";
 import { isSaturated, type ClientHealth } from "../metrics/self-check.ts";
 import { requestMetrics } from "../metrics/summarize.ts";

@@ -5,7 +5,7 @@
  */
 import type { IntendedHistograms } from "../metrics/intended.ts";
 import type { ErrorEntry, PctHistograms } from "../metrics/summarize.ts";
-import type { OwnFields, PctRecord, ScriptKey } from "../metrics/pct-record.ts";
+import type { PctLine, PctRecord } from "../metrics/pct-record.ts";
 import type { TtftModel } from "../metrics/ttft-model.ts";
 import { readResults, type RunLines } from "./results-file.ts";
 import { renderSweepSummary, verdictText } from "./sweep-table.ts";
@@ -74,12 +74,6 @@ export function renderPctHeader(r: PctHeaderFields): string {
   const line = `shared_prefix=${r.shared_prefix_pct}%  prefix_len=${r.prefix_len}  suffix_len=${r.suffix_len}  total=${total}${ws}`;
   return `\n${bar}\n${line}\n${bar}\n`;
 }
-
-/**
- * A pct line as read back from a file: ours, one written by 0.1, or one written by the script itself (which has
- * only the script's keys). Each of our sections is shown only when its keys are there.
- */
-export type PctLine = Pick<PctRecord, ScriptKey> & Partial<Omit<OwnFields, "hdr">> & { hdr?: PctHistograms & Partial<IntendedHistograms> };
 
 function scriptLines(r: PctLine): string[] {
   return [

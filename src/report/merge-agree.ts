@@ -4,7 +4,7 @@
  */
 import { UsageError } from "../errors.ts";
 import { FINGERPRINT_FIELDS, type WorkloadFingerprint } from "../metrics/fingerprint.ts";
-import type { PctLine } from "./console.ts";
+import type { PctLine } from "../metrics/pct-record.ts";
 
 /**
  * Keys that must agree for lines to be merged: the same cell (pct, working set, rate) of the same workload shape,

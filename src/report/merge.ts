@@ -14,7 +14,7 @@ import { fitFromMoments, mergeTtftMoments, type TtftMoments } from "../metrics/t
 import type { CacheStatus } from "../metrics/cache-check.ts";
 import type { CachedTokensByTier } from "../metrics/cache-tiers.ts";
 import type { WorkloadFingerprint } from "../metrics/fingerprint.ts";
-import type { PctLine } from "./console.ts";
+import type { PctLine } from "../metrics/pct-record.ts";
 import { checkSameWork } from "./merge-agree.ts";
 import type { RunLines } from "./results-file.ts";
 
@@ -24,12 +24,6 @@ export interface NamedRuns {
   runs: RunLines[];
 }
 
-/** What a merged line adds: where it came from, and which numbers are histogram-derived. */
-export interface MergedFrom {
-  files: string[];
-  run_ids: (string | null)[];
-  histogram_derived: string[];
-}
 
 /** Percentile keys taken from the merged histograms. */
 const FROM_HISTOGRAMS = [

@@ -5,7 +5,7 @@
  */
 import { UsageError } from "../errors.ts";
 import { fitFromMoments, mergeTtftMoments, type TtftModel, type TtftMoments } from "../metrics/ttft-model.ts";
-import type { PctLine } from "./console.ts";
+import type { PctLine } from "../metrics/pct-record.ts";
 import { parseJsonlLine } from "./jsonl.ts";
 
 /** The pct lines of one run, in file order, and its TTFT model. */

@@ -4,7 +4,7 @@ import { basename } from "node:path";
 import { UsageError } from "../errors.ts";
 import type { RunInfo } from "../metrics/pct-record.ts";
 import type { TtftModel } from "../metrics/ttft-model.ts";
-import type { PctLine } from "./console.ts";
+import type { PctLine } from "../metrics/pct-record.ts";
 import { labelRuns } from "./labels.ts";
 import { readResults } from "./results-file.ts";
 

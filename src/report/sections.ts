@@ -5,7 +5,7 @@
 import { hdrCdf, type HdrSeries } from "./hdr-stats.ts";
 import type { ReportRun } from "./runs.ts";
 import { allPcts, cacheTable, distributionTable, lineAt, modelTable, pctTable, type ReportTable } from "./tables.ts";
-import type { PctLine } from "./console.ts";
+import type { PctLine } from "../metrics/pct-record.ts";
 
 export interface Point {
   x: number;

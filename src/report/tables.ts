@@ -3,7 +3,7 @@
  * report is these tables alone. Every cell is a string, formatted once here.
  */
 import { basename } from "node:path";
-import type { PctLine } from "./console.ts";
+import type { PctLine } from "../metrics/pct-record.ts";
 import { HDR_PERCENTILES, hdrPercentileMs, type HdrSeries } from "./hdr-stats.ts";
 import { flattenHeader } from "./labels.ts";
 import type { ReportRun } from "./runs.ts";

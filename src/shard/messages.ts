@@ -6,7 +6,7 @@
  *   coordinator -> shard: welcome (what the preflight learned) | reject | ping | job (a pct released) | stop
  */
 import type { ClientHealth } from "../metrics/self-check.ts";
-import type { RequestRecord } from "../metrics/record.ts";
+import type { RequestRecord } from "../schema/record.ts";
 
 /** Protocol version: shards of another version are refused. */
 export const PROTOCOL_VERSION = 1;

@@ -3,7 +3,7 @@
  * line per request rate (a job: what shards are released to run). Shards run the same jobs in the same order (their
  * prompt RNG must stay in step with the coordinator's).
  */
-import type { RunOptions } from "../options.ts";
+import type { RunOptions } from "../config/options.ts";
 
 export interface SweepCell {
   pct: number;

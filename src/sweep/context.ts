@@ -1,13 +1,13 @@
 /** What every pct of a sweep shares, settled once before the first pct, and the little state carried between pcts. */
 import type { Backend, Control, ServerProfile } from "../backends/types.ts";
-import type { RunOptions } from "../options.ts";
+import type { RunOptions } from "../config/options.ts";
 import type { RunInfo } from "../metrics/pct-record.ts";
 import type { TtftMoments } from "../metrics/ttft-model.ts";
 import type { LoadedTokenizer } from "../workload/tokenizer.ts";
 import type { PyRandom } from "../workload/rng.ts";
 import type { PromptFeed } from "../workload/prompt-feed.ts";
 import type { ShardShare } from "./plan.ts";
-import type { ShardGroup } from "./shards.ts";
+import type { Coordinator } from "../shard/coordinator.ts";
 
 export interface SweepIo {
   /** Where the report goes (stdout in the CLI). */
@@ -63,4 +63,14 @@ export interface SweepState {
 export function cacheSlotsOf(ctx: Pick<SweepContext, "server">): Array<number | null> {
   const n = ctx.server.cacheSlots ?? null;
   return n === null ? [null] : Array.from({ length: n }, (_, i) => i);
+}
+
+/** A started group of shards, coordinated by this process. */
+export interface ShardGroup {
+  coordinator: Coordinator;
+  size: number;
+  launcher: "local" | "slurm" | "flag";
+  /** Jobs released so far: the next line's job number. */
+  jobs: number;
+  close(): Promise<void>;
 }

@@ -3,7 +3,7 @@
  * cache should hold, and per request rate (one line each) how many requests go out and how many at once - in the
  * whole run and in this process's share of it.
  */
-import { inFlightLimit, type RunOptions } from "../options.ts";
+import { inFlightLimit, type RunOptions } from "../config/options.ts";
 import { arrivalCount } from "../workload/arrivals.ts";
 import { splitPrompt } from "../workload/prompts.ts";
 

@@ -5,10 +5,10 @@
  */
 import { writeFileSync } from "node:fs";
 import { log } from "../log.ts";
-import type { RunOptions } from "../options.ts";
+import type { RunOptions } from "../config/options.ts";
 import { resolveBackend } from "../backends/index.ts";
 import type { Backend, Control, EngineInfo, ServerProfile } from "../backends/types.ts";
-import { checkOutputWritable } from "../report/jsonl.ts";
+import { checkOutputWritable } from "../output/jsonl-file.ts";
 import { loadTokenizer, type LoadedTokenizer } from "../workload/tokenizer.ts";
 
 /** The options prepareRun reads. */

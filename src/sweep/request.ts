@@ -1,7 +1,7 @@
 /** One StreamRequest of a run: the run's URL, headers, timeouts and interrupt around a prepared body. */
 import type { RequestBody } from "../client/request-body.ts";
 import type { StreamRequest } from "../client/stream.ts";
-import type { RunOptions } from "../options.ts";
+import type { RunOptions } from "../config/options.ts";
 import type { SweepContext } from "./context.ts";
 
 /** What a request needs of its run (the sweep's context, or a multi-turn run's). */

@@ -5,7 +5,7 @@
  */
 import { BenchError } from "../errors.ts";
 import { log } from "../log.ts";
-import type { RunOptions } from "../options.ts";
+import type { RunOptions } from "../config/options.ts";
 import type { Backend, ServerProfile } from "../backends/types.ts";
 import { PyRandom } from "../workload/rng.ts";
 import { PromptFeed } from "../workload/prompt-feed.ts";
@@ -14,7 +14,7 @@ import { renderSweepEnd } from "../report/console.ts";
 import { gateFailures, type GateFailure } from "../gates/evaluate.ts";
 import { renderMarkdownReport } from "../report/markdown.ts";
 import { reportRunOf } from "../report/runs.ts";
-import { appendStepSummary } from "../report/step-summary.ts";
+import { appendStepSummary } from "../output/step-summary.ts";
 import { redactSecrets } from "../report/redact.ts";
 import { VERSION } from "../version.ts";
 import type { SweepContext, SweepIo } from "./context.ts";

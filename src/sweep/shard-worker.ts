@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { BenchError, EXIT } from "../errors.ts";
 import { log } from "../log.ts";
-import type { RunOptions } from "../options.ts";
+import type { RunOptions } from "../config/options.ts";
 import { backendFor, ENGINES, type EndpointChoice } from "../backends/index.ts";
 import { NO_SERVER_INFO } from "../backends/server-info.ts";
 import { loadTokenizer } from "../workload/tokenizer.ts";

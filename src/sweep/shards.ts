@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { BenchError } from "../errors.ts";
 import { log } from "../log.ts";
-import type { RequestRecord } from "../metrics/record.ts";
+import type { RequestRecord } from "../schema/record.ts";
 import type { ClientHealth } from "../metrics/self-check.ts";
 import { isSaturated } from "../metrics/self-check.ts";
 import { selfArgs, selfCommand } from "../self-command.ts";
@@ -17,44 +17,11 @@ import { Coordinator, ShardFailure, type ListenAddress } from "../shard/coordina
 import { fromWireRecord, type RecordsMessage, type ShardSetup } from "../shard/messages.ts";
 import { shardHost } from "../shard/shard-client.ts";
 import { bindAddress, newToken, TOKEN_ENV, WORKER_ENV, type Placement } from "../shard/placement.ts";
-import type { SweepContext } from "./context.ts";
+import type { ShardGroup, SweepContext } from "./context.ts";
+import type { ShardRow, ShardsReport } from "../schema/line-parts.ts";
 import type { LinePlan, PctPlan } from "./plan.ts";
 import type { LinePrompts } from "./stages/build-prompts.ts";
 import { measureShare, type ShareMeasurement } from "./stages/measure-share.ts";
-
-/** A started group of shards, coordinated by this process. */
-export interface ShardGroup {
-  coordinator: Coordinator;
-  size: number;
-  launcher: "local" | "slurm" | "flag";
-  /** Jobs released so far: the next line's job number. */
-  jobs: number;
-  close(): Promise<void>;
-}
-
-/** One shard's line in the pct record. */
-export interface ShardRow {
-  rank: number;
-  host: string;
-  pid: number;
-  sent: number;
-  failed: number;
-  clock_offset_ms: number;
-  clock_rtt_ms: number;
-  loop_lag_p99_ms: number;
-  own_lag_p99_ms: number;
-  js_cpu_pct: number;
-  saturated: boolean;
-}
-
-/** What the pct record says about the shards: how many ran, where, and which failed. */
-export interface ShardsReport {
-  count: number;
-  launcher: "local" | "slurm" | "flag";
-  ranks: ShardRow[];
-  /** One line per shard that disconnected, hung or failed during the pct. */
-  failed: string[];
-}
 
 /** How far ahead of now the shards are told to start a line: time for "go" to reach every one of them. */
 const GO_LEAD_MS = 20;

@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { log } from "../../src/log.ts";
-import { parseRunOptions } from "../../src/options.ts";
+import { parseRunOptions } from "../../src/cli/options.ts";
 import { runSweep } from "../../src/sweep/run-sweep.ts";
 import { startMockProcess } from "../helpers/mock-process.ts";
 import { alive } from "../helpers/process.ts";

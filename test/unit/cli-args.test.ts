@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { normalizeFlags, RUN_ARGS, REPORT_ARGS } from "../../src/cli-args.ts";
+import { normalizeFlags, RUN_ARGS, REPORT_ARGS } from "../../src/cli/args.ts";
 
 test("a repeatable flag is collected into one value, joined by newlines, in order", () => {
   expect(normalizeFlags(["--gate", "failed==0", "--seed", "1", "--gate=p99_ttft_ms<=5@pct>=90", "--gate", "x<1"], RUN_ARGS)).toEqual([

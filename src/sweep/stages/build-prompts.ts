@@ -17,7 +17,6 @@ import { buildPrompts, formatPromptDump, prefixIndexOf, promptIds, serializeIds,
 import { buildTextPrompts, type TextPrompts } from "../../workload/text-prompts.ts";
 import type { SweepContext } from "../context.ts";
 import type { LinePlan, PctPlan } from "../plan.ts";
-import { probeLength } from "./reset-cache.ts";
 
 /** The pct's prompts, ready to send. */
 export interface PromptBatch {
@@ -168,3 +167,6 @@ function logDrift(plan: PctPlan, text: TextPrompts): void {
   const moved = text.prefixDriftAt >= 0 ? `re-tokenizes to ${text.prefixTokens} tokens (ids differ from position ${text.prefixDriftAt})` : "re-tokenizes to the same ids";
   log.info(`text prompts: the ${plan.prefixLen}-id prefix ${moved}; every prompt shares at least ${min} of them`);
 }
+
+/** Long enough to fill 4 pages (and at least 64 tokens), so a surviving cache shows as whole pages. */
+export const probeLength = (pageSize: number): number => Math.max(65, 4 * pageSize + 1);

@@ -1,10 +1,11 @@
 /** Stage: a line's record to the console (stdout), the JSONL file and the per-request details; findings to stderr. */
 import { log } from "../../log.ts";
-import type { RequestRecord } from "../../metrics/record.ts";
+import type { RequestRecord } from "../../schema/record.ts";
 import { delayedByMachine, describeSaturation } from "../../metrics/self-check.ts";
 import { renderConsole } from "../../report/console.ts";
-import { appendRequestDetails } from "../../report/details.ts";
-import { appendJsonlLine, formatJsonl } from "../../report/jsonl.ts";
+import { appendRequestDetails } from "../../output/details.ts";
+import { formatJsonl } from "../../report/jsonl.ts";
+import { appendJsonlLine } from "../../output/jsonl-file.ts";
 import { formatCell } from "../../report/text-table.ts";
 import type { SweepContext } from "../context.ts";
 import type { LinePlan } from "../plan.ts";

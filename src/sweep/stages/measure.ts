@@ -4,11 +4,12 @@
  */
 import { log } from "../../log.ts";
 import { hitRateBetween, scrapeCacheCounters } from "../../client/prometheus.ts";
-import type { RequestRecord } from "../../metrics/record.ts";
+import type { RequestRecord } from "../../schema/record.ts";
 import type { ClientHealth } from "../../metrics/self-check.ts";
 import type { SweepContext } from "../context.ts";
 import type { LinePlan, PctPlan } from "../plan.ts";
-import { measureAcrossShards, type ShardsReport } from "../shards.ts";
+import { measureAcrossShards } from "../shards.ts";
+import type { ShardsReport } from "../../schema/line-parts.ts";
 import type { LinePrompts, PromptBatch } from "./build-prompts.ts";
 import { measureShare, promptsFilled, type ShareMeasurement } from "./measure-share.ts";
 

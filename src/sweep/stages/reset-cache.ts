@@ -19,12 +19,12 @@ import { log } from "../../log.ts";
 import { interruptedError, sleepUnlessInterrupted } from "../../interrupt.ts";
 import { bodyParts } from "../../backends/body.ts";
 import { streamRequest } from "../../client/stream.ts";
-import type { RequestRecord } from "../../metrics/record.ts";
+import type { RequestRecord } from "../../schema/record.ts";
 import { PyRandom } from "../../workload/rng.ts";
 import { cacheSlotsOf, type SweepContext } from "../context.ts";
 import type { PctPlan } from "../plan.ts";
 import { streamRequestFor } from "../request.ts";
-import { promptPart, type PromptBatch } from "./build-prompts.ts";
+import { probeLength, promptPart, type PromptBatch } from "./build-prompts.ts";
 
 /** What the reset did and proved. */
 export interface CacheReset {
@@ -40,9 +40,6 @@ export interface CacheReset {
 /** Seed of the first pct's canary prompt, and of the chat-template probe. */
 const CANARY_SEED = 0x5eed_ca9a2n;
 const TEMPLATE_PROBE_SEED = 0x5eed_7e4a1n;
-
-/** Long enough to fill 4 pages (and at least 64 tokens), so a surviving cache shows as whole pages. */
-export const probeLength = (pageSize: number): number => Math.max(65, 4 * pageSize + 1);
 
 export async function resetCache(plan: PctPlan, batch: PromptBatch, ctx: SweepContext): Promise<CacheReset> {
   const { opts } = ctx;

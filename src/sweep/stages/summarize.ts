@@ -12,7 +12,7 @@ import { summarizeIntended } from "../../metrics/intended.ts";
 import { isSaturated } from "../../metrics/self-check.ts";
 import { summarizePct } from "../../metrics/summarize.ts";
 import { fitFromMoments, mergeTtftMoments, ttftMoments, type TtftMoments } from "../../metrics/ttft-model.ts";
-import type { RequestRecord } from "../../metrics/record.ts";
+import type { RequestRecord } from "../../schema/record.ts";
 import { evaluateGates } from "../../gates/evaluate.ts";
 import type { PromptBatch } from "./build-prompts.ts";
 import type { SweepContext } from "../context.ts";

@@ -5,7 +5,7 @@ import { COMPARE_METRICS } from "../../../src/compare/metrics.ts";
 import { describeDifference, pairLines } from "../../../src/compare/pairing.ts";
 import { encodeHistogram, histogramOfMs } from "../../../src/metrics/histograms.ts";
 import type { WorkloadFingerprint } from "../../../src/metrics/fingerprint.ts";
-import type { PctLine } from "../../../src/report/console.ts";
+import type { PctLine } from "../../../src/metrics/pct-record.ts";
 
 const fingerprint = (pct: number, over: Partial<WorkloadFingerprint> = {}): WorkloadFingerprint => ({
   backend: "sglang", tokenizer_sha256: "a".repeat(64), vocab_size: 32000, total_tokens: 1000, output_len: 8, ignore_eos: true,

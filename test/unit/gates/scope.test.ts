@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { axesLabel, axesOf, plannedRoundAxes, plannedSweepAxes } from "../../../src/gates/axes.ts";
+import { axesLabel, axesOf, plannedRoundAxes, plannedSweepAxes } from "../../../src/schema/axes.ts";
 import { evaluateGates, gateFailures } from "../../../src/gates/evaluate.ts";
 import { ROUND_NUMERIC_KEYS } from "../../../src/gates/metrics.ts";
 import { gateApplies, parseGate, parseGates } from "../../../src/gates/parse.ts";
 import { checkGateMetrics, checkGatesMatchPlan, describePlan } from "../../../src/gates/plan.ts";
-import { NUMERIC_KEYS } from "../../../src/metrics/pct-record.ts";
+import { NUMERIC_KEYS } from "../../../src/schema/keys.ts";
 
 const sweepAt = (shared_prefix_pct: number, working_set = 1, request_rate = Infinity) => ({ shared_prefix_pct, working_set, request_rate });
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { checkCache, type CacheCheckInput } from "../../../src/metrics/cache-check.ts";
-import type { RequestRecord } from "../../../src/metrics/record.ts";
+import type { RequestRecord } from "../../../src/schema/record.ts";
 
 const rec = (cachedTokens: number, ok = true): RequestRecord => ({
   index: 0, ok, failureKind: ok ? null : "http", failureMessage: "", httpStatus: 200, promptLen: 1000, intendedMs: 0, startMs: 0, firstTokenMs: 1, lastEventMs: 2,

@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { cachePressure } from "../../../src/metrics/cache-pressure.ts";
 import { servingTier, tierStats } from "../../../src/metrics/cache-tiers.ts";
-import type { RequestRecord } from "../../../src/metrics/record.ts";
+import type { RequestRecord } from "../../../src/schema/record.ts";
 
 function rec(ttftMs: number, cached: number, device: number, host: number, storage = 0, ok = true): RequestRecord {
   return {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { decodeHistogram } from "../../../src/metrics/histograms.ts";
 import { summarizeIntended } from "../../../src/metrics/intended.ts";
-import type { RequestRecord } from "../../../src/metrics/record.ts";
+import type { RequestRecord } from "../../../src/schema/record.ts";
 
 /** A record sent `lagMs` after it was due at `intendedMs`, first token `ttftMs` and last event `latencyMs` after the send. */
 function rec(intendedMs: number, lagMs: number, ttftMs: number, latencyMs: number, ok = true): RequestRecord {

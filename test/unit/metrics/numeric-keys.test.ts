@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
-import { NUMERIC_KEYS, OWN_KEYS, SCRIPT_KEYS } from "../../../src/metrics/pct-record.ts";
+import { OWN_KEYS, SCRIPT_KEYS } from "../../../src/metrics/pct-record.ts";
+import { NUMERIC_KEYS } from "../../../src/schema/keys.ts";
 import schema from "../../fixtures/schema/pct-line.json";
 
 test("the keys gates may name are exactly the pinned schema's numeric top-level keys, in line order", () => {

@@ -5,7 +5,7 @@
  * written number must be the same float64, and the printed block the same bytes.
  */
 import { describe, expect, test } from "bun:test";
-import type { RequestRecord } from "../../../src/metrics/record.ts";
+import type { RequestRecord } from "../../../src/schema/record.ts";
 import { computeScriptMetrics, latencySeriesMs, type ScriptMetrics } from "../../../src/metrics/script-metrics.ts";
 import { npMean, npMedian, npPercentile, npStd, orZero } from "../../../src/metrics/stats.ts";
 import { summarizePct, type PctContext, type PctResult } from "../../../src/metrics/summarize.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { FailureKind, RequestRecord } from "../../../src/metrics/record.ts";
+import type { FailureKind, RequestRecord } from "../../../src/schema/record.ts";
 import { decodeHistogram } from "../../../src/metrics/histograms.ts";
 import {
   MAX_ERROR_ENTRIES,

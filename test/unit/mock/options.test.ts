@@ -1,7 +1,7 @@
 /** `warmbench mock` flags through citty's own parser into MockOptions. */
 import { describe, expect, test } from "bun:test";
 import { parseArgs } from "citty";
-import type { RawFlags } from "../../../src/options.ts";
+import type { RawFlags } from "../../../src/mock/options.ts";
 import { MOCK_ARGS, MOCK_DEFAULTS, mockOptions, parseMockOptions } from "../../../src/mock/options.ts";
 import { UsageError } from "../../../src/errors.ts";
 

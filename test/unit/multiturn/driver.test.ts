@@ -1,9 +1,9 @@
 /** The conversation driver with fake turns (no network): concurrency, barrier, order, think time, failures, interrupt. */
 import { describe, expect, test } from "bun:test";
-import type { RequestRecord } from "../../../src/metrics/record.ts";
+import type { RequestRecord } from "../../../src/schema/record.ts";
 import { Conversation, type TurnPlan } from "../../../src/multiturn/conversation.ts";
 import { driveConversations, type DriverHooks } from "../../../src/multiturn/driver.ts";
-import type { MultiturnOptions } from "../../../src/options.ts";
+import type { MultiturnOptions } from "../../../src/config/options.ts";
 import { PyRandom } from "../../../src/workload/rng.ts";
 
 const POPULATION = Uint32Array.from({ length: 1000 }, (_, i) => i);

@@ -1,8 +1,10 @@
 /** `warmbench multiturn` flags: defaults, the conversation's shape, and one UsageError naming the flag for bad ones. */
 import { describe, expect, test } from "bun:test";
 import { UsageError } from "../../../src/errors.ts";
-import { multiturnInFlight, parseMultiturnOptions, parseThinkTime } from "../../../src/multiturn/options.ts";
-import { MULTITURN_DEFAULTS, parseWorkingSets } from "../../../src/options.ts";
+import { parseMultiturnOptions, parseThinkTime } from "../../../src/cli/multiturn-options.ts";
+import { multiturnInFlight } from "../../../src/config/options.ts";
+import { parseWorkingSets } from "../../../src/cli/options.ts";
+import { MULTITURN_DEFAULTS } from "../../../src/config/options.ts";
 
 const parse = (flags: Record<string, string | boolean>) => parseMultiturnOptions({ model: "tok.json", ...flags }, {});
 

@@ -2,7 +2,8 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { formatFixed2, renderConsole, type PctLine } from "../../../src/report/console.ts";
+import { formatFixed2, renderConsole } from "../../../src/report/console.ts";
+import type { PctLine } from "../../../src/metrics/pct-record.ts";
 import { parseJsonlLine } from "../../../src/report/jsonl.ts";
 
 const FIXTURES = join(import.meta.dir, "../../fixtures/metrics");

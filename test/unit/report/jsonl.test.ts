@@ -3,7 +3,8 @@ import { accessSync, chmodSync, constants, mkdirSync, mkdtempSync, readFileSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { UsageError } from "../../../src/errors.ts";
-import { appendJsonlLine, checkOutputWritable, formatJsonl, parseJsonlLine } from "../../../src/report/jsonl.ts";
+import { formatJsonl, parseJsonlLine } from "../../../src/report/jsonl.ts";
+import { appendJsonlLine, checkOutputWritable } from "../../../src/output/jsonl-file.ts";
 
 const FIXTURES = join(import.meta.dir, "../../fixtures/metrics");
 const tmp = mkdtempSync(join(tmpdir(), "warmbench-jsonl-"));

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { formatClock, progressLine, startProgress } from "../../../src/report/progress.ts";
+import { formatClock, progressLine, startProgress } from "../../../src/output/progress.ts";
 
 /** A fake stderr that collects what is written. */
 function sink(isTTY: boolean) {

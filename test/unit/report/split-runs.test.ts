@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import type { PctLine } from "../../../src/report/console.ts";
+import type { PctLine } from "../../../src/metrics/pct-record.ts";
 import { splitByCell, type ReportRun } from "../../../src/report/runs.ts";
 
 const line = (pct: number, over: Record<string, unknown> = {}) => ({ shared_prefix_pct: pct, request_rate: Infinity, ...over }) as unknown as PctLine;

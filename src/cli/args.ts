@@ -4,8 +4,8 @@
  * script accepts, warmbench accepts too (`--num-p 8` is `--num-prompts 8`).
  */
 import type { ArgsDef } from "citty";
-import { COMPARE_DEFAULTS, DEMO_DEFAULTS, MULTITURN_DEFAULTS, READY_QUEUE_POLICIES, RUN_DEFAULTS } from "./options.ts";
-import { UsageError } from "./errors.ts";
+import { COMPARE_DEFAULTS, DEMO_DEFAULTS, MULTITURN_DEFAULTS, READY_QUEUE_POLICIES, RUN_DEFAULTS } from "../config/options.ts";
+import { UsageError } from "../errors.ts";
 
 const s = (description: string, dflt?: string | number | null): ArgsDef[string] => ({
   type: "string",

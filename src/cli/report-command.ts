@@ -5,12 +5,12 @@
 import { writeFileSync } from "node:fs";
 import { EXIT, UsageError } from "../errors.ts";
 import { log } from "../log.ts";
-import type { RawFlags } from "../options.ts";
-import { renderJsonlReport } from "./console.ts";
-import { renderRoundLines } from "./rounds.ts";
-import { checkOutputWritable } from "./jsonl.ts";
-import { renderMarkdownReport } from "./markdown.ts";
-import { loadReportRuns, readResultsText } from "./runs.ts";
+import type { RawFlags } from "./options.ts";
+import { renderJsonlReport } from "../report/console.ts";
+import { renderRoundLines } from "../report/rounds.ts";
+import { checkOutputWritable } from "../output/jsonl-file.ts";
+import { renderMarkdownReport } from "../report/markdown.ts";
+import { loadReportRuns, readResultsText } from "../report/runs.ts";
 
 const flagValue = (raw: RawFlags, flag: string): string | null => (typeof raw[flag] === "string" ? (raw[flag] as string) : null);
 
@@ -37,7 +37,7 @@ export async function reportCommand(raw: RawFlags & { _: string[] }, write: (tex
   }
   if (html !== null) {
     // Loaded only here: the chart library is ~200 KB of text that no run needs.
-    const { renderHtmlReport } = await import("./html/page.ts");
+    const { renderHtmlReport } = await import("../report/html/page.ts");
     writeFileSync(html, renderHtmlReport(runs, differing));
   }
   log.info(`report: ${runs.length} run(s) from ${files.length} file(s) -> ${[html, md].filter((p) => p !== null).join(", ")}`);

@@ -4,7 +4,7 @@
  */
 import { appendFileSync } from "node:fs";
 import { toEpochMs } from "../client/clock.ts";
-import type { RequestRecord } from "../metrics/record.ts";
+import type { RequestRecord } from "../schema/record.ts";
 
 /** The id sent as x-request-id; unique per run, line (LinePlan.requestIdTag) and prompt. */
 export const requestIdOf = (runId: string, lineTag: string, index: number): string => `${runId}-${lineTag}-${index}`;

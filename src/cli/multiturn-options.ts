@@ -3,21 +3,8 @@
  * Every problem is one UsageError naming the flag (exit 2), before anything is sent.
  */
 import { UsageError } from "../errors.ts";
-import {
-  BACKENDS,
-  MULTITURN_DEFAULTS,
-  oneOf,
-  parseBaseUrl,
-  parseIntFlag,
-  parseNumberFlag,
-  parseSharedTail,
-  READY_QUEUE_POLICIES,
-  RUN_DEFAULTS,
-  str,
-  type MultiturnOptions,
-  type RawFlags,
-  type ThinkTime,
-} from "../options.ts";
+import { oneOf, parseBaseUrl, parseIntFlag, parseNumberFlag, parseSharedTail, str, type RawFlags } from "./options.ts";
+import { BACKENDS, MULTITURN_DEFAULTS, READY_QUEUE_POLICIES, RUN_DEFAULTS, type MultiturnOptions, type ThinkTime } from "../config/options.ts";
 
 const positive = (raw: RawFlags, flag: string, dflt: number, why: string): number => {
   const n = parseIntFlag(flag, str(raw, flag) ?? String(dflt), Number.MIN_SAFE_INTEGER);
@@ -89,7 +76,3 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
     workingSet,
   };
 }
-
-/** Requests in flight at once: --max-concurrency, or every client when it is 0. */
-export const multiturnInFlight = (o: Pick<MultiturnOptions, "maxConcurrency" | "numClients">): number =>
-  o.maxConcurrency === 0 ? o.numClients : Math.min(o.maxConcurrency, o.numClients);

@@ -3,8 +3,8 @@
  * environment when the process starts; setting it at run time does nothing. So for a larger concurrency the
  * process runs itself again with the variable set, and passes on its exit code.
  */
-import { log } from "./log.ts";
-import { selfArgs, selfCommand } from "./self-command.ts";
+import { log } from "../log.ts";
+import { selfArgs, selfCommand } from "../self-command.ts";
 
 const BUN_DEFAULT_CAP = 256;
 const ENV = "BUN_CONFIG_MAX_HTTP_REQUESTS";

@@ -1,0 +1,35 @@
+/** Gates as parsed from --gate / --gates-file, and a gate's verdict as written in a line's `gates`. */
+import type { Axis } from "./axes.ts";
+
+export const GATE_OPS = ["<=", ">=", "==", "!=", "<", ">"] as const;
+
+export type GateOp = (typeof GATE_OPS)[number];
+
+/** One `@AXIS OP N` of a gate. */
+export interface ScopeClause {
+  axis: Axis;
+  op: GateOp;
+  value: number;
+}
+
+/** A parsed gate. */
+export interface Gate {
+  /** As written, without spaces: what the console and the JSONL show. */
+  expr: string;
+  /** A numeric key of the lines it judges (checked by src/gates/metrics.ts when parsed). */
+  metric: string;
+  op: GateOp;
+  value: number;
+  /** Which lines it applies to: every clause holds; empty: every line. */
+  scope: ScopeClause[];
+  /** Where it was given, for messages: `--gate "expr"`, `--gates-file f.txt line 3 "expr"`. */
+  source: string;
+}
+
+/** One gate's verdict on one line, as written in the line's `gates`. */
+export interface GateResult {
+  expr: string;
+  /** The metric's value in this line; null when it could not be measured (a gate on it then fails). */
+  value: number | null;
+  pass: boolean;
+}
