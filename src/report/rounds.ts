@@ -87,8 +87,8 @@ export function isRoundLine(obj: unknown): obj is RoundLine {
   return typeof obj === "object" && obj !== null && (obj as { type?: unknown }).type === "round" && typeof (obj as { round?: unknown }).round === "number";
 }
 
-/** The round tables of a results file's runs (grouped by run_id, in file order). */
-export function renderRoundsReport(lines: readonly RoundLine[]): string {
+/** Round lines grouped into runs by run_id, in file order. */
+export function groupRounds(lines: readonly RoundLine[]): RoundLine[][] {
   const runs = new Map<string, RoundLine[]>();
   for (const l of lines) {
     const key = l.run_id ?? "";
@@ -96,8 +96,13 @@ export function renderRoundsReport(lines: readonly RoundLine[]): string {
     run.push(l);
     runs.set(key, run);
   }
+  return [...runs.values()];
+}
+
+/** The round tables of a results file's runs (grouped by run_id, in file order). */
+export function renderRoundsReport(lines: readonly RoundLine[]): string {
   let out = "";
-  for (const rounds of runs.values()) {
+  for (const rounds of groupRounds(lines)) {
     const first = rounds[0] as RoundLine;
     out += renderRoundTableHeader(roundTitle(first));
     for (const r of rounds) out += renderRoundRow(r);
@@ -116,8 +121,8 @@ export function roundTitle(r: Pick<RoundLine, "num_clients" | "num_rounds" | "sh
   );
 }
 
-/** The round tables of a multi-turn results file's text ("" when it has no round lines). */
-export function renderRoundLines(text: string): string {
+/** The round lines of a results file's text, in file order (a line that is not JSON is readResults' to refuse). */
+export function readRoundLines(text: string): RoundLine[] {
   const rounds: RoundLine[] = [];
   for (const line of text.split("\n")) {
     if (!line.includes('"round"')) continue;
@@ -125,8 +130,14 @@ export function renderRoundLines(text: string): string {
       const obj: unknown = parseJsonlLine(line.trim());
       if (isRoundLine(obj)) rounds.push(obj);
     } catch {
-      // renderJsonlReport has already refused a broken line
+      // readResults refuses a broken line, naming it
     }
   }
+  return rounds;
+}
+
+/** The round tables of a multi-turn results file's text ("" when it has no round lines). */
+export function renderRoundLines(text: string): string {
+  const rounds = readRoundLines(text);
   return rounds.length === 0 ? "" : renderRoundsReport(rounds);
 }
