@@ -10,7 +10,8 @@ import { log } from "./log.ts";
 import { parseRunOptions, type RawFlags } from "./cli/options.ts";
 import { multiturnInFlight, type RunOptions } from "./config/options.ts";
 import { MOCK_ARGS, parseMockOptions } from "./mock/options.ts";
-import { COMPARE_ARGS, DEMO_ARGS, MERGE_ARGS, MULTITURN_ARGS, normalizeFlags, REPORT_ARGS, RUN_ARGS } from "./cli/args.ts";
+import { addFinishedRun, historyTarget } from "./cli/history-command.ts";
+import { COMPARE_ARGS, DEMO_ARGS, HISTORY_ARGS, MERGE_ARGS, MULTITURN_ARGS, normalizeFlags, REPORT_ARGS, RUN_ARGS } from "./cli/args.ts";
 import { runSweep, type SweepOutcome } from "./sweep/run-sweep.ts";
 import { runInFlightLimit } from "./sweep/plan.ts";
 import { relaunchWithFetchCap } from "./cli/relaunch.ts";
@@ -36,6 +37,11 @@ const COMMANDS: Record<string, { args: ArgsDef; description: string; variadic?: 
   merge: {
     args: MERGE_ARGS,
     description: "Merge the results of runs that were not coordinated (several clients started by hand)",
+    variadic: true,
+  },
+  history: {
+    args: HISTORY_ARGS,
+    description: "Keep runs in a SQLite history (add FILES, list, show METRIC) for compare history:last-green",
     variadic: true,
   },
 };
@@ -92,6 +98,10 @@ async function main(argv: string[]): Promise<number> {
     const { mergeCommand } = await import("./cli/merge-command.ts");
     return mergeCommand(raw);
   }
+  if (command === "history") {
+    const { historyCommand } = await import("./cli/history-command.ts");
+    return historyCommand(raw, write);
+  }
   if (command === "multiturn") return multiturn(raw);
 
   if (command === "demo") {
@@ -113,9 +123,10 @@ async function main(argv: string[]): Promise<number> {
   }
   // Validate before relaunching, so bad flags fail fast and once.
   const opts = parseRunOptions(raw);
+  const history = historyTarget(raw);
   const relaunched = await relaunchWithFetchCap(runInFlightLimit(opts));
   if (relaunched !== null) return relaunched;
-  return sweep(opts);
+  return sweep(opts, history);
 }
 
 
@@ -135,7 +146,7 @@ function parseFlags(command: string, argv: string[], defs: ArgsDef): RawFlags & 
 }
 
 /** Runs the sweep (or this process's shard of it) with SIGINT/SIGTERM wired to its interrupt; returns the exit code. */
-async function sweep(opts: RunOptions): Promise<number> {
+async function sweep(opts: RunOptions, historyDb: string | null = null): Promise<number> {
   const placement = resolvePlacement(
     { workers: opts.workers, shard: opts.shard, coordinator: opts.coordinator, inFlight: runInFlightLimit(opts) },
     process.env,
@@ -152,6 +163,7 @@ async function sweep(opts: RunOptions): Promise<number> {
   process.on("SIGINT", interrupt.onSignal);
   process.on("SIGTERM", interrupt.onSignal);
   const outcome: SweepOutcome = await runSweep(opts, { out: write, signal: interrupt.signal }, placement);
+  if (historyDb !== null) addFinishedRun(historyDb, outcome.records, outcome.interrupted, opts.outputFile ?? null);
   return exitCodeOf(outcome, opts);
 }
 

@@ -15,6 +15,9 @@ const b = (description: string): ArgsDef[string] => ({ type: "boolean", descript
 
 const d = RUN_DEFAULTS;
 
+/** Where `history` and `compare history:...` keep runs without --db. */
+export const HISTORY_DEFAULT_DB = "warmbench.db";
+
 /** The server the sweep talks to: `run` only (the demo brings its own). */
 const SERVER_ARGS: ArgsDef = {
   "base-url": s("Server base URL if not using --host and --port"),
@@ -78,6 +81,8 @@ export const RUN_ARGS: ArgsDef = {
   shard: s("This process's part of a run started by a launcher: I/N, or auto under Slurm's srun (needs $WARMBENCH_SHARD_TOKEN across nodes)"),
   coordinator: s("HOST:PORT where shard 0 listens (--shard I/N; under Slurm derived from the job and step ids)"),
   "working-set": s("Distinct shared prefixes in rotation per pct (cache pressure); a list, e.g. 1,4,16, sweeps them", d.workingSet),
+  history: b("Add the run to the history database (--db) when it ends; an interrupted run adds nothing"),
+  db: s("The history database of --history (SQLite)", `./${HISTORY_DEFAULT_DB}`),
 };
 
 const md = MULTITURN_DEFAULTS;
@@ -149,6 +154,17 @@ export const COMPARE_ARGS: ArgsDef = {
   md: s("Also write the comparison as Markdown to this file"),
   force: b("Compare lines whose workload fingerprints differ (marked in the output)"),
   "allow-missing": b("Accept lines of BASE that NEW lacks (said in the output) instead of failing with exit 7"),
+  db: s("The history database that a BASE of history:last-green, history:TAG or history:RUN_ID is read from", `./${HISTORY_DEFAULT_DB}`),
+  "fail-inconclusive": b("Exit 7 also when a repeated line's confidence interval straddles a limit (inconclusive)"),
+  verbose: b("Show stack traces and debug logs"),
+};
+
+/** Flags of `warmbench history`. */
+export const HISTORY_ARGS: ArgsDef = {
+  action: { type: "positional", description: "add FILES..., list, or show [METRIC] (a trend table)", required: true },
+  db: s("The history database (SQLite; created by add)", `./${HISTORY_DEFAULT_DB}`),
+  tag: s("add: a tag for the runs (e.g. a release); list, show: only runs with this tag"),
+  pct: s("show: only the lines at this shared-prefix pct"),
   verbose: b("Show stack traces and debug logs"),
 };
 

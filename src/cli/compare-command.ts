@@ -14,9 +14,29 @@ import { appendStepSummary } from "../output/step-summary.ts";
 import { missingFindings, pairFindings } from "../compare/evidence.ts";
 import { judgePair } from "../compare/judge.ts";
 import { parseLimits } from "../compare/limits.ts";
-import { field, lastRunLines } from "../compare/lines.ts";
+import { field, lastRunLines, type CompareLine } from "../compare/lines.ts";
+import { openHistory } from "../history/db.ts";
+import { resolveBaseline } from "../history/store.ts";
+import { historyDbPath } from "./history-command.ts";
 import { describeDifference, pairLines } from "../compare/pairing.ts";
 import { describeRegression, regressions, renderCompareConsole, renderCompareMarkdown, type Comparison } from "../compare/render.ts";
+
+const HISTORY_PREFIX = "history:";
+
+/** BASE read from the history (--db): `history:last-green`, `history:TAG` or `history:RUN_ID`. */
+function historyBaseline(raw: RawFlags, spec: string, next: CompareLine[]): { lines: CompareLine[]; name: string } {
+  if (spec === "") throw new UsageError("compare: history: expects last-green, a tag or a run id (e.g. history:last-green)");
+  const path = historyDbPath(raw);
+  const db = openHistory(path, false);
+  try {
+    const { run, lines } = resolveBaseline(db, spec, next, path);
+    const name = `history:${spec} (run ${run.run_id}, ${run.started_at}${run.tag ? `, tag ${run.tag}` : ""})`;
+    log.info(`compare: BASE is ${name} from ${path}`);
+    return { lines, name };
+  } finally {
+    db.close();
+  }
+}
 
 export function compareCommand(raw: RawFlags & { _: string[] }, write: (text: string) => void): number {
   const [baseFile, newFile, ...extra] = raw._;
@@ -29,7 +49,11 @@ export function compareCommand(raw: RawFlags & { _: string[] }, write: (text: st
   if (md !== null) checkOutputWritable(md, "--md");
   const allowMissing = raw["allow-missing"] === true;
 
-  const pairing = pairLines(lastRunLines(baseFile, "BASE"), lastRunLines(newFile, "NEW"));
+  const nextLines = lastRunLines(newFile, "NEW");
+  const { lines: baseLines, name: baseName } = baseFile.startsWith(HISTORY_PREFIX)
+    ? historyBaseline(raw, baseFile.slice(HISTORY_PREFIX.length), nextLines)
+    : { lines: lastRunLines(baseFile, "BASE"), name: baseFile };
+  const pairing = pairLines(baseLines, nextLines);
   if (pairing.pairs.length === 0) {
     throw new UsageError(`compare: no line is in both files (BASE ${pairing.onlyInBase.join(",")}; NEW ${pairing.onlyInNew.join(",")})`);
   }
@@ -43,7 +67,7 @@ export function compareCommand(raw: RawFlags & { _: string[] }, write: (text: st
   const baseSaturated = pairing.pairs.filter((p) => field(p.base, "client_saturated") === true).map((p) => p.label);
 
   const comparison: Comparison = {
-    baseFile,
+    baseFile: baseName,
     newFile,
     rows: pairing.pairs.flatMap((p) => judgePair(p, limits)),
     forced: mismatched.map(describeDifference),
