@@ -150,7 +150,7 @@ export const REPORT_ARGS: ArgsDef = {
 export const COMPARE_ARGS: ArgsDef = {
   base: { type: "positional", description: "JSONL results of the baseline", required: true },
   new: { type: "positional", description: "JSONL results to judge against it", required: true },
-  "max-regress": s("How much worse NEW may be, per metric, as METRIC=PCT%,...; replaces the defaults", COMPARE_DEFAULTS.maxRegress),
+  "max-regress": s("How much worse NEW may be, per metric, as METRIC=PCT%,...; replaces the defaults (with repeats on both sides, p99_itl_ms=10% too)", COMPARE_DEFAULTS.maxRegress),
   md: s("Also write the comparison as Markdown to this file"),
   force: b("Compare lines whose workload fingerprints differ (marked in the output)"),
   "allow-missing": b("Accept lines of BASE that NEW lacks (said in the output) instead of failing with exit 7"),
