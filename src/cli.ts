@@ -21,7 +21,7 @@ import { formatCell } from "./report/text-table.ts";
 import { resolvePlacement, WORKER_ENV } from "./shard/placement.ts";
 import { runShardWorker } from "./sweep/shard-worker.ts";
 import { cpus } from "node:os";
-import type { GateFailure } from "./gates/evaluate.ts";
+import { gateFailures, type GateFailure } from "./gates/evaluate.ts";
 
 const COMMANDS: Record<string, { args: ArgsDef; description: string; variadic?: boolean }> = {
   run: { args: RUN_ARGS, description: "Run the warm-cache sweep against a server (default command)" },
@@ -44,6 +44,7 @@ const COMMANDS: Record<string, { args: ArgsDef; description: string; variadic?: 
     description: "Keep runs in a SQLite history (add FILES, list, show METRIC) for compare history:last-green",
     variadic: true,
   },
+  schema: { args: {}, description: "Print the JSON Schema (draft 2020-12) of the JSONL line format" },
 };
 
 const usageOf = (name: string): CommandDef =>
@@ -103,6 +104,11 @@ async function main(argv: string[]): Promise<number> {
     return historyCommand(raw, write);
   }
   if (command === "multiturn") return multiturn(raw);
+  if (command === "schema") {
+    const { lineSchemaText } = await import("./schema/document.ts");
+    write(lineSchemaText());
+    return EXIT.ok;
+  }
 
   if (command === "demo") {
     const { demoOptions, startDemoMock, DEMO_MOCK_URL_ENV } = await import("./cli/demo.ts");
@@ -167,19 +173,35 @@ async function sweep(opts: RunOptions, historyDb: string | null = null): Promise
   return exitCodeOf(outcome, opts);
 }
 
-/** `warmbench multiturn`: validate, relaunch for a large concurrency, run with the interrupt wired, exit code. */
+/** `warmbench multiturn`: validate, place this process, relaunch for a large concurrency, run with the interrupt wired, exit code. */
 async function multiturn(raw: RawFlags): Promise<number> {
   const { parseMultiturnOptions } = await import("./cli/multiturn-options.ts");
   const { runMultiturn } = await import("./multiturn/run-multiturn.ts");
   const opts = parseMultiturnOptions(raw);
+  const placement = resolvePlacement({ workers: opts.workers, shard: opts.shard, coordinator: opts.coordinator, inFlight: multiturnInFlight(opts) }, process.env, cpus().length);
+  const size = placement.kind === "single" ? 1 : placement.size;
+  if (size > opts.numClients) {
+    throw new UsageError(`--${opts.shard !== null ? "shard" : "workers"}: ${size} processes for --num-clients ${opts.numClients}: each process drives at least one conversation`);
+  }
+  const interrupt = createInterrupt({ warn: (m) => log.warn(m), exit: (code) => process.exit(code) });
+  if (placement.kind === "worker" || (placement.kind === "shard" && placement.rank > 0)) {
+    const { runMultiturnShard } = await import("./multiturn/shard-worker.ts");
+    // A local worker shares the terminal's process group: its coordinator relays a Ctrl-C as a stop message.
+    process.on("SIGINT", placement.kind === "worker" ? () => {} : interrupt.onSignal);
+    process.on("SIGTERM", interrupt.onSignal);
+    if (placement.kind === "worker") log.level = 1;
+    return runMultiturnShard(opts, placement, interrupt.signal);
+  }
   const relaunched = await relaunchWithFetchCap(multiturnInFlight(opts));
   if (relaunched !== null) return relaunched;
-  const interrupt = createInterrupt({ warn: (m) => log.warn(m), exit: (code) => process.exit(code) });
   process.on("SIGINT", interrupt.onSignal);
   process.on("SIGTERM", interrupt.onSignal);
-  const outcome = await runMultiturn(opts, { out: write, signal: interrupt.signal });
+  const outcome = await runMultiturn(opts, { out: write, signal: interrupt.signal }, placement);
   return exitCodeFor(
-    { interrupted: outcome.interrupted, cacheFailures: outcome.cacheFailures, saturated: outcome.saturatedRounds, failedRequests: outcome.failedRequests, gateFailures: [] },
+    {
+      interrupted: outcome.interrupted, cacheFailures: outcome.cacheFailures, saturated: outcome.saturatedRounds, failedRequests: outcome.failedRequests,
+      gateFailures: gateFailures(outcome.rounds),
+    },
     opts.strict,
     "round",
   );

@@ -39,6 +39,12 @@ function workloadArgs(w: { numPrompts: number; totalTokens: number; outputLen: n
   };
 }
 
+/** A process of a run that a launcher (srun, a Kubernetes Indexed Job, a script) started: `run` and `multiturn`. */
+const LAUNCHER_ARGS: ArgsDef = {
+  shard: s("This process's part of a run started by a launcher: I/N, or auto under Slurm's srun (needs $WARMBENCH_SHARD_TOKEN across nodes)"),
+  coordinator: s("HOST:PORT where shard 0 listens (--shard I/N; under Slurm derived from the job and step ids)"),
+};
+
 /** Everything else `run` and `demo` share. */
 const COMMON_ARGS: ArgsDef = {
   seed: s("Random seed for prompt generation (Python random.Random compatible)", d.seed),
@@ -78,8 +84,7 @@ export const RUN_ARGS: ArgsDef = {
   "page-size": s("Server KV page size for the expected cached tokens (default: /server_info's, else 1 for sglang and llamacpp, 16 for openai/vllm)"),
   "api-key": s("Bearer token for the server (else $SGLANG_API_KEY / $OPENAI_API_KEY); never printed"),
   "served-model-name": s("Model name for the OpenAI backend (default: the first of /v1/models)"),
-  shard: s("This process's part of a run started by a launcher: I/N, or auto under Slurm's srun (needs $WARMBENCH_SHARD_TOKEN across nodes)"),
-  coordinator: s("HOST:PORT where shard 0 listens (--shard I/N; under Slurm derived from the job and step ids)"),
+  ...LAUNCHER_ARGS,
   "working-set": s("Distinct shared prefixes in rotation per pct (cache pressure); a list, e.g. 1,4,16, sweeps them", d.workingSet),
   history: b("Add the run to the history database (--db) when it ends; an interrupted run adds nothing"),
   db: s("The history database of --history (SQLite)", `./${HISTORY_DEFAULT_DB}`),
@@ -119,6 +124,9 @@ export const MULTITURN_ARGS: ArgsDef = {
   "page-size": s("Server KV page size for the expected cached tokens (default: /server_info's, else 1 for sglang and 16 for openai/vllm)"),
   "api-key": s("Bearer token for the server (else $SGLANG_API_KEY / $OPENAI_API_KEY); never printed"),
   "served-model-name": s("Model name for the OpenAI backend (default: the first of /v1/models)"),
+  workers: s("Processes on this machine sharing the conversations (this one included; client c runs in process c mod N), or auto"),
+  ...LAUNCHER_ARGS,
+  gate: s("Pass/fail threshold METRIC OP VALUE judged on every round line, e.g. 'p99_ttft_ms<=800'; repeatable; exit 6 when one fails"),
 };
 
 const dd = DEMO_DEFAULTS;

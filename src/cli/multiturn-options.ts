@@ -3,7 +3,8 @@
  * Every problem is one UsageError naming the flag (exit 2), before anything is sent.
  */
 import { UsageError } from "../errors.ts";
-import { oneOf, parseBaseUrl, parseIntFlag, parseNumberFlag, parseSharedTail, str, type RawFlags } from "./options.ts";
+import { oneOf, parseBaseUrl, parseIntFlag, parseNumberFlag, parsePlacementFlags, parsePlannedGates, parseSharedTail, str, type RawFlags } from "./options.ts";
+import { plannedRoundAxes } from "../schema/axes.ts";
 import { BACKENDS, MULTITURN_DEFAULTS, READY_QUEUE_POLICIES, RUN_DEFAULTS, type MultiturnOptions, type ThinkTime } from "../config/options.ts";
 
 const positive = (raw: RawFlags, flag: string, dflt: number, why: string): number => {
@@ -54,6 +55,8 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
   if (workingSet > 1 && sharedSystemTokens === 0) {
     throw new UsageError(`--working-set ${workingSet}: the working set rotates system prompts, so it needs --shared-system-tokens > 0`);
   }
+  // Every gate judges every round line: one whose scope or metric matches none of them is refused now.
+  const gates = parsePlannedGates(raw, plannedRoundAxes(numRounds));
   return {
     backend,
     // Conversations continue from the server's own ids: the engine's native generation API (token ids in and out).
@@ -74,5 +77,7 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
     thinkTime: parseThinkTime(str(raw, "think-time") ?? m.thinkTime),
     readyQueuePolicy: oneOf(raw, "ready-queue-policy", READY_QUEUE_POLICIES, m.readyQueuePolicy),
     workingSet,
+    gates,
+    ...parsePlacementFlags(raw),
   };
 }

@@ -7,7 +7,8 @@ import { BACKENDS, ENDPOINTS, FLUSH_MODES, RUN_DEFAULTS, VERIFY_CACHE_MODES, typ
 import { endpointFor, ENGINES } from "../backends/index.ts";
 import { parseCoordinatorFlag, parseShardFlag, parseWorkersFlag } from "../shard/placement.ts";
 import { parseGates } from "../gates/parse.ts";
-import { plannedSweepAxes } from "../schema/axes.ts";
+import { plannedSweepAxes, type LineAxes } from "../schema/axes.ts";
+import type { Gate } from "../schema/gate.ts";
 import { checkGatesMatchPlan } from "../gates/plan.ts";
 import { arrivalCount } from "../workload/arrivals.ts";
 import { splitPrompt } from "../workload/prompts.ts";
@@ -192,8 +193,7 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
   }
   const shared = parseSharedTail(raw, env);
   const load = parseLoad(raw, shared.seed);
-  const gates = parseGates(str(raw, "gate"), str(raw, "gates-file"));
-  checkGatesMatchPlan(gates, plannedSweepAxes(pcts, workingSets, load.requestRates));
+  const gates = parsePlannedGates(raw, plannedSweepAxes(pcts, workingSets, load.requestRates));
   return {
     backend,
     endpoint,
@@ -210,6 +210,20 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     ...load,
     workingSets,
     gates,
+    ...parsePlacementFlags(raw),
+  };
+}
+
+/** --gate and --gates-file, refused (exit 2) when one would judge none of the `planned` lines the run will write. */
+export function parsePlannedGates(raw: RawFlags, planned: readonly LineAxes[]): Gate[] {
+  const gates = parseGates(str(raw, "gate"), str(raw, "gates-file"));
+  checkGatesMatchPlan(gates, planned);
+  return gates;
+}
+
+/** --workers, --shard and --coordinator, as every measuring command that spreads over processes takes them. */
+export function parsePlacementFlags(raw: RawFlags): Pick<RunOptions, "workers" | "shard" | "coordinator"> {
+  return {
     workers: str(raw, "workers") === undefined ? null : parseWorkersFlag(str(raw, "workers")!),
     shard: str(raw, "shard") === undefined ? null : parseShardFlag(str(raw, "shard")!),
     coordinator: str(raw, "coordinator") === undefined ? null : parseCoordinatorFlag(str(raw, "coordinator")!),

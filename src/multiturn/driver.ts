@@ -19,8 +19,12 @@ export interface DriverHooks {
   settled(conv: Conversation, turn: TurnPlan, rec: RequestRecord): void;
   /** The first turn of `round` is about to go. */
   roundStarted(round: number): void;
-  /** Every turn of `round` ended (or was cut by an interrupt); awaited before a barrier releases the next round. */
-  roundComplete(round: number, interrupted: boolean): Promise<void>;
+  /**
+   * Every turn of `round` ended (or was cut by an interrupt); awaited before a barrier releases the next round. Called
+   * for every round in order, `ran` false for one no turn of this process started (its conversations had ended):
+   * other processes' turns of it may still be to unite.
+   */
+  roundComplete(round: number, interrupted: boolean, ran: boolean): Promise<void>;
 }
 
 type Options = Pick<MultiturnOptions, "numClients" | "numRounds" | "roundBarrier" | "thinkTime" | "readyQueuePolicy" | "seed">;
@@ -31,7 +35,9 @@ export function driveConversations(conversations: readonly Conversation[], inFli
 
 class Driver {
   private readonly ready: ReadyQueue;
-  private readonly thinkRngs: PyRandom[];
+  /** By client id: a process of a sharded run drives only its share of the clients. */
+  private readonly byClient = new Map<number, Conversation>();
+  private readonly thinkRngs = new Map<number, PyRandom>();
   /** Turns of each round not yet ended (a conversation that ends takes its later turns off). */
   private readonly pending: number[];
   private readonly started: boolean[];
@@ -54,7 +60,10 @@ class Driver {
     private readonly signal?: AbortSignal,
   ) {
     this.ready = new ReadyQueue(o.readyQueuePolicy, o.numClients, orderRandom(o.seed));
-    this.thinkRngs = conversations.map((c) => thinkRandom(o.seed, c.client));
+    for (const c of conversations) {
+      this.byClient.set(c.client, c);
+      this.thinkRngs.set(c.client, thinkRandom(o.seed, c.client));
+    }
     this.pending = new Array<number>(o.numRounds).fill(conversations.length);
     this.started = new Array<boolean>(o.numRounds).fill(false);
   }
@@ -77,7 +86,7 @@ class Driver {
     while (!this.aborted && this.inFlight < this.limit) {
       const client = this.ready.pop();
       if (client === undefined) return;
-      this.start(this.conversations[client] as Conversation);
+      this.start(this.byClient.get(client) as Conversation);
     }
   }
 
@@ -105,7 +114,7 @@ class Driver {
 
   /** The client's next turn becomes ready after its think time (and, with the barrier, once its round is released). */
   private think(conv: Conversation): void {
-    const delayMs = drawThinkMs(this.o.thinkTime, this.thinkRngs[conv.client] as PyRandom);
+    const delayMs = drawThinkMs(this.o.thinkTime, this.thinkRngs.get(conv.client) as PyRandom);
     const becomeReady = (): void => {
       this.thinking.delete(conv.client);
       if (this.aborted) return this.checkDone();
@@ -129,11 +138,11 @@ class Driver {
     }
   }
 
-  /** Rounds are written in order, one at a time; a round no turn ever started (all conversations ended) is skipped. */
+  /** Rounds are written in order, one at a time. */
   private complete(round: number, interrupted: boolean): void {
     const ran = this.started[round] === true;
     this.emitting = this.emitting.then(async () => {
-      if (ran) await this.hooks.roundComplete(round, interrupted);
+      await this.hooks.roundComplete(round, interrupted, ran);
       if (this.o.roundBarrier && !this.aborted) {
         this.released = round + 1;
         for (const client of this.parked.splice(0)) this.ready.push(client);

@@ -12,6 +12,8 @@ import { isSaturated, type ClientHealth } from "../metrics/self-check.ts";
 import { requestMetrics } from "../metrics/summarize.ts";
 import type { MultiturnContext } from "./context.ts";
 import type { TurnPlan } from "./conversation.ts";
+import { evaluateGates } from "../gates/evaluate.ts";
+import type { ShardsReport } from "../schema/line-parts.ts";
 
 /** One turn as it ended. */
 export interface TurnResult {
@@ -33,6 +35,8 @@ export interface RoundInput {
   warmCachedTokens: number | null;
   /** The first line of the run carries `run`. */
   first: boolean;
+  /** The processes whose turns these are; null in one process. */
+  shards: ShardsReport | null;
 }
 
 export interface RoundSummary {
@@ -58,6 +62,7 @@ export function summarizeRound(i: RoundInput, ctx: MultiturnContext): RoundSumma
     type: "round",
     run_id: ctx.runId,
     run: i.first ? ctx.run : undefined,
+    gates: [],
     round: i.round,
     num_rounds: opts.numRounds,
     num_clients: opts.numClients,
@@ -96,8 +101,11 @@ export function summarizeRound(i: RoundInput, ctx: MultiturnContext): RoundSumma
     client_http_cpu_pct: i.health.httpCpuPct,
     client_cpu_pct: i.health.processCpuPct,
     client_saturated: isSaturated(i.health),
+    shards: i.shards,
     ...provenance(ctx, i.startedAt),
   });
+  // Judged on the finished line, so a gate reads exactly what the line says.
+  record.gates = evaluateGates(opts.gates, record);
   return { record, problems: cache.problems };
 }
 

@@ -5,6 +5,8 @@
  */
 import type { RoundRecord } from "../metrics/round-record.ts";
 import { formatFixed2 } from "./console.ts";
+import { gatesCell, verdictText } from "./sweep-table.ts";
+import { formatCell, renderTextTable } from "./text-table.ts";
 import { parseJsonlLine } from "./jsonl.ts";
 
 /** A round line as read back from a file. */
@@ -29,7 +31,8 @@ export function renderRoundTableHeader(title: string): string {
 
 /** One round's row. */
 export function renderRoundRow(r: RoundLine): string {
-  const flags = `${r.interrupted ? " (cut)" : ""}${r.eviction ? " EVICT" : ""}`;
+  const gates = r.gates && r.gates.length > 0 ? ` gates ${gatesCell(r.gates)}` : "";
+  const flags = `${r.interrupted ? " (cut)" : ""}${r.eviction ? " EVICT" : ""}${gates}`;
   return (
     cells([
       String(r.round),
@@ -68,6 +71,12 @@ export function renderRoundTableFooter(rounds: readonly RoundLine[]): string {
     const approximate = rounds.reduce((sum, r) => sum + (r.approximate_turns ?? 0), 0);
     if (approximate > 0) lines.push(`Approximate turns (answers re-tokenized from text): ${approximate}`);
     if (last.flush_verified !== undefined) lines.push(`Flush verified (canary found 0 cached): ${last.flush_verified === true ? "yes" : last.flush_verified === false ? "NO" : "n/a"}`);
+    const verdicts = rounds.flatMap((r) => (r.gates ?? []).map((g) => [g.expr, String(r.round), formatCell(g.value), verdictText(g.pass)]));
+    if (verdicts.length > 0) {
+      const failed = verdicts.filter((v) => v[3] !== "pass").length;
+      lines.push(failed === 0 ? `Gates: all ${verdicts.length} verdicts pass` : `Gates: ${failed} of ${verdicts.length} verdicts FAIL`);
+      lines.push(renderTextTable(["gate", "round", "value", "verdict"], verdicts, ["left", "right", "right", "left"]).trimEnd());
+    }
   }
   lines.push("=".repeat(WIDTH));
   return lines.join("\n") + "\n";
@@ -78,8 +87,8 @@ export function isRoundLine(obj: unknown): obj is RoundLine {
   return typeof obj === "object" && obj !== null && (obj as { type?: unknown }).type === "round" && typeof (obj as { round?: unknown }).round === "number";
 }
 
-/** The round tables of a results file's runs (grouped by run_id, in file order). */
-export function renderRoundsReport(lines: readonly RoundLine[]): string {
+/** Round lines grouped into runs by run_id, in file order. */
+export function groupRounds(lines: readonly RoundLine[]): RoundLine[][] {
   const runs = new Map<string, RoundLine[]>();
   for (const l of lines) {
     const key = l.run_id ?? "";
@@ -87,8 +96,13 @@ export function renderRoundsReport(lines: readonly RoundLine[]): string {
     run.push(l);
     runs.set(key, run);
   }
+  return [...runs.values()];
+}
+
+/** The round tables of a results file's runs (grouped by run_id, in file order). */
+export function renderRoundsReport(lines: readonly RoundLine[]): string {
   let out = "";
-  for (const rounds of runs.values()) {
+  for (const rounds of groupRounds(lines)) {
     const first = rounds[0] as RoundLine;
     out += renderRoundTableHeader(roundTitle(first));
     for (const r of rounds) out += renderRoundRow(r);
@@ -107,8 +121,8 @@ export function roundTitle(r: Pick<RoundLine, "num_clients" | "num_rounds" | "sh
   );
 }
 
-/** The round tables of a multi-turn results file's text ("" when it has no round lines). */
-export function renderRoundLines(text: string): string {
+/** The round lines of a results file's text, in file order (a line that is not JSON is readResults' to refuse). */
+export function readRoundLines(text: string): RoundLine[] {
   const rounds: RoundLine[] = [];
   for (const line of text.split("\n")) {
     if (!line.includes('"round"')) continue;
@@ -116,8 +130,14 @@ export function renderRoundLines(text: string): string {
       const obj: unknown = parseJsonlLine(line.trim());
       if (isRoundLine(obj)) rounds.push(obj);
     } catch {
-      // renderJsonlReport has already refused a broken line
+      // readResults refuses a broken line, naming it
     }
   }
+  return rounds;
+}
+
+/** The round tables of a multi-turn results file's text ("" when it has no round lines). */
+export function renderRoundLines(text: string): string {
+  const rounds = readRoundLines(text);
   return rounds.length === 0 ? "" : renderRoundsReport(rounds);
 }

@@ -4,17 +4,23 @@ import { basename } from "node:path";
 import { UsageError } from "../errors.ts";
 import type { RunInfo } from "../metrics/pct-record.ts";
 import type { TtftModel } from "../metrics/ttft-model.ts";
+import type { LineKind } from "../schema/lines.ts";
 import type { PctLine } from "../metrics/pct-record.ts";
 import { labelRuns } from "./labels.ts";
 import { readResults } from "./results-file.ts";
+import { groupRounds, readRoundLines, type RoundLine } from "./rounds.ts";
 
-/** One run of one file, ready to chart. */
+/** One run of one file, ready to chart: a sweep (its pct lines) or a multi-turn run (its round lines). */
 export interface ReportRun {
   file: string;
   runId: string | null;
+  kind: LineKind;
   /** The run's header (the `run` key of its first line); undefined for files without one. */
   header: RunInfo | undefined;
+  /** A sweep's lines ([] for a multi-turn run). */
   pcts: PctLine[];
+  /** A multi-turn run's lines ([] for a sweep). */
+  rounds: RoundLine[];
   ttftModel: TtftModel | null;
   /** What tells it apart from the other runs (see labels.ts). */
   label: string;
@@ -29,17 +35,20 @@ export function readResultsText(file: string, who: string): string {
   }
 }
 
-/** Every run of every file, in order, labelled against each other; a file without a pct line is a UsageError. */
+/** Every run of every file, in order (a file's sweeps, then its multi-turn runs), labelled against each other. */
 export function loadReportRuns(files: readonly string[], who = "report"): { runs: ReportRun[]; differing: string[] } {
   const unlabelled: Array<Omit<ReportRun, "label"> & { fallbackName: string }> = [];
   for (const file of files) {
-    const runs = readResults(readResultsText(file, who), file);
-    if (runs.length === 0) throw new UsageError(`${who}: ${file} holds no pct line`);
-    runs.forEach((run, i) => {
-      const header = run.pcts.find((p) => p.run !== undefined)?.run;
-      const fallbackName = runs.length > 1 ? `${basename(file)}#${i + 1}` : basename(file);
-      unlabelled.push({ file, runId: run.runId, header, pcts: run.pcts, ttftModel: run.ttftModel, fallbackName });
-    });
+    const text = readResultsText(file, who);
+    const sweeps = readResults(text, file).map((run) => ({
+      file, runId: run.runId, kind: "sweep" as const, header: run.pcts.find((p) => p.run !== undefined)?.run, pcts: run.pcts, rounds: [], ttftModel: run.ttftModel,
+    }));
+    const multiturn = groupRounds(readRoundLines(text)).map((rounds) => ({
+      file, runId: rounds[0]?.run_id ?? null, kind: "round" as const, header: rounds.find((r) => r.run !== undefined)?.run, pcts: [], rounds, ttftModel: null,
+    }));
+    const runs = [...sweeps, ...multiturn];
+    if (runs.length === 0) throw new UsageError(`${who}: ${file} holds no results line (neither a pct line nor a round line)`);
+    runs.forEach((run, i) => unlabelled.push({ ...run, fallbackName: runs.length > 1 ? `${basename(file)}#${i + 1}` : basename(file) }));
   }
   const { labels, differing } = labelRuns(unlabelled);
   const runs = unlabelled.flatMap(({ fallbackName: _f, ...run }, i) => splitByCell({ ...run, label: labels[i]! }));
@@ -63,5 +72,8 @@ export function splitByCell(run: ReportRun): ReportRun[] {
 
 /** The run just measured, as a report run (for its step summary). */
 export function reportRunOf(records: readonly PctLine[], name: string, ttftModel: TtftModel | null): ReportRun {
-  return { file: name, runId: records[0]?.run_id ?? null, header: records.find((p) => p.run !== undefined)?.run, pcts: [...records], ttftModel, label: basename(name) };
+  return {
+    file: name, runId: records[0]?.run_id ?? null, kind: "sweep", header: records.find((p) => p.run !== undefined)?.run, pcts: [...records], rounds: [],
+    ttftModel, label: basename(name),
+  };
 }

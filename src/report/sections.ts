@@ -6,76 +6,31 @@ import { hdrCdf, type HdrSeries } from "./hdr-stats.ts";
 import type { ReportRun } from "./runs.ts";
 import { allPcts, cacheTable, distributionTable, lineAt, modelTable, pctTable, type ReportTable } from "./tables.ts";
 import type { PctLine } from "../metrics/pct-record.ts";
+import { points, type AxisData, type ChartData, type DatasetData, type ReportSection, type SeriesRun } from "./chart-data.ts";
+import { roundSections } from "./round-sections.ts";
 
-export interface Point {
-  x: number;
-  y: number;
-}
-
-/** One drawn series: `series` is the run's index (its colour), -1 for a reference line. */
-export interface DatasetData {
-  label: string;
-  series: number;
-  style: "line" | "points" | "fit" | "reference";
-  data: Point[];
-}
-
-export interface AxisData {
-  title: string;
-  type: "linear" | "logarithmic";
-  min?: number;
-  max?: number;
-}
-
-/** A chart as the page script draws it. CDF charts hold one set of datasets per pct, switched by a selector. */
-export interface ChartData {
-  id: string;
-  x: AxisData;
-  y: AxisData;
-  datasets: DatasetData[];
-  byPct?: { pcts: number[]; selected: number; datasets: Record<string, DatasetData[]> };
-}
-
-export interface ReportSection {
-  id: string;
-  title: string;
-  /** One sentence on how to read it. */
-  note: string;
-  chart: ChartData;
-  table: ReportTable;
-}
+export type { AxisData, ChartData, DatasetData, Point, ReportSection, SeriesRun } from "./chart-data.ts";
 
 const PCT_AXIS: AxisData = { title: "shared prefix (%)", type: "linear", min: 0, max: 100 };
 
 /** A metric against pct, one line per run. */
-function pctChart(runs: readonly ReportRun[], id: string, yTitle: string, value: (l: PctLine) => number | null | undefined): ChartData {
+function pctChart(runs: readonly SeriesRun[], id: string, yTitle: string, value: (l: PctLine) => number | null | undefined): ChartData {
   return {
     id,
     x: PCT_AXIS,
     y: { title: yTitle, type: "linear", min: 0 },
-    datasets: runs.map((r, i) => ({ label: r.label, series: i, style: "line", data: points(r.pcts, (l) => l.shared_prefix_pct, value) })),
+    datasets: runs.map((r) => ({ label: r.label, series: r.series, style: "line", data: points(r.pcts, (l) => l.shared_prefix_pct, value) })),
   };
 }
 
-/** Points of the lines where both coordinates are finite numbers. */
-function points(lines: readonly PctLine[], x: (l: PctLine) => number | null | undefined, y: (l: PctLine) => number | null | undefined): Point[] {
-  const out: Point[] = [];
-  for (const l of lines) {
-    const xv = x(l);
-    const yv = y(l);
-    if (typeof xv === "number" && typeof yv === "number" && Number.isFinite(xv) && Number.isFinite(yv)) out.push({ x: xv, y: yv });
-  }
-  return out.sort((a, b) => a.x - b.x);
-}
-
-function pctSection(runs: readonly ReportRun[], id: string, title: string, note: string, yTitle: string, value: (l: PctLine) => number | null | undefined): ReportSection {
+function pctSection(runs: readonly SeriesRun[], id: string, title: string, note: string, yTitle: string, value: (l: PctLine) => number | null | undefined): ReportSection {
   return { id, title, note, chart: pctChart(runs, id, yTitle, value), table: pctTable(runs, id, title, value) };
 }
 
 /** Expected (x) against observed (y) mean cached tokens; points on the diagonal are right. */
-function cacheSection(runs: readonly ReportRun[]): ReportSection {
-  const datasets: DatasetData[] = runs.map((r, i) => ({
-    label: r.label, series: i, style: "points", data: points(r.pcts, (l) => l.expected_cached_tokens, (l) => l.mean_cached_tokens),
+function cacheSection(runs: readonly SeriesRun[]): ReportSection {
+  const datasets: DatasetData[] = runs.map((r) => ({
+    label: r.label, series: r.series, style: "points", data: points(r.pcts, (l) => l.expected_cached_tokens, (l) => l.mean_cached_tokens),
   }));
   const top = Math.max(1, ...datasets.flatMap((d) => d.data.flatMap((p) => [p.x, p.y])));
   datasets.push({ label: "observed = expected", series: -1, style: "reference", data: [{ x: 0, y: 0 }, { x: top, y: top }] });
@@ -89,13 +44,13 @@ function cacheSection(runs: readonly ReportRun[]): ReportSection {
 }
 
 /** CDFs of one latency series from the HDR histograms, one chart per pct (chosen in the page). */
-function cdfSection(runs: readonly ReportRun[], series: HdrSeries, name: string): ReportSection {
+function cdfSection(runs: readonly SeriesRun[], series: HdrSeries, name: string): ReportSection {
   const pcts = allPcts(runs);
   const byPct: Record<string, DatasetData[]> = {};
   for (const pct of pcts) {
-    byPct[String(pct)] = runs.flatMap((r, i) => {
+    byPct[String(pct)] = runs.flatMap((r) => {
       const line = lineAt(r, pct);
-      return line === undefined ? [] : [{ label: r.label, series: i, style: "line" as const, data: hdrCdf(line.hdr, series) }];
+      return line === undefined ? [] : [{ label: r.label, series: r.series, style: "line" as const, data: hdrCdf(line.hdr, series) }];
     });
   }
   // The highest pct every run measured: where the cache matters most.
@@ -112,9 +67,10 @@ function cdfSection(runs: readonly ReportRun[], series: HdrSeries, name: string)
 }
 
 /** Each pct's mean (uncached tokens, TTFT) and each run's fitted line over them. */
-function modelSection(runs: readonly ReportRun[]): ReportSection {
+function modelSection(runs: readonly SeriesRun[]): ReportSection {
   const datasets: DatasetData[] = [];
-  runs.forEach((r, i) => {
+  runs.forEach((r) => {
+    const i = r.series;
     const pts = points(r.pcts, (l) => l.ttft_fit?.mean_uncached_tokens, (l) => l.ttft_fit?.mean_ttft_ms);
     datasets.push({ label: r.label, series: i, style: "points", data: pts });
     const m = r.ttftModel;
@@ -131,8 +87,15 @@ function modelSection(runs: readonly ReportRun[]): ReportSection {
   };
 }
 
-/** Every section, in page order. */
-export function buildSections(runs: readonly ReportRun[]): ReportSection[] {
+/** Every section, in page order: the sweeps' (x = shared prefix %), then the multi-turn runs' (x = round). */
+export function buildSections(all: readonly ReportRun[]): ReportSection[] {
+  const runs = all.map((r, series) => ({ ...r, series }));
+  const sweeps = runs.filter((r) => r.kind === "sweep");
+  const multiturn = runs.filter((r) => r.kind === "round");
+  return [...(sweeps.length > 0 ? sweepSections(sweeps) : []), ...(multiturn.length > 0 ? roundSections(multiturn) : [])];
+}
+
+function sweepSections(runs: readonly SeriesRun[]): ReportSection[] {
   return [
     pctSection(runs, "ttft-mean", "Mean TTFT", "Time to first token, mean over the pct's requests.", "mean TTFT (ms)", (l) => l.mean_ttft_ms),
     pctSection(runs, "ttft-median", "Median TTFT", "Time to first token, median.", "median TTFT (ms)", (l) => l.median_ttft_ms),

@@ -6,6 +6,7 @@ import { basename } from "node:path";
 import type { PctLine } from "../metrics/pct-record.ts";
 import { HDR_PERCENTILES, hdrPercentileMs, type HdrSeries } from "./hdr-stats.ts";
 import { flattenHeader } from "./labels.ts";
+import type { RoundLine } from "./rounds.ts";
 import type { ReportRun } from "./runs.ts";
 import { formatCell } from "./text-table.ts";
 
@@ -78,11 +79,24 @@ export function modelTable(runs: readonly ReportRun[]): ReportTable {
   };
 }
 
+/** A run's lines, whatever its kind, each with the label of its place on the run's x axis ("50%", "round 3"). */
+function placedLines(r: ReportRun): Array<{ line: PctLine | RoundLine; at: string }> {
+  return r.kind === "round" ? r.rounds.map((line) => ({ line, at: `round ${line.round}` })) : r.pcts.map((line) => ({ line, at: `${line.shared_prefix_pct}%` }));
+}
+
 /** Every gate verdict of every run. */
 export function gatesTable(runs: readonly ReportRun[]): ReportTable {
   const rows: string[][] = [];
-  for (const r of runs) for (const l of r.pcts) for (const g of l.gates ?? []) rows.push([r.label, `${l.shared_prefix_pct}%`, g.expr, formatCell(g.value), g.pass ? "pass" : "FAIL"]);
-  return { id: "gates", title: "Gates", columns: ["run", "pct", "gate", "value", "verdict"], rows };
+  for (const r of runs) for (const { line, at } of placedLines(r)) for (const g of line.gates ?? []) rows.push([r.label, at, g.expr, formatCell(g.value), g.pass ? "pass" : "FAIL"]);
+  return { id: "gates", title: "Gates", columns: ["run", "line", "gate", "value", "verdict"], rows };
+}
+
+/** What a run sent: prompts x tokens -> output for a sweep, clients x rounds for a multi-turn run. */
+function workloadCell(r: ReportRun): string {
+  const f = r.rounds[0];
+  if (f !== undefined) return `${f.num_clients} clients x ${f.num_rounds} rounds, turn ${f.turn_tokens} -> ${f.output_len}`;
+  const p = r.pcts[0]!;
+  return `${p.num_prompts} x ${p.total_tokens} -> ${p.output_len}`;
 }
 
 /** What each run was: file, when, against what, with which workload. */
@@ -90,15 +104,16 @@ export function metadataTable(runs: readonly ReportRun[]): ReportTable {
   return {
     id: "runs",
     title: "Runs",
-    columns: ["run", "file", "run id", "started", "warmbench", "backend", "model", "server", "prompts x tokens -> output", "concurrency", "pcts"],
+    columns: ["run", "file", "run id", "started", "warmbench", "backend", "model", "server", "workload", "concurrency", "lines"],
     rows: runs.map((r) => {
-      const first = r.pcts[0]!;
+      const placed = placedLines(r);
+      const first = placed[0]!.line;
       const h = r.header;
       return [
         r.label, basename(r.file), r.runId ?? "-", h?.started_at ?? first.started_at ?? "-", h?.warmbench_version ?? first.warmbench_version ?? "-",
-        first.backend, first.model ?? h?.served_model ?? "-", h?.server_version ?? first.server_version ?? "-",
-        `${first.num_prompts} x ${first.total_tokens} -> ${first.output_len}`, first.max_concurrency ? String(first.max_concurrency) : "unlimited",
-        r.pcts.map((p) => p.shared_prefix_pct).join(","),
+        first.backend ?? "-", first.model ?? h?.served_model ?? "-", h?.server_version ?? first.server_version ?? "-",
+        workloadCell(r), first.max_concurrency ? String(first.max_concurrency) : "unlimited",
+        placed.map((p) => p.at).join(", "),
       ];
     }),
   };

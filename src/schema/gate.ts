@@ -26,10 +26,5 @@ export interface Gate {
   source: string;
 }
 
-/** One gate's verdict on one line, as written in the line's `gates`. */
-export interface GateResult {
-  expr: string;
-  /** The metric's value in this line; null when it could not be measured (a gate on it then fails). */
-  value: number | null;
-  pass: boolean;
-}
+// Their shapes are part of the line format: declared once, with the schema's descriptions, in nested.ts.
+export type { GateResult } from "./nested.ts";

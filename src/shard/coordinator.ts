@@ -64,9 +64,11 @@ export class ShardFailure extends Error {
 interface PeerState extends ShardPeer {
   link: Link;
   lastHeardMs: number;
-  /** Waiters on this shard's next message of a kind. */
-  onRecords: ((m: RecordsMessage) => void) | null;
-  onReady: ((job: number) => void) | null;
+  /** Waiters on this shard's records and readiness, per job: several jobs may be in flight (multi-turn rounds). */
+  onRecords: Map<number, (m: RecordsMessage) => void>;
+  onReady: Map<number, () => void>;
+  /** Records of a job not released yet (a shard that ended early answers every round it will never run). */
+  early: Map<number, RecordsMessage>;
   onPong: ((id: number, shardEpochMs: number) => void) | null;
   /** Set once the shard is gone or failed; every waiter is told. */
   failure: string | null;
@@ -179,15 +181,16 @@ export class Coordinator {
         readies.push(new Promise<void>((resolve) => (readyNow = resolve)));
         try {
           const records = await this.await<RecordsMessage>(peer, (finish) => {
-            peer.onReady = (n) => {
-              if (n === job.job) readyNow();
-            };
-            peer.onRecords = (m) => {
-              if (m.job !== job.job) return;
+            peer.onReady.set(job.job, readyNow);
+            const onRecords = (m: RecordsMessage) => {
               readyNow();
               finish(m);
             };
+            const early = peer.early.get(job.job);
+            peer.early.delete(job.job);
+            peer.onRecords.set(job.job, onRecords);
             peer.link.send(job);
+            if (early !== undefined) onRecords(early);
           });
           results.set(peer.rank, records);
         } catch (err) {
@@ -196,8 +199,8 @@ export class Coordinator {
           onFailure(failure);
         } finally {
           readyNow();
-          peer.onRecords = null;
-          peer.onReady = null;
+          peer.onRecords.delete(job.job);
+          peer.onReady.delete(job.job);
         }
       }),
     ).then(() => ({ results, failures }));
@@ -286,7 +289,7 @@ export class Coordinator {
           if (m.rank < 1 || m.rank >= this.o.size) return refuse(`rank ${m.rank} is not in 1..${this.o.size - 1}`);
           if (this.peers.has(m.rank)) return refuse(`rank ${m.rank} joined already`);
           peer = { rank: m.rank, host: m.host, pid: m.pid, clockOffsetMs: 0, clockRttMs: 0, link, lastHeardMs: performance.now(),
-            onRecords: null, onReady: null, onPong: null, failure: null, onFailure: [] };
+            onRecords: new Map(), onReady: new Map(), early: new Map(), onPong: null, failure: null, onFailure: [] };
           clearTimeout(helloTimer);
           this.peers.set(m.rank, peer);
           link.send({ t: "welcome", setup: this.o.setup });
@@ -295,8 +298,11 @@ export class Coordinator {
         }
         peer.lastHeardMs = performance.now();
         if (typeof m === "string") return this.fail(peer, `sent a malformed message (${m})`);
-        if (m.t === "records") peer.onRecords?.(m);
-        else if (m.t === "ready") peer.onReady?.(m.job);
+        if (m.t === "records") {
+          const waiter = peer.onRecords.get(m.job);
+          if (waiter !== undefined) waiter(m);
+          else peer.early.set(m.job, m);
+        } else if (m.t === "ready") peer.onReady.get(m.job)?.();
         else if (m.t === "pong") peer.onPong?.(m.id, m.shardEpochMs);
         else if (m.t === "failed") this.fail(peer, `failed: ${m.message}`);
       },

@@ -3,7 +3,7 @@
  * has not checked, from shards or from strangers (a wrong field type is a refused message, never a crash).
  *
  *   shard -> coordinator: hello (token, rank, size) | pong (clock probe) | records (one job's) | beat | failed
- *   coordinator -> shard: welcome (what the preflight learned) | reject | ping | job (a pct released) | stop
+ *   coordinator -> shard: welcome (what the preflight learned) | reject | ping | job (a pct, or a round, released) | stop
  */
 import type { ClientHealth } from "../metrics/self-check.ts";
 import type { RequestRecord } from "../schema/record.ts";
@@ -34,6 +34,8 @@ export interface JobMessage {
   working_set: number;
   /** Its rate's position in --request-rate. */
   rate_index: number;
+  /** A multi-turn round: the job releases that round of every shard's conversations (pct and rate_index are 0). */
+  round?: number;
 }
 
 /** One request record on the wire: times that are points in time are epoch ms; the rest as in RequestRecord. */
@@ -161,7 +163,9 @@ export function parseCoordinatorMessage(v: unknown): CoordinatorMessage | string
     case "ping":
       return isInt(v.id) ? (v as CoordinatorMessage) : "malformed ping";
     case "job":
-      return isInt(v.job) && isInt(v.pct) && isInt(v.working_set, 1) && isInt(v.rate_index) ? (v as CoordinatorMessage) : "malformed job";
+      return isInt(v.job) && isInt(v.pct) && isInt(v.working_set, 1) && isInt(v.rate_index) && (v.round === undefined || isInt(v.round))
+        ? (v as CoordinatorMessage)
+        : "malformed job";
     case "go":
       return isInt(v.job) && isNum(v.start_epoch_ms) ? (v as CoordinatorMessage) : "malformed go";
     case "stop":

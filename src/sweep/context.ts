@@ -7,7 +7,7 @@ import type { LoadedTokenizer } from "../workload/tokenizer.ts";
 import type { PyRandom } from "../workload/rng.ts";
 import type { PromptFeed } from "../workload/prompt-feed.ts";
 import type { ShardShare } from "./plan.ts";
-import type { Coordinator } from "../shard/coordinator.ts";
+import type { ShardGroup } from "../shard/group.ts";
 
 export interface SweepIo {
   /** Where the report goes (stdout in the CLI). */
@@ -65,12 +65,4 @@ export function cacheSlotsOf(ctx: Pick<SweepContext, "server">): Array<number | 
   return n === null ? [null] : Array.from({ length: n }, (_, i) => i);
 }
 
-/** A started group of shards, coordinated by this process. */
-export interface ShardGroup {
-  coordinator: Coordinator;
-  size: number;
-  launcher: "local" | "slurm" | "flag";
-  /** Jobs released so far: the next line's job number. */
-  jobs: number;
-  close(): Promise<void>;
-}
+export type { ShardGroup };

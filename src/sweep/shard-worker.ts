@@ -9,13 +9,12 @@ import { BenchError, EXIT } from "../errors.ts";
 import { log } from "../log.ts";
 import type { RunOptions } from "../config/options.ts";
 import { backendFor, ENGINES, type EndpointChoice } from "../backends/index.ts";
-import { NO_SERVER_INFO } from "../backends/server-info.ts";
 import { loadTokenizer } from "../workload/tokenizer.ts";
 import { PyRandom } from "../workload/rng.ts";
 import { PromptFeed } from "../workload/prompt-feed.ts";
-import { joinCoordinator, type ShardConnection } from "../shard/shard-client.ts";
+import type { ShardConnection } from "../shard/shard-client.ts";
+import { profileFromSetup, serveAsShard, type WorkerPlacement } from "../shard/worker.ts";
 import { toWireRecord, type JobMessage, type ShardSetup } from "../shard/messages.ts";
-import type { ListenAddress } from "../shard/coordinator.ts";
 import type { SweepContext } from "./context.ts";
 import { planPct, type PctPlan } from "./plan.ts";
 import { sweepJobs, type SweepJob } from "./cells.ts";
@@ -32,40 +31,16 @@ export function workloadHash(opts: RunOptions): string {
   return createHash("sha256").update(JSON.stringify(shaping)).digest("hex").slice(0, 16);
 }
 
-/** How long a shard keeps trying to reach a coordinator that is still starting. */
-const JOIN_DEADLINE_MS = 60_000;
-/** A heartbeat tells the coordinator this shard is alive while it measures. */
-const HEARTBEAT_MS = 1000;
-
-export interface WorkerPlacement {
-  rank: number;
-  size: number;
-  address: ListenAddress;
-  token: string;
-}
-
 /** Runs this process as shard `rank`; resolves with its exit code. */
 export async function runShardWorker(opts: RunOptions, me: WorkerPlacement, interrupt: AbortSignal): Promise<number> {
-  const conn = await joinCoordinator(me.address, me, JOIN_DEADLINE_MS);
-  const beat = setInterval(() => conn.link.send({ t: "beat" }), HEARTBEAT_MS);
-  try {
-    if (conn.setup.options_hash !== workloadHash(opts)) {
-      conn.link.send({ t: "failed", message: "it was started with other workload options than the coordinator" });
-      throw new BenchError(`shard ${me.rank}: started with other workload options than the coordinator`, EXIT.usage);
-    }
+  return serveAsShard(me, workloadHash(opts), async (conn) => {
     const ctx = await workerContext(opts, conn.setup, me);
     try {
       return await serve(conn, ctx, opts, interrupt);
     } finally {
       await ctx.prompts?.close();
     }
-  } catch (err) {
-    if (!(err instanceof BenchError)) conn.link.send({ t: "failed", message: (err as Error)?.message ?? String(err) });
-    throw err;
-  } finally {
-    clearInterval(beat);
-    conn.link.end();
-  }
+  });
 }
 
 async function workerContext(opts: RunOptions, setup: ShardSetup, me: WorkerPlacement): Promise<SweepContext> {
@@ -80,14 +55,7 @@ async function workerContext(opts: RunOptions, setup: ShardSetup, me: WorkerPlac
     io: { out: () => {} },
     backend,
     ctl: { baseUrl: opts.baseUrl, headers: opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {} },
-    server: {
-      info: { ...NO_SERVER_INFO, version: setup.server_version },
-      model: setup.model,
-      pageSize: setup.page_size,
-      pageSizeSource: "server",
-      textMode: setup.text_mode,
-      warnings: [],
-    },
+    server: profileFromSetup(setup),
     tokenizer,
     prompts: backend.promptEncoding === "token_ids" ? new PromptFeed(tokenizer.population, opts.seed) : null,
     rng: new PyRandom(opts.seed),

@@ -58,7 +58,12 @@ export async function runGolden(run: GoldenRun): Promise<string> {
 }
 
 /** Keys added on purpose since the recording (at any depth): present in the new lines only. */
-export const ADDED_KEYS = new Set<string>(["schema_version"]);
+export const ADDED_KEYS = new Set<string>([
+  "schema_version",
+  // Round lines (issue 17 item 2): the gates' verdicts and the shards report, as pct lines have them; the multiturn
+  // options' echo of --gate, --workers, --shard and --coordinator, which multiturn now takes.
+  "gates", "shards", "workers", "shard", "coordinator",
+]);
 
 /** The run's identity: where the servers listened, when, which files; typed only, at any depth. */
 const IDENTITY = /^(started_at|run_id|base_url|output_file|port|startup_time|evidence)$/;

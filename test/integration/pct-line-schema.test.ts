@@ -1,55 +1,106 @@
 /**
- * The pinned output schema: every pct line the compiled binary writes has exactly the keys of
- * test/fixtures/schema/pct-line.json, in order, with their types - for both backends, with and without failures.
+ * The published schema (schema/warmbench-line.schema.json, validated with ajv): every line the compiled binary writes
+ * conforms - sweep lines of both backend families, with failures, at a finite rate and a working set, and multi-turn
+ * round lines - and `warmbench schema` prints exactly the committed document. readJsonl validates every results line
+ * any test reads; this file proves the validator itself catches what it must.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";
-import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
-import { readPctLines } from "../helpers/results.ts";
+import { LLAMA2_TOKENIZER, ROOT, runCli } from "../helpers/run-cli.ts";
+import { readJsonl, readPctLines } from "../helpers/results.ts";
 import { schemaProblems } from "../helpers/schema.ts";
+import { SCHEMA_VERSION } from "../../src/schema/lines.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-schema-"));
+const SMALL = ["--model", LLAMA2_TOKENIZER, "--num-prompts", "6", "--total-tokens", "400", "--output-len", "3", "--settle", "0"];
 
-describe("every pct line matches the pinned schema", () => {
-  for (const [name, backend, faults] of [["sglang", "sglang", {}], ["vllm with failures", "vllm", { failEvery: 3 }]] as const) {
-    test(name, async () => {
-      const mock = await startMockServer(mockOptions({ port: 0, pageSize: 16, itlMs: 1, prefillUsPerToken: 1, ...faults }));
-      const out = join(dir, `${backend}.jsonl`);
-      try {
-        const r = await runCli([
-          "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--backend", backend, "--pcts", "0,60", "--num-prompts", "6",
-          "--total-tokens", "400", "--output-len", "3", "--settle", "0", "--output-file", out,
-        ]);
-        expect([0, 3]).toContain(r.code);
-        const lines = readPctLines(out);
-        expect(lines).toHaveLength(2);
-        for (const line of lines) expect(schemaProblems(line)).toEqual([]);
-        expect("run" in lines[0]).toBe(true);
-        expect("run" in lines[1]).toBe(false);
-      } finally {
-        await mock.stop();
-      }
-    });
+async function sweep(name: string, args: string[], faults = {}): Promise<any[]> {
+  const mock = await startMockServer(mockOptions({ port: 0, pageSize: 16, itlMs: 1, prefillUsPerToken: 1, ...faults }));
+  const out = join(dir, `${name}.jsonl`);
+  try {
+    const r = await runCli([...SMALL, "--base-url", mock.url, "--output-file", out, ...args]);
+    expect([0, 3]).toContain(r.code);
+    return readPctLines(out); // validates every line against the schema
+  } finally {
+    await mock.stop();
   }
+}
 
-  test("the checker itself catches an extra key, a missing key, a wrong type and a nested difference", async () => {
-    const mock = await startMockServer(mockOptions({ port: 0, itlMs: 1 }));
-    const out = join(dir, "mutate.jsonl");
+describe("every line the binary writes matches the published schema", () => {
+  test("sglang, two pcts: the first line carries run, every line schema_version", async () => {
+    const lines = await sweep("sglang", ["--backend", "sglang", "--pcts", "0,60"]);
+    expect(lines).toHaveLength(2);
+    expect("run" in lines[0]).toBe(true);
+    expect("run" in lines[1]).toBe(false);
+    for (const l of lines) expect(l.schema_version).toBe(SCHEMA_VERSION);
+    // The new key sits right after warmbench_version; the script's keys still come first.
+    const keys = Object.keys(lines[1]);
+    expect(keys[keys.indexOf("warmbench_version") + 1]).toBe("schema_version");
+    expect(keys[0]).toBe("backend");
+  });
+
+  test("vllm with failures, a finite request rate and a working set of 2", async () => {
+    const lines = await sweep("vllm", ["--backend", "vllm", "--pcts", "50", "--request-rate", "40,inf", "--working-set", "2"], { failEvery: 3 });
+    expect(lines.map((l) => l.request_rate)).toEqual([40, "Infinity"]);
+    expect(lines.some((l) => l.failed > 0)).toBe(true);
+  });
+
+  test("multi-turn round lines", async () => {
+    const mock = await startMockServer(mockOptions({ port: 0, pageSize: 16, itlMs: 1, ttftBaseMs: 1 }));
+    const out = join(dir, "rounds.jsonl");
     try {
-      await runCli(["--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", "50", "--num-prompts", "2", "--total-tokens", "100", "--output-len", "2", "--settle", "0", "--output-file", out]);
-      const line = readPctLines(out)[0];
-      expect(schemaProblems(line)).toEqual([]);
-      expect(schemaProblems({ ...line, surprise: 1 })[0]).toContain("extra: surprise");
-      const { sent: _sent, ...missing } = line;
-      expect(schemaProblems(missing)[0]).toContain("missing: sent");
-      expect(schemaProblems({ ...line, completed: "3" })).toContain("completed: string, expected number");
-      expect(schemaProblems({ ...line, ttft_model: { ...line.ttft_model, fixedMs: 1 } }).join()).toContain("ttft_model.");
+      const r = await runCli([
+        "multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--num-clients", "2", "--num-rounds", "3",
+        "--shared-system-tokens", "32", "--turn-tokens", "32", "--output-len", "4", "--settle", "0", "--output-file", out,
+      ]);
+      expect(r.code).toBe(0);
     } finally {
       await mock.stop();
     }
+    const rounds = readJsonl(out);
+    expect(rounds.map((l) => [l.type, l.round, l.schema_version])).toEqual([0, 1, 2].map((n) => ["round", n, SCHEMA_VERSION]));
+  });
+
+  test("`warmbench schema` prints the committed document", async () => {
+    const r = await runCli(["schema"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(readFileSync(join(ROOT, "schema/warmbench-line.schema.json"), "utf8"));
+    expect(JSON.parse(r.stdout).$schema).toBe("https://json-schema.org/draft/2020-12/schema");
+  });
+});
+
+describe("the validator catches what it must", () => {
+  let line: any;
+  test("a real line of each kind conforms", async () => {
+    line = (await sweep("mutate", ["--pcts", "50"]))[0];
+    expect(schemaProblems(line)).toEqual([]);
+  });
+
+  test("an extra key, a missing key, a wrong type, a wrong enum, a nested extra key, the key order", () => {
+    expect(schemaProblems({ ...line, surprise: 1 }).join()).toContain("surprise");
+    const { sent: _sent, ...missing } = line;
+    expect(schemaProblems(missing).join()).toContain("sent");
+    expect(schemaProblems({ ...line, completed: "3" }).join()).toContain("/completed");
+    expect(schemaProblems({ ...line, completed: 2.5 }).join()).toContain("/completed must be integer");
+    expect(schemaProblems({ ...line, cache_check: "fine" }).join()).toContain("/cache_check");
+    expect(schemaProblems({ ...line, ttft_model: { ...line.ttft_model, fixedMs: 1 } }).join()).toContain("fixedMs");
+    expect(schemaProblems({ ...line, schema_version: SCHEMA_VERSION + 1 }).join()).toContain("/schema_version");
+    const { backend, ...rest } = line;
+    expect(schemaProblems({ ...rest, backend }).join()).toContain("out of order");
+  });
+
+  test("Python's non-finite tokens are numbers where the key is a float, and nowhere else", () => {
+    expect(schemaProblems({ ...line, mean_ttft_ms: "NaN", burstiness: "Infinity" })).toEqual([]);
+    expect(schemaProblems({ ...line, completed: "NaN" }).join()).toContain("/completed");
+    expect(schemaProblems({ ...line, mean_ttft_ms: "inf" }).join()).toContain("/mean_ttft_ms");
+  });
+
+  test("a sweep line is not a round line: type is closed to round lines, round keys to sweep lines", () => {
+    expect(schemaProblems({ ...line, type: "round" }).length).toBeGreaterThan(0);
+    expect(schemaProblems({ ...line, round: 0 }).join()).toContain("round");
   });
 });

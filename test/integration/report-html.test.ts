@@ -11,7 +11,7 @@ import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions, type MockOptions } from "../../src/mock/options.ts";
 import { openBrowser, type Browser } from "../helpers/browser.ts";
 import { LLAMA2_TOKENIZER, runCli, type CliResult } from "../helpers/run-cli.ts";
-import { readPctLines } from "../helpers/results.ts";
+import { readJsonl, readPctLines } from "../helpers/results.ts";
 
 const EVIL = "<img src=x onerror=alert(1)>";
 const dir = mkdtempSync(join(tmpdir(), "warmbench-report-html-"));
@@ -160,5 +160,74 @@ describe("report --html / --md", () => {
     for (const [row, pct] of PCTS.entries()) expect(md).toContain(`| ${pct}% | ${lines.map((l) => cell(l[row].mean_ttft_ms)).join(" | ")} |`);
     expect(md).toContain("\\<img src=x onerror=alert(1)\\>");
     expect(md).not.toContain(EVIL);
+  });
+});
+
+describe("report --html / --md of a sweep file and a multi-turn file together", () => {
+  const ROUNDS = 3;
+  let rounds: any[];
+  let mixed: CliResult;
+  beforeAll(async () => {
+    const mock = await startMockServer(mockOptions({ port: 0, pageSize: 16, itlMs: 1, ttftBaseMs: 2 }));
+    mocks.push(mock);
+    const out = join(dir, "multiturn.jsonl");
+    const r = await runCli([
+      "multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--num-clients", "3", "--num-rounds", String(ROUNDS),
+      "--shared-system-tokens", "64", "--turn-tokens", "48", "--output-len", "4", "--settle", "0", "--output-file", out,
+    ]);
+    if (r.code !== 0) throw new Error(`multiturn exited ${r.code}: ${r.stderr}`);
+    rounds = readJsonl(out);
+    mixed = await runCli(["report", files[1]!, out, "--html", join(dir, "mixed.html"), "--md", join(dir, "mixed.md")]);
+  });
+
+  test("in Chromium: the round charts hold the round lines' numbers, next to the sweep's charts", async () => {
+    expect(mixed.code).toBe(0);
+    const page = await browser.context.newPage();
+    const errors: string[] = [];
+    page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+    await page.goto(`file://${join(dir, "mixed.html")}`);
+    await page.waitForSelector("html[data-charts-ready]", { timeout: 15_000 });
+    const charts: Record<string, any> = await page.evaluate(() => {
+      const all = (globalThis as any).warmbenchCharts as Record<string, any>;
+      return Object.fromEntries(
+        Object.entries(all).map(([id, c]) => [id, {
+          type: c.config.type,
+          datasets: c.data.datasets.map((d: any, i: number) => ({ label: d.label, stack: d.stack, data: d.data, drawn: c.getDatasetMeta(i).data.length })),
+        }]),
+      );
+    });
+    expect(errors).toEqual([]);
+    // The sweep's charts: one series (the sweep run); the multi-turn run is drawn in its own charts.
+    expect(charts["ttft-mean"].datasets).toHaveLength(1);
+    const byRound = (key: string) => rounds.map((l) => ({ x: l.round, y: l[key] }));
+    const hit = charts["round-hit-ratio"].datasets;
+    expect(hit.map((d: any) => d.data)).toEqual([byRound("expected_hit_ratio"), byRound("observed_hit_ratio")]);
+    expect(rounds.at(-1).expected_hit_ratio).toBeGreaterThan(rounds[0].expected_hit_ratio); // the histories grow
+    expect(charts["round-ttft"].datasets.map((d: any) => d.data)).toEqual([byRound("mean_ttft_ms"), byRound("p99_ttft_ms")]);
+    const tiers = charts["round-tiers"];
+    expect(tiers.type).toBe("bar");
+    expect(tiers.datasets.map((d: any) => d.label.split(" ").at(-1))).toEqual(["device", "host", "storage"]);
+    expect(new Set(tiers.datasets.map((d: any) => d.stack)).size).toBe(1);
+    expect(tiers.datasets[0].data).toEqual(rounds.map((l) => ({ x: l.round, y: l.cached_tokens_by_tier.device })));
+    for (const c of Object.values(charts) as any[]) for (const d of c.datasets) expect(d.drawn).toBe(d.data.length);
+    const labels = await page.$$eval("#series li", (items) => items.map((li) => li.textContent));
+    expect(labels).toHaveLength(2);
+    expect(await page.textContent("#table-runs")).toContain("3 clients x 3 rounds");
+    await page.close();
+  });
+
+  test("the Markdown holds the round tables, rows labelled by round", () => {
+    const md = readFileSync(join(dir, "mixed.md"), "utf8");
+    expect(md).toContain("### Hit ratio per round: expected and observed");
+    const cellOf = (v: number) => cell(v);
+    for (const l of rounds) expect(md).toContain(`| round ${l.round} | ${cellOf(l.mean_ttft_ms)} | ${cellOf(l.p99_ttft_ms)} |`);
+    expect(md).toContain("### Mean TTFT");
+  });
+
+  test("a multi-turn file alone makes a report (it used to be refused: holds no pct line)", async () => {
+    const r = await runCli(["report", join(dir, "multiturn.jsonl"), "--md", "-"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("### TTFT per round: mean and P99");
+    expect(r.stdout).not.toContain("### Mean TTFT");
   });
 });

@@ -20,18 +20,24 @@
     points: { showLine: false, pointRadius: 4.5, borderWidth: 1 },
     fit: { showLine: true, pointRadius: 0, borderWidth: 1.5, borderDash: [6, 4] },
     reference: { showLine: true, pointRadius: 0, borderWidth: 1, borderDash: [2, 3] },
+    bar: { type: "bar", borderWidth: 1 },
   };
+  // A stack's parts in shades of the run's colour (device full, host and storage lighter).
+  var SHADES = ["", "aa", "55"];
 
   function toDataset(d) {
     var c = colour(d.series);
-    var ds = { label: d.label, data: d.data, borderColor: c, backgroundColor: c, wbStyle: d.style };
+    var fill = d.shade ? c + SHADES[d.shade % SHADES.length] : c;
+    var ds = { label: d.label, data: d.data, borderColor: c, backgroundColor: fill, wbStyle: d.style };
+    if (d.stack !== undefined) ds.stack = d.stack;
     var style = STYLES[d.style] || STYLES.line;
     for (var k in style) ds[k] = style[k];
     return ds;
   }
 
-  function axis(a) {
+  function axis(a, stacked) {
     var ax = { type: a.type, title: { display: true, text: a.title }, grid: { color: "#eef1f4" } };
+    if (stacked) ax.stacked = true;
     if (a.min !== undefined) ax.min = a.min;
     if (a.max !== undefined) ax.max = a.max;
     return ax;
@@ -45,13 +51,14 @@
   data.charts.forEach(function (spec) {
     var canvas = document.getElementById("chart-" + spec.id);
     charts[spec.id] = new Chart(canvas, {
-      type: "scatter",
+      // Stacked bars need a bar chart; every other chart is x/y points.
+      type: spec.stacked ? "bar" : "scatter",
       data: { datasets: spec.datasets.map(toDataset) },
       options: {
         responsive: true,
         maintainAspectRatio: false,
         interaction: { mode: "nearest", intersect: false },
-        scales: { x: axis(spec.x), y: axis(spec.y) },
+        scales: { x: axis(spec.x, spec.stacked), y: axis(spec.y, spec.stacked) },
         plugins: {
           legend: {
             position: "bottom",

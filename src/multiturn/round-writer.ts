@@ -1,0 +1,146 @@
+/**
+ * Per-round bookkeeping while the driver runs, and each round's summary and output when it completes: with shards,
+ * the round's turns of every process united first; then a table row on stdout, a JSONL line, its turns' ids
+ * (--dump-prompts) and details (--request-details). With the barrier, the next round is released to the shards
+ * only after this one was written.
+ */
+import { appendFileSync } from "node:fs";
+import { log } from "../log.ts";
+import { nowMs } from "../client/clock.ts";
+import { hitRateBetween, scrapeCacheCounters, type CacheCounters } from "../client/prometheus.ts";
+import { resolveGeneratedText } from "../client/stream.ts";
+import type { RoundRecord } from "../metrics/round-record.ts";
+import { startClientMonitor, describeSaturation, type ClientHealth, type ClientMonitor } from "../metrics/self-check.ts";
+import { formatTurnDetail } from "../output/details.ts";
+import { formatJsonl } from "../report/jsonl.ts";
+import { appendJsonlLine } from "../output/jsonl-file.ts";
+import { renderRoundRow } from "../report/rounds.ts";
+import type { MultiturnContext } from "./context.ts";
+import type { TurnPlan } from "./conversation.ts";
+import type { Prepared } from "./prepare.ts";
+import type { RoundShards } from "./shards.ts";
+import { summarizeRound, type TurnResult } from "./summarize-round.ts";
+import { turnIdsText } from "./turns.ts";
+
+export interface MultiturnOutcome {
+  rounds: RoundRecord[];
+  failedRequests: number;
+  interrupted: boolean;
+  /** Rounds whose cache check failed under --verify-cache strict. */
+  cacheFailures: number;
+  /** Rounds during which the client itself was saturated. */
+  saturatedRounds: number;
+}
+
+interface Window {
+  monitor: ClientMonitor;
+  startMs: number;
+  endMs: number;
+  startedAt: string;
+}
+
+export class RoundWriter {
+  readonly outcome: MultiturnOutcome = { rounds: [], failedRequests: 0, interrupted: false, cacheFailures: 0, saturatedRounds: 0 };
+  prepared: Prepared = { flushed: false, flushVerified: null, warmCachedTokens: null };
+  /** With the barrier: the server's cache counters when each round starts. */
+  readonly countersBefore = new Map<number, CacheCounters | null>();
+  private readonly turns = new Map<number, TurnResult[]>();
+  private readonly sentPerRound = new Map<number, number>();
+  private readonly windows = new Map<number, Window>();
+
+  constructor(
+    private readonly ctx: MultiturnContext,
+    private readonly shards: RoundShards | null = null,
+  ) {}
+
+  start(round: number): void {
+    this.windows.set(round, { monitor: startClientMonitor(), startMs: nowMs(), endMs: nowMs(), startedAt: new Date().toISOString() });
+  }
+
+  noteSent(turn: TurnPlan): void {
+    this.sentPerRound.set(turn.round, (this.sentPerRound.get(turn.round) ?? 0) + 1);
+  }
+
+  noteEnded(turn: TurnPlan, rec: TurnResult["rec"]): void {
+    const list = this.turns.get(turn.round) ?? [];
+    list.push({ plan: turn, rec });
+    this.turns.set(turn.round, list);
+    const w = this.windows.get(turn.round);
+    if (w !== undefined) w.endMs = nowMs();
+  }
+
+  async complete(round: number, interrupted: boolean, ran: boolean): Promise<void> {
+    const { ctx } = this;
+    const { opts } = ctx;
+    let turns = this.turns.get(round) ?? [];
+    this.turns.delete(round);
+    const w = this.windows.get(round);
+    this.windows.delete(round);
+    let health: ClientHealth = (w?.monitor ?? startClientMonitor()).stop();
+    let window: { startMs: number; endMs: number; startedAt: string } | undefined = w;
+    let shardsReport = null;
+    let planned = Math.max(this.sentPerRound.get(round) ?? 0, turns.length);
+    if (this.shards !== null) {
+      const own = turns.length;
+      const u = await this.shards.unite(round, turns, health, interrupted);
+      ({ turns, health, report: shardsReport } = u);
+      interrupted ||= u.interrupted;
+      planned += turns.length - own;
+      if (u.startMs !== null && u.endMs !== null) window = { startMs: u.startMs, endMs: u.endMs, startedAt: w?.startedAt ?? new Date(performance.timeOrigin + u.startMs).toISOString() };
+    }
+    // A round no process started (every conversation had ended) has no line.
+    if (ran || turns.length > 0) await this.write(round, turns, interrupted, health, window, planned, shardsReport);
+    if (opts.roundBarrier && !interrupted) this.shards?.release(round + 1);
+  }
+
+  private async write(
+    round: number, turns: TurnResult[], interrupted: boolean, health: ClientHealth, w: { startMs: number; endMs: number; startedAt: string } | undefined,
+    plannedTurns: number, shards: RoundRecord["shards"],
+  ): Promise<void> {
+    const { ctx } = this;
+    const { opts } = ctx;
+    // Text is parsed only now, off the hot path (the retokenized output counts need it).
+    for (const t of turns) resolveGeneratedText(t.rec);
+    let serverHitRate: number | null = null;
+    if (opts.roundBarrier && !interrupted) {
+      const after = await scrapeCacheCounters(ctx.ctl);
+      serverHitRate = hitRateBetween(this.countersBefore.get(round) ?? null, after);
+      this.countersBefore.set(round + 1, after);
+    }
+    const { record, problems } = summarizeRound(
+      {
+        round, turns, plannedTurns, interrupted, health, serverHitRate, shards,
+        durationS: w === undefined ? 0 : Math.max(w.endMs - w.startMs, 1e-3) / 1000,
+        startedAt: w?.startedAt ?? new Date().toISOString(),
+        flushVerified: this.prepared.flushVerified,
+        warmCachedTokens: this.prepared.warmCachedTokens,
+        first: this.outcome.rounds.length === 0,
+      },
+      ctx,
+    );
+    for (const problem of problems) log.warn(`cache check (round ${round}): ${problem}`);
+    if (record.client_saturated) log.warn(`round ${round}: ${describeSaturation(health)}`);
+    const failed = turns.filter((t) => !t.rec.ok);
+    if (failed.length > 0) log.warn(`round ${round}: ${failed.length}/${turns.length} turns failed (their conversations end): ${failed[0]?.rec.failureKind}: ${failed[0]?.rec.failureMessage.slice(0, 160)}`);
+    ctx.io.out(renderRoundRow(record));
+    if (opts.outputFile) appendJsonlLine(opts.outputFile, formatJsonl(record));
+    if (opts.dumpPrompts) appendFileSync(opts.dumpPrompts, turns.map((t) => dumpLine(t.plan)).join(""));
+    if (opts.requestDetails && turns.length > 0) {
+      appendFileSync(opts.requestDetails, turns.map((t) => formatTurnDetail(ctx.runId, t.plan.client, t.plan.round, t.plan.expectedCachedTokens, t.rec)).join("\n") + "\n");
+    }
+    const o = this.outcome;
+    o.rounds.push(record);
+    o.failedRequests += record.failed;
+    if (opts.verifyCache === "strict" && (record.cache_check === "mismatch" || record.cache_check === "unreported")) o.cacheFailures++;
+    if (record.client_saturated) o.saturatedRounds++;
+    if (interrupted) o.interrupted = true;
+  }
+}
+
+/** One --dump-prompts line per turn: which conversation and round, what it should find cached, and its ids. */
+function dumpLine(t: TurnPlan): string {
+  return (
+    `{"client":${t.client},"round":${t.round},"system_index":${t.systemIndex},"prompt_len":${t.promptLen},` +
+    `"expected_cached_tokens":${t.expectedCachedTokens},"min_cached_tokens":${t.minCachedTokens},"approximate":${t.approximate},"input_ids":[${turnIdsText(t)}]}\n`
+  );
+}

@@ -1,0 +1,131 @@
+/**
+ * A process of a multi-turn run that is not the coordinator: it drives its share of the conversations (clients
+ * rank, rank + size, ...) and sends every round's turns to the coordinator, which writes the lines. It sends nothing
+ * before round 0 is released (the coordinator flushed and warmed by then); with --round-barrier it starts round r
+ * only once the coordinator released it, that is once every process finished round r-1. It writes no file.
+ */
+import { BenchError, EXIT } from "../errors.ts";
+import { log } from "../log.ts";
+import type { MultiturnOptions } from "../config/options.ts";
+import { backendFor, ENGINES, type EndpointChoice } from "../backends/index.ts";
+import { startClientMonitor, type ClientMonitor } from "../metrics/self-check.ts";
+import type { ShardConnection } from "../shard/shard-client.ts";
+import { profileFromSetup, serveAsShard, type WorkerPlacement } from "../shard/worker.ts";
+import { VERSION } from "../version.ts";
+import { loadTokenizer } from "../workload/tokenizer.ts";
+import type { MultiturnContext } from "./context.ts";
+import { driveConversations } from "./driver.ts";
+import { multiturnInFlight } from "../config/options.ts";
+import { conversationHash } from "./shards.ts";
+import type { TurnResult } from "./summarize-round.ts";
+import { conversationsOf, drawSystemPrompts, inFlightOf, toWireTurn, turnHooks } from "./turns.ts";
+
+/** Runs this process as shard `me.rank` of a multi-turn run; resolves with its exit code. */
+export function runMultiturnShard(opts: MultiturnOptions, me: WorkerPlacement, interrupt: AbortSignal): Promise<number> {
+  return serveAsShard(me, conversationHash(opts), async (conn) => serve(conn, await shardContext(opts, conn, me), me, interrupt));
+}
+
+async function shardContext(opts: MultiturnOptions, conn: ShardConnection, me: WorkerPlacement): Promise<MultiturnContext> {
+  const { setup } = conn;
+  const tokenizer = await loadTokenizer(opts.tokenizer, { revision: opts.revision });
+  tokenizer.prepare();
+  if (!(setup.backend in ENGINES)) throw new BenchError(`shard ${me.rank}: the coordinator chose backend "${setup.backend}", which this shard does not know`);
+  const backend = backendFor(setup.backend as keyof typeof ENGINES, setup.endpoint as EndpointChoice);
+  return {
+    opts,
+    io: { out: () => {} },
+    backend,
+    ctl: { baseUrl: opts.baseUrl, headers: opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {} },
+    server: profileFromSetup(setup),
+    tokenizer,
+    runId: setup.run_id,
+    run: { warmbench_version: VERSION, started_at: "", options: {}, served_model: setup.model, page_size: setup.page_size,
+      page_size_source: "server", server_info_source: null, server_version: setup.server_version, server_info: null,
+      engine: { name: backend.engine, source: "flag", evidence: "the coordinator's preflight", endpoint: backend.generatePath,
+        prompt_encoding: backend.promptEncoding, cache_slots: null, max_running: null, flush_gap: null } },
+  };
+}
+
+/** The rounds the coordinator released so far, and waiting for the next one (or for the run to stop). */
+class Releases {
+  private readonly released = new Set<number>();
+  private readonly waiters = new Map<number, () => void>();
+
+  release(round: number): void {
+    this.released.add(round);
+    this.waiters.get(round)?.();
+  }
+
+  wait(round: number, signal: AbortSignal): Promise<void> {
+    if (this.released.has(round) || signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.waiters.set(round, resolve);
+      signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+  }
+}
+
+async function serve(conn: ShardConnection, ctx: MultiturnContext, me: WorkerPlacement, interrupt: AbortSignal): Promise<number> {
+  const { opts } = ctx;
+  const stop = new AbortController();
+  const onInterrupt = () => stop.abort();
+  interrupt.addEventListener("abort", onInterrupt, { once: true });
+  ctx.io = { ...ctx.io, signal: stop.signal };
+  const releases = new Releases();
+  let gone = false;
+  const listening = (async () => {
+    for (;;) {
+      const m = await conn.next();
+      if (m === null) gone = true;
+      if (m === null || m.t === "stop") return stop.abort();
+      if (m.t === "ping") conn.link.send({ t: "pong", id: m.id, shardEpochMs: performance.timeOrigin + performance.now() });
+      else if (m.t === "job" && m.round !== undefined) releases.release(m.round);
+    }
+  })();
+
+  const share = { rank: me.rank, size: me.size };
+  const conversations = conversationsOf(ctx, drawSystemPrompts(ctx), share);
+  const template = ctx.backend.createBodyTemplate({ maxNewTokens: opts.outputLen, ignoreEos: !opts.disableIgnoreEos, extra: opts.extraRequestBody, model: ctx.server.model });
+  const turns = new Map<number, TurnResult[]>();
+  const windows = new Map<number, { monitor: ClientMonitor; startEpochMs: number }>();
+  const answered = new Set<number>();
+  const epochNow = () => performance.timeOrigin + performance.now();
+  const sendRound = (round: number, interrupted: boolean) => {
+    const list = turns.get(round) ?? [];
+    turns.delete(round);
+    const w = windows.get(round);
+    windows.delete(round);
+    const health = (w?.monitor ?? startClientMonitor()).stop();
+    const records = list.map((t) => toWireTurn(t, opts.dumpPrompts !== null));
+    conn.link.send({ t: "records", job: round, records, health, startEpochMs: w?.startEpochMs ?? epochNow(), endEpochMs: epochNow(), interrupted });
+    answered.add(round);
+  };
+
+  await releases.wait(0, stop.signal);
+  if (!stop.signal.aborted) {
+    await driveConversations(conversations, inFlightOf(multiturnInFlight(opts), share), opts, {
+      ...turnHooks(ctx, template, {
+        sent: () => {},
+        ended: (turn, rec) => {
+          const list = turns.get(turn.round) ?? [];
+          list.push({ plan: turn, rec });
+          turns.set(turn.round, list);
+        },
+      }),
+      roundStarted: (round) => windows.set(round, { monitor: startClientMonitor(), startEpochMs: epochNow() }),
+      roundComplete: async (round, interrupted) => {
+        sendRound(round, interrupted);
+        if (opts.roundBarrier && round + 1 < opts.numRounds) await releases.wait(round + 1, stop.signal);
+      },
+    }, stop.signal);
+  }
+  // Every round gets an answer, so the coordinator never waits for one this process will not run.
+  for (let r = 0; r < opts.numRounds; r++) if (!answered.has(r)) sendRound(r, true);
+  await listening;
+  interrupt.removeEventListener("abort", onInterrupt);
+  if (gone) {
+    log.error(`shard ${me.rank}: the coordinator went away`);
+    return EXIT.runtime;
+  }
+  return EXIT.ok;
+}

@@ -1,0 +1,196 @@
+/**
+ * THE key table: every key a warmbench JSONL line may hold, once, with its JSON shape, unit and meaning. The line
+ * types (lines.ts), the published JSON Schema (document.ts) and the docs' key reference (docs/reference/keys.md,
+ * reference.ts) are all generated from it. To add a key: add it here with its description, and name it in the order
+ * list of each line kind that carries it (lines.ts). To add an axis: mark its key `axis` (and give axes.ts its label).
+ */
+import {
+  cachedTokensByTierShape, errorEntryShape, gateResultShape, mergedShape, promptDriftShape, roundHdrShape, runInfoShape,
+  shardsShape, sweepHdrShape, ttftByTierShape, ttftFitShape, ttftModelShape, workloadShape,
+} from "./nested.ts";
+import { array, bool, int, label, literal, nullable, num, pair, record, str, type Shape } from "./shape.ts";
+
+export interface KeyDef {
+  readonly shape: Shape<unknown>;
+  /** A round line's shape where it differs. */
+  readonly roundShape?: Shape<unknown>;
+  readonly unit: string | null;
+  readonly doc: string;
+  /** A round line's meaning where it differs. */
+  readonly roundDoc?: string;
+  /** One of the reference script's keys (same name, same meaning). */
+  readonly script?: true;
+  /** A coordinate that tells a run's lines apart (axes.ts reads and labels them). */
+  readonly axis?: true;
+}
+
+type More = Omit<KeyDef, "shape" | "unit" | "doc">;
+const k = <T, M extends More = {}>(shape: Shape<T>, unit: string | null, doc: string, more?: M): { shape: Shape<T>; unit: string | null; doc: string } & M =>
+  ({ shape, unit, doc, ...more }) as { shape: Shape<T>; unit: string | null; doc: string } & M;
+/** One of the reference script's keys. */
+const s = <T, M extends More = {}>(shape: Shape<T>, unit: string | null, doc: string, more?: M) => k(shape, unit, doc, { script: true as const, ...more });
+
+const stat = (what: string, of: string) => `${what} ${of} over the line's successful requests.`;
+const lat = (of: string, unit = "ms") => ({
+  mean: s(num(), unit, stat("Mean", of)),
+  median: s(num(), unit, stat("Median", of)),
+  std: s(num(), unit, stat("Standard deviation (numpy's, ddof 0) of", of)),
+  p90: s(num(), unit, stat("90th percentile (numpy's linear) of", of)),
+  p99: s(num(), unit, stat("99th percentile (numpy's linear) of", of)),
+});
+const ttft = lat("time to first token");
+const tpot = lat("time per output token after the first");
+const itl = lat("the gaps between tokens (inter-token latency)");
+const e2e = lat("end-to-end latency");
+const fromIntended = (of: string) => `${of} measured from the intended send time (the schedule's), ms: what a user would have waited.`;
+const lag = (stat: string) => k(num(), "ms", `Schedule lag (actual - intended send), ${stat}: the client's own queueing.`);
+
+export const KEYS = {
+  // The reference script's keys, meaning what they mean there.
+  backend: s(str(), null, 'The backend: "sglang", "vllm", "llama.cpp", "openai" (as --backend).'),
+  dataset_name: s(str(), null, 'The prompt source, as the script names it ("warm-cache": the sweep\'s prompts).'),
+  request_rate: s(num(), "req/s", "The line's request rate; Infinity (Python's bare token) in a closed loop, where each request goes as a slot frees.", {
+    axis: true,
+  }),
+  max_concurrency: s(num(), "requests", "Requests in flight at most."),
+  shared_prefix_pct: s(num(), "%", "Share of each prompt that is the shared (cacheable) prefix.", { axis: true }),
+  prefix_len: s(int(), "tokens", "Length of the shared prefix."),
+  suffix_len: s(int(), "tokens", "Length of each prompt's own suffix."),
+  total_tokens: s(int(), "tokens", "Prompt length (prefix + suffix)."),
+  num_prompts: s(int(), "requests", "Measured prompts of the line (with --duration: how many were due)."),
+  output_len: s(int(), "tokens", "Tokens asked of every request."),
+  completed: s(int(), "requests", "Requests that completed successfully."),
+  benchmark_duration: s(num(), "s", "Wall-clock window of the line: first send to last event."),
+  total_input: s(int(), "tokens", "Prompt tokens of the completed requests."),
+  total_output: s(int(), "tokens", "Generated tokens of the completed requests, as the server counted them."),
+  total_output_retokenized: s(int(), "tokens", "Generated tokens, counted by re-tokenizing the generated text."),
+  request_throughput: s(num(), "req/s", "Completed requests per second of benchmark_duration."),
+  input_throughput: s(num(), "tok/s", "Prompt tokens per second."),
+  output_throughput: s(num(), "tok/s", "Generated tokens per second."),
+  output_throughput_retokenized: s(num(), "tok/s", "Generated tokens (re-tokenized) per second."),
+  total_throughput: s(num(), "tok/s", "Prompt and generated tokens per second."),
+  total_throughput_retokenized: s(num(), "tok/s", "Prompt and generated (re-tokenized) tokens per second."),
+  mean_ttft_ms: ttft.mean, median_ttft_ms: ttft.median, std_ttft_ms: ttft.std, p90_ttft_ms: ttft.p90, p99_ttft_ms: ttft.p99,
+  mean_tpot_ms: tpot.mean, median_tpot_ms: tpot.median, std_tpot_ms: tpot.std, p90_tpot_ms: tpot.p90, p99_tpot_ms: tpot.p99,
+  mean_itl_ms: itl.mean, median_itl_ms: itl.median, std_itl_ms: itl.std, p90_itl_ms: itl.p90, p99_itl_ms: itl.p99,
+  mean_e2e_latency_ms: e2e.mean, median_e2e_latency_ms: e2e.median, std_e2e_latency_ms: e2e.std, p99_e2e_latency_ms: e2e.p99,
+  concurrency: s(num(), "requests", "Mean requests in flight: the sum of E2E latencies over benchmark_duration."),
+
+  // The line's kind and place.
+  type: k(literal("round"), null, 'The line kind: "round" for a multi-turn round; absent in a sweep line (as the script writes it).'),
+  run_id: k(str(), null, "Shared by every line of one run: group lines by it."),
+  run: k(runInfoShape, null, "The run's description; in the run's first line only."),
+  gates: k(array(gateResultShape), null, "Every --gate whose scope holds this line, evaluated on its numbers; [] without gates."),
+  workload: k(workloadShape, null, "What was sent, for pairing lines of two runs (warmbench compare)."),
+  round: k(int(), null, "The round (0-based, as bench_multiturn.py's round_0, round_1...): every client's turn with this index.", {
+    axis: true,
+  }),
+  num_rounds: k(int(), "rounds", "Rounds each conversation has."),
+  num_clients: k(int(), "clients", "Conversations run at once."),
+  clients_in_round: k(int(), "turns", "Turns this round was to have: the clients whose conversation was still going."),
+  round_barrier: k(bool(), null, "Whether every client finished round r before any began round r+1 (--round-barrier)."),
+  ready_queue_policy: k(str(), null, "Which ready client's turn goes next (--ready-queue-policy)."),
+  shared_system_tokens: k(int(), "tokens", "Length of the system prompt every conversation shares."),
+  first_turn_tokens: k(int(), "tokens", "Length of a conversation's first user turn."),
+  turn_tokens: k(int(), "tokens", "Length of each later user turn."),
+
+  // Requests.
+  sent: k(int(), "requests", "Measured requests sent (completed + failed; cancelled ones are not counted).", { roundDoc: "Turns that ended (completed + failed; cancelled ones are not counted)." }),
+  failed: k(int(), "requests", "Requests that failed."),
+  errors: k(array(errorEntryShape, { maxItems: 20 }), null, "At most 20 buckets of failures with the same kind and message, largest first."),
+  errors_by_kind: k(record(int()), "requests", "Failures per kind, over all failures."),
+  interrupted: k(bool(), null, "The run was stopped (SIGINT/SIGTERM) while this line was measured: it holds the requests that completed."),
+  burstiness: k(nullable(num()), null, "Gamma shape of the gaps between arrivals (1 = Poisson, Infinity = evenly spaced); null in a closed loop."),
+  duration_limit_s: k(nullable(num()), "s", "--duration: arrivals stopped after this many seconds (num_prompts then holds how many were due); null without."),
+  achieved_request_rate: k(nullable(num()), "req/s", "Requests sent per second, from the start of sending to the last send; null when all went at once."),
+  ttft_from_intended_mean_ms: k(num(), "ms", fromIntended("Mean TTFT")),
+  ttft_from_intended_median_ms: k(num(), "ms", fromIntended("Median TTFT")),
+  ttft_from_intended_p90_ms: k(num(), "ms", fromIntended("P90 TTFT")),
+  ttft_from_intended_p99_ms: k(num(), "ms", fromIntended("P99 TTFT")),
+  e2e_from_intended_mean_ms: k(num(), "ms", fromIntended("Mean E2E latency")),
+  e2e_from_intended_median_ms: k(num(), "ms", fromIntended("Median E2E latency")),
+  e2e_from_intended_p90_ms: k(num(), "ms", fromIntended("P90 E2E latency")),
+  e2e_from_intended_p99_ms: k(num(), "ms", fromIntended("P99 E2E latency")),
+  schedule_lag_mean_ms: lag("mean"),
+  schedule_lag_median_ms: lag("median"),
+  schedule_lag_p90_ms: lag("90th percentile"),
+  schedule_lag_p99_ms: lag("99th percentile"),
+  mean_prompt_len: k(nullable(num()), "tokens", "Mean prompt length of the round's turns (history included); null: no turn completed."),
+  max_prompt_len: k(nullable(int()), "tokens", "Longest prompt of the round's turns; null: no turn completed."),
+
+  // The prefix cache.
+  page_size: k(int(), "tokens", "Tokens per cache page: cached tokens are expected in whole pages."),
+  expected_cached_tokens: k(int(), "tokens", "Cached tokens each request should report: the shared prefix, page-aligned.", {
+    roundDoc: "Σ over completed turns of the cached tokens each should report (its history but the last output token, paged).",
+  }),
+  observed_cached_tokens: k(nullable(int()), "tokens", "Σ of the cached tokens the round's turns reported; null when none did."),
+  mean_cached_tokens: k(nullable(num()), "tokens", "Mean cached tokens the requests reported; null when none did."),
+  min_cached_tokens: k(nullable(int()), "tokens", "Fewest cached tokens a request reported; null when none did."),
+  max_cached_tokens: k(nullable(int()), "tokens", "Most cached tokens a request reported; null when none did."),
+  cached_tokens_mismatched: k(nullable(int()), "requests", "Requests whose reported cached tokens differ from expected; null when none reported any.", {
+    roundDoc: "Turns whose reported cached tokens differ from expected (approximate turns: fall below their exact part); null when none reported any.",
+  }),
+  cached_tokens_counts: k(array(pair(int(), int()), { maxItems: 10 }), null, "[cached_tokens, requests] pairs, most frequent first, at most 10."),
+  expected_hit_ratio: k(num(), "ratio", "Share of prompt tokens that should come from the cache (0..1).", { roundShape: nullable(num()) }),
+  observed_hit_ratio: k(nullable(num()), "ratio", "Share of prompt tokens the requests reported cached (0..1); null when none reported."),
+  server_cache_hit_rate: k(nullable(num()), "ratio", "Hit rate from the server's Prometheus counters over the measured window; null without /metrics.", {
+    roundDoc: "Hit rate from the server's Prometheus counters over the round (with --round-barrier only: rounds overlap without); null without /metrics.",
+  }),
+  approximate_turns: k(int(), "turns", "Turns whose history holds an answer re-tokenized from text (a backend without output ids)."),
+  working_set: k(int(), "prefixes", "Distinct shared prefixes in rotation (--working-set): prompt i shares prefix i mod K.", {
+    roundDoc: "Distinct system prompts in rotation (--working-set).",
+    axis: true,
+  }),
+  working_set_tokens: k(int(), "tokens", "What the cache must hold for every request to hit: working_set x prefix_len.", {
+    roundDoc: "What the cache must hold for every turn of the round to hit: the system prompts and every history.",
+  }),
+  cache_capacity_tokens: k(nullable(int()), "tokens", "The server's device cache capacity (/server_info max_total_num_tokens); null: unknown."),
+  host_cache_capacity_tokens: k(nullable(int()), "tokens", "The server's host-tier capacity (HiCache: hicache_ratio x the device's); null: none or unknown."),
+  working_set_fits: k(nullable(bool()), null, "working_set_tokens <= the device capacity; null when the capacity is unknown."),
+  cache_shortfall_requests: k(nullable(int()), "requests", "Successful requests that reported fewer cached tokens than expected; null when none reported any."),
+  eviction: k(nullable(bool()), null, "Some request's observed hit fell below expected; null when none reported cached tokens."),
+  cached_tokens_by_tier: k(cachedTokensByTierShape, "tokens", "Cached prompt tokens per cache tier over the line's requests; null when the server reports no breakdown."),
+  ttft_by_tier: k(ttftByTierShape, null, "TTFT of the requests each tier served (the deepest tier a prefix needed); null without the breakdown."),
+  cache_check: k(literal("ok", "mismatch", "unreported", "off"), null, "The verdict on the reported cached tokens against expected (--verify-cache)."),
+  flushed: k(bool(), null, "Whether the cache was flushed before the line."),
+  flush_attempts: k(int(), "attempts", "Flush requests it took."),
+  flush_verified: k(nullable(bool()), null, "A probe after the flush found 0 cached tokens; null: not probed."),
+  flush_probe_cached_tokens: k(nullable(int()), "tokens", "Cached tokens a probe of a sequence cached before the flush found after it (must be 0); null: not probed."),
+  warm_verified: k(nullable(bool()), null, "The warm request reported the prefix cached afterwards; null: no warm or no report."),
+  warm_cached_tokens: k(nullable(int()), "tokens", "Cached tokens the warm request found (0 after a flush proves it); null: no warm.", {
+    roundDoc: "Cached tokens the system-prompt warm requests found after the flush (0 proves it); null: no warm.",
+  }),
+
+  // The client's own health.
+  client_loop_lag_p99_ms: k(num(), "ms", "How late a 10 ms probe timer fired on the JS thread, whatever the cause (p99)."),
+  client_loop_lag_max_ms: k(num(), "ms", "How late that timer fired at most."),
+  client_own_lag_p99_ms: k(num(), "ms", "The part of that lateness the JS thread's own work explains (p99): the saturation verdict reads this."),
+  client_js_cpu_pct: k(num(), "% of one core", "CPU of the JS thread, which stamps every event."),
+  client_http_cpu_pct: k(nullable(num()), "% of one core", "CPU of Bun's HTTP client thread; null where it cannot be read."),
+  client_cpu_pct: k(num(), "% of one core", "CPU of the whole process, every thread (informative)."),
+  client_saturated: k(bool(), null, "The client itself was the bottleneck: its numbers may be the client's, not the server's."),
+  shards: k(shardsShape, null, "The shards that measured this line (how many, where, their clocks and health, which failed); null in one process."),
+
+  // Models and histograms.
+  ttft_fit: k(ttftFitShape, null, "This line's sufficient statistics of (uncached tokens, TTFT): merge them to refit the run's model."),
+  ttft_model: k(ttftModelShape, null, "The TTFT model (TTFT = fixed + slope x uncached tokens) over the run's lines up to and including this one."),
+  hdr: k(sweepHdrShape, null, "HDR histograms of the line's latencies, to merge runs exactly.", { roundShape: roundHdrShape }),
+  hdr_unit: k(literal("us"), null, 'The unit of the hdr histograms: "us" (microseconds).'),
+
+  // What produced the line.
+  warmbench_version: k(str(), null, "The warmbench build that wrote the line."),
+  schema_version: k(label(), null, "Version of this line format: bumped when a key changes meaning (keys added keep it)."),
+  started_at: k(str(), null, "When the run started (ISO 8601, UTC)."),
+  model: k(str(), null, "--model: the tokenizer source (a Hugging Face id or a local path)."),
+  tokenizer: k(str(), null, "The tokenizer actually loaded (its path or id)."),
+  population_size: k(int(), "prompts", "Distinct prompts drawn before the line's were taken."),
+  seed: k(str(), null, "The seed as a decimal string (Python ints have any size)."),
+  base_url: k(str(), null, "The server's URL."),
+  server_version: k(nullable(str()), null, "The server's version, as it reports it; null: not reported."),
+  text_mode: k(literal("cumulative", "incremental"), null, "How the server streams text: the whole text so far in every event, or only the new part."),
+  prompt_encoding: k(literal("token_ids", "text"), null, '"token_ids", or "text": the prompts went out as the text their ids decode to (chat).'),
+  prompt_drift: k(promptDriftShape, null, "How text prompts came out after the server's tokenizer; null for token-id prompts."),
+  merged: k(mergedShape, null, "Only in a line written by warmbench merge: the runs it merged, and which numbers come from histograms."),
+} as const satisfies Record<string, KeyDef>;
+
+export type KeyName = keyof typeof KEYS;

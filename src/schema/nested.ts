@@ -1,0 +1,170 @@
+/** The shapes of the nested objects of a line, each field with what it means. */
+import { array, bool, field, int, literal, nullable, num, object, openObject, str, type TypeOf } from "./shape.ts";
+
+export const engineShape = object({
+  name: field(str(), '"sglang", "vllm", "llama.cpp", or "openai" (any other OpenAI-compatible server).'),
+  source: field(literal("detected", "flag"), '"detected" (--backend auto) or "flag" (--backend NAME).'),
+  evidence: field(str(), "What identified the engine: the server's answers, or the flag."),
+  endpoint: field(str(), "Path the measured requests went to."),
+  prompt_encoding: field(literal("token_ids", "text"), '"token_ids", or "text" (chat: the text the ids decode to).'),
+  cache_slots: field(nullable(int()), "Prefix caches warmed and proven one by one (llama.cpp's slots); null: one shared cache."),
+  max_running: field(nullable(int()), "Requests the server runs at once; null: not known."),
+  flush_gap: field(nullable(str()), "Why the flush cannot make the server cold (e.g. llama.cpp's host-RAM cache); null: none found."),
+});
+
+export const runInfoShape = object({
+  warmbench_version: field(str(), "The warmbench build that ran."),
+  started_at: field(str(), "When the run started (ISO 8601, UTC)."),
+  options: field(openObject(), 'Every option of the run, snake_case; the API key only as "(set)" or null.'),
+  served_model: field(nullable(str()), "The model name sent to the server (OpenAI backends); null for SGLang native."),
+  page_size: field(int(), "Tokens per cache page (cached tokens are counted in whole pages)."),
+  page_size_source: field(literal("flag", "server", "backend default"), "Where page_size came from."),
+  server_info_source: field(nullable(str()), "The server endpoint that described it (/server_info, /props...), or null."),
+  server_version: field(nullable(str()), "The server's version, as it reports it; null: not reported."),
+  server_info: field(nullable(openObject()), "The server's own description, secrets redacted; null: none."),
+  engine: field(engineShape, "The engine behind the URL, how it was settled, and what the run knows of its cache."),
+});
+export type RunInfo = TypeOf<typeof runInfoShape>;
+export type RunEngine = TypeOf<typeof engineShape>;
+
+export const gateResultShape = object({
+  expr: field(str(), "The gate as given (--gate or --gates-file)."),
+  value: field(nullable(num()), "The metric's value in this line; null when it could not be measured (the gate then fails)."),
+  pass: field(bool(), "Whether the value is within the gate (a gate passes only on evidence)."),
+});
+export type GateResult = TypeOf<typeof gateResultShape>;
+
+export const errorEntryShape = object({
+  kind: field(str(), "The kind of failure (http, timeout, stream, ...)."),
+  message: field(str(), "The failure's message."),
+  count: field(int(), "Failures with this kind and message."),
+});
+export type ErrorEntry = TypeOf<typeof errorEntryShape>;
+
+export const workloadShape = object({
+  backend: field(str(), "The backend the prompts were encoded for."),
+  tokenizer_sha256: field(str(), "SHA-256 of the tokenizer.json bytes (as sha256sum prints it)."),
+  vocab_size: field(int(), "Largest token id + 1."),
+  total_tokens: field(int(), "Prompt length, tokens."),
+  output_len: field(int(), "Tokens asked of every request."),
+  ignore_eos: field(bool(), "Whether requests asked the server to ignore EOS (off with --disable-ignore-eos)."),
+  num_prompts: field(int(), "Measured prompts of the line."),
+  max_concurrency: field(int(), "Requests in flight at most."),
+  seed: field(str(), "The seed as a decimal string (Python ints have any size)."),
+  shared_prefix_pct: field(num(), "Share of the prompt that is the shared prefix, %."),
+  prompt_ids_hash: field(str(), "wyhash (64-bit, hex) of the prefix ids then every suffix's ids, as u32 little-endian."),
+});
+export type WorkloadFingerprint = TypeOf<typeof workloadShape>;
+
+const tierTokens = object({
+  device: field(int(), "Cached tokens served from the device (GPU) tier."),
+  host: field(int(), "Cached tokens served from the host (CPU RAM) tier."),
+  storage: field(int(), "Cached tokens served from the storage (L3) tier."),
+});
+export const cachedTokensByTierShape = nullable(tierTokens);
+export type CachedTokensByTier = TypeOf<typeof tierTokens>;
+
+const tierTtft = nullable(
+  object({
+    requests: field(int(), "Requests whose prefix this tier served."),
+    mean_ttft_ms: field(num(), "Their mean TTFT, ms."),
+    median_ttft_ms: field(num(), "Their median TTFT, ms."),
+    p99_ttft_ms: field(num(), "Their 99th-percentile TTFT, ms."),
+    mean_cached_tokens: field(num(), "Their mean cached tokens."),
+  }),
+);
+const tierTtftDoc = (tier: string) => `TTFT of the requests the ${tier} served (the slowest tier the prefix needed); null: none.`;
+export const ttftByTierShape = nullable(
+  object({
+    device: field(tierTtft, tierTtftDoc("device tier")),
+    host: field(tierTtft, tierTtftDoc("host tier")),
+    storage: field(tierTtft, tierTtftDoc("storage tier")),
+    none: field(tierTtft, "TTFT of the requests of which nothing was cached; null: none."),
+  }),
+);
+
+export const shardsShape = nullable(
+  object({
+    count: field(int(), "Processes that measured the line."),
+    launcher: field(literal("local", "slurm", "flag"), "How they were started: --workers (local), Slurm, or --shard I/N (flag)."),
+    ranks: field(
+      array(
+        object({
+          rank: field(int(), "The shard's rank (0: the coordinator)."),
+          host: field(str(), "The host it ran on."),
+          pid: field(int(), "Its process id."),
+          sent: field(int(), "Requests it sent."),
+          failed: field(int(), "Of them, failed."),
+          clock_offset_ms: field(num(), "Its clock's measured offset from the coordinator's, ms."),
+          clock_rtt_ms: field(num(), "Round trip of the ping that measured the offset, ms."),
+          loop_lag_p99_ms: field(num(), "Its event-loop lag p99, ms."),
+          own_lag_p99_ms: field(num(), "The part of that lag its own work explains (p99), ms."),
+          js_cpu_pct: field(num(), "CPU of its JS thread, % of one core."),
+          saturated: field(bool(), "Whether its self-check found it saturated."),
+        }),
+      ),
+      "One row per shard.",
+    ),
+    failed: field(array(str()), "One line per shard that disconnected, hung or failed during the line."),
+  }),
+);
+export type ShardsReport = NonNullable<TypeOf<typeof shardsShape>>;
+export type ShardRow = ShardsReport["ranks"][number];
+
+export const ttftFitShape = nullable(
+  object({
+    n: field(int(), "Requests in the moments."),
+    mean_uncached_tokens: field(num(), "Mean uncached prompt tokens."),
+    mean_ttft_ms: field(num(), "Mean TTFT, ms."),
+    m2_uncached_tokens: field(num(), "Σ (x − mean_x)², tokens²."),
+    m2_ttft_ms: field(num(), "Σ (y − mean_y)², ms²."),
+    c_uncached_ttft: field(num(), "Σ (x − mean_x)(y − mean_y), tokens·ms."),
+  }),
+);
+
+export const ttftModelShape = nullable(
+  object({
+    n: field(int(), "Requests in the fit."),
+    fixed_ms: field(num(), "Fixed overhead (the intercept), ms."),
+    prefill_us_per_token: field(num(), "Prefill cost per uncached prompt token (the slope), µs."),
+    saved_us_per_cached_token: field(num(), "TTFT saved per cached prompt token, µs (equal to the slope under this model)."),
+    r2: field(nullable(num()), "Coefficient of determination, in [0, 1]; null when the TTFTs do not vary."),
+  }),
+);
+
+const hdrDoc = (what: string) => `HDR histogram of ${what}, µs (HdrHistogram V2, compressed, base64).`;
+const hdrFields = {
+  ttft_us: field(str(), hdrDoc("TTFT")),
+  tpot_us: field(str(), hdrDoc("TPOT")),
+  itl_us: field(str(), hdrDoc("the inter-token gaps")),
+  e2e_latency_us: field(str(), hdrDoc("E2E latency")),
+};
+/** A round line's histograms: the four of the script's latencies. */
+export const roundHdrShape = object(hdrFields);
+/** A sweep line's: the same and the three from the intended send time. */
+export const sweepHdrShape = object({
+  ...hdrFields,
+  ttft_from_intended_us: field(str(), hdrDoc("TTFT from the intended send time")),
+  e2e_from_intended_us: field(str(), hdrDoc("E2E latency from the intended send time")),
+  schedule_lag_us: field(str(), hdrDoc("the schedule lag (actual - intended send)")),
+});
+
+export const promptDriftShape = nullable(
+  object({
+    prefix_ids: field(int(), "Ids the shared prefix was drawn as."),
+    prefix_tokens: field(int(), "Tokens its text re-tokenizes to."),
+    prefix_drift_at: field(int(), "First position where those tokens differ from the ids; -1: none."),
+    stable_tokens: field(int(), "Leading prefix tokens no continuation moved: the least a prompt may report cached (+ the template head)."),
+    min_shared_tokens: field(int(), "Fewest leading tokens a prompt shares with the re-tokenized prefix."),
+    max_shared_tokens: field(int(), "Most leading tokens a prompt shares with the re-tokenized prefix."),
+    template_head_tokens: field(int(), "Chat template tokens before the content that every prompt shares (learned after the flush)."),
+  }),
+);
+export type PromptDrift = NonNullable<TypeOf<typeof promptDriftShape>>;
+
+export const mergedShape = object({
+  files: field(array(str()), "The files merged."),
+  run_ids: field(array(nullable(str())), "Their run ids (null: a file without one)."),
+  histogram_derived: field(array(str()), "The keys computed from the merged HDR histograms rather than exactly."),
+});
+export type MergedFrom = TypeOf<typeof mergedShape>;

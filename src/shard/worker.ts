@@ -1,0 +1,54 @@
+/**
+ * A shard's life around whatever it measures, for any producer: join the coordinator, beat while alive, refuse to
+ * run with other workload options than the coordinator's, and report a failure before going. Also the server
+ * profile a shard takes from the coordinator's preflight (it never asks the server itself).
+ */
+import { BenchError, EXIT } from "../errors.ts";
+import type { ServerProfile } from "../backends/types.ts";
+import { NO_SERVER_INFO } from "../backends/server-info.ts";
+import type { ListenAddress } from "./coordinator.ts";
+import type { ShardSetup } from "./messages.ts";
+import { joinCoordinator, type ShardConnection } from "./shard-client.ts";
+
+/** How long a shard keeps trying to reach a coordinator that is still starting. */
+const JOIN_DEADLINE_MS = 60_000;
+/** A heartbeat tells the coordinator this shard is alive while it measures. */
+const HEARTBEAT_MS = 1000;
+
+export interface WorkerPlacement {
+  rank: number;
+  size: number;
+  address: ListenAddress;
+  token: string;
+}
+
+/** Joins, checks `optionsHash` against the coordinator's, and runs `serve` until it returns the exit code. */
+export async function serveAsShard(me: WorkerPlacement, optionsHash: string, serve: (conn: ShardConnection) => Promise<number>): Promise<number> {
+  const conn = await joinCoordinator(me.address, me, JOIN_DEADLINE_MS);
+  const beat = setInterval(() => conn.link.send({ t: "beat" }), HEARTBEAT_MS);
+  try {
+    if (conn.setup.options_hash !== optionsHash) {
+      conn.link.send({ t: "failed", message: "it was started with other workload options than the coordinator" });
+      throw new BenchError(`shard ${me.rank}: started with other workload options than the coordinator`, EXIT.usage);
+    }
+    return await serve(conn);
+  } catch (err) {
+    if (!(err instanceof BenchError)) conn.link.send({ t: "failed", message: (err as Error)?.message ?? String(err) });
+    throw err;
+  } finally {
+    clearInterval(beat);
+    conn.link.end();
+  }
+}
+
+/** The server as the coordinator's preflight found it. */
+export function profileFromSetup(setup: ShardSetup): ServerProfile {
+  return {
+    info: { ...NO_SERVER_INFO, version: setup.server_version },
+    model: setup.model,
+    pageSize: setup.page_size,
+    pageSizeSource: "server",
+    textMode: setup.text_mode,
+    warnings: [],
+  };
+}

@@ -1,0 +1,68 @@
+/** The generated files are what the key table gives today (rerun `bun scripts/gen-schema.ts` after changing it). */
+import { expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { lineSchemaDocument, lineSchemaText, SCHEMA_PATH } from "../../../src/schema/document.ts";
+import { KEYS, type KeyDef, type KeyName } from "../../../src/schema/key-table.ts";
+import { KEYS_OF, kindsOf, numericKeysOf, OPTIONAL_KEYS } from "../../../src/schema/lines.ts";
+import { keysReference, KEYS_DOC_PATH } from "../../../src/schema/reference.ts";
+import { AXES, axesOf, kindOf, labelOf } from "../../../src/schema/axes.ts";
+import { NUMERIC_KEYS, OWN_KEYS, SCRIPT_KEYS } from "../../../src/metrics/pct-record.ts";
+
+const ROOT = join(import.meta.dir, "..", "..", "..");
+const read = (path: string) => readFileSync(join(ROOT, path), "utf8");
+
+test("the committed JSON Schema and docs/reference/keys.md are up to date", () => {
+  expect(read(SCHEMA_PATH)).toBe(lineSchemaText());
+  expect(read(KEYS_DOC_PATH)).toBe(keysReference());
+});
+
+test("every key of the table is carried by some line kind, and every listed key is in the table, once per kind", () => {
+  for (const name of Object.keys(KEYS) as KeyName[]) expect(kindsOf(name).length).toBeGreaterThan(0);
+  for (const keys of Object.values(KEYS_OF)) expect(new Set(keys).size).toBe(keys.length);
+  for (const [kind, optional] of Object.entries(OPTIONAL_KEYS)) for (const k of optional) expect(KEYS_OF[kind as "sweep"]).toContain(k as never);
+});
+
+test("every key and every nested field of the schema has a description; every key with a unit names it", () => {
+  const undocumented: string[] = [];
+  const walk = (node: unknown, at: string): void => {
+    if (typeof node !== "object" || node === null) return;
+    const props = (node as { properties?: Record<string, Record<string, unknown>> }).properties;
+    for (const [name, p] of Object.entries(props ?? {})) {
+      if (typeof p.description !== "string" || p.description.length < 10) undocumented.push(`${at}${name}`);
+      walk(p, `${at}${name}.`);
+    }
+    for (const v of Object.values(node as Record<string, unknown>)) if (typeof v === "object") walk(v, at);
+  };
+  walk(lineSchemaDocument(), "");
+  expect(undocumented).toEqual([]);
+  const sweep = (lineSchemaDocument().$defs as any).sweep_line.properties;
+  for (const name of KEYS_OF.sweep) {
+    const unit = (KEYS[name] as KeyDef).unit;
+    if (unit !== null) expect(sweep[name].description).toContain(`Unit: ${unit}.`);
+  }
+});
+
+test("the sweep's key lists are the table's: the script's first, gates and workload right after run, numeric keys in line order", () => {
+  expect(OWN_KEYS.slice(0, 4)).toEqual(["run_id", "run", "gates", "workload"]);
+  expect(SCRIPT_KEYS.every((k) => (KEYS[k] as KeyDef).script === true)).toBe(true);
+  expect(NUMERIC_KEYS).toEqual(numericKeysOf("sweep") as never);
+  expect(NUMERIC_KEYS).toContain("p99_ttft_ms");
+  expect(NUMERIC_KEYS).toContain("observed_hit_ratio");
+  expect(NUMERIC_KEYS).not.toContain("working_set_fits" as never);
+  expect(NUMERIC_KEYS).not.toContain("cache_check" as never);
+  expect(NUMERIC_KEYS).not.toContain("schema_version" as never);
+  expect(NUMERIC_KEYS).toHaveLength(80); // as before the key table: it adds none
+  expect(numericKeysOf("round")).toContain("round");
+});
+
+test("axes: the keys marked axis in the table are the axes lines are told apart by; a sweep line and a round line differ by them alone", () => {
+  expect([...AXES].sort() as string[]).toEqual((Object.keys(KEYS) as KeyName[]).filter((k) => (KEYS[k] as KeyDef).axis === true).sort());
+  const sweep = { shared_prefix_pct: 50, working_set: 4, request_rate: 8, mean_ttft_ms: 1 };
+  const round = { type: "round", round: 3, working_set: 1, mean_ttft_ms: 1 };
+  expect(kindOf(axesOf(sweep))).toBe("pct");
+  expect(kindOf(axesOf(round))).toBe("round");
+  expect(labelOf(sweep)).toBe("50% ws=4 @ 8 req/s");
+  expect(labelOf({ shared_prefix_pct: 50, working_set: 1, request_rate: Infinity })).toBe("50%");
+  expect(labelOf(round)).toBe("round 3");
+});
