@@ -13,10 +13,10 @@ import { addRun, listRuns } from "../history/store.ts";
 import { renderRunList, renderTrend } from "../history/tables.ts";
 import { formatJsonl, parseJsonlLine } from "../report/jsonl.ts";
 
-import { HISTORY_DEFAULT_DB } from "./args.ts";
+import { HISTORY_DB_DEFAULT } from "../config/flags/results.ts";
 
 /** The --db flag of history and compare. */
-export const historyDbPath = (raw: RawFlags): string => (typeof raw.db === "string" && raw.db !== "" ? raw.db : HISTORY_DEFAULT_DB);
+export const historyDbPath = (raw: RawFlags): string => (typeof raw.db === "string" && raw.db !== "" ? raw.db : HISTORY_DB_DEFAULT);
 
 const str = (raw: RawFlags, flag: string): string | null => (typeof raw[flag] === "string" ? (raw[flag] as string) : null);
 

@@ -1,12 +1,9 @@
 /**
- * Options of `warmbench mock`: defaults (once), the flag table, and parsing. Kept beside the mock so that the
- * mock stays a self-contained module; it shares no parsing code with the client.
+ * Options of `warmbench mock`: defaults (once), the flag declarations, and the parsing they drive. Kept beside the
+ * mock so that it stays a self-contained module: it shares no code with the client but the error type (the cli
+ * layer turns these declarations into citty's args, the help and the docs, as it does the client's).
  */
-import type { ArgsDef } from "citty";
 import { UsageError } from "../errors.ts";
-
-/** Flag values as citty hands them over, keyed by kebab-case name. */
-export type RawFlags = Record<string, string | boolean | undefined>;
 
 /** Which server the mock answers as (its endpoints and stream shapes). */
 export const PERSONALITIES = ["sglang", "vllm", "llamacpp", "openai"] as const;
@@ -75,7 +72,7 @@ export const MOCK_DEFAULTS = {
   /** Flushes report success but keep the cache. */
   flushLies: false,
   /** Ground-truth JSONL file (one line per finished request), or null for none. */
-  truthFile: null,
+  truthFile: null as string | null,
   /** /reset_prefix_cache answers 404, as vLLM without VLLM_SERVER_DEV_MODE=1. */
   noDevMode: false,
   /** /metrics answers 404, as SGLang without --enable-metrics. */
@@ -130,133 +127,114 @@ export function mockOptions(overrides: Partial<MockOptions> = {}): MockOptions {
   return { ...MOCK_DEFAULTS, recordInputs: false, ...overrides };
 }
 
-const s = (description: string, dflt?: string | number): ArgsDef[string] => ({
-  type: "string",
-  description: dflt === undefined ? description : `${description} (default: ${dflt})`,
-});
-const b = (description: string): ArgsDef[string] => ({ type: "boolean", description });
-const m = MOCK_DEFAULTS;
+/** Raw flag values as citty hands them over. */
+export type MockRawFlags = Record<string, string | boolean | undefined>;
 
-/** Flags of `warmbench mock`. */
-export const MOCK_ARGS: ArgsDef = {
-  personality: s(`Which server to answer as: ${PERSONALITIES.join(", ")}`, m.personality),
-  slots: s("llamacpp: parallel slots, each with its own prompt cache", m.slots),
-  "cache-ram": b("llamacpp: keep a host-RAM prompt cache that survives slot erases (llama.cpp's default)"),
-  "no-slot-save-path": b("llamacpp: slot erase answers 501 (a server started without --slot-save-path)"),
-  tokenizer: s("tokenizer.json for chat messages (default: one token per UTF-8 byte)"),
-  host: s("Listen address", m.host),
-  port: s("Listen port (0 = any free port)", m.port),
-  "page-size": s("KV page size in tokens; cached_tokens come in whole pages", m.pageSize),
-  "cache-tokens": s("Prefix-cache (device tier) capacity in tokens (LRU eviction)", m.cacheTokens),
-  "host-cache-tokens": s("Host-tier capacity in tokens: the device tier's evicted pages move there (0 = no host tier)", m.hostCacheTokens),
-  "host-load-us-per-token": s("Cost of loading a cached token back from the host tier, µs", m.hostLoadUsPerToken),
-  "ttft-base-ms": s("Fixed part of the time to first token, ms", m.ttftBaseMs),
-  "prefill-us-per-token": s("Prefill cost per uncached prompt token, µs", m.prefillUsPerToken),
-  "itl-ms": s("Gap between decode steps, ms", m.itlMs),
-  "stream-interval": s("Tokens per streamed event", m.streamInterval),
-  "max-running": s("Requests running at once; more wait in a queue", m.maxRunning),
-  "serial-prefill": b("Prefill one request at a time, like one GPU"),
-  incremental: b("Stream text deltas (--incremental-streaming-output) instead of cumulative text"),
-  "context-length": s("Model context length in tokens", m.contextLength),
-  "vocab-size": s("Largest accepted token id + 1", m.vocabSize),
-  "model-name": s("Served model name", m.modelName),
-  "record-inputs": b("Keep every received input_ids list for GET /mock/received"),
-  "fail-every": s("Answer every N-th measured request 503 before streaming (0 = off)", m.failEvery),
-  "error-event-every": s("Every N-th measured request: an error event after 2 token events", m.errorEventEvery),
-  "abort-every": s("Every N-th measured request: an abort finish_reason after 2 token events", m.abortEvery),
-  "reset-every": s("Every N-th measured request: reset the connection after 2 token events", m.resetEvery),
-  "stall-every": s("Every N-th measured request: send nothing for --stall-s after 2 token events", m.stallEvery),
-  "stall-s": s("Length of a stall, seconds", m.stallS),
-  "slow-headers-ms": s("Delay before the status line and headers of every /generate, ms", m.slowHeadersMs),
-  "malformed-every": s("Every N-th measured request: one event with broken JSON after 2 token events", m.malformedEvery),
-  "invalid-utf8-every": s("Every N-th measured request: one token event with an invalid UTF-8 byte", m.invalidUtf8Every),
-  "flush-fail-first": s("The first N /flush_cache and /reset_prefix_cache calls fail", m.flushFailFirst),
-  "no-generate": b("Answer /generate with 404 (a server that is not SGLang)"),
-  "exit-after": s("Die (close every socket, exit 0) once the N-th measured request is admitted (0 = never)", m.exitAfter),
-  "flush-lies": b("Flushes report success but keep the cache"),
-  truth: s("Append one ground-truth JSONL line per finished request to this file"),
-  "no-dev-mode": b("Answer /reset_prefix_cache with 404 (vLLM without VLLM_SERVER_DEV_MODE=1)"),
-  "no-metrics": b("Answer /metrics with 404 (SGLang without --enable-metrics)"),
-};
-
-
-const str = (raw: RawFlags, key: string): string | undefined => {
-  const v = raw[key];
-  if (v === undefined || v === false) return undefined;
-  if (v === true) throw new UsageError(`--${key}: expects a value`);
-  return v;
-};
-
-function truthFile(value: string | undefined): string | null {
-  if (value === undefined) return MOCK_DEFAULTS.truthFile;
-  if (value.trim() === "") throw new UsageError("--truth: expects a file name");
-  return value;
+/** One mock flag: what `--help` and the docs show, and the option it sets. */
+export interface MockFlag {
+  name: string;
+  type: "string" | "boolean";
+  help: string;
+  default?: string | number;
+  key: keyof MockOptions;
+  /** The option's value from the flag's text (strings) or presence (booleans). */
+  read: (value: string | boolean) => MockOptions[keyof MockOptions];
 }
 
-/** `--no-X` flags: citty parses a declared "no-X" boolean as X = false, so accept both spellings. */
-const negated = (raw: RawFlags, key: string): boolean => raw[`no-${key}`] === true || raw[key] === false;
+const m = MOCK_DEFAULTS;
+type NumericKey = { [K in keyof MockOptions]: MockOptions[K] extends number ? K : never }[keyof MockOptions];
 
-/**
- * A numeric flag's value within [min, max]; `whole` takes integers only (underscores allowed, as Python's int()).
- * The mock's own: it shares no parsing code with the client.
- */
-function flagValue(flag: string, text: string, whole: boolean, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  const cleaned = whole ? text.trim().replaceAll("_", "") : text.trim();
-  const shapeOk = whole ? /^[+-]?\d+$/.test(cleaned) : cleaned !== "";
-  const n = shapeOk ? Number(cleaned) : NaN;
-  if (!Number.isFinite(n)) throw new UsageError(`--${flag}: expected ${whole ? "an integer" : "a number"}, got "${text}"`);
-  if (whole && !Number.isSafeInteger(n)) throw new UsageError(`--${flag}: ${text} is too large`);
-  if (n < min || n > max) throw new UsageError(`--${flag}: must be ${n < min ? `>= ${min}` : `<= ${max}`}, got ${n}`);
+/** An integer in [min, max] (Python int syntax, `_` allowed), or a UsageError naming the flag. */
+function wholeNumber(flag: string, text: string, min: number, max: number): number {
+  const digits = text.trim().replaceAll("_", "");
+  const n = /^[+-]?\d+$/.test(digits) ? Number(digits) : NaN;
+  if (!Number.isSafeInteger(n)) throw new UsageError(`--${flag}: expected an integer, got "${text}"`);
+  if (n < min) throw new UsageError(`--${flag}: must be >= ${min}, got ${n}`);
+  if (n > max) throw new UsageError(`--${flag}: must be <= ${max}, got ${n}`);
   return n;
 }
 
-/** Turns raw `warmbench mock` flags into MockOptions, or throws one UsageError naming the flag. */
-export function parseMockOptions(raw: RawFlags): MockOptions {
-  const m = MOCK_DEFAULTS;
-  const int = (flag: string, dflt: number, min: number, max?: number) => flagValue(flag, str(raw, flag) ?? String(dflt), true, min, max);
-  const num = (flag: string, dflt: number) => flagValue(flag, str(raw, flag) ?? String(dflt), false, 0);
-  const personality = str(raw, "personality") ?? m.personality;
-  if (!(PERSONALITIES as readonly string[]).includes(personality)) {
-    throw new UsageError(`--personality: "${personality}" is not supported (choose from: ${PERSONALITIES.join(", ")})`);
+const int = (name: string, key: NumericKey, help: string, min = 0, max = Number.MAX_SAFE_INTEGER): MockFlag => ({
+  name, key, help, type: "string", default: m[key] as number, read: (v) => wholeNumber(name, String(v), min, max),
+});
+const num = (name: string, key: NumericKey, help: string): MockFlag => ({
+  name, key, help, type: "string", default: m[key] as number,
+  read: (v) => {
+    const n = String(v).trim() === "" ? NaN : Number(v);
+    if (!Number.isFinite(n) || n < 0) throw new UsageError(`--${name}: expected a number >= 0, got "${v}"`);
+    return n;
+  },
+});
+const flag = (name: string, key: keyof MockOptions, help: string): MockFlag => ({ name, key, help, type: "boolean", read: (v) => v === true });
+const text = (name: string, key: keyof MockOptions, help: string, dflt?: string): MockFlag => ({
+  name, key, help, type: "string", default: dflt,
+  read: (v) => {
+    if (String(v).trim() === "") throw new UsageError(`--${name}: expects a value`);
+    return String(v);
+  },
+});
+
+/** Every flag of `warmbench mock`, once. */
+export const MOCK_FLAGS: readonly MockFlag[] = [
+  { ...text("personality", "personality", `Which server to answer as: ${PERSONALITIES.join(", ")}`, m.personality), read: (v) => {
+    if (!(PERSONALITIES as readonly unknown[]).includes(v)) throw new UsageError(`--personality: "${v}" is not supported (choose from: ${PERSONALITIES.join(", ")})`);
+    return v as Personality;
+  } },
+  int("slots", "slots", "llamacpp: parallel slots, each with its own prompt cache", 1, 1024),
+  flag("cache-ram", "cacheRam", "llamacpp: keep a host-RAM prompt cache that survives slot erases (llama.cpp's default)"),
+  flag("no-slot-save-path", "noSlotSavePath", "llamacpp: slot erase answers 501 (a server started without --slot-save-path)"),
+  text("tokenizer", "tokenizer", "tokenizer.json for chat messages (default: one token per UTF-8 byte)"),
+  text("host", "host", "Listen address", m.host),
+  int("port", "port", "Listen port (0 = any free port)", 0, 65535),
+  int("page-size", "pageSize", "KV page size in tokens; cached_tokens come in whole pages", 1),
+  int("cache-tokens", "cacheTokens", "Prefix-cache (device tier) capacity in tokens (LRU eviction)"),
+  int("host-cache-tokens", "hostCacheTokens", "Host-tier capacity in tokens: the device tier's evicted pages move there (0 = no host tier)"),
+  num("host-load-us-per-token", "hostLoadUsPerToken", "Cost of loading a cached token back from the host tier, µs"),
+  num("ttft-base-ms", "ttftBaseMs", "Fixed part of the time to first token, ms"),
+  num("prefill-us-per-token", "prefillUsPerToken", "Prefill cost per uncached prompt token, µs"),
+  num("itl-ms", "itlMs", "Gap between decode steps, ms"),
+  int("stream-interval", "streamInterval", "Tokens per streamed event", 1),
+  int("max-running", "maxRunning", "Requests running at once; more wait in a queue", 1),
+  flag("serial-prefill", "serialPrefill", "Prefill one request at a time, like one GPU"),
+  flag("incremental", "incremental", "Stream text deltas (--incremental-streaming-output) instead of cumulative text"),
+  int("context-length", "contextLength", "Model context length in tokens", 2),
+  int("vocab-size", "vocabSize", "Largest accepted token id + 1", 1),
+  text("model-name", "modelName", "Served model name", m.modelName),
+  flag("record-inputs", "recordInputs", "Keep every received input_ids list for GET /mock/received"),
+  int("fail-every", "failEvery", "Answer every N-th measured request 503 before streaming (0 = off)"),
+  int("error-event-every", "errorEventEvery", "Every N-th measured request: an error event after 2 token events"),
+  int("abort-every", "abortEvery", "Every N-th measured request: an abort finish_reason after 2 token events"),
+  int("reset-every", "resetEvery", "Every N-th measured request: reset the connection after 2 token events"),
+  int("stall-every", "stallEvery", "Every N-th measured request: send nothing for --stall-s after 2 token events"),
+  num("stall-s", "stallS", "Length of a stall, seconds"),
+  num("slow-headers-ms", "slowHeadersMs", "Delay before the status line and headers of every /generate, ms"),
+  int("malformed-every", "malformedEvery", "Every N-th measured request: one event with broken JSON after 2 token events"),
+  int("invalid-utf8-every", "invalidUtf8Every", "Every N-th measured request: one token event with an invalid UTF-8 byte"),
+  int("flush-fail-first", "flushFailFirst", "The first N /flush_cache and /reset_prefix_cache calls fail"),
+  flag("no-generate", "noGenerate", "Answer /generate with 404 (a server that is not SGLang)"),
+  int("exit-after", "exitAfter", "Die (close every socket, exit 0) once the N-th measured request is admitted (0 = never)"),
+  flag("flush-lies", "flushLies", "Flushes report success but keep the cache"),
+  text("truth", "truthFile", "Append one ground-truth JSONL line per finished request to this file"),
+  flag("no-dev-mode", "noDevMode", "Answer /reset_prefix_cache with 404 (vLLM without VLLM_SERVER_DEV_MODE=1)"),
+  flag("no-metrics", "noMetrics", "Answer /metrics with 404 (SGLang without --enable-metrics)"),
+];
+
+/**
+ * The raw value of `f` as citty parsed it, or undefined when not given. citty reads a declared "no-X" boolean as
+ * X = false, so a negated flag is found under either name.
+ */
+function given(raw: MockRawFlags, f: MockFlag): string | boolean | undefined {
+  if (f.type === "string") return raw[f.name] === true ? "" : (raw[f.name] as string | undefined);
+  const negatedOff = f.name.startsWith("no-") && raw[f.name.slice(3)] === false;
+  return raw[f.name] === true || negatedOff ? true : undefined;
+}
+
+/** Turns raw `warmbench mock` flags into MockOptions from the declarations, or throws one UsageError naming the flag. */
+export function parseMockOptions(raw: MockRawFlags): MockOptions {
+  const opts: Record<string, unknown> = { ...mockOptions() };
+  for (const f of MOCK_FLAGS) {
+    const value = given(raw, f);
+    if (value !== undefined) opts[f.key] = f.read(value);
   }
-  return {
-    personality: personality as Personality,
-    slots: int("slots", m.slots, 1, 1024),
-    cacheRam: raw["cache-ram"] === true,
-    noSlotSavePath: negated(raw, "slot-save-path"),
-    tokenizer: str(raw, "tokenizer") ?? m.tokenizer,
-    host: str(raw, "host") ?? m.host,
-    port: int("port", m.port, 0, 65535),
-    pageSize: int("page-size", m.pageSize, 1),
-    cacheTokens: int("cache-tokens", m.cacheTokens, 0),
-    hostCacheTokens: int("host-cache-tokens", m.hostCacheTokens, 0),
-    hostLoadUsPerToken: num("host-load-us-per-token", m.hostLoadUsPerToken),
-    ttftBaseMs: num("ttft-base-ms", m.ttftBaseMs),
-    prefillUsPerToken: num("prefill-us-per-token", m.prefillUsPerToken),
-    itlMs: num("itl-ms", m.itlMs),
-    streamInterval: int("stream-interval", m.streamInterval, 1),
-    maxRunning: int("max-running", m.maxRunning, 1),
-    serialPrefill: raw["serial-prefill"] === true,
-    incremental: raw.incremental === true,
-    contextLength: int("context-length", m.contextLength, 2),
-    vocabSize: int("vocab-size", m.vocabSize, 1),
-    modelName: str(raw, "model-name") ?? m.modelName,
-    recordInputs: raw["record-inputs"] === true,
-    failEvery: int("fail-every", m.failEvery, 0),
-    errorEventEvery: int("error-event-every", m.errorEventEvery, 0),
-    abortEvery: int("abort-every", m.abortEvery, 0),
-    resetEvery: int("reset-every", m.resetEvery, 0),
-    stallEvery: int("stall-every", m.stallEvery, 0),
-    stallS: num("stall-s", m.stallS),
-    slowHeadersMs: num("slow-headers-ms", m.slowHeadersMs),
-    malformedEvery: int("malformed-every", m.malformedEvery, 0),
-    invalidUtf8Every: int("invalid-utf8-every", m.invalidUtf8Every, 0),
-    flushFailFirst: int("flush-fail-first", m.flushFailFirst, 0),
-    noGenerate: negated(raw, "generate"),
-    exitAfter: int("exit-after", m.exitAfter, 0),
-    flushLies: raw["flush-lies"] === true,
-    truthFile: truthFile(str(raw, "truth")),
-    noDevMode: negated(raw, "dev-mode"),
-    noMetrics: negated(raw, "metrics"),
-  };
+  return opts as unknown as MockOptions;
 }

@@ -15,6 +15,8 @@ import type { ServerResponse } from "node:http";
 interface NativeResponse {
   cork(fn: () => void): void;
   write(chunk: string | Uint8Array): number;
+  /** True once uWS saw the client go (an RST or FIN), which can be before node:http's res emits "close". */
+  readonly aborted?: boolean;
 }
 
 let handleKey: symbol | null | undefined;
@@ -49,11 +51,19 @@ export class FlushedWriter {
     return this.handle !== null;
   }
 
-  /** Send `chunk` as the next piece of the (chunked) body; a no-op once the response is gone. */
+  /**
+   * Send `chunk` as the next piece of the (chunked) body; a no-op once the response is gone. A client that has just
+   * gone is dropped as a real server drops it: the response is destroyed ("close" follows, which cancels the
+   * request) instead of writing into the ended stream, where the handle's cork throws "Stream is already ended".
+   */
   write(chunk: string | Uint8Array): void {
     if (this.res.destroyed || this.res.writableEnded) return;
     if (this.handle === null) {
       this.res.write(chunk);
+      return;
+    }
+    if (this.handle.aborted === true) {
+      this.res.destroy();
       return;
     }
     // uWS buffers on backpressure (a slow reader) and never drops bytes, as res.write() does.

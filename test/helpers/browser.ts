@@ -17,7 +17,7 @@ export const CHROMIUM_FLAGS = [
 export function chromiumPath(): string {
   const candidates = [process.env.CHROMIUM, "/usr/bin/chromium", "/usr/bin/chromium-browser"].filter((p): p is string => !!p);
   const found = candidates.find((p) => existsSync(p));
-  if (!found) throw new Error("no Chromium: install Debian's package (apt-get install -y chromium) or set CHROMIUM; .ci/run installs it");
+  if (!found) throw new Error("no Chromium: install Debian's package (apt-get install -y chromium) or set CHROMIUM; npm test installs it as root");
   return found;
 }
 

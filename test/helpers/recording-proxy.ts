@@ -11,6 +11,8 @@ export interface ProxiedRequest {
   path: string;
   /** Header names lower-cased. */
   headers: Record<string, string>;
+  /** The request body as text ("" for GET and HEAD). */
+  body: string;
 }
 
 export interface RecordingProxy {
@@ -46,11 +48,13 @@ export function startRecordingProxy(targetUrl: string, intercept: Intercept = ()
         method: req.method,
         path: url.pathname + url.search,
         headers: Object.fromEntries(req.headers.entries()),
+        body: "",
       };
       requests.push(seen);
       const own = intercept(seen);
       if (own !== null) return own;
       const body = req.method === "GET" || req.method === "HEAD" ? undefined : await req.arrayBuffer();
+      if (body !== undefined) seen.body = new TextDecoder().decode(body);
       const upstream = await fetch(targetUrl + seen.path, { method: req.method, headers: forwardable(req.headers), body, redirect: "manual" });
       return new Response(upstream.body, { status: upstream.status, headers: forwardable(upstream.headers) });
     },

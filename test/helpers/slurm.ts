@@ -3,7 +3,7 @@
  * (two nodes, wbnode1 and wbnode2, by default; SLURM_CI_NODES=1 gives the single node "localhost"), all on 127.0.0.1.
  *
  * Skip policy: outside CI a missing or stopped Slurm skips the Slurm tests, with one message on stderr that says
- * how to start it; with CI=true the same situation is a failing test, because .ci/run starts Slurm itself and a
+ * how to start it; with CI=true (as npm test sets it) the same situation is a failing test, because npm test starts Slurm itself and a
  * silent skip there would hide a broken setup.
  */
 import { describe, test } from "bun:test";
@@ -106,7 +106,7 @@ export function describeSlurm(name: string, body: () => void, { minNodes = 1 }: 
   if (isCi()) {
     describe(name, () => {
       test(`the local Slurm is up with at least ${minNodes} node(s) (CI=true requires it)`, () => {
-        throw new Error(`Slurm is not available: ${reason}. .ci/run should have started it; ${HOW_TO_START}`);
+        throw new Error(`Slurm is not available: ${reason}. npm test starts it as root; ${HOW_TO_START}`);
       });
     });
     return;

@@ -78,6 +78,25 @@ describe("compare with repeats", () => {
     expect(r.code).toBe(7);
   });
 
+  test("an interval straddling the limit is inconclusive: listed, exit 0; --fail-inconclusive exits 7", async () => {
+    // The real lines of `base`, their mean ITL set so that Δ is +3 % with a spread of ±5 % (a 2 % limit inside it).
+    const withItl = (file: string, name: string, itls: number[]) => {
+      const lines = readFileSync(file, "utf8").trim().split("\n").map(parseJsonlLine);
+      const out = join(dir, `${name}.jsonl`);
+      writeFileSync(out, lines.map((l, i) => formatJsonl({ ...l, mean_itl_ms: itls[i] })).join(""));
+      return out;
+    };
+    const a = withItl(base, "wide-a", [9.5, 10.5, 10.0]);
+    const b = withItl(base, "wide-b", [9.8, 10.8, 10.3]);
+    const r = await runCli(["compare", a, b, "--max-regress", "mean_itl_ms=2%"]);
+    expect(row(r.stdout, "mean_itl_ms")).toMatch(/\+3\.0%.*inconclusive$/);
+    expect(r.stdout).toMatch(/1 inconclusive .*mean_itl_ms at 50%: \+3\.0% \(95% CI -\d+\.\d%\.\.\+\d+\.\d% straddles the limit 2%\)/);
+    expect(r.code).toBe(0);
+    const strict = await runCli(["compare", a, b, "--max-regress", "mean_itl_ms=2%", "--fail-inconclusive"]);
+    expect(strict.code).toBe(7);
+    expect(strict.stderr).toContain("inconclusive (--fail-inconclusive): mean_itl_ms at 50%");
+  });
+
   test("without repeats on both sides: no noise estimate, said so", async () => {
     const r = await runCli(["compare", single, base, "--max-regress", "mean_itl_ms=50%"]);
     expect(r.stdout).toContain("no noise estimate");

@@ -105,7 +105,13 @@ describe("a second signal", () => {
       const proc = Bun.spawn([BINARY, ...small, "--base-url", mock.url, "--flush-deadline", "600"], {
         stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" },
       });
-      await Bun.sleep(1500); // tokenizer loaded, flush retrying
+      // After the mock turned the 4th flush away the client waits 800 ms (backoff 100, 200, 400, 800 ms): the signal
+      // goes 300 ms into that wait, which it must end. A fixed 1.5 s sleep raced a busy box, where the signal could land
+      // in a flush POST (another message) or before the first one; landing just after the 4th answer raced the
+      // client's reading of it.
+      for (let i = 0; i < 1000 && mock.stats().flushRejected < 4; i++) await Bun.sleep(5);
+      await Bun.sleep(300);
+      expect(mock.stats().flushRejected).toBe(4); // still in that backoff
       const t0 = performance.now();
       proc.kill("SIGTERM");
       expect(await proc.exited).toBe(130);

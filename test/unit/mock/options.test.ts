@@ -1,8 +1,11 @@
 /** `warmbench mock` flags through citty's own parser into MockOptions. */
 import { describe, expect, test } from "bun:test";
 import { parseArgs } from "citty";
-import type { RawFlags } from "../../../src/mock/options.ts";
-import { MOCK_ARGS, MOCK_DEFAULTS, mockOptions, parseMockOptions } from "../../../src/mock/options.ts";
+import type { MockRawFlags as RawFlags } from "../../../src/mock/options.ts";
+import { MOCK_DEFAULTS, MOCK_FLAGS, mockOptions, parseMockOptions } from "../../../src/mock/options.ts";
+import { argsOf } from "../../../src/cli/flags.ts";
+
+const MOCK_ARGS = argsOf("mock");
 import { UsageError } from "../../../src/errors.ts";
 
 const parse = (argv: string[]) => parseMockOptions(parseArgs(argv, MOCK_ARGS) as unknown as RawFlags);
@@ -28,7 +31,7 @@ describe("parseMockOptions", () => {
   });
 
   test("every option has a default and a flag", () => {
-    const flags = new Set(Object.keys(MOCK_ARGS));
+    const flags = new Set(MOCK_FLAGS.map((f) => f.name));
     for (const key of Object.keys(MOCK_DEFAULTS)) {
       const flag = key === "truthFile" ? "truth" : key.replace(/[A-Z0-9]/g, (c) => `-${c.toLowerCase()}`).replace("utf-8", "utf8");
       expect(flags.has(flag)).toBe(true);

@@ -1,0 +1,39 @@
+/** Runs the sweep (or this process's shard of it) with SIGINT/SIGTERM wired to its interrupt: `run` and `demo`. */
+import { cpus } from "node:os";
+import { createInterrupt } from "../interrupt.ts";
+import { log } from "../log.ts";
+import type { RunOptions } from "../config/options.ts";
+import { resolvePlacement } from "../shard/placement.ts";
+import { runInFlightLimit } from "../sweep/plan.ts";
+import { runSweep } from "../sweep/run-sweep.ts";
+import { runShardWorker } from "../sweep/shard-worker.ts";
+import { write } from "./command.ts";
+import { exitCodeFor } from "./exit-code.ts";
+import { addFinishedRun } from "./history-command.ts";
+
+/** Returns the exit code. */
+export async function sweep(opts: RunOptions, historyDb: string | null = null): Promise<number> {
+  const placement = resolvePlacement(
+    { workers: opts.workers, shard: opts.shard, coordinator: opts.coordinator, inFlight: runInFlightLimit(opts) },
+    process.env,
+    cpus().length,
+  );
+  const interrupt = createInterrupt({ warn: (m) => log.warn(m), exit: (code) => process.exit(code) });
+  if (placement.kind === "worker" || (placement.kind === "shard" && placement.rank > 0)) {
+    // A local worker shares the terminal's process group: its coordinator relays a Ctrl-C as a stop message.
+    process.on("SIGINT", placement.kind === "worker" ? () => {} : interrupt.onSignal);
+    process.on("SIGTERM", interrupt.onSignal);
+    if (placement.kind === "worker") log.level = 1;
+    return runShardWorker(opts, placement, interrupt.signal);
+  }
+  process.on("SIGINT", interrupt.onSignal);
+  process.on("SIGTERM", interrupt.onSignal);
+  const outcome = await runSweep(opts, { out: write, signal: interrupt.signal }, placement);
+  // run --history: the coordinator (or a lone process) stores the whole run once it ended.
+  if (historyDb !== null) addFinishedRun(historyDb, outcome.records, outcome.interrupted, opts.outputFile ?? null);
+  return exitCodeFor(
+    { interrupted: outcome.interrupted, cacheFailures: outcome.cacheFailures, saturated: outcome.saturatedPcts, failedRequests: outcome.failedRequests, gateFailures: outcome.gateFailures },
+    opts.strict,
+    "pct",
+  );
+}

@@ -1,0 +1,148 @@
+/**
+ * Flags of the measuring commands (`run`, `demo`, `multiturn`): the reference script's flags with its names and
+ * defaults, then ours. A flag a command takes with another meaning or default says so in that command's override.
+ */
+import {
+  BACKENDS,
+  DEMO_DEFAULTS as dd,
+  ENDPOINTS,
+  FLUSH_MODES,
+  MULTITURN_DEFAULTS as md,
+  READY_QUEUE_POLICIES,
+  RUN_DEFAULTS as d,
+  VERIFY_CACHE_MODES,
+} from "../options.ts";
+import type { FlagDecl, RefusedFlag } from "./types.ts";
+
+type Commands = FlagDecl["commands"];
+const text = (name: string, help: string, commands: Commands, more: Partial<FlagDecl> = {}): FlagDecl => ({ name, type: "string", help, commands, ...more });
+const bool = (name: string, help: string, commands: Commands): FlagDecl => ({ name, type: "boolean", help, commands });
+
+const RUN_MT = { run: true, multiturn: true } as const;
+const SWEEPS = { run: true, demo: true } as const;
+const ALL = { run: true, demo: true, multiturn: true } as const;
+
+const TOKENIZER_FLAGS: FlagDecl[] = [
+  text("model", "Model name or path; loads the tokenizer unless --tokenizer is given (required)", {
+    ...RUN_MT,
+    demo: { help: "Tokenizer for the prompts (default: the bundled Qwen3 tokenizer)" },
+  }),
+  text("tokenizer", "tokenizer.json file, a directory holding one, or a Hugging Face repo id (default: --model)", RUN_MT),
+  text("revision", "Hugging Face revision for a repo-id tokenizer", RUN_MT, { default: d.revision }),
+];
+
+const SERVER_FLAGS: FlagDecl[] = [
+  text("backend", "auto (ask the server), sglang (native /generate), vllm, llamacpp or openai (/v1/completions)", {
+    run: true,
+    demo: { help: "auto (the demo's mock answers as SGLang), sglang, vllm or openai (/v1/completions)" },
+    multiturn: { help: "sglang (native /generate, token ids from output_ids), or openai / vllm (/v1/completions, output re-tokenized)" },
+  }, { default: d.backend, choices: BACKENDS }),
+  text("endpoint", "auto (the engine's own: /generate for SGLang, else /v1/completions), generate, completions, or chat (/v1/chat/completions, text prompts)", {
+    run: true,
+    demo: { help: "auto, generate, completions or chat (/v1/chat/completions, text prompts)" },
+  }, { default: d.endpoint, choices: ENDPOINTS }),
+  text("base-url", "Server base URL if not using --host and --port", RUN_MT),
+  text("host", "Server host", RUN_MT, { default: d.host }),
+  text("port", "Server port", RUN_MT, { default: d.port }),
+  text("api-key", "Bearer token for the server (else $SGLANG_API_KEY / $OPENAI_API_KEY); never printed", RUN_MT),
+  text("served-model-name", "Model name for the OpenAI backend (default: the first of /v1/models)", RUN_MT),
+  text("page-size", "Server KV page size for the expected cached tokens (default: /server_info's, else 1 for sglang and llamacpp, 16 for openai/vllm)", {
+    run: true,
+    multiturn: { help: "Server KV page size for the expected cached tokens (default: /server_info's, else 1 for sglang and 16 for openai/vllm)" },
+  }),
+];
+
+const WORKLOAD_FLAGS: FlagDecl[] = [
+  text("num-prompts", "Prompts per shared-prefix percentage", { run: true, demo: { default: dd.numPrompts } }, { default: d.numPrompts }),
+  text("total-tokens", "Input tokens per request (shared prefix + unique suffix)", { run: true, demo: { default: dd.totalTokens } }, { default: d.totalTokens }),
+  text("output-len", "Output tokens per request", {
+    run: true,
+    demo: { default: dd.outputLen },
+    multiturn: { help: "Output tokens per turn", default: md.outputLen },
+  }, { default: d.outputLen }),
+  text("max-concurrency", "Maximum concurrent requests; 0 = all prompts at once", {
+    run: true,
+    demo: { default: dd.maxConcurrency },
+    multiturn: { help: "Turns in flight at once (bench_multiturn's max-parallel); 0 = every client", default: md.maxConcurrency },
+  }, { default: d.maxConcurrency }),
+  text("pcts", "Comma-separated shared-prefix percentages to sweep", { run: true, demo: { default: dd.pcts } }, { default: d.pcts }),
+  text("request-rate", "Requests per second, or a comma list to sweep (one line per pct and rate); inf = next request when a slot is free", SWEEPS, { default: d.requestRate }),
+  text("burstiness", "Gamma shape of the gaps between arrivals: 1 = Poisson, larger = more regular, inf = evenly spaced", SWEEPS, { default: d.burstiness }),
+  text("duration", "Open loop: seconds during which requests arrive at the rate (instead of --num-prompts)", SWEEPS),
+  text("working-set", "Distinct shared prefixes in rotation per pct (cache pressure); a list, e.g. 1,4,16, sweeps them", {
+    run: true,
+    multiturn: { help: "Distinct system prompts (client c uses c mod K): cache pressure", default: md.workingSet },
+  }, { default: d.workingSet }),
+];
+
+/** The conversation's shape (names as SGLang's bench_multiturn.py). */
+const CONVERSATION_FLAGS: FlagDecl[] = [
+  text("num-clients", "Conversations run side by side", { multiturn: true }, { default: md.numClients }),
+  text("num-rounds", "Turns per conversation", { multiturn: true }, { default: md.numRounds }),
+  text("turn-tokens", "New user tokens in every turn (bench_multiturn's sub-question-input-length)", { multiturn: true }, { default: md.turnTokens }),
+  text("first-turn-tokens", "New user tokens of the first turn (bench_multiturn's request-length; default: --turn-tokens)", { multiturn: true }),
+  text("shared-system-tokens", "A system prompt every conversation starts with (warmed before round 0)", { multiturn: true }, { default: md.sharedSystemTokens }),
+  bool("round-barrier", "Hold round r until every client finished round r-1 (bench_multiturn's --enable-round-barrier)", { multiturn: true }),
+  text("think-time", "Seconds a client waits between its turns: 0.5, exp:MEAN or uniform:LOW:HIGH", { multiturn: true }, { default: md.thinkTime }),
+  text("ready-queue-policy", `Which ready client goes next: ${READY_QUEUE_POLICIES.join(", ")}`, { multiturn: true }, { default: md.readyQueuePolicy, choices: READY_QUEUE_POLICIES }),
+];
+
+/** What every measuring command takes with the same meaning (their help differs where a pct is a round). */
+const SHARED_FLAGS: FlagDecl[] = [
+  text("seed", "Random seed for prompt generation (Python random.Random compatible)", ALL, { default: d.seed }),
+  bool("disable-ignore-eos", "Let requests stop at EOS (ignore_eos=false)", ALL),
+  text("output-file", "JSONL file to append one result object per shared-prefix percentage", { ...SWEEPS, multiturn: { help: "JSONL file to append one line per round" } }),
+  text("extra-request-body", "JSON object merged into every request payload", ALL),
+  text("dump-prompts", "Write every prompt's token ids, one JSON line per prompt, to this file", { ...SWEEPS, multiturn: { help: "Write every turn's token ids, one JSON line per turn, to this file" } }),
+  text("request-details", "Write one JSONL line per measured request (timestamps, cached tokens) to this file", {
+    ...SWEEPS,
+    multiturn: { help: "Write one JSONL line per turn (timestamps, cached tokens per tier) to this file" },
+  }),
+  text("settle", "Seconds to wait after each cache flush", { run: true, demo: { default: dd.settleS }, multiturn: { help: "Seconds to wait after the cache flush" } }, { default: d.settleMs / 1000 }),
+  text("flush-deadline", "Seconds to keep retrying a busy /flush_cache", ALL, { default: d.flushDeadlineS }),
+  text("request-timeout", "Seconds one request may take in all", ALL, { default: d.requestTimeoutS }),
+  text("stall-timeout", "Seconds without any byte before a request fails as stalled", ALL, { default: d.stallTimeoutS }),
+  text("flush", "Cache flush before each pct: auto (the backend's way) or none", { ...SWEEPS, multiturn: { help: "Cache flush before round 0: auto (the backend's way) or none" } }, { default: d.flush, choices: FLUSH_MODES }),
+  text("verify-cache", "Check cached tokens against the expected prefix: off, warn or strict (exit 4)", ALL, { default: d.verifyCache, choices: VERIFY_CACHE_MODES }),
+  text("cache-tolerance", "Fraction of requests per pct that may disagree under --verify-cache strict", {
+    ...SWEEPS,
+    multiturn: { help: "Fraction of a round's turns that may disagree under --verify-cache strict" },
+  }, { default: d.cacheTolerance }),
+  bool("strict", "Exit 5 when the client itself was saturated (event-loop lag or JS-thread CPU) during a pct", {
+    ...SWEEPS,
+    multiturn: { help: "Exit 5 when the client itself was saturated (event-loop lag or JS-thread CPU) during a round" },
+  }),
+  text("workers", "Processes on this machine sharing the load (this one included), or auto: one per 256 streams, up to cores-1", {
+    ...SWEEPS,
+    multiturn: { help: "Processes on this machine sharing the conversations (this one included; client c runs in process c mod N), or auto" },
+  }),
+  // A process of a run that a launcher (srun, a Kubernetes Indexed Job, a script) started.
+  text("shard", "This process's part of a run started by a launcher: I/N, or auto under Slurm's srun (needs $WARMBENCH_SHARD_TOKEN across nodes)", RUN_MT),
+  text("coordinator", "HOST:PORT where shard 0 listens (--shard I/N; under Slurm derived from the job and step ids)", RUN_MT),
+  text("gate", "Pass/fail threshold METRIC OP VALUE[@pct OP N], e.g. 'p99_ttft_ms<=800@pct>=90'; repeatable; exit 6 when one fails", {
+    ...SWEEPS,
+    multiturn: { help: "Pass/fail threshold METRIC OP VALUE judged on every round line, e.g. 'p99_ttft_ms<=800'; repeatable; exit 6 when one fails" },
+  }, { repeatable: true }),
+  text("gates-file", "File with one gate per line (# comments)", ALL),
+  bool("quiet", "No progress line on stderr", ALL),
+  bool("verbose", "Show stack traces and debug logs", { ...ALL, report: true, compare: true, merge: true, history: true }),
+];
+
+/** run's order in --help: the script's flags first, then ours. */
+export const MEASURE_FLAGS: FlagDecl[] = [
+  ...SERVER_FLAGS.slice(0, 2),
+  ...SERVER_FLAGS.slice(2, 5),
+  ...TOKENIZER_FLAGS.slice(0, 2),
+  ...WORKLOAD_FLAGS,
+  ...CONVERSATION_FLAGS,
+  ...SHARED_FLAGS,
+  TOKENIZER_FLAGS[2]!,
+  ...SERVER_FLAGS.slice(5),
+];
+
+/** Server flags would silently do nothing in the demo, which brings its own server: refused by name. */
+export const REFUSED_FLAGS: RefusedFlag[] = ["base-url", "host", "port"].map((name) => ({
+  name,
+  commands: ["demo"],
+  reason: `the demo runs against its own mock server; use \`warmbench run --${name} ...\` for yours`,
+}));

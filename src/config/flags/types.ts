@@ -1,0 +1,39 @@
+/**
+ * The shape of one flag declaration. Every flag of every command is declared once, in this shape; citty's args, the
+ * `--help` text, the strict name check and docs/reference/flags.md are all generated from the declarations.
+ */
+
+/** The commands of `warmbench`, in the order `--help` and the docs list them. */
+export const COMMAND_NAMES = ["run", "demo", "multiturn", "mock", "report", "compare", "merge", "history", "schema"] as const;
+export type CommandName = (typeof COMMAND_NAMES)[number];
+
+/** What a flag is for one command: name, kind, help and the default shown (and parsed when the flag is absent). */
+export interface FlagSpec {
+  /** kebab-case, without the dashes. */
+  name: string;
+  type: "string" | "boolean" | "positional";
+  help: string;
+  /** Printed as "(default: X)"; the parsers read the same value when the flag is not given. */
+  default?: string | number | null;
+  /** The values the flag accepts, when they are a fixed list (printed in the help, checked by the parser). */
+  choices?: readonly string[];
+  /** May be given more than once: the values reach the parser joined by newlines. */
+  repeatable?: boolean;
+  /** Positional: more than one may be given (files...). */
+  variadic?: boolean;
+}
+
+/** What differs for one command from the flag's common declaration. */
+export type FlagOverride = Partial<Pick<FlagSpec, "help" | "default" | "choices">>;
+
+/** A flag and the commands that take it (`true`: as declared; an object: with that command's help or default). */
+export interface FlagDecl extends FlagSpec {
+  commands: Partial<Record<CommandName, true | FlagOverride>>;
+}
+
+/** A flag a command refuses by name with a reason (it would otherwise do nothing there); not in its help. */
+export interface RefusedFlag {
+  name: string;
+  commands: readonly CommandName[];
+  reason: string;
+}

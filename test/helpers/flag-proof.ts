@@ -1,0 +1,103 @@
+/**
+ * For the every-flag test: runs one command line of the compiled binary against a mock process behind a recording
+ * proxy (request bodies kept), in its own temp dir, and returns what can show that a flag did something: the
+ * requests, stdout, stderr, the exit code and the files written.
+ */
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startMockProcess, type MockProcess } from "./mock-process.ts";
+import { startRecordingProxy, type Intercept, type ProxiedRequest } from "./recording-proxy.ts";
+import { runCli } from "./run-cli.ts";
+
+export interface Observation {
+  code: number;
+  stdout: string;
+  stderr: string;
+  requests: ProxiedRequest[];
+  dir: string;
+  wallMs: number;
+  /** The JSON lines of a file in `dir` ([] when it is missing). */
+  lines(file: string): Record<string, any>[];
+}
+
+export interface Probe {
+  /** The command line; `{url}`, `{port}` and `{dir}` are replaced. */
+  args: string[];
+  /** Flags of `warmbench mock` for the server this line talks to. */
+  server?: string[];
+  intercept?: Intercept;
+  env?: Record<string, string>;
+  /** Writes the files the line reads, in its dir, before it runs. */
+  setup?: (dir: string) => void;
+}
+
+const mocks = new Map<string, Promise<MockProcess>>();
+
+/** One mock process per distinct server flag list, kept for the whole file (stop with `stopMocks`). */
+export function mockFor(server: string[]): Promise<MockProcess> {
+  const key = server.join("\u0000");
+  if (!mocks.has(key)) mocks.set(key, startMockProcess(server));
+  return mocks.get(key)!;
+}
+
+export async function stopMocks(): Promise<void> {
+  for (const m of mocks.values()) await (await m).stop();
+  mocks.clear();
+}
+
+export function readLines(path: string): Record<string, any>[] {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l.replaceAll("Infinity", "1e999")));
+}
+
+export async function observe(probe: Probe): Promise<Observation> {
+  const mock = await mockFor(probe.server ?? []);
+  const proxy = startRecordingProxy(mock.url, probe.intercept);
+  const dir = mkdtempSync(join(tmpdir(), "warmbench-flag-"));
+  probe.setup?.(dir);
+  const port = new URL(proxy.url).port;
+  const args = probe.args.map((a) => a.replaceAll("{url}", proxy.url).replaceAll("{port}", port).replaceAll("{dir}", dir));
+  const t0 = performance.now();
+  try {
+    const r = await runCli(args, { env: probe.env, timeoutMs: 60_000 });
+    return { ...r, requests: [...proxy.requests], dir, wallMs: performance.now() - t0, lines: (file) => readLines(join(dir, file)) };
+  } finally {
+    await proxy.stop();
+  }
+}
+
+/** `base` with `extra`'s flags replacing the same flags of `base` (value included) and `drop`'s removed. */
+export function withFlags(base: string[], extra: string[], drop: string[] = []): string[] {
+  const given = new Set(extra.filter((a) => a.startsWith("--")));
+  const out: string[] = [];
+  for (let i = 0; i < base.length; i++) {
+    const a = base[i]!;
+    if (a.startsWith("--") && (given.has(a) || drop.includes(a))) {
+      if (base[i + 1] !== undefined && !base[i + 1]!.startsWith("--")) i++;
+      continue;
+    }
+    out.push(a);
+  }
+  return [...out, ...extra];
+}
+
+/** What went out, without what differs from run to run (request ids): method, path and body per request. */
+export function sentSignature(o: Observation): string[] {
+  return o.requests.map((r) => {
+    let body: unknown = r.body;
+    try {
+      body = JSON.parse(r.body, (k, v) => (k === "rid" ? undefined : v));
+    } catch {
+      // not JSON: compared as text
+    }
+    return `${r.method} ${r.path} ${JSON.stringify(body)}`;
+  });
+}
+
+/** The per-request facts of a details file that do not depend on timing. */
+export function detailSignature(o: Observation, file = "d.jsonl"): string[] {
+  return o.lines(file).map((l) => JSON.stringify([l.pct, l.round, l.index, l.ok, l.failure_kind, l.http_status, l.prompt_len, l.output_len, l.cached_tokens, l.cached_device_tokens, l.cached_host_tokens, l.token_events, l.finish_reason]));
+}
+
+export const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
