@@ -20,6 +20,7 @@ const LAYERS = [
   ["report", "^src/report/"], // pure renderers
   ["output", "^src/output/"], // JSONL + fsync, request details, step summary, progress
   ["compare", "^src/compare/"], // consumers of lines across runs
+  ["history", "^src/history/"], // consumers of points across runs: the SQLite history, baselines for compare
   ["cli", "^src/(cli/|cli\\.ts$)"], // commands, flags, wiring: may import everything
 ];
 const MOCK = "^src/mock/";
