@@ -5,7 +5,7 @@
  */
 
 /** Every axis a line can have, in the order a label shows them. */
-export const AXES = ["shared_prefix_pct", "working_set", "request_rate", "round"] as const;
+export const AXES = ["shared_prefix_pct", "working_set", "request_rate", "round", "probe"] as const;
 export type Axis = (typeof AXES)[number];
 
 /** Where a sweep line sits: request_rate is Infinity in a closed loop. */
@@ -13,6 +13,8 @@ export interface SweepAxes {
   shared_prefix_pct: number;
   working_set: number;
   request_rate: number;
+  /** A capacity search's probe (warmbench capacity): its place in the pct's search. */
+  probe?: number;
 }
 
 /** Where a multi-turn round line sits (0-based). */
@@ -33,11 +35,13 @@ export const kindOf = (a: LineAxes): LineKind => (isRoundAxes(a) ? "round" : "pc
 export function axesOf(line: object): LineAxes {
   const l = line as Record<string, unknown>;
   if (l.type === "round" || (typeof l.round === "number" && typeof l.shared_prefix_pct !== "number")) return { round: Number(l.round) };
-  return {
+  const axes: SweepAxes = {
     shared_prefix_pct: Number(l.shared_prefix_pct),
     working_set: typeof l.working_set === "number" ? l.working_set : 1,
     request_rate: typeof l.request_rate === "number" ? l.request_rate : Infinity,
   };
+  if (typeof l.probe === "number") axes.probe = l.probe;
+  return axes;
 }
 
 /**
@@ -48,7 +52,8 @@ export function axesLabel(a: LineAxes): string {
   if (isRoundAxes(a)) return `round ${a.round}`;
   const ws = a.working_set > 1 ? ` ws=${a.working_set}` : "";
   const rate = Number.isFinite(a.request_rate) ? ` @ ${a.request_rate} req/s` : "";
-  return `${a.shared_prefix_pct}%${ws}${rate}`;
+  const probe = a.probe === undefined ? "" : ` probe ${a.probe}`;
+  return `${a.shared_prefix_pct}%${ws}${rate}${probe}`;
 }
 
 /** A line's label: `axesLabel(axesOf(line))`. */

@@ -8,7 +8,7 @@ import {
   cachedTokensByTierShape, errorEntryShape, gateResultShape, mergedShape, promptDriftShape, roundHdrShape, runInfoShape,
   shardsShape, sweepHdrShape, ttftByTierShape, ttftFitShape, ttftModelShape, workloadShape,
 } from "./nested.ts";
-import { array, bool, int, label, literal, nullable, num, pair, record, str, type Shape } from "./shape.ts";
+import { array, bool, int, label, literal, nullable, num, ordinal, pair, record, str, type Shape } from "./shape.ts";
 
 export interface KeyDef {
   readonly shape: Shape<unknown>;
@@ -77,12 +77,18 @@ export const KEYS = {
   concurrency: s(num(), "requests", "Mean requests in flight: the sum of E2E latencies over benchmark_duration."),
 
   // The line's kind and place.
-  type: k(literal("round"), null, 'The line kind: "round" for a multi-turn round; absent in a sweep line (as the script writes it).'),
+  type: k(literal("capacity"), null, 'The line kind: "capacity" for a capacity search\'s result; absent in a sweep line (as the script writes it).', {
+    roundShape: literal("round"),
+    roundDoc: 'The line kind: "round" for a multi-turn round; absent in a sweep line (as the script writes it).',
+  }),
   run_id: k(str(), null, "Shared by every line of one run: group lines by it."),
   run: k(runInfoShape, null, "The run's description; in the run's first line only."),
   gates: k(array(gateResultShape), null, "Every --gate whose scope holds this line, evaluated on its numbers; [] without gates."),
   workload: k(workloadShape, null, "What was sent, for pairing lines of two runs (warmbench compare)."),
   round: k(int(), null, "The round (0-based, as bench_multiturn.py's round_0, round_1...): every client's turn with this index.", {
+    axis: true,
+  }),
+  probe: k(ordinal(), null, "warmbench capacity: the probe's place (0-based) in its pct's search; the load it was sent at is request_rate or max_concurrency.", {
     axis: true,
   }),
   num_rounds: k(int(), "rounds", "Rounds each conversation has."),
@@ -160,6 +166,21 @@ export const KEYS = {
   warm_cached_tokens: k(nullable(int()), "tokens", "Cached tokens the warm request found (0 after a flush proves it); null: no warm.", {
     roundDoc: "Cached tokens the system-prompt warm requests found after the flush (0 proves it); null: no warm.",
   }),
+
+  // A capacity search (warmbench capacity): one line per pct after its probes.
+  search: k(literal("rate", "concurrency"), null, "What the search varied: the open-loop request rate, or the closed loop's concurrency (--search)."),
+  capacity_request_rate: k(nullable(num()), "req/s", "The highest request rate at which every gate held (0: the lowest failed); null: undecided or a concurrency search."),
+  capacity_concurrency: k(nullable(int()), "requests", "The highest concurrency at which every gate held (0: the lowest failed); null: undecided or a rate search."),
+  capacity_bracket: k(pair(nullable(num()), nullable(num())), null, "[highest passing load, lowest failing load] the probes found; null where none was found."),
+  binding_gate: k(nullable(str()), null, "The first gate to fail at the bracket's failing end (with the value seen); null when none failed."),
+  capacity_status: k(literal("found", "below_min", "at_max", "cache_unproven", "interrupted", "probe_limit"), null,
+    "found; below_min: the lowest load failed (capacity 0); at_max: the highest passed (capacity >= it); cache_unproven: a cache check failed twice at a load; interrupted; probe_limit: the votes never settled."),
+  capacity_reason: k(nullable(str()), null, "Why the capacity is 0, the maximum or unknown; null when found."),
+  probes_counted: k(int(), "probes", "Probes that voted (a probe whose cache check failed does not)."),
+  probes_sent: k(int(), "probes", "Probes sent, cache-failed ones included."),
+  search_wall_s: k(num(), "s", "Wall-clock time of this pct's search, every flush, warm and probe included."),
+  precision: k(num(), "ratio", "--precision: the bracket's relative width the search stopped at, (high - low) / low."),
+  confirm: k(int(), "probes", "--confirm: agreeing probes a verdict near the boundary needed."),
 
   // The client's own health.
   client_loop_lag_p99_ms: k(num(), "ms", "How late a 10 ms probe timer fired on the JS thread, whatever the cause (p99)."),
