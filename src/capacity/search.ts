@@ -1,9 +1,9 @@
 /**
  * The capacity search for one pct, as a pure function of a probe: start from an estimate, bracket geometrically (grow
  * or shrink by `growth` until one load passes and one fails), then bisect (geometric midpoint: the precision is
- * relative) until the bracket is within `precision`. Near the boundary (every bisection load, and the bracket's ends
- * before they are believed) a verdict needs `confirm` agreeing probes out of at most 2·confirm-1, so one lucky or
- * unlucky probe does not decide it. A probe whose cache check failed is evidence of nothing: it is repeated once,
+ * relative) until the bracket is within `precision`. Near the boundary (the final bracket's ends, before they are
+ * believed) a verdict needs `confirm` agreeing probes out of at most 2·confirm-1, so one lucky or unlucky probe does
+ * not decide it: any wrong verdict that bounds the result is an end of the final bracket. A probe whose cache check failed is evidence of nothing: it is repeated once,
  * and a second failure ends the search at that load with the reason (never counted as a pass or a fail).
  * Nothing here sends a request: `probe` does (src/capacity/run-probe.ts), tests pass a fake.
  */
@@ -184,7 +184,9 @@ export async function searchCapacity(cfg: SearchConfig, probe: Probe, signal?: A
         }
         const mid = round(Math.sqrt(lo * hi));
         const next = mid <= lo ? lo + 1 : mid >= hi ? hi - 1 : mid;
-        await judge(next, cfg.confirm, "bisect");
+        // One probe per bisection load: a wrong verdict that matters ends up an end of the final bracket, where it
+        // is confirmed (and flipped) before the search ends.
+        await judge(next, 1, "bisect");
       } else {
         throw new Error("unreachable: the first probe gave no verdict");
       }

@@ -120,6 +120,15 @@ describe("confirmation near the boundary", () => {
     expect(confirmed.probes.some((p) => p.phase === "confirm")).toBe(true);
   });
 
+  test("confirming costs only the final bracket's ends: --confirm 2 adds two probes to a clean search", async () => {
+    for (const start of [80, 20, 33, 61]) {
+      const once = await searchCapacity(cfg({ start, confirm: 1 }), threshold(40));
+      const twice = await searchCapacity(cfg({ start, confirm: 2 }), threshold(40));
+      expect(twice.capacity).toBe(once.capacity);
+      expect(twice.probesSent).toBe(once.probesSent + 2);
+    }
+  });
+
   test("both ends of the final bracket carry --confirm agreeing votes", async () => {
     const r = await searchCapacity(cfg({ start: 80, confirm: 3 }), threshold(40));
     const [lo, hi] = r.bracket as [number, number];
