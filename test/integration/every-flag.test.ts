@@ -369,6 +369,7 @@ const TABLES: Record<CommandName, { base: string[]; entries: Record<string, Entr
   run: { base: RUN_BASE, entries: RUN },
   demo: { base: DEMO_BASE, entries: DEMO },
   multiturn: { base: MT_BASE, entries: MT },
+  capacity: { base: [], entries: {} },
   mock: { base: [], entries: {} },
   report: { base: [], entries: {} },
   compare: { base: [], entries: {} },
