@@ -51,6 +51,7 @@ export async function runCapacity(opts: CapacityOptions, io: CapacityIo, runId: 
   let written = 0;
   for (const pct of opts.run.pcts) {
     if (io.signal?.aborted) return { lines, interrupted: true };
+    const began = Date.now();
     let index = 0;
     let seen: PctRecord | null = null;
     const measured = async (load: Load): Promise<PctRecord> => {
@@ -68,9 +69,11 @@ export async function runCapacity(opts: CapacityOptions, io: CapacityIo, runId: 
       async (value) => outcomeOf(await measured({ search: opts.search, value })),
       io.signal,
     );
-    const line = capacityLine(opts, pct, result, runId, seen);
+    // The estimate is measured like a probe: it counts in the probes sent (and the time), not as a vote.
+    const sent = { ...result, probesSent: index, wallS: (Date.now() - began) / 1000 };
+    const line = capacityLine(opts, pct, sent, runId, seen);
     lines.push(line);
-    io.capacity(line, result);
+    io.capacity(line, sent);
     if (result.status === "interrupted") return { lines, interrupted: true };
   }
   return { lines, interrupted: false };
