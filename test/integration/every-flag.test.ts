@@ -19,6 +19,24 @@ afterAll(async () => {
   await stopHub();
 });
 
+/**
+ * Declared and listed by --help, but not yet proven to do something in this command by this test: each is a
+ * test.todo, so the gap shows in every run instead of passing silently. Moving one into its table is the fix.
+ */
+const UNPROVEN: Partial<Record<CommandName, Record<string, string>>> = {
+  compare: {
+    "fail-inconclusive": "compare table not written yet (test/integration/compare-repeats.test.ts covers it)",
+    db: "compare table not written yet (test/integration/history.test.ts covers it)",
+  },
+  history: {
+    verbose: "history table not written yet",
+    action: "history table not written yet (test/integration/history.test.ts covers add, list, show)",
+    db: "history table not written yet (test/integration/history.test.ts)",
+    tag: "history table not written yet (test/integration/history.test.ts)",
+    pct: "history table not written yet (test/integration/history.test.ts)",
+  },
+};
+
 /** Wired on another branch; the lead moves each into its table when that branch merges. */
 const PENDING: Partial<Record<CommandName, Record<string, string>>> = {};
 
@@ -26,6 +44,7 @@ const TABLES: Record<CommandName, ProofBodies> = {
   ...MEASURING,
   mock: MOCK_PROOFS,
   ...RESULTS_PROOFS,
+  history: {},
   // `schema` takes no flag: its table is empty, and --help must show none.
   schema: {},
 };
@@ -43,11 +62,12 @@ for (const command of COMMAND_NAMES) {
   const proofs = TABLES[command];
   describe(`warmbench ${command}: every flag of --help`, () => {
     test("the table lists exactly the flags --help shows", async () => {
-      const listed = [proofs, PROVEN_ELSEWHERE[command], PENDING[command]].flatMap((t) => Object.keys(t ?? {}));
+      const listed = [proofs, PROVEN_ELSEWHERE[command], UNPROVEN[command], PENDING[command]].flatMap((t) => Object.keys(t ?? {}));
       expect(new Set(listed).size).toBe(listed.length);
       expect([...new Set(listed)].sort()).toEqual((await helpFlags(command)).sort());
     });
     for (const [flag, why] of Object.entries(PENDING[command] ?? {})) test.todo(`--${flag}: pending (${why})`);
+    for (const [flag, why] of Object.entries(UNPROVEN[command] ?? {})) test.todo(`--${flag}: unproven (${why})`);
     for (const [flag, body] of Object.entries(proofs)) test(`--${flag} changes what ${command} does`, body);
   });
 }

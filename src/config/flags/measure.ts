@@ -127,7 +127,7 @@ const SHARED_FLAGS: FlagDecl[] = [
   text("gates-file", "File with one gate per line (# comments)", ALL),
   // Not multiturn's: it draws no progress line (refused below).
   bool("quiet", "No progress line on stderr", SWEEPS),
-  bool("verbose", "Show stack traces and debug logs", { ...ALL, report: true, compare: true, merge: true }),
+  bool("verbose", "Show stack traces and debug logs", { ...ALL, report: true, compare: true, merge: true, history: true }),
 ];
 
 /** run's order in --help: the script's flags first, then ours. */

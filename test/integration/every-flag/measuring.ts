@@ -3,7 +3,7 @@
  * process behind a recording proxy (the demo against its own mock, so its proofs read the files it writes).
  */
 import { expect } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CommandName } from "../../../src/config/flags/index.ts";
 import type { Observation } from "../../helpers/flag-proof.ts";
@@ -76,6 +76,17 @@ const stdoutOrLine = (key: string): Proof => (o, b) => {
 const RUN_BASE = ["run", "--model", LLAMA2_TOKENIZER, "--base-url", "{url}", ...SMALL, ...FILES];
 const RUN: Record<string, Entry> = {
   ...measuringEntries("run"),
+  // run --history: the run lands in the database --db names (and only there).
+  history: { args: ["--history", "--db", "{dir}/h.db"], proof: (o, b) => {
+    expect(existsSync(join(o.dir, "h.db"))).toBe(true);
+    expect(o.stderr).toContain("added to");
+    expect(existsSync(join(b.dir, "h.db"))).toBe(false);
+  } },
+  db: { args: ["--history", "--db", "{dir}/h.db"], vs: ["--history", "--db", "{dir}/g.db"], proof: (o, b) => {
+    expect(existsSync(join(o.dir, "h.db"))).toBe(true);
+    expect(existsSync(join(o.dir, "g.db"))).toBe(false);
+    expect(existsSync(join(b.dir, "g.db"))).toBe(true);
+  } },
   backend: { args: ["--backend", "openai"], proof: sends },
   endpoint: { args: ["--endpoint", "completions"], proof: sends },
   "base-url": { args: ["--base-url", "http://127.0.0.1:9"], proof: fails },
