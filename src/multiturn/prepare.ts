@@ -11,6 +11,7 @@ import { streamRequest } from "../client/stream.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import { canaryIds } from "../sweep/stages/reset-cache.ts";
 import { probeLength } from "../sweep/stages/build-prompts.ts";
+import { cacheSlotsOf } from "../sweep/context.ts";
 import { streamRequestFor } from "../sweep/request.ts";
 import { serializeIds } from "../workload/prompts.ts";
 import type { MultiturnContext } from "./context.ts";
@@ -43,8 +44,8 @@ export async function prepareCache(ctx: MultiturnContext, systemPrompts: readonl
   let warmCachedTokens: number | null = null;
   if (systemPrompts.length > 0) {
     log.info(`Warming ${systemPrompts.length} system prompt(s) of ${systemPrompts[0]?.length} tokens ...`);
-    for (const ids of systemPrompts) {
-      const rec = await sendShort(ids, ctx, "the system-prompt warm", opts.extraRequestBody);
+    for (const { ids, slot } of warmsOf(systemPrompts, cacheSlotsOf(ctx))) {
+      const rec = await sendShort(ids, ctx, "the system-prompt warm", opts.extraRequestBody, slot);
       if (!rec.ok) throw new BenchError(`Warming the system prompt failed: ${rec.failureKind}: ${rec.failureMessage}`);
       warmCachedTokens = Math.max(warmCachedTokens ?? -1, rec.cachedTokens);
     }
@@ -52,8 +53,18 @@ export async function prepareCache(ctx: MultiturnContext, systemPrompts: readonl
   return { flushed, flushVerified, warmCachedTokens };
 }
 
-async function sendShort(ids: Uint32Array, ctx: MultiturnContext, what: string, extra: Record<string, unknown> = {}): Promise<RequestRecord> {
-  const template = ctx.backend.createBodyTemplate({ maxNewTokens: 1, ignoreEos: true, extra, model: ctx.server.model });
+/**
+ * Each system prompt once; on a server with one cache per slot (llama.cpp), where a prompt hits only in the slot it
+ * lands on, every slot too (slot i gets prompt i mod K), as the sweep warms each slot: concurrent first turns then
+ * find their system prompt whichever slot takes them.
+ */
+function warmsOf(systemPrompts: readonly Uint32Array[], slots: ReadonlyArray<number | null>): Array<{ ids: Uint32Array; slot: number | null }> {
+  const n = slots[0] === null ? systemPrompts.length : Math.max(slots.length, systemPrompts.length);
+  return Array.from({ length: n }, (_, i) => ({ ids: systemPrompts[i % systemPrompts.length] as Uint32Array, slot: slots[i % slots.length] ?? null }));
+}
+
+async function sendShort(ids: Uint32Array, ctx: MultiturnContext, what: string, extra: Record<string, unknown> = {}, slot: number | null = null): Promise<RequestRecord> {
+  const template = ctx.backend.createBodyTemplate({ maxNewTokens: 1, ignoreEos: true, extra, model: ctx.server.model, slot });
   const body = bodyParts(template, serializeIds(ids), new Uint8Array(0));
   const rec = await streamRequest(streamRequestFor(ctx, body, { index: -2, promptLen: ids.length, maxNewTokens: 1 }));
   if (rec.failureKind === "cancelled") throw interruptedError(`during ${what}`);

@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { log } from "../log.ts";
 import type { RunOptions } from "../config/options.ts";
-import { resolveBackend } from "../backends/index.ts";
+import { resolveBackend, type EndpointNeeds } from "../backends/index.ts";
 import type { Backend, Control, EngineInfo, ServerProfile } from "../backends/types.ts";
 import { checkOutputWritable } from "../output/jsonl-file.ts";
 import { loadTokenizer, type LoadedTokenizer } from "../workload/tokenizer.ts";
@@ -25,7 +25,8 @@ export interface PreparedRun {
   server: ServerProfile;
 }
 
-export async function prepareRun(opts: PrepareOptions, signal: AbortSignal | undefined): Promise<PreparedRun> {
+/** `needs`: what the run reads from the stream (multi-turn: the generated ids), which settles `--endpoint auto`. */
+export async function prepareRun(opts: PrepareOptions, signal: AbortSignal | undefined, needs: EndpointNeeds = {}): Promise<PreparedRun> {
   for (const [path, flag] of [[opts.outputFile, "--output-file"], [opts.dumpPrompts, "--dump-prompts"], [opts.requestDetails, "--request-details"]] as const) {
     if (path) checkOutputWritable(path, flag);
   }
@@ -37,7 +38,7 @@ export async function prepareRun(opts: PrepareOptions, signal: AbortSignal | und
   const tokenizer = await loadTokenizer(opts.tokenizer, { revision: opts.revision, signal });
   log.info(`Tokenizer loaded (vocab_size=${tokenizer.population.length}) from ${tokenizer.path}`);
 
-  const resolved = await resolveBackend(ctl, opts.backend, opts.endpoint);
+  const resolved = await resolveBackend(ctl, opts.backend, opts.endpoint, needs);
   const backend = resolved.backend;
   if (resolved.engine.source === "detected") log.info(`Engine: ${backend.engine} (detected: ${resolved.engine.evidence}); requests go to ${backend.generatePath}`);
   ctl.freshConnections = backend.freshConnections;
