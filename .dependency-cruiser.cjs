@@ -20,6 +20,7 @@ const LAYERS = [
   ["report", "^src/report/"], // pure renderers
   ["output", "^src/output/"], // JSONL + fsync, request details, step summary, progress
   ["compare", "^src/compare/"], // consumers of lines across runs
+  ["history", "^src/history/"], // consumers of points across runs: the SQLite history, baselines for compare
   ["cli", "^src/(cli/|cli\\.ts$)"], // commands, flags, wiring: may import everything
 ];
 const MOCK = "^src/mock/";
@@ -51,8 +52,8 @@ module.exports = {
     },
     {
       name: "multiturn-not-into-sweep",
-      severity: "warn",
-      comment: "No producer imports another's internals; becomes an error when the measurement engine (issue 18, item 2) lands.",
+      severity: "error",
+      comment: "No producer imports another's internals: what both need is the measurement engine's (src/engine).",
       from: { path: "^src/multiturn/" },
       to: { path: "^src/sweep/" },
     },

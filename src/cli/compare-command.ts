@@ -13,23 +13,48 @@ import { checkOutputWritable } from "../output/jsonl-file.ts";
 import { appendStepSummary } from "../output/step-summary.ts";
 import { missingFindings, pairFindings } from "../compare/evidence.ts";
 import { judgePair } from "../compare/judge.ts";
-import { parseLimits } from "../compare/limits.ts";
-import { field, lastRunLines } from "../compare/lines.ts";
+import { parseLimits, REPEATED_DEFAULT_LIMITS } from "../compare/limits.ts";
+import { field, lastRunLines, type CompareLine } from "../compare/lines.ts";
+import { openHistory } from "../history/db.ts";
+import { resolveBaseline } from "../history/store.ts";
+import { historyDbPath } from "./history-command.ts";
 import { describeDifference, pairLines } from "../compare/pairing.ts";
-import { describeRegression, regressions, renderCompareConsole, renderCompareMarkdown, type Comparison } from "../compare/render.ts";
+import { noiseNote, pairRepeats, repeatsByLabel } from "../compare/repeats.ts";
+import { describeInconclusive, describeRegression, inconclusives, regressions, renderCompareConsole, renderCompareMarkdown, type Comparison } from "../compare/render.ts";
+
+const HISTORY_PREFIX = "history:";
+
+/** BASE read from the history (--db): `history:last-green`, `history:TAG` or `history:RUN_ID`. */
+function historyBaseline(raw: RawFlags, spec: string, next: CompareLine[]): { lines: CompareLine[]; name: string } {
+  if (spec === "") throw new UsageError("compare: history: expects last-green, a tag or a run id (e.g. history:last-green)");
+  const path = historyDbPath(raw);
+  const db = openHistory(path, false);
+  try {
+    const { run, lines } = resolveBaseline(db, spec, next, path);
+    const name = `history:${spec} (run ${run.run_id}, ${run.started_at}${run.tag ? `, tag ${run.tag}` : ""})`;
+    log.info(`compare: BASE is ${name} from ${path}`);
+    return { lines, name };
+  } finally {
+    db.close();
+  }
+}
 
 export function compareCommand(raw: RawFlags & { _: string[] }, write: (text: string) => void): number {
   const [baseFile, newFile, ...extra] = raw._;
   if (baseFile === undefined || newFile === undefined || extra.length > 0) {
     throw new UsageError("compare: expects two JSONL results files (warmbench compare BASE.jsonl NEW.jsonl)");
   }
-  const limitsText = typeof raw["max-regress"] === "string" ? raw["max-regress"] : COMPARE_DEFAULTS.maxRegress;
-  const limits = parseLimits(limitsText);
+  const given = typeof raw["max-regress"] === "string" ? raw["max-regress"] : null;
+  parseLimits(given ?? COMPARE_DEFAULTS.maxRegress); // a bad --max-regress fails before any file is read
   const md = typeof raw.md === "string" ? raw.md : null;
   if (md !== null) checkOutputWritable(md, "--md");
   const allowMissing = raw["allow-missing"] === true;
 
-  const pairing = pairLines(lastRunLines(baseFile, "BASE"), lastRunLines(newFile, "NEW"));
+  const nextLines = lastRunLines(newFile, "NEW");
+  const { lines: baseLines, name: baseName } = baseFile.startsWith(HISTORY_PREFIX)
+    ? historyBaseline(raw, baseFile.slice(HISTORY_PREFIX.length), nextLines)
+    : { lines: lastRunLines(baseFile, "BASE"), name: baseFile };
+  const pairing = pairLines(baseLines, nextLines);
   if (pairing.pairs.length === 0) {
     throw new UsageError(`compare: no line is in both files (BASE ${pairing.onlyInBase.join(",")}; NEW ${pairing.onlyInNew.join(",")})`);
   }
@@ -42,15 +67,22 @@ export function compareCommand(raw: RawFlags & { _: string[] }, write: (text: st
   // NEW's saturated lines fail as untrustworthy (evidence.ts); BASE's are a note: the baseline may flatter or hide.
   const baseSaturated = pairing.pairs.filter((p) => field(p.base, "client_saturated") === true).map((p) => p.label);
 
+  const baseRepeats = repeatsByLabel(baseLines);
+  const nextRepeats = repeatsByLabel(nextLines);
+  const repeated = pairing.pairs.some((p) => (baseRepeats.get(p.label)?.length ?? 0) >= 2 && (nextRepeats.get(p.label)?.length ?? 0) >= 2);
+  const limits = parseLimits(given ?? (repeated ? `${COMPARE_DEFAULTS.maxRegress},${REPEATED_DEFAULT_LIMITS}` : COMPARE_DEFAULTS.maxRegress));
+  const rows = pairing.pairs.flatMap((p) => judgePair(p, limits, pairRepeats(p, baseRepeats, nextRepeats)));
+  const withInterval = new Set(rows.filter((r) => r.ciPct != null).map((r) => r.label)).size;
   const comparison: Comparison = {
-    baseFile,
+    baseFile: baseName,
     newFile,
-    rows: pairing.pairs.flatMap((p) => judgePair(p, limits)),
+    rows,
     forced: mismatched.map(describeDifference),
     onlyInBase: pairing.onlyInBase,
     onlyInNew: pairing.onlyInNew,
     allowMissing,
     saturated: baseSaturated.length > 0 ? [`BASE at ${baseSaturated.join(", ")}`] : [],
+    noise: noiseNote(pairing.pairs.length, withInterval),
     findings: [...(allowMissing ? [] : missingFindings(pairing.onlyInBase)), ...pairing.pairs.flatMap(pairFindings)],
   };
   write(renderCompareConsole(comparison));
@@ -58,7 +90,8 @@ export function compareCommand(raw: RawFlags & { _: string[] }, write: (text: st
   if (md !== null) writeFileSync(md, markdown);
   appendStepSummary(markdown);
   if (allowMissing && pairing.onlyInBase.length > 0) log.warn(`compare --allow-missing: not compared, missing from NEW: ${pairing.onlyInBase.join(", ")}`);
-  const failing = [...regressions(comparison).map(describeRegression), ...comparison.findings.map((f) => f.text)];
+  const unsure = raw["fail-inconclusive"] === true ? inconclusives(comparison).map((r) => `inconclusive (--fail-inconclusive): ${describeInconclusive(r)}`) : [];
+  const failing = [...regressions(comparison).map(describeRegression), ...unsure, ...comparison.findings.map((f) => f.text)];
   if (failing.length === 0) return EXIT.ok;
   const shown = failing.slice(0, 10).map((text) => `  ${text}`);
   if (failing.length > shown.length) shown.push(`  ... and ${failing.length - shown.length} more (see the table)`);

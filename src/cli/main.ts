@@ -11,6 +11,7 @@ import { write } from "./command.ts";
 import { compareCommand } from "./compare.ts";
 import { demoCommand } from "./demo-command.ts";
 import { checkedArgv } from "./flags.ts";
+import { historyCommand } from "./history.ts";
 import { mergeCommand } from "./merge.ts";
 import { mockCommand } from "./mock.ts";
 import { multiturnCommand } from "./multiturn.ts";
@@ -26,6 +27,7 @@ export const SUBCOMMANDS: Record<CommandName, CommandDef> = {
   report: reportCommand,
   compare: compareCommand,
   merge: mergeCommand,
+  history: historyCommand,
   schema: schemaCommand,
 };
 
@@ -40,6 +42,7 @@ const POSITIONALS: Partial<Record<CommandName, string>> = {
   report: "expects a JSONL results file (warmbench report FILE...)",
   compare: "expects two JSONL results files (warmbench compare BASE.jsonl NEW.jsonl)",
   merge: "expects two or more JSONL results files (warmbench merge A.jsonl B.jsonl -o M.jsonl)",
+  history: "expects add FILES..., list or show [METRIC]",
 };
 
 const isCommand = (name: string | undefined): name is CommandName => (COMMAND_NAMES as readonly (string | undefined)[]).includes(name);

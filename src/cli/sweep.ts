@@ -6,12 +6,14 @@ import type { RunOptions } from "../config/options.ts";
 import { resolvePlacement } from "../shard/placement.ts";
 import { runInFlightLimit } from "../sweep/plan.ts";
 import { runSweep } from "../sweep/run-sweep.ts";
+import { openSweepSink } from "../output/sweep-sink.ts";
 import { runShardWorker } from "../sweep/shard-worker.ts";
 import { write } from "./command.ts";
 import { exitCodeFor } from "./exit-code.ts";
+import { addFinishedRun } from "./history-command.ts";
 
 /** Returns the exit code. */
-export async function sweep(opts: RunOptions): Promise<number> {
+export async function sweep(opts: RunOptions, historyDb: string | null = null): Promise<number> {
   const placement = resolvePlacement(
     { workers: opts.workers, shard: opts.shard, coordinator: opts.coordinator, inFlight: runInFlightLimit(opts) },
     process.env,
@@ -27,7 +29,9 @@ export async function sweep(opts: RunOptions): Promise<number> {
   }
   process.on("SIGINT", interrupt.onSignal);
   process.on("SIGTERM", interrupt.onSignal);
-  const outcome = await runSweep(opts, { out: write, signal: interrupt.signal }, placement);
+  const outcome = await runSweep(opts, { sink: openSweepSink(opts, write), signal: interrupt.signal }, placement);
+  // run --history: the coordinator (or a lone process) stores the whole run once it ended.
+  if (historyDb !== null) addFinishedRun(historyDb, outcome.records, outcome.interrupted, opts.outputFile ?? null);
   return exitCodeFor(
     { interrupted: outcome.interrupted, cacheFailures: outcome.cacheFailures, saturated: outcome.saturatedPcts, failedRequests: outcome.failedRequests, gateFailures: outcome.gateFailures },
     opts.strict,

@@ -2,10 +2,14 @@
 import { COMPARE_METRICS, type CompareMetric } from "./metrics.ts";
 import type { Limits } from "./limits.ts";
 import type { LinePair } from "./pairing.ts";
-import { field } from "./lines.ts";
+import { field, type CompareLine } from "./lines.ts";
+import { mean, welchInterval } from "./welch.ts";
 
-/** "untrustworthy": NEW's client saturated, so its numbers may be the client's own delay, not the server's. */
-export type Verdict = "REGRESSED" | "ok" | "better" | "worse" | "same" | "n/a" | "untrustworthy";
+/**
+ * "untrustworthy": NEW's client saturated, so its numbers may be the client's own delay, not the server's.
+ * "inconclusive": with repeats on both sides, the difference's 95 % interval straddles the limit.
+ */
+export type Verdict = "REGRESSED" | "ok" | "better" | "worse" | "same" | "n/a" | "untrustworthy" | "inconclusive";
 
 export interface DeltaRow {
   /** The sweep line's pct; null for a round line. */
@@ -27,12 +31,35 @@ export interface DeltaRow {
   verdict: Verdict;
   /** The pair was compared although its workloads differ (--force). */
   forced: boolean;
+  /** With repeats on both sides: the 95 % Welch interval of Δ%, and the repeats per side (base and next are means). */
+  ciPct?: [number, number] | null;
+  repeats?: [number, number];
+}
+
+/** Every repeat of a pair's line on each side (the `repeat` axis): two or more a side give the verdict a noise estimate. */
+export interface PairRepeats {
+  base: readonly CompareLine[];
+  next: readonly CompareLine[];
 }
 
 /** Percent by which `row` is worse than base in the metric's bad direction (negative: better). */
 const regressionPct = (better: CompareMetric["better"], deltaPct: number): number => (better === "lower" ? deltaPct : -deltaPct);
 
-export function judgePair(pair: LinePair, limits: Limits): DeltaRow[] {
+const values = (m: CompareMetric, lines: readonly CompareLine[]): number[] =>
+  lines.map((l) => m.read(l).value).filter((v): v is number => v !== null);
+
+/**
+ * The verdict from the 95 % interval of Δ% (`regLo`..`regHi`, worse positive): REGRESSED only when the whole interval
+ * lies past the limit, inconclusive when it straddles it; without a limit, worse or better only when it excludes 0.
+ */
+function intervalVerdict(regLo: number, regHi: number, limitPct: number | null): Verdict {
+  if (limitPct !== null && regLo > limitPct) return "REGRESSED";
+  if (limitPct !== null && regHi > limitPct) return "inconclusive";
+  if (regHi < 0) return "better";
+  return limitPct === null && regLo > 0 ? "worse" : "same";
+}
+
+export function judgePair(pair: LinePair, limits: Limits, repeats?: PairRepeats): DeltaRow[] {
   const untrustworthy = field(pair.next, "client_saturated") === true;
   const rows: DeltaRow[] = [];
   for (const m of COMPARE_METRICS) {
@@ -40,10 +67,17 @@ export function judgePair(pair: LinePair, limits: Limits): DeltaRow[] {
     if (!m.shown && limitPct === null) continue;
     const a = m.read(pair.base);
     const b = m.read(pair.next);
-    const base = a.value;
-    const next = b.value;
+    const reps = repeats ? { base: values(m, repeats.base), next: values(m, repeats.next) } : null;
+    const noise = reps !== null && reps.base.length >= 2 && reps.next.length >= 2 ? welchInterval(reps.base, reps.next) : null;
+    // With repeats, each side is its mean over them.
+    const base = reps && reps.base.length > 0 ? mean(reps.base) : a.value;
+    const next = reps && reps.next.length > 0 ? mean(reps.next) : b.value;
     const delta = base !== null && next !== null ? next - base : null;
     const deltaPct = delta !== null && base !== 0 ? (delta / base!) * 100 : null;
+    // The interval of the difference in percent of BASE's mean (its own noise is already in the interval's width).
+    const ciPct: [number, number] | null = noise !== null && noise.meanBase !== 0
+      ? [(noise.lo / Math.abs(noise.meanBase)) * 100, (noise.hi / Math.abs(noise.meanBase)) * 100]
+      : null;
     let betterSide: DeltaRow["betterSide"] = null;
     let verdict: Verdict = "n/a";
     if (delta !== null) {
@@ -53,12 +87,17 @@ export function judgePair(pair: LinePair, limits: Limits): DeltaRow[] {
       // A limit judges the relative change; from a base of 0 any worsening is unbounded.
       const worsePct = deltaPct === null ? (newIsBetter || delta === 0 ? 0 : Infinity) : regressionPct(m.better, deltaPct);
       if (limitPct !== null) verdict = worsePct > limitPct ? "REGRESSED" : verdict === "worse" ? "ok" : verdict;
+      if (ciPct !== null) {
+        const [lo, hi] = m.better === "lower" ? ciPct : [-ciPct[1], -ciPct[0]];
+        verdict = intervalVerdict(lo, hi, limitPct);
+      }
       // Neither slower nor faster: a saturated client measured itself (evidence.ts fails the line for it).
       if (untrustworthy) verdict = "untrustworthy";
     }
     rows.push({
       pct: pair.pct, label: pair.label, metric: m.name, better: m.better, source: a.source === "hdr" && b.source === "hdr" ? "hdr" : "line",
       base, next, delta, deltaPct, betterSide, limitPct, verdict, forced: pair.differences.length > 0,
+      ...(reps ? { ciPct, repeats: [reps.base.length, reps.next.length] as [number, number] } : {}),
     });
   }
   return rows;

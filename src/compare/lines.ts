@@ -34,13 +34,15 @@ function roundRuns(text: string): { runId: string | null; lines: RoundLine[] }[]
   return runs;
 }
 
+/** Every run of a results file: its pct runs, then its round runs (each with its lines in file order). */
+export function fileRuns(file: string, who: string): { runId: string | null; lines: CompareLine[] }[] {
+  const text = readResultsText(file, who);
+  return [...readResults(text, file).map((r) => ({ runId: r.runId, lines: r.pcts as CompareLine[] })), ...roundRuns(text)];
+}
+
 /** The lines of a file's last run (a file may hold several: a warning says which one is compared). */
 export function lastRunLines(file: string, side: string): CompareLine[] {
-  const text = readResultsText(file, "compare");
-  const runs: { runId: string | null; lines: CompareLine[] }[] = [
-    ...readResults(text, file).map((r) => ({ runId: r.runId, lines: r.pcts as CompareLine[] })),
-    ...roundRuns(text),
-  ];
+  const runs = fileRuns(file, "compare");
   const last = runs.at(-1);
   if (last === undefined) throw new UsageError(`compare: ${side} ${file} holds no pct or round line`);
   if (runs.length > 1) log.warn(`compare: ${file} holds ${runs.length} runs; comparing its last (run_id ${last.runId ?? "none"})`);

@@ -26,7 +26,7 @@ export interface Pairing<L extends CompareLine = CompareLine> {
 }
 
 /** What a multi-turn run's rounds must share to be compared (its lines carry no workload fingerprint). */
-const ROUND_SHAPE = [
+export const ROUND_SHAPE = [
   "backend", "tokenizer", "num_clients", "num_rounds", "shared_system_tokens", "first_turn_tokens", "turn_tokens", "output_len",
   "max_concurrency", "round_barrier", "seed",
 ] as const;

@@ -21,6 +21,8 @@ export interface Comparison {
   saturated: string[];
   /** Checks that fail the comparison besides the limits: missing lines, more failures, lost proofs, untrustworthy lines. */
   findings: Finding[];
+  /** What the verdicts know of the noise (repeats.ts noiseNote); absent: not said. */
+  noise?: string;
 }
 
 const COLUMNS = ["line", "metric", "from", "base", "new", "Δ", "Δ%", "better", "limit", "verdict"];
@@ -32,12 +34,33 @@ const columns = (c: Comparison): string[] => [c.rows.every((r) => r.pct !== null
 /** A percent change, always with one decimal: "+20.0%". */
 const signedPct = (v: number): string => `${v > 0 ? "+" : ""}${Number.isFinite(v) ? v.toFixed(1) : formatCell(v)}%`;
 
-function cells(r: DeltaRow): string[] {
-  return [
+/** With repeats, a "95% CI" column of Δ% after Δ% (and "n" repeats a side); without, the table as before. */
+const hasIntervals = (c: Comparison): boolean => c.rows.some((r) => r.repeats !== undefined);
+
+function cells(r: DeltaRow, intervals: boolean): string[] {
+  const out = [
     `${r.label}${r.forced ? "*" : ""}`, r.metric, r.source, formatCell(r.base), formatCell(r.next), signed(r.delta),
     r.deltaPct === null ? "n/a" : signedPct(r.deltaPct), r.betterSide ?? "n/a", r.limitPct === null ? "-" : `${r.limitPct}%`, r.verdict,
   ];
+  if (intervals) {
+    const ci = r.ciPct ? `${signedPct(r.ciPct[0])}..${signedPct(r.ciPct[1])}` : "-";
+    out.splice(7, 0, ci, r.repeats ? `${r.repeats[0]}/${r.repeats[1]}` : "1/1");
+  }
+  return out;
 }
+
+function tableOf(c: Comparison): { columns: string[]; rows: string[][] } {
+  const intervals = hasIntervals(c);
+  const cols = columns(c);
+  if (intervals) cols.splice(7, 0, "95% CI", "n");
+  return { columns: cols, rows: c.rows.map((r) => cells(r, intervals)) };
+}
+
+export const inconclusives = (c: Comparison): DeltaRow[] => c.rows.filter((r) => r.verdict === "inconclusive");
+
+/** "p99_ttft_ms at 50%: +4.0% (95% CI -1.0%..+9.0%, limit 5%)". */
+export const describeInconclusive = (r: DeltaRow): string =>
+  `${r.metric} at ${r.label}: ${r.deltaPct === null ? "n/a" : signedPct(r.deltaPct)} (95% CI ${r.ciPct ? r.ciPct.map(signedPct).join("..") : "n/a"} straddles the limit ${r.limitPct}%)`;
 
 export const regressions = (c: Comparison): DeltaRow[] => c.rows.filter((r) => r.verdict === "REGRESSED");
 
@@ -62,12 +85,18 @@ function notes(c: Comparison): string[] {
     out.push(`lines only in BASE (not compared): ${c.onlyInBase.join(", ")}${c.allowMissing ? " (missing from NEW, accepted by --allow-missing)" : ""}`);
   }
   if (c.onlyInNew.length > 0) out.push(`lines only in NEW (not compared): ${c.onlyInNew.join(", ")}`);
+  if (c.noise !== undefined) out.push(c.noise);
+  const unsure = inconclusives(c);
+  if (unsure.length > 0) out.push(`${unsure.length} inconclusive (more repeats would decide; --fail-inconclusive fails on them): ${unsure.map(describeInconclusive).join("; ")}`);
   return out;
 }
 
 export function renderCompareConsole(c: Comparison): string {
   const head = `compare: BASE ${c.baseFile}  NEW ${c.newFile}  (Δ = new - base; latency: lower is better, throughput: higher)`;
-  const table = renderTextTable(columns(c), c.rows.map(cells), ["right", "left", "left", "right", "right", "right", "right", "left", "right", "left"]);
+  const t = tableOf(c);
+  const align: ("left" | "right")[] = ["right", "left", "left", "right", "right", "right", "right", "left", "right", "left"];
+  if (hasIntervals(c)) align.splice(7, 0, "right", "right");
+  const table = renderTextTable(t.columns, t.rows, align);
   return [head, "", table, "", ...notes(c), verdictLine(c)].join("\n") + "\n";
 }
 
@@ -77,6 +106,6 @@ export function renderCompareMarkdown(c: Comparison): string {
   out.push(regressed.length === 0 ? `**${escapeMarkdownCell(verdictLine(c))}**` : `**${escapeMarkdownCell(verdictLine(c))}**`, "");
   for (const n of notes(c)) out.push(`- ${escapeMarkdownCell(n)}`);
   if (notes(c).length) out.push("");
-  out.push(renderMarkdownTable({ columns: columns(c), rows: c.rows.map(cells) }), "");
+  out.push(renderMarkdownTable(tableOf(c)), "");
   return out.join("\n");
 }

@@ -98,6 +98,17 @@ const stdoutOrLine = (key: string): Proof => (o, b) => {
 const RUN_BASE = ["run", "--model", LLAMA2_TOKENIZER, "--base-url", "{url}", ...SMALL, ...FILES];
 const RUN: Record<string, Entry> = {
   ...measuringEntries("run"),
+  // run --history: the run lands in the database --db names (and only there).
+  history: { args: ["--history", "--db", "{dir}/h.db"], proof: (o, b) => {
+    expect(existsSync(join(o.dir, "h.db"))).toBe(true);
+    expect(o.stderr).toContain("added to");
+    expect(existsSync(join(b.dir, "h.db"))).toBe(false);
+  } },
+  db: { args: ["--history", "--db", "{dir}/h.db"], vs: ["--history", "--db", "{dir}/g.db"], proof: (o, b) => {
+    expect(existsSync(join(o.dir, "h.db"))).toBe(true);
+    expect(existsSync(join(o.dir, "g.db"))).toBe(false);
+    expect(existsSync(join(b.dir, "g.db"))).toBe(true);
+  } },
   backend: { args: ["--backend", "openai"], proof: sends },
   endpoint: { args: ["--endpoint", "completions"], proof: sends },
   "base-url": { args: ["--base-url", "http://127.0.0.1:9"], proof: fails },
@@ -280,6 +291,15 @@ const UNPROVEN: Partial<Record<CommandName, Record<string, string>>> = {
     "max-regress": "compare table not written yet",
     "force": "compare table not written yet",
     "allow-missing": "compare table not written yet",
+    "fail-inconclusive": "compare table not written yet (test/integration/compare-repeats.test.ts covers it)",
+    "db": "compare table not written yet (test/integration/history.test.ts covers it)",
+  },
+  history: {
+    "verbose": "history table not written yet",
+    "action": "history table not written yet (test/integration/history.test.ts covers add, list, show)",
+    "db": "history table not written yet (test/integration/history.test.ts)",
+    "tag": "history table not written yet (test/integration/history.test.ts)",
+    "pct": "history table not written yet (test/integration/history.test.ts)",
   },
   merge: {
     "verbose": "merge table not written yet",
@@ -353,6 +373,7 @@ const TABLES: Record<CommandName, { base: string[]; entries: Record<string, Entr
   report: { base: [], entries: {} },
   compare: { base: [], entries: {} },
   merge: { base: [], entries: {} },
+  history: { base: [], entries: {} },
   schema: { base: [], entries: {} },
 };
 

@@ -125,7 +125,7 @@ const SHARED_FLAGS: FlagDecl[] = [
   }, { repeatable: true }),
   text("gates-file", "File with one gate per line (# comments)", ALL),
   bool("quiet", "No progress line on stderr", ALL),
-  bool("verbose", "Show stack traces and debug logs", { ...ALL, report: true, compare: true, merge: true }),
+  bool("verbose", "Show stack traces and debug logs", { ...ALL, report: true, compare: true, merge: true, history: true }),
 ];
 
 /** run's order in --help: the script's flags first, then ours. */

@@ -1,6 +1,9 @@
-/** Flags of the commands that read results files: `report`, `compare`, `merge`. */
+/** Flags of the commands that read results files: `report`, `compare`, `merge`, `history` (and run's --history). */
 import { COMPARE_DEFAULTS } from "../options.ts";
 import type { FlagDecl } from "./types.ts";
+
+/** Where `history`, `run --history` and `compare history:...` keep runs without --db. */
+export const HISTORY_DB_DEFAULT = "warmbench.db";
 
 export const RESULTS_FLAGS: FlagDecl[] = [
   { name: "files", type: "positional", variadic: true, help: "JSONL files written with --output-file (one or more)", commands: {
@@ -14,8 +17,18 @@ export const RESULTS_FLAGS: FlagDecl[] = [
     report: true,
     compare: { help: "Also write the comparison as Markdown to this file" },
   } },
-  { name: "max-regress", type: "string", default: COMPARE_DEFAULTS.maxRegress, help: "How much worse NEW may be, per metric, as METRIC=PCT%,...; replaces the defaults", commands: { compare: true } },
+  { name: "max-regress", type: "string", default: COMPARE_DEFAULTS.maxRegress, help: "How much worse NEW may be, per metric, as METRIC=PCT%,...; replaces the defaults (with repeats on both sides, p99_itl_ms=10% too)", commands: { compare: true } },
   { name: "force", type: "boolean", help: "Compare lines whose workload fingerprints differ (marked in the output)", commands: { compare: true } },
   { name: "allow-missing", type: "boolean", help: "Accept lines of BASE that NEW lacks (said in the output) instead of failing with exit 7", commands: { compare: true } },
   { name: "output", type: "string", help: "Where the merged JSONL goes (-o)", commands: { merge: true } },
+  { name: "fail-inconclusive", type: "boolean", help: "Exit 7 also when a repeated line's 95 % interval straddles a limit (inconclusive)", commands: { compare: true } },
+  { name: "action", type: "positional", variadic: true, help: "add FILES..., list, or show [METRIC] (a trend table)", commands: { history: true } },
+  { name: "db", type: "string", default: `./${HISTORY_DB_DEFAULT}`, help: "The history database (SQLite; created by add)", commands: {
+    history: true,
+    run: { help: "The history database of --history (SQLite)" },
+    compare: { help: "The history database that a BASE of history:last-green, history:TAG or history:RUN_ID is read from" },
+  } },
+  { name: "tag", type: "string", help: "add: a tag for the runs (e.g. a release); list, show: only runs with this tag", commands: { history: true } },
+  { name: "pct", type: "string", help: "show: only the lines at this shared-prefix pct", commands: { history: true } },
+  { name: "history", type: "boolean", help: "Add the run to the history database (--db) when it ends; an interrupted run adds nothing", commands: { run: true } },
 ];

@@ -1,0 +1,114 @@
+/**
+ * `warmbench history add FILES... [--tag TAG]`, `history list [--tag TAG]`, `history show [METRIC] [--pct P]`: runs
+ * kept in one SQLite file (--db, default ./warmbench.db; docs/guides/history.md), for `compare history:last-green`.
+ */
+import type { Database } from "bun:sqlite";
+import { EXIT, UsageError } from "../errors.ts";
+import { log } from "../log.ts";
+import type { RawFlags } from "./options.ts";
+import { fileRuns, type CompareLine } from "../compare/lines.ts";
+import { openHistory } from "../history/db.ts";
+import { historyRun, KEY_METRICS } from "../history/runs.ts";
+import { addRun, listRuns } from "../history/store.ts";
+import { renderRunList, renderTrend } from "../history/tables.ts";
+import { formatJsonl, parseJsonlLine } from "../report/jsonl.ts";
+
+import { HISTORY_DB_DEFAULT } from "../config/flags/results.ts";
+
+/** The --db flag of history and compare. */
+export const historyDbPath = (raw: RawFlags): string => (typeof raw.db === "string" && raw.db !== "" ? raw.db : HISTORY_DB_DEFAULT);
+
+const str = (raw: RawFlags, flag: string): string | null => (typeof raw[flag] === "string" ? (raw[flag] as string) : null);
+
+/**
+ * Adds every run of each file (read and checked before the database is opened, so a bad file adds nothing).
+ * Lines without a run_id are stored under an id derived from the file's content.
+ */
+export function addFiles(db: Database, files: readonly string[], tag: string | null): number {
+  const runs = files.flatMap((file) =>
+    fileRuns(file, "history add").map((r, i) => ({ file, run: historyRun(r.runId, r.lines, contentId(r.lines, i)) })),
+  );
+  if (runs.length === 0) throw new UsageError(`history add: ${files.join(", ")} hold(s) no pct or round line`);
+  let added = 0;
+  for (const { file, run } of runs) {
+    if (addRun(db, run, tag, file)) added++;
+    else log.warn(`history add: run ${run.runId} of ${file} is already in the history; skipped`);
+    if (run.interrupted) log.warn(`history add: run ${run.runId} of ${file} was interrupted: stored, never green`);
+  }
+  return added;
+}
+
+const contentId = (lines: readonly CompareLine[], i: number): string =>
+  `sha-${new Bun.CryptoHasher("sha256").update(JSON.stringify(lines)).update(String(i)).digest("hex").slice(0, 12)}`;
+
+export function historyCommand(raw: RawFlags & { _: string[] }, write: (text: string) => void): number {
+  const [action, ...rest] = raw._;
+  const path = historyDbPath(raw);
+  const tag = str(raw, "tag");
+  if (action === "add") {
+    if (rest.length === 0) throw new UsageError("history add: expects one or more JSONL results files");
+    const db = openHistory(path, true);
+    try {
+      const added = addFiles(db, rest, tag);
+      log.info(`history: ${added} run(s) added to ${path}`);
+    } finally {
+      db.close();
+    }
+    return EXIT.ok;
+  }
+  if (action === "list" || action === "show") {
+    if (action === "list" && rest.length > 0) throw new UsageError(`history list: unexpected argument "${rest[0]}"`);
+    if (action === "show" && rest.length > 1) throw new UsageError(`history show: expects at most one METRIC, got ${rest.join(" ")}`);
+    const metric = rest[0] ?? "p99_ttft_ms";
+    if (!(KEY_METRICS as readonly string[]).includes(metric)) {
+      throw new UsageError(`history show: ${metric} is not a stored metric (one of: ${KEY_METRICS.join(", ")})`);
+    }
+    const pctText = str(raw, "pct");
+    const pct = pctText === null ? null : Number(pctText);
+    if (pct !== null && (!Number.isFinite(pct) || pctText!.trim() === "")) throw new UsageError(`--pct "${pctText}": expected a number`);
+    const db = openHistory(path, false);
+    try {
+      const runs = listRuns(db, tag);
+      write(action === "list" ? renderRunList(runs) : renderTrend(db, runs, metric, pct));
+    } finally {
+      db.close();
+    }
+    return EXIT.ok;
+  }
+  throw new UsageError(`history: expects add FILES..., list or show [METRIC] (got ${action === undefined ? "nothing" : `"${action}"`})`);
+}
+
+/**
+ * `run --history`: the database is opened (created, or proven ours) before anything is sent, so a bad --db fails
+ * the run with exit 2 up front. Returns the path the run goes to at its end, or null without --history.
+ */
+export function historyTarget(raw: RawFlags): string | null {
+  if (raw.history !== true) {
+    if (typeof raw.db === "string") throw new UsageError("--db: names the history database of --history; add --history to store this run");
+    return null;
+  }
+  const path = historyDbPath(raw);
+  openHistory(path, true).close();
+  return path;
+}
+
+/**
+ * `run --history`, at the run's end: its lines, exactly as the JSONL has them. An interrupted run adds nothing (its
+ * lines are partial); `history add FILE` of its --output-file stores it when asked.
+ */
+export function addFinishedRun(path: string, records: readonly object[], interrupted: boolean, outputFile: string | null): void {
+  if (records.length === 0) return;
+  if (interrupted) {
+    log.warn(`--history: the run was interrupted, so it is not added to ${path}${outputFile ? ` (warmbench history add ${outputFile} --db ${path} adds it)` : ""}`);
+    return;
+  }
+  const lines = records.map((r) => parseJsonlLine(formatJsonl(r)) as CompareLine);
+  const run = historyRun(typeof (lines[0] as { run_id?: unknown }).run_id === "string" ? (lines[0] as { run_id: string }).run_id : null, lines, contentId(lines, 0));
+  const db = openHistory(path, true);
+  try {
+    addRun(db, run, null, outputFile ?? "run --history");
+    log.info(`--history: run ${run.runId} added to ${path} (${run.green ? "green" : "not green"})`);
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * One run as the history keeps it: its lines (sweep or round lines alike, read by key and axes), and what the
+ * indexed columns say of it: when it started, its workload fingerprint, whether its gates all passed.
+ */
+import { compareMetric } from "../compare/metrics.ts";
+import { field, type CompareLine } from "../compare/lines.ts";
+import { ROUND_SHAPE } from "../compare/pairing.ts";
+import { axesOf, isRoundAxes, labelOf } from "../schema/axes.ts";
+import type { GateResult } from "../schema/gate.ts";
+
+/** The key metrics kept as columns of `lines`, read as compare reads them (percentiles from the HDR histograms). */
+export const KEY_METRICS = [
+  "mean_ttft_ms", "p99_ttft_ms", "mean_itl_ms", "p99_itl_ms", "p99_e2e_latency_ms", "output_throughput", "request_throughput",
+] as const;
+
+export interface HistoryRun {
+  runId: string;
+  startedAt: string;
+  fingerprint: string;
+  kind: "pct" | "round";
+  lines: CompareLine[];
+  gateCount: number;
+  gatesFailed: number;
+  interrupted: boolean;
+  /** Every gate verdict of every line passed (a run without gates has none that failed) and it ran to its end. */
+  green: boolean;
+}
+
+/** JSON with sorted keys, so two equal objects written in another key order hash alike. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
+  if (v !== null && typeof v === "object") {
+    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(v ?? null);
+}
+
+/**
+ * The run's workload fingerprint: a hash of each line's (`workload`, or a round line's conversation shape) by its
+ * label, repeats counted once. Two runs share it when every line measured the same work (what compare pairs).
+ */
+export function runFingerprint(lines: readonly CompareLine[]): string {
+  const byLabel = new Map<string, unknown>();
+  for (const l of lines) {
+    const shape = isRoundAxes(axesOf(l)) && field(l, "workload") === undefined
+      ? Object.fromEntries(ROUND_SHAPE.map((k) => [k, field(l, k) ?? null]))
+      : (field(l, "workload") ?? null);
+    byLabel.set(labelOf(l), shape);
+  }
+  const text = canonical([...byLabel.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return new Bun.CryptoHasher("sha256").update(text).digest("hex").slice(0, 16);
+}
+
+const gatesOf = (l: CompareLine): GateResult[] => {
+  const g = field(l, "gates");
+  return Array.isArray(g) ? (g as GateResult[]) : [];
+};
+
+/** A run of a results file as the history stores it; `fallbackId` names runs without a run_id (the script's files). */
+export function historyRun(runId: string | null, lines: CompareLine[], fallbackId: string): HistoryRun {
+  const first = lines[0] as CompareLine;
+  const header = field(first, "run") as { started_at?: unknown } | undefined;
+  const started = header?.started_at ?? field(first, "started_at");
+  const gates = lines.flatMap(gatesOf);
+  const gatesFailed = gates.filter((g) => g.pass !== true).length;
+  const interrupted = lines.some((l) => field(l, "interrupted") === true);
+  return {
+    runId: runId ?? fallbackId,
+    startedAt: typeof started === "string" ? started : new Date(0).toISOString(),
+    fingerprint: runFingerprint(lines),
+    kind: isRoundAxes(axesOf(first)) ? "round" : "pct",
+    lines,
+    gateCount: gates.length,
+    gatesFailed,
+    interrupted,
+    green: gatesFailed === 0 && !interrupted,
+  };
+}
+
+/** The value of a key metric (or any numeric key) of a line, as compare reads it; null when absent. */
+export function metricValue(line: CompareLine, name: string): number | null {
+  const m = compareMetric(name);
+  if (m !== undefined) return m.read(line).value;
+  const v = field(line, name);
+  return typeof v === "number" && Number.isFinite(v) ? v : null;
+}
