@@ -1,6 +1,6 @@
 /**
- * llama.cpp's native /completion stream, read from SSE captured from the real llama-server (test/fixtures/sse/
- * llamacpp-native-*.sse, build 0.5.0 de3ff81, `return_tokens: true`): the byte scanner agrees with JSON.parse on
+ * llama.cpp's native /completion stream, read from SSE captured from the real llama-server (test/fixtures/sse/llamacpp/
+ * native-*.sse, build 0.5.0 de3ff81, `return_tokens: true`): the byte scanner agrees with JSON.parse on
  * every captured event, the final `stop: true` event ends the request without a [DONE] and gives timings.cache_n,
  * and a turn's ids are the streamed `tokens`, or flagged approximate when llama.cpp held a token back (its text
  * ended inside a UTF-8 character: the id is never streamed).
@@ -20,7 +20,7 @@ import { startScriptedServer, type TestServer } from "../../helpers/stream-serve
 
 const native = backendFor("llamacpp", "completion");
 const encoder = new TextEncoder();
-const fixture = (name: string): string => readFileSync(join(ROOT, "test/fixtures/sse", `llamacpp-native-${name}.sse`), "utf8");
+const fixture = (name: string): string => readFileSync(join(ROOT, "test/fixtures/sse/llamacpp", `native-${name}.sse`), "utf8");
 /** The data payloads of a captured stream. */
 const payloadsOf = (sse: string): Uint8Array[] =>
   sse.split("\n\n").filter((e) => e.startsWith("data: ")).map((e) => encoder.encode(e.slice("data: ".length)));
