@@ -52,8 +52,8 @@ module.exports = {
     },
     {
       name: "multiturn-not-into-sweep",
-      severity: "warn",
-      comment: "No producer imports another's internals; becomes an error when the measurement engine (issue 18, item 2) lands.",
+      severity: "error",
+      comment: "No producer imports another's internals: what both need is the measurement engine's (src/engine).",
       from: { path: "^src/multiturn/" },
       to: { path: "^src/sweep/" },
     },

@@ -35,7 +35,8 @@ export const multiturnCommand = warmbenchCommand(
     if (relaunched !== null) return relaunched;
     process.on("SIGINT", interrupt.onSignal);
     process.on("SIGTERM", interrupt.onSignal);
-    const outcome = await runMultiturn(opts, { out: write, signal: interrupt.signal }, placement);
+    const { openMultiturnSink } = await import("../output/multiturn-sink.ts");
+    const outcome = await runMultiturn(opts, { sink: openMultiturnSink(opts, write), signal: interrupt.signal }, placement);
     return exitCodeFor(
       {
         interrupted: outcome.interrupted, cacheFailures: outcome.cacheFailures, saturated: outcome.saturatedRounds, failedRequests: outcome.failedRequests,

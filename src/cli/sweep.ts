@@ -6,6 +6,7 @@ import type { RunOptions } from "../config/options.ts";
 import { resolvePlacement } from "../shard/placement.ts";
 import { runInFlightLimit } from "../sweep/plan.ts";
 import { runSweep } from "../sweep/run-sweep.ts";
+import { openSweepSink } from "../output/sweep-sink.ts";
 import { runShardWorker } from "../sweep/shard-worker.ts";
 import { write } from "./command.ts";
 import { exitCodeFor } from "./exit-code.ts";
@@ -28,7 +29,7 @@ export async function sweep(opts: RunOptions, historyDb: string | null = null): 
   }
   process.on("SIGINT", interrupt.onSignal);
   process.on("SIGTERM", interrupt.onSignal);
-  const outcome = await runSweep(opts, { out: write, signal: interrupt.signal }, placement);
+  const outcome = await runSweep(opts, { sink: openSweepSink(opts, write), signal: interrupt.signal }, placement);
   // run --history: the coordinator (or a lone process) stores the whole run once it ended.
   if (historyDb !== null) addFinishedRun(historyDb, outcome.records, outcome.interrupted, opts.outputFile ?? null);
   return exitCodeFor(

@@ -3,10 +3,11 @@ import type { Backend, Control, ServerProfile } from "../backends/types.ts";
 import type { MultiturnOptions } from "../config/options.ts";
 import type { RunInfo } from "../metrics/pct-record.ts";
 import type { LoadedTokenizer } from "../workload/tokenizer.ts";
+import type { MultiturnSink } from "./sink.ts";
 
 export interface MultiturnIo {
-  /** Where the report goes (stdout in the CLI). */
-  out: (text: string) => void;
+  /** Where the rounds go (the console, the JSONL file, the details: built by the command line). */
+  sink: MultiturnSink;
   /** The run's interrupt: in-flight turns are cancelled, the rounds under way are written as interrupted. */
   signal?: AbortSignal;
 }

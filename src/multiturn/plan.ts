@@ -5,7 +5,7 @@
 import { UsageError } from "../errors.ts";
 import type { ServerProfile } from "../backends/types.ts";
 import type { MultiturnOptions } from "../config/options.ts";
-import { expectedCached } from "../sweep/plan.ts";
+import { expectedCached } from "../engine/plan.ts";
 
 type Shape = Pick<MultiturnOptions, "sharedSystemTokens" | "firstTurnTokens" | "turnTokens" | "outputLen" | "numRounds">;
 

@@ -1,17 +1,12 @@
 /**
- * Before round 0: empty the server's cache and prove it (a canary cached before the flush must find nothing after
- * it, as the sweep proves each flush), settle, then warm each system prompt of the working set once (one output
- * token), so round 0's turns can hit it.
+ * Before round 0: the engine's reset (empty the server's cache and prove it: a canary cached before the flush must
+ * find nothing after it, as the sweep proves each flush; settle), then the engine's warm of each system prompt of
+ * the working set (one output token), so round 0's turns can hit it.
  */
-import { BenchError } from "../errors.ts";
-import { interruptedError, sleepUnlessInterrupted } from "../interrupt.ts";
 import { log } from "../log.ts";
 import { bodyParts } from "../backends/body.ts";
-import { streamRequest } from "../client/stream.ts";
-import type { RequestRecord } from "../schema/record.ts";
-import { canaryIds } from "../sweep/stages/reset-cache.ts";
-import { probeLength } from "../sweep/stages/build-prompts.ts";
-import { streamRequestFor } from "../sweep/request.ts";
+import { probeLength, resetCache } from "../engine/reset-cache.ts";
+import { warm } from "../engine/warm.ts";
 import { serializeIds } from "../workload/prompts.ts";
 import type { MultiturnContext } from "./context.ts";
 
@@ -24,38 +19,24 @@ export interface Prepared {
 }
 
 export async function prepareCache(ctx: MultiturnContext, systemPrompts: readonly Uint32Array[]): Promise<Prepared> {
-  const { opts } = ctx;
-  let flushed = false;
-  let flushVerified: boolean | null = null;
-  if (opts.flush !== "none") {
-    const prove = opts.verifyCache !== "off";
-    const canary = canaryIds(ctx.server.pageSize, probeLength(ctx.server.pageSize), ctx.tokenizer.population);
-    if (prove) await sendShort(canary, ctx, "the flush check");
-    log.info("Flushing KV cache ...");
-    await ctx.backend.flush(ctx.ctl, { deadlineS: opts.flushDeadlineS, serverTimeoutS: opts.flushServerTimeoutS });
-    flushed = true;
-    if (prove) {
-      const probe = await sendShort(canary, ctx, "the flush check");
-      flushVerified = probe.ok && probe.cachedTokens >= 0 ? probe.cachedTokens === 0 : null;
-    }
-    if (opts.settleMs > 0) await sleepUnlessInterrupted(opts.settleMs, ctx.io.signal, "while settling after the flush");
-  }
-  let warmCachedTokens: number | null = null;
-  if (systemPrompts.length > 0) {
-    log.info(`Warming ${systemPrompts.length} system prompt(s) of ${systemPrompts[0]?.length} tokens ...`);
-    for (const ids of systemPrompts) {
-      const rec = await sendShort(ids, ctx, "the system-prompt warm", opts.extraRequestBody);
-      if (!rec.ok) throw new BenchError(`Warming the system prompt failed: ${rec.failureKind}: ${rec.failureMessage}`);
-      warmCachedTokens = Math.max(warmCachedTokens ?? -1, rec.cachedTokens);
-    }
-  }
-  return { flushed, flushVerified, warmCachedTokens };
-}
-
-async function sendShort(ids: Uint32Array, ctx: MultiturnContext, what: string, extra: Record<string, unknown> = {}): Promise<RequestRecord> {
-  const template = ctx.backend.createBodyTemplate({ maxNewTokens: 1, ignoreEos: true, extra, model: ctx.server.model });
-  const body = bodyParts(template, serializeIds(ids), new Uint8Array(0));
-  const rec = await streamRequest(streamRequestFor(ctx, body, { index: -2, promptLen: ids.length, maxNewTokens: 1 }));
-  if (rec.failureKind === "cancelled") throw interruptedError(`during ${what}`);
-  return rec;
+  const { opts, server } = ctx;
+  const reset = await resetCache(ctx, {
+    probeIds: null,
+    canaryMaxTokens: probeLength(server.pageSize),
+    // Turns are not pinned to a cache slot: neither are the canary and its probe.
+    slots: [null],
+    prefixes: [],
+    prefixLen: 0,
+    learnTemplateHead: false,
+    label: "before round 0",
+  });
+  const found = reset.probeCachedTokens;
+  const flushVerified = found === null || found < 0 ? null : found === 0;
+  if (systemPrompts.length > 0) log.info(`Warming ${systemPrompts.length} system prompt(s) of ${systemPrompts[0]?.length} tokens ...`);
+  const template = ctx.backend.createBodyTemplate({ maxNewTokens: 1, ignoreEos: true, extra: opts.extraRequestBody, model: server.model });
+  const warmed = await warm(ctx, systemPrompts.map((ids) => ({ body: bodyParts(template, serializeIds(ids), new Uint8Array(0)), promptLen: ids.length })), {
+    during: "during the system-prompt warm",
+    failed: (why) => `Warming the system prompt failed: ${why}`,
+  });
+  return { flushed: reset.flushed, flushVerified, warmCachedTokens: warmed.cachedTokens };
 }

@@ -1,7 +1,7 @@
 /**
  * Per-round bookkeeping while the driver runs, and each round's summary and output when it completes: with shards,
- * the round's turns of every process united first; then a table row on stdout, a JSONL line, its turns' ids
- * (--dump-prompts) and details (--request-details). With the barrier, the next round is released to the shards
+ * the round's turns of every process united first; then the round to the sink (a table row, a JSONL line), its
+ * turns' ids (--dump-prompts) and their details to the sink (--request-details). With the barrier, the next round is released to the shards
  * only after this one was written.
  */
 import { appendFileSync } from "node:fs";
@@ -11,10 +11,6 @@ import { hitRateBetween, scrapeCacheCounters, type CacheCounters } from "../clie
 import { resolveGeneratedText } from "../client/stream.ts";
 import type { RoundRecord } from "../metrics/round-record.ts";
 import { startClientMonitor, describeSaturation, type ClientHealth, type ClientMonitor } from "../metrics/self-check.ts";
-import { formatTurnDetail } from "../output/details.ts";
-import { formatJsonl } from "../report/jsonl.ts";
-import { appendJsonlLine } from "../output/jsonl-file.ts";
-import { renderRoundRow } from "../report/rounds.ts";
 import type { MultiturnContext } from "./context.ts";
 import type { TurnPlan } from "./conversation.ts";
 import type { Prepared } from "./prepare.ts";
@@ -122,12 +118,9 @@ export class RoundWriter {
     if (record.client_saturated) log.warn(`round ${round}: ${describeSaturation(health)}`);
     const failed = turns.filter((t) => !t.rec.ok);
     if (failed.length > 0) log.warn(`round ${round}: ${failed.length}/${turns.length} turns failed (their conversations end): ${failed[0]?.rec.failureKind}: ${failed[0]?.rec.failureMessage.slice(0, 160)}`);
-    ctx.io.out(renderRoundRow(record));
-    if (opts.outputFile) appendJsonlLine(opts.outputFile, formatJsonl(record));
+    ctx.io.sink.line(record);
     if (opts.dumpPrompts) appendFileSync(opts.dumpPrompts, turns.map((t) => dumpLine(t.plan)).join(""));
-    if (opts.requestDetails && turns.length > 0) {
-      appendFileSync(opts.requestDetails, turns.map((t) => formatTurnDetail(ctx.runId, t.plan.client, t.plan.round, t.plan.expectedCachedTokens, t.rec)).join("\n") + "\n");
-    }
+    ctx.io.sink.turns(ctx.runId, turns);
     const o = this.outcome;
     o.rounds.push(record);
     o.failedRequests += record.failed;

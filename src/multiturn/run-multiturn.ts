@@ -9,11 +9,10 @@ import { BenchError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { MultiturnOptions } from "../config/options.ts";
 import { scrapeCacheCounters } from "../client/prometheus.ts";
-import { renderRoundTableFooter, renderRoundTableHeader, roundTitle } from "../report/rounds.ts";
 import { startShardGroup } from "../shard/group.ts";
 import type { Placement } from "../shard/placement.ts";
-import { newRunId, runInfo } from "../sweep/run-sweep.ts";
-import { prepareRun } from "../sweep/prepare.ts";
+import { newRunId, runInfo } from "../engine/run-info.ts";
+import { prepareRun } from "../engine/prepare.ts";
 import type { MultiturnContext, MultiturnIo } from "./context.ts";
 import { driveConversations } from "./driver.ts";
 import { multiturnInFlight } from "../config/options.ts";
@@ -71,10 +70,10 @@ async function converse(ctx: MultiturnContext, shards: RoundShards | null, share
   const conversations = conversationsOf(ctx, systems, share);
   const template = backend.createBodyTemplate({ maxNewTokens: opts.outputLen, ignoreEos: !opts.disableIgnoreEos, extra: opts.extraRequestBody, model: server.model });
 
-  io.out(renderRoundTableHeader(roundTitle({
+  io.sink.started({
     num_clients: opts.numClients, num_rounds: opts.numRounds, shared_system_tokens: opts.sharedSystemTokens, first_turn_tokens: opts.firstTurnTokens,
     turn_tokens: opts.turnTokens, output_len: opts.outputLen, round_barrier: opts.roundBarrier, ready_queue_policy: opts.readyQueuePolicy, working_set: opts.workingSet,
-  })));
+  });
   if (opts.roundBarrier) rounds.countersBefore.set(0, await scrapeCacheCounters(ctl));
   const processes = share === null ? "" : ` over ${share.size} processes`;
   log.info(`Running ${opts.numClients} conversations of ${opts.numRounds} turns (max_concurrency=${opts.maxConcurrency})${processes} ...`);
@@ -86,7 +85,7 @@ async function converse(ctx: MultiturnContext, shards: RoundShards | null, share
     roundStarted: (round) => rounds.start(round),
     roundComplete: (round, interrupted, ran) => rounds.complete(round, interrupted, ran),
   }, io.signal);
-  io.out(renderRoundTableFooter(rounds.outcome.rounds));
+  io.sink.ended(rounds.outcome.rounds);
   if (io.signal?.aborted) rounds.outcome.interrupted = true;
   if (shards !== null && shards.failures.length > 0) {
     throw new BenchError(`${shards.failures.join("; ")}: the rounds under way were written with what the other processes measured (interrupted: true)`);

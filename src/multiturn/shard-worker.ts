@@ -17,6 +17,7 @@ import type { MultiturnContext } from "./context.ts";
 import { driveConversations } from "./driver.ts";
 import { multiturnInFlight } from "../config/options.ts";
 import { conversationHash } from "./shards.ts";
+import { WORKER_SINK } from "./sink.ts";
 import type { TurnResult } from "./summarize-round.ts";
 import { conversationsOf, drawSystemPrompts, inFlightOf, toWireTurn, turnHooks } from "./turns.ts";
 
@@ -33,7 +34,7 @@ async function shardContext(opts: MultiturnOptions, conn: ShardConnection, me: W
   const backend = backendFor(setup.backend as keyof typeof ENGINES, setup.endpoint as EndpointChoice);
   return {
     opts,
-    io: { out: () => {} },
+    io: { sink: WORKER_SINK },
     backend,
     ctl: { baseUrl: opts.baseUrl, headers: opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {} },
     server: profileFromSetup(setup),

@@ -2,7 +2,7 @@
  * A round's turns and everything around them -> the one typed RoundRecord, plus the cache verdict whose problems are
  * logged. Pure: the same metrics code as a pct's line, per-turn expectations instead of one for all.
  */
-import { provenance } from "../sweep/provenance.ts";
+import { provenance } from "../engine/provenance.ts";
 import type { CacheStatus } from "../metrics/cache-check.ts";
 import { cachePressure } from "../metrics/cache-pressure.ts";
 import { tierStats } from "../metrics/cache-tiers.ts";

@@ -5,12 +5,8 @@
 import { appendFileSync } from "node:fs";
 import { toEpochMs } from "../client/clock.ts";
 import type { RequestRecord } from "../schema/record.ts";
+import { requestIdOf, turnRequestIdOf, type DetailLine } from "../engine/request-id.ts";
 
-/** The id sent as x-request-id; unique per run, line (LinePlan.requestIdTag) and prompt. */
-export const requestIdOf = (runId: string, lineTag: string, index: number): string => `${runId}-${lineTag}-${index}`;
-
-/** The id of a multi-turn turn; unique per run, client and round. */
-export const turnRequestIdOf = (runId: string, client: number, round: number): string => `${runId}-c${client}-r${round}`;
 
 /** What every details line holds about its request. */
 function recordFields(r: RequestRecord): Record<string, unknown> {
@@ -35,12 +31,6 @@ function recordFields(r: RequestRecord): Record<string, unknown> {
   };
 }
 
-/** The line a details line belongs to: its pct, request rate (Infinity in a closed loop) and id tag. */
-export interface DetailLine {
-  pct: number;
-  rate: number;
-  requestIdTag: string;
-}
 
 /** One details line of one record. */
 export function formatRequestDetail(runId: string, line: DetailLine, r: RequestRecord): string {
@@ -67,7 +57,7 @@ export function formatTurnDetail(runId: string, client: number, round: number, e
 }
 
 /** Appends every record of one line in a single write. */
-export function appendRequestDetails(path: string, runId: string, line: DetailLine, records: RequestRecord[]): void {
+export function appendRequestDetails(path: string, runId: string, line: DetailLine, records: readonly RequestRecord[]): void {
   if (records.length === 0) return;
   appendFileSync(path, records.map((r) => formatRequestDetail(runId, line, r)).join("\n") + "\n");
 }

@@ -3,13 +3,7 @@
  * second and left standing when the pct ends; elsewhere (CI logs, files) a plain line every 10 s; nothing with
  * --quiet. Per request only three counters are touched; drawing runs on an unref'd timer, off the hot path.
  */
-
-export interface Progress {
-  /** A request ended, with the output tokens it got. */
-  settled(ok: boolean, outputTokens: number): void;
-  /** Ends the display (a terminal keeps the final line). */
-  stop(): void;
-}
+import { noProgress, type Progress } from "../engine/sink.ts";
 
 export interface ProgressOptions {
   stream?: Pick<NodeJS.WriteStream, "write" | "isTTY">;
@@ -22,8 +16,6 @@ export interface ProgressOptions {
 /** Redraw period on a terminal, and line period elsewhere, ms. */
 const TTY_REDRAW_MS = 500;
 const PLAIN_LINE_MS = 10_000;
-
-const NO_PROGRESS: Progress = { settled() {}, stop() {} };
 
 /** "0:07", "12:34", "1:02:03". */
 export function formatClock(seconds: number): string {
@@ -47,7 +39,7 @@ export function progressLine(label: string, s: { done: number; total: number; fa
 }
 
 export function startProgress(total: number, label: string, opts: ProgressOptions = {}): Progress {
-  if (opts.quiet) return NO_PROGRESS;
+  if (opts.quiet) return noProgress(total, label);
   const stream = opts.stream ?? process.stderr;
   const now = opts.nowMs ?? (() => performance.now());
   const tty = stream.isTTY === true;

@@ -1,4 +1,4 @@
-/** What every pct of a sweep shares, settled once before the first pct, and the little state carried between pcts. */
+/** What every line of a sweep shares, settled once before the first, and the little state carried between lines. */
 import type { Backend, Control, ServerProfile } from "../backends/types.ts";
 import type { RunOptions } from "../config/options.ts";
 import type { RunInfo } from "../metrics/pct-record.ts";
@@ -6,16 +6,18 @@ import type { TtftMoments } from "../metrics/ttft-model.ts";
 import type { LoadedTokenizer } from "../workload/tokenizer.ts";
 import type { PyRandom } from "../workload/rng.ts";
 import type { PromptFeed } from "../workload/prompt-feed.ts";
-import type { ShardShare } from "./plan.ts";
+import type { ShardShare } from "../engine/plan.ts";
 import type { ShardGroup } from "../shard/group.ts";
+import type { SweepSink } from "./sink.ts";
 
 export interface SweepIo {
-  /** Where the report goes (stdout in the CLI). */
-  out: (text: string) => void;
-  /** The run's interrupt: in-flight requests are cancelled, the current pct is written as interrupted. */
+  /** Where the lines go (the console, the JSONL file, the details: built by the command line). */
+  sink: SweepSink;
+  /** The run's interrupt: in-flight requests are cancelled, the current line is written as interrupted. */
   signal?: AbortSignal;
 }
 
+/** Settled before the first line; no stage changes it (what changes between lines is SweepState, passed explicitly). */
 export interface SweepContext {
   opts: RunOptions;
   io: SweepIo;
@@ -33,18 +35,15 @@ export interface SweepContext {
   rng: PyRandom;
   /** Shared by every line of this run. */
   runId: string;
-  /** Written into the run's first pct line. */
+  /** Written into the run's first line. */
   run: RunInfo;
-  state: SweepState;
   /** This process's share of a sharded run (it sends prompts rank, rank+size, ...); null when it runs alone. */
   share: ShardShare | null;
   /** The shards this process coordinates, when it is shard 0 of several. */
   shards?: ShardGroup | null;
-  /** Live progress on stderr (not in worker processes, whose stderr is the coordinator's terminal). */
-  showProgress: boolean;
 }
 
-/** What one pct leaves for the next. */
+/** What one line leaves for the next: an input of each line, and a new value returned by it. */
 export interface SweepState {
   /** Lines written so far (the first one carries `run`). */
   linesWritten: number;
@@ -59,10 +58,6 @@ export interface SweepState {
   templateHeadTokens: number;
 }
 
-/** The cache slots a warm or a flush proof must cover: each of a per-slot server's, or [null] for one shared cache. */
-export function cacheSlotsOf(ctx: Pick<SweepContext, "server">): Array<number | null> {
-  const n = ctx.server.cacheSlots ?? null;
-  return n === null ? [null] : Array.from({ length: n }, (_, i) => i);
-}
+export const FIRST_LINE: SweepState = { linesWritten: 0, ttftFit: null, probeIds: null, templateHeadTokens: 0 };
 
 export type { ShardGroup };

@@ -6,6 +6,7 @@
 import { inFlightLimit, type RunOptions } from "../config/options.ts";
 import { arrivalCount } from "../workload/arrivals.ts";
 import { splitPrompt } from "../workload/prompts.ts";
+import { expectedCached, shareOf, type ShardShare } from "../engine/plan.ts";
 
 /** One line of a pct: one request rate. */
 export interface LinePlan {
@@ -47,21 +48,6 @@ export interface PctPlan {
   /** workingSet x prefixLen: what the cache must hold for every expected hit. */
   workingSetTokens: number;
 }
-
-/** Cached tokens a measured request should report: the prefix in whole pages, at most promptLen-1 (SGLang). */
-export function expectedCached(prefixLen: number, promptLen: number, pageSize: number): number {
-  const cachable = Math.min(prefixLen, promptLen - 1);
-  return Math.max(0, Math.floor(cachable / pageSize) * pageSize);
-}
-
-/** A process's part of a sharded run: shard `rank` of `size` sends prompts rank, rank+size, rank+2·size, ... */
-export interface ShardShare {
-  rank: number;
-  size: number;
-}
-
-/** Shard `rank`'s share of `total` slots (prompts or in-flight requests): the remainder goes to the first ranks. */
-export const shareOf = (total: number, s: ShardShare): number => Math.floor(total / s.size) + (s.rank < total % s.size ? 1 : 0);
 
 /** Requests one line sends at `rate`: --num-prompts, or the arrivals due within --duration. */
 export function requestsPerLine(opts: Pick<RunOptions, "numPrompts" | "durationS" | "burstiness" | "seed">, rate: number): number {

@@ -3,27 +3,35 @@
  * outputs:
  *
  *   plan -> prompts (the prefixes now, the rest just in time)
- *        -> per line (one per --request-rate): reset the cache (flush, prove, settle) -> warm the prefix -> measure
- *           -> summarize (one PctRecord) -> emit (console, JSONL, details)
+ *        -> per line (one per --request-rate): reset the cache (the engine's flush, proof, settle) -> warm the
+ *           prefixes (the engine's) -> measure -> summarize (one PctRecord) -> emit (to the sink)
  *
  * Every line of a cell gets its own flush and warm and sends the same prompts, so rates are compared on equal
  * terms: the same cache state, the same prompts, only the arrivals differ. This file only sequences the stages;
- * backends own their quirks, stages own their jobs.
+ * backends own their quirks, stages own their jobs. The state one line leaves for the next goes in and comes out.
  */
-import { renderPctHeader } from "../report/console.ts";
 import type { PctRecord } from "../metrics/pct-record.ts";
-import type { SweepContext } from "./context.ts";
+import { cacheSlotsOf, nextProbe, resetCache, type CacheReset } from "../engine/reset-cache.ts";
+import type { WarmResult } from "../engine/warm.ts";
+import type { SweepContext, SweepState } from "./context.ts";
 import type { SweepCell } from "./cells.ts";
 import { planPct, type LinePlan, type PctPlan } from "./plan.ts";
 import { buildPromptBatch, type PromptBatch } from "./stages/build-prompts.ts";
 import { emitPct } from "./stages/emit.ts";
 import { measure, type Measurement } from "./stages/measure.ts";
-import { rememberProbe, resetCache, type CacheReset } from "./stages/reset-cache.ts";
 import { summarizeMeasurement } from "./stages/summarize.ts";
-import { warmPrefix, type WarmResult } from "./stages/warm.ts";
+import { warmCell } from "./stages/warm-cell.ts";
+
+export interface CellOutcome {
+  records: PctRecord[];
+  /** False when a line was interrupted (or the run was, before the next line). */
+  complete: boolean;
+  /** What the cell's last line left for the next cell. */
+  state: SweepState;
+}
 
 /** Runs every line of one cell; stops after a line that was interrupted (or before the next, on an interrupt). */
-export async function runPct(cell: SweepCell, ctx: SweepContext): Promise<{ records: PctRecord[]; complete: boolean }> {
+export async function runPct(cell: SweepCell, ctx: SweepContext, state: SweepState): Promise<CellOutcome> {
   const plan = planPct(cell.pct, ctx.opts, ctx.server.pageSize, ctx.share, cell.workingSet);
   // The tokenizer is only needed to count output tokens after the run: build it now, off every clock.
   ctx.tokenizer.prepare();
@@ -31,33 +39,48 @@ export async function runPct(cell: SweepCell, ctx: SweepContext): Promise<{ reco
   const batch = await buildPromptBatch(plan, ctx);
   const records: PctRecord[] = [];
   for (const line of plan.lines) {
-    if (records.length > 0 && ctx.io.signal?.aborted) return { records, complete: false };
-    const record = await runLine(plan, line, batch, ctx);
-    records.push(record);
-    if (record.interrupted) return { records, complete: false };
+    if (records.length > 0 && ctx.io.signal?.aborted) return { records, complete: false, state };
+    const done = await runLine(plan, line, batch, ctx, state);
+    state = done.state;
+    records.push(done.record);
+    if (done.record.interrupted) return { records, complete: false, state };
   }
-  return { records, complete: true };
+  return { records, complete: true, state };
 }
 
-async function runLine(plan: PctPlan, line: LinePlan, batch: PromptBatch, ctx: SweepContext): Promise<PctRecord> {
+async function runLine(plan: PctPlan, line: LinePlan, batch: PromptBatch, ctx: SweepContext, state: SweepState): Promise<{ record: PctRecord; state: SweepState }> {
   // The script's banner, once per line (per pct without a rate sweep), as `report` prints it from the file.
-  ctx.io.out(renderPctHeader({ shared_prefix_pct: plan.pct, prefix_len: plan.prefixLen, suffix_len: plan.suffixLen, working_set: plan.workingSet }));
+  ctx.io.sink.lineStarted({ shared_prefix_pct: plan.pct, prefix_len: plan.prefixLen, suffix_len: plan.suffixLen, working_set: plan.workingSet });
   // The worker starts drawing the line's prompts now, during the flush, the settle and the warm.
   const prompts = batch.openLine(line);
   let reset: CacheReset;
   let warm: WarmResult;
   let measurement: Measurement;
   try {
-    reset = await resetCache(plan, batch, ctx);
-    warm = await warmPrefix(plan, batch, ctx);
+    reset = await resetCache(ctx, {
+      probeIds: state.probeIds,
+      canaryMaxTokens: ctx.opts.totalTokens,
+      slots: cacheSlotsOf(ctx.server),
+      prefixes: batch.prefixes,
+      prefixLen: plan.prefixLen,
+      learnTemplateHead: batch.text !== null,
+      label: `${plan.pct}%`,
+    });
+    warm = await warmCell(plan, batch, ctx);
     measurement = await measure(plan, line, batch, prompts, ctx);
   } finally {
     prompts.close();
   }
-  const summary = summarizeMeasurement(plan, line, batch, reset, warm, measurement, ctx);
+  const templateHeadTokens = reset.templateHeadTokens ?? state.templateHeadTokens;
+  const summary = summarizeMeasurement({ plan, line, batch, reset, warm, measurement, ctx, state: { ...state, templateHeadTokens } });
   emitPct(summary, line, measurement, ctx);
-  ctx.state.linesWritten++;
-  ctx.state.ttftFit = summary.sweepFit;
-  rememberProbe(measurement.lastFinishedProbeIds, line !== plan.lines.at(-1), ctx);
-  return summary.record;
+  return {
+    record: summary.record,
+    state: {
+      linesWritten: state.linesWritten + 1,
+      ttftFit: summary.sweepFit,
+      probeIds: nextProbe(reset.probeIds, measurement.lastFinishedProbeIds, line !== plan.lines.at(-1), ctx.opts),
+      templateHeadTokens,
+    },
+  };
 }

@@ -9,17 +9,12 @@ import type { RunOptions } from "../config/options.ts";
 import type { Backend, ServerProfile } from "../backends/types.ts";
 import { PyRandom } from "../workload/rng.ts";
 import { PromptFeed } from "../workload/prompt-feed.ts";
-import type { PctRecord, RunInfo } from "../metrics/pct-record.ts";
-import { renderSweepEnd } from "../report/console.ts";
+import type { PctRecord } from "../metrics/pct-record.ts";
 import { gateFailures, type GateFailure } from "../gates/evaluate.ts";
-import { renderMarkdownReport } from "../report/markdown.ts";
-import { reportRunOf } from "../report/runs.ts";
-import { appendStepSummary } from "../output/step-summary.ts";
-import { redactSecrets } from "../report/redact.ts";
-import { VERSION } from "../version.ts";
-import type { SweepContext, SweepIo } from "./context.ts";
+import { prepareRun } from "../engine/prepare.ts";
+import { newRunId, runInfo } from "../engine/run-info.ts";
+import { FIRST_LINE, type SweepContext, type SweepIo } from "./context.ts";
 import { runPct } from "./run-pct.ts";
-import { prepareRun } from "./prepare.ts";
 import { sweepCells } from "./cells.ts";
 import { runInFlightLimit } from "./plan.ts";
 import { startShardGroup } from "./shards.ts";
@@ -79,10 +74,8 @@ export async function runSweep(opts: RunOptions, io: SweepIo, placement: Placeme
     rng: new PyRandom(opts.seed),
     runId,
     run: runInfo(opts, server, backend),
-    state: { linesWritten: 0, ttftFit: null, probeIds: null, templateHeadTokens: 0 },
     share: shards ? { rank: 0, size: shards.size } : null,
     shards,
-    showProgress: true,
   };
   try {
     return await runPcts(ctx);
@@ -100,12 +93,14 @@ async function runPcts(ctx: SweepContext): Promise<SweepOutcome> {
   if (unused.length > 0) {
     log.warn(`--working-set ${unused.join(",")} > --num-prompts ${opts.numPrompts}: only ${opts.numPrompts} of the prefixes are used by measured prompts (all are warmed)`);
   }
+  let state = FIRST_LINE;
   for (const cell of sweepCells(opts)) {
     if (io.signal?.aborted) {
       outcome.interrupted = true;
       break;
     }
-    const { records, complete } = await runPct(cell, ctx);
+    const { records, complete, state: next } = await runPct(cell, ctx, state);
+    state = next;
     if (!complete) outcome.interrupted = true;
     for (const record of records) {
       outcome.records.push(record);
@@ -121,13 +116,9 @@ async function runPcts(ctx: SweepContext): Promise<SweepOutcome> {
     if (outcome.interrupted) break;
   }
   const ttftModel = outcome.records.at(-1)?.ttft_model ?? null;
-  io.out(renderSweepEnd(outcome.records, ttftModel));
+  io.sink.ended(outcome.records, ttftModel);
   outcome.gateFailures = gateFailures(outcome.records);
   if (opts.outputFile) log.info(`JSONL results saved to ${opts.outputFile}`);
-  if (process.env.GITHUB_STEP_SUMMARY && outcome.records.length > 0) {
-    const run = reportRunOf(outcome.records, opts.outputFile ?? "this run", ttftModel);
-    appendStepSummary(renderMarkdownReport([run], [], `warmbench run: ${run.pcts[0]!.model}`));
-  }
   return outcome;
 }
 
@@ -139,7 +130,6 @@ function shardSetup(runId: string, opts: RunOptions, server: ServerProfile, back
   };
 }
 
-/** The engine as the backend's preflight saw it, with how it was chosen (named or detected). */
 /**
  * What the server's limits do to this run, one line each: requests beyond its slots wait in its queue (their TTFT
  * includes the wait), and a prompt plus its output that exceeds its context is refused or cut short.
@@ -175,61 +165,4 @@ function logCapacity(server: ServerProfile, opts: RunOptions): void {
   }
   const largest = Math.max(...opts.workingSets) * Math.floor((opts.totalTokens * Math.max(...opts.pcts)) / 100);
   log.info(`Cache capacity: ${device} tokens on the device${host === null ? "" : `, ${host} in the host tier`}; largest working set ${largest} tokens`);
-}
-
-/** 8 random base-36 characters: enough to tell the runs of one file apart. */
-export function newRunId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(8));
-  return Array.from(bytes, (b) => (b % 36).toString(36)).join("");
-}
-
-/** "maxConcurrency" -> "max_concurrency". */
-const snake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-
-/**
- * An option as JSON can hold it: nested objects (multiturn's think time) with snake_case keys, as all JSON we
- * write; bigints and infinite rates as text ("inf", as the flag is written).
- */
-function snakeKeys(value: unknown): unknown {
-  if (typeof value === "bigint") return value.toString();
-  if (typeof value === "number" && !Number.isFinite(value)) return String(value).replace("Infinity", "inf");
-  if (Array.isArray(value)) return value.map(snakeKeys);
-  if (value === null || typeof value !== "object") return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [snake(k), snakeKeys(v)]));
-}
-
-/** The run's description, written once in its first line: shell loops over server flags describe themselves. */
-export function runInfo(opts: object, server: ServerProfile, backend: Backend): RunInfo {
-  const options: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(opts)) {
-    if (key === "apiKey") options.api_key = value ? "(set)" : null;
-    else if (key === "gates") options.gates = (value as { expr: string }[]).map((g) => g.expr);
-    else options[snake(key)] = snakeKeys(value);
-  }
-  // What ran, as --backend names it (engine.source says whether it was detected): an SGLang user's file reads as
-  // it did before --backend auto.
-  options.backend = backend.name;
-  options.endpoint = backend.endpoint;
-  const engine = server.engine!;
-  return {
-    warmbench_version: VERSION,
-    started_at: new Date().toISOString(),
-    options,
-    served_model: server.model,
-    page_size: server.pageSize,
-    page_size_source: server.pageSizeSource,
-    server_info_source: server.info.source,
-    server_version: server.info.version,
-    server_info: server.info.raw ? redactSecrets(server.info.raw) : null,
-    engine: {
-      name: engine.name,
-      source: engine.source,
-      evidence: engine.evidence,
-      endpoint: backend.generatePath,
-      prompt_encoding: backend.promptEncoding,
-      cache_slots: server.cacheSlots ?? null,
-      max_running: server.maxRunning ?? null,
-      flush_gap: server.flushGap ?? null,
-    },
-  };
 }

@@ -21,6 +21,7 @@ import { sweepJobs, type SweepJob } from "./cells.ts";
 import { buildPromptBatch, type PromptBatch } from "./stages/build-prompts.ts";
 import { abortOf, measureShare, promptsFilled } from "./stages/measure-share.ts";
 import { VERSION } from "../version.ts";
+import { WORKER_SINK } from "./sink.ts";
 
 /** Every option that shapes the workload or the requests: all shards must agree on them. */
 export function workloadHash(opts: RunOptions): string {
@@ -52,7 +53,7 @@ async function workerContext(opts: RunOptions, setup: ShardSetup, me: WorkerPlac
   const own: RunOptions = { ...opts, outputFile: null, dumpPrompts: null };
   return {
     opts: own,
-    io: { out: () => {} },
+    io: { sink: WORKER_SINK },
     backend,
     ctl: { baseUrl: opts.baseUrl, headers: opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {} },
     server: profileFromSetup(setup),
@@ -64,9 +65,7 @@ async function workerContext(opts: RunOptions, setup: ShardSetup, me: WorkerPlac
       page_size_source: "server", server_info_source: null, server_version: setup.server_version, server_info: null,
       engine: { name: backend.engine, source: "flag", evidence: "the coordinator's preflight", endpoint: backend.generatePath,
         prompt_encoding: backend.promptEncoding, cache_slots: null, max_running: null, flush_gap: null } },
-    state: { linesWritten: 0, ttftFit: null, probeIds: null, templateHeadTokens: 0 },
     share: { rank: me.rank, size: me.size },
-    showProgress: false,
   };
 }
 

@@ -65,8 +65,8 @@ export const ADDED_KEYS = new Set<string>([
   "gates", "shards", "workers", "shard", "coordinator",
 ]);
 
-/** The run's identity: where the servers listened, when, which files; typed only, at any depth. */
-const IDENTITY = /^(started_at|run_id|base_url|output_file|port|startup_time|evidence)$/;
+/** The run's identity: which build (versions.test.ts pins it), where the servers listened, when, which files; typed only, at any depth. */
+const IDENTITY = /^(warmbench_version|started_at|run_id|base_url|output_file|port|startup_time|evidence)$/;
 /** Echoes of the flags (the client's and the mock's): exact but for the identity keys, whatever their names. */
 const CONFIG_TREES = new Set(["options", "mock"]);
 /** Measured on the clock (latencies, rates, CPU, fits of TTFT): typed only. */

@@ -6,6 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { log } from "../../src/log.ts";
 import { parseRunOptions } from "../../src/cli/options.ts";
 import { runSweep } from "../../src/sweep/run-sweep.ts";
+import { openSweepSink } from "../../src/output/sweep-sink.ts";
 import { startMockProcess } from "../helpers/mock-process.ts";
 import { alive } from "../helpers/process.ts";
 import { BINARY, LLAMA2_TOKENIZER } from "../helpers/run-cli.ts";
@@ -39,7 +40,7 @@ describe("self-check", () => {
       const opts = parseRunOptions({
         model: LLAMA2_TOKENIZER, "base-url": mock.url, pcts: "0", "num-prompts": "8", "total-tokens": "100", "output-len": "60", settle: "0",
       });
-      const outcome = await runSweep(opts, { out: () => {} });
+      const outcome = await runSweep(opts, { sink: openSweepSink(opts, () => {}) });
       expect(outcome.saturatedPcts).toBe(1);
       const [record] = outcome.records;
       expect(record!.client_saturated).toBe(true);

@@ -13,8 +13,9 @@ import { log } from "../../log.ts";
 import { bodyParts, serializeText, type BodyTemplate } from "../../backends/body.ts";
 import { ReleasingBody, type RequestBody } from "../../client/request-body.ts";
 import type { PromptPass } from "../../workload/prompt-feed.ts";
-import { buildPrompts, formatPromptDump, prefixIndexOf, promptIds, serializeIds, suffixIds } from "../../workload/prompts.ts";
+import { buildPrompts, formatPromptDump, prefixIndexOf, promptIds, suffixIds } from "../../workload/prompts.ts";
 import { buildTextPrompts, type TextPrompts } from "../../workload/text-prompts.ts";
+import { probeLength } from "../../engine/reset-cache.ts";
 import type { SweepContext } from "../context.ts";
 import type { LinePlan, PctPlan } from "../plan.ts";
 
@@ -155,11 +156,6 @@ function buildAtOnce(plan: PctPlan, ctx: SweepContext): PromptBatch {
   };
 }
 
-/** One prompt part (a probe's or a canary's ids) as the backend takes it: the ids, or the text they decode to. */
-export function promptPart(ids: Uint32Array, ctx: SweepContext): Uint8Array {
-  return ctx.backend.promptEncoding === "text" ? serializeText(ctx.tokenizer.decode(ids)) : serializeIds(ids);
-}
-
 function logDrift(plan: PctPlan, text: TextPrompts): void {
   if (plan.prefixLen === 0) return;
   let min = Infinity;
@@ -167,6 +163,3 @@ function logDrift(plan: PctPlan, text: TextPrompts): void {
   const moved = text.prefixDriftAt >= 0 ? `re-tokenizes to ${text.prefixTokens} tokens (ids differ from position ${text.prefixDriftAt})` : "re-tokenizes to the same ids";
   log.info(`text prompts: the ${plan.prefixLen}-id prefix ${moved}; every prompt shares at least ${min} of them`);
 }
-
-/** Long enough to fill 4 pages (and at least 64 tokens), so a surviving cache shows as whole pages. */
-export const probeLength = (pageSize: number): number => Math.max(65, 4 * pageSize + 1);

@@ -10,13 +10,13 @@ import { nowMs } from "../../client/clock.ts";
 import { resolveGeneratedText, streamRequest } from "../../client/stream.ts";
 import type { RequestRecord } from "../../schema/record.ts";
 import { startClientMonitor, type ClientHealth } from "../../metrics/self-check.ts";
-import { requestIdOf } from "../../output/details.ts";
-import { startProgress } from "../../output/progress.ts";
+import { requestIdOf } from "../../engine/request-id.ts";
 import { arrivalOffsetsMs } from "../../workload/arrivals.ts";
 import type { SweepContext } from "../context.ts";
-import { idleCollector } from "../idle-gc.ts";
-import type { LinePlan, PctPlan, ShardShare } from "../plan.ts";
-import { streamRequestFor } from "../request.ts";
+import { idleCollector } from "../../engine/idle-gc.ts";
+import type { LinePlan, PctPlan } from "../plan.ts";
+import type { ShardShare } from "../../engine/plan.ts";
+import { streamRequestFor } from "../../engine/request.ts";
 import type { LinePrompts } from "./build-prompts.ts";
 
 /** What one process measured of a line. */
@@ -79,7 +79,7 @@ export async function measureShare(
   const monitor = startClientMonitor();
   const rate = Number.isFinite(line.rate) ? `${line.rate} req/s` : "as slots free up";
   const label = opts.requestRates.length > 1 ? `${plan.pct}% @ ${rate}` : `${plan.pct}%`;
-  const progress = startProgress(line.sends, label, { quiet: opts.quiet || !ctx.showProgress });
+  const progress = ctx.io.sink.progress(line.sends, label);
   const last = { endMs: -Infinity, index: -1, suffixHead: null as Uint32Array | null };
   const heads = new Map<number, Uint32Array>();
   const run = dispatch<RequestRecord>({

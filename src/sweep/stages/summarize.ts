@@ -3,7 +3,7 @@
  * latency from the intended send time, the cache verdict, the client's health, and this line's share of the
  * sweep's TTFT model.
  */
-import { provenance } from "../provenance.ts";
+import { provenance } from "../../engine/provenance.ts";
 import { checkCache, type CacheCheck } from "../../metrics/cache-check.ts";
 import { cachePressure } from "../../metrics/cache-pressure.ts";
 import { tierStats } from "../../metrics/cache-tiers.ts";
@@ -15,12 +15,12 @@ import { fitFromMoments, mergeTtftMoments, ttftMoments, type TtftMoments } from 
 import type { RequestRecord } from "../../schema/record.ts";
 import { evaluateGates } from "../../gates/evaluate.ts";
 import type { PromptBatch } from "./build-prompts.ts";
-import type { SweepContext } from "../context.ts";
-import { idleCollector } from "../idle-gc.ts";
+import type { SweepContext, SweepState } from "../context.ts";
+import { idleCollector } from "../../engine/idle-gc.ts";
 import type { LinePlan, PctPlan } from "../plan.ts";
 import type { Measurement } from "./measure.ts";
-import type { CacheReset } from "./reset-cache.ts";
-import type { WarmResult } from "./warm.ts";
+import type { CacheReset } from "../../engine/reset-cache.ts";
+import type { WarmResult } from "../../engine/warm.ts";
 import type { PromptDrift } from "../../metrics/pct-record.ts";
 import type { TextPrompts } from "../../workload/text-prompts.ts";
 
@@ -31,17 +31,23 @@ export interface PctSummary {
   sweepFit: TtftMoments | null;
 }
 
-export function summarizeMeasurement(
-  plan: PctPlan,
-  line: LinePlan,
-  batch: PromptBatch,
-  reset: CacheReset,
-  warm: WarmResult,
-  m: Measurement,
-  ctx: SweepContext,
-): PctSummary {
+/** Everything a line's record is made of. */
+export interface MeasuredLine {
+  plan: PctPlan;
+  line: LinePlan;
+  batch: PromptBatch;
+  reset: CacheReset;
+  warm: WarmResult;
+  measurement: Measurement;
+  ctx: SweepContext;
+  /** The sweep so far (with the chat template's head as this line's reset left it). */
+  state: SweepState;
+}
+
+export function summarizeMeasurement(input: MeasuredLine): PctSummary {
+  const { plan, line, batch, reset, warm, measurement: m, ctx, state } = input;
   const { opts, server, tokenizer } = ctx;
-  const expected = expectations(plan, batch, ctx);
+  const expected = expectations(plan, batch, server.pageSize, state.templateHeadTokens);
   const collect = idleCollector();
   const metrics = summarizePct({
     records: m.records,
@@ -85,10 +91,10 @@ export function summarizeMeasurement(
   const tiers = tierStats(m.records);
   const intended = summarizeIntended(m.records, m.t0Ms);
   const fit = fitSamples(m.records, expected.typical);
-  const sweepFit = mergeTtftMoments(ctx.state.ttftFit, fit);
+  const sweepFit = mergeTtftMoments(state.ttftFit, fit);
   const record = buildPctRecord(metrics, {
     run_id: ctx.runId,
-    run: ctx.state.linesWritten === 0 ? ctx.run : undefined,
+    run: state.linesWritten === 0 ? ctx.run : undefined,
     gates: [],
     workload: {
       backend: ctx.backend.name,
@@ -146,7 +152,7 @@ export function summarizeMeasurement(
     hdr_unit: metrics.hdr_unit,
     ...provenance(ctx, m.startedAt),
     prompt_encoding: ctx.backend.promptEncoding,
-    prompt_drift: batch.text === null ? null : promptDrift(plan, batch.text, ctx.state.templateHeadTokens),
+    prompt_drift: batch.text === null ? null : promptDrift(plan, batch.text, state.templateHeadTokens),
   });
   // Gates read the finished record, so they are judged on exactly the numbers written next to them.
   record.gates = evaluateGates(opts.gates, record);
@@ -176,12 +182,11 @@ function fitSamples(records: readonly RequestRecord[], expectedCachedTokens: num
 function expectations(
   plan: PctPlan,
   batch: PromptBatch,
-  ctx: SweepContext,
+  page: number,
+  head: number,
 ): { typical: number; perPrompt: ((i: number) => readonly [number, number]) | null } {
   const text = batch.text;
   if (text === null) return { typical: plan.expectedCachedTokens, perPrompt: null };
-  const page = ctx.server.pageSize;
-  const head = ctx.state.templateHeadTokens;
   const headHigh = head + page - 1;
   const pages = (tokens: number): number => Math.floor(tokens / page) * page;
   const low = pages(head + text.stableTokens);

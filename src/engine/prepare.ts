@@ -1,20 +1,18 @@
 /**
- * What every measuring command (the sweep, multi-turn conversations) does before its first request: prove the
- * output files can be written, load the tokenizer, settle the backend (named, or detected by --backend auto) and
- * preflight the server. Bad input is reported here, before anything is measured.
+ * What every measuring command (the sweep, multi-turn conversations) does before its first request, once its
+ * outputs are opened (src/output/files.ts, by the command line): load the tokenizer, settle the backend (named, or
+ * detected by --backend auto) and preflight the server. Bad input is reported here, before anything is measured.
  */
-import { writeFileSync } from "node:fs";
 import { log } from "../log.ts";
 import type { RunOptions } from "../config/options.ts";
 import { resolveBackend } from "../backends/index.ts";
 import type { Backend, Control, EngineInfo, ServerProfile } from "../backends/types.ts";
-import { checkOutputWritable } from "../output/jsonl-file.ts";
 import { loadTokenizer, type LoadedTokenizer } from "../workload/tokenizer.ts";
 
 /** The options prepareRun reads. */
 export type PrepareOptions = Pick<
   RunOptions,
-  | "outputFile" | "dumpPrompts" | "requestDetails" | "baseUrl" | "apiKey" | "tokenizer" | "revision" | "backend" | "endpoint"
+  | "baseUrl" | "apiKey" | "tokenizer" | "revision" | "backend" | "endpoint"
   | "flush" | "verifyCache" | "pageSize" | "servedModelName" | "extraRequestBody"
 >;
 
@@ -26,11 +24,6 @@ export interface PreparedRun {
 }
 
 export async function prepareRun(opts: PrepareOptions, signal: AbortSignal | undefined): Promise<PreparedRun> {
-  for (const [path, flag] of [[opts.outputFile, "--output-file"], [opts.dumpPrompts, "--dump-prompts"], [opts.requestDetails, "--request-details"]] as const) {
-    if (path) checkOutputWritable(path, flag);
-  }
-  for (const path of [opts.dumpPrompts, opts.requestDetails]) if (path) writeFileSync(path, "");
-
   const ctl: Control = { baseUrl: opts.baseUrl, headers: opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}, signal };
   // Bad input (a missing tokenizer file) is a usage error and is reported before anything is sent.
   log.info(`Loading tokenizer from ${opts.tokenizer} ...`);

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { redactSecrets } from "../../../src/report/redact.ts";
+import { redactSecrets } from "../../../src/engine/redact.ts";
 
 test("the /server_info snapshot never carries keys or tokens", () => {
   const info = {

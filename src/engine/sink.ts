@@ -1,0 +1,28 @@
+/**
+ * Where a producer's results go. Producers measure and judge; they never render or write: the command line builds
+ * a sink (src/output) and hands it in, so the layers stay engine -> producers -> report -> output -> cli. Each
+ * producer extends PointSink with the few events its own output has (a cell's banner, a round table's header,
+ * live progress).
+ */
+
+/** Live progress of one line's requests (on stderr, or nowhere). */
+export interface Progress {
+  /** A request ended, with the output tokens it got. */
+  settled(ok: boolean, outputTokens: number): void;
+  /** Ends the display. */
+  stop(): void;
+}
+
+/** Starts the progress of `total` requests, shown as `label`. */
+export type StartProgress = (total: number, label: string) => Progress;
+
+const SILENT: Progress = { settled() {}, stop() {} };
+
+/** No progress (a shard worker's: its stderr is the coordinator's terminal). */
+export const noProgress: StartProgress = () => SILENT;
+
+/** What every producer's sink takes. */
+export interface PointSink<Line> {
+  /** One measured and judged line: its console row and its results-file line. */
+  line(line: Line): void;
+}

@@ -1,0 +1,44 @@
+/**
+ * The sweep's sink as the command line builds it: each line's banner and result on the console (stdout), its JSONL
+ * line appended and fsynced, its requests' details, live progress on stderr, and after the last line the sweep's
+ * TTFT model and (in GitHub Actions) the step summary.
+ */
+import { log } from "../log.ts";
+import type { RunOptions } from "../config/options.ts";
+import { renderConsole, renderPctHeader, renderSweepEnd } from "../report/console.ts";
+import { formatJsonl } from "../report/jsonl.ts";
+import { renderMarkdownReport } from "../report/markdown.ts";
+import { reportRunOf } from "../report/runs.ts";
+import { formatCell } from "../report/text-table.ts";
+import type { SweepSink } from "../sweep/sink.ts";
+import { appendRequestDetails } from "./details.ts";
+import { openOutputs } from "./files.ts";
+import { appendJsonlLine } from "./jsonl-file.ts";
+import { startProgress } from "./progress.ts";
+import { appendStepSummary } from "./step-summary.ts";
+
+type SinkOptions = Pick<RunOptions, "outputFile" | "dumpPrompts" | "requestDetails" | "quiet">;
+
+/** Opens the run's output files (openOutputs: a usage error before anything is sent) and returns the sink. */
+export function openSweepSink(opts: SinkOptions, out: (text: string) => void, env: Record<string, string | undefined> = process.env): SweepSink {
+  openOutputs(opts);
+  return {
+    lineStarted: (banner) => out(renderPctHeader(banner)),
+    details(runId, line, records) {
+      if (opts.requestDetails) appendRequestDetails(opts.requestDetails, runId, line, records);
+    },
+    line(record) {
+      const pct = record.shared_prefix_pct;
+      for (const g of record.gates) if (!g.pass) log.warn(`gate failed at ${pct}%: ${g.expr} (value ${formatCell(g.value)})`);
+      out(renderConsole(record));
+      if (opts.outputFile) appendJsonlLine(opts.outputFile, formatJsonl(record));
+    },
+    progress: (total, label) => startProgress(total, label, { quiet: opts.quiet }),
+    ended(records, ttftModel) {
+      out(renderSweepEnd(records, ttftModel));
+      if (!env.GITHUB_STEP_SUMMARY || records.length === 0) return;
+      const run = reportRunOf(records, opts.outputFile ?? "this run", ttftModel);
+      appendStepSummary(renderMarkdownReport([run], [], `warmbench run: ${run.pcts[0]!.model}`), env);
+    },
+  };
+}
