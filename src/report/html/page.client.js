@@ -41,6 +41,17 @@
   function axis(a, stacked) {
     var ax = { type: a.type, title: { display: true, text: a.title }, grid: { color: "#eef1f4" } };
     if (stacked) ax.stacked = true;
+    // A log axis labels only 1, 2 and 5 of each decade: every tick's label would overlap.
+    if (a.type === "logarithmic") {
+      ax.ticks = {
+        autoSkip: true,
+        maxRotation: 0,
+        callback: function (v) {
+          var lead = v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9));
+          return [1, 2, 5].some(function (d) { return Math.abs(lead - d) < 1e-6; }) ? Number(v).toLocaleString("en-US") : "";
+        },
+      };
+    }
     if (a.min !== undefined) ax.min = a.min;
     if (a.max !== undefined) ax.max = a.max;
     return ax;
