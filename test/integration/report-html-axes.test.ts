@@ -143,7 +143,7 @@ describe("a working-set sweep and a multi-turn file in one report: the knee and 
     try {
       const r = await runCli([
         "multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--num-clients", "3", "--num-rounds", "3",
-        "--shared-system-tokens", "64", "--turn-tokens", "48", "--output-len", "4", "--settle", "0", "--quiet", "--output-file", mt,
+        "--shared-system-tokens", "64", "--turn-tokens", "48", "--output-len", "4", "--settle", "0", "--output-file", mt,
       ]);
       if (r.code !== 0) throw new Error(`multiturn exited ${r.code}: ${r.stderr}`);
     } finally {
