@@ -155,6 +155,15 @@ const RUN: Record<string, Entry> = {
   },
   duration: { args: ["--request-rate", "40", "--duration", "0.2"], drop: ["--num-prompts"], proof: sends },
   "working-set": { args: ["--working-set", "2"], proof: sends },
+  // Every line twice, numbered; and stopped after 2 of 4 repeats once the CV is below 0.9 (the mock varies far less).
+  repeat: { args: ["--repeat", "2"], proof: (o, b) => {
+    expect(o.lines("o.jsonl").map((l) => l.repeat)).toEqual([0, 1, 0, 1]);
+    expect(b.lines("o.jsonl").map((l) => l.repeat)).toEqual([undefined, undefined]);
+  } },
+  "repeat-until-cv": { args: ["--repeat", "4", "--repeat-until-cv", "0.9"], vs: ["--repeat", "4"], proof: (o, b) => {
+    expect(o.lines("o.jsonl").map((l) => l.repeat)).toEqual([0, 1, 0, 1]);
+    expect(b.lines("o.jsonl").map((l) => l.repeat)).toEqual([0, 1, 2, 3, 0, 1, 2, 3]);
+  } },
   // Against a flush that stays busy, the default (60 s) would still be retrying when this line has given up.
   "flush-deadline": {
     args: ["--flush-deadline", "0.2"],
