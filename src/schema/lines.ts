@@ -32,7 +32,7 @@ export const OWN_KEYS = [
   "schedule_lag_mean_ms", "schedule_lag_median_ms", "schedule_lag_p90_ms", "schedule_lag_p99_ms",
   "page_size", "expected_cached_tokens", "mean_cached_tokens", "min_cached_tokens", "max_cached_tokens",
   "cached_tokens_mismatched", "cached_tokens_counts", "expected_hit_ratio", "observed_hit_ratio", "server_cache_hit_rate",
-  "working_set", "working_set_tokens", "cache_capacity_tokens", "host_cache_capacity_tokens", "working_set_fits",
+  "working_set", "repeat", "working_set_tokens", "cache_capacity_tokens", "host_cache_capacity_tokens", "working_set_fits",
   "cache_shortfall_requests", "eviction", "cached_tokens_by_tier", "ttft_by_tier",
   "cache_check", "flushed", "flush_attempts", "flush_verified", "flush_probe_cached_tokens", "warm_verified", "warm_cached_tokens",
   "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_own_lag_p99_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated", "shards",
@@ -65,8 +65,8 @@ export const ROUND_KEYS = [
   "merged",
 ] as const satisfies readonly KeyName[];
 
-/** Keys a line of the kind may leave out: `run` is in a run's first line only, `merged` in merge's lines only. */
-export const OPTIONAL_KEYS = { sweep: ["run", "merged"], round: ["run", "merged"] } as const satisfies Record<LineKind, readonly KeyName[]>;
+/** Keys a line of the kind may leave out: `run` is in a run's first line only, `repeat` in --repeat's lines, `merged` in merge's lines only. */
+export const OPTIONAL_KEYS = { sweep: ["run", "repeat", "merged"], round: ["run", "merged"] } as const satisfies Record<LineKind, readonly KeyName[]>;
 
 export const KEYS_OF = { sweep: SWEEP_KEYS, round: ROUND_KEYS } as const satisfies Record<LineKind, readonly KeyName[]>;
 
