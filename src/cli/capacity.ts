@@ -62,6 +62,7 @@ async function measurePoint(o: CapacityOptions, pct: number, load: Load, signal:
     lineStarted() {},
     details() {},
     line: (r) => void (line = r),
+    repeated() {},
     progress: o.run.quiet ? noProgress : (total) => startProgress(total, `${pct}% ${what}`, { quiet: o.run.quiet }),
     ended() {},
   };

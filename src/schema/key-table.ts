@@ -83,7 +83,13 @@ export const KEYS = {
   }),
   run_id: k(str(), null, "Shared by every line of one run: group lines by it."),
   run: k(runInfoShape, null, "The run's description; in the run's first line only."),
-  gates: k(array(gateResultShape), null, "Every --gate whose scope holds this line, evaluated on its numbers; [] without gates."),
+  gates: k(array(gateResultShape), null,
+    "Every --gate whose scope holds this line, evaluated on its numbers; [] without gates. With --repeat, a gate judges the cell (its line at " +
+      "every repeat) once, on the mean over its repeats: only the cell's last repeat carries the verdicts (value = the mean, with " +
+      "`repeats` and the 95 % interval beside it); its earlier repeats carry []."),
+  repeat: k(int(), null, "With --repeat N: which measurement of the line this is (0-based); each from a flushed, proven, warmed cache with the same prompts. Absent without --repeat.", {
+    axis: true,
+  }),
   workload: k(workloadShape, null, "What was sent, for pairing lines of two runs (warmbench compare)."),
   round: k(int(), null, "The round (0-based, as bench_multiturn.py's round_0, round_1...): every client's turn with this index.", {
     axis: true,

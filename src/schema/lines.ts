@@ -32,13 +32,13 @@ export const OWN_KEYS = [
   "schedule_lag_mean_ms", "schedule_lag_median_ms", "schedule_lag_p90_ms", "schedule_lag_p99_ms",
   "page_size", "expected_cached_tokens", "mean_cached_tokens", "min_cached_tokens", "max_cached_tokens",
   "cached_tokens_mismatched", "cached_tokens_counts", "expected_hit_ratio", "observed_hit_ratio", "server_cache_hit_rate",
-  "working_set", "working_set_tokens", "cache_capacity_tokens", "host_cache_capacity_tokens", "working_set_fits",
+  "working_set", "repeat", "probe", "working_set_tokens", "cache_capacity_tokens", "host_cache_capacity_tokens", "working_set_fits",
   "cache_shortfall_requests", "eviction", "cached_tokens_by_tier", "ttft_by_tier",
   "cache_check", "flushed", "flush_attempts", "flush_verified", "flush_probe_cached_tokens", "warm_verified", "warm_cached_tokens",
   "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_own_lag_p99_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated", "shards",
   "ttft_fit", "ttft_model", "hdr", "hdr_unit",
   "warmbench_version", "schema_version", "started_at", "model", "tokenizer", "population_size", "seed", "base_url", "server_version", "text_mode",
-  "prompt_encoding", "prompt_drift", "merged", "probe",
+  "prompt_encoding", "prompt_drift", "merged",
 ] as const satisfies readonly KeyName[];
 
 export const SWEEP_KEYS = [...SCRIPT_KEYS, ...OWN_KEYS] as const;
@@ -62,6 +62,7 @@ export const ROUND_KEYS = [
   "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated", "shards",
   "hdr", "hdr_unit",
   "warmbench_version", "schema_version", "started_at", "model", "tokenizer", "population_size", "seed", "base_url", "server_version", "text_mode",
+  "merged",
 ] as const satisfies readonly KeyName[];
 
 /** A capacity line's keys (warmbench capacity: one per pct, after its probes, which are sweep lines with a `probe`). */
@@ -73,10 +74,10 @@ export const CAPACITY_KEYS = [
 ] as const satisfies readonly KeyName[];
 
 /**
- * Keys a line of the kind may leave out: `run` is in a run's first line only, `merged` in merge's lines only, `probe`
- * in a capacity search's probes only.
+ * Keys a line of the kind may leave out: `run` is in a run's first line only, `repeat` in --repeat's lines, `probe`
+ * in a capacity search's probes, `merged` in merge's lines only.
  */
-export const OPTIONAL_KEYS = { sweep: ["run", "merged", "probe"], round: ["run"], capacity: [] } as const satisfies Record<LineKind, readonly KeyName[]>;
+export const OPTIONAL_KEYS = { sweep: ["run", "repeat", "probe", "merged"], round: ["run", "merged"], capacity: [] } as const satisfies Record<LineKind, readonly KeyName[]>;
 
 export const KEYS_OF = { sweep: SWEEP_KEYS, round: ROUND_KEYS, capacity: CAPACITY_KEYS } as const satisfies Record<LineKind, readonly KeyName[]>;
 

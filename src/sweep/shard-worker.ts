@@ -16,7 +16,7 @@ import type { ShardConnection } from "../shard/shard-client.ts";
 import { profileFromSetup, serveAsShard, type WorkerPlacement } from "../shard/worker.ts";
 import { toWireRecord, type JobMessage, type ShardSetup } from "../shard/messages.ts";
 import type { SweepContext } from "./context.ts";
-import { planPct, type PctPlan } from "./plan.ts";
+import { planPct, repeatLine, type PctPlan } from "./plan.ts";
 import { sweepJobs, type SweepJob } from "./cells.ts";
 import { buildPromptBatch, type PromptBatch } from "./stages/build-prompts.ts";
 import { abortOf, measureShare, promptsFilled } from "./stages/measure-share.ts";
@@ -142,7 +142,7 @@ async function runJob(
       cell.job = expected;
     }
     const plan = cell.plan!;
-    const line = plan.lines[job.rate_index]!;
+    const line = repeatLine(plan.lines[job.rate_index]!, expected.repeat);
     const prompts = cell.batch!.openLine(line);
     try {
       await promptsFilled(prompts, signal);

@@ -95,6 +95,7 @@ export function summarizeMeasurement(input: MeasuredLine): PctSummary {
   const record = buildPctRecord(metrics, {
     run_id: ctx.runId,
     run: state.linesWritten === 0 ? ctx.run : undefined,
+    repeat: line.repeat ?? undefined,
     gates: [],
     workload: {
       backend: ctx.backend.name,

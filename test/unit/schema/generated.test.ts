@@ -52,7 +52,7 @@ test("the sweep's key lists are the table's: the script's first, gates and workl
   expect(NUMERIC_KEYS).not.toContain("working_set_fits" as never);
   expect(NUMERIC_KEYS).not.toContain("cache_check" as never);
   expect(NUMERIC_KEYS).not.toContain("schema_version" as never);
-  expect(NUMERIC_KEYS).toHaveLength(80); // as before the key table: it adds none
+  expect(NUMERIC_KEYS).toHaveLength(81); // as before the key table (80), and the repeat axis (run --repeat)
   expect(numericKeysOf("round")).toContain("round");
 });
 
