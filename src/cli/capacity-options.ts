@@ -21,6 +21,12 @@ function parseNumber(flag: string, text: string): number {
   return n;
 }
 
+function parsePositiveSeconds(flag: string, text: string): number {
+  const s = parseNumber(flag, text);
+  if (!(s > 0)) throw new UsageError(`--${flag} ${text}: must be > 0 seconds`);
+  return s;
+}
+
 /** `--precision 5%` or `0.05`: a fraction in (0, 0.5). */
 export function parsePrecision(text: string): number {
   const t = text.trim();
@@ -92,9 +98,8 @@ export function parseCapacityOptions(raw: RawFlags, env: Record<string, string |
   const run = parseRunOptions(
     {
       ...workload,
-      "num-prompts": durationRaw === undefined ? String(probeRequests) : undefined,
+      "num-prompts": String(probeRequests),
       "request-rate": search === "rate" ? "1" : "inf",
-      duration: durationRaw,
       "max-concurrency": search === "rate" ? (str(raw, "max-concurrency") ?? "0") : "1",
       "verify-cache": "warn",
     },
@@ -112,7 +117,7 @@ export function parseCapacityOptions(raw: RawFlags, env: Record<string, string |
     run: { ...run, gates },
     search,
     probeRequests,
-    probeDurationS: run.durationS,
+    probeDurationS: durationRaw === undefined ? null : parsePositiveSeconds("probe-duration", durationRaw),
     precision: parsePrecision(str(raw, "precision") ?? c.precision),
     confirm: parseIntFlag("confirm", str(raw, "confirm") ?? String(c.confirm), 1, 10),
     start,
