@@ -99,7 +99,8 @@ const SHARED_FLAGS: FlagDecl[] = [
     multiturn: { help: "Write one JSONL line per turn (timestamps, cached tokens per tier) to this file" },
   }),
   text("settle", "Seconds to wait after each cache flush", { run: true, demo: { default: dd.settleS }, multiturn: { help: "Seconds to wait after the cache flush" } }, { default: d.settleMs / 1000 }),
-  text("flush-deadline", "Seconds to keep retrying a busy /flush_cache", ALL, { default: d.flushDeadlineS }),
+  // Not the demo's: its own mock is idle whenever it is flushed, so it never answers busy (refused below).
+  text("flush-deadline", "Seconds to keep retrying a busy /flush_cache", RUN_MT, { default: d.flushDeadlineS }),
   text("request-timeout", "Seconds one request may take in all", ALL, { default: d.requestTimeoutS }),
   text("stall-timeout", "Seconds without any byte before a request fails as stalled", ALL, { default: d.stallTimeoutS }),
   text("flush", "Cache flush before each pct: auto (the backend's way) or none", { ...SWEEPS, multiturn: { help: "Cache flush before round 0: auto (the backend's way) or none" } }, { default: d.flush, choices: FLUSH_MODES }),
@@ -124,7 +125,8 @@ const SHARED_FLAGS: FlagDecl[] = [
     multiturn: { help: "Pass/fail threshold METRIC OP VALUE judged on every round line, e.g. 'p99_ttft_ms<=800'; repeatable; exit 6 when one fails" },
   }, { repeatable: true }),
   text("gates-file", "File with one gate per line (# comments)", ALL),
-  bool("quiet", "No progress line on stderr", ALL),
+  // Not multiturn's: it draws no progress line (refused below).
+  bool("quiet", "No progress line on stderr", SWEEPS),
   bool("verbose", "Show stack traces and debug logs", { ...ALL, report: true, compare: true, merge: true, history: true }),
 ];
 
@@ -140,9 +142,14 @@ export const MEASURE_FLAGS: FlagDecl[] = [
   ...SERVER_FLAGS.slice(5),
 ];
 
-/** Server flags would silently do nothing in the demo, which brings its own server: refused by name. */
-export const REFUSED_FLAGS: RefusedFlag[] = ["base-url", "host", "port"].map((name) => ({
-  name,
-  commands: ["demo"],
-  reason: `the demo runs against its own mock server; use \`warmbench run --${name} ...\` for yours`,
-}));
+/** Flags that would silently do nothing in a command: refused there by name, with the reason. */
+export const REFUSED_FLAGS: RefusedFlag[] = [
+  // Server flags, in the demo, which brings its own server.
+  ...["base-url", "host", "port"].map((name): RefusedFlag => ({
+    name,
+    commands: ["demo"],
+    reason: `the demo runs against its own mock server; use \`warmbench run --${name} ...\` for yours`,
+  })),
+  { name: "flush-deadline", commands: ["demo"], reason: "the demo's own mock is idle whenever it is flushed: it never answers busy, so there is nothing to retry" },
+  { name: "quiet", commands: ["multiturn"], reason: "multiturn draws no progress line: its stderr holds only the run's log lines" },
+];
