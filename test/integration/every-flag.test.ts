@@ -25,15 +25,7 @@ afterAll(async () => {
  */
 const UNPROVEN: Partial<Record<CommandName, Record<string, string>>> = {
   compare: {
-    "fail-inconclusive": "compare table not written yet (test/integration/compare-repeats.test.ts covers it)",
-    db: "compare table not written yet (test/integration/history.test.ts covers it)",
-  },
-  history: {
-    verbose: "history table not written yet",
-    action: "history table not written yet (test/integration/history.test.ts covers add, list, show)",
-    db: "history table not written yet (test/integration/history.test.ts)",
-    tag: "history table not written yet (test/integration/history.test.ts)",
-    pct: "history table not written yet (test/integration/history.test.ts)",
+    "fail-inconclusive": "needs repeated runs (run --repeat); test/integration/compare-repeats.test.ts covers it on stitched repeats",
   },
 };
 
@@ -44,7 +36,6 @@ const TABLES: Record<CommandName, ProofBodies> = {
   ...MEASURING,
   mock: MOCK_PROOFS,
   ...RESULTS_PROOFS,
-  history: {},
   // `schema` takes no flag: its table is empty, and --help must show none.
   schema: {},
 };
