@@ -115,10 +115,12 @@ export const RULES = {
   // The point's axes and the work's shape: the same in every run.
   backend: first("backend"), dataset_name: first("dataset_name"), request_rate: first("request_rate"), shared_prefix_pct: first("shared_prefix_pct"),
   prefix_len: first("prefix_len"), suffix_len: first("suffix_len"), total_tokens: first("total_tokens"), output_len: first("output_len"),
-  type: first("type"), round: first("round"), repeat: first("repeat"), num_rounds: first("num_rounds"), round_barrier: first("round_barrier"),
+  type: first("type"), round: first("round"), num_rounds: first("num_rounds"), round_barrier: first("round_barrier"),
   ready_queue_policy: first("ready_queue_policy"), shared_system_tokens: first("shared_system_tokens"),
   first_turn_tokens: first("first_turn_tokens"), turn_tokens: first("turn_tokens"),
   working_set: (m) => num(m.first.working_set ?? 1),
+  // The axes later producers add (absent from lines without them, so from the merged line too).
+  repeat: first("repeat"), probe: first("probe"), window: first("window"),
   burstiness: (m) => m.first.burstiness ?? null, duration_limit_s: (m) => m.first.duration_limit_s ?? null,
   page_size: (m) => num(m.first.page_size),
 
