@@ -115,10 +115,12 @@ export const RULES = {
   // The point's axes and the work's shape: the same in every run.
   backend: first("backend"), dataset_name: first("dataset_name"), request_rate: first("request_rate"), shared_prefix_pct: first("shared_prefix_pct"),
   prefix_len: first("prefix_len"), suffix_len: first("suffix_len"), total_tokens: first("total_tokens"), output_len: first("output_len"),
-  type: first("type"), round: first("round"), repeat: first("repeat"), num_rounds: first("num_rounds"), round_barrier: first("round_barrier"),
+  type: first("type"), round: first("round"), num_rounds: first("num_rounds"), round_barrier: first("round_barrier"),
   ready_queue_policy: first("ready_queue_policy"), shared_system_tokens: first("shared_system_tokens"),
   first_turn_tokens: first("first_turn_tokens"), turn_tokens: first("turn_tokens"),
   working_set: (m) => num(m.first.working_set ?? 1),
+  // The axes later producers add (absent from lines without them, so from the merged line too).
+  repeat: first("repeat"), probe: first("probe"), window: first("window"),
   burstiness: (m) => m.first.burstiness ?? null, duration_limit_s: (m) => m.first.duration_limit_s ?? null,
   page_size: (m) => num(m.first.page_size),
 
@@ -209,9 +211,8 @@ export const RULES = {
   text_mode: (m) => (m.first.text_mode === "incremental" ? "incremental" : "cumulative"),
   prompt_encoding: (m) => (m.first.prompt_encoding === "text" ? "text" : "token_ids"),
   prompt_drift: unknown,
-  // A capacity probe merges as any point, at its place in the search. A capacity line is a search's verdict, not a
-  // point (readers and merge never take it as one), so its own keys have nothing to merge.
-  probe: first("probe"),
+  // A capacity line is a search's verdict, not a point (readers and merge never take it as one): its own keys have
+  // nothing to merge.
   search: unknown, capacity_request_rate: unknown, capacity_concurrency: unknown, capacity_bracket: unknown, binding_gate: unknown,
   capacity_status: unknown, capacity_reason: unknown, probes_counted: unknown, probes_sent: unknown, search_wall_s: unknown,
   precision: unknown, confirm: unknown,

@@ -8,7 +8,7 @@ import {
   cachedTokensByTierShape, errorEntryShape, gateResultShape, mergedShape, promptDriftShape, roundHdrShape, runInfoShape,
   shardsShape, sweepHdrShape, ttftByTierShape, ttftFitShape, ttftModelShape, workloadShape,
 } from "./nested.ts";
-import { array, bool, int, label, literal, nullable, num, ordinal, pair, record, str, type Shape } from "./shape.ts";
+import { array, bool, int, label, literal, nullable, num, pair, record, str, type Shape } from "./shape.ts";
 
 export interface KeyDef {
   readonly shape: Shape<unknown>;
@@ -91,10 +91,12 @@ export const KEYS = {
     axis: true,
   }),
   workload: k(workloadShape, null, "What was sent, for pairing lines of two runs (warmbench compare)."),
-  round: k(int(), null, "The round (0-based, as bench_multiturn.py's round_0, round_1...): every client's turn with this index.", {
+  // What later producers add to a sweep line's axes (absent otherwise): the engine's summarize takes them as data.
+  probe: k(int(), null, "The probe of a capacity search (0-based, in the order sent): one measured load of the search (warmbench capacity); its load is request_rate or max_concurrency. Absent in other lines.", {
     axis: true,
   }),
-  probe: k(ordinal(), null, "warmbench capacity: the probe's place (0-based) in its pct's search; the load it was sent at is request_rate or max_concurrency.", {
+  window: k(int(), null, "The time window of a trace replay (0-based): the requests whose intended send time falls in it. Absent in other lines."),
+  round: k(int(), null, "The round (0-based, as bench_multiturn.py's round_0, round_1...): every client's turn with this index.", {
     axis: true,
   }),
   num_rounds: k(int(), "rounds", "Rounds each conversation has."),

@@ -25,14 +25,14 @@ export const SCRIPT_KEYS = [
 
 /** A sweep line's keys after the script's, in the order written. */
 export const OWN_KEYS = [
-  "run_id", "run", "gates", "workload", "sent", "failed", "errors", "errors_by_kind", "interrupted",
+  "run_id", "run", "gates", "workload", "repeat", "probe", "window", "sent", "failed", "errors", "errors_by_kind", "interrupted",
   "burstiness", "duration_limit_s", "achieved_request_rate",
   "ttft_from_intended_mean_ms", "ttft_from_intended_median_ms", "ttft_from_intended_p90_ms", "ttft_from_intended_p99_ms",
   "e2e_from_intended_mean_ms", "e2e_from_intended_median_ms", "e2e_from_intended_p90_ms", "e2e_from_intended_p99_ms",
   "schedule_lag_mean_ms", "schedule_lag_median_ms", "schedule_lag_p90_ms", "schedule_lag_p99_ms",
   "page_size", "expected_cached_tokens", "mean_cached_tokens", "min_cached_tokens", "max_cached_tokens",
   "cached_tokens_mismatched", "cached_tokens_counts", "expected_hit_ratio", "observed_hit_ratio", "server_cache_hit_rate",
-  "working_set", "repeat", "probe", "working_set_tokens", "cache_capacity_tokens", "host_cache_capacity_tokens", "working_set_fits",
+  "working_set", "working_set_tokens", "cache_capacity_tokens", "host_cache_capacity_tokens", "working_set_fits",
   "cache_shortfall_requests", "eviction", "cached_tokens_by_tier", "ttft_by_tier",
   "cache_check", "flushed", "flush_attempts", "flush_verified", "flush_probe_cached_tokens", "warm_verified", "warm_cached_tokens",
   "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_own_lag_p99_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated", "shards",
@@ -74,10 +74,10 @@ export const CAPACITY_KEYS = [
 ] as const satisfies readonly KeyName[];
 
 /**
- * Keys a line of the kind may leave out: `run` is in a run's first line only, `repeat` in --repeat's lines, `probe`
- * in a capacity search's probes, `merged` in merge's lines only.
+ * Keys a line of the kind may leave out: `run` is in a run's first line only, `merged` in merge's lines only, and
+ * `repeat`, `probe`, `window` in the lines of the producers that add those axes only.
  */
-export const OPTIONAL_KEYS = { sweep: ["run", "repeat", "probe", "merged"], round: ["run", "merged"], capacity: [] } as const satisfies Record<LineKind, readonly KeyName[]>;
+export const OPTIONAL_KEYS = { sweep: ["run", "repeat", "probe", "window", "merged"], round: ["run", "merged"], capacity: [] } as const satisfies Record<LineKind, readonly KeyName[]>;
 
 export const KEYS_OF = { sweep: SWEEP_KEYS, round: ROUND_KEYS, capacity: CAPACITY_KEYS } as const satisfies Record<LineKind, readonly KeyName[]>;
 

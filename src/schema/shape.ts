@@ -27,8 +27,6 @@ export const num = (): Shape<number> => shape({ $ref: "#/$defs/number" }, true);
 export const int = (): Shape<number> => shape({ type: "integer" }, true);
 /** A whole number that is a label, not a measurement (schema_version): no gate or limit may name it. */
 export const label = (): Shape<number> => shape({ type: "integer", minimum: 1 });
-/** A 0-based position that is a coordinate, not a measurement (a capacity search's probe): no gate or limit may name it. */
-export const ordinal = (): Shape<number> => shape({ type: "integer", minimum: 0 });
 export const str = (): Shape<string> => shape({ type: "string" });
 export const bool = (): Shape<boolean> => shape({ type: "boolean" });
 export const literal = <const L extends string>(...values: L[]): Shape<L> =>
