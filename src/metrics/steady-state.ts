@@ -68,11 +68,19 @@ export function steadyState(records: readonly RequestRecord[], ratio = STEADY_ST
   let busyMs = 0;
   for (const s of steps) busyMs += s.level * Math.max(0, Math.min(s.toMs, toMs) - Math.max(s.fromMs, fromMs));
   const sent = records.filter((r) => r.ok && inside(r.startMs));
-  const itl: number[] = [];
-  for (const r of sent) for (let i = 0; i < r.itlMs.length; i++) itl.push(r.itlMs[i]!);
+  const itl = new Float64Array(sent.reduce((n, r) => n + r.itlMs.length, 0));
+  let filled = 0;
+  for (const r of sent) {
+    itl.set(r.itlMs, filled);
+    filled += r.itlMs.length;
+  }
   const ttft = sent.map((r) => r.ttftMs);
   let tokens = 0;
-  for (const r of records) forEachToken(r, (ms) => void (inside(ms) && tokens++));
+  for (const r of records) {
+    // A request whose every token falls inside counts whole, without walking its gaps.
+    if (r.ok && r.firstTokenMs >= fromMs && r.lastEventMs <= toMs) tokens += Math.max(r.outputLen, r.itlMs.length + 1);
+    else forEachToken(r, (ms) => void (inside(ms) && tokens++));
+  }
   const ended = records.filter((r) => r.ok && inside(endMsOf(r))).length;
   const t0 = originMsOf(records);
   return {

@@ -66,13 +66,17 @@ export function buildTimeline(records: readonly RequestRecord[]): Timeline | nul
     if (!r.ok || r.firstTokenMs <= 0) continue;
     ttftSum[at(r.firstTokenMs)]! += r.ttftMs;
     ttftN[at(r.firstTokenMs)]!++;
+    // The tokens as forEachToken places them, walked once with the gaps that end in each bucket.
     let t = r.firstTokenMs;
+    tokens[at(t)]!++;
     for (let i = 0; i < r.itlMs.length; i++) {
       t += r.itlMs[i]!;
-      itlSum[at(t)]! += r.itlMs[i]!;
-      itlN[at(t)]!++;
+      const b = at(t);
+      itlSum[b]! += r.itlMs[i]!;
+      itlN[b]!++;
+      tokens[b]!++;
     }
-    forEachToken(r, (ms) => tokens[at(ms)]!++);
+    if (r.outputLen > r.itlMs.length + 1) tokens[at(r.lastEventMs)]! += r.outputLen - r.itlMs.length - 1;
   }
   // The last bucket may be cut short by the line's end: its mean is over the time it covers.
   const span = (b: number) => Math.min(width, endMs - t0 - b * width) || width;
