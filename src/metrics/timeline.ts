@@ -25,7 +25,8 @@ export function forEachToken(r: RequestRecord, at: (ms: number) => void): void {
   if (!r.ok || r.firstTokenMs <= 0) return;
   let t = r.firstTokenMs;
   at(t);
-  for (let i = 0; i < r.itlMs.length; i++) at((t += r.itlMs[i]!));
+  // No token arrives after the last event (the gaps' float sum may overshoot it by a rounding error).
+  for (let i = 0; i < r.itlMs.length; i++) at((t = Math.min(t + r.itlMs[i]!, r.lastEventMs)));
   for (let k = r.itlMs.length + 1; k < r.outputLen; k++) at(r.lastEventMs);
 }
 
@@ -70,7 +71,7 @@ export function buildTimeline(records: readonly RequestRecord[]): Timeline | nul
     let t = r.firstTokenMs;
     tokens[at(t)]!++;
     for (let i = 0; i < r.itlMs.length; i++) {
-      t += r.itlMs[i]!;
+      t = Math.min(t + r.itlMs[i]!, r.lastEventMs);
       const b = at(t);
       itlSum[b]! += r.itlMs[i]!;
       itlN[b]!++;

@@ -30,7 +30,7 @@ function phasedRun(n = 40, cap = 8) {
     records.push(r);
     let t = r.firstTokenMs;
     tokens.push(t);
-    for (const g of r.itlMs) tokens.push((t += g));
+    for (const g of r.itlMs) tokens.push((t = Math.min(t + g, r.lastEventMs)));
   }
   return { records, tokens };
 }
