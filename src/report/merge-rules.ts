@@ -198,6 +198,10 @@ export const RULES = {
 
   ttft_fit: (m) => m.moments,
   ttft_model: (m) => fitFromMoments(m.moments),
+  // Each run's buckets start at its own first send, on its own clock, with a width chosen from its own duration, and
+  // the window needs every request's send and end: neither can be rebuilt for the union from the runs' lines.
+  steady_state: unknown,
+  timeline: unknown,
   hdr: (m) => ({
     ttft_us: encodeHistogram(m.h.ttft), tpot_us: encodeHistogram(m.h.tpot), itl_us: encodeHistogram(m.h.itl), e2e_latency_us: encodeHistogram(m.h.e2e),
     ...(m.kind === "round" ? {} : m.intended().hdr),

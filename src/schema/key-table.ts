@@ -8,6 +8,7 @@ import {
   cachedTokensByTierShape, errorEntryShape, gateResultShape, mergedShape, promptDriftShape, roundHdrShape, runInfoShape,
   shardsShape, sweepHdrShape, ttftByTierShape, ttftFitShape, ttftModelShape, workloadShape,
 } from "./nested.ts";
+import { steadyStateShape, timelineShape } from "./timeline-shape.ts";
 import { array, bool, int, label, literal, nullable, num, pair, record, str, type Shape } from "./shape.ts";
 
 export interface KeyDef {
@@ -203,6 +204,13 @@ export const KEYS = {
   // Models and histograms.
   ttft_fit: k(ttftFitShape, null, "This line's sufficient statistics of (uncached tokens, TTFT): merge them to refit the run's model."),
   ttft_model: k(ttftModelShape, null, "The TTFT model (TTFT = fixed + slope x uncached tokens) over the run's lines up to and including this one."),
+  // The line over time (src/metrics/timeline.ts, steady-state.ts).
+  steady_state: k(steadyStateShape, null,
+    "The steady-state window: the longest interval in which requests in flight stay at or above 80 % of their peak (SGLang's steady-state rule; " +
+      "dips under 5 ms, a slot handed from one request to the next, do not end it), and the main metrics over it, beside the whole line's; null: nothing sent."),
+  timeline: k(timelineShape, null,
+    "The line over time in fixed buckets from its first send (at most 120): requests sent, ended and in flight, output tokens, mean TTFT and ITL, " +
+      "and the share cached, one array per figure; null: nothing sent."),
   hdr: k(sweepHdrShape, null, "HDR histograms of the line's latencies, to merge runs exactly.", { roundShape: roundHdrShape }),
   hdr_unit: k(literal("us"), null, 'The unit of the hdr histograms: "us" (microseconds).'),
 

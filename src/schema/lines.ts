@@ -36,7 +36,7 @@ export const OWN_KEYS = [
   "cache_shortfall_requests", "eviction", "cached_tokens_by_tier", "ttft_by_tier",
   "cache_check", "flushed", "flush_attempts", "flush_verified", "flush_probe_cached_tokens", "warm_verified", "warm_cached_tokens",
   "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_own_lag_p99_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated", "shards",
-  "ttft_fit", "ttft_model", "hdr", "hdr_unit",
+  "ttft_fit", "ttft_model", "steady_state", "timeline", "hdr", "hdr_unit",
   "warmbench_version", "schema_version", "started_at", "model", "tokenizer", "population_size", "seed", "base_url", "server_version", "text_mode",
   "prompt_encoding", "prompt_drift", "merged",
 ] as const satisfies readonly KeyName[];
@@ -60,7 +60,7 @@ export const ROUND_KEYS = [
   "cache_shortfall_requests", "eviction", "cached_tokens_mismatched", "approximate_turns",
   "cached_tokens_by_tier", "ttft_by_tier", "cache_check", "flush_verified", "warm_cached_tokens",
   "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated", "shards",
-  "hdr", "hdr_unit",
+  "steady_state", "timeline", "hdr", "hdr_unit",
   "warmbench_version", "schema_version", "started_at", "model", "tokenizer", "population_size", "seed", "base_url", "server_version", "text_mode",
   "merged",
 ] as const satisfies readonly KeyName[];
