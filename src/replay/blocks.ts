@@ -1,0 +1,66 @@
+/**
+ * Hash ids to token ids, so that a trace replays token-exact: hash id h names one fixed block of `blockSize` ids,
+ * identical in every request and every run with the same --seed, and a prompt is its blocks in order with the last
+ * one cut so the prompt has exactly input_length ids. Sending token ids (not text) keeps block boundaries where the
+ * trace puts them: no re-tokenization moves them.
+ *
+ * A block's first id is population[h mod V] (V = the population size) and the rest are drawn from
+ * Random((|seed| << 64) + h), Python-compatible. Why the first id is fixed: two different blocks at the same position
+ * after a shared prefix must not share a leading token, or the server would cache one token more than the trace
+ * shares. With the first id injective for h < V (V is ~32k-150k for real tokenizers) that cannot happen; for larger
+ * ids two blocks share their first id with probability about 1/V per pair of ids that differ by a multiple of V,
+ * and a whole page of P ids with probability V^-P. Two different hash ids giving identical blocks has probability
+ * V^-(blockSize-1): never, in practice.
+ *
+ * Blocks are built just in time and the most recent are kept (a bounded LRU), so memory stays O(in flight) whatever
+ * the trace's length while a system prompt shared by every request is drawn once.
+ */
+import { PyRandom } from "../workload/rng.ts";
+import type { TraceRequest } from "./trace.ts";
+
+/** Blocks kept for reuse: 4096 x 512 ids x 4 bytes = 8 MiB at the default block size. */
+const KEPT_BLOCKS = 4096;
+
+/** The generator's seed of hash id h under --seed: distinct for every (|seed|, h) with h < 2^64. */
+export const blockSeed = (seed: bigint, hashId: number): bigint => ((seed < 0n ? -seed : seed) << 64n) + BigInt(hashId);
+
+export class BlockSource {
+  private readonly kept = new Map<number, Uint32Array>();
+
+  constructor(
+    private readonly population: Uint32Array,
+    private readonly seed: bigint,
+    readonly blockSize: number,
+    private readonly keep = KEPT_BLOCKS,
+  ) {
+    if (population.length === 0) throw new Error("BlockSource: empty population");
+  }
+
+  /** Hash id h's block: blockSize ids (shared: callers must not write to it). */
+  block(hashId: number): Uint32Array {
+    const hit = this.kept.get(hashId);
+    if (hit !== undefined) {
+      // Refreshed: a Map iterates in insertion order, so the first entry is the least recently used.
+      this.kept.delete(hashId);
+      this.kept.set(hashId, hit);
+      return hit;
+    }
+    const ids = new Uint32Array(this.blockSize);
+    ids[0] = this.population[hashId % this.population.length]!;
+    new PyRandom(blockSeed(this.seed, hashId)).choicesInto(this.population, ids, 1, this.blockSize - 1);
+    this.kept.set(hashId, ids);
+    if (this.kept.size > this.keep) this.kept.delete(this.kept.keys().next().value!);
+    return ids;
+  }
+
+  /** The request's prompt: its blocks in order, the last cut so it has exactly inputLength ids. */
+  prompt(req: Pick<TraceRequest, "inputLength" | "hashIds">): Uint32Array {
+    const out = new Uint32Array(req.inputLength);
+    for (let j = 0; j < req.hashIds.length; j++) {
+      const at = j * this.blockSize;
+      const take = Math.min(this.blockSize, req.inputLength - at);
+      out.set(this.block(req.hashIds[j]!).subarray(0, take), at);
+    }
+    return out;
+  }
+}
