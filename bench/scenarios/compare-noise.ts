@@ -126,7 +126,7 @@ export async function runCompareNoise(ctx: BenchContext): Promise<ScenarioResult
       `Disturbed: a run of the pair saw the mock > ${MOCK_LATE_MS} ms late against its own schedule (p99 over first tokens and events, from its truth log) or the client saturated by its own self-check (client_saturated: event-loop lag p99 > 5 ms or the JS thread > 90 % busy, what --strict fails): the box, not the server, was measured. The target passes when every pair passes; failures in disturbed pairs alone leave it to the undisturbed pairs (n/a when fewer than half are).`,
       `Pairs: ${pairRows.map((r) => `#${r[0]} exit ${r[1]}, disturbed ${r[2]} (mock late p99 ${r[3]} ms, client lag p99 ${r[4]} ms; worst regression % ${r[5]})`).join("; ")}.`,
       `Mock: ${MOCK_ARGS.join(" ")}. Each run: ${RUN_ARGS.join(" ")} (llama2 tokenizer), one after another against the same mock.`,
-      "Regression % is (new - base) / base x 100 in the metric's bad direction (latency up, throughput down), over every pct of every pair; the default limits are in src/options.ts (COMPARE_DEFAULTS).",
+      "Regression % is (new - base) / base x 100 in the metric's bad direction (latency up, throughput down), over every pct of every pair; the default limits are in src/config/options.ts (COMPARE_DEFAULTS).",
     ],
     trials: [],
     figures: { pairs, undisturbed: quiet.length, failures, disturbedFailures, failedRuns },

@@ -12,142 +12,13 @@ import type { Gate } from "../schema/gate.ts";
 import { checkGatesMatchPlan } from "../gates/plan.ts";
 import { arrivalCount } from "../workload/arrivals.ts";
 import { splitPrompt } from "../workload/prompts.ts";
+import {
+  oneOf, parseBaseUrl, parseExtraBody, parseFraction, parseIntFlag, parseNumberFlag, parsePcts, parsePositive, parseRequestRates,
+  parseSeed, parseWorkingSets, str, type RawFlags,
+} from "./flag-values.ts";
 
-/** Raw flag values as citty hands them over: strings and booleans, keyed by kebab-case name. */
-export type RawFlags = Record<string, string | boolean | undefined>;
-
-const INT_RE = /^[+-]?\d+$/;
-
-/** Parses a Python-style int flag (argparse `type=int`); throws a UsageError naming the flag. */
-export function parseIntFlag(flag: string, value: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  const text = value.trim().replaceAll("_", "");
-  if (!INT_RE.test(text)) throw new UsageError(`--${flag}: expected an integer, got "${value}"`);
-  const n = Number(text);
-  if (!Number.isSafeInteger(n)) throw new UsageError(`--${flag}: ${value} is too large`);
-  if (n < min) throw new UsageError(`--${flag}: must be >= ${min}, got ${n}`);
-  if (n > max) throw new UsageError(`--${flag}: must be <= ${max}, got ${n}`);
-  return n;
-}
-
-/** Parses a non-negative decimal number of seconds (or ms), naming the flag on error. */
-export function parseNumberFlag(flag: string, value: string, min: number): number {
-  const text = value.trim();
-  const n = text === "" ? NaN : Number(text);
-  if (!Number.isFinite(n)) throw new UsageError(`--${flag}: expected a number, got "${value}"`);
-  if (n < min) throw new UsageError(`--${flag}: must be >= ${min}, got ${n}`);
-  return n;
-}
-
-/**
- * `--pcts 0,50,99`, split as the script does (`int(p.strip())` of every non-blank part). A repeated pct is run
- * again, as the script would; a list that leaves nothing to run, or a pct outside [0, 100] (the script would build
- * prompts of another length than --total-tokens), is explained and refused.
- */
-export function parsePcts(value: string): number[] {
-  const parts = value.split(",").map((p) => p.trim()).filter((p) => p !== "");
-  if (parts.length === 0) {
-    throw new UsageError(`--pcts "${value}": no percentage to sweep, so nothing would be measured (e.g. --pcts 0,50,90)`);
-  }
-  const pcts = parts.map((p) => parseIntFlag("pcts", p, Number.MIN_SAFE_INTEGER));
-  for (const p of pcts) {
-    if (p < 0 || p > 100) {
-      throw new UsageError(
-        `--pcts ${p}: a shared-prefix percentage must be in [0, 100]; the script would build prompts of another length than --total-tokens`,
-      );
-    }
-  }
-  return pcts;
-}
-
-/**
- * `--working-set 1,4,16`: how many distinct shared prefixes rotate through a pct's prompts, each size one point of
- * the sweep. 0 would leave the prompts nothing to share (and nothing to warm), so it is refused.
- */
-export function parseWorkingSets(value: string): number[] {
-  const parts = value.split(",").map((p) => p.trim()).filter((p) => p !== "");
-  if (parts.length === 0) throw new UsageError(`--working-set "${value}": no working-set size given (e.g. --working-set 1,4,16)`);
-  return parts.map((p) => {
-    const k = parseIntFlag("working-set", p, Number.MIN_SAFE_INTEGER);
-    if (k < 1) {
-      throw new UsageError(`--working-set ${k}: a working set holds at least one shared prefix (1 = every prompt shares the same one)`);
-    }
-    return k;
-  });
-}
-
-/** A Python float as float() reads it: a decimal number, or inf/infinity; null when it is neither. */
-function parsePyFloat(text: string): number | null {
-  const t = text.trim().toLowerCase().replaceAll("_", "");
-  if (/^[+]?(inf|infinity)$/.test(t)) return Infinity;
-  if (/^[+-]?(inf|infinity)$/.test(t)) return -Infinity;
-  if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/.test(t)) return null;
-  return Number(t);
-}
-
-/** `--request-rate 4` or a list to sweep, `1,2,4,inf`: each > 0 requests/s, or inf (the closed loop). */
-export function parseRequestRates(value: string): number[] {
-  const parts = value.split(",").map((p) => p.trim()).filter((p) => p !== "");
-  if (parts.length === 0) throw new UsageError(`--request-rate "${value}": no rate given (e.g. --request-rate 8, or inf)`);
-  return parts.map((p) => {
-    const rate = parsePyFloat(p);
-    if (rate === null) throw new UsageError(`--request-rate: expected a number of requests/s or inf, got "${p}"`);
-    if (!(rate > 0)) throw new UsageError(`--request-rate ${p}: a rate must be > 0 requests/s (inf sends each request as soon as a slot is free)`);
-    return rate;
-  });
-}
-
-/** A positive number (or inf where `infinite` allows it), naming the flag on error. */
-function parsePositive(flag: string, value: string, what: string, infinite: boolean): number {
-  const n = parsePyFloat(value);
-  if (n === null || (!infinite && !Number.isFinite(n))) throw new UsageError(`--${flag}: expected ${what}, got "${value}"`);
-  if (!(n > 0)) throw new UsageError(`--${flag} ${value}: must be > 0`);
-  return n;
-}
-
-/** `--seed`: a Python int of any size (random.Random uses its absolute value). */
-export function parseSeed(value: string): bigint {
-  const text = value.trim().replaceAll("_", "");
-  if (!INT_RE.test(text)) throw new UsageError(`--seed: expected an integer, got "${value}"`);
-  return BigInt(text);
-}
-
-/** `--extra-request-body`: a JSON object merged over the request payload, as the script does. */
-export function parseExtraBody(value: string): Record<string, unknown> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch (err) {
-    throw new UsageError(`--extra-request-body: not valid JSON (${(err as Error).message})`);
-  }
-  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-    throw new UsageError(`--extra-request-body: expected a JSON object, got ${JSON.stringify(parsed)}`);
-  }
-  return parsed as Record<string, unknown>;
-}
-
-/** `--base-url`, or http://HOST:PORT; must be an http(s) URL. Returned without a trailing slash. */
-export function parseBaseUrl(baseUrl: string | undefined, host: string, port: number): string {
-  const text = baseUrl ?? `http://${host.includes(":") && !host.startsWith("[") ? `[${host}]` : host}:${port}`;
-  const flag = baseUrl === undefined ? "host" : "base-url";
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new UsageError(`--${flag}: "${text}" is not a valid URL`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new UsageError(`--${flag}: "${text}" must start with http:// or https://`);
-  }
-  if (url.search || url.hash) throw new UsageError(`--${flag}: "${text}" must not have a query or fragment`);
-  return text.replace(/\/+$/, "");
-}
-
-export const str = (raw: RawFlags, key: string): string | undefined => {
-  const v = raw[key];
-  if (v === undefined || v === false) return undefined;
-  if (v === true) throw new UsageError(`--${key}: expects a value`);
-  return v;
-};
+// The value parsers live in flag-values.ts; the commands import them from here with the option sets they build.
+export { oneOf, parseBaseUrl, parseIntFlag, parseNumberFlag, parsePcts, parseRequestRates, parseWorkingSets, str, type RawFlags } from "./flag-values.ts";
 
 /** Turns raw `warmbench run` flags into RunOptions, or throws one UsageError naming the flag. */
 export function parseRunOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env): RunOptions {
@@ -295,19 +166,3 @@ function parseLoad(raw: RawFlags, seed: bigint): Pick<RunOptions, "requestRates"
   }
   return { requestRates, burstiness, durationS };
 }
-
-export function oneOf<T extends string>(raw: RawFlags, flag: string, choices: readonly T[], dflt: T): T {
-  const v = str(raw, flag) ?? dflt;
-  if (!(choices as readonly string[]).includes(v)) {
-    throw new UsageError(`--${flag}: "${v}" is not supported (choose from: ${choices.join(", ")})`);
-  }
-  return v as T;
-}
-
-function parseFraction(flag: string, value: string): number {
-  const n = parseNumberFlag(flag, value, 0);
-  if (n > 1) throw new UsageError(`--${flag}: must be a fraction in [0, 1], got ${n}`);
-  return n;
-}
-
-

@@ -6,8 +6,7 @@ import { writeFileSync } from "node:fs";
 import { EXIT, UsageError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { RawFlags } from "./options.ts";
-import { renderJsonlReport } from "../report/console.ts";
-import { renderRoundLines } from "../report/rounds.ts";
+import { renderConsoleReport } from "../report/console-report.ts";
 import { checkOutputWritable } from "../output/jsonl-file.ts";
 import { renderMarkdownReport } from "../report/markdown.ts";
 import { loadReportRuns, readResultsText } from "../report/runs.ts";
@@ -23,7 +22,7 @@ export async function reportCommand(raw: RawFlags & { _: string[] }, write: (tex
     for (const file of files) {
       const text = readResultsText(file, "report");
       // One file prints exactly what its run printed; several are told apart as `tail` does.
-      write((files.length > 1 ? `==> ${file} <==\n` : "") + renderJsonlReport(text, file) + renderRoundLines(text));
+      write((files.length > 1 ? `==> ${file} <==\n` : "") + renderConsoleReport(text, file));
     }
     return EXIT.ok;
   }

@@ -4,10 +4,11 @@
  * cached tokens (the prefix rounded down to the KV page size). Pure: records in, verdict out.
  */
 import type { RequestRecord } from "../schema/record.ts";
+import type { SweepRecord } from "../schema/lines.ts";
 import type { VerifyCacheMode } from "../config/options.ts";
 
 /** ok: every check passed; mismatch: some did not; unreported: the server reports no cached tokens; off: not checked. */
-export type CacheStatus = "ok" | "mismatch" | "unreported" | "off";
+export type CacheStatus = SweepRecord["cache_check"];
 
 export interface CacheCheck {
   status: CacheStatus;

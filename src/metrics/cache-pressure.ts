@@ -3,6 +3,7 @@
  * and the requests whose observed hits fell below expected (eviction). Pure.
  */
 import type { RequestRecord } from "../schema/record.ts";
+import type { PointLine } from "../schema/lines.ts";
 
 /** The server's prefix-cache capacity, tokens; null where it does not say. */
 export interface CacheCapacity {
@@ -12,18 +13,11 @@ export interface CacheCapacity {
   hostTokens: number | null;
 }
 
-/** The pressure fields of a pct or round line. */
-export interface CachePressure {
-  working_set_tokens: number;
-  cache_capacity_tokens: number | null;
-  host_cache_capacity_tokens: number | null;
-  /** working_set_tokens <= the device capacity; null when the capacity is unknown. */
-  working_set_fits: boolean | null;
-  /** Successful requests that reported fewer cached tokens than expected; null when none reported any. */
-  cache_shortfall_requests: number | null;
-  /** Some request's observed hit fell below expected; null when none reported cached tokens. */
-  eviction: boolean | null;
-}
+/** The pressure fields of a pct or round line (their meaning: the schema's key table). */
+export type CachePressure = Pick<
+  PointLine,
+  "working_set_tokens" | "cache_capacity_tokens" | "host_cache_capacity_tokens" | "working_set_fits" | "cache_shortfall_requests" | "eviction"
+>;
 
 /**
  * `lowerBoundOf(i)` is the least cached tokens record i may report without counting as a shortfall: the expected

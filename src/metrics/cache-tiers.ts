@@ -4,6 +4,8 @@
  * the two JSON objects of a pct or round line out (null when the server reports no breakdown).
  */
 import type { RequestRecord } from "../schema/record.ts";
+import type { SweepRecord } from "../schema/lines.ts";
+import type { CachedTokensByTier } from "../schema/nested.ts";
 import { npMean, npMedian, npPercentile } from "./stats.ts";
 
 /** The deepest tier a request's prefix came from; "none" when nothing was cached. */
@@ -11,24 +13,13 @@ export type ServingTier = "device" | "host" | "storage" | "none";
 
 export const SERVING_TIERS: readonly ServingTier[] = ["device", "host", "storage", "none"];
 
+// The line's shapes are declared once, in the schema's key table (cached_tokens_by_tier, ttft_by_tier).
 /** Cached prompt tokens per tier, summed over the successful requests that reported the breakdown. */
-export interface CachedTokensByTier {
-  device: number;
-  host: number;
-  storage: number;
-}
-
-/** TTFT of the requests one tier served. */
-export interface TierTtft {
-  requests: number;
-  mean_ttft_ms: number;
-  median_ttft_ms: number;
-  p99_ttft_ms: number;
-  mean_cached_tokens: number;
-}
-
+export type { CachedTokensByTier };
 /** Per serving tier; a tier that served no request is null. */
-export type TtftByTier = Record<ServingTier, TierTtft | null>;
+export type TtftByTier = NonNullable<SweepRecord["ttft_by_tier"]>;
+/** TTFT of the requests one tier served. */
+export type TierTtft = NonNullable<TtftByTier[ServingTier]>;
 
 export interface TierStats {
   cachedTokensByTier: CachedTokensByTier | null;

@@ -2,25 +2,10 @@
  * The workload fingerprint of a pct line: everything that decides what the server was sent, so that `compare`
  * only pairs lines that measured the same work. Written in every pct line as `workload`.
  */
+import type { WorkloadFingerprint } from "../schema/nested.ts";
 
-export interface WorkloadFingerprint {
-  backend: string;
-  /** SHA-256 of the tokenizer.json bytes (as `sha256sum` prints it). */
-  tokenizer_sha256: string;
-  /** Largest token id + 1. */
-  vocab_size: number;
-  total_tokens: number;
-  output_len: number;
-  /** Whether requests asked the server to ignore EOS (off with --disable-ignore-eos): it decides the output length. */
-  ignore_eos: boolean;
-  num_prompts: number;
-  max_concurrency: number;
-  /** The seed as a decimal string (Python ints have any size). */
-  seed: string;
-  shared_prefix_pct: number;
-  /** wyhash (64-bit, hex) of the prefix ids then every suffix's ids, as u32 little-endian. */
-  prompt_ids_hash: string;
-}
+// Its shape (each field with what it means) is the schema's: declared once in src/schema/nested.ts.
+export type { WorkloadFingerprint };
 
 /**
  * The fields in the order a difference is named: causes before consequences (another tokenizer also changes the

@@ -8,32 +8,20 @@
  */
 import { encodeHistogram, histogramOfMs } from "./histograms.ts";
 import type { RequestRecord } from "../schema/record.ts";
+import type { SweepRecord } from "../schema/lines.ts";
 import { npMean, npMedian, npPercentile, orZero } from "./stats.ts";
 
-/** The intended-time figures of a line, snake_case as written. */
-export interface IntendedMetrics {
-  /** Requests sent per second, from the start of sending to the last send; null when all went at once. */
-  achieved_request_rate: number | null;
-  ttft_from_intended_mean_ms: number;
-  ttft_from_intended_median_ms: number;
-  ttft_from_intended_p90_ms: number;
-  ttft_from_intended_p99_ms: number;
-  e2e_from_intended_mean_ms: number;
-  e2e_from_intended_median_ms: number;
-  e2e_from_intended_p90_ms: number;
-  e2e_from_intended_p99_ms: number;
-  schedule_lag_mean_ms: number;
-  schedule_lag_median_ms: number;
-  schedule_lag_p90_ms: number;
-  schedule_lag_p99_ms: number;
-}
+/** The intended-time figures of a line, snake_case as written (their meaning: the schema's key table). */
+export type IntendedMetrics = Pick<
+  SweepRecord,
+  | "achieved_request_rate"
+  | "ttft_from_intended_mean_ms" | "ttft_from_intended_median_ms" | "ttft_from_intended_p90_ms" | "ttft_from_intended_p99_ms"
+  | "e2e_from_intended_mean_ms" | "e2e_from_intended_median_ms" | "e2e_from_intended_p90_ms" | "e2e_from_intended_p99_ms"
+  | "schedule_lag_mean_ms" | "schedule_lag_median_ms" | "schedule_lag_p90_ms" | "schedule_lag_p99_ms"
+>;
 
 /** HDR histograms (µs) of the intended-time series. */
-export interface IntendedHistograms {
-  ttft_from_intended_us: string;
-  e2e_from_intended_us: string;
-  schedule_lag_us: string;
-}
+export type IntendedHistograms = Pick<SweepRecord["hdr"], "ttft_from_intended_us" | "e2e_from_intended_us" | "schedule_lag_us">;
 
 function quantiles(valuesMs: number[]) {
   const xs = orZero(valuesMs);

@@ -9,44 +9,21 @@
  * statistic is then computed in seconds, in the script's order.
  */
 import type { RequestRecord } from "../schema/record.ts";
+import type { SweepRecord } from "../schema/lines.ts";
 import { npMean, npMedian, npPercentile, npStd, npSum, orZero } from "./stats.ts";
 
 const MS_PER_S = 1000;
 
-/** The script's BenchmarkMetrics: its fields, in its order, snake_case as in the JSONL; *_ms in milliseconds. */
-export interface ScriptMetrics {
-  completed: number;
-  total_input: number;
-  total_output: number;
-  total_output_retokenized: number;
-  request_throughput: number;
-  input_throughput: number;
-  output_throughput: number;
-  output_throughput_retokenized: number;
-  total_throughput: number;
-  total_throughput_retokenized: number;
-  mean_ttft_ms: number;
-  median_ttft_ms: number;
-  std_ttft_ms: number;
-  p90_ttft_ms: number;
-  p99_ttft_ms: number;
-  mean_tpot_ms: number;
-  median_tpot_ms: number;
-  std_tpot_ms: number;
-  p90_tpot_ms: number;
-  p99_tpot_ms: number;
-  mean_itl_ms: number;
-  median_itl_ms: number;
-  std_itl_ms: number;
-  p90_itl_ms: number;
-  p99_itl_ms: number;
-  mean_e2e_latency_ms: number;
-  median_e2e_latency_ms: number;
-  std_e2e_latency_ms: number;
-  p99_e2e_latency_ms: number;
-  /** Sum of e2e latencies over the duration: the average number of requests in flight. */
-  concurrency: number;
-}
+/** The script's BenchmarkMetrics: its fields, snake_case as in the JSONL (their meaning: the schema's key table). */
+export type ScriptMetrics = Pick<
+  SweepRecord,
+  | "completed" | "total_input" | "total_output" | "total_output_retokenized" | "request_throughput" | "input_throughput"
+  | "output_throughput" | "output_throughput_retokenized" | "total_throughput" | "total_throughput_retokenized"
+  | "mean_ttft_ms" | "median_ttft_ms" | "std_ttft_ms" | "p90_ttft_ms" | "p99_ttft_ms"
+  | "mean_tpot_ms" | "median_tpot_ms" | "std_tpot_ms" | "p90_tpot_ms" | "p99_tpot_ms"
+  | "mean_itl_ms" | "median_itl_ms" | "std_itl_ms" | "p90_itl_ms" | "p99_itl_ms"
+  | "mean_e2e_latency_ms" | "median_e2e_latency_ms" | "std_e2e_latency_ms" | "p99_e2e_latency_ms" | "concurrency"
+>;
 
 /** The script's four latency series, in one unit, from successful requests only. */
 export interface LatencySeries {

@@ -3,6 +3,8 @@
  * calculate_metrics + maybe_write_summary_jsonl, same keys, order and numbers, followed by our extras.
  */
 import type { RequestRecord } from "../schema/record.ts";
+import type { RoundRecord, SweepRecord } from "../schema/lines.ts";
+import type { ErrorEntry } from "../schema/nested.ts";
 import { createLatencyHistogram, encodeHistogram, recordMs } from "./histograms.ts";
 import { computeScriptMetrics, type ScriptMetrics } from "./script-metrics.ts";
 import { npMean } from "./stats.ts";
@@ -35,55 +37,25 @@ export interface SummarizeInput {
   context: PctContext;
 }
 
+// The line's shapes (each field with what it means) are the schema's: declared once in its key table.
 /** One bounded error bucket: failures with the same kind and (truncated) message. */
-export interface ErrorEntry {
-  kind: string;
-  message: string;
-  count: number;
-}
+export type { ErrorEntry };
 
 /** Encoded HDR histograms of the raw samples, microseconds. */
-export interface PctHistograms {
-  ttft_us: string;
-  tpot_us: string;
-  itl_us: string;
-  e2e_latency_us: string;
-}
+export type PctHistograms = RoundRecord["hdr"];
 
 /**
  * The JSONL result of one pct. Keys up to `concurrency` are the script's, in its order (the key order is SCRIPT_KEYS'
  * in pct-record.ts; the metrics themselves are script-metrics.ts's); *_ms in milliseconds.
  */
-export interface PctResult extends ScriptMetrics {
-  backend: string;
-  dataset_name: string;
-  /** The line's request rate; Infinity (written as Python does) when each request goes out as a slot frees. */
-  request_rate: number;
-  max_concurrency: number;
-  shared_prefix_pct: number;
-  prefix_len: number;
-  suffix_len: number;
-  total_tokens: number;
-  num_prompts: number;
-  output_len: number;
-  benchmark_duration: number;
-  failed: number;
-  /** At most MAX_ERROR_ENTRIES buckets, largest count first. */
-  errors: ErrorEntry[];
-  /** Failure count per kind, over all failures (not bounded like `errors`). */
-  errors_by_kind: Record<string, number>;
-  interrupted: boolean;
-  page_size: number;
-  expected_cached_tokens: number;
-  /** Over successful records that reported cached_tokens; null when none did. */
-  mean_cached_tokens: number | null;
-  min_cached_tokens: number | null;
-  max_cached_tokens: number | null;
-  /** Successful records reporting cached_tokens != expected; null when none reported it. */
-  cached_tokens_mismatched: number | null;
-  hdr: PctHistograms;
-  hdr_unit: "us";
-}
+export type PctResult = ScriptMetrics &
+  Pick<
+    SweepRecord,
+    | "backend" | "dataset_name" | "request_rate" | "max_concurrency" | "shared_prefix_pct" | "prefix_len" | "suffix_len"
+    | "total_tokens" | "num_prompts" | "output_len" | "benchmark_duration" | "failed" | "errors" | "errors_by_kind"
+    | "interrupted" | "page_size" | "expected_cached_tokens" | "mean_cached_tokens" | "min_cached_tokens"
+    | "max_cached_tokens" | "cached_tokens_mismatched" | "hdr_unit"
+  > & { hdr: PctHistograms };
 
 /** Bound on distinct error buckets kept in a result. */
 export const MAX_ERROR_ENTRIES = 20;

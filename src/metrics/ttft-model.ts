@@ -8,33 +8,14 @@
  * `warmbench report` or by anyone, without keeping every request. Centred moments, not raw sums: with 70k-token x
  * values the raw-sum formula loses most of its digits.
  */
+import type { SweepRecord } from "../schema/lines.ts";
 
+// Both shapes are the line's (ttft_fit, ttft_model), each field with what it means: declared once in the schema.
 /** Sufficient statistics of (uncached tokens, TTFT ms) pairs, as written in each pct line's `ttft_fit`. */
-export interface TtftMoments {
-  n: number;
-  mean_uncached_tokens: number;
-  mean_ttft_ms: number;
-  /** Σ (x − mean_x)², tokens². */
-  m2_uncached_tokens: number;
-  /** Σ (y − mean_y)², ms². */
-  m2_ttft_ms: number;
-  /** Σ (x − mean_x)(y − mean_y), tokens·ms. */
-  c_uncached_ttft: number;
-}
+export type TtftMoments = NonNullable<SweepRecord["ttft_fit"]>;
 
 /** The fitted model, as written in `ttft_model` and printed after the sweep. */
-export interface TtftModel {
-  /** Requests in the fit. */
-  n: number;
-  /** Fixed overhead, ms (the intercept). */
-  fixed_ms: number;
-  /** Prefill cost per uncached prompt token, µs (the slope). */
-  prefill_us_per_token: number;
-  /** TTFT saved per cached prompt token, µs (equal to the slope under this model). */
-  saved_us_per_cached_token: number;
-  /** Coefficient of determination, in [0, 1]; null when the TTFTs do not vary. */
-  r2: number | null;
-}
+export type TtftModel = NonNullable<SweepRecord["ttft_model"]>;
 
 /** The moments of paired samples; null for none. */
 export function ttftMoments(uncachedTokens: ArrayLike<number>, ttftMs: ArrayLike<number>): TtftMoments | null {

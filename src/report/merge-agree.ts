@@ -1,17 +1,20 @@
 /**
- * What lines must share to be merged into one: the same cell (pct, working set, rate) of the same workload, drawn by
- * the same model's tokenizer. Merging anything else would average different experiments into one number.
+ * What lines must share to be merged into one: the same point (a sweep's pct, working set and rate; a multi-turn
+ * run's round) of the same workload, drawn by the same model's tokenizer. Merging anything else would average
+ * different experiments into one number.
  */
 import { UsageError } from "../errors.ts";
 import { FINGERPRINT_FIELDS, type WorkloadFingerprint } from "../metrics/fingerprint.ts";
-import type { PctLine } from "../metrics/pct-record.ts";
+import type { MergeLine } from "./merge-rules.ts";
 
 /**
- * Keys that must agree for lines to be merged: the same cell (pct, working set, rate) of the same workload shape,
- * drawn by the same model's tokenizer.
+ * Keys that must agree for lines to be merged: the same point of the same work shape, drawn by the same model's
+ * tokenizer. A sweep line's point is its cell (pct, working set, rate); a round line's its round of conversations of
+ * one shape (the clients add up).
  */
 const SAME = [
-  "shared_prefix_pct", "prefix_len", "suffix_len", "total_tokens", "output_len", "backend", "request_rate", "working_set", "model", "tokenizer",
+  "shared_prefix_pct", "prefix_len", "suffix_len", "total_tokens", "round", "num_rounds", "shared_system_tokens", "first_turn_tokens",
+  "turn_tokens", "round_barrier", "ready_queue_policy", "output_len", "backend", "request_rate", "working_set", "model", "tokenizer",
 ] as const;
 
 /** Fingerprint fields that add up or are listed in the merged one (mergedWorkload); every other field must agree. */
@@ -19,7 +22,7 @@ const MERGED_FINGERPRINT: ReadonlySet<string> = new Set(["num_prompts", "max_con
 const SAME_FINGERPRINT = FINGERPRINT_FIELDS.filter((f) => !MERGED_FINGERPRINT.has(f));
 
 /** A line's value for a SAME key; a file written before --working-set measured one prefix. */
-const sameValue = (l: PctLine, key: (typeof SAME)[number]): unknown => (key === "working_set" ? (l.working_set ?? 1) : l[key]);
+const sameValue = (l: MergeLine, key: (typeof SAME)[number]): unknown => (key === "working_set" ? (l.working_set ?? 1) : l[key]);
 
 /** Throws naming the first key whose values differ across the group, and the two files. */
 function checkAgree(values: unknown[], what: string, line: number, names: readonly string[]): void {
@@ -29,7 +32,7 @@ function checkAgree(values: unknown[], what: string, line: number, names: readon
 }
 
 /** Refuses (UsageError naming the field and the files) a group of lines, one per file, that did not measure the same work. */
-export function checkSameWork(group: readonly PctLine[], line: number, names: readonly string[]): void {
+export function checkSameWork(group: readonly MergeLine[], line: number, names: readonly string[]): void {
   for (const key of SAME) checkAgree(group.map((l) => sameValue(l, key)), key, line, names);
   const workloads = group.map((l) => l.workload as WorkloadFingerprint | undefined);
   // Lines without a fingerprint are refused by mergedWorkload, with their own message.

@@ -135,9 +135,3 @@ export function readRoundLines(text: string): RoundLine[] {
   }
   return rounds;
 }
-
-/** The round tables of a multi-turn results file's text ("" when it has no round lines). */
-export function renderRoundLines(text: string): string {
-  const rounds = readRoundLines(text);
-  return rounds.length === 0 ? "" : renderRoundsReport(rounds);
-}

@@ -7,8 +7,8 @@ import type { TtftModel } from "../metrics/ttft-model.ts";
 import type { LineKind } from "../schema/lines.ts";
 import type { PctLine } from "../metrics/pct-record.ts";
 import { labelRuns } from "./labels.ts";
-import { readResults } from "./results-file.ts";
-import { groupRounds, readRoundLines, type RoundLine } from "./rounds.ts";
+import { readPointRuns } from "./point-runs.ts";
+import type { RoundLine } from "./rounds.ts";
 
 /** One run of one file, ready to chart: a sweep (its pct lines) or a multi-turn run (its round lines). */
 export interface ReportRun {
@@ -40,13 +40,10 @@ export function loadReportRuns(files: readonly string[], who = "report"): { runs
   const unlabelled: Array<Omit<ReportRun, "label"> & { fallbackName: string }> = [];
   for (const file of files) {
     const text = readResultsText(file, who);
-    const sweeps = readResults(text, file).map((run) => ({
-      file, runId: run.runId, kind: "sweep" as const, header: run.pcts.find((p) => p.run !== undefined)?.run, pcts: run.pcts, rounds: [], ttftModel: run.ttftModel,
+    const runs = readPointRuns(text, file).map((run) => ({
+      file, runId: run.runId, kind: run.kind, header: (run.lines as Array<{ run?: RunInfo }>).find((l) => l.run !== undefined)?.run,
+      pcts: run.kind === "sweep" ? run.lines : [], rounds: run.kind === "round" ? run.lines : [], ttftModel: run.ttftModel,
     }));
-    const multiturn = groupRounds(readRoundLines(text)).map((rounds) => ({
-      file, runId: rounds[0]?.run_id ?? null, kind: "round" as const, header: rounds.find((r) => r.run !== undefined)?.run, pcts: [], rounds, ttftModel: null,
-    }));
-    const runs = [...sweeps, ...multiturn];
     if (runs.length === 0) throw new UsageError(`${who}: ${file} holds no results line (neither a pct line nor a round line)`);
     runs.forEach((run, i) => unlabelled.push({ ...run, fallbackName: runs.length > 1 ? `${basename(file)}#${i + 1}` : basename(file) }));
   }

@@ -62,10 +62,11 @@ export const ROUND_KEYS = [
   "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated", "shards",
   "hdr", "hdr_unit",
   "warmbench_version", "schema_version", "started_at", "model", "tokenizer", "population_size", "seed", "base_url", "server_version", "text_mode",
+  "merged",
 ] as const satisfies readonly KeyName[];
 
 /** Keys a line of the kind may leave out: `run` is in a run's first line only, `merged` in merge's lines only. */
-export const OPTIONAL_KEYS = { sweep: ["run", "merged"], round: ["run"] } as const satisfies Record<LineKind, readonly KeyName[]>;
+export const OPTIONAL_KEYS = { sweep: ["run", "merged"], round: ["run", "merged"] } as const satisfies Record<LineKind, readonly KeyName[]>;
 
 export const KEYS_OF = { sweep: SWEEP_KEYS, round: ROUND_KEYS } as const satisfies Record<LineKind, readonly KeyName[]>;
 

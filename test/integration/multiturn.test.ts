@@ -231,7 +231,7 @@ describe("gates: judged on every round line", () => {
     }
     expect(r.stdout.split("\n").filter((l) => /^\s+\d+\s+\d+\/\d+.* gates FAIL 1\/2$/.test(l))).toHaveLength(ROUNDS);
     expect(r.stdout).toContain(`Gates: ${ROUNDS} of ${2 * ROUNDS} verdicts FAIL`);
-    expect(r.stderr).toMatch(/ERROR\s+5 gate verdict\(s\) failed, first p99_ttft_ms<=0\.001 at round 0 \(value [\d.]+\): exit code 6/);
+    expect(r.stderr).toMatch(/(?:ERROR|\[error\])\s+5 gate verdict\(s\) failed, first p99_ttft_ms<=0\.001 at round 0 \(value [\d.]+\): exit code 6/);
     // `warmbench report` shows the same verdicts from the file alone.
     const report = await runCli(["report", r.out]);
     expect(report.stdout).toContain(`Gates: ${ROUNDS} of ${2 * ROUNDS} verdicts FAIL`);

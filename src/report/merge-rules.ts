@@ -1,0 +1,231 @@
+/**
+ * How each key of a merged line comes from the lines of one point, one per run: one rule per key of the key table,
+ * the same for a sweep line and a round line wherever the key means the same (a key means what the table says in
+ * either kind). The compiler holds every key of the table to a rule here, so a key added to the table cannot be
+ * merged by accident.
+ */
+import { UsageError } from "../errors.ts";
+import { encodeHistogram, decodeHistogram, type Histogram } from "../metrics/histograms.ts";
+import { fitFromMoments, mergeTtftMoments, type TtftMoments } from "../metrics/ttft-model.ts";
+import type { CacheStatus } from "../metrics/cache-check.ts";
+import type { CachedTokensByTier } from "../metrics/cache-tiers.ts";
+import type { WorkloadFingerprint } from "../metrics/fingerprint.ts";
+import type { ErrorEntry } from "../metrics/summarize.ts";
+import type { KeyName } from "../schema/key-table.ts";
+import type { LineKind, RoundRecord, SweepRecord } from "../schema/lines.ts";
+import { INTENDED_FROM_HISTOGRAMS, mergedIntended } from "./merge-intended.ts";
+import {
+  addCounts, allOf, mergeErrors, mergedHistogram, num, pctMs, pooled, sum, sumOrNull, sumTiers, topCounts, weightedOrNull, worstStatus,
+} from "./merge-math.ts";
+
+/** A line as read back from a file, of either kind: what merge reads of it (a key a kind lacks is absent). */
+export type MergeLine = Partial<Omit<SweepRecord, "hdr" | "expected_hit_ratio">> & Partial<Omit<RoundRecord, "hdr" | "expected_hit_ratio">> & {
+  expected_hit_ratio?: number | null; hdr?: Partial<SweepRecord["hdr"]> | null;
+};
+
+/** Percentile keys of the script's series taken from the merged histograms. */
+const FROM_HISTOGRAMS = [
+  "median_ttft_ms", "p90_ttft_ms", "p99_ttft_ms", "median_tpot_ms", "p90_tpot_ms", "p99_tpot_ms",
+  "median_itl_ms", "p90_itl_ms", "p99_itl_ms", "median_e2e_latency_ms", "p99_e2e_latency_ms",
+];
+
+/** Each latency series: its histogram, and the stem of its keys (mean_<stem>_ms...). */
+const SERIES = { ttft: "ttft_us", tpot: "tpot_us", itl: "itl_us", e2e: "e2e_latency_us" } as const;
+const STEM = { ttft: "ttft", tpot: "tpot", itl: "itl", e2e: "e2e_latency" } as const;
+type Series = keyof typeof SERIES;
+interface Stats {
+  mean: number;
+  median: number;
+  std: number;
+  p90: number;
+  p99: number;
+}
+
+/** What every rule reads: the point's lines and what is computed once from them all. */
+export interface Merging {
+  kind: LineKind;
+  lines: readonly MergeLine[];
+  first: MergeLine;
+  files: readonly string[];
+  starts: number[];
+  /** The union of the runs' windows, s. */
+  windowS: number;
+  completed: number;
+  h: Record<Series, Histogram>;
+  stats: Record<Series, Stats>;
+  /** Lines whose requests reported cached tokens, and the weight of each in a mean over requests. */
+  reported: MergeLine[];
+  weight: (l: MergeLine) => number;
+  intended: () => ReturnType<typeof mergedIntended>;
+  moments: TtftMoments | null;
+}
+
+export function mergingOf(lines: readonly MergeLine[], files: readonly string[], kind: LineKind): Merging {
+  const first = lines[0]!;
+  const starts = lines.map((l) => Date.parse(String(l.started_at ?? "")));
+  const ends = lines.map((l, k) => starts[k]! + num(l.benchmark_duration) * 1000);
+  const windowS = starts.every(Number.isFinite) ? (Math.max(...ends) - Math.min(...starts)) / 1000 : Math.max(...lines.map((l) => num(l.benchmark_duration)));
+  const h = Object.fromEntries(Object.entries(SERIES).map(([s, key]) => [s, mergedHistogram(lines.map((l) => l.hdr![key]!))])) as Record<Series, Histogram>;
+  const countOf = (key: "tpot_us" | "itl_us") => (l: MergeLine) => decodeHistogram(l.hdr![key]!).totalCount;
+  const stats = (series: Series, count: (l: MergeLine) => number): Stats => {
+    const p = pooled(lines.map((l) => ({ n: count(l), mean: num(l[`mean_${STEM[series]}_ms`]), std: num(l[`std_${STEM[series]}_ms`]) })));
+    const hist = h[series];
+    return { mean: p.mean, median: pctMs(hist, 50), std: p.std, p90: pctMs(hist, 90), p99: pctMs(hist, 99) };
+  };
+  let moments: TtftMoments | null = null;
+  for (const l of lines) moments = mergeTtftMoments(moments, l.ttft_fit ?? null);
+  const m: Merging = {
+    kind, lines, first, files, starts, windowS, h, moments,
+    completed: sum(lines.map((l) => num(l.completed))),
+    stats: {
+      ttft: stats("ttft", (l) => num(l.completed)), tpot: stats("tpot", countOf("tpot_us")), itl: stats("itl", countOf("itl_us")),
+      e2e: stats("e2e", (l) => num(l.completed)),
+    },
+    reported: lines.filter((l) => typeof (kind === "round" ? l.observed_cached_tokens : l.mean_cached_tokens) === "number"),
+    // A sweep line's prompts have one length, so each request weighs the same; a round's grow with the history.
+    weight: kind === "round" ? (l) => l.total_input ?? 0 : (l) => num(l.completed),
+    intended: () => intended ?? (intended = mergedIntended(lines, { ttft: h.ttft, e2e: h.e2e, ttftMeanMs: m.stats.ttft.mean, e2eMeanMs: m.stats.e2e.mean })),
+  };
+  let intended: ReturnType<typeof mergedIntended> | undefined;
+  return m;
+}
+
+type Rule = (m: Merging) => unknown;
+/** The first run's value: a key that tells the point apart, which every run must share (merge-agree.ts). */
+const first = (key: keyof MergeLine): Rule => (m) => m.first[key];
+const added = (key: keyof MergeLine): Rule => (m) => sum(m.lines.map((l) => num(l[key])));
+const addedOrNull = (key: keyof MergeLine): Rule => (m) => (m.lines.every((l) => typeof l[key] === "number") ? sum(m.lines.map((l) => num(l[key]))) : null);
+const most = (key: keyof MergeLine): Rule => (m) => Math.max(...m.lines.map((l) => num(l[key])));
+const perSecond = (of: (m: Merging) => number): Rule => (m) => of(m) / m.windowS;
+const total = (key: "total_input" | "total_output" | "total_output_retokenized") => (m: Merging) => sum(m.lines.map((l) => num(l[key])));
+const stat = (series: Series, which: keyof Stats): Rule => (m) => m.stats[series][which];
+const fromIntended = (key: keyof ReturnType<typeof mergedIntended>["metrics"]): Rule => (m) => m.intended().metrics[key];
+/** Not known for the union: a figure of the server's over each run's own window, or of samples merge does not have. */
+const unknown: Rule = () => null;
+const text = (key: keyof MergeLine): Rule => (m) => String(m.first[key] ?? "");
+/** Of a cache figure reported per request: over the lines that reported any, weighted by their requests. */
+const reportedMean = (key: "mean_cached_tokens" | "observed_hit_ratio"): Rule => (m) =>
+  m.reported.length ? sum(m.reported.map((l) => num(l[key]) * m.weight(l))) / sum(m.reported.map(m.weight)) : null;
+
+/** A sweep's runs rotate the same prefixes; each multi-turn run adds its own conversations' histories. */
+const workingSetTokens = (m: Merging): number =>
+  m.kind === "round" ? sum(m.lines.map((l) => num(l.working_set_tokens))) : num(m.first.working_set_tokens ?? m.first.prefix_len);
+
+export const RULES = {
+  // The point's axes and the work's shape: the same in every run.
+  backend: first("backend"), dataset_name: first("dataset_name"), request_rate: first("request_rate"), shared_prefix_pct: first("shared_prefix_pct"),
+  prefix_len: first("prefix_len"), suffix_len: first("suffix_len"), total_tokens: first("total_tokens"), output_len: first("output_len"),
+  type: first("type"), round: first("round"), num_rounds: first("num_rounds"), round_barrier: first("round_barrier"),
+  ready_queue_policy: first("ready_queue_policy"), shared_system_tokens: first("shared_system_tokens"),
+  first_turn_tokens: first("first_turn_tokens"), turn_tokens: first("turn_tokens"),
+  working_set: (m) => num(m.first.working_set ?? 1),
+  burstiness: (m) => m.first.burstiness ?? null, duration_limit_s: (m) => m.first.duration_limit_s ?? null,
+  page_size: (m) => num(m.first.page_size),
+
+  // What the runs sent side by side adds up.
+  max_concurrency: added("max_concurrency"), num_prompts: added("num_prompts"), num_clients: added("num_clients"),
+  clients_in_round: added("clients_in_round"), completed: (m) => m.completed, sent: added("sent"), failed: added("failed"),
+  total_input: total("total_input"), total_output: total("total_output"), total_output_retokenized: total("total_output_retokenized"),
+  benchmark_duration: (m) => m.windowS,
+  request_throughput: perSecond((m) => m.completed), input_throughput: perSecond(total("total_input")),
+  output_throughput: perSecond(total("total_output")), output_throughput_retokenized: perSecond(total("total_output_retokenized")),
+  total_throughput: perSecond((m) => total("total_input")(m) + total("total_output")(m)),
+  total_throughput_retokenized: perSecond((m) => total("total_input")(m) + total("total_output_retokenized")(m)),
+  mean_ttft_ms: stat("ttft", "mean"), median_ttft_ms: stat("ttft", "median"), std_ttft_ms: stat("ttft", "std"), p90_ttft_ms: stat("ttft", "p90"), p99_ttft_ms: stat("ttft", "p99"),
+  mean_tpot_ms: stat("tpot", "mean"), median_tpot_ms: stat("tpot", "median"), std_tpot_ms: stat("tpot", "std"), p90_tpot_ms: stat("tpot", "p90"), p99_tpot_ms: stat("tpot", "p99"),
+  mean_itl_ms: stat("itl", "mean"), median_itl_ms: stat("itl", "median"), std_itl_ms: stat("itl", "std"), p90_itl_ms: stat("itl", "p90"), p99_itl_ms: stat("itl", "p99"),
+  mean_e2e_latency_ms: stat("e2e", "mean"), median_e2e_latency_ms: stat("e2e", "median"), std_e2e_latency_ms: stat("e2e", "std"), p99_e2e_latency_ms: stat("e2e", "p99"),
+  concurrency: (m) => (m.stats.e2e.mean * m.completed) / 1000 / m.windowS,
+
+  run_id: (m) => `merged-${m.lines.map((l) => l.run_id ?? "x").join("+")}`.slice(0, 64),
+  // Gates judged each run; the merged line is judged afresh by whoever reads it (compare, report).
+  gates: () => [],
+  workload: (m) => mergedWorkload(m.lines),
+  errors: (m) => mergeErrors(m.lines.flatMap((l) => (l.errors as ErrorEntry[] | undefined) ?? [])),
+  errors_by_kind: (m) => addCounts(m.lines.map((l) => l.errors_by_kind ?? {})),
+  interrupted: (m) => m.lines.some((l) => l.interrupted === true),
+  achieved_request_rate: fromIntended("achieved_request_rate"),
+  ttft_from_intended_mean_ms: fromIntended("ttft_from_intended_mean_ms"), ttft_from_intended_median_ms: fromIntended("ttft_from_intended_median_ms"),
+  ttft_from_intended_p90_ms: fromIntended("ttft_from_intended_p90_ms"), ttft_from_intended_p99_ms: fromIntended("ttft_from_intended_p99_ms"),
+  e2e_from_intended_mean_ms: fromIntended("e2e_from_intended_mean_ms"), e2e_from_intended_median_ms: fromIntended("e2e_from_intended_median_ms"),
+  e2e_from_intended_p90_ms: fromIntended("e2e_from_intended_p90_ms"), e2e_from_intended_p99_ms: fromIntended("e2e_from_intended_p99_ms"),
+  schedule_lag_mean_ms: fromIntended("schedule_lag_mean_ms"), schedule_lag_median_ms: fromIntended("schedule_lag_median_ms"),
+  schedule_lag_p90_ms: fromIntended("schedule_lag_p90_ms"), schedule_lag_p99_ms: fromIntended("schedule_lag_p99_ms"),
+  mean_prompt_len: (m) => weightedOrNull(m.lines.map((l) => l.mean_prompt_len), m.lines.map((l) => num(l.completed))),
+  max_prompt_len: (m) => (m.lines.some((l) => typeof l.max_prompt_len === "number") ? Math.max(...m.lines.map((l) => num(l.max_prompt_len))) : null),
+
+  // The prefix cache. A sweep line expects the same cached tokens of each request; a round line sums its turns'.
+  expected_cached_tokens: (m) => (m.kind === "round" ? added("expected_cached_tokens")(m) : num(m.first.expected_cached_tokens)),
+  observed_cached_tokens: (m) => sumOrNull(m.lines.map((l) => l.observed_cached_tokens)),
+  mean_cached_tokens: reportedMean("mean_cached_tokens"),
+  min_cached_tokens: (m) => (m.reported.length ? Math.min(...m.reported.map((l) => num(l.min_cached_tokens))) : null),
+  max_cached_tokens: (m) => (m.reported.length ? Math.max(...m.reported.map((l) => num(l.max_cached_tokens))) : null),
+  cached_tokens_mismatched: (m) => (m.reported.length ? sum(m.reported.map((l) => num(l.cached_tokens_mismatched))) : null),
+  cached_tokens_counts: (m) => topCounts(m.lines.flatMap((l) => l.cached_tokens_counts ?? [])),
+  expected_hit_ratio: (m) =>
+    m.kind === "round" ? weightedOrNull(m.lines.map((l) => l.expected_hit_ratio), m.lines.map(m.weight)) : num(m.first.expected_hit_ratio),
+  observed_hit_ratio: reportedMean("observed_hit_ratio"),
+  server_cache_hit_rate: unknown,
+  approximate_turns: added("approximate_turns"),
+  working_set_tokens: (m) => workingSetTokens(m),
+  cache_capacity_tokens: (m) => m.first.cache_capacity_tokens ?? null,
+  host_cache_capacity_tokens: (m) => m.first.host_cache_capacity_tokens ?? null,
+  working_set_fits: (m) => {
+    const capacity = m.first.cache_capacity_tokens;
+    if (m.kind !== "round") return m.first.working_set_fits ?? null;
+    return typeof capacity === "number" ? workingSetTokens(m) <= capacity : null;
+  },
+  cache_shortfall_requests: addedOrNull("cache_shortfall_requests"),
+  eviction: (m) => (m.lines.some((l) => l.eviction === true) ? true : m.lines.every((l) => l.eviction === false) ? false : null),
+  cached_tokens_by_tier: (m) => sumTiers(m.lines.map((l) => (l.cached_tokens_by_tier as CachedTokensByTier | null | undefined) ?? null)),
+  // Per-tier medians and p99s of several runs cannot be combined without their samples.
+  ttft_by_tier: unknown,
+  cache_check: (m) => worstStatus(m.lines.map((l) => (l.cache_check as CacheStatus | undefined) ?? "off")),
+  flushed: (m) => m.lines.every((l) => l.flushed === true),
+  flush_attempts: added("flush_attempts"),
+  flush_verified: (m) => allOf(m.lines.map((l) => l.flush_verified)),
+  flush_probe_cached_tokens: unknown,
+  warm_verified: (m) => allOf(m.lines.map((l) => l.warm_verified)),
+  warm_cached_tokens: unknown,
+
+  // The clients' health: the worst of them.
+  client_loop_lag_p99_ms: most("client_loop_lag_p99_ms"), client_loop_lag_max_ms: most("client_loop_lag_max_ms"),
+  client_own_lag_p99_ms: most("client_own_lag_p99_ms"), client_js_cpu_pct: most("client_js_cpu_pct"), client_http_cpu_pct: unknown,
+  client_cpu_pct: most("client_cpu_pct"), client_saturated: (m) => m.lines.some((l) => l.client_saturated === true),
+  shards: unknown,
+
+  ttft_fit: (m) => m.moments,
+  ttft_model: (m) => fitFromMoments(m.moments),
+  hdr: (m) => ({
+    ttft_us: encodeHistogram(m.h.ttft), tpot_us: encodeHistogram(m.h.tpot), itl_us: encodeHistogram(m.h.itl), e2e_latency_us: encodeHistogram(m.h.e2e),
+    ...(m.kind === "round" ? {} : m.intended().hdr),
+  }),
+  hdr_unit: () => "us",
+
+  warmbench_version: text("warmbench_version"),
+  started_at: (m) => new Date(Math.min(...m.starts.filter(Number.isFinite))).toISOString(),
+  model: text("model"), tokenizer: text("tokenizer"), population_size: (m) => num(m.first.population_size), seed: text("seed"), base_url: text("base_url"),
+  server_version: (m) => m.first.server_version ?? null,
+  text_mode: (m) => (m.first.text_mode === "incremental" ? "incremental" : "cumulative"),
+  prompt_encoding: (m) => (m.first.prompt_encoding === "text" ? "text" : "token_ids"),
+  prompt_drift: unknown,
+  merged: (m) => ({
+    files: m.files, run_ids: m.lines.map((l) => l.run_id ?? null),
+    histogram_derived: [...FROM_HISTOGRAMS, ...(m.kind === "round" ? [] : INTENDED_FROM_HISTOGRAMS)],
+  }),
+} as const satisfies Record<Exclude<KeyName, "run" | "schema_version">, Rule>;
+
+/** The runs' fingerprints as one: sizes add up, and the seeds and prompt hashes of the runs are listed. */
+function mergedWorkload(lines: readonly MergeLine[]): WorkloadFingerprint {
+  const ws = lines.map((l) => l.workload);
+  if (ws.some((w) => w === undefined || w === null)) throw new UsageError("merge: every line needs its workload fingerprint (files written by warmbench 0.2 or later)");
+  const all = ws as WorkloadFingerprint[];
+  const first = all[0]!;
+  return {
+    ...first,
+    num_prompts: sum(all.map((w) => w.num_prompts)),
+    max_concurrency: sum(all.map((w) => w.max_concurrency)),
+    seed: all.map((w) => w.seed).join("+"),
+    prompt_ids_hash: all.map((w) => w.prompt_ids_hash).join("+"),
+  };
+}
