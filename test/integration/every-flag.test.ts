@@ -365,10 +365,14 @@ const MT: Record<string, Entry> = {
   "page-size": { ...RUN["page-size"]!, args: ["--verify-cache", "strict", "--page-size", "1"], vs: ["--verify-cache", "strict"] },
 };
 
+const REPLAY_BASE: string[] = [];
+const REPLAY: Record<string, Entry> = {};
+
 const TABLES: Record<CommandName, { base: string[]; entries: Record<string, Entry> }> = {
   run: { base: RUN_BASE, entries: RUN },
   demo: { base: DEMO_BASE, entries: DEMO },
   multiturn: { base: MT_BASE, entries: MT },
+  replay: { base: REPLAY_BASE, entries: REPLAY },
   mock: { base: [], entries: {} },
   report: { base: [], entries: {} },
   compare: { base: [], entries: {} },
