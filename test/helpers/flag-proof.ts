@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockProcess, type MockProcess } from "./mock-process.ts";
 import { startRecordingProxy, type Intercept, type ProxiedRequest } from "./recording-proxy.ts";
-import { runCli } from "./run-cli.ts";
+import { BINARY, runCli, type CliResult } from "./run-cli.ts";
 
 export interface Observation {
   code: number;
@@ -27,9 +27,15 @@ export interface Probe {
   /** Flags of `warmbench mock` for the server this line talks to. */
   server?: string[];
   intercept?: Intercept;
-  env?: Record<string, string>;
+  /** The line's environment, or a function of its dir that makes it (e.g. a fresh cache dir). */
+  env?: Record<string, string> | ((dir: string) => Promise<Record<string, string>>);
   /** Writes the files the line reads, in its dir, before it runs. */
   setup?: (dir: string) => void;
+  /**
+   * Run under a pseudo-terminal (util-linux `script`), as a user at a terminal does: stderr is a TTY, so the
+   * progress line is drawn; stdout and stderr then arrive merged in `stdout`.
+   */
+  tty?: boolean;
 }
 
 const mocks = new Map<string, Promise<MockProcess>>();
@@ -51,6 +57,34 @@ export function readLines(path: string): Record<string, any>[] {
   return readFileSync(path, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l.replaceAll("Infinity", "1e999")));
 }
 
+/** One shell word (for the `script -c` command line). */
+const shellWord = (a: string): string => `'${a.replaceAll("'", "'\\''")}'`;
+
+async function runOnTty(args: string[], env: Record<string, string> | undefined): Promise<CliResult> {
+  const command = [BINARY, ...args].map(shellWord).join(" ");
+  // -e: the command's exit code; -q: no "Script started" lines; /dev/null: no typescript file.
+  return runCommand(["script", "-qec", command, "/dev/null"], env);
+}
+
+async function runCommand(argv: string[], env: Record<string, string> | undefined): Promise<CliResult> {
+  const proc = Bun.spawn(argv, { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1", ...env }, timeout: 60_000 });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
+}
+
+const cachedBases = new Map<string, Promise<Observation>>();
+
+/**
+ * `observe`, shared between the entries whose base line is the same command against the same server: a probe
+ * without setup, intercept or env is run once per file (its files are read back, never written by a proof).
+ */
+export function observeBase(probe: Probe): Promise<Observation> {
+  if (probe.setup !== undefined || probe.intercept !== undefined || probe.env !== undefined) return observe(probe);
+  const key = JSON.stringify([probe.args, probe.server ?? [], probe.tty === true]);
+  if (!cachedBases.has(key)) cachedBases.set(key, observe(probe));
+  return cachedBases.get(key)!;
+}
+
 export async function observe(probe: Probe): Promise<Observation> {
   const mock = await mockFor(probe.server ?? []);
   const proxy = startRecordingProxy(mock.url, probe.intercept);
@@ -60,7 +94,8 @@ export async function observe(probe: Probe): Promise<Observation> {
   const args = probe.args.map((a) => a.replaceAll("{url}", proxy.url).replaceAll("{port}", port).replaceAll("{dir}", dir));
   const t0 = performance.now();
   try {
-    const r = await runCli(args, { env: probe.env, timeoutMs: 60_000 });
+    const env = typeof probe.env === "function" ? await probe.env(dir) : probe.env;
+    const r = probe.tty === true ? await runOnTty(args, env) : await runCli(args, { env, timeoutMs: 60_000 });
     return { ...r, requests: [...proxy.requests], dir, wallMs: performance.now() - t0, lines: (file) => readLines(join(dir, file)) };
   } finally {
     await proxy.stop();

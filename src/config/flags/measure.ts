@@ -121,7 +121,8 @@ const SHARED_FLAGS: FlagDecl[] = [
     multiturn: { help: "Seconds to wait after the cache flush" },
     replay: { help: "Seconds to wait after the cache flush" },
   }, { default: d.settleMs / 1000 }),
-  text("flush-deadline", "Seconds to keep retrying a busy /flush_cache", MEASURING, { default: d.flushDeadlineS }),
+  // Not the demo's: its own mock is idle whenever it is flushed, so it never answers busy (refused below).
+  text("flush-deadline", "Seconds to keep retrying a busy /flush_cache", NET, { default: d.flushDeadlineS }),
   text("request-timeout", "Seconds one request may take in all", MEASURING, { default: d.requestTimeoutS }),
   text("stall-timeout", "Seconds without any byte before a request fails as stalled", MEASURING, { default: d.stallTimeoutS }),
   text("flush", "Cache flush before each pct: auto (the backend's way) or none", {
@@ -151,7 +152,8 @@ const SHARED_FLAGS: FlagDecl[] = [
     multiturn: { help: "Pass/fail threshold METRIC OP VALUE judged on every round line, e.g. 'p99_ttft_ms<=800'; repeatable; exit 6 when one fails" },
   }, { repeatable: true }),
   text("gates-file", "File with one gate per line (# comments)", ALL),
-  bool("quiet", "No progress line on stderr", MEASURING),
+  // Not multiturn's: it draws no progress line (refused below).
+  bool("quiet", "No progress line on stderr", { ...SWEEPS, replay: true }),
   bool("verbose", "Show stack traces and debug logs", { ...MEASURING, report: true, compare: true, merge: true, history: true }),
 ];
 
@@ -167,9 +169,14 @@ export const MEASURE_FLAGS: FlagDecl[] = [
   ...SERVER_FLAGS.slice(5),
 ];
 
-/** Server flags would silently do nothing in the demo, which brings its own server: refused by name. */
-export const REFUSED_FLAGS: RefusedFlag[] = ["base-url", "host", "port"].map((name) => ({
-  name,
-  commands: ["demo"],
-  reason: `the demo runs against its own mock server; use \`warmbench run --${name} ...\` for yours`,
-}));
+/** Flags that would silently do nothing in a command: refused there by name, with the reason. */
+export const REFUSED_FLAGS: RefusedFlag[] = [
+  // Server flags, in the demo, which brings its own server.
+  ...["base-url", "host", "port"].map((name): RefusedFlag => ({
+    name,
+    commands: ["demo"],
+    reason: `the demo runs against its own mock server; use \`warmbench run --${name} ...\` for yours`,
+  })),
+  { name: "flush-deadline", commands: ["demo"], reason: "the demo's own mock is idle whenever it is flushed: it never answers busy, so there is nothing to retry" },
+  { name: "quiet", commands: ["multiturn"], reason: "multiturn draws no progress line: its stderr holds only the run's log lines" },
+];

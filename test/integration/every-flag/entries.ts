@@ -1,0 +1,81 @@
+/**
+ * The every-flag test's vocabulary: an entry is a command line with a flag added (or replaced) and a proof that
+ * compares what it did with the same command line without it; `proofBodies` turns a table of them into test bodies.
+ */
+import { expect } from "bun:test";
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { detailSignature, observe, observeBase, sentSignature, withFlags, type Observation, type Probe } from "../../helpers/flag-proof.ts";
+
+/** One test body per flag of a command. */
+export type ProofBodies = Record<string, () => Promise<void>>;
+
+/** How a flag proves itself: expectations on its observation against the base line's. */
+export type Proof = (o: Observation, base: Observation) => void | Promise<void>;
+
+export interface Entry {
+  /** Flags added to (or replacing the same flags of) the command's base line. */
+  args: string[];
+  drop?: string[];
+  server?: string[];
+  /** Compared with this line instead of the base (flags added to the base). */
+  vs?: string[];
+  setup?: (dir: string) => void;
+  /** The intercept answers the flagged line only (the base line would wait out the default). */
+  intercept?: Probe["intercept"];
+  flaggedOnly?: boolean;
+  env?: Probe["env"];
+  /** Both lines run under a pseudo-terminal (see Probe.tty). */
+  tty?: boolean;
+  proof: Proof;
+}
+
+/** Each entry's body: the base line (shared with other entries where it is the same) against the flagged line. */
+export function proofBodies(base: string[], entries: Record<string, Entry>): ProofBodies {
+  return Object.fromEntries(Object.entries(entries).map(([flag, entry]) => [flag, async () => {
+    const line = (extra: string[], drop: string[] = []) => withFlags(base, extra, drop);
+    const probe = (args: string[], flagged: boolean): Probe => ({
+      args,
+      server: entry.server,
+      intercept: flagged || entry.flaggedOnly !== true ? entry.intercept : undefined,
+      setup: entry.setup,
+      env: entry.env,
+      tty: entry.tty,
+    });
+    const b = await observeBase(probe(entry.vs === undefined ? base : line(entry.vs), false));
+    const o = await observe(probe(line(entry.args, entry.drop), true));
+    await entry.proof(o, b);
+  }]));
+}
+
+export const sends: Proof = (o, b) => {
+  expect(o.requests.length).toBeGreaterThan(0);
+  expect(sentSignature(o)).not.toEqual(sentSignature(b));
+};
+export const exits = (code: number): Proof => (o, b) => {
+  expect(o.code).toBe(code);
+  expect(b.code).not.toBe(code);
+};
+export const fails: Proof = (o, b) => {
+  expect(b.code).toBe(0);
+  expect(o.code).not.toBe(0);
+};
+export const writes = (file: string): Proof => (o) => {
+  expect(existsSync(join(o.dir, file))).toBe(true);
+  expect(statSync(join(o.dir, file)).size).toBeGreaterThan(0);
+};
+export const stderrShows = (re: RegExp): Proof => (o, b) => {
+  expect(o.stderr).toMatch(re);
+  expect(b.stderr).not.toMatch(re);
+};
+export const detailsDiffer: Proof = (o, b) => {
+  expect(detailSignature(o).length).toBeGreaterThan(0);
+  expect(detailSignature(o)).not.toEqual(detailSignature(b));
+};
+export const stdoutDiffers: Proof = (o, b) => {
+  const mask = (s: string) => s.replace(/\d+(\.\d+)?/g, "N");
+  expect(mask(o.stdout)).not.toBe(mask(b.stdout));
+};
+
+/** On an error, the stack trace: the flag's line and the base both fail on `failing`, only one says where. */
+export const verboseEntry = (failing: string[]): Entry => ({ args: ["--verbose", ...failing], vs: failing, proof: stderrShows(/^\s+at /m) });

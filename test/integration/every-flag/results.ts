@@ -1,0 +1,139 @@
+/**
+ * The every-flag tables of the commands that read results (`report`, `compare`, `merge`), on real results files
+ * written once per test file by quick runs of the binary against mock processes: each flag (positionals included)
+ * changes stdout, the files written or the exit code against the same command line without it.
+ */
+import { expect } from "bun:test";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { mockFor, readLines } from "../../helpers/flag-proof.ts";
+import { LLAMA2_TOKENIZER, runCli, type CliResult } from "../../helpers/run-cli.ts";
+import type { ProofBodies } from "./entries.ts";
+
+/**
+ * A and B: the same small sweep (pcts 0,50) run twice; SLOW: the same against a server 200 ms slower to the first
+ * token; BIGGER: 80 tokens per request instead of 64 (another workload); SHORT: A without its 50% line, as a run
+ * that died before it.
+ */
+type Input = "A" | "B" | "SLOW" | "BIGGER" | "SHORT";
+let prepared: Promise<Record<Input, string>> | null = null;
+
+function inputs(): Promise<Record<Input, string>> {
+  prepared ??= (async () => {
+    const dir = mkdtempSync(join(tmpdir(), "warmbench-flag-results-"));
+    const sweep = async (file: string, server: string[], more: string[] = []) => {
+      const out = join(dir, file);
+      const r = await runCli(["run", "--model", LLAMA2_TOKENIZER, "--base-url", (await mockFor(server)).url, "--num-prompts", "2", "--total-tokens", "64",
+        "--output-len", "2", "--pcts", "0,50", "--settle", "0", "--quiet", "--output-file", out, ...more]);
+      if (r.code !== 0) throw new Error(`preparing ${file}: exit ${r.code}: ${r.stderr}`);
+      return out;
+    };
+    // One after the other: two sweeps flushing one server's cache would disturb each other's cache checks.
+    const A = await sweep("a.jsonl", []);
+    const B = await sweep("b.jsonl", []);
+    const SLOW = await sweep("slow.jsonl", ["--ttft-base-ms", "200"]);
+    const BIGGER = await sweep("bigger.jsonl", [], ["--total-tokens", "80"]);
+    const SHORT = join(dir, "short.jsonl");
+    writeFileSync(SHORT, readFileSync(A, "utf8").split("\n")[0] + "\n");
+    return { A, B, SLOW, BIGGER, SHORT };
+  })();
+  return prepared;
+}
+
+interface Ran extends CliResult {
+  dir: string;
+}
+
+/** Runs `args` with {A}... replaced by the inputs' paths and {dir} by a fresh dir. */
+async function ran(args: string[]): Promise<Ran> {
+  const files = await inputs();
+  const dir = mkdtempSync(join(tmpdir(), "warmbench-flag-"));
+  const r = await runCli(args.map((a) => a.replace(/\{(\w+)\}/g, (_, name: string) => (name === "dir" ? dir : files[name as Input]))));
+  return { ...r, dir };
+}
+
+interface ResultsEntry {
+  /** The command line with the flag. */
+  args: string[];
+  /** The same without it. */
+  vs: string[];
+  proof: (o: Ran, base: Ran) => void;
+}
+
+const bodies = (table: Record<string, ResultsEntry>): ProofBodies =>
+  Object.fromEntries(Object.entries(table).map(([flag, e]) => [flag, async () => {
+    const [o, b] = await Promise.all([ran(e.args), ran(e.vs)]);
+    e.proof(o, b);
+  }]));
+
+const codes = (o: Ran, b: Ran, flagged: number, base: number) => expect([o.code, b.code]).toEqual([flagged, base]);
+const written = (o: Ran, b: Ran, file: string) => {
+  expect(o.code).toBe(0);
+  expect(existsSync(join(o.dir, file))).toBe(true);
+  expect(existsSync(join(b.dir, file))).toBe(false);
+};
+/** Both lines fail on a file that is not there; only --verbose shows where. */
+const verbose = (command: string[]): ResultsEntry => ({
+  args: [...command, "--verbose"],
+  vs: command,
+  proof: (o, b) => {
+    expect([o.code, b.code]).toEqual([2, 2]);
+    expect(o.stderr).toMatch(/^\s+at /m);
+    expect(b.stderr).not.toMatch(/^\s+at /m);
+  },
+});
+const MISSING = "{dir}/missing.jsonl";
+
+const REPORT: Record<string, ResultsEntry> = {
+  // A prints its 50% line; SHORT has none.
+  files: { args: ["report", "{A}"], vs: ["report", "{SHORT}"], proof: (o, b) => {
+    codes(o, b, 0, 0);
+    expect(o.stdout.split("\n").length).toBeGreaterThan(b.stdout.split("\n").length);
+  } },
+  html: { args: ["report", "{A}", "--html", "{dir}/r.html"], vs: ["report", "{A}"], proof: (o, b) => {
+    written(o, b, "r.html");
+    expect(readFileSync(join(o.dir, "r.html"), "utf8")).toMatch(/^<!doctype html>/i);
+  } },
+  md: { args: ["report", "{A}", "--md", "{dir}/r.md"], vs: ["report", "{A}"], proof: (o, b) => {
+    written(o, b, "r.md");
+    expect(readFileSync(join(o.dir, "r.md"), "utf8")).toContain("|");
+  } },
+  verbose: verbose(["report", MISSING]),
+};
+
+const COMPARE: Record<string, ResultsEntry> = {
+  // Against itself SLOW shows no regression; against A's baseline its time to first token has regressed.
+  base: { args: ["compare", "{A}", "{SLOW}"], vs: ["compare", "{SLOW}", "{SLOW}"], proof: (o, b) => codes(o, b, 7, 0) },
+  new: { args: ["compare", "{A}", "{SLOW}"], vs: ["compare", "{A}", "{A}"], proof: (o, b) => codes(o, b, 7, 0) },
+  md: { args: ["compare", "{A}", "{A}", "--md", "{dir}/c.md"], vs: ["compare", "{A}", "{A}"], proof: (o, b) => written(o, b, "c.md") },
+  "max-regress": { args: ["compare", "{A}", "{SLOW}", "--max-regress", "mean_ttft_ms=100000%"], vs: ["compare", "{A}", "{SLOW}"], proof: (o, b) => codes(o, b, 0, 7) },
+  // Another workload is refused (exit 2) unless forced; forced, the lines are compared and the difference said.
+  force: { args: ["compare", "{A}", "{BIGGER}", "--force"], vs: ["compare", "{A}", "{BIGGER}"], proof: (o, b) => {
+    expect(b.code).toBe(2);
+    expect([0, 7]).toContain(o.code);
+    expect(o.stderr).toMatch(/total_tokens/);
+  } },
+  "allow-missing": { args: ["compare", "{A}", "{SHORT}", "--allow-missing"], vs: ["compare", "{A}", "{SHORT}"], proof: (o, b) => codes(o, b, 0, 7) },
+  verbose: verbose(["compare", MISSING, "{A}"]),
+};
+
+const MERGE: Record<string, ResultsEntry> = {
+  // The merged means are those of the files given: SLOW's 200 ms to the first token shows.
+  files: { args: ["merge", "{A}", "{SLOW}", "-o", "{dir}/m.jsonl"], vs: ["merge", "{A}", "{B}", "-o", "{dir}/m.jsonl"], proof: (o, b) => {
+    codes(o, b, 0, 0);
+    const ttft = (r: Ran) => readLines(join(r.dir, "m.jsonl"))[0]!.mean_ttft_ms;
+    expect(ttft(o)).toBeGreaterThan(ttft(b) + 50);
+  } },
+  output: { args: ["merge", "{A}", "{B}", "--output", "{dir}/m.jsonl"], vs: ["merge", "{A}", "{B}"], proof: (o, b) => {
+    codes(o, b, 0, 2);
+    expect(readLines(join(o.dir, "m.jsonl")).length).toBe(2);
+  } },
+  verbose: verbose(["merge", MISSING, "{A}", "-o", "{dir}/m.jsonl"]),
+};
+
+export const RESULTS_PROOFS: Record<"report" | "compare" | "merge", ProofBodies> = {
+  report: bodies(REPORT),
+  compare: bodies(COMPARE),
+  merge: bodies(MERGE),
+};
