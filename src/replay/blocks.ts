@@ -12,9 +12,11 @@
  * and a whole page of P ids with probability V^-P. Two different hash ids giving identical blocks has probability
  * V^-(blockSize-1): never, in practice.
  *
- * Blocks are built just in time and the most recent are kept (a bounded LRU), so memory stays O(in flight) whatever
- * the trace's length while a system prompt shared by every request is drawn once.
+ * Blocks are built just in time and the most recent are kept (a bounded LRU) with their digits as they go on the
+ * wire, so memory stays O(in flight) whatever the trace's length while a system prompt shared by every request is
+ * drawn and serialized once; a prompt's body is views of its blocks' digits, nothing copied.
  */
+import { serializeIds } from "../workload/prompts.ts";
 import { PyRandom } from "../workload/rng.ts";
 import type { TraceRequest } from "./trace.ts";
 
@@ -24,8 +26,16 @@ const KEPT_BLOCKS = 4096;
 /** The generator's seed of hash id h under --seed: distinct for every (|seed|, h) with h < 2^64. */
 export const blockSeed = (seed: bigint, hashId: number): bigint => ((seed < 0n ? -seed : seed) << 64n) + BigInt(hashId);
 
+interface Block {
+  ids: Uint32Array;
+  /** The ids as ASCII digits joined by ",". */
+  digits: Uint8Array;
+}
+
+const COMMA = 44;
+
 export class BlockSource {
-  private readonly kept = new Map<number, Uint32Array>();
+  private readonly kept = new Map<number, Block>();
 
   constructor(
     private readonly population: Uint32Array,
@@ -38,6 +48,10 @@ export class BlockSource {
 
   /** Hash id h's block: blockSize ids (shared: callers must not write to it). */
   block(hashId: number): Uint32Array {
+    return this.entry(hashId).ids;
+  }
+
+  private entry(hashId: number): Block {
     const hit = this.kept.get(hashId);
     if (hit !== undefined) {
       // Refreshed: a Map iterates in insertion order, so the first entry is the least recently used.
@@ -48,9 +62,19 @@ export class BlockSource {
     const ids = new Uint32Array(this.blockSize);
     ids[0] = this.population[hashId % this.population.length]!;
     new PyRandom(blockSeed(this.seed, hashId)).choicesInto(this.population, ids, 1, this.blockSize - 1);
-    this.kept.set(hashId, ids);
+    const block = { ids, digits: serializeIds(ids) };
+    this.kept.set(hashId, block);
     if (this.kept.size > this.keep) this.kept.delete(this.kept.keys().next().value!);
-    return ids;
+    return block;
+  }
+
+  /** The request's prompt as digit pieces to be joined by ",": its blocks' digits, the last cut (views, not copies). */
+  promptDigits(req: Pick<TraceRequest, "inputLength" | "hashIds">): Uint8Array[] {
+    return req.hashIds.map((h, j) => {
+      const digits = this.entry(h).digits;
+      const take = Math.min(this.blockSize, req.inputLength - j * this.blockSize);
+      return take === this.blockSize ? digits : digits.subarray(0, endOfId(digits, take));
+    });
   }
 
   /** The request's prompt: its blocks in order, the last cut so it has exactly inputLength ids. */
@@ -63,4 +87,11 @@ export class BlockSource {
     }
     return out;
   }
+}
+
+/** The byte offset where the digits of the first `count` ids end (just before the count-th comma). */
+function endOfId(digits: Uint8Array, count: number): number {
+  let seen = 0;
+  for (let i = 0; i < digits.length; i++) if (digits[i] === COMMA && ++seen === count) return i;
+  return digits.length;
 }

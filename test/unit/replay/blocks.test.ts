@@ -57,3 +57,14 @@ describe("BlockSource", () => {
     expect(a.block(1).every((id) => id % 3 === 0 && id < 15000)).toBe(true);
   });
 });
+
+describe("BlockSource.promptDigits", () => {
+  test("the pieces joined by commas are the prompt's ids, cut in its last block", () => {
+    const src = new BlockSource(population, 42n, B);
+    for (const l of lines) {
+      const req = { inputLength: l.input_length, hashIds: l.hash_ids };
+      const text = src.promptDigits(req).map((d) => new TextDecoder().decode(d)).join(",");
+      expect(text).toBe([...src.prompt(req)].join(","));
+    }
+  });
+});
