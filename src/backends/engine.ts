@@ -24,6 +24,11 @@ export interface EngineControl {
   name: BackendName;
   /** The endpoint `--endpoint auto` means: the engine's own generation API. */
   nativeEndpoint: EndpointName;
+  /**
+   * The endpoint multi-turn's `auto` means, where the native one's stream lacks the generated ids (llama.cpp:
+   * /completion with return_tokens, while the sweep keeps /v1/completions); absent: nativeEndpoint.
+   */
+  idsEndpoint?: EndpointName;
   /** Endpoints the engine serves; another is refused before anything is sent. */
   endpoints: readonly EndpointName[];
   /** Checks the server and settles everything the sweep needs; `wire` says which API the requests will use. */
@@ -45,6 +50,7 @@ export function composeBackend(engine: EngineControl, wire: Wire): Backend {
     generatePath: wire.path,
     freshConnections: engine.freshConnections === true,
     deltaText: wire.deltaText,
+    carriesOutputIds: wire.carriesOutputIds,
     createBodyTemplate: (p) => wire.bodyTemplate(p, engine.bodyKeys(p)),
     scanEvent: wire.scanEvent,
     extractText: wire.extractText,

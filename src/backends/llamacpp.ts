@@ -1,6 +1,6 @@
 /**
  * llama.cpp's llama-server (protocol.md §8, shared/docs/llamacpp.md): OpenAI-compatible endpoints with token-id
- * prompts, one prompt cache per slot (`-np`), token-granular (page size 1), cached tokens in
+ * prompts (and the native /completion, whose stream carries the generated ids: multi-turn's), one prompt cache per slot (`-np`), token-granular (page size 1), cached tokens in
  * usage.prompt_tokens_details.cached_tokens and timings.cache_n.
  *
  * - Flush: erase every slot (GET /slots, then POST /slots/{i}?action=erase); 501 means the server lacks
@@ -83,7 +83,9 @@ export const llamacppEngine: EngineControl = {
   engine: "llama.cpp",
   name: "llamacpp",
   nativeEndpoint: "completions",
-  endpoints: ["completions", "chat"],
+  // Only the native API streams the generated ids; the sweep, which needs none, keeps the OpenAI one.
+  idsEndpoint: "completion",
+  endpoints: ["completions", "chat", "completion"],
   preflight: preflightLlamacpp,
   flush: eraseSlotsFlush,
   bodyKeys: llamacppBodyKeys,

@@ -18,7 +18,7 @@ import { indexOfBytes, lastIndexOfBytes, locateTopLevelString, QUOTE, readUint, 
 import { createEventFields, TEXT_NOT_LOCATED, type EventFields, type EventKind } from "./types.ts";
 
 /** What one payload means for the request (SGLang native never yields "other"). */
-export type SglangEventKind = Exclude<EventKind, "other">;
+export type SglangEventKind = Exclude<EventKind, "other" | "final">;
 
 /** Fields filled by scanSglangEvent; every event resets them (no state is carried between events). */
 export type SglangEventFields = EventFields;

@@ -16,8 +16,8 @@ export type BackendName = "sglang" | "openai" | "vllm" | "llamacpp";
 /** The serving engine behind the URL; "openai" is any other OpenAI-compatible server (a gateway, Ollama, ...). */
 export type EngineName = "sglang" | "vllm" | "llama.cpp" | "openai";
 
-/** Which generation API the measured requests use. */
-export type EndpointName = "generate" | "completions" | "chat";
+/** Which generation API the measured requests use ("completion": llama.cpp's native /completion). */
+export type EndpointName = "generate" | "completions" | "chat" | "completion";
 
 /** How prompts go out: as the token ids themselves, or as the text the tokenizer decodes them to (chat). */
 export type PromptEncoding = "token_ids" | "text";
@@ -26,9 +26,11 @@ export type PromptEncoding = "token_ids" | "text";
  * What one SSE data payload means for the request:
  * - tokens: a chunk of generation (it may carry 0, 1 or several new tokens; see EventFields.completionTokens);
  * - other: nothing to time, but its fields may still hold final counts (the usage-only chunk after the last token);
+ * - final: the stream's last event, with the final counts and no token to time (llama.cpp's native `"stop": true`
+ *   event; no `[DONE]` follows it);
  * - done: `[DONE]`; error: an `{"error": ...}` event; abort: the server aborted the request; invalid: unreadable.
  */
-export type EventKind = "done" | "tokens" | "error" | "abort" | "invalid" | "other";
+export type EventKind = "done" | "tokens" | "error" | "abort" | "invalid" | "other" | "final";
 
 /**
  * Fields filled by Backend.scanEvent. Create one object per request (createEventFields) and reuse it for every
@@ -211,6 +213,8 @@ export interface Backend {
   freshConnections: boolean;
   /** True if every event's text is a delta whatever the server's mode (OpenAI); false: it depends (SGLang native). */
   deltaText: boolean;
+  /** The stream carries the generated token ids (SGLang native, llama.cpp native): multi-turn histories are exact. */
+  carriesOutputIds: boolean;
   /** The body template of every request with these parameters; only the prompt ids change per request. */
   createBodyTemplate(p: BodyParams): BodyTemplate;
   /** Hot-path classifier of one SSE data payload; fills `out`, never throws. */

@@ -5,11 +5,13 @@
  *
  * - generate: SGLang's native /generate, token ids, cumulative or delta text (protocol.md §1);
  * - completions: OpenAI /v1/completions, token ids, text deltas (§3, §8);
- * - chat: OpenAI /v1/chat/completions, the prompt as the text its ids decode to, content deltas.
+ * - chat: OpenAI /v1/chat/completions, the prompt as the text its ids decode to, content deltas;
+ * - completion: llama.cpp's native /completion, token ids in, content deltas and the generated ids out (§8).
  */
 import { createTemplate, IDS_PLACEHOLDER, TEXT_PLACEHOLDER, type BodyTemplate } from "./body.ts";
 import type { ByteRange } from "./json-bytes.ts";
 import { extractOpenaiOutputIds, extractOpenaiText, locateOpenaiText, scanOpenaiEvent } from "./openai-events.ts";
+import { extractLlamacppOutputIds, extractLlamacppText, locateLlamacppText, scanLlamacppEvent } from "./llamacpp-events.ts";
 import { extractOutputIds, extractText, locateSglangText, scanSglangEvent } from "./sglang-events.ts";
 import type { BodyParams, EndpointName, EventFields, EventKind, PromptEncoding } from "./types.ts";
 
@@ -19,6 +21,8 @@ export interface Wire {
   path: string;
   /** Every event's text is a delta whatever the server's mode. */
   deltaText: boolean;
+  /** Its events carry the generated token ids (see Backend.carriesOutputIds). */
+  carriesOutputIds: boolean;
   promptEncoding: PromptEncoding;
   /**
    * The body template: the wire's keys, then `engineKeys` (what the engine behind it needs, e.g. llama.cpp's
@@ -37,6 +41,7 @@ export const generateWire: Wire = {
   endpoint: "generate",
   path: "/generate",
   deltaText: false,
+  carriesOutputIds: true,
   promptEncoding: "token_ids",
   bodyTemplate: (p) =>
     createTemplate({
@@ -70,6 +75,7 @@ export const completionsWire: Wire = {
   endpoint: "completions",
   path: "/v1/completions",
   deltaText: true,
+  carriesOutputIds: false,
   promptEncoding: "token_ids",
   bodyTemplate: (p, engineKeys) =>
     createTemplate({ ...(p.model === null ? {} : { model: p.model }), prompt: IDS_PLACEHOLDER, ...openaiTail(p), ...engineKeys, ...p.extra }),
@@ -87,6 +93,7 @@ export const chatWire: Wire = {
   endpoint: "chat",
   path: "/v1/chat/completions",
   deltaText: true,
+  carriesOutputIds: false,
   promptEncoding: "text",
   bodyTemplate: (p, engineKeys) =>
     createTemplate({
@@ -102,7 +109,37 @@ export const chatWire: Wire = {
   extractOutputIds: extractOpenaiOutputIds,
 };
 
+/**
+ * llama.cpp native: {"model"?, "prompt": [ids], "n_predict", "temperature": 0, "stream": true, "ignore_eos",
+ * "return_tokens": true, ...the engine's keys, **extra}. return_tokens puts each streamed token's id in its event.
+ */
+export const completionWire: Wire = {
+  endpoint: "completion",
+  path: "/completion",
+  deltaText: true,
+  carriesOutputIds: true,
+  promptEncoding: "token_ids",
+  bodyTemplate: (p, engineKeys) =>
+    createTemplate({
+      ...(p.model === null ? {} : { model: p.model }),
+      prompt: IDS_PLACEHOLDER,
+      n_predict: p.maxNewTokens,
+      temperature: 0,
+      stream: true,
+      ignore_eos: p.ignoreEos,
+      return_tokens: true,
+      ...engineKeys,
+      ...p.extra,
+    }),
+  scanEvent: scanLlamacppEvent,
+  extractText: extractLlamacppText,
+  locateText: locateLlamacppText,
+  extractOutputIds: extractLlamacppOutputIds,
+};
+
+const WIRES: Readonly<Record<EndpointName, Wire>> = { generate: generateWire, completions: completionsWire, chat: chatWire, completion: completionWire };
+
 /** The wire of an endpoint name. */
 export function wireFor(endpoint: EndpointName): Wire {
-  return endpoint === "generate" ? generateWire : endpoint === "chat" ? chatWire : completionsWire;
+  return WIRES[endpoint];
 }

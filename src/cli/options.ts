@@ -65,6 +65,8 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
   const shared = parseSharedTail(raw, env);
   const load = parseLoad(raw, shared.seed);
   const gates = parsePlannedGates(raw, plannedSweepAxes(pcts, workingSets, load.requestRates));
+  const placement = parsePlacementFlags(raw);
+  const repeats = parseRepeats(raw, placement);
   return {
     backend,
     endpoint,
@@ -81,8 +83,26 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     ...load,
     workingSets,
     gates,
-    ...parsePlacementFlags(raw),
+    ...placement,
+    ...repeats,
   };
+}
+
+/** --repeat N and --repeat-until-cv X (which needs --repeat as its maximum, and one process: shards run a fixed plan). */
+function parseRepeats(raw: RawFlags, placement: Pick<RunOptions, "workers" | "shard">): Pick<RunOptions, "repeat" | "repeatUntilCv"> {
+  const repeatRaw = str(raw, "repeat");
+  const cvRaw = str(raw, "repeat-until-cv");
+  const repeat = repeatRaw === undefined ? undefined : parseIntFlag("repeat", repeatRaw, 1);
+  if (cvRaw === undefined) return repeat === undefined ? {} : { repeat };
+  const cv = parseNumberFlag("repeat-until-cv", cvRaw, 0);
+  if (cv <= 0) throw new UsageError(`--repeat-until-cv ${cv}: a coefficient of variation is never below 0 (e.g. 0.05 for 5 %)`);
+  if (repeat === undefined || repeat < 2) {
+    throw new UsageError(`--repeat-until-cv needs --repeat N of 2 or more: the most repeats of a line (a CV needs 2)`);
+  }
+  if (placement.workers !== null || placement.shard !== null) {
+    throw new UsageError("--repeat-until-cv with --workers or --shard: shards run a fixed plan of lines; use --repeat N alone");
+  }
+  return { repeat, repeatUntilCv: cv };
 }
 
 /** --gate and --gates-file, refused (exit 2) when one would judge none of the `planned` lines the run will write. */

@@ -110,15 +110,17 @@ async function readEvents(
     if (state.ended) return;
     rec.lastEventMs = chunkMs;
     const kind = state.backend.scanEvent(payload, fields);
+    const counts = kind === "other" || kind === "final";
     if (kind === "tokens") onTokenEvent(payload, rec, state, fields, chunkMs);
     // A usage chunk that reports tokens no earlier chunk carried (a chat stream whose only token was held back as
     // half a UTF-8 character) is the first token as far as the client can see.
-    else if (kind === "other" && rec.tokenEvents === 0 && fields.completionTokens > 0) onTokenEvent(payload, rec, state, fields, chunkMs);
-    else if (kind === "other") onUsageEvent(rec, fields);
-    else if (kind === "done") {
+    else if (counts && rec.tokenEvents === 0 && fields.completionTokens > 0) onTokenEvent(payload, rec, state, fields, chunkMs);
+    else if (counts) onUsageEvent(rec, fields);
+    // llama.cpp's native stream ends with its final event, no [DONE] after it.
+    if (kind === "done" || kind === "final") {
       state.ended = true;
       if (rec.tokenEvents === 0) fail(rec, "no_tokens", "stream ended without any token");
-    } else {
+    } else if (kind !== "tokens" && kind !== "other") {
       state.ended = true;
       if (fields.finishType !== null) rec.finishReason = fields.finishType;
       if (kind === "error") fail(rec, "server_error", fields.message);

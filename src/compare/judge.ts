@@ -3,7 +3,7 @@ import { COMPARE_METRICS, type CompareMetric } from "./metrics.ts";
 import type { Limits } from "./limits.ts";
 import type { LinePair } from "./pairing.ts";
 import { field, type CompareLine } from "./lines.ts";
-import { mean, welchInterval } from "./welch.ts";
+import { mean, welchInterval } from "../metrics/intervals.ts";
 
 /**
  * "untrustworthy": NEW's client saturated, so its numbers may be the client's own delay, not the server's.

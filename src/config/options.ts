@@ -125,6 +125,13 @@ export interface RunOptions {
   burstiness: number;
   /** Open loop: requests arrive at the rate for this long (instead of --num-prompts of them); null = --num-prompts. */
   durationS: number | null;
+  /**
+   * --repeat N: each line measured N times (lines carry `repeat` 0..N-1). Absent without the flag, so neither the
+   * lines nor the run's options echo change then.
+   */
+  repeat?: number;
+  /** --repeat-until-cv X: a line's repeats stop once the CV of its gated metrics is below X (2 at least, --repeat at most). */
+  repeatUntilCv?: number;
 }
 
 /** Defaults of `warmbench compare`. */
@@ -191,7 +198,7 @@ export type ThinkTime =
   | { kind: "uniform"; lowS: number; highS: number };
 
 /** Validated options of `warmbench multiturn`: the sweep's shared flags, and the conversation's shape. */
-export type MultiturnOptions = Omit<RunOptions, "numPrompts" | "totalTokens" | "pcts" | "workingSets" | "requestRates" | "burstiness" | "durationS"> & {
+export type MultiturnOptions = Omit<RunOptions, "numPrompts" | "totalTokens" | "pcts" | "workingSets" | "requestRates" | "burstiness" | "durationS" | "repeat" | "repeatUntilCv"> & {
   numClients: number;
   numRounds: number;
   turnTokens: number;

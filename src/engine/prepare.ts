@@ -5,7 +5,7 @@
  */
 import { log } from "../log.ts";
 import type { RunOptions } from "../config/options.ts";
-import { resolveBackend } from "../backends/index.ts";
+import { resolveBackend, type EndpointNeeds } from "../backends/index.ts";
 import type { Backend, Control, EngineInfo, ServerProfile } from "../backends/types.ts";
 import { loadTokenizer, type LoadedTokenizer } from "../workload/tokenizer.ts";
 
@@ -23,14 +23,15 @@ export interface PreparedRun {
   server: ServerProfile;
 }
 
-export async function prepareRun(opts: PrepareOptions, signal: AbortSignal | undefined): Promise<PreparedRun> {
+/** `needs`: what the run reads from the stream (multi-turn: the generated ids), which settles `--endpoint auto`. */
+export async function prepareRun(opts: PrepareOptions, signal: AbortSignal | undefined, needs: EndpointNeeds = {}): Promise<PreparedRun> {
   const ctl: Control = { baseUrl: opts.baseUrl, headers: opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}, signal };
   // Bad input (a missing tokenizer file) is a usage error and is reported before anything is sent.
   log.info(`Loading tokenizer from ${opts.tokenizer} ...`);
   const tokenizer = await loadTokenizer(opts.tokenizer, { revision: opts.revision, signal });
   log.info(`Tokenizer loaded (vocab_size=${tokenizer.population.length}) from ${tokenizer.path}`);
 
-  const resolved = await resolveBackend(ctl, opts.backend, opts.endpoint);
+  const resolved = await resolveBackend(ctl, opts.backend, opts.endpoint, needs);
   const backend = resolved.backend;
   if (resolved.engine.source === "detected") log.info(`Engine: ${backend.engine} (detected: ${resolved.engine.evidence}); requests go to ${backend.generatePath}`);
   ctl.freshConnections = backend.freshConnections;

@@ -50,7 +50,7 @@ function llamaUsage(u: UsageState, completionTokens: number): Record<string, unk
 }
 
 /** llama.cpp's timings: cache_n + prompt_n == prompt tokens. */
-function llamaTimings(u: UsageState, completionTokens: number): Record<string, unknown> {
+export function llamaTimings(u: UsageState, completionTokens: number): Record<string, unknown> {
   const promptMs = Math.max(0, u.firstTokenMs - u.prefillStartMs);
   const predictedMs = Math.max(0, performance.now() - u.firstTokenMs);
   return {

@@ -23,6 +23,8 @@ export interface CompletionParams {
   idSlot: number | null;
   /** llama.cpp's cache_prompt (default true). */
   cachePrompt: boolean;
+  /** llama.cpp's return_tokens (native /completion): each event carries its token's id. */
+  returnTokens: boolean;
 }
 
 /** Accepted, or the status and body vLLM would answer. */
@@ -55,6 +57,11 @@ export function parseCompletionBody(bodyText: string, limits: CompletionLimits):
   return parseOpenaiBody(bodyText, limits, (b) => promptIds(b.prompt, limits.vocabSize));
 }
 
+/** Parse and validate a llama.cpp native /completion body: token ids, and n_predict (max_tokens also taken) as its length. */
+export function parseNativeCompletionBody(bodyText: string, limits: CompletionLimits): ParsedCompletion {
+  return parseOpenaiBody(bodyText, limits, (b) => promptIds(b.prompt, limits.vocabSize), "n_predict");
+}
+
 /** Parse and validate a /v1/chat/completions body: its messages, templated and tokenized, are the prompt. */
 export function parseChatBody(bodyText: string, limits: CompletionLimits, tokenizer: MockTokenizer): ParsedCompletion {
   return parseOpenaiBody(bodyText, limits, (b) => {
@@ -77,7 +84,12 @@ function chatMessages(value: unknown): ChatMessage[] | string {
   return out;
 }
 
-function parseOpenaiBody(bodyText: string, limits: CompletionLimits, promptOf: (b: Record<string, unknown>) => number[] | string): ParsedCompletion {
+function parseOpenaiBody(
+  bodyText: string,
+  limits: CompletionLimits,
+  promptOf: (b: Record<string, unknown>) => number[] | string,
+  lengthKey: "max_tokens" | "n_predict" = "max_tokens",
+): ParsedCompletion {
   let body: unknown;
   try {
     body = JSON.parse(bodyText);
@@ -107,10 +119,11 @@ function parseOpenaiBody(bodyText: string, limits: CompletionLimits, promptOf: (
     return badRequest("stream_options values must be booleans.", "stream_options");
   }
 
-  // null asks for the rest of the context, as vLLM does.
-  const maxTokens = b.max_tokens === null ? limits.contextLength - prompt.length : (b.max_tokens ?? DEFAULT_MAX_TOKENS);
+  // null asks for the rest of the context, as vLLM does; llama.cpp takes max_tokens beside its own n_predict.
+  const length = b[lengthKey] ?? b.max_tokens;
+  const maxTokens = length === null ? limits.contextLength - prompt.length : (length ?? DEFAULT_MAX_TOKENS);
   if (typeof maxTokens !== "number" || !Number.isInteger(maxTokens) || maxTokens < 1) {
-    return badRequest(`max_tokens must be an integer of at least 1, got ${JSON.stringify(b.max_tokens)}.`, "max_tokens");
+    return badRequest(`${lengthKey} must be an integer of at least 1, got ${JSON.stringify(length)}.`, lengthKey);
   }
   const temperature = b.temperature ?? 1.0;
   if (typeof temperature !== "number" || !Number.isFinite(temperature) || temperature < 0) {
@@ -126,7 +139,7 @@ function parseOpenaiBody(bodyText: string, limits: CompletionLimits, promptOf: (
     ok: true,
     params: {
       model, inputIds: prompt, maxTokens, temperature, ignoreEos, stream, includeUsage, continuousUsage,
-      idSlot: idSlot < 0 ? null : idSlot, cachePrompt,
+      idSlot: idSlot < 0 ? null : idSlot, cachePrompt, returnTokens: b.return_tokens === true,
     },
   };
 }

@@ -8,15 +8,17 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { MockContext } from "./context.ts";
 import { headerValue } from "./generate.ts";
 import { readBody, sendJson, trackInFlight } from "./http.ts";
+import { llamacppNative } from "./llamacpp-native.ts";
 import { llamacppChat, llamacppCompletions, vllmChat, vllmCompletions, type FormatInput, type UsageState } from "./openai-formats.ts";
-import { openaiError, parseChatBody, parseCompletionBody, type CompletionParams } from "./openai-request.ts";
+import { openaiError, parseChatBody, parseCompletionBody, parseNativeCompletionBody, type CompletionParams } from "./openai-request.ts";
 import { driveGeneration } from "./stream-driver.ts";
 import { RequestTrace } from "./truth.ts";
 import type { ReceivedRequest } from "./types.ts";
 
-export type OpenaiEndpoint = "completions" | "chat";
+/** "completion": llama.cpp's native /completion (llamacpp personality only). */
+export type OpenaiEndpoint = "completions" | "chat" | "completion";
 
-/** Serve one POST /v1/completions or /v1/chat/completions. */
+/** Serve one POST /v1/completions, /v1/chat/completions or (llama.cpp) /completion. */
 export async function handleOpenai(req: IncomingMessage, res: ServerResponse, ctx: MockContext, endpoint: OpenaiEndpoint): Promise<void> {
   const { counters, opts } = ctx;
   counters.completionsRequests++;
@@ -33,7 +35,10 @@ export async function handleOpenai(req: IncomingMessage, res: ServerResponse, ct
   const trace = new RequestTrace(ctx.truth, requestId);
   const llama = opts.personality === "llamacpp";
   const limits = { ...opts, anyModel: llama };
-  const parsed = endpoint === "chat" ? parseChatBody(bodyText, limits, ctx.tokenizer) : parseCompletionBody(bodyText, limits);
+  const parsed =
+    endpoint === "chat" ? parseChatBody(bodyText, limits, ctx.tokenizer)
+    : endpoint === "completion" ? parseNativeCompletionBody(bodyText, limits)
+    : parseCompletionBody(bodyText, limits);
   if (!parsed.ok) {
     sendJson(res, parsed.status, parsed.body);
     trace.finish("error");
@@ -71,8 +76,8 @@ export async function handleOpenai(req: IncomingMessage, res: ServerResponse, ct
   } else {
     const usage: UsageState = { promptTokens: params.inputIds.length, cachedTokens: 0, prefillStartMs: 0, firstTokenMs: 0 };
     const input: FormatInput = { id, model: opts.modelName, params, usage, vocabSize: opts.vocabSize };
-    const format = llama
-      ? endpoint === "chat" ? llamacppChat(input) : llamacppCompletions(input)
+    const format = endpoint === "completion" ? llamacppNative(input)
+      : llama ? endpoint === "chat" ? llamacppChat(input) : llamacppCompletions(input)
       : endpoint === "chat" ? vllmChat(input) : vllmCompletions(input);
     driveGeneration(res, {
       inputIds: params.inputIds,

@@ -48,7 +48,7 @@ export interface MockServer {
 /** Start the mock on opts.host:opts.port (port 0 = an ephemeral port). */
 export async function startMockServer(opts: MockOptions): Promise<MockServer> {
   const cache = new TieredCache(opts.pageSize, opts.cacheTokens, opts.hostCacheTokens);
-  const slots = opts.personality === "llamacpp" ? new SlotCache(opts.slots, opts.cacheRam) : null;
+  const slots = opts.personality === "llamacpp" ? new SlotCache(opts.slots, opts.cacheRam, opts.vocabSize) : null;
   const scheduler = new MockScheduler(opts, slots ?? new RadixPolicy(cache, opts.maxRunning, opts.vocabSize));
   const startupTimeS = (performance.timeOrigin + performance.now()) / 1000;
   const sockets = new Set<Socket>();
@@ -121,7 +121,9 @@ export async function startMockServer(opts: MockOptions): Promise<MockServer> {
   const routeLlamacpp = (req: IncomingMessage, res: ServerResponse, url: URL, allow: (...m: string[]) => boolean): void => {
     const path = url.pathname;
     const slotAction = /^\/slots\/([^/]+)$/.exec(path);
-    if (path === "/props") {
+    if (path === "/completion" || path === "/completions") {
+      if (allow("POST")) void handleOpenai(req, res, ctx, "completion");
+    } else if (path === "/props") {
       if (allow("GET")) sendJson(res, 200, buildProps(opts));
     } else if (path === "/slots") {
       if (allow("GET")) handleSlots(res, ctx);

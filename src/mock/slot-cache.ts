@@ -13,10 +13,12 @@
  *   0/0 keep ratio). An erase clears the slot only, never RAM.
  */
 import type { CacheClaim, CachePolicy, CacheRequest } from "./cache-policy.ts";
+import { MOCK_DEFAULTS } from "./options.ts";
+import { outputTokenId } from "./output.ts";
 
 interface Slot {
   id: number;
-  /** Prompt ids, then one -1 per generated token but the last (what llama.cpp holds after a request). */
+  /** Prompt ids, then the generated ids but the last (what llama.cpp holds after a request). */
   tokens: number[];
   busy: boolean;
   lastUsedTick: number;
@@ -35,7 +37,8 @@ export class SlotCache implements CachePolicy {
   /** Erases waiting for a busy slot to finish. */
   private readonly eraseWaiters = new Map<number, Array<() => void>>();
 
-  constructor(slotCount: number, ramCache: boolean) {
+  /** `vocabSize` settles the mock's output ids, which a slot keeps after its prompt as llama.cpp does. */
+  constructor(slotCount: number, ramCache: boolean, private readonly vocabSize: number = MOCK_DEFAULTS.vocabSize) {
     this.slots = Array.from({ length: slotCount }, (_, id) => ({ id, tokens: [], busy: false, lastUsedTick: 0 }));
     this.ram = ramCache ? [] : null;
   }
@@ -79,7 +82,8 @@ export class SlotCache implements CachePolicy {
         slot.tokens = req.inputIds.slice();
       },
       release: (generated) => {
-        for (let i = 1; i < generated; i++) slot.tokens.push(-1);
+        // A conversation's next turn sends them back: it hits them, as on the real server.
+        for (let i = 0; i < generated - 1; i++) slot.tokens.push(outputTokenId(i, this.vocabSize));
         slot.busy = false;
         slot.lastUsedTick = ++this.tick;
         const waiters = this.eraseWaiters.get(slot.id);

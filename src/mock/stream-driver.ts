@@ -32,6 +32,8 @@ export interface WireFormat {
   trailerEvents(completionTokens: number): string[];
   /** Events written with the headers, before prefill (vLLM's chat role chunk). */
   openingEvents?(): string[];
+  /** false: the stream ends after its last event with no `[DONE]` (llama.cpp's native /completion). */
+  sendsDone?: boolean;
   /** Non-streaming: the finished response. */
   sendWhole(res: ServerResponse, completionTokens: number): void;
   /** Non-streaming: the answer to an error-event or abort fault. */
@@ -133,7 +135,7 @@ export function driveGeneration(res: ServerResponse, job: DriveJob, ctx: MockCon
   const finalTail = (completionTokens: number): string => {
     let tail = "\n\n";
     for (const extra of format.trailerEvents(completionTokens)) tail += sse(extra);
-    return tail + SSE_DONE;
+    return format.sendsDone === false ? tail : tail + SSE_DONE;
   };
 
   /** Fire the fault at this event; true when it replaced the event and ended the request. */
@@ -156,7 +158,7 @@ export function driveGeneration(res: ServerResponse, job: DriveJob, ctx: MockCon
         if (!job.stream) {
           format.sendWholeFault(res, fault, completionTokens);
         } else {
-          writer.write(sse(fault === "abort" ? format.abortEvent(completionTokens) : format.errorEvent()) + SSE_DONE);
+          writer.write(sse(fault === "abort" ? format.abortEvent(completionTokens) : format.errorEvent()) + (format.sendsDone === false ? "" : SSE_DONE));
           if (fault === "abort") trace.event(completionTokens);
           res.end();
         }

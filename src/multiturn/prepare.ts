@@ -5,7 +5,7 @@
  */
 import { log } from "../log.ts";
 import { bodyParts } from "../backends/body.ts";
-import { probeLength, resetCache } from "../engine/reset-cache.ts";
+import { cacheSlotsOf, probeLength, resetCache } from "../engine/reset-cache.ts";
 import { warm } from "../engine/warm.ts";
 import { serializeIds } from "../workload/prompts.ts";
 import type { MultiturnContext } from "./context.ts";
@@ -33,10 +33,23 @@ export async function prepareCache(ctx: MultiturnContext, systemPrompts: readonl
   const found = reset.probeCachedTokens;
   const flushVerified = found === null || found < 0 ? null : found === 0;
   if (systemPrompts.length > 0) log.info(`Warming ${systemPrompts.length} system prompt(s) of ${systemPrompts[0]?.length} tokens ...`);
-  const template = ctx.backend.createBodyTemplate({ maxNewTokens: 1, ignoreEos: true, extra: opts.extraRequestBody, model: server.model });
-  const warmed = await warm(ctx, systemPrompts.map((ids) => ({ body: bodyParts(template, serializeIds(ids), new Uint8Array(0)), promptLen: ids.length })), {
+  const template = (slot: number | null) =>
+    ctx.backend.createBodyTemplate({ maxNewTokens: 1, ignoreEos: true, extra: opts.extraRequestBody, model: server.model, slot });
+  const requests = warmsOf(systemPrompts, cacheSlotsOf(server)).map(({ ids, slot }) => ({ body: bodyParts(template(slot), serializeIds(ids), new Uint8Array(0)), promptLen: ids.length }));
+  const warmed = await warm(ctx, requests, {
     during: "during the system-prompt warm",
     failed: (why) => `Warming the system prompt failed: ${why}`,
   });
   return { flushed: reset.flushed, flushVerified, warmCachedTokens: warmed.cachedTokens };
+}
+
+/**
+ * Each system prompt once; on a server with one cache per slot (llama.cpp), where a prompt hits only in the slot it
+ * lands on, every slot too (slot i gets prompt i mod K), as the sweep warms each slot: concurrent first turns then
+ * find their system prompt whichever slot takes them.
+ */
+function warmsOf(systemPrompts: readonly Uint32Array[], slots: ReadonlyArray<number | null>): Array<{ ids: Uint32Array; slot: number | null }> {
+  if (systemPrompts.length === 0) return [];
+  const n = slots[0] === null ? systemPrompts.length : Math.max(slots.length, systemPrompts.length);
+  return Array.from({ length: n }, (_, i) => ({ ids: systemPrompts[i % systemPrompts.length] as Uint32Array, slot: slots[i % slots.length] ?? null }));
 }

@@ -25,9 +25,9 @@ import { conversationsOf, drawSystemPrompts, inFlightOf, turnHooks } from "./tur
 export type { MultiturnOutcome } from "./round-writer.ts";
 
 export async function runMultiturn(opts: MultiturnOptions, io: MultiturnIo, placement: Placement = { kind: "single" }): Promise<MultiturnOutcome> {
-  const { ctl, tokenizer, backend, server } = await prepareRun(opts, io.signal);
+  const { ctl, tokenizer, backend, server } = await prepareRun(opts, io.signal, { outputIds: true });
   checkConversationFits(opts, server);
-  if (backend.deltaText) log.warn(`--backend ${opts.backend}: answers come back as text; turns after the first re-tokenize them and are approximate`);
+  if (!backend.carriesOutputIds) log.warn(`--backend ${opts.backend}: answers come back as text; turns after the first re-tokenize them and are approximate`);
   if (["input_ids", "prompt", "stream"].some((k) => k in opts.extraRequestBody)) {
     log.warn("--extra-request-body overrides the prompt or streaming: the conversations are not what warmbench built");
   }

@@ -8,6 +8,7 @@ import type { RunOptions } from "../config/options.ts";
 import { renderConsole, renderPctHeader, renderSweepEnd } from "../report/console.ts";
 import { formatJsonl } from "../report/jsonl.ts";
 import { renderMarkdownReport } from "../report/markdown.ts";
+import { renderRepeats } from "../report/repeats.ts";
 import { reportRunOf } from "../report/runs.ts";
 import { formatCell } from "../report/text-table.ts";
 import type { SweepSink } from "../sweep/sink.ts";
@@ -17,7 +18,7 @@ import { appendJsonlLine } from "./jsonl-file.ts";
 import { startProgress } from "./progress.ts";
 import { appendStepSummary } from "./step-summary.ts";
 
-type SinkOptions = Pick<RunOptions, "outputFile" | "dumpPrompts" | "requestDetails" | "quiet">;
+type SinkOptions = Pick<RunOptions, "outputFile" | "dumpPrompts" | "requestDetails" | "quiet"> & Partial<Pick<RunOptions, "repeat" | "gates">>;
 
 /** Opens the run's output files (openOutputs: a usage error before anything is sent) and returns the sink. */
 export function openSweepSink(opts: SinkOptions, out: (text: string) => void, env: Record<string, string | undefined> = process.env): SweepSink {
@@ -29,10 +30,11 @@ export function openSweepSink(opts: SinkOptions, out: (text: string) => void, en
     },
     line(record) {
       const pct = record.shared_prefix_pct;
-      for (const g of record.gates) if (!g.pass) log.warn(`gate failed at ${pct}%: ${g.expr} (value ${formatCell(g.value)})`);
+      for (const g of record.gates) if (!g.pass) log.warn(`gate failed at ${pct}%: ${g.expr} (value ${formatCell(g.value)}${g.repeats === undefined ? "" : `, the mean of ${g.repeats} repeats`})`);
       out(renderConsole(record));
       if (opts.outputFile) appendJsonlLine(opts.outputFile, formatJsonl(record));
     },
+    repeated: (repeats) => out(renderRepeats(repeats, opts.repeat ?? repeats.length, (opts.gates ?? []).map((g) => g.metric))),
     progress: (total, label) => startProgress(total, label, { quiet: opts.quiet }),
     ended(records, ttftModel) {
       out(renderSweepEnd(records, ttftModel));

@@ -10,11 +10,14 @@ export interface Point {
   y: number;
 }
 
-/** One drawn series: `series` is the run's index (its colour), -1 for a reference line. */
+/**
+ * One drawn series: `series` is its colour (the run's index, or the curve's in a chart of curves), -1 for a reference
+ * line. "dashed" is a second metric of a curve (P99 beside the median); "marker" marks points (evicting lines).
+ */
 export interface DatasetData {
   label: string;
   series: number;
-  style: "line" | "points" | "fit" | "reference" | "bar";
+  style: "line" | "dashed" | "points" | "fit" | "reference" | "marker" | "bar";
   data: Point[];
   /** Bars: the stack it belongs to (one per run), and its shade of the run's colour (0 = full). */
   stack?: string;
@@ -37,6 +40,8 @@ export interface ChartData {
   byPct?: { pcts: number[]; selected: number; datasets: Record<string, DatasetData[]> };
   /** Bars stacked per run (and x), e.g. cached tokens per tier. */
   stacked?: boolean;
+  /** Whether the chart shows its own legend: not when its series are the runs the page's legend already names. */
+  legend?: boolean;
 }
 
 export interface ReportSection {

@@ -35,7 +35,7 @@ export function flattenHeader(run: RunInfo | undefined): Map<string, string> {
 }
 
 /** A key as a label shows it: without its "options." / "server_info." prefix. */
-const shortKey = (key: string): string => key.replace(/^(options|server_info)\./, "");
+export const shortKey = (key: string): string => key.replace(/^(options|server_info)\./, "");
 
 /** Keys whose values are not the same in every run (a key missing from a run counts as a difference). */
 export function differingKeys(headers: readonly Map<string, string>[]): string[] {

@@ -119,6 +119,8 @@ export const RULES = {
   ready_queue_policy: first("ready_queue_policy"), shared_system_tokens: first("shared_system_tokens"),
   first_turn_tokens: first("first_turn_tokens"), turn_tokens: first("turn_tokens"),
   working_set: (m) => num(m.first.working_set ?? 1),
+  // The axes later producers add (absent from lines without them, so from the merged line too).
+  repeat: first("repeat"), probe: first("probe"), window: first("window"),
   burstiness: (m) => m.first.burstiness ?? null, duration_limit_s: (m) => m.first.duration_limit_s ?? null,
   page_size: (m) => num(m.first.page_size),
 

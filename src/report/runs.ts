@@ -24,6 +24,11 @@ export interface ReportRun {
   ttftModel: TtftModel | null;
   /** What tells it apart from the other runs (see labels.ts). */
   label: string;
+  /**
+   * The run as measured, before splitByCell cut it into one series per (working set, rate) cell: its index among the
+   * report's measured runs and its label without the cell. Absent: the run is its own group.
+   */
+  group?: { index: number; label: string };
 }
 
 /** A results file's text, or a UsageError naming the file and the flag or command that wanted it. */
@@ -48,7 +53,7 @@ export function loadReportRuns(files: readonly string[], who = "report"): { runs
     runs.forEach((run, i) => unlabelled.push({ ...run, fallbackName: runs.length > 1 ? `${basename(file)}#${i + 1}` : basename(file) }));
   }
   const { labels, differing } = labelRuns(unlabelled);
-  const runs = unlabelled.flatMap(({ fallbackName: _f, ...run }, i) => splitByCell({ ...run, label: labels[i]! }));
+  const runs = unlabelled.flatMap(({ fallbackName: _f, ...run }, i) => splitByCell({ ...run, label: labels[i]!, group: { index: i, label: labels[i]! } }));
   return { runs, differing };
 }
 

@@ -8,6 +8,8 @@ import { allPcts, cacheTable, distributionTable, lineAt, modelTable, pctTable, t
 import type { PctLine } from "../metrics/pct-record.ts";
 import { points, type AxisData, type ChartData, type DatasetData, type ReportSection, type SeriesRun } from "./chart-data.ts";
 import { roundSections } from "./round-sections.ts";
+import { loopSections, rateSections, workingSetSections } from "./axis-sections.ts";
+import { groupsOf } from "./curves.ts";
 
 export type { AxisData, ChartData, DatasetData, Point, ReportSection, SeriesRun } from "./chart-data.ts";
 
@@ -87,24 +89,45 @@ function modelSection(runs: readonly SeriesRun[]): ReportSection {
   };
 }
 
-/** Every section, in page order: the sweeps' (x = shared prefix %), then the multi-turn runs' (x = round). */
+/**
+ * Every section, in page order: the charts of what the runs vary (the loop's setting, the request rate, the working
+ * set), then the sweeps' (x = shared prefix %), then the multi-turn runs' (x = round). A chart that does not apply
+ * is not drawn; a chart whose series are the runs themselves leaves naming them to the page's legend.
+ */
 export function buildSections(all: readonly ReportRun[]): ReportSection[] {
   const runs = all.map((r, series) => ({ ...r, series }));
   const sweeps = runs.filter((r) => r.kind === "sweep");
   const multiturn = runs.filter((r) => r.kind === "round");
-  return [...(sweeps.length > 0 ? sweepSections(sweeps) : []), ...(multiturn.length > 0 ? roundSections(multiturn) : [])];
+  const groups = groupsOf(runs);
+  const axes = [...loopSections(groups), ...rateSections(groups), ...workingSetSections(groups)];
+  // With a rate or working-set axis of their own, one-pct runs would draw a dot per series against pct.
+  const pctCurves = axes.length === 0 || sweeps.some((r) => new Set(r.pcts.map((l) => l.shared_prefix_pct)).size > 1);
+  const sections = [...axes, ...(sweeps.length > 0 ? sweepSections(sweeps, pctCurves) : []), ...(multiturn.length > 0 ? roundSections(multiturn) : [])];
+  return sections.map((s) => ({ ...s, chart: { ...s.chart, legend: s.chart.legend ?? !namesOnlyRuns(s.chart, runs) } }));
 }
 
-function sweepSections(runs: readonly SeriesRun[]): ReportSection[] {
+/** Every series of the chart is a run under its own label and colour (or a fit or reference line drawn with one). */
+const namesOnlyRuns = (chart: ChartData, runs: readonly SeriesRun[]): boolean =>
+  [...chart.datasets, ...Object.values(chart.byPct?.datasets ?? {}).flat()].every(
+    (d) => d.style === "fit" || d.style === "reference" || runs.some((r) => r.series === d.series && r.label === d.label),
+  );
+
+function sweepSections(runs: readonly SeriesRun[], pctCurves: boolean): ReportSection[] {
+  return [
+    ...(pctCurves ? pctSections(runs) : []),
+    modelSection(runs),
+    cacheSection(runs),
+    cdfSection(runs, "ttft", "TTFT"),
+    cdfSection(runs, "itl", "ITL"),
+  ];
+}
+
+function pctSections(runs: readonly SeriesRun[]): ReportSection[] {
   return [
     pctSection(runs, "ttft-mean", "Mean TTFT", "Time to first token, mean over the pct's requests.", "mean TTFT (ms)", (l) => l.mean_ttft_ms),
     pctSection(runs, "ttft-median", "Median TTFT", "Time to first token, median.", "median TTFT (ms)", (l) => l.median_ttft_ms),
     pctSection(runs, "ttft-p99", "P99 TTFT", "Time to first token, 99th percentile.", "P99 TTFT (ms)", (l) => l.p99_ttft_ms),
     pctSection(runs, "output-throughput", "Output throughput", "Generated tokens per second over the pct's wall-clock duration.", "output tokens/s", (l) => l.output_throughput),
     pctSection(runs, "itl-p99", "P99 inter-token latency", "99th percentile of the gaps between tokens.", "P99 ITL (ms)", (l) => l.p99_itl_ms),
-    modelSection(runs),
-    cacheSection(runs),
-    cdfSection(runs, "ttft", "TTFT"),
-    cdfSection(runs, "itl", "ITL"),
   ];
 }

@@ -4,8 +4,11 @@
  * every message names a line by them.
  */
 
-/** Every axis a line can have, in the order a label shows them. */
-export const AXES = ["shared_prefix_pct", "working_set", "request_rate", "round"] as const;
+/**
+ * Every axis a line can have, in the order a label shows them. `repeat` (run --repeat) tells apart the measurements
+ * of one line, not lines: a label leaves it out, so compare, gates and history group a line's repeats by their label.
+ */
+export const AXES = ["shared_prefix_pct", "working_set", "request_rate", "round", "repeat"] as const;
 export type Axis = (typeof AXES)[number];
 
 /** Where a sweep line sits: request_rate is Infinity in a closed loop. */
@@ -49,6 +52,12 @@ export function axesLabel(a: LineAxes): string {
   const ws = a.working_set > 1 ? ` ws=${a.working_set}` : "";
   const rate = Number.isFinite(a.request_rate) ? ` @ ${a.request_rate} req/s` : "";
   return `${a.shared_prefix_pct}%${ws}${rate}`;
+}
+
+/** Which repeat of its line a line is (run --repeat N: 0..N-1); null without --repeat. */
+export function repeatOf(line: object): number | null {
+  const r = (line as Record<string, unknown>).repeat;
+  return typeof r === "number" ? r : null;
 }
 
 /** A line's label: `axesLabel(axesOf(line))`. */

@@ -80,8 +80,17 @@ export const KEYS = {
   type: k(literal("round"), null, 'The line kind: "round" for a multi-turn round; absent in a sweep line (as the script writes it).'),
   run_id: k(str(), null, "Shared by every line of one run: group lines by it."),
   run: k(runInfoShape, null, "The run's description; in the run's first line only."),
-  gates: k(array(gateResultShape), null, "Every --gate whose scope holds this line, evaluated on its numbers; [] without gates."),
+  gates: k(array(gateResultShape), null,
+    "Every --gate whose scope holds this line, evaluated on its numbers; [] without gates. With --repeat, a gate judges the cell (its line at " +
+      "every repeat) once, on the mean over its repeats: only the cell's last repeat carries the verdicts (value = the mean, with " +
+      "`repeats` and the 95 % interval beside it); its earlier repeats carry []."),
+  repeat: k(int(), null, "With --repeat N: which measurement of the line this is (0-based); each from a flushed, proven, warmed cache with the same prompts. Absent without --repeat.", {
+    axis: true,
+  }),
   workload: k(workloadShape, null, "What was sent, for pairing lines of two runs (warmbench compare)."),
+  // What later producers add to a sweep line's axes (absent otherwise): the engine's summarize takes them as data.
+  probe: k(int(), null, "The probe of a capacity search (0-based, in the order sent): one measured load of the search. Absent in other lines."),
+  window: k(int(), null, "The time window of a trace replay (0-based): the requests whose intended send time falls in it. Absent in other lines."),
   round: k(int(), null, "The round (0-based, as bench_multiturn.py's round_0, round_1...): every client's turn with this index.", {
     axis: true,
   }),

@@ -25,7 +25,7 @@ export const SCRIPT_KEYS = [
 
 /** A sweep line's keys after the script's, in the order written. */
 export const OWN_KEYS = [
-  "run_id", "run", "gates", "workload", "sent", "failed", "errors", "errors_by_kind", "interrupted",
+  "run_id", "run", "gates", "workload", "repeat", "probe", "window", "sent", "failed", "errors", "errors_by_kind", "interrupted",
   "burstiness", "duration_limit_s", "achieved_request_rate",
   "ttft_from_intended_mean_ms", "ttft_from_intended_median_ms", "ttft_from_intended_p90_ms", "ttft_from_intended_p99_ms",
   "e2e_from_intended_mean_ms", "e2e_from_intended_median_ms", "e2e_from_intended_p90_ms", "e2e_from_intended_p99_ms",
@@ -65,8 +65,11 @@ export const ROUND_KEYS = [
   "merged",
 ] as const satisfies readonly KeyName[];
 
-/** Keys a line of the kind may leave out: `run` is in a run's first line only, `merged` in merge's lines only. */
-export const OPTIONAL_KEYS = { sweep: ["run", "merged"], round: ["run", "merged"] } as const satisfies Record<LineKind, readonly KeyName[]>;
+/**
+ * Keys a line of the kind may leave out: `run` is in a run's first line only, `merged` in merge's lines only, and
+ * `repeat`, `probe`, `window` in the lines of the producers that add those axes only.
+ */
+export const OPTIONAL_KEYS = { sweep: ["run", "repeat", "probe", "window", "merged"], round: ["run", "merged"] } as const satisfies Record<LineKind, readonly KeyName[]>;
 
 export const KEYS_OF = { sweep: SWEEP_KEYS, round: ROUND_KEYS } as const satisfies Record<LineKind, readonly KeyName[]>;
 

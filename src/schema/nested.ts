@@ -31,6 +31,9 @@ export const gateResultShape = object({
   expr: field(str(), "The gate as given (--gate or --gates-file)."),
   value: field(nullable(num()), "The metric's value in this line; null when it could not be measured (the gate then fails)."),
   pass: field(bool(), "Whether the value is within the gate (a gate passes only on evidence)."),
+  repeats: field(int(), "With --repeat: the repeats the mean (value) is over.", true),
+  ci95_low: field(num(), "With --repeat: the 95 % t interval of the mean, low end (NaN with one repeat).", true),
+  ci95_high: field(num(), "With --repeat: the 95 % t interval of the mean, high end (NaN with one repeat).", true),
 });
 export type GateResult = TypeOf<typeof gateResultShape>;
 

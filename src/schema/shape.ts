@@ -47,7 +47,12 @@ export interface Field<T = unknown> {
   readonly doc: string;
   readonly optional?: true;
 }
-export const field = <T>(s: Shape<T>, doc: string, optional?: true): Field<T> => (optional ? { shape: s, doc, optional } : { shape: s, doc });
+export function field<T>(s: Shape<T>, doc: string): Field<T>;
+/** A field the object may leave out (typed optional, not in the schema's `required`). */
+export function field<T>(s: Shape<T>, doc: string, optional: true): Field<T> & { readonly optional: true };
+export function field<T>(s: Shape<T>, doc: string, optional?: true): Field<T> {
+  return optional ? { shape: s, doc, optional } : { shape: s, doc };
+}
 
 type Fields = Record<string, Field>;
 type Required<F extends Fields> = { [K in keyof F as F[K]["optional"] extends true ? never : K]: TypeOf<F[K]["shape"]> };

@@ -25,6 +25,8 @@ export interface LinePlan {
    * the rate when the run sweeps several (`50`, `50w4`, `50@200`): sent as x-request-id and written in the details.
    */
   requestIdTag: string;
+  /** Which measurement of the line this is (--repeat: 0..N-1); null without --repeat. */
+  repeat: number | null;
 }
 
 export interface PctPlan {
@@ -49,6 +51,10 @@ export interface PctPlan {
   workingSetTokens: number;
 }
 
+/** Measurement `repeat` of a line (--repeat): the same requests under request ids of its own (`50r1`, `50@200r1`). */
+export const repeatLine = (line: LinePlan, repeat: number | null): LinePlan =>
+  repeat === null ? line : { ...line, repeat, requestIdTag: `${line.requestIdTag}r${repeat}` };
+
 /** Requests one line sends at `rate`: --num-prompts, or the arrivals due within --duration. */
 export function requestsPerLine(opts: Pick<RunOptions, "numPrompts" | "durationS" | "burstiness" | "seed">, rate: number): number {
   if (opts.durationS === null || !Number.isFinite(rate)) return opts.numPrompts;
@@ -72,6 +78,7 @@ export function planPct(pct: number, opts: RunOptions, pageSize: number, share: 
       sends: share === null ? count : shareOf(count, share),
       inFlight: share === null ? all : Math.max(1, shareOf(all, share)),
       requestIdTag: `${pct}${opts.workingSets.length > 1 ? `w${workingSet}` : ""}${opts.requestRates.length > 1 ? `@${rate}` : ""}`,
+      repeat: null,
     };
   });
   return {

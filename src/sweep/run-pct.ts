@@ -3,8 +3,9 @@
  * outputs:
  *
  *   plan -> prompts (the prefixes now, the rest just in time)
- *        -> per line (one per --request-rate): reset the cache (the engine's flush, proof, settle) -> warm the
- *           prefixes (the engine's) -> measure -> summarize (one PctRecord) -> emit (to the sink)
+ *        -> per line (one per --request-rate, and per --repeat within it): reset the cache (the engine's flush,
+ *           proof, settle) -> warm the prefixes (the engine's) -> measure -> summarize (one PctRecord) -> emit
+ *           (to the sink; a line's last repeat with its gates judged on the mean)
  *
  * Every line of a cell gets its own flush and warm and sends the same prompts, so rates are compared on equal
  * terms: the same cache state, the same prompts, only the arrivals differ. This file only sequences the stages;
@@ -14,12 +15,13 @@ import type { PctRecord } from "../metrics/pct-record.ts";
 import { cacheSlotsOf, nextProbe, resetCache, type CacheReset } from "../engine/reset-cache.ts";
 import type { WarmResult } from "../engine/warm.ts";
 import type { SweepContext, SweepState } from "./context.ts";
-import type { SweepCell } from "./cells.ts";
-import { planPct, type LinePlan, type PctPlan } from "./plan.ts";
+import { repeatsOf, type SweepCell } from "./cells.ts";
+import { planPct, repeatLine, type LinePlan, type PctPlan } from "./plan.ts";
+import { gatesOnMean, repeatsDone } from "./repeats.ts";
 import { buildPromptBatch, type PromptBatch } from "./stages/build-prompts.ts";
 import { emitPct } from "./stages/emit.ts";
 import { measure, type Measurement } from "./stages/measure.ts";
-import { summarizeMeasurement } from "./stages/summarize.ts";
+import { summarizeMeasurement, type PctSummary } from "./stages/summarize.ts";
 import { warmCell } from "./stages/warm-cell.ts";
 
 export interface CellOutcome {
@@ -38,17 +40,37 @@ export async function runPct(cell: SweepCell, ctx: SweepContext, state: SweepSta
   // Prompts come first (no server sees it): the reset needs the new prefixes to keep its probe clear of them.
   const batch = await buildPromptBatch(plan, ctx);
   const records: PctRecord[] = [];
-  for (const line of plan.lines) {
-    if (records.length > 0 && ctx.io.signal?.aborted) return { records, complete: false, state };
-    const done = await runLine(plan, line, batch, ctx, state);
-    state = done.state;
-    records.push(done.record);
-    if (done.record.interrupted) return { records, complete: false, state };
+  for (const rate of plan.lines) {
+    // --repeat: the line again, innermost, each time from its own flush and warm; until enough (repeats.ts).
+    const repeats: PctRecord[] = [];
+    for (const repeat of repeatsOf(ctx.opts)) {
+      if (records.length > 0 && ctx.io.signal?.aborted) return { records, complete: false, state };
+      const line = repeatLine(rate, repeat);
+      const done = await runLine(plan, line, batch, ctx, state);
+      const record = done.summary.record;
+      repeats.push(record);
+      const last = repeat === null || record.interrupted || repeatsDone(repeats, ctx.opts);
+      // A repeated line's gates judge its mean, once: in its last repeat's line (key table, `gates`).
+      if (repeat !== null) record.gates = last ? gatesOnMean(ctx.opts.gates, repeats) : [];
+      emitPct(done.summary, line, done.measurement, ctx);
+      if (repeat !== null && last) ctx.io.sink.repeated(repeats);
+      state = done.next(!(last && rate === plan.lines.at(-1)));
+      records.push(record);
+      if (record.interrupted) return { records, complete: false, state };
+      if (last) break;
+    }
   }
   return { records, complete: true, state };
 }
 
-async function runLine(plan: PctPlan, line: LinePlan, batch: PromptBatch, ctx: SweepContext, state: SweepState): Promise<{ record: PctRecord; state: SweepState }> {
+/** A measured line, not yet emitted, and the state it leaves (whether the next line resends the cell's prompts). */
+interface LineDone {
+  summary: PctSummary;
+  measurement: Measurement;
+  next(nextLineResends: boolean): SweepState;
+}
+
+async function runLine(plan: PctPlan, line: LinePlan, batch: PromptBatch, ctx: SweepContext, state: SweepState): Promise<LineDone> {
   // The script's banner, once per line (per pct without a rate sweep), as `report` prints it from the file.
   ctx.io.sink.lineStarted({ shared_prefix_pct: plan.pct, prefix_len: plan.prefixLen, suffix_len: plan.suffixLen, working_set: plan.workingSet });
   // The worker starts drawing the line's prompts now, during the flush, the settle and the warm.
@@ -73,14 +95,14 @@ async function runLine(plan: PctPlan, line: LinePlan, batch: PromptBatch, ctx: S
   }
   const templateHeadTokens = reset.templateHeadTokens ?? state.templateHeadTokens;
   const summary = summarizeMeasurement({ plan, line, batch, reset, warm, measurement, ctx, state: { ...state, templateHeadTokens } });
-  emitPct(summary, line, measurement, ctx);
   return {
-    record: summary.record,
-    state: {
+    summary,
+    measurement,
+    next: (nextLineResends) => ({
       linesWritten: state.linesWritten + 1,
       ttftFit: summary.sweepFit,
-      probeIds: nextProbe(reset.probeIds, measurement.lastFinishedProbeIds, line !== plan.lines.at(-1), ctx.opts),
+      probeIds: nextProbe(reset.probeIds, measurement.lastFinishedProbeIds, nextLineResends, ctx.opts),
       templateHeadTokens,
-    },
+    }),
   };
 }

@@ -17,7 +17,7 @@ import { FIRST_LINE, type SweepContext, type SweepIo } from "./context.ts";
 import { runPct } from "./run-pct.ts";
 import { sweepCells } from "./cells.ts";
 import { runInFlightLimit } from "./plan.ts";
-import { startShardGroup } from "./shards.ts";
+import { startShardGroup } from "../engine/gather.ts";
 import { workloadHash } from "./shard-worker.ts";
 import type { Placement } from "../shard/placement.ts";
 import type { ShardSetup } from "../shard/messages.ts";

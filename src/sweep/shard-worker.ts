@@ -16,10 +16,11 @@ import type { ShardConnection } from "../shard/shard-client.ts";
 import { profileFromSetup, serveAsShard, type WorkerPlacement } from "../shard/worker.ts";
 import { toWireRecord, type JobMessage, type ShardSetup } from "../shard/messages.ts";
 import type { SweepContext } from "./context.ts";
-import { planPct, type PctPlan } from "./plan.ts";
+import { planPct, repeatLine, type PctPlan } from "./plan.ts";
 import { sweepJobs, type SweepJob } from "./cells.ts";
 import { buildPromptBatch, type PromptBatch } from "./stages/build-prompts.ts";
-import { abortOf, measureShare, promptsFilled } from "./stages/measure-share.ts";
+import { sendShare } from "./stages/measure-share.ts";
+import { abortOf, sourceFilled } from "../engine/send.ts";
 import { VERSION } from "../version.ts";
 import { WORKER_SINK } from "./sink.ts";
 
@@ -142,13 +143,13 @@ async function runJob(
       cell.job = expected;
     }
     const plan = cell.plan!;
-    const line = plan.lines[job.rate_index]!;
+    const line = repeatLine(plan.lines[job.rate_index]!, expected.repeat);
     const prompts = cell.batch!.openLine(line);
     try {
-      await promptsFilled(prompts, signal);
+      await sourceFilled(prompts, signal);
       conn.link.send({ t: "ready", job: job.job });
       const startEpochMs = await Promise.race([started, abortOf(signal).then(() => null)]);
-      const m = await measureShare(plan, line, prompts, ctx, signal, startEpochMs === null ? undefined : startEpochMs - performance.timeOrigin);
+      const m = await sendShare(plan, line, prompts, ctx, signal, startEpochMs === null ? undefined : startEpochMs - performance.timeOrigin);
       const origin = performance.timeOrigin;
       conn.link.send({
         t: "records",

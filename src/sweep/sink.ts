@@ -17,9 +17,11 @@ export interface SweepSink extends PointSink<PctRecord> {
   details(runId: string, line: DetailLine, records: readonly RequestRecord[]): void;
   /** Live progress of a line's requests. */
   progress: StartProgress;
+  /** After a line's last repeat (--repeat): every repeat of it, the last carrying the gates judged on their mean. */
+  repeated(repeats: readonly PctRecord[]): void;
   /** After the last line (none, when the first was interrupted): the sweep's TTFT model over every line. */
   ended(records: readonly PctRecord[], ttftModel: TtftModel | null): void;
 }
 
 /** A shard worker's sink: it shows and writes nothing (the coordinator writes every line from the union). */
-export const WORKER_SINK: SweepSink = { lineStarted() {}, line() {}, details() {}, ended() {}, progress: noProgress };
+export const WORKER_SINK: SweepSink = { lineStarted() {}, line() {}, details() {}, repeated() {}, ended() {}, progress: noProgress };

@@ -23,7 +23,7 @@ const CLIENTS = 7;
 const ROUNDS = 4;
 const conversation = [
   "multiturn", "--model", LLAMA2_TOKENIZER, "--num-clients", String(CLIENTS), "--num-rounds", String(ROUNDS), "--shared-system-tokens", String(SYSTEM),
-  "--turn-tokens", String(TURN), "--output-len", String(OUTPUT), "--settle", "0", "--verify-cache", "strict", "--quiet",
+  "--turn-tokens", String(TURN), "--output-len", String(OUTPUT), "--settle", "0", "--verify-cache", "strict",
 ];
 const promptLen = (r: number) => SYSTEM + TURN + r * (OUTPUT + TURN);
 const expectedTurn = (r: number) => (r === 0 ? SYSTEM : Math.floor((promptLen(r - 1) + OUTPUT - 1) / PAGE) * PAGE);

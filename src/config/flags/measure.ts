@@ -81,6 +81,8 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
     run: true,
     multiturn: { help: "Distinct system prompts (client c uses c mod K): cache pressure", default: md.workingSet },
   }, { default: d.workingSet }),
+  text("repeat", "Measure every line N times, each from a flushed, proven, warmed cache with the same prompts (lines get a `repeat` axis; the console shows each metric's mean, 95 % CI and CV; gates judge the mean)", { run: true }),
+  text("repeat-until-cv", "With --repeat N as the most: stop repeating a line once the CV (sd/mean) of its gated metrics (else p99_ttft_ms and mean_itl_ms) is below X, after 2 repeats at least", { run: true }),
 ];
 
 /** The conversation's shape (names as SGLang's bench_multiturn.py). */

@@ -11,14 +11,17 @@
   Chart.defaults.font.size = 11.5;
   Chart.defaults.color = "#59636e";
 
-  function colour(series) {
+  function colour(series, style) {
+    if (style === "marker") return "#c62828";
     return series < 0 ? "#8c959f" : palette[series % palette.length];
   }
 
   var STYLES = {
     line: { showLine: true, pointRadius: 3, borderWidth: 2 },
     points: { showLine: false, pointRadius: 4.5, borderWidth: 1 },
+    dashed: { showLine: true, pointRadius: 2, borderWidth: 1.5, borderDash: [6, 4] },
     fit: { showLine: true, pointRadius: 0, borderWidth: 1.5, borderDash: [6, 4] },
+    marker: { showLine: false, pointRadius: 8, pointStyle: "crossRot", borderWidth: 2 },
     reference: { showLine: true, pointRadius: 0, borderWidth: 1, borderDash: [2, 3] },
     bar: { type: "bar", borderWidth: 1 },
   };
@@ -26,7 +29,7 @@
   var SHADES = ["", "aa", "55"];
 
   function toDataset(d) {
-    var c = colour(d.series);
+    var c = colour(d.series, d.style);
     var fill = d.shade ? c + SHADES[d.shade % SHADES.length] : c;
     var ds = { label: d.label, data: d.data, borderColor: c, backgroundColor: fill, wbStyle: d.style };
     if (d.stack !== undefined) ds.stack = d.stack;
@@ -38,6 +41,17 @@
   function axis(a, stacked) {
     var ax = { type: a.type, title: { display: true, text: a.title }, grid: { color: "#eef1f4" } };
     if (stacked) ax.stacked = true;
+    // A log axis labels only 1, 2 and 5 of each decade: every tick's label would overlap.
+    if (a.type === "logarithmic") {
+      ax.ticks = {
+        autoSkip: true,
+        maxRotation: 0,
+        callback: function (v) {
+          var lead = v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9));
+          return [1, 2, 5].some(function (d) { return Math.abs(lead - d) < 1e-6; }) ? Number(v).toLocaleString("en-US") : "";
+        },
+      };
+    }
     if (a.min !== undefined) ax.min = a.min;
     if (a.max !== undefined) ax.max = a.max;
     return ax;
@@ -61,6 +75,7 @@
         scales: { x: axis(spec.x, spec.stacked), y: axis(spec.y, spec.stacked) },
         plugins: {
           legend: {
+            display: spec.legend !== false,
             position: "bottom",
             labels: {
               boxWidth: 12,

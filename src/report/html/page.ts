@@ -23,7 +23,8 @@ export const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "
 
 function renderTable(t: Pick<ReportTable, "id" | "columns" | "rows">, caption = ""): string {
   const numericColumn = numericColumns(t.columns, t.rows);
-  const head = t.columns.map((c, i) => `<th${numericColumn[i] ? ' class="num"' : ""}>${escapeHtml(c)}</th>`).join("");
+  // A key name as a column title may break after its underscores, never inside a word.
+  const head = t.columns.map((c, i) => `<th${numericColumn[i] ? ' class="num"' : ""}>${escapeHtml(c).replace(/_/g, "_<wbr>")}</th>`).join("");
   const body = t.rows
     .map((r) => {
       const cells = r.map((cell, i) => {

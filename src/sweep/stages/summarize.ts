@@ -1,22 +1,11 @@
 /**
- * Stage: a line's records and everything around them -> the one typed PctRecord. Pure: the script's metrics, the
- * latency from the intended send time, the cache verdict, the client's health, and this line's share of the
- * sweep's TTFT model.
+ * Stage: a line's records and everything around them -> the one typed PctRecord, by the engine's summarize
+ * (src/engine/summarize.ts). What is the sweep's own is here: where the line sits, what its prompts should find
+ * cached (token ids: the plan's paged prefix; text: a range per prompt) and how text prompts re-tokenized.
  */
-import { provenance } from "../../engine/provenance.ts";
-import { checkCache, type CacheCheck } from "../../metrics/cache-check.ts";
-import { cachePressure } from "../../metrics/cache-pressure.ts";
-import { tierStats } from "../../metrics/cache-tiers.ts";
-import { buildPctRecord, type PctRecord } from "../../metrics/pct-record.ts";
-import { summarizeIntended } from "../../metrics/intended.ts";
-import { isSaturated } from "../../metrics/self-check.ts";
-import { summarizePct } from "../../metrics/summarize.ts";
-import { fitFromMoments, mergeTtftMoments, ttftMoments, type TtftMoments } from "../../metrics/ttft-model.ts";
-import type { RequestRecord } from "../../schema/record.ts";
-import { evaluateGates } from "../../gates/evaluate.ts";
+import { summarizePoint, type Expectations, type PointSummary } from "../../engine/summarize.ts";
 import type { PromptBatch } from "./build-prompts.ts";
 import type { SweepContext, SweepState } from "../context.ts";
-import { idleCollector } from "../../engine/idle-gc.ts";
 import type { LinePlan, PctPlan } from "../plan.ts";
 import type { Measurement } from "./measure.ts";
 import type { CacheReset } from "../../engine/reset-cache.ts";
@@ -24,12 +13,7 @@ import type { WarmResult } from "../../engine/warm.ts";
 import type { PromptDrift } from "../../metrics/pct-record.ts";
 import type { TextPrompts } from "../../workload/text-prompts.ts";
 
-/** The record, the cache verdict whose problems are logged, and the sweep's TTFT moments including this pct. */
-export interface PctSummary {
-  record: PctRecord;
-  cache: CacheCheck;
-  sweepFit: TtftMoments | null;
-}
+export type PctSummary = PointSummary;
 
 /** Everything a line's record is made of. */
 export interface MeasuredLine {
@@ -45,130 +29,23 @@ export interface MeasuredLine {
 }
 
 export function summarizeMeasurement(input: MeasuredLine): PctSummary {
-  const { plan, line, batch, reset, warm, measurement: m, ctx, state } = input;
-  const { opts, server, tokenizer } = ctx;
-  const expected = expectations(plan, batch, server.pageSize, state.templateHeadTokens);
-  const collect = idleCollector();
-  const metrics = summarizePct({
-    records: m.records,
-    durationS: m.durationS,
-    countTokens: (text) => {
-      collect();
-      return tokenizer.countTokens(text);
-    },
-    context: {
-      backend: ctx.backend.name,
-      requestRate: line.rate,
-      maxConcurrency: opts.maxConcurrency,
-      pct: plan.pct,
-      prefixLen: plan.prefixLen,
-      suffixLen: plan.suffixLen,
-      totalTokens: plan.promptLen,
-      numPrompts: line.count,
-      outputLen: opts.outputLen,
-      expectedCachedTokens: expected.typical,
-      pageSize: server.pageSize,
-      interrupted: m.interrupted,
-    },
-  });
-  const cache = checkCache({
-    records: m.records,
-    expectedCachedTokens: expected.typical,
-    expectedRange: expected.perPrompt ?? undefined,
-    flushGap: reset.flushGap,
+  const { plan, line, batch, reset, warm, measurement, ctx, state } = input;
+  const spec = {
+    axes: { shared_prefix_pct: plan.pct, working_set: plan.workingSet, request_rate: line.rate, repeat: line.repeat ?? undefined },
+    prefixLen: plan.prefixLen,
+    suffixLen: plan.suffixLen,
     promptLen: plan.promptLen,
-    // Without a flush there is nothing to prove: a warm hit on an earlier pct's cache is expected then. A text
-    // prompt's warm shares the chat template's head with the probe before it, so only the probe proves the flush.
-    warmCachedTokens: reset.flushed && batch.text === null ? warm.cachedTokens : null,
-    flushProbeCachedTokens: reset.probeCachedTokens,
-    mode: opts.verifyCache,
-    tolerance: opts.cacheTolerance,
-  });
-  const pressure = cachePressure(m.records, () => expected.typical, plan.workingSetTokens, {
-    deviceTokens: server.info.cacheCapacityTokens,
-    hostTokens: server.info.hostCacheCapacityTokens,
-  });
-  const tiers = tierStats(m.records);
-  const intended = summarizeIntended(m.records, m.t0Ms);
-  const fit = fitSamples(m.records, expected.typical);
-  const sweepFit = mergeTtftMoments(state.ttftFit, fit);
-  const record = buildPctRecord(metrics, {
-    run_id: ctx.runId,
-    run: state.linesWritten === 0 ? ctx.run : undefined,
-    gates: [],
-    workload: {
-      backend: ctx.backend.name,
-      tokenizer_sha256: tokenizer.sha256,
-      vocab_size: tokenizer.vocabSize,
-      total_tokens: plan.promptLen,
-      output_len: opts.outputLen,
-      ignore_eos: !opts.disableIgnoreEos,
-      num_prompts: line.count,
-      max_concurrency: opts.maxConcurrency,
-      seed: opts.seed.toString(),
-      shared_prefix_pct: plan.pct,
-      prompt_ids_hash: batch.idsHash,
-    },
-    sent: m.records.length,
-    failed: metrics.failed,
-    errors: metrics.errors,
-    errors_by_kind: metrics.errors_by_kind,
-    interrupted: m.interrupted,
-    burstiness: Number.isFinite(line.rate) ? opts.burstiness : null,
-    duration_limit_s: Number.isFinite(line.rate) ? opts.durationS : null,
-    ...intended.metrics,
-    page_size: server.pageSize,
-    expected_cached_tokens: expected.typical,
-    mean_cached_tokens: metrics.mean_cached_tokens,
-    min_cached_tokens: metrics.min_cached_tokens,
-    max_cached_tokens: metrics.max_cached_tokens,
-    cached_tokens_mismatched: cache.checked > 0 ? cache.mismatched : null,
-    cached_tokens_counts: cache.cachedTokensCounts,
-    expected_hit_ratio: cache.expectedHitRatio,
-    observed_hit_ratio: cache.observedHitRatio,
-    server_cache_hit_rate: m.serverHitRate,
-    working_set: plan.workingSet,
-    ...pressure,
-    cached_tokens_by_tier: tiers.cachedTokensByTier,
-    ttft_by_tier: tiers.ttftByTier,
-    cache_check: cache.status,
-    flushed: reset.flushed,
-    flush_attempts: reset.attempts,
-    flush_verified: cache.flushVerified,
-    flush_probe_cached_tokens: reset.probeCachedTokens,
-    warm_verified: cache.warmVerified,
-    warm_cached_tokens: warm.cachedTokens,
-    client_loop_lag_p99_ms: m.health.loopLagP99Ms,
-    client_loop_lag_max_ms: m.health.loopLagMaxMs,
-    client_own_lag_p99_ms: m.health.ownLagP99Ms,
-    client_js_cpu_pct: m.health.jsCpuPct,
-    client_http_cpu_pct: m.health.httpCpuPct,
-    client_cpu_pct: m.health.processCpuPct,
-    client_saturated: isSaturated(m.health),
-    shards: m.shards,
-    ttft_fit: fit,
-    ttft_model: fitFromMoments(sweepFit),
-    hdr: { ...metrics.hdr, ...intended.hdr },
-    hdr_unit: metrics.hdr_unit,
-    ...provenance(ctx, m.startedAt),
-    prompt_encoding: ctx.backend.promptEncoding,
-    prompt_drift: batch.text === null ? null : promptDrift(plan, batch.text, state.templateHeadTokens),
-  });
-  // Gates read the finished record, so they are judged on exactly the numbers written next to them.
-  record.gates = evaluateGates(opts.gates, record);
-  return { record, cache, sweepFit };
-}
-
-/** (uncached tokens, TTFT) of every successful request; the expected value stands in where the server is silent. */
-function fitSamples(records: readonly RequestRecord[], expectedCachedTokens: number) {
-  const uncached: number[] = [];
-  const ttftMs: number[] = [];
-  for (const r of records) {
-    if (!r.ok) continue;
-    uncached.push(r.promptLen - (r.cachedTokens >= 0 ? r.cachedTokens : expectedCachedTokens));
-    ttftMs.push(r.ttftMs);
-  }
-  return ttftMoments(uncached, ttftMs);
+    numPrompts: line.count,
+    workingSetTokens: plan.workingSetTokens,
+    promptIdsHash: batch.idsHash,
+    expected: expectations(plan, batch, ctx.server.pageSize, state.templateHeadTokens),
+    // A text prompt's warm shares the chat template's head with the probe before it, so only the probe proves the flush.
+    warmProvesFlush: reset.flushed && batch.text === null,
+    promptDrift: batch.text === null ? null : promptDrift(plan, batch.text, state.templateHeadTokens),
+    first: state.linesWritten === 0,
+    ttftFitSoFar: state.ttftFit,
+  };
+  return summarizePoint(spec, reset, warm, measurement, ctx);
 }
 
 /**
@@ -179,12 +56,7 @@ function fitSamples(records: readonly RequestRecord[], expectedCachedTokens: num
  * a page, so the head itself is known only to within a page, which widens the range by up to one page. `typical`
  * is the count most prompts should report with the head as observed (the JSONL's expected_cached_tokens).
  */
-function expectations(
-  plan: PctPlan,
-  batch: PromptBatch,
-  page: number,
-  head: number,
-): { typical: number; perPrompt: ((i: number) => readonly [number, number]) | null } {
+function expectations(plan: PctPlan, batch: PromptBatch, page: number, head: number): Expectations {
   const text = batch.text;
   if (text === null) return { typical: plan.expectedCachedTokens, perPrompt: null };
   const headHigh = head + page - 1;

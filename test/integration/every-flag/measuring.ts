@@ -133,6 +133,16 @@ const RUN: Record<string, Entry> = {
   },
   duration: { args: ["--request-rate", "40", "--duration", "0.2"], drop: ["--num-prompts"], proof: sends },
   "working-set": { args: ["--working-set", "2"], proof: sends },
+  // Every line twice, numbered; and stopped after 2 of 4 repeats once the CV is below 1.5 (two positive values
+  // never have a CV above √2, so the stop at 2 does not depend on the machine's noise).
+  repeat: { args: ["--repeat", "2"], proof: (o, b) => {
+    expect(o.lines("o.jsonl").map((l) => l.repeat)).toEqual([0, 1, 0, 1]);
+    expect(b.lines("o.jsonl").map((l) => l.repeat)).toEqual([undefined, undefined]);
+  } },
+  "repeat-until-cv": { args: ["--repeat", "4", "--repeat-until-cv", "1.5"], vs: ["--repeat", "4"], proof: (o, b) => {
+    expect(o.lines("o.jsonl").map((l) => l.repeat)).toEqual([0, 1, 0, 1]);
+    expect(b.lines("o.jsonl").map((l) => l.repeat)).toEqual([0, 1, 2, 3, 0, 1, 2, 3]);
+  } },
   // Against a flush that stays busy, the default (60 s) would still be retrying when this line has given up.
   "flush-deadline": {
     args: ["--flush-deadline", "0.2"],
@@ -185,6 +195,9 @@ export const PROVEN_ELSEWHERE: Partial<Record<CommandName, Record<string, string
     shard: "test/integration/workers.test.ts: three processes started by hand make one result",
     coordinator: "test/integration/workers.test.ts: three processes started by hand make one result",
     revision: "test/integration/security.test.ts: a repo-id tokenizer from the fake hub",
+  },
+  compare: {
+    "fail-inconclusive": "test/integration/compare-repeats.test.ts: an interval straddling the limit exits 0, and 7 with the flag",
   },
   multiturn: {
     shard: "test/integration/multiturn-shards.test.ts: three processes started by hand make one result over all their turns",

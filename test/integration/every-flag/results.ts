@@ -14,9 +14,9 @@ import type { ProofBodies } from "./entries.ts";
 /**
  * A and B: the same small sweep (pcts 0,50) run twice; SLOW: the same against a server 200 ms slower to the first
  * token; BIGGER: 80 tokens per request instead of 64 (another workload); SHORT: A without its 50% line, as a run
- * that died before it.
+ * that died before it; HDB: a history database holding A (tag base) and SLOW (tag slow).
  */
-type Input = "A" | "B" | "SLOW" | "BIGGER" | "SHORT";
+type Input = "A" | "B" | "SLOW" | "BIGGER" | "SHORT" | "HDB";
 let prepared: Promise<Record<Input, string>> | null = null;
 
 function inputs(): Promise<Record<Input, string>> {
@@ -36,7 +36,12 @@ function inputs(): Promise<Record<Input, string>> {
     const BIGGER = await sweep("bigger.jsonl", [], ["--total-tokens", "80"]);
     const SHORT = join(dir, "short.jsonl");
     writeFileSync(SHORT, readFileSync(A, "utf8").split("\n")[0] + "\n");
-    return { A, B, SLOW, BIGGER, SHORT };
+    const HDB = join(dir, "history.db");
+    for (const [file, tag] of [[A, "base"], [SLOW, "slow"]] as const) {
+      const r = await runCli(["history", "add", file, "--tag", tag, "--db", HDB]);
+      if (r.code !== 0) throw new Error(`preparing ${HDB}: exit ${r.code}: ${r.stderr}`);
+    }
+    return { A, B, SLOW, BIGGER, SHORT, HDB };
   })();
   return prepared;
 }
@@ -115,6 +120,11 @@ const COMPARE: Record<string, ResultsEntry> = {
     expect(o.stderr).toMatch(/total_tokens/);
   } },
   "allow-missing": { args: ["compare", "{A}", "{SHORT}", "--allow-missing"], vs: ["compare", "{A}", "{SHORT}"], proof: (o, b) => codes(o, b, 0, 7) },
+  // history:base is A in HDB, so SLOW regresses against it; the default ./warmbench.db holds no history (exit 2).
+  db: { args: ["compare", "history:base", "{SLOW}", "--db", "{HDB}"], vs: ["compare", "history:base", "{SLOW}"], proof: (o, b) => {
+    codes(o, b, 7, 2);
+    expect(b.stderr).toContain("warmbench.db");
+  } },
   verbose: verbose(["compare", MISSING, "{A}"]),
 };
 
@@ -132,8 +142,42 @@ const MERGE: Record<string, ResultsEntry> = {
   verbose: verbose(["merge", MISSING, "{A}", "-o", "{dir}/m.jsonl"]),
 };
 
-export const RESULTS_PROOFS: Record<"report" | "compare" | "merge", ProofBodies> = {
+/** The run ids of a results file, as `history list` prints them. */
+const runIdOf = (file: string): string => readLines(file)[0]!.run_id;
+
+const HISTORY: Record<string, ResultsEntry> = {
+  // add writes the runs into the database; list on the same (absent) database has nothing to read.
+  action: { args: ["history", "add", "{A}", "--db", "{dir}/h.db"], vs: ["history", "list", "--db", "{dir}/h.db"], proof: (o, b) => {
+    codes(o, b, 0, 2);
+    expect(existsSync(join(o.dir, "h.db"))).toBe(true);
+  } },
+  // HDB lists A's run; the default ./warmbench.db holds no history.
+  db: { args: ["history", "list", "--db", "{HDB}"], vs: ["history", "list"], proof: async (o, b) => {
+    codes(o, b, 0, 2);
+    expect(o.stdout).toContain(runIdOf((await inputs()).A));
+  } },
+  // Only the run tagged slow is listed.
+  tag: { args: ["history", "list", "--db", "{HDB}", "--tag", "slow"], vs: ["history", "list", "--db", "{HDB}"], proof: async (o, b) => {
+    codes(o, b, 0, 0);
+    const { A, SLOW } = await inputs();
+    expect(b.stdout).toContain(runIdOf(A));
+    expect(o.stdout).not.toContain(runIdOf(A));
+    expect(o.stdout).toContain(runIdOf(SLOW));
+  } },
+  // The trend table has a column per line: only the 50% one with --pct 50.
+  pct: { args: ["history", "show", "mean_ttft_ms", "--db", "{HDB}", "--pct", "50"], vs: ["history", "show", "mean_ttft_ms", "--db", "{HDB}"], proof: (o, b) => {
+    codes(o, b, 0, 0);
+    const header = (r: Ran) => r.stdout.split("\n").find((l) => l.startsWith("started_at")) ?? "";
+    expect(header(b)).toMatch(/\s0%\s+50%/);
+    expect(header(o)).toMatch(/\s50%/);
+    expect(header(o)).not.toMatch(/\s0%/);
+  } },
+  verbose: verbose(["history", "add", MISSING, "--db", "{dir}/h.db"]),
+};
+
+export const RESULTS_PROOFS: Record<"report" | "compare" | "merge" | "history", ProofBodies> = {
   report: bodies(REPORT),
   compare: bodies(COMPARE),
   merge: bodies(MERGE),
+  history: bodies(HISTORY),
 };

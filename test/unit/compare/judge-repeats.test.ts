@@ -7,7 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { judgePair } from "../../../src/compare/judge.ts";
 import { parseLimits } from "../../../src/compare/limits.ts";
 import { noiseNote, pairRepeats, repeatsByLabel } from "../../../src/compare/repeats.ts";
-import { welchInterval } from "../../../src/compare/welch.ts";
+import { welchInterval } from "../../../src/metrics/intervals.ts";
 import type { CompareLine } from "../../../src/compare/lines.ts";
 
 /** A line at 50 % whose mean ITL is `itl` and output throughput `tput`, repeat `repeat`. */

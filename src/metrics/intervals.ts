@@ -1,5 +1,7 @@
 /**
- * The 95 % confidence interval of a difference of means from repeats: Welch's t interval. Welch rather than a
+ * Confidence intervals over repeats (`run --repeat N`), pure statistics: a line's mean with its t interval and
+ * coefficient of variation (the console, gates judged on the mean, --repeat-until-cv), and the 95 % interval of a
+ * difference of means (compare): Welch's t interval. Welch rather than a
  * bootstrap because a release pipeline has 2-5 repeats per side, where a bootstrap over repeats has only a few
  * distinct resamples and its percentile interval is too narrow; Welch rather than Student's pooled t because the two
  * sides need not share a variance (a regression often widens the spread too). It assumes each side's repeat values

@@ -4,7 +4,7 @@
  * intervals (Wikipedia's Welch example, and three repeats a side as compare sees them).
  */
 import { describe, expect, test } from "bun:test";
-import { meanInterval, studentTCdf, studentTQuantile, welchInterval } from "../../../src/compare/welch.ts";
+import { meanInterval, studentTCdf, studentTQuantile, welchInterval } from "../../../src/metrics/intervals.ts";
 
 describe("Student's t", () => {
   test.each([

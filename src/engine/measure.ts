@@ -1,0 +1,73 @@
+/**
+ * One point's requests - in this process, or across the shards it coordinates - one record per request, with the
+ * server's cache counters around them: what summarize.ts makes a line of.
+ */
+import { log } from "../log.ts";
+import type { Control } from "../backends/types.ts";
+import { hitRateBetween, scrapeCacheCounters } from "../client/prometheus.ts";
+import type { RequestRecord } from "../schema/record.ts";
+import type { ShardsReport } from "../schema/line-parts.ts";
+import type { ClientHealth } from "../metrics/self-check.ts";
+import { sendAcrossShards, type ShardGroup, type ShardJob } from "./gather.ts";
+import type { RequestContext } from "./request.ts";
+import { send, sourceFilled, type SendOptions, type SendResult } from "./send.ts";
+
+export interface Measurement {
+  /** Every request that ran to an end (cancelled ones were never measured and are left out), by prompt index. */
+  records: RequestRecord[];
+  /** nowMs() when sending began: the schedule's origin. */
+  t0Ms: number;
+  /** From the start of sending to the last completion, seconds (the script's benchmark_duration). */
+  durationS: number;
+  startedAt: string;
+  /** The run was interrupted during this point (or a shard failed: see shards.failed). */
+  interrupted: boolean;
+  /** The client's health; across shards, the worst of each figure. */
+  health: ClientHealth;
+  /** Hit rate from the server's Prometheus counters over the measured window; null without /metrics. */
+  serverHitRate: number | null;
+  /** How many shards ran and where; null in one process. */
+  shards: ShardsReport | null;
+}
+
+export interface MeasureOptions extends Omit<SendOptions, "signal" | "startAtMs" | "ctx"> {
+  /** The run's requests, control calls and interrupt (ctx.io.signal). */
+  ctx: RequestContext & { ctl: Control };
+  /** The shards this process coordinates and the job they run of this point; null or absent: this process alone. */
+  shards?: { group: ShardGroup; job: ShardJob } | null;
+  /** Logged once the look-ahead is full, just before sending ("Sending 100 requests ..."). */
+  announce?: string;
+}
+
+/** Measures one point; `own` is this process's share (all of it without shards). */
+export async function measure(o: MeasureOptions): Promise<Measurement & { own: SendResult }> {
+  const { ctx } = o;
+  const signal = ctx.io.signal;
+  await sourceFilled(o.source, signal);
+  const countersBefore = await scrapeCacheCounters(ctx.ctl);
+  if (o.announce !== undefined) log.info(o.announce);
+  const startedAt = new Date().toISOString();
+  let shards: ShardsReport | null = null;
+  let m: SendResult;
+  let own: SendResult;
+  if (o.shards) {
+    const union = await sendAcrossShards(o.shards.group, o.shards.job, signal, (ownSignal, startAtMs) => send({ ...o, signal: ownSignal, startAtMs }));
+    shards = union.report;
+    m = union;
+    own = union.own;
+  } else {
+    m = own = await send({ ...o, signal });
+  }
+  const countersAfter = m.interrupted ? null : await scrapeCacheCounters(ctx.ctl);
+  return {
+    records: m.records,
+    t0Ms: m.startMs,
+    durationS: (m.endMs - m.startMs) / 1000,
+    startedAt,
+    interrupted: m.interrupted,
+    health: m.health,
+    serverHitRate: hitRateBetween(countersBefore, countersAfter),
+    shards,
+    own,
+  };
+}

@@ -1,0 +1,154 @@
+/**
+ * The timed part of a point in one process: send a set of requests when they are due - at their arrival times (open
+ * loop: a rate's Poisson/gamma schedule, or a trace's own send times), or as slots free up (closed loop) - never more
+ * than `concurrency` in flight, one record per request, with the client's self-check around it. Nothing but
+ * recording happens on the clock: the source hands over bodies already serialized, a look-ahead before they are due.
+ * A producer says what to send (its RequestSource) and when (arrivalsMs); this does the how (client/dispatcher.ts).
+ */
+import { log } from "../log.ts";
+import { dispatch } from "../client/dispatcher.ts";
+import { nowMs } from "../client/clock.ts";
+import type { RequestBody } from "../client/request-body.ts";
+import { resolveGeneratedText, streamRequest } from "../client/stream.ts";
+import type { RequestRecord } from "../schema/record.ts";
+import { startClientMonitor, type ClientHealth } from "../metrics/self-check.ts";
+import { idleCollector } from "./idle-gc.ts";
+import type { ShardShare } from "./plan.ts";
+import { streamRequestFor, type RequestContext, type RequestShape } from "./request.ts";
+import type { StartProgress } from "./sink.ts";
+
+/** One request as its source hands it over when it starts: the body, serialized, and what its record says. */
+export interface SourcedRequest {
+  body: RequestBody;
+  /** The request's record fields (index, prompt length, output asked, x-request-id); intendedMs is the dispatcher's. */
+  shape: Omit<RequestShape, "intendedMs">;
+}
+
+/**
+ * Where the requests come from, position 0, 1, 2, ... in order: a producer's prompts, drawn just in time (the
+ * prompt worker's look-ahead), or all made at once (then `ready` is always true and `filled` resolves at once).
+ */
+export interface RequestSource {
+  /** Request `position` can start now (its prompt has arrived). */
+  ready(position: number): boolean;
+  /** Request `position`, the next in order; called when it starts (its memory can be given back as it goes out). */
+  take(position: number): SourcedRequest;
+  /** Called when a prompt arrives, or when the source failed (then `failure` is set). */
+  onArrival(listener: () => void): void;
+  readonly failure: Error | null;
+  /** Resolves once the look-ahead is full: awaited before the clock starts. */
+  filled(): Promise<void>;
+}
+
+export interface SendOptions {
+  ctx: RequestContext;
+  source: RequestSource;
+  /** Requests this process sends. */
+  count: number;
+  /** Requests in flight at once, at most. */
+  concurrency: number;
+  /** Due times, ms from the start of sending, in order (at least `count`); null: closed loop. */
+  arrivalsMs: Iterable<number> | null;
+  /** The mean rate of the arrivals, req/s (Infinity in a closed loop): how long the dispatcher may busy-wait. */
+  ratePerS: number;
+  /** What the log calls the point ("50%"). */
+  name: string;
+  /** Live progress, shown as `label` (noProgress for none). */
+  progress: { start: StartProgress; label: string };
+  /** The run's interrupt: nothing new starts, requests in flight are cancelled (and left out of the records). */
+  signal?: AbortSignal;
+  /** When sending begins (nowMs clock), shared by every shard of a sharded point; now when absent. */
+  startAtMs?: number;
+  /** Each request's record as it ends, on the hot path (keep it short). */
+  onSettled?(position: number, record: RequestRecord): void;
+}
+
+/** What one process measured of a point. */
+export interface SendResult {
+  /** Every request that ran to an end (cancelled ones were never measured and are left out), in position order. */
+  records: RequestRecord[];
+  /** When sending began (the schedule's origin) and the last completion, nowMs() clock. */
+  startMs: number;
+  endMs: number;
+  interrupted: boolean;
+  health: ClientHealth;
+}
+
+/**
+ * Longest busy-wait before a due time, ms: half a millisecond holds up other events at most that long and costs
+ * ~2.5 % of a core at 200 req/s; a tenth of the mean gap at faster rates, so they do not keep the thread busy.
+ */
+const spinMsFor = (rate: number): number => Math.min(0.5, 100 / rate);
+
+/** The due times of this process's requests: every one, or its shard's (rank, rank + size, ...). */
+export function* shareOfArrivals(all: Iterable<number>, share: ShardShare | null): Generator<number, void, undefined> {
+  let i = 0;
+  for (const atMs of all) {
+    if (share === null || (i >= share.rank && (i - share.rank) % share.size === 0)) yield atMs;
+    i++;
+  }
+}
+
+/** Resolves when the run is interrupted (never without a signal). */
+export function abortOf(signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) resolve();
+    else signal?.addEventListener("abort", () => resolve(), { once: true });
+  });
+}
+
+/** Waits, off every clock, until the source's look-ahead is full (an interrupt does not wait for it). */
+export async function sourceFilled(source: Pick<RequestSource, "filled">, signal: AbortSignal | undefined): Promise<void> {
+  await Promise.race([source.filled(), abortOf(signal)]);
+}
+
+/** Waits until `atMs` (nowMs clock): timers for all but the last millisecond, which is waited out on the spot. */
+async function waitUntil(atMs: number, signal: AbortSignal | undefined): Promise<void> {
+  const sleepMs = atMs - nowMs() - 1;
+  if (sleepMs > 0) await Promise.race([Bun.sleep(sleepMs), abortOf(signal)]);
+  while (nowMs() < atMs && !signal?.aborted);
+}
+
+/** Sends every request of `o.source` under the dispatcher; throws the source's failure (what was sent is lost then). */
+export async function send(o: SendOptions): Promise<SendResult> {
+  const { ctx, source, signal } = o;
+  if (o.startAtMs !== undefined) await waitUntil(o.startAtMs, signal);
+  const monitor = startClientMonitor();
+  const progress = o.progress.start(o.count, o.progress.label);
+  const run = dispatch<RequestRecord>({
+    count: o.count,
+    concurrency: o.concurrency,
+    arrivalsMs: o.arrivalsMs === null ? null : o.arrivalsMs[Symbol.iterator](),
+    spinMs: spinMsFor(o.ratePerS),
+    isReady: (position) => source.ready(position),
+    start: (position, intendedMs) => {
+      const { body, shape } = source.take(position);
+      return streamRequest({ ...streamRequestFor(ctx, body, { ...shape, intendedMs }), signal });
+    },
+    onSettled: (position, r) => {
+      progress.settled(r.ok, r.outputLen);
+      o.onSettled?.(position, r);
+    },
+    signal,
+  });
+  source.onArrival(() => {
+    if (source.failure) run.stop();
+    else run.wake();
+  });
+  const settled = await run.done;
+  const endMs = nowMs();
+  progress.stop();
+  const health = monitor.stop();
+  if (run.notReadyWaits > 0) {
+    log.warn(`${o.name}: ${run.notReadyWaits} requests were due before their prompt was drawn: the client fell behind (schedule_lag includes that wait)`);
+  }
+  if (source.failure) throw source.failure;
+  const records = settled.filter((r): r is RequestRecord => r !== undefined && r.failureKind !== "cancelled");
+  // Text is parsed only now: doing it as each stream ended would hold up the other streams' events.
+  const collect = idleCollector();
+  for (const r of records) {
+    resolveGeneratedText(r);
+    collect();
+  }
+  return { records, startMs: run.startMs, endMs, interrupted: signal?.aborted === true, health };
+}

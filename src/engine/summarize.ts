@@ -1,0 +1,203 @@
+/**
+ * A point's records and everything around them -> one typed line (PctRecord). Pure: the script's metrics, the
+ * latency from the intended send time, the cache verdict, the client's health, and this point's share of the run's
+ * TTFT model. The producer says where the point sits (its axes, as data: the sweep's, plus `repeat`, `probe` or
+ * `window` where it adds one) and what its prompts should find cached; this makes the line and judges its gates.
+ */
+import type { Backend, ServerProfile } from "../backends/types.ts";
+import type { RunOptions } from "../config/options.ts";
+import type { SweepAxes } from "../schema/axes.ts";
+import type { RequestRecord } from "../schema/record.ts";
+import { checkCache, type CacheCheck } from "../metrics/cache-check.ts";
+import { cachePressure } from "../metrics/cache-pressure.ts";
+import { tierStats } from "../metrics/cache-tiers.ts";
+import { buildPctRecord, type PctRecord, type PromptDrift, type RunInfo } from "../metrics/pct-record.ts";
+import { summarizeIntended } from "../metrics/intended.ts";
+import { isSaturated } from "../metrics/self-check.ts";
+import { summarizePct } from "../metrics/summarize.ts";
+import { fitFromMoments, mergeTtftMoments, ttftMoments, type TtftMoments } from "../metrics/ttft-model.ts";
+import { evaluateGates } from "../gates/evaluate.ts";
+import type { LoadedTokenizer } from "../workload/tokenizer.ts";
+import { idleCollector } from "./idle-gc.ts";
+import type { Measurement } from "./measure.ts";
+import { provenance, type ProvenanceContext } from "./provenance.ts";
+import type { CacheReset } from "./reset-cache.ts";
+import type { WarmResult } from "./warm.ts";
+
+/** Axes a producer adds to the sweep's (key-table.ts describes them): a repeat, a capacity probe, a replay window. */
+export type ExtraAxes = Partial<Pick<PctRecord, "repeat" | "probe" | "window">>;
+
+/** What a request of the point should report cached: `typical` for most (the line's expected_cached_tokens), a range per prompt index where it varies. */
+export interface Expectations {
+  typical: number;
+  perPrompt: ((index: number) => readonly [number, number]) | null;
+}
+
+/** Where the point sits and what it sent. */
+export interface PointSpec {
+  axes: SweepAxes & ExtraAxes;
+  prefixLen: number;
+  suffixLen: number;
+  /** Prompt length, prefix + suffix (total_tokens). */
+  promptLen: number;
+  /** Requests the point planned (num_prompts; with --duration, how many were due). */
+  numPrompts: number;
+  /** What the cache must hold for every request to hit. */
+  workingSetTokens: number;
+  promptIdsHash: string;
+  expected: Expectations;
+  /** Whether the warm's cached tokens prove the flush (a flush ran, and the warm shares nothing with the probe before it). */
+  warmProvesFlush: boolean;
+  promptDrift: PromptDrift | null;
+  /** The run's first line carries `run`. */
+  first: boolean;
+  /** The TTFT model's moments over the run's points so far. */
+  ttftFitSoFar: TtftMoments | null;
+}
+
+/** What summarizing needs of the run. */
+export interface SummaryContext extends ProvenanceContext {
+  opts: ProvenanceContext["opts"] &
+    Pick<RunOptions, "maxConcurrency" | "outputLen" | "disableIgnoreEos" | "burstiness" | "durationS" | "verifyCache" | "cacheTolerance" | "gates">;
+  server: ProvenanceContext["server"] & Pick<ServerProfile, "pageSize">;
+  tokenizer: ProvenanceContext["tokenizer"] & Pick<LoadedTokenizer, "countTokens" | "sha256" | "vocabSize">;
+  backend: Pick<Backend, "name" | "promptEncoding">;
+  runId: string;
+  run: RunInfo;
+}
+
+/** The line, the cache verdict whose problems are logged, and the run's TTFT moments including this point. */
+export interface PointSummary {
+  record: PctRecord;
+  cache: CacheCheck;
+  sweepFit: TtftMoments | null;
+}
+
+export function summarizePoint(p: PointSpec, reset: CacheReset, warm: WarmResult, m: Measurement, ctx: SummaryContext): PointSummary {
+  const { opts, server, tokenizer } = ctx;
+  const { axes, expected } = p;
+  const open = Number.isFinite(axes.request_rate);
+  const collect = idleCollector();
+  const metrics = summarizePct({
+    records: m.records,
+    durationS: m.durationS,
+    countTokens: (text) => {
+      collect();
+      return tokenizer.countTokens(text);
+    },
+    context: {
+      backend: ctx.backend.name,
+      requestRate: axes.request_rate,
+      maxConcurrency: opts.maxConcurrency,
+      pct: axes.shared_prefix_pct,
+      prefixLen: p.prefixLen,
+      suffixLen: p.suffixLen,
+      totalTokens: p.promptLen,
+      numPrompts: p.numPrompts,
+      outputLen: opts.outputLen,
+      expectedCachedTokens: expected.typical,
+      pageSize: server.pageSize,
+      interrupted: m.interrupted,
+    },
+  });
+  const cache = checkCache({
+    records: m.records,
+    expectedCachedTokens: expected.typical,
+    expectedRange: expected.perPrompt ?? undefined,
+    flushGap: reset.flushGap,
+    promptLen: p.promptLen,
+    // Without a flush there is nothing to prove: a warm hit on an earlier point's cache is expected then.
+    warmCachedTokens: p.warmProvesFlush ? warm.cachedTokens : null,
+    flushProbeCachedTokens: reset.probeCachedTokens,
+    mode: opts.verifyCache,
+    tolerance: opts.cacheTolerance,
+  });
+  const pressure = cachePressure(m.records, () => expected.typical, p.workingSetTokens, {
+    deviceTokens: server.info.cacheCapacityTokens,
+    hostTokens: server.info.hostCacheCapacityTokens,
+  });
+  const tiers = tierStats(m.records);
+  const intended = summarizeIntended(m.records, m.t0Ms);
+  const fit = fitSamples(m.records, expected.typical);
+  const sweepFit = mergeTtftMoments(p.ttftFitSoFar, fit);
+  const record = buildPctRecord(metrics, {
+    run_id: ctx.runId,
+    run: p.first ? ctx.run : undefined,
+    gates: [],
+    workload: {
+      backend: ctx.backend.name,
+      tokenizer_sha256: tokenizer.sha256,
+      vocab_size: tokenizer.vocabSize,
+      total_tokens: p.promptLen,
+      output_len: opts.outputLen,
+      ignore_eos: !opts.disableIgnoreEos,
+      num_prompts: p.numPrompts,
+      max_concurrency: opts.maxConcurrency,
+      seed: opts.seed.toString(),
+      shared_prefix_pct: axes.shared_prefix_pct,
+      prompt_ids_hash: p.promptIdsHash,
+    },
+    repeat: axes.repeat,
+    probe: axes.probe,
+    window: axes.window,
+    sent: m.records.length,
+    failed: metrics.failed,
+    errors: metrics.errors,
+    errors_by_kind: metrics.errors_by_kind,
+    interrupted: m.interrupted,
+    burstiness: open ? opts.burstiness : null,
+    duration_limit_s: open ? opts.durationS : null,
+    ...intended.metrics,
+    page_size: server.pageSize,
+    expected_cached_tokens: expected.typical,
+    mean_cached_tokens: metrics.mean_cached_tokens,
+    min_cached_tokens: metrics.min_cached_tokens,
+    max_cached_tokens: metrics.max_cached_tokens,
+    cached_tokens_mismatched: cache.checked > 0 ? cache.mismatched : null,
+    cached_tokens_counts: cache.cachedTokensCounts,
+    expected_hit_ratio: cache.expectedHitRatio,
+    observed_hit_ratio: cache.observedHitRatio,
+    server_cache_hit_rate: m.serverHitRate,
+    working_set: axes.working_set,
+    ...pressure,
+    cached_tokens_by_tier: tiers.cachedTokensByTier,
+    ttft_by_tier: tiers.ttftByTier,
+    cache_check: cache.status,
+    flushed: reset.flushed,
+    flush_attempts: reset.attempts,
+    flush_verified: cache.flushVerified,
+    flush_probe_cached_tokens: reset.probeCachedTokens,
+    warm_verified: cache.warmVerified,
+    warm_cached_tokens: warm.cachedTokens,
+    client_loop_lag_p99_ms: m.health.loopLagP99Ms,
+    client_loop_lag_max_ms: m.health.loopLagMaxMs,
+    client_own_lag_p99_ms: m.health.ownLagP99Ms,
+    client_js_cpu_pct: m.health.jsCpuPct,
+    client_http_cpu_pct: m.health.httpCpuPct,
+    client_cpu_pct: m.health.processCpuPct,
+    client_saturated: isSaturated(m.health),
+    shards: m.shards,
+    ttft_fit: fit,
+    ttft_model: fitFromMoments(sweepFit),
+    hdr: { ...metrics.hdr, ...intended.hdr },
+    hdr_unit: metrics.hdr_unit,
+    ...provenance(ctx, m.startedAt),
+    prompt_encoding: ctx.backend.promptEncoding,
+    prompt_drift: p.promptDrift,
+  });
+  // Gates read the finished record, so they are judged on exactly the numbers written next to them.
+  record.gates = evaluateGates(opts.gates, record);
+  return { record, cache, sweepFit };
+}
+
+/** (uncached tokens, TTFT) of every successful request; the expected value stands in where the server is silent. */
+function fitSamples(records: readonly RequestRecord[], expectedCachedTokens: number) {
+  const uncached: number[] = [];
+  const ttftMs: number[] = [];
+  for (const r of records) {
+    if (!r.ok) continue;
+    uncached.push(r.promptLen - (r.cachedTokens >= 0 ? r.cachedTokens : expectedCachedTokens));
+    ttftMs.push(r.ttftMs);
+  }
+  return ttftMoments(uncached, ttftMs);
+}
