@@ -4,13 +4,14 @@
  * one cut so the prompt has exactly input_length ids. Sending token ids (not text) keeps block boundaries where the
  * trace puts them: no re-tokenization moves them.
  *
- * A block's first id is population[h mod V] (V = the population size) and the rest are drawn from
- * Random((|seed| << 64) + h), Python-compatible. Why the first id is fixed: two different blocks at the same position
- * after a shared prefix must not share a leading token, or the server would cache one token more than the trace
- * shares. With the first id injective for h < V (V is ~32k-150k for real tokenizers) that cannot happen; for larger
- * ids two blocks share their first id with probability about 1/V per pair of ids that differ by a multiple of V,
- * and a whole page of P ids with probability V^-P. Two different hash ids giving identical blocks has probability
- * V^-(blockSize-1): never, in practice.
+ * A block's first id is fixed by h alone, the rest are drawn from Random((|seed| << 64) + h), Python-compatible.
+ * Why the first id is fixed: two different blocks at the same position after a shared prefix must not share a
+ * leading token, or the server would cache one token more than the trace shares. The first id of block h is the
+ * population's (h mod (V - 1))-th id, skipping one reserved id (the flush proof's canary starts with it, and stays
+ * cached), V the population size. So for h < V - 1 (V is ~32k-150k for real tokenizers) no two blocks share a first
+ * id and no block starts like the canary; for larger ids two blocks share their first id when their ids differ by a
+ * multiple of V - 1 (one token more cached at page size 1; a whole page of P ids with probability V^-(P-1)). Two
+ * different hash ids giving identical blocks has probability V^-(blockSize-1): never, in practice.
  *
  * Blocks are built just in time and the most recent are kept (a bounded LRU) with their digits as they go on the
  * wire, so memory stays O(in flight) whatever the trace's length while a system prompt shared by every request is
@@ -41,9 +42,18 @@ export class BlockSource {
     private readonly population: Uint32Array,
     private readonly seed: bigint,
     readonly blockSize: number,
+    /** A population index no block starts with (the canary's first id); null: none. */
+    private readonly reserved: number | null = null,
     private readonly keep = KEPT_BLOCKS,
   ) {
-    if (population.length === 0) throw new Error("BlockSource: empty population");
+    if (population.length < 2) throw new Error("BlockSource: a population of at least two ids is needed");
+  }
+
+  /** The population index of block h's first id. */
+  private firstIndex(hashId: number): number {
+    if (this.reserved === null) return hashId % this.population.length;
+    const i = hashId % (this.population.length - 1);
+    return i >= this.reserved ? i + 1 : i;
   }
 
   /** Hash id h's block: blockSize ids (shared: callers must not write to it). */
@@ -60,7 +70,7 @@ export class BlockSource {
       return hit;
     }
     const ids = new Uint32Array(this.blockSize);
-    ids[0] = this.population[hashId % this.population.length]!;
+    ids[0] = this.population[this.firstIndex(hashId)]!;
     new PyRandom(blockSeed(this.seed, hashId)).choicesInto(this.population, ids, 1, this.blockSize - 1);
     const block = { ids, digits: serializeIds(ids) };
     this.kept.set(hashId, block);

@@ -45,13 +45,17 @@ describe("BlockSource", () => {
 
   test("equal ids give equal blocks in every run; another seed gives other blocks; different ids differ", () => {
     const a = new BlockSource(population, 42n, B);
-    const b = new BlockSource(population, 42n, B, 1);
+    const b = new BlockSource(population, 42n, B, null, 1);
     for (const h of [0, 1, 2, 9, 0, 1]) expect([...a.block(h)]).toEqual([...b.block(h)]);
     const other = new BlockSource(population, 43n, B);
     expect([...other.block(5)]).not.toEqual([...a.block(5)]);
     expect(other.block(5)[0]).toBe(a.block(5)[0]!);
     const firsts = new Set(Array.from({ length: 1000 }, (_, h) => a.block(h)[0]));
     expect(firsts.size).toBe(1000);
+    const reserving = new BlockSource(population, 42n, B, 7);
+    const reservedFirsts = Array.from({ length: population.length - 1 }, (_, h) => reserving.block(h)[0]);
+    expect(new Set(reservedFirsts).size).toBe(population.length - 1);
+    expect(reservedFirsts).not.toContain(population[7]!);
     expect(blockSeed(-3n, 7)).toBe(blockSeed(3n, 7));
     expect(blockSeed(1n, 0)).not.toBe(blockSeed(0n, 1));
     expect(a.block(1).every((id) => id % 3 === 0 && id < 15000)).toBe(true);
