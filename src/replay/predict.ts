@@ -38,39 +38,80 @@ export const cacheable = (shared: number, inputLength: number, pageSize: number)
 
 type Req = Pick<TraceRequest, "index" | "inputLength" | "outputLength" | "hashIds">;
 
-/** Pages of the capacity, least recently used first (a Map iterates in insertion order). */
+/**
+ * The cache's pages, held per block node: page p belongs to the node of the block holding its last token (which,
+ * with the blocks before it, fixes every token of the page), and a node holds a run of its pages from its first on.
+ * The nodes are kept least recently used first (a Map iterates in insertion order); evicting takes pages from the
+ * end of the least recent node. A request touches its nodes deepest first, so within it a prefix is always more
+ * recent than its extensions - page for page what an LRU over single pages does, at the cost of one entry per block.
+ */
 class LruPages {
-  private readonly pages = new Map<number, true>();
+  private readonly held = new Map<number, number>();
+  private total = 0;
   private readonly capacityPages: number;
 
-  constructor(capacityTokens: number, readonly pageSize: number, private readonly blockSize: number) {
+  constructor(capacityTokens: number, private readonly pageSize: number, private readonly blockSize: number) {
     this.capacityPages = Math.floor(capacityTokens / pageSize);
   }
 
-  /** Page p of a prompt is named by the node of the block holding its last token (which fixes every token before it). */
-  private key(path: readonly number[], p: number): number {
-    return path[Math.floor(((p + 1) * this.pageSize - 1) / this.blockSize)]! * 1048576 + p;
+  /** How many of block j's pages lie in the first `pages` pages of a prompt. */
+  private pagesIn(j: number, pages: number): number {
+    const lo = Math.ceil((j * this.blockSize + 1) / this.pageSize) - 1;
+    const hi = Math.min(Math.floor(((j + 1) * this.blockSize) / this.pageSize), pages);
+    return Math.max(0, hi - lo);
   }
 
-  /** Cached pages at the start of the prompt, refreshed (deepest first) when found. */
+  /** Cached pages at the start of the prompt (at most `pages`), refreshed when found. */
   match(path: readonly number[], pages: number): number {
     let found = 0;
-    while (found < pages && this.pages.has(this.key(path, found))) found++;
-    this.touch(Array.from({ length: found }, (_, p) => this.key(path, p)));
+    const seen: number[] = [];
+    for (let j = 0; j < path.length && found < pages; j++) {
+      const want = this.pagesIn(j, pages);
+      const have = this.held.get(path[j]!) ?? 0;
+      if (have > 0) seen.push(path[j]!);
+      found += Math.min(want, have);
+      if (have < want) break;
+    }
+    this.refresh(seen.reverse());
     return found;
   }
 
-  /** Caches the keys (deepest first, so the shallowest is the most recent), then evicts down to capacity. */
-  touch(keys: number[]): void {
-    for (let i = keys.length - 1; i >= 0; i--) {
-      this.pages.delete(keys[i]!);
-      this.pages.set(keys[i]!, true);
-    }
-    while (this.pages.size > this.capacityPages) this.pages.delete(this.pages.keys().next().value!);
+  /** The prompt's first `pages` pages are cached (deepest first, so the shallowest is the most recent). */
+  insert(path: readonly number[], pages: number): void {
+    for (let j = path.length - 1; j >= 0; j--) this.hold(path[j]!, this.pagesIn(j, pages));
+    this.evict();
   }
 
-  promptKeys(path: readonly number[], pages: number): number[] {
-    return Array.from({ length: pages }, (_, p) => this.key(path, p));
+  /** Pages only this request holds (its output): they take capacity, no prompt shares them (evicted at the next insert). */
+  holdOwn(key: number, pages: number): void {
+    this.hold(key, pages);
+  }
+
+  private hold(key: number, pages: number): void {
+    if (pages <= 0) return;
+    const have = this.held.get(key) ?? 0;
+    this.held.delete(key);
+    this.held.set(key, Math.max(have, pages));
+    this.total += Math.max(0, pages - have);
+  }
+
+  private refresh(keys: readonly number[]): void {
+    for (const key of keys) {
+      const have = this.held.get(key)!;
+      this.held.delete(key);
+      this.held.set(key, have);
+    }
+  }
+
+  private evict(): void {
+    while (this.total > this.capacityPages) {
+      const [key, have] = this.held.entries().next().value!;
+      const take = Math.min(have, this.total - this.capacityPages);
+      this.total -= take;
+      // Setting an existing key keeps its place: what is left of the node stays the least recent.
+      if (take === have) this.held.delete(key);
+      else this.held.set(key, have - take);
+    }
   }
 }
 
@@ -101,7 +142,7 @@ export class Predictor {
     const path = this.pathOf(req);
     this.trie.removeInflight(path, req.inputLength);
     this.trie.addFinished(path, req.inputLength);
-    this.lru?.touch(this.lru.promptKeys(path, Math.floor(req.inputLength / this.o.pageSize)));
+    this.lru?.insert(path, Math.floor(req.inputLength / this.o.pageSize));
   }
 
   /** It ended (after its first token): the server caches its output too, which takes capacity. */
@@ -112,9 +153,9 @@ export class Predictor {
     const page = this.o.pageSize;
     const promptPages = Math.floor(req.inputLength / page);
     const allPages = Math.floor((req.inputLength + Math.max(0, generated - 1)) / page);
-    // Output pages are the request's own: negative keys, apart from every prompt page.
-    const own = Array.from({ length: allPages - promptPages }, (_, k) => -(req.index * 1048576 + promptPages + k) - 1);
-    this.lru.touch([...this.lru.promptKeys(path, promptPages), ...own]);
+    // The server caches prompt and output as one sequence at the end: the output is its deepest, least recent part.
+    this.lru.holdOwn(-(req.index + 1), allPages - promptPages);
+    this.lru.insert(path, promptPages);
   }
 
   /** It failed before its first token: it will never be cached. */
