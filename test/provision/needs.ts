@@ -62,7 +62,7 @@ const compiler: Need = {
 
 const llamacpp: Need = {
   name: "the llama.cpp build",
-  files: ["test/integration/llamacpp-server.test.ts", "test/integration/llamacpp-warmbench.test.ts"],
+  files: ["test/integration/llamacpp-server.test.ts", "test/integration/llamacpp-warmbench.test.ts", "test/integration/llamacpp-replay.test.ts"],
   missingPackages: () => (llamaBuildPresent() ? [] : scriptWords([LLAMA_BUILD_SCRIPT, "--missing-packages"])),
   async ready() {
     if (llamaBuildPresent()) return null;
