@@ -90,7 +90,9 @@ export const KEYS = {
   workload: k(workloadShape, null, "What was sent, for pairing lines of two runs (warmbench compare)."),
   // What later producers add to a sweep line's axes (absent otherwise): the engine's summarize takes them as data.
   probe: k(int(), null, "The probe of a capacity search (0-based, in the order sent): one measured load of the search. Absent in other lines."),
-  window: k(int(), null, "The time window of a trace replay (0-based): the requests whose intended send time falls in it. Absent in other lines."),
+  window: k(int(), null, "The time window of a trace replay (0-based, --window trace seconds each): the requests whose trace timestamp falls in it. Absent in other lines and in the replay's line for the whole trace.", {
+    axis: true,
+  }),
   round: k(int(), null, "The round (0-based, as bench_multiturn.py's round_0, round_1...): every client's turn with this index.", {
     axis: true,
   }),

@@ -70,4 +70,5 @@ test("axes: the keys marked axis in the table are the axes lines are told apart 
   expect(labelOf(sweep)).toBe("50% ws=4 @ 8 req/s");
   expect(labelOf({ shared_prefix_pct: 50, working_set: 1, request_rate: Infinity })).toBe("50%");
   expect(labelOf(round)).toBe("round 3");
+  expect(labelOf({ shared_prefix_pct: 84, working_set: 1, request_rate: 20, window: 3 })).toBe("84% @ 20 req/s window 3");
 });
