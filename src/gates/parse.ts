@@ -51,7 +51,7 @@ export function parseGate(text: string, source = "--gate"): Gate {
   }
   const [, metric, op, value, scopeText] = m as unknown as [string, string, string, string, string];
   if (!isGateMetric(metric)) {
-    throw new UsageError(`${where}: ${metric} is not a numeric key of a pct line (e.g. p99_ttft_ms, mean_itl_ms, output_throughput, failed, cached_tokens_mismatched)`);
+    throw new UsageError(`${where}: ${metric} is not a numeric key of a pct or round line (e.g. p99_ttft_ms, mean_itl_ms, output_throughput, failed, cached_tokens_mismatched)`);
   }
   if (op === "=") throw new UsageError(`${where}: use == to compare a metric (= is only for a @ scope)`);
   return { expr, metric, op: normalizeOp(op), value: Number(value), scope: parseScope(scopeText, where), source: `${source} "${expr}"` };
