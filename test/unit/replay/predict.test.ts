@@ -104,3 +104,54 @@ describe("Predictor", () => {
     expect(q.onSend(req(2, 31, [1, 2, 3, 4])).lower).toBe(0);
   });
 });
+
+/** The plainest LRU over single pages, as the test's own reference: page p of a prompt is named by its tokens' blocks. */
+class NaivePageLru {
+  private readonly pages = new Map<string, true>();
+  constructor(private readonly capacityPages: number, private readonly page: number, private readonly block: number) {}
+  private key(ids: readonly number[], p: number): string {
+    return `${ids.slice(0, Math.floor(((p + 1) * this.page - 1) / this.block) + 1).join(".")}#${p}`;
+  }
+  match(ids: readonly number[], pages: number): number {
+    let found = 0;
+    while (found < pages && this.pages.has(this.key(ids, found))) found++;
+    this.touch(Array.from({ length: found }, (_, p) => this.key(ids, p)));
+    return found;
+  }
+  touch(keys: string[]): void {
+    for (const k of [...keys].reverse()) {
+      this.pages.delete(k);
+      this.pages.set(k, true);
+    }
+    while (this.pages.size > this.capacityPages) this.pages.delete(this.pages.keys().next().value!);
+  }
+  prompt(ids: readonly number[], pages: number, own: string[] = []): void {
+    this.touch([...Array.from({ length: pages }, (_, p) => this.key(ids, p)), ...own]);
+  }
+}
+
+describe("the LRU model against a plain LRU over single pages", () => {
+  for (const [B, P] of [[16, 4], [10, 4], [8, 3]] as const) {
+    test(`block ${B}, page ${P}: the same hits request by request`, () => {
+      const lines = generateTrace({ blockSize: B, systems: 3, systemBlocks: 2, conversations: 10, turns: 4, maxTurnTokens: 30, turnGapMs: 100, startGapMs: 30, outputLength: 5, seed: B * P });
+      const capacity = 150;
+      const model = new Predictor({ blockSize: B, pageSize: P, capacityTokens: capacity });
+      const naive = new NaivePageLru(Math.floor(capacity / P), P, B);
+      let lost = 0;
+      lines.forEach((l, i) => {
+        const r = req(i, l.input_length, l.hash_ids, l.output_length);
+        const pred = model.onSend(r);
+        const want = naive.match(l.hash_ids, pred.infinite / P) * P;
+        expect(pred.lower).toBe(want);
+        lost += pred.evictionLoss;
+        model.onFirstToken(r);
+        naive.prompt(l.hash_ids, Math.floor(l.input_length / P));
+        model.onFinish(r, l.output_length);
+        const all = Math.floor((l.input_length + l.output_length - 1) / P);
+        const promptPages = Math.floor(l.input_length / P);
+        naive.prompt(l.hash_ids, promptPages, Array.from({ length: all - promptPages }, (_, k) => `out${i}#${k}`));
+      });
+      expect(lost).toBeGreaterThan(0);
+    });
+  }
+});
