@@ -14,7 +14,7 @@ export { GATE_OPS, type Gate, type GateOp, type ScopeClause };
 
 /** The names a scope may use for each axis. */
 const AXIS_NAMES: Record<string, Axis> = {
-  pct: "shared_prefix_pct", shared_prefix_pct: "shared_prefix_pct", working_set: "working_set", request_rate: "request_rate", round: "round",
+  pct: "shared_prefix_pct", shared_prefix_pct: "shared_prefix_pct", working_set: "working_set", request_rate: "request_rate", round: "round", probe: "probe",
 };
 
 const NUMBER = String.raw`[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?`;

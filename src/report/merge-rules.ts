@@ -219,6 +219,11 @@ export const RULES = {
   text_mode: (m) => (m.first.text_mode === "incremental" ? "incremental" : "cumulative"),
   prompt_encoding: (m) => (m.first.prompt_encoding === "text" ? "text" : "token_ids"),
   prompt_drift: unknown,
+  // A capacity line is a search's verdict, not a point (readers and merge never take it as one): its own keys have
+  // nothing to merge.
+  search: unknown, capacity_request_rate: unknown, capacity_concurrency: unknown, capacity_bracket: unknown, binding_gate: unknown,
+  capacity_status: unknown, capacity_reason: unknown, probes_counted: unknown, probes_sent: unknown, search_wall_s: unknown,
+  precision: unknown, confirm: unknown,
   merged: (m) => ({
     files: m.files, run_ids: m.lines.map((l) => l.run_id ?? null),
     histogram_derived: [...FROM_HISTOGRAMS, ...(m.kind === "round" ? [] : INTENDED_FROM_HISTOGRAMS)],

@@ -8,7 +8,7 @@
  * Every axis a line can have, in the order a label shows them. `repeat` (run --repeat) tells apart the measurements
  * of one line, not lines: a label leaves it out, so compare, gates and history group a line's repeats by their label.
  */
-export const AXES = ["shared_prefix_pct", "working_set", "request_rate", "window", "round", "repeat"] as const;
+export const AXES = ["shared_prefix_pct", "working_set", "request_rate", "window", "round", "repeat", "probe"] as const;
 export type Axis = (typeof AXES)[number];
 
 /** Where a sweep line sits: request_rate is Infinity in a closed loop; a trace replay's window lines add `window`. */
@@ -16,6 +16,9 @@ export interface SweepAxes {
   shared_prefix_pct: number;
   working_set: number;
   request_rate: number;
+  /** A capacity search's probe (warmbench capacity): its place in the pct's search. */
+  probe?: number;
+  /** A trace replay's window (warmbench replay): its place in trace time. */
   window?: number;
 }
 
@@ -37,12 +40,14 @@ export const kindOf = (a: LineAxes): LineKind => (isRoundAxes(a) ? "round" : "pc
 export function axesOf(line: object): LineAxes {
   const l = line as Record<string, unknown>;
   if (l.type === "round" || (typeof l.round === "number" && typeof l.shared_prefix_pct !== "number")) return { round: Number(l.round) };
-  return {
+  const axes: SweepAxes = {
     shared_prefix_pct: Number(l.shared_prefix_pct),
     working_set: typeof l.working_set === "number" ? l.working_set : 1,
     request_rate: typeof l.request_rate === "number" ? l.request_rate : Infinity,
-    ...(typeof l.window === "number" ? { window: l.window } : {}),
   };
+  if (typeof l.window === "number") axes.window = l.window;
+  if (typeof l.probe === "number") axes.probe = l.probe;
+  return axes;
 }
 
 /**
@@ -54,7 +59,8 @@ export function axesLabel(a: LineAxes): string {
   const ws = a.working_set > 1 ? ` ws=${a.working_set}` : "";
   const rate = Number.isFinite(a.request_rate) ? ` @ ${a.request_rate} req/s` : "";
   const window = a.window === undefined ? "" : ` window ${a.window}`;
-  return `${a.shared_prefix_pct}%${ws}${rate}${window}`;
+  const probe = a.probe === undefined ? "" : ` probe ${a.probe}`;
+  return `${a.shared_prefix_pct}%${ws}${rate}${window}${probe}`;
 }
 
 /** Which repeat of its line a line is (run --repeat N: 0..N-1); null without --repeat. */

@@ -77,7 +77,10 @@ export const KEYS = {
   concurrency: s(num(), "requests", "Mean requests in flight: the sum of E2E latencies over benchmark_duration."),
 
   // The line's kind and place.
-  type: k(literal("round"), null, 'The line kind: "round" for a multi-turn round; absent in a sweep line (as the script writes it).'),
+  type: k(literal("capacity"), null, 'The line kind: "capacity" for a capacity search\'s result; absent in a sweep line (as the script writes it).', {
+    roundShape: literal("round"),
+    roundDoc: 'The line kind: "round" for a multi-turn round; absent in a sweep line (as the script writes it).',
+  }),
   run_id: k(str(), null, "Shared by every line of one run: group lines by it."),
   run: k(runInfoShape, null, "The run's description; in the run's first line only."),
   gates: k(array(gateResultShape), null,
@@ -89,7 +92,9 @@ export const KEYS = {
   }),
   workload: k(workloadShape, null, "What was sent, for pairing lines of two runs (warmbench compare)."),
   // What later producers add to a sweep line's axes (absent otherwise): the engine's summarize takes them as data.
-  probe: k(int(), null, "The probe of a capacity search (0-based, in the order sent): one measured load of the search. Absent in other lines."),
+  probe: k(int(), null, "The probe of a capacity search (0-based, in the order sent): one measured load of the search (warmbench capacity); its load is request_rate or max_concurrency. Absent in other lines.", {
+    axis: true,
+  }),
   window: k(int(), null, "The time window of a trace replay (0-based, --window trace seconds each): the requests whose trace timestamp falls in it. Absent in other lines and in the replay's line for the whole trace.", {
     axis: true,
   }),
@@ -185,6 +190,21 @@ export const KEYS = {
   warm_cached_tokens: k(nullable(int()), "tokens", "Cached tokens the warm request found (0 after a flush proves it); null: no warm.", {
     roundDoc: "Cached tokens the system-prompt warm requests found after the flush (0 proves it); null: no warm.",
   }),
+
+  // A capacity search (warmbench capacity): one line per pct after its probes.
+  search: k(literal("rate", "concurrency"), null, "What the search varied: the open-loop request rate, or the closed loop's concurrency (--search)."),
+  capacity_request_rate: k(nullable(num()), "req/s", "The highest request rate at which every gate held (0: the lowest failed); null: undecided or a concurrency search."),
+  capacity_concurrency: k(nullable(int()), "requests", "The highest concurrency at which every gate held (0: the lowest failed); null: undecided or a rate search."),
+  capacity_bracket: k(pair(nullable(num()), nullable(num())), null, "[highest passing load, lowest failing load] the probes found; null where none was found."),
+  binding_gate: k(nullable(str()), null, "The first gate to fail at the bracket's failing end (with the value seen); null when none failed."),
+  capacity_status: k(literal("found", "below_min", "at_max", "cache_unproven", "interrupted", "probe_limit"), null,
+    "found; below_min: the lowest load failed (capacity 0); at_max: the highest passed (capacity >= it); cache_unproven: a cache check failed twice at a load; interrupted; probe_limit: the votes never settled."),
+  capacity_reason: k(nullable(str()), null, "Why the capacity is 0, the maximum or unknown; null when found."),
+  probes_counted: k(int(), "probes", "Probes that voted (a probe whose cache check failed does not)."),
+  probes_sent: k(int(), "probes", "Probes sent, cache-failed ones included."),
+  search_wall_s: k(num(), "s", "Wall-clock time of this pct's search, every flush, warm and probe included."),
+  precision: k(num(), "ratio", "--precision: the bracket's relative width the search stopped at, (high - low) / low."),
+  confirm: k(int(), "probes", "--confirm: agreeing probes a verdict near the boundary needed."),
 
   // The client's own health.
   client_loop_lag_p99_ms: k(num(), "ms", "How late a 10 ms probe timer fired on the JS thread, whatever the cause (p99)."),
