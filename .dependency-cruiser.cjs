@@ -16,7 +16,7 @@ const LAYERS = [
   ["gates", "^src/gates/"], // parse and judge lines
   ["shard", "^src/shard/"], // protocol, coordinator, placement
   ["engine", "^src/engine/"], // reset+prove, warm, send, gather, summarize (issue 18, item 2)
-  ["producers", "^src/(sweep|multiturn|capacity)/"], // what to send
+  ["producers", "^src/(sweep|multiturn|capacity|replay)/"], // what to send (replay: a trace, token-exact)
   ["report", "^src/report/"], // pure renderers
   ["output", "^src/output/"], // JSONL + fsync, request details, step summary, progress
   ["compare", "^src/compare/"], // consumers of lines across runs
@@ -69,7 +69,14 @@ module.exports = {
       severity: "error",
       comment: "The capacity search imports no other producer: its probes are measured through what the command line hands it.",
       from: { path: "^src/capacity/" },
-      to: { path: "^src/(sweep|multiturn)/" },
+      to: { path: "^src/(sweep|multiturn|replay)/" },
+    },
+    {
+      name: "replay-not-into-producers",
+      severity: "error",
+      comment: "No producer imports another's internals: the trace replay uses the engine, never the sweep, multiturn or capacity.",
+      from: { path: "^src/replay/" },
+      to: { path: "^src/(sweep|multiturn|capacity)/" },
     },
     {
       name: "file-outside-layers",

@@ -16,6 +16,7 @@ import { historyCommand } from "./history.ts";
 import { mergeCommand } from "./merge.ts";
 import { mockCommand } from "./mock.ts";
 import { multiturnCommand } from "./multiturn.ts";
+import { replayCommand } from "./replay.ts";
 import { reportCommand } from "./report.ts";
 import { runCommand } from "./run.ts";
 import { schemaCommand } from "./schema.ts";
@@ -24,6 +25,7 @@ export const SUBCOMMANDS: Record<CommandName, CommandDef> = {
   run: runCommand,
   multiturn: multiturnCommand,
   capacity: capacityCommand,
+  replay: replayCommand,
   mock: mockCommand,
   demo: demoCommand,
   report: reportCommand,
@@ -45,6 +47,7 @@ const POSITIONALS: Partial<Record<CommandName, string>> = {
   compare: "expects two JSONL results files (warmbench compare BASE.jsonl NEW.jsonl)",
   merge: "expects two or more JSONL results files (warmbench merge A.jsonl B.jsonl -o M.jsonl)",
   history: "expects add FILES..., list or show [METRIC]",
+  replay: "expects a Mooncake-format JSONL trace (warmbench replay TRACE)",
 };
 
 const isCommand = (name: string | undefined): name is CommandName => (COMMAND_NAMES as readonly (string | undefined)[]).includes(name);

@@ -102,6 +102,8 @@ const stat = (series: Series, which: keyof Stats): Rule => (m) => m.stats[series
 const fromIntended = (key: keyof ReturnType<typeof mergedIntended>["metrics"]): Rule => (m) => m.intended().metrics[key];
 /** Not known for the union: a figure of the server's over each run's own window, or of samples merge does not have. */
 const unknown: Rule = () => null;
+/** Added up over the runs where the lines carry the key; absent where they do not. */
+const addedIfThere = (key: keyof MergeLine): Rule => (m) => (m.first[key] === undefined ? undefined : sum(m.lines.map((l) => num(l[key]))));
 const text = (key: keyof MergeLine): Rule => (m) => String(m.first[key] ?? "");
 /** Of a cache figure reported per request: over the lines that reported any, weighted by their requests. */
 const reportedMean = (key: "mean_cached_tokens" | "observed_hit_ratio"): Rule => (m) =>
@@ -121,6 +123,12 @@ export const RULES = {
   working_set: (m) => num(m.first.working_set ?? 1),
   // The axes later producers add (absent from lines without them, so from the merged line too).
   repeat: first("repeat"), probe: first("probe"), window: first("window"),
+  // A trace replay's own keys (absent from other lines, so from their merged lines too).
+  block_size: first("block_size"), time_scale: first("time_scale"),
+  predicted_eviction_tokens: addedIfThere("predicted_eviction_tokens"), observed_shortfall_tokens: addedIfThere("observed_shortfall_tokens"),
+  cache_short_requests: addedIfThere("cache_short_requests"), cache_over_requests: addedIfThere("cache_over_requests"),
+  infinite_hit_ratio: (m) => (m.first.infinite_hit_ratio === undefined ? undefined : null),
+  ttft_by_cached_fraction: (m) => (m.first.ttft_by_cached_fraction === undefined ? undefined : null),
   burstiness: (m) => m.first.burstiness ?? null, duration_limit_s: (m) => m.first.duration_limit_s ?? null,
   page_size: (m) => num(m.first.page_size),
 

@@ -8,16 +8,18 @@
  * Every axis a line can have, in the order a label shows them. `repeat` (run --repeat) tells apart the measurements
  * of one line, not lines: a label leaves it out, so compare, gates and history group a line's repeats by their label.
  */
-export const AXES = ["shared_prefix_pct", "working_set", "request_rate", "round", "repeat", "probe"] as const;
+export const AXES = ["shared_prefix_pct", "working_set", "request_rate", "window", "round", "repeat", "probe"] as const;
 export type Axis = (typeof AXES)[number];
 
-/** Where a sweep line sits: request_rate is Infinity in a closed loop. */
+/** Where a sweep line sits: request_rate is Infinity in a closed loop; a trace replay's window lines add `window`. */
 export interface SweepAxes {
   shared_prefix_pct: number;
   working_set: number;
   request_rate: number;
   /** A capacity search's probe (warmbench capacity): its place in the pct's search. */
   probe?: number;
+  /** A trace replay's window (warmbench replay): its place in trace time. */
+  window?: number;
 }
 
 /** Where a multi-turn round line sits (0-based). */
@@ -43,20 +45,22 @@ export function axesOf(line: object): LineAxes {
     working_set: typeof l.working_set === "number" ? l.working_set : 1,
     request_rate: typeof l.request_rate === "number" ? l.request_rate : Infinity,
   };
+  if (typeof l.window === "number") axes.window = l.window;
   if (typeof l.probe === "number") axes.probe = l.probe;
   return axes;
 }
 
 /**
- * "round 3"; "50%", "50% ws=4", "50% @ 8 req/s": the working set and the rate only where they are not the script's
+ * "round 3"; "50%", "50% ws=4", "50% @ 8 req/s", "84% @ 20 req/s window 3": the working set and the rate only where they are not the script's
  * (the same words as the sweep table's and report/line-label.ts).
  */
 export function axesLabel(a: LineAxes): string {
   if (isRoundAxes(a)) return `round ${a.round}`;
   const ws = a.working_set > 1 ? ` ws=${a.working_set}` : "";
   const rate = Number.isFinite(a.request_rate) ? ` @ ${a.request_rate} req/s` : "";
+  const window = a.window === undefined ? "" : ` window ${a.window}`;
   const probe = a.probe === undefined ? "" : ` probe ${a.probe}`;
-  return `${a.shared_prefix_pct}%${ws}${rate}${probe}`;
+  return `${a.shared_prefix_pct}%${ws}${rate}${window}${probe}`;
 }
 
 /** Which repeat of its line a line is (run --repeat N: 0..N-1); null without --repeat. */

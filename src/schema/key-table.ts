@@ -9,7 +9,7 @@ import {
   shardsShape, sweepHdrShape, ttftByTierShape, ttftFitShape, ttftModelShape, workloadShape,
 } from "./nested.ts";
 import { steadyStateShape, timelineShape } from "./timeline-shape.ts";
-import { array, bool, int, label, literal, nullable, num, pair, record, str, type Shape } from "./shape.ts";
+import { array, bool, field, int, label, literal, nullable, num, object, pair, record, str, type Shape } from "./shape.ts";
 
 export interface KeyDef {
   readonly shape: Shape<unknown>;
@@ -96,7 +96,9 @@ export const KEYS = {
   probe: k(int(), null, "The probe of a capacity search (0-based, in the order sent): one measured load of the search (warmbench capacity); its load is request_rate or max_concurrency. Absent in other lines.", {
     axis: true,
   }),
-  window: k(int(), null, "The time window of a trace replay (0-based): the requests whose intended send time falls in it. Absent in other lines."),
+  window: k(int(), null, "The time window of a trace replay (0-based, --window trace seconds each): the requests whose trace timestamp falls in it. Absent in other lines and in the replay's line for the whole trace.", {
+    axis: true,
+  }),
   round: k(int(), null, "The round (0-based, as bench_multiturn.py's round_0, round_1...): every client's turn with this index.", {
     axis: true,
   }),
@@ -166,6 +168,20 @@ export const KEYS = {
   eviction: k(nullable(bool()), null, "Some request's observed hit fell below expected; null when none reported cached tokens."),
   cached_tokens_by_tier: k(cachedTokensByTierShape, "tokens", "Cached prompt tokens per cache tier over the line's requests; null when the server reports no breakdown."),
   ttft_by_tier: k(ttftByTierShape, null, "TTFT of the requests each tier served (the deepest tier a prefix needed); null without the breakdown."),
+  // A trace replay's own (replay lines only): every request's hit predicted from what the client saw (docs/guides/replay.md).
+  block_size: k(int(), "tokens", "Tokens per hash id of the replayed trace (--block-size). Replay lines only."),
+  time_scale: k(nullable(num()), null, "Factor on the trace's timestamps (--time-scale); null in a closed loop (--ignore-timestamps). Replay lines only."),
+  infinite_hit_ratio: k(nullable(num()), "ratio", "Cached tokens an infinite cache would have served (the longest prefix shared with a request whose first token had arrived when this one was sent) / prompt tokens; null in a merged line. Replay lines only."),
+  predicted_eviction_tokens: k(int(), "tokens", "Of those, the cached tokens the LRU model of the cache (cache_capacity_tokens, in pages) predicts eviction takes. Replay lines only."),
+  observed_shortfall_tokens: k(int(), "tokens", "Cached tokens the server reported below the infinite cache's, summed over the requests. Replay lines only."),
+  cache_short_requests: k(int(), "requests", "Requests that reported fewer cached tokens than their predicted lower bound (the model's, eviction included): unexplained shortfalls. Replay lines only."),
+  cache_over_requests: k(int(), "requests", "Requests that reported more cached tokens than any earlier request could have given (the upper bound). Replay lines only."),
+  ttft_by_cached_fraction: k(nullable(array(object({
+    from: field(num(), "Lowest cached fraction of the bucket (cached tokens / prompt tokens)."),
+    to: field(num(), "Highest (exclusive; 1 included in the last bucket)."),
+    requests: field(int(), "Successful requests in the bucket that reported cached tokens."),
+    median_ttft_ms: field(nullable(num()), "Their median TTFT, ms; null: none."),
+  }))), null, "TTFT by how much of the prompt was cached, in quartiles of the cached fraction; null in a merged line. Replay lines only."),
   cache_check: k(literal("ok", "mismatch", "unreported", "off"), null, "The verdict on the reported cached tokens against expected (--verify-cache)."),
   flushed: k(bool(), null, "Whether the cache was flushed before the line."),
   flush_attempts: k(int(), "attempts", "Flush requests it took."),

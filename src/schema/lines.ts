@@ -23,6 +23,12 @@ export const SCRIPT_KEYS = [
   "mean_e2e_latency_ms", "median_e2e_latency_ms", "std_e2e_latency_ms", "p99_e2e_latency_ms", "concurrency",
 ] as const satisfies readonly KeyName[];
 
+/** The keys only a trace replay's lines carry (optional in sweep lines). */
+export const REPLAY_KEYS = [
+  "block_size", "time_scale", "infinite_hit_ratio", "predicted_eviction_tokens", "observed_shortfall_tokens", "cache_short_requests",
+  "cache_over_requests", "ttft_by_cached_fraction",
+] as const satisfies readonly KeyName[];
+
 /** A sweep line's keys after the script's, in the order written. */
 export const OWN_KEYS = [
   "run_id", "run", "gates", "workload", "repeat", "probe", "window", "sent", "failed", "errors", "errors_by_kind", "interrupted",
@@ -34,6 +40,8 @@ export const OWN_KEYS = [
   "cached_tokens_mismatched", "cached_tokens_counts", "expected_hit_ratio", "observed_hit_ratio", "server_cache_hit_rate",
   "working_set", "working_set_tokens", "cache_capacity_tokens", "host_cache_capacity_tokens", "working_set_fits",
   "cache_shortfall_requests", "eviction", "cached_tokens_by_tier", "ttft_by_tier",
+  "block_size", "time_scale", "infinite_hit_ratio", "predicted_eviction_tokens", "observed_shortfall_tokens", "cache_short_requests",
+  "cache_over_requests", "ttft_by_cached_fraction",
   "cache_check", "flushed", "flush_attempts", "flush_verified", "flush_probe_cached_tokens", "warm_verified", "warm_cached_tokens",
   "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_own_lag_p99_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated", "shards",
   "ttft_fit", "ttft_model", "steady_state", "timeline", "hdr", "hdr_unit",
@@ -77,7 +85,7 @@ export const CAPACITY_KEYS = [
  * Keys a line of the kind may leave out: `run` is in a run's first line only, `merged` in merge's lines only, and
  * `repeat`, `probe`, `window` in the lines of the producers that add those axes only.
  */
-export const OPTIONAL_KEYS = { sweep: ["run", "repeat", "probe", "window", "merged"], round: ["run", "merged"], capacity: [] } as const satisfies Record<LineKind, readonly KeyName[]>;
+export const OPTIONAL_KEYS = { sweep: ["run", "repeat", "probe", "window", "merged", ...REPLAY_KEYS], round: ["run", "merged"], capacity: [] } as const satisfies Record<LineKind, readonly KeyName[]>;
 
 export const KEYS_OF = { sweep: SWEEP_KEYS, round: ROUND_KEYS, capacity: CAPACITY_KEYS } as const satisfies Record<LineKind, readonly KeyName[]>;
 

@@ -13,6 +13,7 @@ import type { ProofBodies } from "./every-flag/entries.ts";
 import { CAPACITY_PROOFS } from "./every-flag/capacity.ts";
 import { MEASURING, PROVEN_ELSEWHERE, stopHub } from "./every-flag/measuring.ts";
 import { MOCK_PROOFS } from "./every-flag/mock.ts";
+import { REPLAY_PROOFS, REPLAY_UNPROVEN } from "./every-flag/replay.ts";
 import { RESULTS_PROOFS } from "./every-flag/results.ts";
 
 afterAll(async () => {
@@ -25,6 +26,7 @@ afterAll(async () => {
  * test.todo, so the gap shows in every run instead of passing silently. Moving one into its table is the fix.
  */
 const UNPROVEN: Partial<Record<CommandName, Record<string, string>>> = {
+  replay: REPLAY_UNPROVEN,
   capacity: { revision: "parsed by run's own parser (proven for run with the fake hub, which is private to every-flag/measuring.ts)" },
 };
 
@@ -34,6 +36,7 @@ const PENDING: Partial<Record<CommandName, Record<string, string>>> = {};
 const TABLES: Record<CommandName, ProofBodies> = {
   ...MEASURING,
   capacity: CAPACITY_PROOFS,
+  replay: REPLAY_PROOFS,
   mock: MOCK_PROOFS,
   ...RESULTS_PROOFS,
   // `schema` takes no flag: its table is empty, and --help must show none.

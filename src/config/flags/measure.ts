@@ -21,14 +21,19 @@ const bool = (name: string, help: string, commands: Commands): FlagDecl => ({ na
 const RUN_MT = { run: true, multiturn: true } as const;
 const SWEEPS = { run: true, demo: true } as const;
 const ALL = { run: true, demo: true, multiturn: true } as const;
+/** run and multiturn, and replay (which sends to a server too). */
+const NET = { ...RUN_MT, replay: true } as const;
+/** Every command that measures: the sweeps, multiturn and replay. */
+const MEASURING = { ...ALL, replay: true } as const;
 
 const TOKENIZER_FLAGS: FlagDecl[] = [
   text("model", "Model name or path; loads the tokenizer unless --tokenizer is given (required)", {
     ...RUN_MT,
     demo: { help: "Tokenizer for the prompts (default: the bundled Qwen3 tokenizer)" },
+    replay: { help: "Model name or path; loads the tokenizer unless --tokenizer is given (required, but not with --analyze)" },
   }),
-  text("tokenizer", "tokenizer.json file, a directory holding one, or a Hugging Face repo id (default: --model)", RUN_MT),
-  text("revision", "Hugging Face revision for a repo-id tokenizer", RUN_MT, { default: d.revision }),
+  text("tokenizer", "tokenizer.json file, a directory holding one, or a Hugging Face repo id (default: --model)", NET),
+  text("revision", "Hugging Face revision for a repo-id tokenizer", NET, { default: d.revision }),
 ];
 
 const SERVER_FLAGS: FlagDecl[] = [
@@ -36,19 +41,21 @@ const SERVER_FLAGS: FlagDecl[] = [
     run: true,
     demo: { help: "auto (the demo's mock answers as SGLang), sglang, vllm or openai (/v1/completions)" },
     multiturn: { help: "auto (ask the server), sglang (native /generate, token ids from output_ids), llamacpp (native /completion, ids from return_tokens), or openai / vllm (/v1/completions, output re-tokenized)" },
+    replay: { help: "auto (ask the server), sglang (native /generate), vllm, llamacpp or openai (/v1/completions); token-id prompts" },
   }, { default: d.backend, choices: BACKENDS }),
   text("endpoint", "auto (the engine's own: /generate for SGLang, else /v1/completions), generate, completions, or chat (/v1/chat/completions, text prompts)", {
     run: true,
     demo: { help: "auto, generate, completions or chat (/v1/chat/completions, text prompts)" },
   }, { default: d.endpoint, choices: ENDPOINTS }),
-  text("base-url", "Server base URL if not using --host and --port", RUN_MT),
-  text("host", "Server host", RUN_MT, { default: d.host }),
-  text("port", "Server port", RUN_MT, { default: d.port }),
-  text("api-key", "Bearer token for the server (else $SGLANG_API_KEY / $OPENAI_API_KEY); never printed", RUN_MT),
-  text("served-model-name", "Model name for the OpenAI backend (default: the first of /v1/models)", RUN_MT),
+  text("base-url", "Server base URL if not using --host and --port", NET),
+  text("host", "Server host", NET, { default: d.host }),
+  text("port", "Server port", NET, { default: d.port }),
+  text("api-key", "Bearer token for the server (else $SGLANG_API_KEY / $OPENAI_API_KEY); never printed", NET),
+  text("served-model-name", "Model name for the OpenAI backend (default: the first of /v1/models)", NET),
   text("page-size", "Server KV page size for the expected cached tokens (default: /server_info's, else 1 for sglang and llamacpp, 16 for openai/vllm)", {
     run: true,
     multiturn: { help: "Server KV page size for the expected cached tokens (default: /server_info's, else 1 for sglang and 16 for openai/vllm)" },
+    replay: { help: "Server KV page size for the expected cached tokens (default: /server_info's, else the backend's; --analyze: 1)" },
   }),
 ];
 
@@ -64,11 +71,12 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
     run: true,
     demo: { default: dd.maxConcurrency },
     multiturn: { help: "Turns in flight at once (bench_multiturn's max-parallel); 0 = every client", default: md.maxConcurrency },
+    replay: { help: "Requests in flight at most; 0 = no limit (--ignore-timestamps needs one)", default: 0 },
   }, { default: d.maxConcurrency }),
   text("pcts", "Comma-separated shared-prefix percentages to sweep", { run: true, demo: { default: dd.pcts } }, { default: d.pcts }),
   text("request-rate", "Requests per second, or a comma list to sweep (one line per pct and rate); inf = next request when a slot is free", SWEEPS, { default: d.requestRate }),
   text("burstiness", "Gamma shape of the gaps between arrivals: 1 = Poisson, larger = more regular, inf = evenly spaced", SWEEPS, { default: d.burstiness }),
-  text("duration", "Open loop: seconds during which requests arrive at the rate (instead of --num-prompts)", SWEEPS),
+  text("duration", "Open loop: seconds during which requests arrive at the rate (instead of --num-prompts)", { ...SWEEPS, replay: { help: "Replay this many trace seconds from --start" } }),
   text("working-set", "Distinct shared prefixes in rotation per pct (cache pressure); a list, e.g. 1,4,16, sweeps them", {
     run: true,
     multiturn: { help: "Distinct system prompts (client c uses c mod K): cache pressure", default: md.workingSet },
@@ -91,25 +99,44 @@ const CONVERSATION_FLAGS: FlagDecl[] = [
 
 /** What every measuring command takes with the same meaning (their help differs where a pct is a round). */
 const SHARED_FLAGS: FlagDecl[] = [
-  text("seed", "Random seed for prompt generation (Python random.Random compatible)", ALL, { default: d.seed }),
-  bool("disable-ignore-eos", "Let requests stop at EOS (ignore_eos=false)", ALL),
-  text("output-file", "JSONL file to append one result object per shared-prefix percentage", { ...SWEEPS, multiturn: { help: "JSONL file to append one line per round" } }),
-  text("extra-request-body", "JSON object merged into every request payload", ALL),
-  text("dump-prompts", "Write every prompt's token ids, one JSON line per prompt, to this file", { ...SWEEPS, multiturn: { help: "Write every turn's token ids, one JSON line per turn, to this file" } }),
+  text("seed", "Random seed for prompt generation (Python random.Random compatible)", MEASURING, { default: d.seed }),
+  bool("disable-ignore-eos", "Let requests stop at EOS (ignore_eos=false)", MEASURING),
+  text("output-file", "JSONL file to append one result object per shared-prefix percentage", {
+    ...SWEEPS,
+    multiturn: { help: "JSONL file to append one line per round" },
+    replay: { help: "JSONL file to append one line per --window and one for the whole replay (--analyze: the analysis as one JSON object)" },
+  }),
+  text("extra-request-body", "JSON object merged into every request payload", MEASURING),
+  text("dump-prompts", "Write every prompt's token ids, one JSON line per prompt, to this file", {
+    ...SWEEPS,
+    multiturn: { help: "Write every turn's token ids, one JSON line per turn, to this file" },
+    replay: { help: "Write every request's token ids, one JSON line per request (its trace line and hash ids), to this file" },
+  }),
   text("request-details", "Write one JSONL line per measured request (timestamps, cached tokens) to this file", {
     ...SWEEPS,
     multiturn: { help: "Write one JSONL line per turn (timestamps, cached tokens per tier) to this file" },
+    replay: { help: "Write one JSONL line per request (timestamps, cached tokens, the predicted range) to this file" },
   }),
-  text("settle", "Seconds to wait after each cache flush", { run: true, demo: { default: dd.settleS }, multiturn: { help: "Seconds to wait after the cache flush" } }, { default: d.settleMs / 1000 }),
+  text("settle", "Seconds to wait after each cache flush", {
+    run: true,
+    demo: { default: dd.settleS },
+    multiturn: { help: "Seconds to wait after the cache flush" },
+    replay: { help: "Seconds to wait after the cache flush" },
+  }, { default: d.settleMs / 1000 }),
   // Not the demo's: its own mock is idle whenever it is flushed, so it never answers busy (refused below).
-  text("flush-deadline", "Seconds to keep retrying a busy /flush_cache", RUN_MT, { default: d.flushDeadlineS }),
-  text("request-timeout", "Seconds one request may take in all", ALL, { default: d.requestTimeoutS }),
-  text("stall-timeout", "Seconds without any byte before a request fails as stalled", ALL, { default: d.stallTimeoutS }),
-  text("flush", "Cache flush before each pct: auto (the backend's way) or none", { ...SWEEPS, multiturn: { help: "Cache flush before round 0: auto (the backend's way) or none" } }, { default: d.flush, choices: FLUSH_MODES }),
-  text("verify-cache", "Check cached tokens against the expected prefix: off, warn or strict (exit 4)", ALL, { default: d.verifyCache, choices: VERIFY_CACHE_MODES }),
+  text("flush-deadline", "Seconds to keep retrying a busy /flush_cache", NET, { default: d.flushDeadlineS }),
+  text("request-timeout", "Seconds one request may take in all", MEASURING, { default: d.requestTimeoutS }),
+  text("stall-timeout", "Seconds without any byte before a request fails as stalled", MEASURING, { default: d.stallTimeoutS }),
+  text("flush", "Cache flush before each pct: auto (the backend's way) or none", {
+    ...SWEEPS,
+    multiturn: { help: "Cache flush before round 0: auto (the backend's way) or none" },
+    replay: { help: "Cache flush before the first request: auto (the backend's way) or none" },
+  }, { default: d.flush, choices: FLUSH_MODES }),
+  text("verify-cache", "Check cached tokens against the expected prefix: off, warn or strict (exit 4)", MEASURING, { default: d.verifyCache, choices: VERIFY_CACHE_MODES }),
   text("cache-tolerance", "Fraction of requests per pct that may disagree under --verify-cache strict", {
     ...SWEEPS,
     multiturn: { help: "Fraction of a round's turns that may disagree under --verify-cache strict" },
+    replay: { help: "Fraction of the replay's requests whose cached tokens may fall short of their predicted range unexplained under --verify-cache strict" },
   }, { default: d.cacheTolerance }),
   bool("strict", "Exit 5 when the client itself was saturated (event-loop lag or JS-thread CPU) during a pct", {
     ...SWEEPS,
@@ -128,8 +155,8 @@ const SHARED_FLAGS: FlagDecl[] = [
   }, { repeatable: true }),
   text("gates-file", "File with one gate per line (# comments)", ALL),
   // Not multiturn's: it draws no progress line (refused below).
-  bool("quiet", "No progress line on stderr", SWEEPS),
-  bool("verbose", "Show stack traces and debug logs", { ...ALL, report: true, compare: true, merge: true, history: true }),
+  bool("quiet", "No progress line on stderr", { ...SWEEPS, replay: true }),
+  bool("verbose", "Show stack traces and debug logs", { ...MEASURING, report: true, compare: true, merge: true, history: true }),
 ];
 
 /** run's order in --help: the script's flags first, then ours. */

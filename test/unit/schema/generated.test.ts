@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { lineSchemaDocument, lineSchemaText, SCHEMA_PATH } from "../../../src/schema/document.ts";
 import { KEYS, type KeyDef, type KeyName } from "../../../src/schema/key-table.ts";
-import { KEYS_OF, kindsOf, numericKeysOf, OPTIONAL_KEYS } from "../../../src/schema/lines.ts";
+import { KEYS_OF, kindsOf, numericKeysOf, OPTIONAL_KEYS, REPLAY_KEYS } from "../../../src/schema/lines.ts";
 import { keysReference, KEYS_DOC_PATH } from "../../../src/schema/reference.ts";
 import { AXES, axesOf, kindOf, labelOf } from "../../../src/schema/axes.ts";
 import { NUMERIC_KEYS, OWN_KEYS, SCRIPT_KEYS } from "../../../src/metrics/pct-record.ts";
@@ -52,9 +52,12 @@ test("the sweep's key lists are the table's: the script's first, gates and workl
   expect(NUMERIC_KEYS).not.toContain("working_set_fits" as never);
   expect(NUMERIC_KEYS).not.toContain("cache_check" as never);
   expect(NUMERIC_KEYS).not.toContain("schema_version" as never);
-  // 80 as before the key table (it added none), and the three axes later producers add (repeat, probe, window).
-  expect(NUMERIC_KEYS.filter((k) => !["repeat", "probe", "window"].includes(k))).toHaveLength(80);
-  expect(NUMERIC_KEYS).toHaveLength(83);
+  // 80 as before the key table (it added none), the three axes later producers add (repeat, probe, window), and the
+  // trace replay's own keys (REPLAY_KEYS, of which all but ttft_by_cached_fraction are numeric).
+  const replayOwn: readonly string[] = REPLAY_KEYS;
+  expect(NUMERIC_KEYS.filter((k) => !["repeat", "probe", "window"].includes(k) && !replayOwn.includes(k))).toHaveLength(80);
+  expect(NUMERIC_KEYS.filter((k) => replayOwn.includes(k))).toHaveLength(REPLAY_KEYS.length - 1);
+  expect(NUMERIC_KEYS).toHaveLength(83 + REPLAY_KEYS.length - 1);
   expect(numericKeysOf("round")).toContain("round");
 });
 
@@ -67,4 +70,5 @@ test("axes: the keys marked axis in the table are the axes lines are told apart 
   expect(labelOf(sweep)).toBe("50% ws=4 @ 8 req/s");
   expect(labelOf({ shared_prefix_pct: 50, working_set: 1, request_rate: Infinity })).toBe("50%");
   expect(labelOf(round)).toBe("round 3");
+  expect(labelOf({ shared_prefix_pct: 84, working_set: 1, request_rate: 20, window: 3 })).toBe("84% @ 20 req/s window 3");
 });

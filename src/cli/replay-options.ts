@@ -1,0 +1,80 @@
+/**
+ * Parsing of `warmbench replay TRACE` flags: the trace, its slice and timing, then (without --analyze) the server
+ * flags every measuring command shares (options.ts). Every problem is one UsageError naming the flag (exit 2),
+ * before anything is sent; the trace itself is checked by src/replay/trace.ts, also before.
+ */
+import { UsageError } from "../errors.ts";
+import { BACKENDS, RUN_DEFAULTS } from "../config/options.ts";
+import { REPLAY_DEFAULTS as r, type AnalyzeOptions, type ReplayOptions } from "../replay/options.ts";
+import type { TraceOptions } from "../replay/trace.ts";
+import { oneOf, parseBaseUrl, parseIntFlag, parseNumberFlag, parseSharedTail, str, type RawFlags } from "./options.ts";
+
+const optionalInt = (raw: RawFlags, flag: string, min: number): number | null => {
+  const v = str(raw, flag);
+  return v === undefined ? null : parseIntFlag(flag, v, min);
+};
+
+function positiveNumber(raw: RawFlags, flag: string, dflt: number): number {
+  const n = parseNumberFlag(flag, str(raw, flag) ?? String(dflt), 0);
+  if (!(n > 0)) throw new UsageError(`--${flag} ${n}: must be > 0`);
+  return n;
+}
+
+function traceOptions(raw: RawFlags): TraceOptions {
+  const durationRaw = str(raw, "duration");
+  return {
+    blockSize: parseIntFlag("block-size", str(raw, "block-size") ?? String(r.blockSize), 1),
+    skipInvalid: raw["skip-invalid"] === true,
+    startS: parseNumberFlag("start", str(raw, "start") ?? "0", 0),
+    durationS: durationRaw === undefined ? null : positiveNumber(raw, "duration", 0),
+    limit: optionalInt(raw, "limit", 1),
+  };
+}
+
+const tracePath = (raw: RawFlags): string => {
+  const path = str(raw, "trace");
+  if (path === undefined || path === "") throw new UsageError("replay: expects a Mooncake-format JSONL trace (warmbench replay TRACE)");
+  return path;
+};
+
+export function parseAnalyzeOptions(raw: RawFlags): AnalyzeOptions {
+  return {
+    tracePath: tracePath(raw),
+    trace: traceOptions(raw),
+    pageSize: parseIntFlag("page-size", str(raw, "page-size") ?? String(r.analyzePageSize), 1),
+    cacheTokens: optionalInt(raw, "cache-tokens", 1),
+    windowS: positiveNumber(raw, "window", r.windowS),
+    outputFile: str(raw, "output-file") ?? null,
+  };
+}
+
+export function parseReplayOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env): ReplayOptions {
+  const d = RUN_DEFAULTS;
+  const path = tracePath(raw);
+  const model = str(raw, "model");
+  if (!model || model.trim() === "") throw new UsageError("--model is required (a model id, or a tokenizer.json file or directory); --analyze needs none");
+  const maxConcurrency = parseIntFlag("max-concurrency", str(raw, "max-concurrency") ?? String(r.maxConcurrency), 0, 65535);
+  const ignoreTimestamps = raw["ignore-timestamps"] === true;
+  if (ignoreTimestamps && maxConcurrency === 0) {
+    throw new UsageError("--ignore-timestamps: a closed loop needs --max-concurrency C > 0 (requests in flight at once)");
+  }
+  if (ignoreTimestamps && str(raw, "time-scale") !== undefined) throw new UsageError("--time-scale: with --ignore-timestamps there is no schedule to scale");
+  const port = parseIntFlag("port", str(raw, "port") ?? String(d.port), 1, 65535);
+  return {
+    backend: oneOf(raw, "backend", BACKENDS, d.backend),
+    // Token-id prompts: the engine's own generation API (the trace's blocks must reach the server as ids).
+    endpoint: "auto",
+    baseUrl: parseBaseUrl(str(raw, "base-url"), str(raw, "host") ?? d.host, port),
+    model,
+    tokenizer: str(raw, "tokenizer") ?? model,
+    revision: str(raw, "revision") ?? d.revision,
+    maxConcurrency,
+    ...parseSharedTail(raw, env),
+    tracePath: path,
+    trace: traceOptions(raw),
+    timeScale: positiveNumber(raw, "time-scale", r.timeScale),
+    ignoreTimestamps,
+    windowS: positiveNumber(raw, "window", r.windowS),
+    cacheTokens: optionalInt(raw, "cache-tokens", 1),
+  };
+}

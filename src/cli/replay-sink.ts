@@ -1,0 +1,41 @@
+/**
+ * The replay's sink: each line on the console and appended (fsynced) to --output-file, every request's details
+ * with its trace line and predicted range (--request-details), live progress on stderr.
+ */
+import { appendFileSync } from "node:fs";
+import { appendJsonlLine } from "../output/jsonl-file.ts";
+import { formatRequestDetail } from "../output/details.ts";
+import { openOutputs } from "../output/files.ts";
+import { startProgress } from "../output/progress.ts";
+import { renderConsole } from "../report/console.ts";
+import { formatJsonl } from "../report/jsonl.ts";
+import { labelOf } from "../schema/axes.ts";
+import type { ReplayOptions } from "../replay/options.ts";
+import type { ReplaySink } from "../replay/sink.ts";
+
+export function openReplaySink(opts: Pick<ReplayOptions, "outputFile" | "dumpPrompts" | "requestDetails" | "quiet">, out: (text: string) => void): ReplaySink {
+  openOutputs(opts);
+  return {
+    line(record) {
+      out(`${record.window === undefined ? "whole replay" : `window ${record.window}`} (${labelOf(record)})`);
+      out(renderConsole(record));
+      if (opts.outputFile) appendJsonlLine(opts.outputFile, formatJsonl(record));
+    },
+    details(runId, records, requests, checked) {
+      if (!opts.requestDetails) return;
+      const lines = records.map((r) => {
+        const c = checked.get(r.index)!;
+        const base = JSON.parse(formatRequestDetail(runId, { pct: 0, rate: Infinity, requestIdTag: "replay" }, r)) as Record<string, unknown>;
+        delete base.pct;
+        delete base.request_rate;
+        const t = requests[r.index]!;
+        return JSON.stringify({
+          ...base, trace_line: t.line, timestamp_ms: t.timestampMs, expected_cached_tokens_lower: c.lower, expected_cached_tokens_upper: c.upper,
+          expected_cached_tokens_infinite: c.infinite, predicted_eviction_tokens: c.evictionLoss, cache_verdict: c.verdict,
+        });
+      });
+      if (lines.length > 0) appendFileSync(opts.requestDetails, lines.join("\n") + "\n");
+    },
+    progress: (total, label) => startProgress(total, label, { quiet: opts.quiet }),
+  };
+}

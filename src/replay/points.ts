@@ -1,0 +1,168 @@
+/**
+ * A replay's lines: one Point per window of trace time (axis `window`: the requests whose trace timestamp falls in
+ * it) and one for the whole replay (no `window`), each made by the engine's summarizePoint with every request's
+ * predicted range as its expectation, then the replay's own keys. Where a line sits is fixed by the trace, not by
+ * the run: shared_prefix_pct is the hit ratio an infinite cache gives the window's requests one after another
+ * (as `replay --analyze` reports it), request_rate the trace's own (scaled) rate, so two runs of one trace pair up.
+ */
+import { npMedian } from "../metrics/stats.ts";
+import type { Measurement } from "../engine/measure.ts";
+import type { CacheReset } from "../engine/reset-cache.ts";
+import { summarizePoint, type PointSpec, type SummaryContext } from "../engine/summarize.ts";
+import type { TtftMoments } from "../metrics/ttft-model.ts";
+import type { PctRecord } from "../metrics/pct-record.ts";
+import { orderLine } from "../schema/lines.ts";
+import type { RequestRecord } from "../schema/record.ts";
+import { analyzeTrace, type AnalyzedWindow } from "./analyze.ts";
+import { totals, type CheckedRequest } from "./check.ts";
+import type { ReplayOptions } from "./options.ts";
+import type { Trace } from "./trace.ts";
+
+export interface PointsInput {
+  trace: Trace;
+  m: Measurement;
+  checked: ReadonlyMap<number, CheckedRequest>;
+  reset: CacheReset;
+  opts: Pick<ReplayOptions, "windowS" | "timeScale" | "ignoreTimestamps" | "seed">;
+  capacityTokens: number | null;
+  summary: SummaryContext;
+}
+
+const NO_WARM = { cachedTokens: null, requests: 0 };
+
+/** Buckets of the cached fraction: quartiles. */
+const QUARTILES = [0, 0.25, 0.5, 0.75, 1] as const;
+
+export function ttftByCachedFraction(records: readonly RequestRecord[]) {
+  return QUARTILES.slice(0, -1).map((from, i) => {
+    const to = QUARTILES[i + 1]!;
+    const last = i === QUARTILES.length - 2;
+    const ttft = records
+      .filter((r) => r.ok && r.cachedTokens >= 0 && r.promptLen > 0)
+      .filter((r) => {
+        const f = r.cachedTokens / r.promptLen;
+        return f >= from && (f < to || (last && f <= to));
+      })
+      .map((r) => r.ttftMs);
+    return { from, to, requests: ttft.length, median_ttft_ms: ttft.length > 0 ? npMedian(ttft) : null };
+  });
+}
+
+export function replayPoints(i: PointsInput): PctRecord[] {
+  const { trace, m } = i;
+  const page = i.summary.server.pageSize;
+  const analysis = analyzeTrace(trace, { pageSize: page, cacheTokens: null, windowS: i.opts.windowS });
+  const windowOf = (timestampMs: number) => Math.floor(timestampMs / 1000 / i.opts.windowS);
+  const byWindow = new Map<number, RequestRecord[]>();
+  for (const r of m.records) {
+    const w = windowOf(trace.requests[r.index]!.timestampMs);
+    const list = byWindow.get(w);
+    if (list === undefined) byWindow.set(w, [r]);
+    else list.push(r);
+  }
+  const planned = new Map<number, number>();
+  for (const r of trace.requests) planned.set(windowOf(r.timestampMs), (planned.get(windowOf(r.timestampMs)) ?? 0) + 1);
+  const idsHash = traceHash(trace, i.opts.seed);
+  const out: PctRecord[] = [];
+  let fit: TtftMoments | null = null;
+  const windows = new Map(analysis.windows.map((w) => [w.window, w]));
+  for (const [w, records] of [...byWindow.entries()].sort((a, b) => a[0] - b[0])) {
+    const spanS = i.opts.windowS * i.opts.timeScale;
+    const point = onePoint(i, records, {
+      window: w, analyzed: windows.get(w)!, planned: planned.get(w)!, rate: i.opts.ignoreTimestamps ? Infinity : planned.get(w)! / spanS,
+      first: out.length === 0, fit, idsHash,
+    });
+    fit = point.fit;
+    out.push(point.record);
+  }
+  if (m.records.length === 0) return out;
+  const first = trace.requests[0]!.timestampMs;
+  const spanS = ((trace.requests.at(-1)!.timestampMs - first) / 1000) * i.opts.timeScale;
+  const whole: AnalyzedWindow = {
+    window: -1, requests: analysis.requests, inputTokens: 0, workingSetTokens: analysis.workingSetTokens, infiniteHitRatio: analysis.infiniteHitRatio, lruHitRatio: null,
+  };
+  const rate = i.opts.ignoreTimestamps ? Infinity : trace.requests.length / Math.max(spanS, i.opts.windowS * i.opts.timeScale);
+  out.push(onePoint(i, m.records, { window: null, analyzed: whole, planned: trace.requests.length, rate, first: out.length === 0, fit, idsHash }).record);
+  return out;
+}
+
+interface Where {
+  window: number | null;
+  analyzed: AnalyzedWindow;
+  planned: number;
+  rate: number;
+  first: boolean;
+  fit: TtftMoments | null;
+  idsHash: string;
+}
+
+function onePoint(i: PointsInput, records: RequestRecord[], at: Where): { record: PctRecord; fit: TtftMoments | null } {
+  const checked = records.map((r) => i.checked.get(r.index)!);
+  const t = totals(checked);
+  const input = records.reduce((a, r) => a + r.promptLen, 0);
+  const reportedInput = records.filter((r) => r.ok && r.cachedTokens >= 0).reduce((a, r) => a + r.promptLen, 0);
+  const promptLen = Math.round(input / records.length);
+  const typical = t.checked > 0 ? Math.round(t.expectedLowerTokens / t.checked) : 0;
+  const range = (index: number) => {
+    const c = i.checked.get(index)!;
+    return [c.lower, c.upper] as const;
+  };
+  const spec: PointSpec = {
+    axes: {
+      shared_prefix_pct: Math.round(at.analyzed.infiniteHitRatio * 100),
+      working_set: 1,
+      request_rate: at.rate,
+      ...(at.window === null ? {} : { window: at.window }),
+    },
+    prefixLen: typical,
+    suffixLen: promptLen - typical,
+    promptLen,
+    numPrompts: at.planned,
+    workingSetTokens: at.analyzed.workingSetTokens,
+    promptIdsHash: at.idsHash,
+    expected: { typical, perPrompt: range },
+    warmProvesFlush: false,
+    promptDrift: null,
+    first: at.first,
+    ttftFitSoFar: at.fit,
+  };
+  const t0Ms = Math.min(...records.map((r) => r.intendedMs));
+  const endMs = Math.max(...records.map((r) => (r.lastEventMs > 0 ? r.lastEventMs : r.startMs + r.latencyMs)));
+  const m: Measurement = {
+    ...i.m,
+    records,
+    t0Ms,
+    durationS: Math.max(0, endMs - Math.min(...records.map((r) => r.startMs))) / 1000,
+    // The server's counters cover the whole replay only.
+    serverHitRate: at.window === null ? i.m.serverHitRate : null,
+  };
+  const summary = summarizePoint(spec, i.reset, NO_WARM, m, i.summary);
+  const record = orderLine("sweep", {
+    ...summary.record,
+    // A trace brings its own gaps: no gamma shape.
+    burstiness: null,
+    // Below the request's own predicted lower bound, not below one typical value: what eviction (or worse) took.
+    cache_shortfall_requests: t.checked > 0 ? t.short : null,
+    eviction: t.checked > 0 ? t.observedShortfallTokens > 0 : null,
+    // Over the requests that reported cached tokens, as observed_hit_ratio.
+    expected_hit_ratio: reportedInput > 0 ? t.expectedLowerTokens / reportedInput : 0,
+    observed_hit_ratio: reportedInput > 0 ? t.observedTokens / reportedInput : null,
+    block_size: i.trace.blockSize,
+    time_scale: i.opts.ignoreTimestamps ? null : i.opts.timeScale,
+    infinite_hit_ratio: reportedInput > 0 ? t.expectedInfiniteTokens / reportedInput : 0,
+    predicted_eviction_tokens: t.predictedEvictionTokens,
+    observed_shortfall_tokens: t.observedShortfallTokens,
+    cache_short_requests: t.short,
+    cache_over_requests: t.over,
+    ttft_by_cached_fraction: ttftByCachedFraction(records),
+  }) as PctRecord;
+  return { record, fit: summary.sweepFit };
+}
+
+/** The replayed slice's identity (the workload fingerprint's prompt_ids_hash): its lengths, hash ids, block size and seed. */
+function traceHash(trace: Trace, seed: bigint): string {
+  const h = new Bun.CryptoHasher("sha256");
+  h.update(`${trace.blockSize}:${seed}\n`);
+  for (const r of trace.requests) h.update(`${r.timestampMs},${r.inputLength},${r.outputLength},${r.hashIds.join(" ")}\n`);
+  return h.digest("hex");
+}

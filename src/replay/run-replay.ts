@@ -1,0 +1,104 @@
+/**
+ * One trace replay through the measurement engine: prepare (tokenizer, backend, preflight), check the trace against
+ * the model's context, reset and prove the cache, send every request at its (scaled) timestamp - or in trace order
+ * under a concurrency limit - with token-exact prompts built just in time, then predict and judge every request's
+ * cache hit from what the client saw, and summarize one point per window of trace time and one for the whole.
+ * Nothing here parses flags, renders or writes files (the sink does).
+ */
+import { BenchError } from "../errors.ts";
+import { log } from "../log.ts";
+import type { BodyTemplate } from "../backends/body.ts";
+import { prepareRun } from "../engine/prepare.ts";
+import { canaryIds, cacheSlotsOf, resetCache } from "../engine/reset-cache.ts";
+import { measure } from "../engine/measure.ts";
+import { newRunId, runInfo } from "../engine/run-info.ts";
+import { requestIdOf } from "../engine/request-id.ts";
+import type { PctRecord } from "../metrics/pct-record.ts";
+import { BlockSource } from "./blocks.ts";
+import { judge, predictFromRecords, type CheckedRequest } from "./check.ts";
+import { dumpPrompts } from "./dump.ts";
+import type { ReplayOptions } from "./options.ts";
+import { replayPoints } from "./points.ts";
+import type { ReplaySink } from "./sink.ts";
+import { TraceSource } from "./source.ts";
+import { checkContext, type Trace } from "./trace.ts";
+
+export interface ReplayOutcome {
+  records: PctRecord[];
+  interrupted: boolean;
+  failedRequests: number;
+  /** Lines whose cache check failed under --verify-cache strict. */
+  cacheFailures: number;
+  saturated: number;
+}
+
+export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: ReplaySink; signal?: AbortSignal }): Promise<ReplayOutcome> {
+  const { ctl, tokenizer, backend, server } = await prepareRun(opts, io.signal);
+  const context = server.info.contextLength ?? null;
+  const trace = checkContext(parsed, context, opts.trace.skipInvalid);
+  const tooLong = parsed.requests.length - trace.requests.length;
+  if (tooLong > 0) log.warn(`--skip-invalid: ${tooLong} request(s) of ${trace.path} longer than the model's context of ${context} tokens dropped`);
+  if (backend.promptEncoding !== "token_ids") throw new BenchError(`replay sends token ids; the ${backend.name} backend sends text`);
+  const requests = trace.requests;
+  const capacityTokens = opts.cacheTokens ?? server.info.cacheCapacityTokens ?? null;
+  const canaryMax = Math.min(...requests.map((r) => r.inputLength));
+  // No block starts with the flush proof's canary (it stays cached): a block could otherwise find one token cached.
+  const canaryFirst = tokenizer.population.indexOf(canaryIds(server.pageSize, canaryMax, tokenizer.population)[0]!);
+  const blocks = new BlockSource(tokenizer.population, opts.seed, trace.blockSize, canaryFirst);
+  if (opts.dumpPrompts) dumpPrompts(opts.dumpPrompts, requests, blocks);
+
+  const runId = newRunId();
+  const ctx = { opts, io: { signal: io.signal }, backend, ctl, server, tokenizer };
+  const reset = await resetCache(ctx, {
+    probeIds: null, canaryMaxTokens: canaryMax, slots: cacheSlotsOf(server), prefixes: [], prefixLen: 0, learnTemplateHead: false, label: "replay",
+  });
+  const templates = new Map<number, BodyTemplate>();
+  const templateFor = (maxNewTokens: number): BodyTemplate => {
+    let t = templates.get(maxNewTokens);
+    if (t === undefined) {
+      t = backend.createBodyTemplate({ maxNewTokens, ignoreEos: !opts.disableIgnoreEos, extra: opts.extraRequestBody, model: server.model });
+      templates.set(maxNewTokens, t);
+    }
+    return t;
+  };
+  const source = new TraceSource(requests, blocks, templateFor, (index) => requestIdOf(runId, "replay", index));
+  const t0 = requests[0]!.timestampMs;
+  const arrivalsMs = opts.ignoreTimestamps ? null : requests.map((r) => (r.timestampMs - t0) * opts.timeScale);
+  const spanS = arrivalsMs === null ? 0 : arrivalsMs.at(-1)! / 1000;
+  const how = arrivalsMs === null ? `closed loop, ${opts.maxConcurrency} at once` : `over ${spanS.toFixed(1)} s (time scale ${opts.timeScale})`;
+  const m = await measure({
+    ctx,
+    source,
+    count: requests.length,
+    concurrency: opts.maxConcurrency > 0 ? opts.maxConcurrency : requests.length,
+    arrivalsMs,
+    ratePerS: arrivalsMs === null ? Infinity : requests.length / Math.max(spanS, 0.001),
+    name: "replay",
+    progress: { start: io.sink.progress, label: "replay" },
+    announce: `Replaying ${requests.length} requests of ${trace.path} ${how} ...`,
+  });
+  const predictions = predictFromRecords(requests, m.records, { blockSize: trace.blockSize, pageSize: server.pageSize, capacityTokens });
+  const checked = new Map<number, CheckedRequest>(m.records.map((r) => [r.index, judge(r, predictions.get(r.index)!)]));
+  io.sink.details(runId, m.records, requests, checked);
+  const run = runInfo(opts, server, backend);
+  const points = replayPoints({ trace, m, checked, reset, opts, capacityTokens, summary: { opts: summaryOpts(opts, requests), server, tokenizer, backend, runId, run } });
+  const outcome: ReplayOutcome = { records: [], interrupted: m.interrupted, failedRequests: 0, cacheFailures: 0, saturated: 0 };
+  for (const record of points) {
+    io.sink.line(record);
+    outcome.records.push(record);
+    if (record.window === undefined) {
+      outcome.failedRequests = record.failed;
+      if (opts.verifyCache === "strict" && (record.cache_check === "mismatch" || record.cache_check === "unreported")) outcome.cacheFailures++;
+      if (record.client_saturated) outcome.saturated++;
+    }
+  }
+  if (!m.interrupted && m.records.length > 0 && m.records.every((r) => !r.ok)) throw new BenchError(`All ${m.records.length} replayed requests failed.`);
+  log.debug(`replay: ${points.length} lines`);
+  return outcome;
+}
+
+/** The run options summarizePoint reads, as a replay means them: the trace's own lengths and gaps. */
+function summaryOpts(opts: ReplayOptions, requests: Trace["requests"]) {
+  const meanOut = Math.round(requests.reduce((a, r) => a + r.outputLength, 0) / requests.length);
+  return { ...opts, outputLen: meanOut, burstiness: 1, durationS: null, gates: [], maxConcurrency: opts.maxConcurrency };
+}
