@@ -1,13 +1,15 @@
 /**
  * The capacity search over every pct: for each, an estimate (unless --start), then the search (search.ts), each
  * probe one measured point made by `measure` - reset and prove the cache, warm, send at the probe's load, summarize
- * into a line whose gates are judged on it - written as it ends, then one capacity line. Which code measures a point
- * is the caller's (the command line gives the measurement engine's): nothing here sends a request.
+ * into a line whose gates are judged on it - written as it ends, then one capacity line. The points are measured by
+ * the engine's PointSession the caller hands in (prepared once; the command line gives the sweep's cell as the
+ * point's prompts): nothing here sends a request, and no other producer is imported.
  */
 import { log } from "../log.ts";
 import { VERSION } from "../version.ts";
 import type { CapacityOptions, SearchMode } from "../config/capacity-options.ts";
 import type { PctRecord } from "../metrics/pct-record.ts";
+import type { PointSession } from "../engine/session.ts";
 import { orderLine, type CapacityRecord } from "../schema/lines.ts";
 import { searchCapacity, type ProbeOutcome, type SearchResult } from "./search.ts";
 
@@ -18,9 +20,18 @@ export interface Load {
   value: number;
 }
 
+/** One probe: a pct at a load. */
+export interface Probe {
+  pct: number;
+  load: Load;
+}
+
 export interface CapacityIo {
-  /** Measures one point at `load` for `pct` (one flush, proof, warm and send); the line is returned, not yet written. */
-  measure(pct: number, load: Load): Promise<PctRecord>;
+  /**
+   * The engine's session, prepared once for the whole search (tokenizer, backend, preflight): each call measures one
+   * probe (one flush, proof, warm and send, summarized); the line is returned, not yet written.
+   */
+  session: PointSession<Probe>;
   /** A probe's line, with its `probe` axis, as soon as it is measured. */
   probe(line: PctRecord): void;
   /** A pct's result, after its probes. */
@@ -58,7 +69,7 @@ export async function runCapacity(opts: CapacityOptions, io: CapacityIo, runId: 
     let index = 0;
     let seen: PctRecord | null = null;
     const measured = async (load: Load): Promise<PctRecord> => {
-      const line = withProbe(await io.measure(pct, load), index++, runId, written === 0);
+      const line = withProbe(await io.session.measure({ pct, load }), index++, runId, written === 0);
       written++;
       seen ??= line;
       io.probe(line);

@@ -1,6 +1,6 @@
 /**
  * `warmbench capacity`: per pct, the highest load at which every --gate holds, each probe a controlled measurement
- * (flush and proof, warm, send, summarize: one sweep point, measured by the sweep's own pipeline over the engine), the
+ * (flush and proof, warm, send, summarize: one sweep cell through the engine, in a session prepared once per search), the
  * search in src/capacity. Probe lines are appended as they end, one capacity line per pct after its probes; SIGINT
  * or a failing server ends it with every finished probe written.
  */
@@ -9,13 +9,14 @@ import { EXIT } from "../errors.ts";
 import { createInterrupt } from "../interrupt.ts";
 import type { CapacityOptions } from "../config/capacity-options.ts";
 import type { RunOptions } from "../config/options.ts";
-import type { PctRecord } from "../metrics/pct-record.ts";
 import type { CapacityRecord } from "../schema/lines.ts";
 import { noProgress } from "../engine/sink.ts";
 import { newRunId } from "../engine/run-info.ts";
-import { runCapacity, type Load } from "../capacity/run-capacity.ts";
+import type { PointSession } from "../engine/session.ts";
+import { runCapacity, type Load, type Probe } from "../capacity/run-capacity.ts";
 import type { SearchResult } from "../capacity/search.ts";
-import { runSweep } from "../sweep/run-sweep.ts";
+import { explainServerLimits } from "../sweep/run-sweep.ts";
+import { openSweepSession } from "../sweep/session.ts";
 import type { SweepSink } from "../sweep/sink.ts";
 import { formatJsonl } from "../report/jsonl.ts";
 import { formatCell } from "../report/text-table.ts";
@@ -53,22 +54,30 @@ export function probeOptions(o: CapacityOptions, pct: number, load: Load): RunOp
   };
 }
 
-/** Measures one point through the sweep's pipeline (reset and prove, warm, send, summarize) and returns its line. */
-async function measurePoint(o: CapacityOptions, pct: number, load: Load, signal: AbortSignal): Promise<PctRecord> {
-  const opts = probeOptions(o, pct, load);
-  let line: PctRecord | null = null;
-  const what = load.search === "rate" ? (Number.isFinite(load.value) ? `${load.value} req/s` : "closed loop (estimate)") : `concurrency ${load.value}`;
+/**
+ * The search's session: the sweep's, prepared once (tokenizer, backend, preflight), each probe one cell of the sweep
+ * measured with the probe's options (reset and prove, warm, send, summarize through the engine).
+ */
+async function openProbeSession(o: CapacityOptions, signal: AbortSignal): Promise<PointSession<Probe>> {
+  let what = "";
   const sink: SweepSink = {
     lineStarted() {},
     details() {},
-    line: (r) => void (line = r),
+    line() {},
     repeated() {},
-    progress: o.run.quiet ? noProgress : (total) => startProgress(total, `${pct}% ${what}`, { quiet: o.run.quiet }),
+    progress: o.run.quiet ? noProgress : (total) => startProgress(total, what, { quiet: o.run.quiet }),
     ended() {},
   };
-  await runSweep(opts, { sink, signal });
-  if (line === null) throw new Error(`the probe at ${what} wrote no line`);
-  return line;
+  const session = await openSweepSession(probeOptions(o, o.run.pcts[0]!, { search: o.search, value: Infinity }), { sink, signal }, { kind: "single" }, (server) => {
+    for (const note of explainServerLimits(o.run, server)) log.warn(note);
+  });
+  return {
+    measure({ pct, load }) {
+      what = `${pct}% ${load.search === "rate" ? (Number.isFinite(load.value) ? `${load.value} req/s` : "closed loop (estimate)") : `concurrency ${load.value}`}`;
+      return session.measure({ cell: { pct, workingSet: o.run.workingSets[0]! }, opts: probeOptions(o, pct, load) });
+    },
+    close: () => session.close(),
+  };
 }
 
 export async function capacity(opts: CapacityOptions): Promise<number> {
@@ -78,9 +87,11 @@ export async function capacity(opts: CapacityOptions): Promise<number> {
   process.on("SIGTERM", interrupt.onSignal);
   const file = opts.run.outputFile;
   const lines: CapacityRecord[] = [];
+  let session: PointSession<Probe> | null = null;
   try {
+    session = await openProbeSession(opts, interrupt.signal);
     const outcome = await runCapacity(opts, {
-      measure: (pct, load) => measurePoint(opts, pct, load, interrupt.signal),
+      session,
       probe(line) {
         const verdict = line.gates.every((g) => g.pass) ? "pass" : `fail: ${line.gates.filter((g) => !g.pass).map((g) => `${g.expr} (${formatCell(g.value)})`).join(", ")}`;
         const load = opts.search === "rate" ? `${formatCell(line.request_rate)} req/s` : `concurrency ${line.max_concurrency}`;
@@ -101,6 +112,8 @@ export async function capacity(opts: CapacityOptions): Promise<number> {
     // A failing server: what was found so far is reported; every finished probe is already in the file.
     if (lines.length > 0) write(renderCapacityTable(lines));
     throw err;
+  } finally {
+    await session?.close();
   }
 }
 

@@ -1,5 +1,5 @@
 /** The delta of every compared metric of every pair, which side is better, and whether a limit was exceeded. */
-import { COMPARE_METRICS, type CompareMetric } from "./metrics.ts";
+import { metricsOf, type CompareMetric } from "./metrics.ts";
 import type { Limits } from "./limits.ts";
 import type { LinePair } from "./pairing.ts";
 import { field, type CompareLine } from "./lines.ts";
@@ -62,7 +62,8 @@ function intervalVerdict(regLo: number, regHi: number, limitPct: number | null):
 export function judgePair(pair: LinePair, limits: Limits, repeats?: PairRepeats): DeltaRow[] {
   const untrustworthy = field(pair.next, "client_saturated") === true;
   const rows: DeltaRow[] = [];
-  for (const m of COMPARE_METRICS) {
+  // The metrics of the pair's kind of line: a capacity line is judged on its capacity, a point on its latencies.
+  for (const m of metricsOf(pair.base)) {
     const limitPct = limits.get(m.name) ?? null;
     if (!m.shown && limitPct === null) continue;
     const a = m.read(pair.base);

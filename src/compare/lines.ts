@@ -9,24 +9,38 @@ import { parseJsonlLine } from "../report/jsonl.ts";
 import { readResults } from "../report/results-file.ts";
 import { isRoundLine, type RoundLine } from "../report/rounds.ts";
 import { readResultsText } from "../report/runs.ts";
+import { axesOf, isRoundAxes } from "../schema/axes.ts";
+import type { CapacityRecord, LineKind } from "../schema/lines.ts";
 
-export type CompareLine = PctLine | RoundLine;
+/** A capacity search's result for one pct, as read from a file (compare pairs them by pct). */
+export type CapacityLine = Partial<CapacityRecord> & { type: "capacity"; shared_prefix_pct: number };
 
-/** A key of either kind of line (undefined where the line has none). */
+export type CompareLine = PctLine | RoundLine | CapacityLine;
+
+/** A key of any kind of line (undefined where the line has none). */
 export const field = (line: CompareLine, key: string): unknown => (line as Record<string, unknown>)[key];
 
-/** Round lines grouped into runs by run_id, in file order. */
-function roundRuns(text: string): { runId: string | null; lines: RoundLine[] }[] {
-  const runs: { runId: string | null; lines: RoundLine[] }[] = [];
+const isCapacityLine = (obj: unknown): obj is CapacityLine =>
+  typeof obj === "object" && obj !== null && (obj as Record<string, unknown>).type === "capacity" && typeof (obj as Record<string, unknown>).shared_prefix_pct === "number";
+
+/** The kind of a line as read: a capacity line says so; a round line sits at a round; else a sweep line. */
+export function lineKindOf(line: object): LineKind {
+  if ((line as Record<string, unknown>).type === "capacity") return "capacity";
+  return isRoundAxes(axesOf(line)) ? "round" : "sweep";
+}
+
+/** Lines of one kind (named by `marker` in their text) grouped into runs by run_id, in file order. */
+function kindRuns<L extends CompareLine>(text: string, marker: string, is: (obj: unknown) => obj is L): { runId: string | null; lines: L[] }[] {
+  const runs: { runId: string | null; lines: L[] }[] = [];
   for (const raw of text.split("\n")) {
-    if (!raw.includes('"round"')) continue;
+    if (!raw.includes(marker)) continue;
     let obj: unknown;
     try {
       obj = parseJsonlLine(raw.trim());
     } catch {
       continue; // readResults already named any line that is not JSON
     }
-    if (!isRoundLine(obj)) continue;
+    if (!is(obj)) continue;
     const runId = typeof obj.run_id === "string" ? obj.run_id : null;
     if (runs.at(-1)?.runId !== runId) runs.push({ runId, lines: [] });
     runs.at(-1)!.lines.push(obj);
@@ -37,7 +51,16 @@ function roundRuns(text: string): { runId: string | null; lines: RoundLine[] }[]
 /** Every run of a results file: its pct runs, then its round runs (each with its lines in file order). */
 export function fileRuns(file: string, who: string): { runId: string | null; lines: CompareLine[] }[] {
   const text = readResultsText(file, who);
-  return [...readResults(text, file).map((r) => ({ runId: r.runId, lines: r.pcts as CompareLine[] })), ...roundRuns(text)];
+  return [...readResults(text, file).map((r) => ({ runId: r.runId, lines: r.pcts as CompareLine[] })), ...kindRuns(text, '"round"', isRoundLine)];
+}
+
+/**
+ * The lines compare reads of a run: a capacity search's capacity lines (one per pct: its probes are the search's
+ * evidence, each at a load of its own, not points to pair), else its points.
+ */
+function comparedLines(text: string, run: { runId: string | null; lines: CompareLine[] }): CompareLine[] {
+  const capacity = kindRuns(text, '"capacity"', isCapacityLine).filter((r) => r.runId === run.runId).flatMap((r) => r.lines);
+  return capacity.length > 0 ? capacity : run.lines;
 }
 
 /** The lines of a file's last run (a file may hold several: a warning says which one is compared). */
@@ -46,5 +69,5 @@ export function lastRunLines(file: string, side: string): CompareLine[] {
   const last = runs.at(-1);
   if (last === undefined) throw new UsageError(`compare: ${side} ${file} holds no pct or round line`);
   if (runs.length > 1) log.warn(`compare: ${file} holds ${runs.length} runs; comparing its last (run_id ${last.runId ?? "none"})`);
-  return last.lines;
+  return comparedLines(readResultsText(file, "compare"), last);
 }

@@ -4,11 +4,15 @@
  * each knows which side is better.
  */
 import { HDR_PERCENTILES, HDR_SERIES, hdrPercentileMs, type HdrSeries } from "../report/hdr-stats.ts";
-import { field, type CompareLine } from "./lines.ts";
+import { KEYS, type KeyDef, type KeyName } from "../schema/key-table.ts";
+import { kindsOf, type LineKind } from "../schema/lines.ts";
+import { field, lineKindOf, type CompareLine } from "./lines.ts";
 
 export interface CompareMetric {
   /** As written in --max-regress and in the table, e.g. p99_ttft_ms. */
   name: string;
+  /** The kinds of line it is read from (a capacity line has no latency; a point has no capacity). */
+  kinds: readonly LineKind[];
   better: "lower" | "higher";
   /** Shown in the table without a --max-regress limit on it too. */
   shown: boolean;
@@ -26,22 +30,27 @@ function lineKey(series: HdrSeries, name: string): string | null {
   return known.includes(key) ? key : null;
 }
 
+/** Sweep and round lines: the points. */
+const POINTS: readonly LineKind[] = ["sweep", "round"];
+
 function percentileMetric(series: HdrSeries, p: (typeof HDR_PERCENTILES)[number], shown: boolean): CompareMetric {
   const fallback = lineKey(series, p.name);
   return {
     name: `${p.name}_${series}_ms`,
+    kinds: POINTS,
     better: "lower",
     shown,
     read(line) {
-      const fromHdr = hdrPercentileMs(line.hdr, series, p.percentile);
+      const fromHdr = hdrPercentileMs(field(line, "hdr") as Parameters<typeof hdrPercentileMs>[0], series, p.percentile);
       if (fromHdr !== null) return { value: fromHdr, source: "hdr" };
       return { value: fallback === null ? null : num(field(line, fallback)), source: "line" };
     },
   };
 }
 
-const lineMetric = (name: string, better: "lower" | "higher", shown: boolean): CompareMetric => ({
+const lineMetric = (name: string, better: "lower" | "higher", shown: boolean, kinds = POINTS): CompareMetric => ({
   name,
+  kinds,
   better,
   shown,
   read: (line) => ({ value: num(field(line, name)), source: "line" }),
@@ -55,6 +64,20 @@ const SHOWN: Record<HdrSeries, readonly string[]> = {
   e2e_latency: ["p99"],
 };
 
+/**
+ * The keys the key table says which way is better of (schema/key-table.ts `better`): a search's capacity, a
+ * throughput (lower is a regression), read from the kinds of line that carry them.
+ */
+function keyMetrics(): CompareMetric[] {
+  return (Object.keys(KEYS) as KeyName[]).flatMap((name) => {
+    const better = (KEYS[name] as KeyDef).better;
+    return better === undefined ? [] : [lineMetric(name, better, true, kindsOf(name))];
+  });
+}
+
+/** The metrics read from a line of its kind. */
+export const metricsOf = (line: object): readonly CompareMetric[] => COMPARE_METRICS.filter((m) => m.kinds.includes(lineKindOf(line)));
+
 /** Every metric compare knows, in table order. */
 export const COMPARE_METRICS: readonly CompareMetric[] = [
   ...HDR_SERIES.flatMap((series) => [
@@ -65,6 +88,7 @@ export const COMPARE_METRICS: readonly CompareMetric[] = [
   lineMetric("request_throughput", "higher", true),
   lineMetric("total_throughput", "higher", false),
   lineMetric("input_throughput", "higher", false),
+  ...keyMetrics(),
 ];
 
 export const compareMetric = (name: string): CompareMetric | undefined => COMPARE_METRICS.find((m) => m.name === name);

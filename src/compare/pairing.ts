@@ -5,7 +5,8 @@
  */
 import { FINGERPRINT_FIELDS, type WorkloadFingerprint } from "../metrics/fingerprint.ts";
 import { axesOf, isRoundAxes, labelOf, type LineAxes } from "../schema/axes.ts";
-import { field, type CompareLine } from "./lines.ts";
+import type { LineKind } from "../schema/lines.ts";
+import { field, lineKindOf, type CompareLine } from "./lines.ts";
 
 export interface LinePair<L extends CompareLine = CompareLine> {
   /** The sweep line's pct; null for a round line. */
@@ -31,6 +32,12 @@ export const ROUND_SHAPE = [
   "max_concurrency", "round_barrier", "seed",
 ] as const;
 
+/** What two capacity searches must share to be compared (their lines carry no fingerprint: their probes do). */
+export const CAPACITY_SHAPE = ["search", "backend", "model", "total_tokens", "output_len", "working_set", "burstiness", "seed"] as const;
+
+/** The shape fields of the kinds of line that carry no workload fingerprint. */
+const SHAPES: Partial<Record<LineKind, readonly string[]>> = { round: ROUND_SHAPE, capacity: CAPACITY_SHAPE };
+
 /** A sort key: rounds in order; sweep cells by pct, then working set, then rate (a closed loop last). */
 function order(a: LineAxes, b: LineAxes): number {
   if (isRoundAxes(a) || isRoundAxes(b)) return (isRoundAxes(a) ? a.round : -1) - (isRoundAxes(b) ? b.round : -1);
@@ -38,14 +45,13 @@ function order(a: LineAxes, b: LineAxes): number {
 }
 const lineOrder = (a: CompareLine, b: CompareLine): number => order(axesOf(a), axesOf(b));
 
-const isRound = (l: CompareLine): boolean => isRoundAxes(axesOf(l));
-
-/** The fields in which two lines' workloads differ: fingerprint fields in FINGERPRINT_FIELDS order, or round shape fields. */
+/** The fields in which two lines' workloads differ: fingerprint fields in FINGERPRINT_FIELDS order, or their kind's shape fields. */
 export function fingerprintDifferences(base: CompareLine, next: CompareLine): string[] {
   const a = field(base, "workload") as WorkloadFingerprint | undefined;
   const b = field(next, "workload") as WorkloadFingerprint | undefined;
   if (a && b) return FINGERPRINT_FIELDS.filter((f) => a[f] !== b[f]);
-  if (!a && !b && isRound(base) && isRound(next)) return ROUND_SHAPE.filter((k) => field(base, k) !== field(next, k));
+  const shape = SHAPES[lineKindOf(base)];
+  if (!a && !b && shape !== undefined && lineKindOf(next) === lineKindOf(base)) return shape.filter((k) => field(base, k) !== field(next, k));
   return ["workload"];
 }
 

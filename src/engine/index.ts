@@ -30,3 +30,4 @@ export { measure, type Measurement, type MeasureOptions } from "./measure.ts";
 export { summarizePoint, type ExtraAxes, type Expectations, type PointSpec, type PointSummary, type SummaryContext } from "./summarize.ts";
 export { requestIdOf } from "./request-id.ts";
 export { noProgress, type PointSink, type StartProgress } from "./sink.ts";
+export { fatalLine, type PointSession } from "./session.ts";

@@ -8,7 +8,7 @@
  * `merged.histogram_derived`.
  */
 import { UsageError } from "../errors.ts";
-import { axesOf, kindOf } from "../schema/axes.ts";
+import { axesOf, isRoundAxes, kindOf } from "../schema/axes.ts";
 import { KEYS_OF, orderLine, type Point } from "../schema/lines.ts";
 import { checkSameWork } from "./merge-agree.ts";
 import { mergingOf, RULES, type MergeLine } from "./merge-rules.ts";
@@ -29,6 +29,11 @@ export function mergeResults(files: NamedRuns[]): Point[] {
     if (f.runs.length !== 1) throw new UsageError(`merge: ${f.name} holds ${f.runs.length} runs; merge files of one run each`);
     const lines = f.runs[0]!;
     for (const l of lines) {
+      // Each search chose its own loads, in its own order: its probes are no points to pair, its verdict no sum.
+      const axes = axesOf(l);
+      if (!isRoundAxes(axes) && axes.probe !== undefined) {
+        throw new UsageError(`merge: ${f.name} holds a capacity search (warmbench capacity), which is not mergeable: each search chose its own loads; compare searches with warmbench compare, or run one search from one client`);
+      }
       if (typeof l.hdr !== "object" || l.hdr === null) throw new UsageError(`merge: ${f.name} has lines without HDR histograms (not written by warmbench)`);
     }
     return lines;

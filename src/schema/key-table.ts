@@ -23,6 +23,8 @@ export interface KeyDef {
   readonly script?: true;
   /** A coordinate that tells a run's lines apart (axes.ts reads and labels them). */
   readonly axis?: true;
+  /** Which way is better, for a key compare judges by the key table (compare/metrics.ts KEY_METRICS). */
+  readonly better?: "higher" | "lower";
 }
 
 type More = Omit<KeyDef, "shape" | "unit" | "doc">;
@@ -194,8 +196,12 @@ export const KEYS = {
 
   // A capacity search (warmbench capacity): one line per pct after its probes.
   search: k(literal("rate", "concurrency"), null, "What the search varied: the open-loop request rate, or the closed loop's concurrency (--search)."),
-  capacity_request_rate: k(nullable(num()), "req/s", "The highest request rate at which every gate held (0: the lowest failed); null: undecided or a concurrency search."),
-  capacity_concurrency: k(nullable(int()), "requests", "The highest concurrency at which every gate held (0: the lowest failed); null: undecided or a rate search."),
+  capacity_request_rate: k(nullable(num()), "req/s", "The highest request rate at which every gate held (0: the lowest failed); null: undecided or a concurrency search.", {
+    better: "higher",
+  }),
+  capacity_concurrency: k(nullable(int()), "requests", "The highest concurrency at which every gate held (0: the lowest failed); null: undecided or a rate search.", {
+    better: "higher",
+  }),
   capacity_bracket: k(pair(nullable(num()), nullable(num())), null, "[highest passing load, lowest failing load] the probes found; null where none was found."),
   binding_gate: k(nullable(str()), null, "The first gate to fail at the bracket's failing end (with the value seen); null when none failed."),
   capacity_status: k(literal("found", "below_min", "at_max", "cache_unproven", "interrupted", "probe_limit"), null,

@@ -6,21 +6,15 @@
 import { BenchError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { RunOptions } from "../config/options.ts";
-import type { Backend, ServerProfile } from "../backends/types.ts";
-import { PyRandom } from "../workload/rng.ts";
-import { PromptFeed } from "../workload/prompt-feed.ts";
+import type { ServerProfile } from "../backends/types.ts";
 import type { PctRecord } from "../metrics/pct-record.ts";
 import { gateFailures, type GateFailure } from "../gates/evaluate.ts";
-import { prepareRun } from "../engine/prepare.ts";
-import { newRunId, runInfo } from "../engine/run-info.ts";
-import { FIRST_LINE, type SweepContext, type SweepIo } from "./context.ts";
-import { runPct } from "./run-pct.ts";
+import { fatalLine } from "../engine/session.ts";
+import type { SweepIo } from "./context.ts";
 import { sweepCells } from "./cells.ts";
 import { runInFlightLimit } from "./plan.ts";
-import { startShardGroup } from "../engine/gather.ts";
-import { workloadHash } from "./shard-worker.ts";
+import { openSweepSession, type SweepSession } from "./session.ts";
 import type { Placement } from "../shard/placement.ts";
-import type { ShardSetup } from "../shard/messages.ts";
 
 export type { SweepIo } from "./context.ts";
 
@@ -42,7 +36,15 @@ export interface SweepOutcome {
  * for problems that stop it; per-request failures are data.
  */
 export async function runSweep(opts: RunOptions, io: SweepIo, placement: Placement = { kind: "single" }): Promise<SweepOutcome> {
-  const { ctl, tokenizer, backend, server } = await prepareRun(opts, io.signal);
+  const session = await openSweepSession(opts, io, placement, (server) => logRunNotes(opts, server));
+  try {
+    return await runPcts(session);
+  } finally {
+    await session.close();
+  }
+}
+
+function logRunNotes(opts: RunOptions, server: ServerProfile): void {
   for (const note of explainServerLimits(opts, server)) log.warn(note);
   const overridden = ["input_ids", "prompt", "stream"].filter((k) => k in opts.extraRequestBody);
   if (overridden.length > 0) {
@@ -52,40 +54,10 @@ export async function runSweep(opts: RunOptions, io: SweepIo, placement: Placeme
     log.warn("--flush none: the cache is NOT flushed between pcts; earlier pcts' prefixes may still be cached");
     if (opts.requestRates.length > 1) log.warn("--flush none with several rates: each rate resends prompts the server may still hold in full");
   }
-
-  const runId = newRunId();
-  // Token-id prompts are drawn just in time by the prompt worker; it starts while the shards join.
-  const prompts = backend.promptEncoding === "token_ids" ? new PromptFeed(tokenizer.population, opts.seed) : null;
-  let shards: Awaited<ReturnType<typeof startShardGroup>> = null;
-  try {
-    shards = await startShardGroup(placement, shardSetup(runId, opts, server, backend), io.signal);
-  } catch (err) {
-    await prompts?.close();
-    throw err;
-  }
-  const ctx: SweepContext = {
-    opts,
-    io,
-    backend,
-    ctl,
-    server,
-    tokenizer,
-    prompts,
-    rng: new PyRandom(opts.seed),
-    runId,
-    run: runInfo(opts, server, backend),
-    share: shards ? { rank: 0, size: shards.size } : null,
-    shards,
-  };
-  try {
-    return await runPcts(ctx);
-  } finally {
-    await shards?.close();
-    await prompts?.close();
-  }
 }
 
-async function runPcts(ctx: SweepContext): Promise<SweepOutcome> {
+async function runPcts(session: SweepSession): Promise<SweepOutcome> {
+  const { ctx } = session;
   const { opts, io } = ctx;
   const outcome: SweepOutcome = { records: [], failedRequests: 0, interrupted: false, cacheFailures: 0, saturatedPcts: 0, gateFailures: [] };
   if (opts.workingSets.some((k) => k > 1)) logCapacity(ctx.server, opts);
@@ -93,25 +65,20 @@ async function runPcts(ctx: SweepContext): Promise<SweepOutcome> {
   if (unused.length > 0) {
     log.warn(`--working-set ${unused.join(",")} > --num-prompts ${opts.numPrompts}: only ${opts.numPrompts} of the prefixes are used by measured prompts (all are warmed)`);
   }
-  let state = FIRST_LINE;
   for (const cell of sweepCells(opts)) {
     if (io.signal?.aborted) {
       outcome.interrupted = true;
       break;
     }
-    const { records, complete, state: next } = await runPct(cell, ctx, state);
-    state = next;
+    const { records, complete } = await session.cell(cell);
     if (!complete) outcome.interrupted = true;
     for (const record of records) {
       outcome.records.push(record);
       outcome.failedRequests += record.failed;
       if (opts.verifyCache === "strict" && (record.cache_check === "mismatch" || record.cache_check === "unreported")) outcome.cacheFailures++;
       if (record.client_saturated) outcome.saturatedPcts++;
-      const failedShards = record.shards?.failed ?? [];
-      if (failedShards.length > 0) {
-        throw new BenchError(`${failedShards.join("; ")}: the pct was written with what the other shards measured (interrupted: true)`);
-      }
-      if (!record.interrupted && record.completed === 0) throw new BenchError(`All requests failed for shared_prefix=${cell.pct}%.`);
+      const fatal = fatalLine(record);
+      if (fatal !== null) throw new BenchError(fatal);
     }
     if (outcome.interrupted) break;
   }
@@ -120,14 +87,6 @@ async function runPcts(ctx: SweepContext): Promise<SweepOutcome> {
   outcome.gateFailures = gateFailures(outcome.records);
   if (opts.outputFile) log.info(`JSONL results saved to ${opts.outputFile}`);
   return outcome;
-}
-
-/** What every shard needs from the preflight, and the proof that it runs the same workload. */
-function shardSetup(runId: string, opts: RunOptions, server: ServerProfile, backend: Backend): ShardSetup {
-  return {
-    run_id: runId, options_hash: workloadHash(opts), model: server.model, page_size: server.pageSize, text_mode: server.textMode,
-    server_version: server.info.version, backend: backend.name, endpoint: backend.endpoint,
-  };
 }
 
 /**

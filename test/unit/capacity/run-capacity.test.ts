@@ -28,7 +28,7 @@ async function run(opts: CapacityOptions, capacityAt: (pct: number) => number, c
   const lines: CapacityRecord[] = [];
   let n = 0;
   const outcome = await runCapacity(opts, {
-    measure: async (pct, load) => fakePoint(pct, load, capacityAt(pct), 2 * capacityAt(pct), cache(n++)),
+    session: { measure: async ({ pct, load }) => fakePoint(pct, load, capacityAt(pct), 2 * capacityAt(pct), cache(n++)), close: async () => {} },
     probe: (l) => probes.push(l),
     capacity: (l) => lines.push(l),
   }, "outer");

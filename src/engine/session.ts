@@ -1,0 +1,28 @@
+/**
+ * A measuring session: what a search (capacity) or any producer that measures points one at a time holds between
+ * points. It is prepared once - tokenizer, backend, preflight (prepare.ts), the run id - and then measures one point
+ * per call through the engine's stages (reset and prove the cache, warm, measure, summarizePoint), carrying the
+ * state one point leaves for the next (the flush probe, the TTFT fit, whether the run's first line was written).
+ * The producer that knows how to build a point's prompts implements it (the sweep's cell: src/sweep/session.ts);
+ * the one that decides which points to measure (src/capacity) takes it as this interface, so neither imports the
+ * other and the command line wires them.
+ */
+import type { PctRecord } from "../metrics/pct-record.ts";
+
+export interface PointSession<Point> {
+  /** Measures one point: its line, summarized and judged, not yet written (the caller's sink writes it). */
+  measure(point: Point): Promise<PctRecord>;
+  /** Ends the session (the prompt worker, the shards): after the last point, and on every error. */
+  close(): Promise<void>;
+}
+
+/**
+ * A measured line that ends the run rather than being data: a shard that failed, or a point where every request
+ * failed (the server is gone or refuses the workload). Null: the line is data.
+ */
+export function fatalLine(record: PctRecord): string | null {
+  const failedShards = record.shards?.failed ?? [];
+  if (failedShards.length > 0) return `${failedShards.join("; ")}: the pct was written with what the other shards measured (interrupted: true)`;
+  if (!record.interrupted && record.completed === 0) return `All requests failed for shared_prefix=${record.shared_prefix_pct}%.`;
+  return null;
+}

@@ -1,0 +1,109 @@
+/**
+ * The sweep as a measuring session (src/engine/session.ts): prepared once - tokenizer, backend, preflight, the run
+ * id, the prompt worker, the shards - then one cell at a time through run-pct.ts (reset and prove, warm, measure,
+ * summarize), the state one line leaves for the next carried inside. runSweep walks its cells with it; a search
+ * (src/capacity, wired by the command line) measures its probes with it as a PointSession, each probe a cell with
+ * its own line options (one rate or concurrency, its request count), so the 0.5 s of tokenizer load and server
+ * checks are paid once per search, not once per probe.
+ */
+import { BenchError } from "../errors.ts";
+import type { RunOptions } from "../config/options.ts";
+import type { Backend, ServerProfile } from "../backends/types.ts";
+import { PyRandom } from "../workload/rng.ts";
+import { PromptFeed } from "../workload/prompt-feed.ts";
+import type { PctRecord } from "../metrics/pct-record.ts";
+import { prepareRun, type PreparedRun } from "../engine/prepare.ts";
+import { newRunId, runInfo } from "../engine/run-info.ts";
+import { startShardGroup } from "../engine/gather.ts";
+import { fatalLine, type PointSession } from "../engine/session.ts";
+import type { Placement } from "../shard/placement.ts";
+import type { ShardSetup } from "../shard/messages.ts";
+import { FIRST_LINE, type SweepContext, type SweepIo, type SweepState } from "./context.ts";
+import type { SweepCell } from "./cells.ts";
+import { runPct, type CellOutcome } from "./run-pct.ts";
+import { workloadHash } from "./shard-worker.ts";
+
+/** One probe of a search: a cell measured with its own line options (derived from the run's, one line). */
+export interface CellPoint {
+  cell: SweepCell;
+  opts: RunOptions;
+}
+
+export interface SweepSession extends PointSession<CellPoint> {
+  readonly ctx: SweepContext;
+  /** Runs every line of one cell with the run's options (the sweep's order: the state flows cell to cell). */
+  cell(cell: SweepCell): Promise<CellOutcome>;
+}
+
+/** Prepares the run (throws UsageError/BenchError for what stops it, before anything is measured). */
+export async function openSweepSession(
+  opts: RunOptions, io: SweepIo, placement: Placement = { kind: "single" }, prepared: (server: ServerProfile) => void = () => {},
+): Promise<SweepSession> {
+  const run = await prepareRun(opts, io.signal);
+  // What the server's limits mean for this run is said before the shards join and anything is measured.
+  prepared(run.server);
+  const runId = newRunId();
+  // Token-id prompts are drawn just in time by the prompt worker; it starts while the shards join.
+  const prompts = run.backend.promptEncoding === "token_ids" ? new PromptFeed(run.tokenizer.population, opts.seed) : null;
+  let shards: Awaited<ReturnType<typeof startShardGroup>> = null;
+  try {
+    shards = await startShardGroup(placement, shardSetup(runId, opts, run.server, run.backend), io.signal);
+  } catch (err) {
+    await prompts?.close();
+    throw err;
+  }
+  const ctx = contextOf(opts, io, run, runId, prompts, shards);
+  let state: SweepState = FIRST_LINE;
+  return {
+    ctx,
+    async cell(cell) {
+      const outcome = await runPct(cell, ctx, state);
+      state = outcome.state;
+      return outcome;
+    },
+    async measure(point) {
+      // Every probe sends the same prompts (its own prompt generator from --seed, as each line of a sweep cell
+      // does), so probes differ only in their load; the prompts are resent, so no probe's ids carry over to the
+      // next flush, and each probe is a point of its own (no TTFT fit across loads).
+      const feed = prompts === null ? null : new PromptFeed(run.tokenizer.population, point.opts.seed);
+      const probeCtx: SweepContext = { ...ctx, opts: point.opts, prompts: feed, rng: new PyRandom(point.opts.seed) };
+      try {
+        const outcome = await runPct(point.cell, probeCtx, { ...state, probeIds: null, ttftFit: null });
+        state = { ...outcome.state, probeIds: null };
+        const record = outcome.records.at(-1);
+        if (record === undefined) throw new BenchError(`the probe at ${point.cell.pct}% measured no line`);
+        const fatal = fatalLine(record);
+        if (fatal !== null) throw new BenchError(fatal);
+        return record;
+      } finally {
+        await feed?.close();
+      }
+    },
+    async close() {
+      await shards?.close();
+      await prompts?.close();
+    },
+  };
+}
+
+function contextOf(
+  opts: RunOptions, io: SweepIo, prepared: PreparedRun, runId: string, prompts: PromptFeed | null, shards: SweepContext["shards"],
+): SweepContext {
+  const { ctl, tokenizer, backend, server } = prepared;
+  return {
+    opts, io, backend, ctl, server, tokenizer, prompts,
+    rng: new PyRandom(opts.seed),
+    runId,
+    run: runInfo(opts, server, backend),
+    share: shards ? { rank: 0, size: shards.size } : null,
+    shards,
+  };
+}
+
+/** What every shard needs from the preflight, and the proof that it runs the same workload. */
+function shardSetup(runId: string, opts: RunOptions, server: ServerProfile, backend: Backend): ShardSetup {
+  return {
+    run_id: runId, options_hash: workloadHash(opts), model: server.model, page_size: server.pageSize, text_mode: server.textMode,
+    server_version: server.info.version, backend: backend.name, endpoint: backend.endpoint,
+  };
+}
