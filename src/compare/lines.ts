@@ -10,10 +10,7 @@ import { readResults } from "../report/results-file.ts";
 import { isRoundLine, type RoundLine } from "../report/rounds.ts";
 import { readResultsText } from "../report/runs.ts";
 import { axesOf, isRoundAxes } from "../schema/axes.ts";
-import type { CapacityRecord, LineKind } from "../schema/lines.ts";
-
-/** A capacity search's result for one pct, as read from a file (compare pairs them by pct). */
-export type CapacityLine = Partial<CapacityRecord> & { type: "capacity"; shared_prefix_pct: number };
+import type { CapacityLine, LineKind } from "../schema/lines.ts";
 
 export type CompareLine = PctLine | RoundLine | CapacityLine;
 

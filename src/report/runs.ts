@@ -4,9 +4,11 @@ import { basename } from "node:path";
 import { UsageError } from "../errors.ts";
 import type { RunInfo } from "../metrics/pct-record.ts";
 import type { TtftModel } from "../metrics/ttft-model.ts";
-import type { LineKind } from "../schema/lines.ts";
+import type { CapacityLine, LineKind } from "../schema/lines.ts";
 import type { PctLine } from "../metrics/pct-record.ts";
 import { labelRuns } from "./labels.ts";
+
+import { parseJsonlLine } from "./jsonl.ts";
 import { readPointRuns } from "./point-runs.ts";
 import type { RoundLine } from "./rounds.ts";
 
@@ -21,6 +23,8 @@ export interface ReportRun {
   pcts: PctLine[];
   /** A multi-turn run's lines ([] for a sweep). */
   rounds: RoundLine[];
+  /** A capacity search's result per pct (its probes are `pcts`); absent for any other run. */
+  capacity?: CapacityLine[];
   ttftModel: TtftModel | null;
   /** What tells it apart from the other runs (see labels.ts). */
   label: string;
@@ -48,6 +52,7 @@ export function loadReportRuns(files: readonly string[], who = "report"): { runs
     const runs = readPointRuns(text, file).map((run) => ({
       file, runId: run.runId, kind: run.kind, header: (run.lines as Array<{ run?: RunInfo }>).find((l) => l.run !== undefined)?.run,
       pcts: run.kind === "sweep" ? run.lines : [], rounds: run.kind === "round" ? run.lines : [], ttftModel: run.ttftModel,
+      ...capacityOf(text, run.runId),
     }));
     if (runs.length === 0) throw new UsageError(`${who}: ${file} holds no results line (neither a pct line nor a round line)`);
     runs.forEach((run, i) => unlabelled.push({ ...run, fallbackName: runs.length > 1 ? `${basename(file)}#${i + 1}` : basename(file) }));
@@ -57,11 +62,21 @@ export function loadReportRuns(files: readonly string[], who = "report"): { runs
   return { runs, differing };
 }
 
+/** The capacity lines of a run (warmbench capacity writes them after its probes, with the same run_id). */
+function capacityOf(text: string, runId: string | null): { capacity?: CapacityLine[] } {
+  if (runId === null || !text.includes('"capacity"')) return {};
+  const lines = text.split("\n").filter((raw) => raw.includes('"capacity"') && raw.includes(runId)).map((raw) => parseJsonlLine(raw.trim()) as CapacityLine)
+    .filter((l) => l.type === "capacity" && l.run_id === runId);
+  return lines.length > 0 ? { capacity: lines } : {};
+}
+
 /**
  * A run that swept request rates or working sets holds several lines per pct: one series per (working set, rate),
  * each a curve over the pcts, labelled with what sets it apart ("run @ 8 req/s", "run ws=4").
  */
 export function splitByCell(run: ReportRun): ReportRun[] {
+  // A search's probes sit at the loads it chose: they are one run, not cells.
+  if (run.capacity !== undefined) return [run];
   const ws = (l: PctLine) => (typeof l.working_set === "number" ? l.working_set : 1);
   const rate = (l: PctLine) => (Number.isFinite(l.request_rate) ? `${l.request_rate} req/s` : "inf");
   const byWs = new Set(run.pcts.map(ws)).size > 1;

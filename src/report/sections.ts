@@ -11,6 +11,7 @@ import { roundSections } from "./round-sections.ts";
 import { loopSections, rateSections, workingSetSections } from "./axis-sections.ts";
 import { groupsOf } from "./curves.ts";
 import { timelineSections } from "./timeline-sections.ts";
+import { capacitySections } from "./capacity-sections.ts";
 
 export type { AxisData, ChartData, DatasetData, Point, ReportSection, SeriesRun } from "./chart-data.ts";
 
@@ -96,15 +97,17 @@ function modelSection(runs: readonly SeriesRun[]): ReportSection {
  * is not drawn; a chart whose series are the runs themselves leaves naming them to the page's legend.
  */
 export function buildSections(all: readonly ReportRun[]): ReportSection[] {
-  const runs = all.map((r, series) => ({ ...r, series }));
+  const everyRun = all.map((r, series) => ({ ...r, series }));
+  // A capacity search's probes are drawn by its own sections (capacity-sections.ts), not as a sweep.
+  const runs = everyRun.filter((r) => r.capacity === undefined);
   const sweeps = runs.filter((r) => r.kind === "sweep");
   const multiturn = runs.filter((r) => r.kind === "round");
   const groups = groupsOf(runs);
   const axes = [...loopSections(groups), ...rateSections(groups), ...workingSetSections(groups)];
   // With a rate or working-set axis of their own, one-pct runs would draw a dot per series against pct.
   const pctCurves = axes.length === 0 || sweeps.some((r) => new Set(r.pcts.map((l) => l.shared_prefix_pct)).size > 1);
-  const sections = [...axes, ...(sweeps.length > 0 ? sweepSections(sweeps, pctCurves) : []), ...(multiturn.length > 0 ? roundSections(multiturn) : []), ...timelineSections(runs)];
-  return sections.map((s) => ({ ...s, chart: { ...s.chart, legend: s.chart.legend ?? !namesOnlyRuns(s.chart, runs) } }));
+  const sections = [...axes, ...(sweeps.length > 0 ? sweepSections(sweeps, pctCurves) : []), ...(multiturn.length > 0 ? roundSections(multiturn) : []), ...timelineSections(runs), ...capacitySections(everyRun)];
+  return sections.map((s) => ({ ...s, chart: { ...s.chart, legend: s.chart.legend ?? !namesOnlyRuns(s.chart, everyRun) } }));
 }
 
 /** Every series of the chart is a run under its own label and colour (or a fit or reference line drawn with one). */

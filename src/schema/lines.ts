@@ -107,6 +107,8 @@ export type SweepRecord = LineOf<"sweep">;
 export type RoundRecord = LineOf<"round">;
 /** A capacity search's result for one pct (not a measured point: its probes are). */
 export type CapacityRecord = LineOf<"capacity">;
+/** A capacity line as read from a file: what compare pairs by pct and the report charts. */
+export type CapacityLine = Partial<CapacityRecord> & { type: "capacity"; shared_prefix_pct: number };
 /** Any measured point. */
 export type Point = SweepRecord | RoundRecord;
 /** What every point carries, whatever its kind (the keys both kinds write, as each kind types them). */
