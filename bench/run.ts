@@ -4,7 +4,7 @@
  * writes each scenario's own bench/results/<scenario>.json (its run's time, machine and version included); the run's
  * Markdown goes to stdout only. docs/performance.md is generated from those files (`bun run docs`). See bench/README.md.
  *
- *   bun bench/run.ts [--quick] [--only accuracy,capacity,resources,cold-start,openai-cpu,workers,compare-noise,progress] [--no-python] [--build] [--bin PATH]
+ *   bun bench/run.ts [--quick] [--only accuracy,capacity,resources,cold-start,openai-cpu,workers,compare-noise,progress,open-loop,capacity-search] [--no-python] [--build] [--bin PATH]
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -16,6 +16,7 @@ import { progress, type ScenarioResult } from "./lib/scenario.ts";
 import type { BenchContext } from "./lib/trial.ts";
 import { runAccuracy } from "./scenarios/accuracy.ts";
 import { capacityTrialTable, runCapacity } from "./scenarios/capacity.ts";
+import { runCapacitySearch } from "./scenarios/capacity-search.ts";
 import { runColdStart } from "./scenarios/cold-start.ts";
 import { runOpenaiCpu } from "./scenarios/openai-cpu.ts";
 import { runCompareNoise } from "./scenarios/compare-noise.ts";
@@ -39,6 +40,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioResult>> 
   "compare-noise": runCompareNoise,
   progress: runProgress,
   "open-loop": runOpenLoop,
+  "capacity-search": runCapacitySearch,
 };
 
 interface BenchFlags {
