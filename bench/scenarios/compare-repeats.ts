@@ -96,22 +96,22 @@ export interface RepeatValues {
 
 /**
  * How many pairs the verdict would catch with `n` repeats a side, were each side's spread what its measured repeats
- * show and each Δ what it measured: Δ% minus the 95 % Welch half-width at n (in percent of BASE's mean) past the limit.
+ * show and the difference the shift measured over all pairs (`shiftPct`; one pair's own Δ at 3 repeats is as noisy as
+ * its interval is wide, and more repeats are what would settle it): the shift minus the pair's 95 % Welch half-width
+ * at n (in percent of BASE's mean) past the limit.
  */
-export function projectedCaught(pairs: readonly RepeatValues[], n: number, limitPct: number): number {
+export function projectedCaught(pairs: readonly RepeatValues[], n: number, shiftPct: number, limitPct: number): number {
   return pairs.filter(({ base, next }) => {
-    const baseMean = mean(base);
     const [vb, vn] = [sampleVariance(base), sampleVariance(next)];
-    const deltaPct = ((mean(next) - baseMean) / baseMean) * 100;
-    if (vb + vn === 0) return deltaPct > limitPct;
+    if (vb + vn === 0) return shiftPct > limitPct;
     const df = ((n - 1) * (vb + vn) ** 2) / (vb ** 2 + vn ** 2);
-    return deltaPct - (studentTQuantile(0.975, df) * Math.sqrt((vb + vn) / n) * 100) / baseMean > limitPct;
+    return shiftPct - (studentTQuantile(0.975, df) * Math.sqrt((vb + vn) / n) * 100) / mean(base) > limitPct;
   }).length;
 }
 
 /** The fewest repeats a side (2..50) at which `needed` of the pairs would be caught; null when 50 do not. */
-export function repeatsFor(pairs: readonly RepeatValues[], needed: number, limitPct: number): number | null {
-  for (let n = 2; n <= 50; n++) if (projectedCaught(pairs, n, limitPct) >= needed) return n;
+export function repeatsFor(pairs: readonly RepeatValues[], needed: number, shiftPct: number, limitPct: number): number | null {
+  for (let n = 2; n <= 50; n++) if (projectedCaught(pairs, n, shiftPct, limitPct) >= needed) return n;
   return null;
 }
 
@@ -174,13 +174,13 @@ export async function runCompareRepeats(ctx: BenchContext): Promise<ScenarioResu
   const saturatedRuns = results.reduce((n, p) => n + p.saturated.filter(Boolean).length, 0);
 
   // What the misses were made of: each shifted pair's own spread, projected to more repeats a side.
-  const shiftedRepeats = results.map((p) => ({ base: p.itl[0]!, next: p.itl[2]! })).filter((r) => r.base.length >= 2 && r.next.length >= 2);
-  const neededCaught = Math.ceil((REQUIRED_OF_20 / 20) * pairs);
-  const projectedNow = projectedCaught(shiftedRepeats, REPEAT, TIGHT_LIMIT_PCT);
-  const needed = repeatsFor(shiftedRepeats, neededCaught, TIGHT_LIMIT_PCT);
-  const cvs = results.flatMap((p) => p.itl).filter((xs) => xs.length >= 2).map((xs) => meanInterval(xs).cv * 100);
   const shiftDeltas = results.map((p) => Number.parseFloat(p.shifted.rows.find((r) => r.metric === "mean_itl_ms")?.["Δ%"] ?? "")).filter(Number.isFinite);
   const measuredShiftPct = percentile(shiftDeltas, 50);
+  const shiftedRepeats = results.map((p) => ({ base: p.itl[0]!, next: p.itl[2]! })).filter((r) => r.base.length >= 2 && r.next.length >= 2);
+  const neededCaught = Math.ceil((REQUIRED_OF_20 / 20) * pairs);
+  const projectedNow = projectedCaught(shiftedRepeats, REPEAT, measuredShiftPct, TIGHT_LIMIT_PCT);
+  const needed = repeatsFor(shiftedRepeats, neededCaught, measuredShiftPct, TIGHT_LIMIT_PCT);
+  const cvs = results.flatMap((p) => p.itl).filter((xs) => xs.length >= 2).map((xs) => meanInterval(xs).cv * 100);
   const decided = !ctx.quick && failedRuns === 0;
 
   const pairRows = results.map((p, i) => {
@@ -213,7 +213,7 @@ export async function runCompareRepeats(ctx: BenchContext): Promise<ScenarioResu
     notes: [
       `Mocks: ${mockArgs(ITL_MS).join(" ")}; the shifted one --itl-ms ${fmt(shiftedItlMs, 2)}. Each run: ${RUN_ARGS.join(" ")} (llama2 tokenizer); each pair is BASE, NEW on the same mock, NEW on the shifted mock, one after another.`,
       `Verdicts are read from the compiled binary's \`compare --md\` table: REGRESSED only when the whole 95 % Welch interval of Δ% lies past the limit, inconclusive when it straddles it. "identical mocks, default limits" lists every metric compare gates on repeats (its defaults plus the repeated-only ones); "other" is any other verdict (untrustworthy: NEW's client saturated).`,
-      `Repeats needed: each shifted pair's Δ and its two sides' spread of mean_itl_ms as measured over their ${REPEAT} repeats, with the 95 % Welch half-width recomputed for N repeats a side; the fewest N at which ${neededCaught} of ${pairs} pairs clear the ${TIGHT_LIMIT_PCT} % limit is ${needed ?? "more than 50"} (the same projection at N = ${REPEAT} gives ${projectedNow}, the measured count ${caught}). A repeat the box stalled is what widens an interval: it assumes stalls stay as frequent per repeat.`,
+      `Repeats needed: each shifted pair's two sides' spread of mean_itl_ms as measured over their ${REPEAT} repeats, the median Δ of all pairs as the shift, and the 95 % Welch half-width recomputed for N repeats a side; the fewest N at which ${neededCaught} of ${pairs} pairs clear the ${TIGHT_LIMIT_PCT} % limit is ${needed ?? "more than 50"} (the same projection at N = ${REPEAT} gives ${projectedNow}, the measured count ${caught}). A repeat the box stalled is what widens an interval: the projection assumes stalls stay as frequent per repeat.`,
       `Box: load average (1, 5, 15 min) ${load(loadBefore)} before and ${load(loadAfter)} after; ${fmt(elapsedS, 0)} s of runs; ${saturatedRuns} of ${results.length * 3} runs saw their client saturated.`,
     ],
     extraTables: [{

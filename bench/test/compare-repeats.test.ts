@@ -46,24 +46,24 @@ describe("parseCompareMarkdown", () => {
 
 describe("projectedCaught and repeatsFor", () => {
   const steady = { base: [30, 30, 30], next: [30.9, 30.9, 30.9] };
-  // BASE mean 30, sd 0.3 (variance 0.09); NEW without spread, Δ +3 %: the half-width at N is t(N-1) x 0.3 / sqrt(N)
-  // / 30 x 100 = t(N-1) / sqrt(N) points, against a margin of 1 point over the 2 % limit.
+  // BASE mean 30, sd 0.3 (variance 0.09); NEW without spread; a shift of 3 %: the half-width at N is t(N-1) x 0.3
+  // / sqrt(N) / 30 x 100 = t(N-1) / sqrt(N) points, against a margin of 1 point over the 2 % limit.
   const spread = { base: [30, 30.3, 29.7], next: [30.9, 30.9, 30.9] };
-  test("no spread: the Δ alone decides, at any N", () => {
-    expect(projectedCaught([steady], 2, 2)).toBe(1);
-    expect(projectedCaught([steady], 2, 3.5)).toBe(0);
+  test("no spread: the shift alone decides, at any N", () => {
+    expect(projectedCaught([steady], 2, 3, 2)).toBe(1);
+    expect(projectedCaught([steady], 2, 3, 3.5)).toBe(0);
   });
   // N = 3: t(2) 4.303 / 1.732 = 2.48; N = 6: t(5) 2.571 / 2.449 = 1.05; N = 7: t(6) 2.447 / 2.646 = 0.925 < 1.
   test("a spread side needs the N whose half-width fits in the margin", () => {
-    expect(projectedCaught([spread], 3, 2)).toBe(0);
-    expect(projectedCaught([spread], 6, 2)).toBe(0);
-    expect(projectedCaught([spread], 7, 2)).toBe(1);
-    expect(repeatsFor([spread, steady], 2, 2)).toBe(7);
-    expect(repeatsFor([spread, steady], 1, 2)).toBe(2);
+    expect(projectedCaught([spread], 3, 3, 2)).toBe(0);
+    expect(projectedCaught([spread], 6, 3, 2)).toBe(0);
+    expect(projectedCaught([spread], 7, 3, 2)).toBe(1);
+    expect(repeatsFor([spread, steady], 2, 3, 2)).toBe(7);
+    expect(repeatsFor([spread, steady], 1, 3, 2)).toBe(2);
   });
-  test("at N = 3 the projection is compare's own Welch verdict", () => {
+  test("at N = 3 the half-width is compare's own Welch interval's", () => {
     const ci = welchInterval(spread.base, spread.next);
-    expect((ci.lo / 30) * 100).toBeCloseTo(3 - (4.303 * 0.3 / Math.sqrt(3) / 30) * 100, 2);
+    expect(((ci.hi - ci.lo) / 2 / 30) * 100).toBeCloseTo(((4.303 * 0.3) / Math.sqrt(3) / 30) * 100, 2);
   });
-  test("no margin: no N is enough", () => expect(repeatsFor([{ base: [30, 30.1], next: [30.6, 30.5] }], 1, 2)).toBeNull());
+  test("a shift within the limit: no N is enough", () => expect(repeatsFor([steady], 1, 2, 2)).toBeNull());
 });
