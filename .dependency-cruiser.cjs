@@ -16,7 +16,7 @@ const LAYERS = [
   ["gates", "^src/gates/"], // parse and judge lines
   ["shard", "^src/shard/"], // protocol, coordinator, placement
   ["engine", "^src/engine/"], // reset+prove, warm, send, gather, summarize (issue 18, item 2)
-  ["producers", "^src/(sweep|multiturn)/"], // what to send
+  ["producers", "^src/(sweep|multiturn|capacity)/"], // what to send
   ["report", "^src/report/"], // pure renderers
   ["output", "^src/output/"], // JSONL + fsync, request details, step summary, progress
   ["compare", "^src/compare/"], // consumers of lines across runs
@@ -63,6 +63,13 @@ module.exports = {
       comment: "No producer imports another's internals.",
       from: { path: "^src/sweep/" },
       to: { path: "^src/multiturn/" },
+    },
+    {
+      name: "capacity-not-into-other-producers",
+      severity: "error",
+      comment: "The capacity search imports no other producer: its probes are measured through what the command line hands it.",
+      from: { path: "^src/capacity/" },
+      to: { path: "^src/(sweep|multiturn)/" },
     },
     {
       name: "file-outside-layers",

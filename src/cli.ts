@@ -1,7 +1,8 @@
 #!/usr/bin/env bun
 /**
  * warmbench's entry point: runs the command line (cli/main.ts) and maps what escapes it to an exit code
- * (README "Exit codes"): one line on stderr, the stack only with --verbose. Logs on stderr, the report on stdout.
+ * (docs/reference/exit-codes.md): one line on stderr, the stack only with --verbose. Logs on stderr, the report on
+ * stdout.
  */
 import "./no-color.ts";
 import { BenchError, EXIT, UsageError } from "./errors.ts";

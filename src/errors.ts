@@ -14,7 +14,7 @@ export class BenchError extends Error {
   }
 }
 
-/** Exit codes, documented in the README. */
+/** Exit codes, documented in docs/reference/exit-codes.md (generated from this table by docs/generate.ts). */
 export const EXIT = {
   ok: 0,
   runtime: 1,

@@ -12,6 +12,25 @@ export function errorMessage(error: unknown): string {
   return JSON.stringify(error) ?? "error";
 }
 
+const decoder = new TextDecoder();
+
+/**
+ * An event's payload parsed as a JSON object, or null with `out.message` saying why it is not one (the event is then
+ * "invalid"): the full-parse reading every scanner falls back to.
+ */
+export function parseEventObject(payload: Uint8Array, out: { message: string }): Record<string, unknown> | null {
+  let event: unknown;
+  try {
+    event = JSON.parse(decoder.decode(payload));
+  } catch {
+    out.message = `invalid JSON event: ${decoder.decode(payload.subarray(0, 100))}`;
+    return null;
+  }
+  if (isObject(event)) return event;
+  out.message = "event is not a JSON object";
+  return null;
+}
+
 const DONE = "[DONE]";
 
 /** True for the `[DONE]` payload (trailing blanks allowed), checked on bytes without decoding. */

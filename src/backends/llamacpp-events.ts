@@ -17,7 +17,7 @@
  * Partial events are small and read by a byte search from their end (`"stop":` and `"tokens_predicted":` cannot
  * occur inside a JSON string, whose quotes are escaped); the final event, once per request, is parsed.
  */
-import { errorMessage, intList, isDonePayload, isObject } from "./json.ts";
+import { errorMessage, intList, isDonePayload, isObject, parseEventObject } from "./json.ts";
 import { lastIndexOfBytes, locateTopLevelString, readUint, skipBlanks, startsWith, type ByteRange } from "./json-bytes.ts";
 import { TEXT_NOT_LOCATED, type EventFields, type EventKind } from "./types.ts";
 
@@ -51,17 +51,8 @@ export function scanLlamacppEvent(payload: Uint8Array, out: EventFields): EventK
 
 /** scanLlamacppEvent by JSON.parse alone: the reading the byte search must agree with. */
 export function scanByParsing(payload: Uint8Array, out: EventFields): EventKind {
-  let event: unknown;
-  try {
-    event = JSON.parse(decoder.decode(payload));
-  } catch {
-    out.message = `invalid JSON event: ${decoder.decode(payload.subarray(0, 100))}`;
-    return "invalid";
-  }
-  if (!isObject(event)) {
-    out.message = "event is not a JSON object";
-    return "invalid";
-  }
+  const event = parseEventObject(payload, out);
+  if (event === null) return "invalid";
   if ("error" in event) {
     out.message = errorMessage(event.error);
     return "error";

@@ -19,7 +19,7 @@
  * usage.prompt_tokens_details.cached_tokens_details); vLLM has none. A native search for the key decides whether a
  * chunk is parsed for it, once per request (EventFields.tiersKnown), so chunks without it cost one search.
  */
-import { errorMessage, intList, isDonePayload, isObject } from "./json.ts";
+import { errorMessage, intList, isDonePayload, isObject, parseEventObject } from "./json.ts";
 import { indexOfBytes, type ByteRange } from "./json-bytes.ts";
 import { CHOICES_EMPTY, CHOICES_NONE, CHOICES_SOME, facts } from "./openai-facts.ts";
 import { readPlainChunk } from "./openai-plain.ts";
@@ -138,17 +138,8 @@ function classify(out: EventFields): EventKind {
 
 /** Fills `facts` (text bounds aside) from JSON.parse of the chunk and classifies it. */
 function classifyByParsing(payload: Uint8Array, out: EventFields): EventKind {
-  let event: unknown;
-  try {
-    event = JSON.parse(decoder.decode(payload));
-  } catch {
-    out.message = `invalid JSON event: ${decoder.decode(payload.subarray(0, 100))}`;
-    return "invalid";
-  }
-  if (!isObject(event)) {
-    out.message = "event is not a JSON object";
-    return "invalid";
-  }
+  const event = parseEventObject(payload, out);
+  if (event === null) return "invalid";
   facts.error = "error" in event && event.error !== null ? errorMessage(event.error) : null;
   const usage = isObject(event.usage) ? event.usage : null;
   facts.usage = usage !== null;

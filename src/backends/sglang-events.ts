@@ -13,7 +13,7 @@
  * meta_info's tail: never back through the cumulative text, so a server without it costs nothing.
  */
 
-import { errorMessage, intList, isDonePayload, isObject } from "./json.ts";
+import { errorMessage, intList, isDonePayload, isObject, parseEventObject } from "./json.ts";
 import { indexOfBytes, lastIndexOfBytes, locateTopLevelString, QUOTE, readUint, skipBlanks, startsWith, stringEnd, type ByteRange } from "./json-bytes.ts";
 import { createEventFields, TEXT_NOT_LOCATED, type EventFields, type EventKind } from "./types.ts";
 
@@ -151,17 +151,8 @@ export function locateSglangText(payload: Uint8Array, out: ByteRange): void {
 }
 
 function scanByParsing(payload: Uint8Array, out: SglangEventFields): SglangEventKind {
-  let event: unknown;
-  try {
-    event = JSON.parse(decoder.decode(payload));
-  } catch {
-    out.message = `invalid JSON event: ${decoder.decode(payload.subarray(0, 100))}`;
-    return "invalid";
-  }
-  if (!isObject(event)) {
-    out.message = "event is not a JSON object";
-    return "invalid";
-  }
+  const event = parseEventObject(payload, out);
+  if (event === null) return "invalid";
   if ("error" in event) {
     out.message = errorMessage(event.error);
     return "error";

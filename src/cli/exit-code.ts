@@ -1,4 +1,4 @@
-/** A measuring run's exit code (README "Exit codes"), with the line that says why on stderr. */
+/** A measuring run's exit code (docs/reference/exit-codes.md), with the line that says why on stderr. */
 import { EXIT } from "../errors.ts";
 import type { GateFailure } from "../gates/evaluate.ts";
 import { log } from "../log.ts";
@@ -13,8 +13,8 @@ export interface Verdicts {
 }
 
 /**
- * The first that applies, in the README's order: 130, 4, 5, 6, 3, 0. A measurement that cannot be trusted (4, 5)
- * outranks a verdict on it (6); a verdict the user asked for outranks failed requests alone (3).
+ * The first that applies, in docs/reference/exit-codes.md's order: 130, 4, 5, 6, 3, 0. A measurement that cannot be
+ * trusted (4, 5) outranks a verdict on it (6); a verdict the user asked for outranks failed requests alone (3).
  */
 export function exitCodeFor(o: Verdicts, strict: boolean, unit: string): number {
   if (o.interrupted) return EXIT.interrupted;

@@ -8,6 +8,7 @@ import { COMMAND_NAMES, type CommandName } from "../config/flags/index.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { write } from "./command.ts";
+import { capacityCommand } from "./capacity.ts";
 import { compareCommand } from "./compare.ts";
 import { demoCommand } from "./demo-command.ts";
 import { checkedArgv } from "./flags.ts";
@@ -22,6 +23,7 @@ import { schemaCommand } from "./schema.ts";
 export const SUBCOMMANDS: Record<CommandName, CommandDef> = {
   run: runCommand,
   multiturn: multiturnCommand,
+  capacity: capacityCommand,
   mock: mockCommand,
   demo: demoCommand,
   report: reportCommand,

@@ -7,8 +7,8 @@ import type { Gate } from "../schema/gate.ts";
 
 export const RUN_DEFAULTS = {
   /**
-   * Ask the server what it is (README "Engines"): against SGLang it sends exactly the requests --backend sglang
-   * sends and writes the same results, so the script's default is kept for its users.
+   * Ask the server what it is (docs/guides/sweep.md "Engines"): against SGLang it sends exactly the requests
+   * --backend sglang sends and writes the same results, so the script's default is kept for its users.
    */
   backend: "auto",
   /** The engine's own generation API: SGLang's /generate, /v1/completions elsewhere. */

@@ -14,7 +14,9 @@ import { tierStats } from "../metrics/cache-tiers.ts";
 import { buildPctRecord, type PctRecord, type PromptDrift, type RunInfo } from "../metrics/pct-record.ts";
 import { summarizeIntended } from "../metrics/intended.ts";
 import { isSaturated } from "../metrics/self-check.ts";
+import { steadyState } from "../metrics/steady-state.ts";
 import { summarizePct } from "../metrics/summarize.ts";
+import { buildTimeline } from "../metrics/timeline.ts";
 import { fitFromMoments, mergeTtftMoments, ttftMoments, type TtftMoments } from "../metrics/ttft-model.ts";
 import { evaluateGates } from "../gates/evaluate.ts";
 import type { LoadedTokenizer } from "../workload/tokenizer.ts";
@@ -179,6 +181,8 @@ export function summarizePoint(p: PointSpec, reset: CacheReset, warm: WarmResult
     shards: m.shards,
     ttft_fit: fit,
     ttft_model: fitFromMoments(sweepFit),
+    steady_state: steadyState(m.records),
+    timeline: buildTimeline(m.records),
     hdr: { ...metrics.hdr, ...intended.hdr },
     hdr_unit: metrics.hdr_unit,
     ...provenance(ctx, m.startedAt),

@@ -7,7 +7,7 @@ import { AXES, isRoundAxes, kindOf, type Axis, type LineAxes, type LineKind } fr
 import { kindHasMetric } from "./metrics.ts";
 import { gateApplies, type Gate } from "./parse.ts";
 
-const AXIS_WORDS: Record<Axis, string> = { shared_prefix_pct: "pct", working_set: "working set", request_rate: "request rate", round: "round", repeat: "repeat" };
+const AXIS_WORDS: Record<Axis, string> = { shared_prefix_pct: "pct", working_set: "working set", request_rate: "request rate", round: "round", repeat: "repeat", probe: "probe" };
 /** An axis at its default in every planned line is left out of the description unless a gate names it. */
 const DEFAULTS: Partial<Record<Axis, number>> = { working_set: 1, request_rate: Infinity };
 

@@ -9,7 +9,9 @@ import { tierStats } from "../metrics/cache-tiers.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import { buildRoundRecord, type RoundRecord } from "../metrics/round-record.ts";
 import { isSaturated, type ClientHealth } from "../metrics/self-check.ts";
+import { steadyState } from "../metrics/steady-state.ts";
 import { requestMetrics } from "../metrics/summarize.ts";
+import { buildTimeline } from "../metrics/timeline.ts";
 import type { MultiturnContext } from "./context.ts";
 import type { TurnPlan } from "./conversation.ts";
 import { evaluateGates } from "../gates/evaluate.ts";
@@ -102,6 +104,8 @@ export function summarizeRound(i: RoundInput, ctx: MultiturnContext): RoundSumma
     client_cpu_pct: i.health.processCpuPct,
     client_saturated: isSaturated(i.health),
     shards: i.shards,
+    steady_state: steadyState(recs),
+    timeline: buildTimeline(recs),
     ...provenance(ctx, i.startedAt),
   });
   // Judged on the finished line, so a gate reads exactly what the line says.

@@ -17,7 +17,9 @@ export interface Point {
 export interface DatasetData {
   label: string;
   series: number;
-  style: "line" | "dashed" | "points" | "fit" | "reference" | "marker" | "bar";
+  style: "line" | "dashed" | "points" | "fit" | "reference" | "marker" | "bar" | "window";
+  /** Drawn against the chart's second y axis (y2). */
+  axis?: "y2";
   data: Point[];
   /** Bars: the stack it belongs to (one per run), and its shade of the run's colour (0 = full). */
   stack?: string;
@@ -38,6 +40,10 @@ export interface ChartData {
   y: AxisData;
   datasets: DatasetData[];
   byPct?: { pcts: number[]; selected: number; datasets: Record<string, DatasetData[]> };
+  /** A second y axis, on the right (a timeline's requests in flight beside its throughput). */
+  y2?: AxisData;
+  /** One set of datasets per line, chosen by a selector (a timeline: one line at a time). */
+  byLine?: { labels: string[]; selected: number; datasets: DatasetData[][] };
   /** Bars stacked per run (and x), e.g. cached tokens per tier. */
   stacked?: boolean;
   /** Whether the chart shows its own legend: not when its series are the runs the page's legend already names. */

@@ -198,6 +198,10 @@ export const RULES = {
 
   ttft_fit: (m) => m.moments,
   ttft_model: (m) => fitFromMoments(m.moments),
+  // Each run's buckets start at its own first send, on its own clock, with a width chosen from its own duration, and
+  // the window needs every request's send and end: neither can be rebuilt for the union from the runs' lines.
+  steady_state: unknown,
+  timeline: unknown,
   hdr: (m) => ({
     ttft_us: encodeHistogram(m.h.ttft), tpot_us: encodeHistogram(m.h.tpot), itl_us: encodeHistogram(m.h.itl), e2e_latency_us: encodeHistogram(m.h.e2e),
     ...(m.kind === "round" ? {} : m.intended().hdr),
@@ -211,6 +215,11 @@ export const RULES = {
   text_mode: (m) => (m.first.text_mode === "incremental" ? "incremental" : "cumulative"),
   prompt_encoding: (m) => (m.first.prompt_encoding === "text" ? "text" : "token_ids"),
   prompt_drift: unknown,
+  // A capacity line is a search's verdict, not a point (readers and merge never take it as one): its own keys have
+  // nothing to merge.
+  search: unknown, capacity_request_rate: unknown, capacity_concurrency: unknown, capacity_bracket: unknown, binding_gate: unknown,
+  capacity_status: unknown, capacity_reason: unknown, probes_counted: unknown, probes_sent: unknown, search_wall_s: unknown,
+  precision: unknown, confirm: unknown,
   merged: (m) => ({
     files: m.files, run_ids: m.lines.map((l) => l.run_id ?? null),
     histogram_derived: [...FROM_HISTOGRAMS, ...(m.kind === "round" ? [] : INTENDED_FROM_HISTOGRAMS)],

@@ -10,6 +10,7 @@ import { points, type AxisData, type ChartData, type DatasetData, type ReportSec
 import { roundSections } from "./round-sections.ts";
 import { loopSections, rateSections, workingSetSections } from "./axis-sections.ts";
 import { groupsOf } from "./curves.ts";
+import { timelineSections } from "./timeline-sections.ts";
 
 export type { AxisData, ChartData, DatasetData, Point, ReportSection, SeriesRun } from "./chart-data.ts";
 
@@ -102,13 +103,13 @@ export function buildSections(all: readonly ReportRun[]): ReportSection[] {
   const axes = [...loopSections(groups), ...rateSections(groups), ...workingSetSections(groups)];
   // With a rate or working-set axis of their own, one-pct runs would draw a dot per series against pct.
   const pctCurves = axes.length === 0 || sweeps.some((r) => new Set(r.pcts.map((l) => l.shared_prefix_pct)).size > 1);
-  const sections = [...axes, ...(sweeps.length > 0 ? sweepSections(sweeps, pctCurves) : []), ...(multiturn.length > 0 ? roundSections(multiturn) : [])];
+  const sections = [...axes, ...(sweeps.length > 0 ? sweepSections(sweeps, pctCurves) : []), ...(multiturn.length > 0 ? roundSections(multiturn) : []), ...timelineSections(runs)];
   return sections.map((s) => ({ ...s, chart: { ...s.chart, legend: s.chart.legend ?? !namesOnlyRuns(s.chart, runs) } }));
 }
 
 /** Every series of the chart is a run under its own label and colour (or a fit or reference line drawn with one). */
 const namesOnlyRuns = (chart: ChartData, runs: readonly SeriesRun[]): boolean =>
-  [...chart.datasets, ...Object.values(chart.byPct?.datasets ?? {}).flat()].every(
+  [...chart.datasets, ...Object.values(chart.byPct?.datasets ?? {}).flat(), ...(chart.byLine?.datasets.flat() ?? [])].every(
     (d) => d.style === "fit" || d.style === "reference" || runs.some((r) => r.series === d.series && r.label === d.label),
   );
 

@@ -8,7 +8,7 @@
  * Every axis a line can have, in the order a label shows them. `repeat` (run --repeat) tells apart the measurements
  * of one line, not lines: a label leaves it out, so compare, gates and history group a line's repeats by their label.
  */
-export const AXES = ["shared_prefix_pct", "working_set", "request_rate", "round", "repeat"] as const;
+export const AXES = ["shared_prefix_pct", "working_set", "request_rate", "round", "repeat", "probe"] as const;
 export type Axis = (typeof AXES)[number];
 
 /** Where a sweep line sits: request_rate is Infinity in a closed loop. */
@@ -16,6 +16,8 @@ export interface SweepAxes {
   shared_prefix_pct: number;
   working_set: number;
   request_rate: number;
+  /** A capacity search's probe (warmbench capacity): its place in the pct's search. */
+  probe?: number;
 }
 
 /** Where a multi-turn round line sits (0-based). */
@@ -36,11 +38,13 @@ export const kindOf = (a: LineAxes): LineKind => (isRoundAxes(a) ? "round" : "pc
 export function axesOf(line: object): LineAxes {
   const l = line as Record<string, unknown>;
   if (l.type === "round" || (typeof l.round === "number" && typeof l.shared_prefix_pct !== "number")) return { round: Number(l.round) };
-  return {
+  const axes: SweepAxes = {
     shared_prefix_pct: Number(l.shared_prefix_pct),
     working_set: typeof l.working_set === "number" ? l.working_set : 1,
     request_rate: typeof l.request_rate === "number" ? l.request_rate : Infinity,
   };
+  if (typeof l.probe === "number") axes.probe = l.probe;
+  return axes;
 }
 
 /**
@@ -51,7 +55,8 @@ export function axesLabel(a: LineAxes): string {
   if (isRoundAxes(a)) return `round ${a.round}`;
   const ws = a.working_set > 1 ? ` ws=${a.working_set}` : "";
   const rate = Number.isFinite(a.request_rate) ? ` @ ${a.request_rate} req/s` : "";
-  return `${a.shared_prefix_pct}%${ws}${rate}`;
+  const probe = a.probe === undefined ? "" : ` probe ${a.probe}`;
+  return `${a.shared_prefix_pct}%${ws}${rate}${probe}`;
 }
 
 /** Which repeat of its line a line is (run --repeat N: 0..N-1); null without --repeat. */

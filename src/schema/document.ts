@@ -40,11 +40,11 @@ export function lineSchemaDocument(): JsonSchema {
     title: `warmbench JSONL line (schema_version ${SCHEMA_VERSION})`,
     description:
       "One line of a warmbench results file: a sweep line (one per pct, working set and request rate; the reference script's " +
-      "keys first, in its order) or a multi-turn round line. Keys are written in the order listed. Non-finite numbers: " +
+      "keys first, in its order), a multi-turn round line, or a capacity search's result per pct. Keys are written in the order listed. Non-finite numbers: " +
       "like Python's json.dumps, the file holds the bare tokens Infinity, -Infinity and NaN (e.g. request_rate in a closed " +
       "loop), which are not JSON; a reader maps them to the strings \"Infinity\", \"-Infinity\" and \"NaN\" before validating " +
       "(pandas and Python's json.loads read them as floats).",
-    oneOf: [{ $ref: "#/$defs/sweep_line" }, { $ref: "#/$defs/round_line" }],
+    oneOf: [{ $ref: "#/$defs/sweep_line" }, { $ref: "#/$defs/round_line" }, { $ref: "#/$defs/capacity_line" }],
     $defs: {
       number: {
         description: "A float: a JSON number, or a non-finite value written as Python does (read as one of these strings).",
@@ -52,6 +52,7 @@ export function lineSchemaDocument(): JsonSchema {
       },
       sweep_line: lineSchema("sweep", "A sweep line: one (shared_prefix_pct, working_set, request_rate) cell"),
       round_line: lineSchema("round", "A multi-turn round line: one round of every conversation"),
+      capacity_line: lineSchema("capacity", "A capacity line (warmbench capacity): one pct's search result, after its probes"),
     },
   };
 }

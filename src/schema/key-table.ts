@@ -8,6 +8,7 @@ import {
   cachedTokensByTierShape, errorEntryShape, gateResultShape, mergedShape, promptDriftShape, roundHdrShape, runInfoShape,
   shardsShape, sweepHdrShape, ttftByTierShape, ttftFitShape, ttftModelShape, workloadShape,
 } from "./nested.ts";
+import { steadyStateShape, timelineShape } from "./timeline-shape.ts";
 import { array, bool, int, label, literal, nullable, num, pair, record, str, type Shape } from "./shape.ts";
 
 export interface KeyDef {
@@ -77,7 +78,10 @@ export const KEYS = {
   concurrency: s(num(), "requests", "Mean requests in flight: the sum of E2E latencies over benchmark_duration."),
 
   // The line's kind and place.
-  type: k(literal("round"), null, 'The line kind: "round" for a multi-turn round; absent in a sweep line (as the script writes it).'),
+  type: k(literal("capacity"), null, 'The line kind: "capacity" for a capacity search\'s result; absent in a sweep line (as the script writes it).', {
+    roundShape: literal("round"),
+    roundDoc: 'The line kind: "round" for a multi-turn round; absent in a sweep line (as the script writes it).',
+  }),
   run_id: k(str(), null, "Shared by every line of one run: group lines by it."),
   run: k(runInfoShape, null, "The run's description; in the run's first line only."),
   gates: k(array(gateResultShape), null,
@@ -89,7 +93,9 @@ export const KEYS = {
   }),
   workload: k(workloadShape, null, "What was sent, for pairing lines of two runs (warmbench compare)."),
   // What later producers add to a sweep line's axes (absent otherwise): the engine's summarize takes them as data.
-  probe: k(int(), null, "The probe of a capacity search (0-based, in the order sent): one measured load of the search. Absent in other lines."),
+  probe: k(int(), null, "The probe of a capacity search (0-based, in the order sent): one measured load of the search (warmbench capacity); its load is request_rate or max_concurrency. Absent in other lines.", {
+    axis: true,
+  }),
   window: k(int(), null, "The time window of a trace replay (0-based): the requests whose intended send time falls in it. Absent in other lines."),
   round: k(int(), null, "The round (0-based, as bench_multiturn.py's round_0, round_1...): every client's turn with this index.", {
     axis: true,
@@ -170,6 +176,21 @@ export const KEYS = {
     roundDoc: "Cached tokens the system-prompt warm requests found after the flush (0 proves it); null: no warm.",
   }),
 
+  // A capacity search (warmbench capacity): one line per pct after its probes.
+  search: k(literal("rate", "concurrency"), null, "What the search varied: the open-loop request rate, or the closed loop's concurrency (--search)."),
+  capacity_request_rate: k(nullable(num()), "req/s", "The highest request rate at which every gate held (0: the lowest failed); null: undecided or a concurrency search."),
+  capacity_concurrency: k(nullable(int()), "requests", "The highest concurrency at which every gate held (0: the lowest failed); null: undecided or a rate search."),
+  capacity_bracket: k(pair(nullable(num()), nullable(num())), null, "[highest passing load, lowest failing load] the probes found; null where none was found."),
+  binding_gate: k(nullable(str()), null, "The first gate to fail at the bracket's failing end (with the value seen); null when none failed."),
+  capacity_status: k(literal("found", "below_min", "at_max", "cache_unproven", "interrupted", "probe_limit"), null,
+    "found; below_min: the lowest load failed (capacity 0); at_max: the highest passed (capacity >= it); cache_unproven: a cache check failed twice at a load; interrupted; probe_limit: the votes never settled."),
+  capacity_reason: k(nullable(str()), null, "Why the capacity is 0, the maximum or unknown; null when found."),
+  probes_counted: k(int(), "probes", "Probes that voted (a probe whose cache check failed does not)."),
+  probes_sent: k(int(), "probes", "Probes sent, cache-failed ones included."),
+  search_wall_s: k(num(), "s", "Wall-clock time of this pct's search, every flush, warm and probe included."),
+  precision: k(num(), "ratio", "--precision: the bracket's relative width the search stopped at, (high - low) / low."),
+  confirm: k(int(), "probes", "--confirm: agreeing probes a verdict near the boundary needed."),
+
   // The client's own health.
   client_loop_lag_p99_ms: k(num(), "ms", "How late a 10 ms probe timer fired on the JS thread, whatever the cause (p99)."),
   client_loop_lag_max_ms: k(num(), "ms", "How late that timer fired at most."),
@@ -183,6 +204,13 @@ export const KEYS = {
   // Models and histograms.
   ttft_fit: k(ttftFitShape, null, "This line's sufficient statistics of (uncached tokens, TTFT): merge them to refit the run's model."),
   ttft_model: k(ttftModelShape, null, "The TTFT model (TTFT = fixed + slope x uncached tokens) over the run's lines up to and including this one."),
+  // The line over time (src/metrics/timeline.ts, steady-state.ts).
+  steady_state: k(steadyStateShape, null,
+    "The steady-state window: the longest interval in which requests in flight stay at or above 80 % of their peak (SGLang's steady-state rule; " +
+      "dips under 5 ms, a slot handed from one request to the next, do not end it), and the main metrics over it, beside the whole line's; null: nothing sent."),
+  timeline: k(timelineShape, null,
+    "The line over time in fixed buckets from its first send (at most 120): requests sent, ended and in flight, output tokens, mean TTFT and ITL, " +
+      "and the share cached, one array per figure; null: nothing sent."),
   hdr: k(sweepHdrShape, null, "HDR histograms of the line's latencies, to merge runs exactly.", { roundShape: roundHdrShape }),
   hdr_unit: k(literal("us"), null, 'The unit of the hdr histograms: "us" (microseconds).'),
 

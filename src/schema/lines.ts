@@ -10,7 +10,7 @@ import type { TypeOf } from "./shape.ts";
 /** Bumped when a key changes meaning (adding a key does not). */
 export const SCHEMA_VERSION = 1;
 
-export type LineKind = "sweep" | "round";
+export type LineKind = "sweep" | "round" | "capacity";
 
 /** The script's keys, in its order (maybe_write_summary_jsonl): a sweep line starts with them, a drop-in for its files. */
 export const SCRIPT_KEYS = [
@@ -36,7 +36,7 @@ export const OWN_KEYS = [
   "cache_shortfall_requests", "eviction", "cached_tokens_by_tier", "ttft_by_tier",
   "cache_check", "flushed", "flush_attempts", "flush_verified", "flush_probe_cached_tokens", "warm_verified", "warm_cached_tokens",
   "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_own_lag_p99_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated", "shards",
-  "ttft_fit", "ttft_model", "hdr", "hdr_unit",
+  "ttft_fit", "ttft_model", "steady_state", "timeline", "hdr", "hdr_unit",
   "warmbench_version", "schema_version", "started_at", "model", "tokenizer", "population_size", "seed", "base_url", "server_version", "text_mode",
   "prompt_encoding", "prompt_drift", "merged",
 ] as const satisfies readonly KeyName[];
@@ -60,18 +60,26 @@ export const ROUND_KEYS = [
   "cache_shortfall_requests", "eviction", "cached_tokens_mismatched", "approximate_turns",
   "cached_tokens_by_tier", "ttft_by_tier", "cache_check", "flush_verified", "warm_cached_tokens",
   "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated", "shards",
-  "hdr", "hdr_unit",
+  "steady_state", "timeline", "hdr", "hdr_unit",
   "warmbench_version", "schema_version", "started_at", "model", "tokenizer", "population_size", "seed", "base_url", "server_version", "text_mode",
   "merged",
+] as const satisfies readonly KeyName[];
+
+/** A capacity line's keys (warmbench capacity: one per pct, after its probes, which are sweep lines with a `probe`). */
+export const CAPACITY_KEYS = [
+  "type", "run_id", "shared_prefix_pct", "working_set", "search", "capacity_request_rate", "capacity_concurrency",
+  "capacity_bracket", "binding_gate", "capacity_status", "capacity_reason", "probes_counted", "probes_sent", "search_wall_s",
+  "precision", "confirm", "backend", "total_tokens", "output_len", "burstiness",
+  "warmbench_version", "schema_version", "started_at", "model", "seed", "base_url", "server_version",
 ] as const satisfies readonly KeyName[];
 
 /**
  * Keys a line of the kind may leave out: `run` is in a run's first line only, `merged` in merge's lines only, and
  * `repeat`, `probe`, `window` in the lines of the producers that add those axes only.
  */
-export const OPTIONAL_KEYS = { sweep: ["run", "repeat", "probe", "window", "merged"], round: ["run", "merged"] } as const satisfies Record<LineKind, readonly KeyName[]>;
+export const OPTIONAL_KEYS = { sweep: ["run", "repeat", "probe", "window", "merged"], round: ["run", "merged"], capacity: [] } as const satisfies Record<LineKind, readonly KeyName[]>;
 
-export const KEYS_OF = { sweep: SWEEP_KEYS, round: ROUND_KEYS } as const satisfies Record<LineKind, readonly KeyName[]>;
+export const KEYS_OF = { sweep: SWEEP_KEYS, round: ROUND_KEYS, capacity: CAPACITY_KEYS } as const satisfies Record<LineKind, readonly KeyName[]>;
 
 type Keys = typeof KEYS;
 /** The value of key N in a line of kind K (a round line's own shape where it has one). */
@@ -89,6 +97,8 @@ type LineOf<K extends LineKind> = Flat<
 export type SweepRecord = LineOf<"sweep">;
 /** A multi-turn round line. */
 export type RoundRecord = LineOf<"round">;
+/** A capacity search's result for one pct (not a measured point: its probes are). */
+export type CapacityRecord = LineOf<"capacity">;
 /** Any measured point. */
 export type Point = SweepRecord | RoundRecord;
 /** What every point carries, whatever its kind (the keys both kinds write, as each kind types them). */
@@ -105,7 +115,7 @@ export const numericKeysOf = (kind: LineKind): KeyName[] =>
   });
 
 /** Which kinds carry a key. */
-export const kindsOf = (name: KeyName): LineKind[] => (["sweep", "round"] as const).filter((kind) => (KEYS_OF[kind] as readonly string[]).includes(name));
+export const kindsOf = (name: KeyName): LineKind[] => (["sweep", "round", "capacity"] as const).filter((kind) => (KEYS_OF[kind] as readonly string[]).includes(name));
 
 /** The line with its keys in its kind's order, schema_version set (absent optional keys skipped). */
 export function orderLine(kind: LineKind, fields: Record<string, unknown>): Record<string, unknown> {

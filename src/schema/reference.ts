@@ -43,7 +43,8 @@ export function keysReference(): string {
     "",
     `Every key a warmbench results line may hold (schema_version ${SCHEMA_VERSION}). The JSON Schema of the same lines is`,
     `\`${SCHEMA_PATH}\` (\`warmbench schema\` prints it). A sweep line holds one (shared_prefix_pct, working_set,`,
-    "request_rate) cell, the reference script's keys first; a round line (`\"type\": \"round\"`) one multi-turn round.",
+    "request_rate) cell, the reference script's keys first; a round line (`\"type\": \"round\"`) one multi-turn round; a",
+    "capacity line (`\"type\": \"capacity\"`) one pct's capacity search (its probes are sweep lines with a `probe`).",
     "Non-finite numbers are written as Python's json.dumps writes them: the bare tokens `Infinity`, `-Infinity`, `NaN`.",
     "",
     "Tags: **script**: the reference script's key, with its meaning; **axis**: a coordinate that tells lines apart;",
@@ -51,7 +52,7 @@ export function keysReference(): string {
     "",
     "| key | type | unit | lines | tags | meaning |",
     "|---|---|---|---|---|---|",
-    ...[...new Set([...inOrder("sweep"), ...inOrder("round")])].map(keyRow),
+    ...[...new Set([...inOrder("sweep"), ...inOrder("round"), ...inOrder("capacity")])].map(keyRow),
     "",
   ].join("\n");
 }

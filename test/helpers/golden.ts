@@ -63,6 +63,8 @@ export const ADDED_KEYS = new Set<string>([
   // Round lines (issue 17 item 2): the gates' verdicts and the shards report, as pct lines have them; the multiturn
   // options' echo of --gate, --workers, --shard and --coordinator, which multiturn now takes.
   "gates", "shards", "workers", "shard", "coordinator",
+  // Every line over time (issue 19 item 2): its buckets and its steady-state window.
+  "timeline", "steady_state",
 ]);
 
 /** The run's identity: which build (versions.test.ts pins it), where the servers listened, when, which files; typed only, at any depth. */

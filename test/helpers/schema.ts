@@ -11,14 +11,13 @@ const validate = ajv.compile(schema);
 
 /** Each kind's own branch, for errors that speak of the kind the line claims to be (a union's errors list both). */
 const branch = (name: string) => ajv.getSchema(`${schema.$id}#/$defs/${name}`)!;
-const sweepLine = branch("sweep_line");
-const roundLine = branch("round_line");
+const BRANCHES = { sweep: branch("sweep_line"), round: branch("round_line"), capacity: branch("capacity_line") };
 
 /** Every way `line` breaks the schema or the key order, as readable lines (none when it conforms). */
 export function schemaProblems(line: Record<string, unknown>): string[] {
-  const round = line.type === "round";
+  const kind = line.type === "round" || line.type === "capacity" ? line.type : "sweep";
   const problems: string[] = [];
-  const own = round ? roundLine : sweepLine;
+  const own = BRANCHES[kind];
   const fits = own(line);
   if (!validate(line) || !fits) {
     for (const e of own.errors ?? validate.errors ?? []) {
@@ -27,7 +26,7 @@ export function schemaProblems(line: Record<string, unknown>): string[] {
       problems.push(`${e.instancePath || "line"} ${e.message}${extra}${missing}`);
     }
   }
-  const order = (KEYS_OF[round ? "round" : "sweep"] as readonly string[]).filter((k) => k in line);
+  const order = (KEYS_OF[kind] as readonly string[]).filter((k) => k in line);
   const actual = Object.keys(line).filter((k) => order.includes(k));
   if (actual.join(",") !== order.join(",")) problems.push(`line: keys out of order (${actual.find((k, i) => k !== order[i])} at the wrong place)`);
   return problems;

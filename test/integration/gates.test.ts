@@ -96,7 +96,7 @@ describe("gates", () => {
     const r = await runCli(["--model", LLAMA2_TOKENIZER, "--base-url", "http://127.0.0.1:9", "--gate", "p99_ttft<=800"]);
     expect(r.code).toBe(2);
     expect(r.stderr.trim()).toBe(
-      'warmbench: error: --gate "p99_ttft<=800": p99_ttft is not a numeric key of a pct line (e.g. p99_ttft_ms, mean_itl_ms, output_throughput, failed, cached_tokens_mismatched)',
+      'warmbench: error: --gate "p99_ttft<=800": p99_ttft is not a numeric key of a pct or round line (e.g. p99_ttft_ms, mean_itl_ms, output_throughput, failed, cached_tokens_mismatched)',
     );
     const backend = await runCli(["--model", LLAMA2_TOKENIZER, "--base-url", "http://127.0.0.1:9", "--gate", "backend==1"]);
     expect(backend.code).toBe(2);

@@ -81,3 +81,34 @@ test("the sweep against the same mock keeps /v1/completions", async () => {
     await server.stop();
   }
 });
+
+test("more conversations than slots: warned before round 0, and the eviction it predicts shows in later rounds", async () => {
+  const server = await startMockServer(mockOptions({ port: 0, personality: "llamacpp", slots: SLOTS, ttftBaseMs: 1, prefillUsPerToken: 0, itlMs: 1 }));
+  const out = join(dir, "over-slots.jsonl");
+  try {
+    const r = await runCli([
+      "multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", server.url, "--num-clients", String(2 * SLOTS), "--num-rounds", "2",
+      "--shared-system-tokens", String(SYSTEM), "--turn-tokens", String(TURN), "--output-len", String(OUTPUT), "--settle", "0", "--output-file", out,
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(`${2 * SLOTS} conversations share ${SLOTS} cache slot(s): they evict each other's history between turns`);
+    const rounds = readJsonl(out);
+    expect(rounds[1].observed_cached_tokens).toBeLessThan(rounds[1].expected_cached_tokens);
+  } finally {
+    await server.stop();
+  }
+});
+
+test("no more conversations than slots: no such warning", async () => {
+  const server = await startMockServer(mockOptions({ port: 0, personality: "llamacpp", slots: SLOTS, ttftBaseMs: 1, prefillUsPerToken: 0, itlMs: 1 }));
+  try {
+    const r = await runCli([
+      "multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", server.url, "--num-clients", String(SLOTS), "--num-rounds", "1",
+      "--shared-system-tokens", String(SYSTEM), "--turn-tokens", String(TURN), "--output-len", String(OUTPUT), "--settle", "0",
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).not.toContain("cache slot(s): they evict");
+  } finally {
+    await server.stop();
+  }
+});

@@ -97,6 +97,8 @@ describe("report --html / --md", () => {
       "chart-ttft-mean": 3, "chart-ttft-median": 3, "chart-ttft-p99": 3, "chart-output-throughput": 3, "chart-itl-p99": 3,
       // Points and the fitted line per run; points per run and the diagonal.
       "chart-ttft-model": 6, "chart-cached-tokens": 4, "chart-ttft-cdf": 3, "chart-itl-cdf": 3,
+      // One line over time (the first; a selector picks another): two curves and the steady-state band.
+      "chart-timeline": 3, "chart-timeline-latency": 3,
     };
     expect(Object.fromEntries(charts.map((c) => [c.id, c.datasets]))).toEqual(expected);
     for (const c of charts) {

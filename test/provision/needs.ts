@@ -4,7 +4,7 @@
  * Slurm (the Slurm tests). Each says which Debian packages it misses, so that one apt-get run installs them all, then
  * makes itself ready (builds, starts) and returns how to undo what it started.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromiumPath } from "../helpers/browser.ts";
 import { llamaBuild, llamaBuildPresent, LLAMA_BUILD_SCRIPT } from "../helpers/llama-server.ts";
@@ -21,6 +21,16 @@ export interface Need {
   missingPackages(): string[];
   /** After the apt step: build or start what is missing; returns what undoes it (stops what it started), if anything. */
   ready(): Promise<(() => Promise<void>) | null>;
+}
+
+/**
+ * The test files that import `helper` (test/helpers/NAME.ts): what needs a service is the tests that start it, so a
+ * new test of a real engine is provisioned for without a list to keep in step.
+ */
+function testsImporting(helper: string): string[] {
+  const dir = join("test", "integration");
+  const files = readdirSync(join(ROOT, dir)).filter((f) => f.endsWith(".test.ts")).map((f) => join(dir, f));
+  return files.filter((f) => readFileSync(join(ROOT, f), "utf8").includes(`helpers/${helper}.ts"`)).sort();
 }
 
 const has = (check: () => unknown): boolean => {
@@ -45,7 +55,7 @@ const scriptWords = (args: string[]): string[] => words(Bun.spawnSync(["bash", .
 
 const chromium: Need = {
   name: "Chromium",
-  files: ["test/integration/report-html.test.ts"],
+  files: testsImporting("browser"),
   missingPackages: () => [
     ...(has(chromiumPath) ? [] : ["chromium"]),
     ...(existsSync("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf") ? [] : ["fonts-dejavu-core"]),
@@ -62,7 +72,7 @@ const compiler: Need = {
 
 const llamacpp: Need = {
   name: "the llama.cpp build",
-  files: ["test/integration/llamacpp-server.test.ts", "test/integration/llamacpp-warmbench.test.ts"],
+  files: testsImporting("llama-server"),
   missingPackages: () => (llamaBuildPresent() ? [] : scriptWords([LLAMA_BUILD_SCRIPT, "--missing-packages"])),
   async ready() {
     if (llamaBuildPresent()) return null;
@@ -81,7 +91,7 @@ const llamacpp: Need = {
 
 const slurm: Need = {
   name: "the local Slurm",
-  files: ["test/integration/slurm-env.test.ts", "test/integration/slurm-shards.test.ts"],
+  files: testsImporting("slurm"),
   missingPackages: () => (slurmUnavailableReason() === null ? [] : scriptWords([START_SLURM, "missing-packages"])),
   async ready() {
     const reason = slurmUnavailableReason();

@@ -2,6 +2,7 @@
  * The client's flag declarations, and how one command sees a declaration (its override applied). The mock declares
  * its own flags in src/mock (it shares no code with the client); the cli layer puts both together.
  */
+import { CAPACITY_FLAGS, withCapacity } from "./capacity.ts";
 import { MEASURE_FLAGS, REFUSED_FLAGS } from "./measure.ts";
 import { RESULTS_FLAGS } from "./results.ts";
 import type { CommandName, FlagDecl, FlagSpec } from "./types.ts";
@@ -9,8 +10,8 @@ import type { CommandName, FlagDecl, FlagSpec } from "./types.ts";
 export { COMMAND_NAMES, type CommandName, type FlagDecl, type FlagSpec, type RefusedFlag } from "./types.ts";
 export { REFUSED_FLAGS };
 
-/** Every flag of run, demo, multiturn, report, compare and merge, each declared once. */
-export const CLIENT_FLAGS: readonly FlagDecl[] = [...MEASURE_FLAGS, ...RESULTS_FLAGS];
+/** Every flag of run, demo, multiturn, capacity, report, compare and merge, each declared once. */
+export const CLIENT_FLAGS: readonly FlagDecl[] = [...withCapacity(MEASURE_FLAGS), ...CAPACITY_FLAGS, ...RESULTS_FLAGS];
 
 /** The flags `command` takes, in declaration order, as that command shows them. */
 export function flagsFor(decls: readonly FlagDecl[], command: CommandName): FlagSpec[] {

@@ -35,7 +35,7 @@ const SERVER_FLAGS: FlagDecl[] = [
   text("backend", "auto (ask the server), sglang (native /generate), vllm, llamacpp or openai (/v1/completions)", {
     run: true,
     demo: { help: "auto (the demo's mock answers as SGLang), sglang, vllm or openai (/v1/completions)" },
-    multiturn: { help: "sglang (native /generate, token ids from output_ids), or openai / vllm (/v1/completions, output re-tokenized)" },
+    multiturn: { help: "auto (ask the server), sglang (native /generate, token ids from output_ids), llamacpp (native /completion, ids from return_tokens), or openai / vllm (/v1/completions, output re-tokenized)" },
   }, { default: d.backend, choices: BACKENDS }),
   text("endpoint", "auto (the engine's own: /generate for SGLang, else /v1/completions), generate, completions, or chat (/v1/chat/completions, text prompts)", {
     run: true,

@@ -24,15 +24,18 @@
     marker: { showLine: false, pointRadius: 8, pointStyle: "crossRot", borderWidth: 2 },
     reference: { showLine: true, pointRadius: 0, borderWidth: 1, borderDash: [2, 3] },
     bar: { type: "bar", borderWidth: 1 },
+    // A shaded band (a timeline's steady-state window): the area under its two top corners.
+    window: { showLine: true, pointRadius: 0, borderWidth: 0, fill: "origin" },
   };
   // A stack's parts in shades of the run's colour (device full, host and storage lighter).
   var SHADES = ["", "aa", "55"];
 
   function toDataset(d) {
     var c = colour(d.series, d.style);
-    var fill = d.shade ? c + SHADES[d.shade % SHADES.length] : c;
+    var fill = d.style === "window" ? c + "33" : d.shade ? c + SHADES[d.shade % SHADES.length] : c;
     var ds = { label: d.label, data: d.data, borderColor: c, backgroundColor: fill, wbStyle: d.style };
     if (d.stack !== undefined) ds.stack = d.stack;
+    if (d.axis) ds.yAxisID = d.axis;
     var style = STYLES[d.style] || STYLES.line;
     for (var k in style) ds[k] = style[k];
     return ds;
@@ -61,6 +64,16 @@
     return Math.abs(v) >= 100 || Number.isInteger(v) ? String(Math.round(v * 100) / 100) : v.toPrecision(4);
   }
 
+  function scales(spec) {
+    var s = { x: axis(spec.x, spec.stacked), y: axis(spec.y, spec.stacked) };
+    if (spec.y2) {
+      s.y2 = axis(spec.y2, false);
+      s.y2.position = "right";
+      s.y2.grid = { drawOnChartArea: false };
+    }
+    return s;
+  }
+
   var charts = {};
   data.charts.forEach(function (spec) {
     var canvas = document.getElementById("chart-" + spec.id);
@@ -72,7 +85,7 @@
         responsive: true,
         maintainAspectRatio: false,
         interaction: { mode: "nearest", intersect: false },
-        scales: { x: axis(spec.x, spec.stacked), y: axis(spec.y, spec.stacked) },
+        scales: scales(spec),
         plugins: {
           legend: {
             display: spec.legend !== false,
@@ -94,11 +107,12 @@
         },
       },
     });
-    if (spec.byPct) {
+    if (spec.byPct || spec.byLine) {
       var select = document.getElementById("select-" + spec.id);
+      var sets = spec.byPct ? spec.byPct.datasets : spec.byLine.datasets;
       select.addEventListener("change", function () {
         var chart = charts[spec.id];
-        chart.data.datasets = (spec.byPct.datasets[select.value] || []).map(toDataset);
+        chart.data.datasets = (sets[select.value] || []).map(toDataset);
         chart.update();
       });
     }

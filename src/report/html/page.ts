@@ -38,6 +38,10 @@ function renderTable(t: Pick<ReportTable, "id" | "columns" | "rows">, caption = 
 }
 
 function renderSelect(chart: ChartData): string {
+  if (chart.byLine) {
+    const options = chart.byLine.labels.map((l, i) => `<option value="${i}"${i === chart.byLine!.selected ? " selected" : ""}>${escapeHtml(l)}</option>`).join("");
+    return `<div class="controls"><label>line <select id="select-${chart.id}">${options}</select></label></div>`;
+  }
   if (!chart.byPct) return "";
   const options = chart.byPct.pcts.map((p) => `<option value="${p}"${p === chart.byPct!.selected ? " selected" : ""}>${p}%</option>`).join("");
   return `<div class="controls"><label>shared prefix <select id="select-${chart.id}">${options}</select></label></div>`;

@@ -25,7 +25,7 @@ describe("parseGate", () => {
   });
 
   test("an unknown or non-numeric key is refused, naming the gate", () => {
-    expect(() => parseGate("p99_ttft<=800")).toThrow('--gate "p99_ttft<=800": p99_ttft is not a numeric key of a pct line');
+    expect(() => parseGate("p99_ttft<=800")).toThrow('--gate "p99_ttft<=800": p99_ttft is not a numeric key of a pct or round line');
     expect(() => parseGate("cache_check==0")).toThrow("cache_check is not a numeric key");
     expect(() => parseGate("run_id==1")).toThrow("run_id is not a numeric key");
   });

@@ -1,0 +1,78 @@
+/** The capacity producer over pcts with a fake point measurement: probe numbering, one run id, the estimate, the lines. */
+import { describe, expect, test } from "bun:test";
+import type { CapacityOptions } from "../../../src/config/capacity-options.ts";
+import type { PctRecord } from "../../../src/metrics/pct-record.ts";
+import { cacheProven, runCapacity, type Load } from "../../../src/capacity/run-capacity.ts";
+import type { CapacityRecord } from "../../../src/schema/lines.ts";
+
+const GATE = "ttft_from_intended_p99_ms<=500";
+
+/** A point whose gate holds below `capacity` (its closed-loop throughput is `closedLoop`). */
+function fakePoint(pct: number, load: Load, capacity: number, closedLoop: number, cache: PctRecord["cache_check"] = "ok"): PctRecord {
+  const rate = Number.isFinite(load.value) ? load.value : Infinity;
+  const p99 = rate <= capacity ? 200 : 900;
+  return {
+    run_id: "inner", run: { fake: true }, shared_prefix_pct: pct, request_rate: rate, max_concurrency: 0, request_throughput: Number.isFinite(rate) ? rate : closedLoop,
+    gates: [{ expr: GATE, value: p99, pass: p99 <= 500 }], cache_check: cache, interrupted: false, warmbench_version: "9.9.9",
+    started_at: "2026-01-01T00:00:00.000Z", server_version: "mock", completed: 10,
+  } as unknown as PctRecord;
+}
+
+const options = (more: Partial<CapacityOptions> = {}): CapacityOptions => ({
+  run: { pcts: [0, 90], workingSets: [1], backend: "sglang", totalTokens: 100, outputLen: 10, burstiness: Infinity, model: "m", seed: 42n, baseUrl: "http://x" } as CapacityOptions["run"],
+  search: "rate", probeRequests: 10, probeDurationS: null, precision: 0.05, confirm: 1, start: null, bracket: [0.1, 1000], require: [], ...more,
+});
+
+async function run(opts: CapacityOptions, capacityAt: (pct: number) => number, cache: (index: number) => PctRecord["cache_check"] = () => "ok") {
+  const probes: PctRecord[] = [];
+  const lines: CapacityRecord[] = [];
+  let n = 0;
+  const outcome = await runCapacity(opts, {
+    measure: async (pct, load) => fakePoint(pct, load, capacityAt(pct), 2 * capacityAt(pct), cache(n++)),
+    probe: (l) => probes.push(l),
+    capacity: (l) => lines.push(l),
+  }, "outer");
+  return { probes, lines, outcome };
+}
+
+describe("runCapacity", () => {
+  test("one search per pct: its probes numbered from 0, one run id, `run` in the first line only, then its capacity line", async () => {
+    const { probes, lines, outcome } = await run(options(), (pct) => (pct === 0 ? 10 : 30));
+    expect(outcome.interrupted).toBe(false);
+    expect(lines.map((l) => l.shared_prefix_pct)).toEqual([0, 90]);
+    for (const pct of [0, 90]) {
+      const mine = probes.filter((p) => p.shared_prefix_pct === pct);
+      expect(mine.map((p) => p.probe)).toEqual(mine.map((_, i) => i));
+      expect(lines.find((l) => l.shared_prefix_pct === pct)!.probes_sent).toBe(mine.length);
+    }
+    expect(probes.every((p) => p.run_id === "outer")).toBe(true);
+    expect(probes.map((p) => "run" in p)).toEqual(probes.map((_, i) => i === 0));
+    expect(lines[0]!.capacity_request_rate).toBeGreaterThanOrEqual(9.5);
+    expect(lines[0]!.capacity_request_rate).toBeLessThanOrEqual(10);
+    expect(lines[1]!.capacity_request_rate).toBeGreaterThanOrEqual(28.5);
+    expect(lines[0]!.capacity_concurrency).toBeNull();
+    expect(lines[0]!.binding_gate).toBe(`${GATE} (900)`);
+    expect([lines[0]!.warmbench_version, lines[0]!.server_version, lines[0]!.seed]).toEqual(["9.9.9", "mock", "42"]);
+  });
+
+  test("without --start the first probe is a closed loop whose throughput is the estimate: written, not a vote", async () => {
+    const { probes, lines } = await run(options({ run: { ...options().run, pcts: [0] } }), () => 10);
+    expect(probes[0]!.request_rate).toBe(Infinity);
+    expect(probes[1]!.request_rate).toBe(20); // the closed loop's throughput
+    expect(lines[0]!.probes_counted).toBe(probes.length - 1);
+    expect(lines[0]!.probes_sent).toBe(probes.length);
+  });
+
+  test("--start skips the estimate", async () => {
+    const { probes } = await run(options({ start: 7, run: { ...options().run, pcts: [0] } }), () => 10);
+    expect(probes[0]!.request_rate).toBe(7);
+  });
+
+  test("a probe whose cache check failed is a probe line but no vote", async () => {
+    const { probes, lines } = await run(options({ start: 20, run: { ...options().run, pcts: [0] } }), () => 10, (i) => (i === 1 ? "mismatch" : "ok"));
+    expect(probes[1]!.cache_check).toBe("mismatch");
+    expect(probes[2]!.request_rate).toBe(probes[1]!.request_rate);
+    expect(lines[0]!.probes_counted).toBe(probes.length - 1);
+    expect(cacheProven(probes[1]!)).toBe(false);
+  });
+});
