@@ -31,7 +31,8 @@ export function renderMarkdownReport(runs: readonly ReportRun[], differing: read
   for (const s of [...historySections(trend), ...buildSections(runs)]) {
     out.push(`### ${s.title}`, "", renderMarkdownTable(s.table), "");
   }
-  out.push(`### Runs`, "", renderMarkdownTable(metadataTable(runs)), "");
+  // A history trend alone (report --history without FILES) has no run of its own to list.
+  if (runs.length > 0) out.push(`### Runs`, "", renderMarkdownTable(metadataTable(runs)), "");
   if (differing.length > 0) {
     const diff = differencesTable(runs, differing);
     out.push(`### ${diff.title}`, "", renderMarkdownTable(diff), "");

@@ -71,6 +71,20 @@ function renderHeaders(runs: readonly ReportRun[]): string {
     .join("\n");
 }
 
+/** The gates and the runs' metadata: absent from a page of a history trend alone (report --history without FILES). */
+function runSections(runs: readonly ReportRun[], differing: readonly string[], gates: ReportTable, diff: ReportTable): string {
+  return `<article class="card wide" id="section-gates">
+<h2>Gates</h2>
+${gates.rows.length ? renderTable(gates) : '<p class="note">No run had --gate set.</p>'}
+</article>
+<article class="card wide" id="section-runs">
+<h2>Runs</h2>
+${renderTable(metadataTable(runs))}
+${differing.length ? `<h3>${escapeHtml(diff.title)}</h3>\n${renderTable(diff)}` : ""}
+${renderHeaders(runs)}
+</article>`;
+}
+
 /** The whole page; with a history trend (report --history), its charts come first. */
 export function renderHtmlReport(runs: readonly ReportRun[], differing: readonly string[], generatedAt = new Date(), trend: HistoryTrend | null = null): string {
   const sections = [...historySections(trend), ...buildSections(runs)];
@@ -109,16 +123,7 @@ ${renderVerdict(gates)}
 </header>
 <main>
 ${sections.map(renderSection).join("\n")}
-<article class="card wide" id="section-gates">
-<h2>Gates</h2>
-${gates.rows.length ? renderTable(gates) : '<p class="note">No run had --gate set.</p>'}
-</article>
-<article class="card wide" id="section-runs">
-<h2>Runs</h2>
-${renderTable(metadataTable(runs))}
-${differing.length ? `<h3>${escapeHtml(diff.title)}</h3>\n${renderTable(diff)}` : ""}
-${renderHeaders(runs)}
-</article>
+${runs.length === 0 ? "" : runSections(runs, differing, gates, diff)}
 </main>
 <footer>Charts drawn with Chart.js (MIT License), inlined: this file needs no network.</footer>
 <script type="application/json" id="report-data">${jsonForScript(data)}</script>
