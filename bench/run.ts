@@ -23,6 +23,7 @@ import { runProgress } from "./scenarios/progress.ts";
 import { runResources } from "./scenarios/resources.ts";
 import { runWorkers } from "./scenarios/workers.ts";
 import { runOpenLoop } from "./scenarios/open-loop.ts";
+import { runReplay } from "./scenarios/replay.ts";
 
 
 // The harness may run under a warmbench binary acting as bun (BUN_BE_BUN=1, where no bun is installed, e.g. a GPU
@@ -39,6 +40,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioResult>> 
   "compare-noise": runCompareNoise,
   progress: runProgress,
   "open-loop": runOpenLoop,
+  replay: runReplay,
 };
 
 interface BenchFlags {
