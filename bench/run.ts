@@ -4,7 +4,7 @@
  * writes each scenario's own bench/results/<scenario>.json (its run's time, machine and version included); the run's
  * Markdown goes to stdout only. docs/performance.md is generated from those files (`bun run docs`). See bench/README.md.
  *
- *   bun bench/run.ts [--quick] [--only accuracy,capacity,resources,cold-start,openai-cpu,workers,compare-noise,progress] [--no-python] [--build] [--bin PATH]
+ *   bun bench/run.ts [--quick] [--only accuracy,capacity,resources,cold-start,openai-cpu,workers,compare-repeats,progress,open-loop] [--no-python] [--build] [--bin PATH]
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -18,7 +18,7 @@ import { runAccuracy } from "./scenarios/accuracy.ts";
 import { capacityTrialTable, runCapacity } from "./scenarios/capacity.ts";
 import { runColdStart } from "./scenarios/cold-start.ts";
 import { runOpenaiCpu } from "./scenarios/openai-cpu.ts";
-import { runCompareNoise } from "./scenarios/compare-noise.ts";
+import { runCompareRepeats } from "./scenarios/compare-repeats.ts";
 import { runProgress } from "./scenarios/progress.ts";
 import { runResources } from "./scenarios/resources.ts";
 import { runWorkers } from "./scenarios/workers.ts";
@@ -37,7 +37,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioResult>> 
   "cold-start": runColdStart,
   "openai-cpu": runOpenaiCpu,
   workers: runWorkers,
-  "compare-noise": runCompareNoise,
+  "compare-repeats": runCompareRepeats,
   progress: runProgress,
   "open-loop": runOpenLoop,
   replay: runReplay,

@@ -29,7 +29,7 @@ export function describeFlag(f: FlagSpec): string {
 export function argsOf(command: CommandName): ArgsDef {
   const args: ArgsDef = {};
   for (const f of flagsOf(command)) {
-    if (f.type === "positional") args[f.name] = { type: "positional", description: f.help, required: true };
+    if (f.type === "positional") args[f.name] = { type: "positional", description: f.help, required: f.optional !== true };
     else if (f.type === "boolean") args[f.name] = { type: "boolean", description: describeFlag(f) };
     else args[f.name] = { type: "string", description: describeFlag(f), ...(f.choices ? { valueHint: f.choices.join("|") } : {}) };
   }

@@ -18,7 +18,8 @@ import { HISTORY_DB_DEFAULT } from "../config/flags/results.ts";
 /** The --db flag of history and compare. */
 export const historyDbPath = (raw: RawFlags): string => (typeof raw.db === "string" && raw.db !== "" ? raw.db : HISTORY_DB_DEFAULT);
 
-const str = (raw: RawFlags, flag: string): string | null => (typeof raw[flag] === "string" ? (raw[flag] as string) : null);
+/** A string flag's value; null when absent. */
+export const str = (raw: RawFlags, flag: string): string | null => (typeof raw[flag] === "string" ? (raw[flag] as string) : null);
 
 /**
  * Adds every run of each file (read and checked before the database is opened, so a bad file adds nothing).

@@ -1,6 +1,7 @@
 /**
- * `warmbench report FILES... [--html OUT.html] [--md OUT.md]`. Without --html/--md it prints the console report of
- * each file exactly as its runs printed it; with them it writes one report of every run of every file.
+ * `warmbench report FILES... [--html OUT.html] [--md OUT.md] [--history [--db PATH] [--tag T]]`. Without --html/--md
+ * it prints the console report of each file exactly as its runs printed it; with them it writes one report of every
+ * run of every file, and with --history the trend of the history database's runs first (FILES optional then).
  */
 import { writeFileSync } from "node:fs";
 import { EXIT, UsageError } from "../errors.ts";
@@ -10,14 +11,16 @@ import { renderConsoleReport } from "../report/console-report.ts";
 import { checkOutputWritable } from "../output/jsonl-file.ts";
 import { renderMarkdownReport } from "../report/markdown.ts";
 import { loadReportRuns, readResultsText } from "../report/runs.ts";
+import { checkHistoryFlags, loadHistoryTrend } from "./report-history.ts";
 
 const flagValue = (raw: RawFlags, flag: string): string | null => (typeof raw[flag] === "string" ? (raw[flag] as string) : null);
 
 export async function reportCommand(raw: RawFlags & { _: string[] }, write: (text: string) => void): Promise<number> {
   const files = raw._;
-  if (files.length === 0) throw new UsageError("report: expects a JSONL results file (warmbench report FILE...)");
   const html = flagValue(raw, "html");
   const md = flagValue(raw, "md");
+  const history = checkHistoryFlags(raw, html !== null || md !== null);
+  if (files.length === 0 && !history) throw new UsageError("report: expects a JSONL results file (warmbench report FILE...), or --history");
   if (html === null && md === null) {
     for (const file of files) {
       const text = readResultsText(file, "report");
@@ -28,17 +31,18 @@ export async function reportCommand(raw: RawFlags & { _: string[] }, write: (tex
   }
   if (html !== null) checkOutputWritable(html, "--html");
   if (md !== null && md !== "-") checkOutputWritable(md, "--md");
-  const { runs, differing } = loadReportRuns(files);
+  const { runs, differing } = files.length === 0 ? { runs: [], differing: [] } : loadReportRuns(files);
+  const trend = history ? loadHistoryTrend(raw, runs) : null;
   if (md !== null) {
-    const markdown = renderMarkdownReport(runs, differing);
+    const markdown = renderMarkdownReport(runs, differing, undefined, trend);
     if (md === "-") write(markdown);
     else writeFileSync(md, markdown);
   }
   if (html !== null) {
     // Loaded only here: the chart library is ~200 KB of text that no run needs.
     const { renderHtmlReport } = await import("../report/html/page.ts");
-    writeFileSync(html, renderHtmlReport(runs, differing));
+    writeFileSync(html, renderHtmlReport(runs, differing, new Date(), trend));
   }
-  log.info(`report: ${runs.length} run(s) from ${files.length} file(s) -> ${[html, md].filter((p) => p !== null).join(", ")}`);
+  log.info(`report: ${runs.length} run(s) from ${files.length} file(s)${trend ? `, ${trend.runs.length} in the history trend` : ""} -> ${[html, md].filter((p) => p !== null).join(", ")}`);
   return EXIT.ok;
 }

@@ -137,7 +137,7 @@ export interface RunOptions {
 /** Defaults of `warmbench compare`. */
 export const COMPARE_DEFAULTS = {
   /**
-   * The limits without --max-regress: above the run-to-run noise measured by `bun run bench` (compare-noise: 20
+   * The limits without --max-regress: above the run-to-run noise measured by `bun run bench` (compare-repeats: 20
    * pairs of runs against one mock never fail them), tight enough to catch a real regression of a release.
    */
   maxRegress: "mean_ttft_ms=10%,p99_ttft_ms=25%,mean_itl_ms=5%,output_throughput=5%",

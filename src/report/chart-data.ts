@@ -31,6 +31,8 @@ export interface AxisData {
   type: "linear" | "logarithmic";
   min?: number;
   max?: number;
+  /** A tick at each integer x from 0, named by its label (a history trend: x is the run's place). */
+  labels?: string[];
 }
 
 /** A chart as the page script draws it. CDF charts hold one set of datasets per pct, switched by a selector. */

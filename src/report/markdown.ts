@@ -3,6 +3,7 @@
  * metadata, without the charts. Cells are escaped so a value from the JSONL cannot break the table or inject markup.
  */
 import type { ReportRun } from "./runs.ts";
+import { historySections, type HistoryTrend } from "./history-trend.ts";
 import { buildSections } from "./sections.ts";
 import { numericColumns } from "./text-table.ts";
 import { differencesTable, gatesTable, metadataTable, type ReportTable } from "./tables.ts";
@@ -19,7 +20,7 @@ export function renderMarkdownTable(t: Pick<ReportTable, "columns" | "rows">): s
 }
 
 /** The whole Markdown report of some runs. */
-export function renderMarkdownReport(runs: readonly ReportRun[], differing: readonly string[], title = "warmbench report"): string {
+export function renderMarkdownReport(runs: readonly ReportRun[], differing: readonly string[], title = "warmbench report", trend: HistoryTrend | null = null): string {
   const out: string[] = [`## ${escapeMarkdownCell(title)}`, ""];
   const gates = gatesTable(runs);
   const failed = gates.rows.filter((r) => r[4] === "FAIL").length;
@@ -27,10 +28,11 @@ export function renderMarkdownReport(runs: readonly ReportRun[], differing: read
     out.push(failed === 0 ? `All ${gates.rows.length} gate verdicts pass.` : `**${failed} of ${gates.rows.length} gate verdicts FAIL.**`, "");
     out.push(`### ${gates.title}`, "", renderMarkdownTable(gates), "");
   }
-  for (const s of buildSections(runs)) {
+  for (const s of [...historySections(trend), ...buildSections(runs)]) {
     out.push(`### ${s.title}`, "", renderMarkdownTable(s.table), "");
   }
-  out.push(`### Runs`, "", renderMarkdownTable(metadataTable(runs)), "");
+  // A history trend alone (report --history without FILES) has no run of its own to list.
+  if (runs.length > 0) out.push(`### Runs`, "", renderMarkdownTable(metadataTable(runs)), "");
   if (differing.length > 0) {
     const diff = differencesTable(runs, differing);
     out.push(`### ${diff.title}`, "", renderMarkdownTable(diff), "");

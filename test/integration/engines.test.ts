@@ -69,8 +69,9 @@ describe("--backend auto (the default) against SGLang", () => {
     // Every line holds the same keys and the same values but for the measured times and the run's own ids.
     // ...and but for where each run's own server listened and when it started.
     const strip = (l: any) => {
-      // ttft_by_tier holds TTFTs too (per serving tier), and the shards' self-checks are timings.
-      const { run, run_id, started_at, base_url, hdr, ttft_fit, ttft_model, ttft_by_tier, ...rest } = l;
+      // ttft_by_tier holds TTFTs too (per serving tier), the shards' self-checks are timings, and so are the
+      // timeline's buckets and the steady-state window.
+      const { run, run_id, started_at, base_url, hdr, ttft_fit, ttft_model, ttft_by_tier, timeline, steady_state, ...rest } = l;
       const times = Object.fromEntries(Object.entries(rest).filter(([k]) => !/(_ms|duration|throughput|concurrency|client_|achieved_)/.test(k) || k === "max_concurrency"));
       if (!run) return times;
       const options = { ...run.options, base_url: null, output_file: null };

@@ -7,7 +7,7 @@ export const HISTORY_DB_DEFAULT = "warmbench.db";
 
 export const RESULTS_FLAGS: FlagDecl[] = [
   { name: "files", type: "positional", variadic: true, help: "JSONL files written with --output-file (one or more)", commands: {
-    report: true,
+    report: { optional: true, help: "JSONL files written with --output-file (one or more; none needed with --history)" },
     merge: { help: "JSONL files of runs that were not coordinated (two or more)" },
   } },
   { name: "base", type: "positional", help: "JSONL results of the baseline", commands: { compare: true } },
@@ -27,8 +27,15 @@ export const RESULTS_FLAGS: FlagDecl[] = [
     history: true,
     run: { help: "The history database of --history (SQLite)" },
     compare: { help: "The history database that a BASE of history:last-green, history:TAG or history:RUN_ID is read from" },
+    report: { help: "The history database that --history reads (SQLite; never written)" },
   } },
-  { name: "tag", type: "string", help: "add: a tag for the runs (e.g. a release); list, show: only runs with this tag", commands: { history: true } },
+  { name: "tag", type: "string", help: "add: a tag for the runs (e.g. a release); list, show: only runs with this tag", commands: {
+    history: true,
+    report: { help: "--history: only the stored runs with this tag" },
+  } },
   { name: "pct", type: "string", help: "show: only the lines at this shared-prefix pct", commands: { history: true } },
-  { name: "history", type: "boolean", help: "Add the run to the history database (--db) when it ends; an interrupted run adds nothing", commands: { run: true } },
+  { name: "history", type: "boolean", help: "Add the run to the history database (--db) when it ends; an interrupted run adds nothing", commands: {
+    run: true,
+    report: { help: "Chart each key metric per line across the runs of the history database (--db), oldest first; FILES are the newest points (not stored)" },
+  } },
 ];

@@ -21,10 +21,12 @@ export interface FlagSpec {
   repeatable?: boolean;
   /** Positional: more than one may be given (files...). */
   variadic?: boolean;
+  /** Positional: may be left out (the command says what it needs instead: report FILES... beside --history). */
+  optional?: boolean;
 }
 
 /** What differs for one command from the flag's common declaration. */
-export type FlagOverride = Partial<Pick<FlagSpec, "help" | "default" | "choices">>;
+export type FlagOverride = Partial<Pick<FlagSpec, "help" | "default" | "choices" | "optional">>;
 
 /** A flag and the commands that take it (`true`: as declared; an object: with that command's help or default). */
 export interface FlagDecl extends FlagSpec {

@@ -55,6 +55,14 @@
         },
       };
     }
+    // Named ticks (a history trend: x is the run's place): one per run, whatever Chart.js would choose.
+    if (a.labels) {
+      var names = a.labels;
+      ax.afterBuildTicks = function (scale) {
+        scale.ticks = names.map(function (_, i) { return { value: i }; });
+      };
+      ax.ticks = { autoSkip: true, callback: function (v) { return names[v] === undefined ? "" : names[v]; } };
+    }
     if (a.min !== undefined) ax.min = a.min;
     if (a.max !== undefined) ax.max = a.max;
     return ax;
@@ -100,7 +108,9 @@
           tooltip: {
             callbacks: {
               label: function (ctx) {
-                return ctx.dataset.label + ": (" + fmt(ctx.parsed.x) + ", " + fmt(ctx.parsed.y) + ")";
+                var names = spec.x.labels;
+                var x = names && names[ctx.parsed.x] !== undefined ? names[ctx.parsed.x] : fmt(ctx.parsed.x);
+                return ctx.dataset.label + ": (" + x + ", " + fmt(ctx.parsed.y) + ")";
               },
             },
           },

@@ -10,6 +10,7 @@ import pageScript from "./page.client.js" with { type: "text" };
 import pageCss from "./page.css" with { type: "text" };
 import { VERSION } from "../../version.ts";
 import type { ReportRun } from "../runs.ts";
+import { historySections, type HistoryTrend } from "../history-trend.ts";
 import { buildSections, type ChartData, type ReportSection } from "../sections.ts";
 import { differencesTable, gatesTable, metadataTable, type ReportTable } from "../tables.ts";
 import { numericColumns } from "../text-table.ts";
@@ -70,9 +71,23 @@ function renderHeaders(runs: readonly ReportRun[]): string {
     .join("\n");
 }
 
-/** The whole page. */
-export function renderHtmlReport(runs: readonly ReportRun[], differing: readonly string[], generatedAt = new Date()): string {
-  const sections = buildSections(runs);
+/** The gates and the runs' metadata: absent from a page of a history trend alone (report --history without FILES). */
+function runSections(runs: readonly ReportRun[], differing: readonly string[], gates: ReportTable, diff: ReportTable): string {
+  return `<article class="card wide" id="section-gates">
+<h2>Gates</h2>
+${gates.rows.length ? renderTable(gates) : '<p class="note">No run had --gate set.</p>'}
+</article>
+<article class="card wide" id="section-runs">
+<h2>Runs</h2>
+${renderTable(metadataTable(runs))}
+${differing.length ? `<h3>${escapeHtml(diff.title)}</h3>\n${renderTable(diff)}` : ""}
+${renderHeaders(runs)}
+</article>`;
+}
+
+/** The whole page; with a history trend (report --history), its charts come first. */
+export function renderHtmlReport(runs: readonly ReportRun[], differing: readonly string[], generatedAt = new Date(), trend: HistoryTrend | null = null): string {
+  const sections = [...historySections(trend), ...buildSections(runs)];
   const gates = gatesTable(runs);
   const files = new Set(runs.map((r) => r.file)).size;
   const data = { palette: PALETTE, charts: sections.map((s) => s.chart) };
@@ -102,22 +117,13 @@ ${pageCss}
 <body>
 <header>
 <h1>warmbench report</h1>
-<p class="sub">${runs.length} run${runs.length === 1 ? "" : "s"} from ${files} file${files === 1 ? "" : "s"}; generated ${escapeHtml(generatedAt.toISOString())} by warmbench ${escapeHtml(VERSION)}.${differing.length ? " Runs are named by the settings that differ between them." : ""}</p>
+<p class="sub">${runs.length} run${runs.length === 1 ? "" : "s"} from ${files} file${files === 1 ? "" : "s"}${trend ? `, ${trend.runs.length} in the history trend` : ""}; generated ${escapeHtml(generatedAt.toISOString())} by warmbench ${escapeHtml(VERSION)}.${differing.length ? " Runs are named by the settings that differ between them." : ""}</p>
 <ul class="series" id="series">${legend}</ul>
 ${renderVerdict(gates)}
 </header>
 <main>
 ${sections.map(renderSection).join("\n")}
-<article class="card wide" id="section-gates">
-<h2>Gates</h2>
-${gates.rows.length ? renderTable(gates) : '<p class="note">No run had --gate set.</p>'}
-</article>
-<article class="card wide" id="section-runs">
-<h2>Runs</h2>
-${renderTable(metadataTable(runs))}
-${differing.length ? `<h3>${escapeHtml(diff.title)}</h3>\n${renderTable(diff)}` : ""}
-${renderHeaders(runs)}
-</article>
+${runs.length === 0 ? "" : runSections(runs, differing, gates, diff)}
 </main>
 <footer>Charts drawn with Chart.js (MIT License), inlined: this file needs no network.</footer>
 <script type="application/json" id="report-data">${jsonForScript(data)}</script>

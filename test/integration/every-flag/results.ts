@@ -104,6 +104,28 @@ const REPORT: Record<string, ResultsEntry> = {
     written(o, b, "r.md");
     expect(readFileSync(join(o.dir, "r.md"), "utf8")).toContain("|");
   } },
+  // The trend charts of HDB's runs (A's tagged base, SLOW's tagged slow) come before the file's own charts.
+  history: { args: ["report", "{A}", "--html", "{dir}/r.html", "--history", "--db", "{HDB}"], vs: ["report", "{A}", "--html", "{dir}/r.html"], proof: async (o, b) => {
+    codes(o, b, 0, 0);
+    const page = (r: Ran) => readFileSync(join(r.dir, "r.html"), "utf8");
+    expect(page(o)).toContain('id="chart-history-p99_ttft_ms"');
+    expect(page(o)).toContain(runIdOf((await inputs()).SLOW));
+    expect(page(b)).not.toContain("history-p99_ttft_ms");
+  } },
+  // HDB has runs to draw; the default ./warmbench.db holds no history (exit 2).
+  db: { args: ["report", "--md", "-", "--history", "--db", "{HDB}"], vs: ["report", "--md", "-", "--history"], proof: (o, b) => {
+    codes(o, b, 0, 2);
+    expect(o.stdout).toContain("### History: mean_ttft_ms");
+    expect(b.stderr).toContain("warmbench.db");
+  } },
+  // Only the run tagged slow is a point of the trend.
+  tag: { args: ["report", "--md", "-", "--history", "--db", "{HDB}", "--tag", "slow"], vs: ["report", "--md", "-", "--history", "--db", "{HDB}"], proof: async (o, b) => {
+    codes(o, b, 0, 0);
+    const { A, SLOW } = await inputs();
+    expect(b.stdout).toContain(runIdOf(A));
+    expect(o.stdout).not.toContain(runIdOf(A));
+    expect(o.stdout).toContain(runIdOf(SLOW));
+  } },
   verbose: verbose(["report", MISSING]),
 };
 
