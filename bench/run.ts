@@ -4,7 +4,7 @@
  * writes each scenario's own bench/results/<scenario>.json (its run's time, machine and version included); the run's
  * Markdown goes to stdout only. docs/performance.md is generated from those files (`bun run docs`). See bench/README.md.
  *
- *   bun bench/run.ts [--quick] [--only accuracy,capacity,resources,cold-start,openai-cpu,workers,compare-repeats,progress,open-loop] [--no-python] [--build] [--bin PATH]
+ *   bun bench/run.ts [--quick] [--only accuracy,capacity,resources,cold-start,openai-cpu,workers,compare-repeats,progress,open-loop,replay] [--no-python] [--build] [--bin PATH]
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";

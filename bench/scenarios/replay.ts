@@ -14,7 +14,9 @@ import { readIfExists, runBounded, startMock } from "../lib/procs.ts";
 import { progress, type ScenarioResult } from "../lib/scenario.ts";
 import { fmt } from "../lib/stats.ts";
 import type { BenchContext } from "../lib/trial.ts";
+import { createTemplate, IDS_PLACEHOLDER } from "../../src/backends/body.ts";
 import { BlockSource } from "../../src/replay/blocks.ts";
+import { TraceSource } from "../../src/replay/source.ts";
 
 const BLOCK = 512;
 const TIME_SCALE = 0.25;
@@ -38,6 +40,44 @@ function promptBuildMs(): { fresh: number; kept: number } {
   }
   const median = (xs: number[]) => xs.sort((a, b) => a - b)[xs.length >> 1]!;
   return { fresh: median(fresh), kept: median(kept) };
+}
+
+/** The largest gap between consecutive zero-delay timers until `done()`, or for `forMs` when given. */
+async function worstTimerGapMs(done: () => boolean, forMs = Infinity): Promise<number> {
+  const start = performance.now();
+  let last = start;
+  let worst = 0;
+  while (!done() && last - start < forMs) {
+    await new Promise((r) => setTimeout(r, 0));
+    const now = performance.now();
+    worst = Math.max(worst, now - last);
+    last = now;
+  }
+  return worst;
+}
+
+/**
+ * The longest the event loop waited while the replay's TraceSource built one LONG_PROMPT-token prompt of new blocks
+ * ahead of need (the largest gap between zero-delay timers until the body was ready, median of 9 builds), and the
+ * same timer loop with nothing to build for as long (the box's own floor).
+ */
+async function stallMs(): Promise<{ building: number; idle: number }> {
+  const population = Uint32Array.from({ length: 32_000 }, (_, i) => i + 100);
+  const template = createTemplate({ input_ids: IDS_PLACEHOLDER, max_new_tokens: 4 });
+  const blocks = Math.ceil(LONG_PROMPT / BLOCK);
+  const building: number[] = [];
+  const idle: number[] = [];
+  for (let rep = 0; rep < 9; rep++) {
+    const req = { line: 1, index: 0, timestampMs: 0, inputLength: LONG_PROMPT, outputLength: 4, hashIds: Array.from({ length: blocks }, (_, j) => 1_000_000 * (rep + 1) + j) };
+    let done = false;
+    const t0 = performance.now();
+    const source = new TraceSource([req], new BlockSource(population, BigInt(rep), BLOCK, null, blocks), () => template, () => undefined);
+    void source.filled().then(() => (done = true));
+    building.push(await worstTimerGapMs(() => done));
+    idle.push(await worstTimerGapMs(() => false, performance.now() - t0));
+  }
+  const median = (xs: number[]) => xs.sort((a, b) => a - b)[xs.length >> 1]!;
+  return { building: median(building), idle: median(idle) };
 }
 
 export async function runReplay(ctx: BenchContext): Promise<ScenarioResult> {
@@ -66,6 +106,7 @@ export async function runReplay(ctx: BenchContext): Promise<ScenarioResult> {
     await mock.stop();
   }
   const build = promptBuildMs();
+  const stall = await stallMs();
   const lines = readIfExists(out).split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as Record<string, any>);
   const whole = lines.find((l) => l.type !== "run" && l.window === undefined);
   if (proc.code !== 0 || whole === undefined) throw new Error(`replay bench: warmbench exited ${proc.code}: ${proc.stderrTail.slice(-800)}`);
@@ -76,7 +117,7 @@ export async function runReplay(ctx: BenchContext): Promise<ScenarioResult> {
     requests: trace.length, completed: Number(whole.completed), windows, lagP50Ms: Number(whole.schedule_lag_median_ms), lagP99Ms: Number(whole.schedule_lag_p99_ms),
     loopLagP99Ms: Number(whole.client_loop_lag_p99_ms), ownLagP99Ms: Number(whole.client_own_lag_p99_ms),
     peakRssMiB: peakMiB, outsideRange: outside, observedHitRatio: Number(whole.observed_hit_ratio), expectedHitRatio: Number(whole.expected_hit_ratio), wallS: proc.wallMs / 1000,
-    longPromptFreshMs: build.fresh, longPromptKeptMs: build.kept,
+    longPromptFreshMs: build.fresh, longPromptKeptMs: build.kept, longPromptStallMs: stall.building, idleStallMs: stall.idle,
   };
   progress(`replay: lag p50 ${fmt(figures.lagP50Ms, 2)} ms, p99 ${fmt(figures.lagP99Ms, 2)} ms, peak RSS ${fmt(peakMiB, 0)} MiB, ${outside} outside the range`);
   return {
@@ -98,7 +139,7 @@ export async function runReplay(ctx: BenchContext): Promise<ScenarioResult> {
       "Schedule lag: each request's actual send minus its scaled trace timestamp (the whole replay's schedule_lag_median_ms and schedule_lag_p99_ms).",
       "Event-loop lag: how late the client's 10 ms probe timer fired (p99), and the part its own JS work explains; lag the client does not explain is the machine's (other processes on its cores).",
       "Peak RSS: the client process's VmHWM sampled every 100 ms and its rusage maxRSS, the larger.",
-      `Building one ${LONG_PROMPT}-token prompt on the JS thread (BlockSource.promptDigits, median of 7): ${fmt(build.fresh, 1)} ms with all its ${Math.ceil(LONG_PROMPT / BLOCK)} blocks new (drawn and serialized), ${fmt(build.kept, 3)} ms with them kept (views of the kept digits).`,
+      `Building one ${LONG_PROMPT}-token prompt on the JS thread (BlockSource.promptDigits, median of 7): ${fmt(build.fresh, 1)} ms with all its ${Math.ceil(LONG_PROMPT / BLOCK)} blocks new (drawn and serialized), ${fmt(build.kept, 3)} ms with them kept (views of the kept digits). The replay draws a prompt's new blocks one at a time in 2-ms slices between looks at the clock: while its TraceSource built such a prompt ahead of need, the event loop waited at most ${fmt(stall.building, 2)} ms (largest gap between zero-delay timers until the body was ready, median of 9), against ${fmt(stall.idle, 2)} ms for the same timers with nothing to build for as long.`,
       "Outside the range: cache_short_requests + cache_over_requests of the whole replay's line (the mock's cache of 50M tokens holds the whole trace). The mock runs at page size 16: at page size 1 a server that caches generated tokens (SGLang, the mock) can serve one token more than predicted when a continued turn's next id happens to equal the first generated one (about once per population-size continued turns).",
       `The trace: 8 system prompts of ${2 * BLOCK} tokens, ${conversations} conversations of 4 turns (30 trace s apart, up to 600 new tokens each), two conversations starting at each 240-ms step (test/helpers/mooncake-trace.ts).`,
     ],
