@@ -4,7 +4,7 @@
  * writes each scenario's own bench/results/<scenario>.json (its run's time, machine and version included); the run's
  * Markdown goes to stdout only. docs/performance.md is generated from those files (`bun run docs`). See bench/README.md.
  *
- *   bun bench/run.ts [--quick] [--only accuracy,capacity,resources,cold-start,openai-cpu,workers,compare-repeats,progress,open-loop,replay] [--no-python] [--build] [--bin PATH]
+ *   bun bench/run.ts [--quick] [--only accuracy,capacity,resources,cold-start,openai-cpu,workers,compare-repeats,progress,open-loop,timeline-cost,replay] [--no-python] [--build] [--bin PATH] [--baseline PATH]
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -23,8 +23,8 @@ import { runProgress } from "./scenarios/progress.ts";
 import { runResources } from "./scenarios/resources.ts";
 import { runWorkers } from "./scenarios/workers.ts";
 import { runOpenLoop } from "./scenarios/open-loop.ts";
+import { runTimelineCost } from "./scenarios/timeline-cost.ts";
 import { runReplay } from "./scenarios/replay.ts";
-
 
 // The harness may run under a warmbench binary acting as bun (BUN_BE_BUN=1, where no bun is installed, e.g. a GPU
 // node): the binaries it starts must be themselves again.
@@ -40,6 +40,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioResult>> 
   "compare-repeats": runCompareRepeats,
   progress: runProgress,
   "open-loop": runOpenLoop,
+  "timeline-cost": runTimelineCost,
   replay: runReplay,
 };
 
@@ -50,11 +51,13 @@ interface BenchFlags {
   build: boolean;
   /** A warmbench binary to use instead of dist/warmbench. */
   bin: string | null;
+  /** A warmbench binary to compare with (timeline-cost). */
+  baseline: string | null;
 }
 
 /** Parses the harness flags; exits 2 on an unknown one. */
 function parseFlags(argv: string[]): BenchFlags {
-  const flags: BenchFlags = { quick: false, only: Object.keys(SCENARIOS), python: true, build: false, bin: null };
+  const flags: BenchFlags = { quick: false, only: Object.keys(SCENARIOS), python: true, build: false, bin: null, baseline: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === "--quick") flags.quick = true;
@@ -63,6 +66,10 @@ function parseFlags(argv: string[]): BenchFlags {
     else if (a === "--bin" || a.startsWith("--bin=")) {
       flags.bin = a.includes("=") ? a.slice(a.indexOf("=") + 1) : (argv[++i] ?? usage("--bin: expects a path"));
       if (!existsSync(flags.bin)) usage(`--bin: ${flags.bin} does not exist`);
+    }
+    else if (a === "--baseline" || a.startsWith("--baseline=")) {
+      flags.baseline = a.includes("=") ? a.slice(a.indexOf("=") + 1) : (argv[++i] ?? usage("--baseline: expects a path"));
+      if (!existsSync(flags.baseline)) usage(`--baseline: ${flags.baseline} does not exist`);
     }
     else if (a === "--only" || a.startsWith("--only=")) {
       const value = a.includes("=") ? a.slice(a.indexOf("=") + 1) : argv[++i];
@@ -77,7 +84,7 @@ function parseFlags(argv: string[]): BenchFlags {
 }
 
 function usage(error: string | null): never {
-  const text = `usage: bun bench/run.ts [--quick] [--only ${Object.keys(SCENARIOS).join(",")}] [--no-python] [--build] [--bin PATH]\n`;
+  const text = `usage: bun bench/run.ts [--quick] [--only ${Object.keys(SCENARIOS).join(",")}] [--no-python] [--build] [--bin PATH] [--baseline PATH]\n`;
   process.stderr.write(error ? `bench: ${error}\n${text}` : text);
   process.exit(error ? 2 : 0);
 }
@@ -122,6 +129,7 @@ async function main(): Promise<void> {
     },
     quick: flags.quick,
     emitter: null,
+    baseline: flags.baseline !== null ? resolve(flags.baseline) : null,
   };
   if (flags.only.includes("capacity") || flags.only.includes("workers")) {
     progress(`compiling ${EMITTER_SOURCE} (cc -O2 -Wall)`);

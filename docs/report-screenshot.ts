@@ -4,7 +4,10 @@
  *   server flag would), the page's header and first charts;
  * - report-loop.png: the same report's curve of TTFT against that setting (the loop's variable);
  * - report-load.png: a request-rate sweep's load curve (TTFT against the achieved rate);
- * - report-knee.png: a working-set sweep's knee (hit ratio against working_set_tokens, with the capacity lines).
+ * - report-knee.png: a working-set sweep's knee (hit ratio against working_set_tokens, with the capacity lines);
+ * - report-timeline.png: a line over time (throughput and requests in flight, its steady-state window shaded): a
+ *   closed-loop run of 64 requests at --max-concurrency 8, so that the ramp, the plateau and the drain show;
+ * - report-rounds.png: a multiturn file's round charts (hit ratio expected and observed, TTFT mean and P99).
  *
  *   bun build.ts && bun docs/report-screenshot.ts [OUT_DIR]
  */
@@ -24,6 +27,19 @@ async function sweep(name: string, mockFlags: string[], args: string[]): Promise
   const file = join(dir, `${name}.jsonl`);
   try {
     const r = await runCli(["--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--output-len", "32", "--settle", "0", "--quiet", "--output-file", file, ...args]);
+    process.stderr.write(`${name}: exit ${r.code}\n`);
+  } finally {
+    await mock.stop();
+  }
+  return file;
+}
+
+/** A multiturn run against a fresh mock process; its results file. */
+async function multiturn(name: string, args: string[]): Promise<string> {
+  const mock = await startMockProcess(["--page-size", "16", "--ttft-base-ms", "5", "--itl-ms", "4", "--prefill-us-per-token", "40"]);
+  const file = join(dir, `${name}.jsonl`);
+  try {
+    const r = await runCli(["multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--output-len", "8", "--settle", "0", "--output-file", file, ...args]);
     process.stderr.write(`${name}: exit ${r.code}\n`);
   } finally {
     await mock.stop();
@@ -52,6 +68,12 @@ const loadHtml = await report("load", [await sweep("rates", ["--prefill-us-per-t
 const kneeHtml = await report("knee", [await sweep("ws", ["--prefill-us-per-token", "20", "--cache-tokens", "20000", "--host-cache-tokens", "20000"], [
   "--pcts", "90", "--num-prompts", "32", "--total-tokens", "2000", "--max-concurrency", "1", "--working-set", "1,2,4,8,16,32,64",
 ])]);
+const timelineHtml = await report("timeline", [await sweep("timeline", ["--prefill-us-per-token", "20"], [
+  "--pcts", "90", "--num-prompts", "64", "--total-tokens", "2000", "--max-concurrency", "8",
+])]);
+const roundsHtml = await report("rounds", [await multiturn("rounds", [
+  "--num-clients", "4", "--num-rounds", "6", "--shared-system-tokens", "256", "--turn-tokens", "96",
+])]);
 
 const browser = await openBrowser({ width: 1400, height: 900 });
 try {
@@ -69,7 +91,18 @@ try {
   await page.locator("#section-rate-ttft").screenshot({ path: join(outDir, "report-load.png") });
   await open(kneeHtml);
   await page.locator("#section-ws-hit-ratio").screenshot({ path: join(outDir, "report-knee.png") });
+  await open(timelineHtml);
+  await page.locator("#section-timeline").screenshot({ path: join(outDir, "report-timeline.png") });
+  await open(roundsHtml);
+  // The two round charts side by side or one above the other, as the page lays them out: both sections in one clip.
+  const box = await page.evaluate(() => {
+    const doc = (globalThis as any).document;
+    const a = doc.getElementById("section-round-hit-ratio").getBoundingClientRect(), b = doc.getElementById("section-round-ttft").getBoundingClientRect();
+    const top = Math.min(a.top, b.top) + (globalThis as any).scrollY, left = Math.min(a.left, b.left);
+    return { x: left, y: top, width: Math.max(a.right, b.right) - left, height: Math.max(a.bottom, b.bottom) + (globalThis as any).scrollY - top };
+  });
+  await page.screenshot({ path: join(outDir, "report-rounds.png"), fullPage: true, clip: box });
 } finally {
   await browser.close();
 }
-process.stderr.write(`wrote report.png, report-loop.png, report-load.png, report-knee.png under ${outDir} (reports: ${dir})\n`);
+process.stderr.write(`wrote report.png, report-loop.png, report-load.png, report-knee.png, report-timeline.png, report-rounds.png under ${outDir} (reports: ${dir})\n`);

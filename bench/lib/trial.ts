@@ -20,6 +20,8 @@ export interface BenchContext {
   quick: boolean;
   /** The compiled emitter (lib/emitter.ts), or null when no scenario of this run needs it. */
   emitter: string | null;
+  /** --baseline: a warmbench binary to compare with (timeline-cost's "before"); null when none was given. */
+  baseline: string | null;
 }
 
 export type Tool = "warmbench" | "python";

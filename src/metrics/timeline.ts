@@ -1,12 +1,17 @@
 /**
  * A line's run over time, from its records after the measurement (never per event on the hot path): fixed buckets
  * from the line's first send, at most MAX_BUCKETS of them, each with the requests sent and ended, the requests in
- * flight, the output tokens, the mean TTFT and ITL, and the share of prompt tokens found cached. Pure.
+ * flight, the output tokens, the mean TTFT and ITL, and the share of prompt tokens found cached; written packed
+ * (timeline-codec.ts), read back with unpackTimeline. Pure.
  */
 import type { RequestRecord } from "../schema/record.ts";
 import type { Timeline } from "../schema/timeline-shape.ts";
+import { decodeSeries, encodeSeries, SERIES_NAMES, SERIES_UNITS, type SeriesName } from "./timeline-codec.ts";
 
 export type { SteadyState, Timeline } from "../schema/timeline-shape.ts";
+
+/** A timeline as numbers: one array per series, one value per bucket (null: nothing to average). */
+export type TimelineData = { bucket_s: number } & { [K in SeriesName]: K extends "ttft_ms" | "itl_ms" | "cached_pct" ? (number | null)[] : number[] };
 
 export const MAX_BUCKETS = 120;
 
@@ -38,12 +43,33 @@ export function bucketWidthMs(durationMs: number): number {
   }
 }
 
-/** A value for the chart, in few bytes: whole numbers from 10 up, 2 significant digits below (4.4, 0.53). */
-export const compact = (v: number): number => (Math.abs(v) >= 10 ? Math.round(v) : v === 0 ? 0 : Number(v.toPrecision(2)));
-const meanOf = (sum: number, n: number): number | null => (n > 0 ? compact(sum / n) : null);
+const meanOf = (sum: number, n: number): number | null => (n > 0 ? sum / n : null);
 
-/** The line's timeline; null when it sent nothing. */
+/** The line's timeline as written; null when it sent nothing. */
 export function buildTimeline(records: readonly RequestRecord[]): Timeline | null {
+  const data = timelineData(records);
+  return data === null ? null : packTimeline(data);
+}
+
+export function packTimeline(data: TimelineData): Timeline {
+  const packed = { bucket_s: data.bucket_s, buckets: data.started.length } as Timeline;
+  for (const name of SERIES_NAMES) packed[name] = encodeSeries(data[name], SERIES_UNITS[name]);
+  return packed;
+}
+
+/** A written timeline's numbers (on each series' grid: in_flight to 0.1, TTFT and ITL to 3 digits, 0.01 ms at finest). */
+export function unpackTimeline(t: Timeline): TimelineData {
+  const data = { bucket_s: t.bucket_s } as TimelineData;
+  for (const name of SERIES_NAMES) {
+    const values = decodeSeries(t[name], SERIES_UNITS[name]);
+    if (values.length !== t.buckets) throw new Error(`timeline ${name}: ${values.length} values for ${t.buckets} buckets`);
+    (data as Record<SeriesName, (number | null)[]>)[name] = values;
+  }
+  return data;
+}
+
+/** The line's buckets at full precision; null when it sent nothing. */
+export function timelineData(records: readonly RequestRecord[]): TimelineData | null {
   if (records.length === 0) return null;
   const t0 = originMsOf(records);
   const endMs = records.reduce((t, r) => Math.max(t, endMsOf(r)), t0);
@@ -85,10 +111,10 @@ export function buildTimeline(records: readonly RequestRecord[]): Timeline | nul
     bucket_s: width / 1000,
     started,
     finished,
-    in_flight: busyMs.map((ms, b) => compact(ms / span(b))),
+    in_flight: busyMs.map((ms, b) => ms / span(b)),
     output_tokens: tokens,
     ttft_ms: ttftSum.map((sum, b) => meanOf(sum, ttftN[b]!)),
     itl_ms: itlSum.map((sum, b) => meanOf(sum, itlN[b]!)),
-    cached_pct: cached.map((c, b) => (prompt[b]! > 0 ? Math.round((100 * c) / prompt[b]!) : null)),
+    cached_pct: cached.map((c, b) => (prompt[b]! > 0 ? (100 * c) / prompt[b]! : null)),
   };
 }

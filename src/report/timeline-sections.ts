@@ -5,7 +5,7 @@
  * beside its whole-line figures, and the drawn line's buckets.
  */
 import { labelOf } from "../schema/axes.ts";
-import type { SteadyState, Timeline } from "../metrics/timeline.ts";
+import { unpackTimeline, type SteadyState, type Timeline, type TimelineData } from "../metrics/timeline.ts";
 import type { DatasetData, ReportSection, SeriesRun } from "./chart-data.ts";
 import { groupsOf, valueOf, type AnyLine } from "./curves.ts";
 import { formatCell } from "./text-table.ts";
@@ -13,7 +13,7 @@ import { formatCell } from "./text-table.ts";
 interface TimedLine {
   label: string;
   line: AnyLine;
-  timeline: Timeline;
+  timeline: TimelineData;
   window: SteadyState | null;
 }
 
@@ -22,17 +22,17 @@ function timedLines(runs: readonly SeriesRun[]): TimedLine[] {
   return groups.flatMap((g) =>
     g.lines.flatMap((line) => {
       const timeline = (line as { timeline?: Timeline | null }).timeline;
-      if (!timeline || timeline.started.length === 0) return [];
+      if (!timeline || timeline.buckets === 0) return [];
       const place = labelOf(line);
-      return [{ label: groups.length > 1 ? `${g.label} · ${place}` : place, line, timeline, window: (line as { steady_state?: SteadyState | null }).steady_state ?? null }];
+      return [{ label: groups.length > 1 ? `${g.label} · ${place}` : place, line, timeline: unpackTimeline(timeline), window: (line as { steady_state?: SteadyState | null }).steady_state ?? null }];
     }),
   );
 }
 
 /** Seconds at each bucket's middle. */
-const midS = (t: Timeline, k: number): number => (k + 0.5) * t.bucket_s;
+const midS = (t: TimelineData, k: number): number => (k + 0.5) * t.bucket_s;
 
-function series(t: Timeline, values: readonly (number | null)[], scale = 1): { x: number; y: number }[] {
+function series(t: TimelineData, values: readonly (number | null)[], scale = 1): { x: number; y: number }[] {
   const out: { x: number; y: number }[] = [];
   values.forEach((v, k) => {
     if (v !== null) out.push({ x: midS(t, k), y: v * scale });

@@ -226,7 +226,8 @@ export const KEYS = {
       "dips under 5 ms, a slot handed from one request to the next, do not end it), and the main metrics over it, beside the whole line's; null: nothing sent."),
   timeline: k(timelineShape, null,
     "The line over time in fixed buckets from its first send (at most 120): requests sent, ended and in flight, output tokens, mean TTFT and ITL, " +
-      "and the share cached, one array per figure; null: nothing sent."),
+      "and the share cached, one string per figure: each bucket's value as its difference from the previous one, 1-3 base64url characters " +
+      "(src/metrics/timeline-codec.ts has a 10-line Python decoder), because seven plain arrays take 3.4-4.2 KB a line, half of it separators, and these 1.1-1.3 KB; null: nothing sent."),
   hdr: k(sweepHdrShape, null, "HDR histograms of the line's latencies, to merge runs exactly.", { roundShape: roundHdrShape }),
   hdr_unit: k(literal("us"), null, 'The unit of the hdr histograms: "us" (microseconds).'),
 

@@ -2,21 +2,26 @@
  * The shapes of a line's run over time (`timeline`) and its steady-state window (`steady_state`), each field with
  * its unit. Kept apart from nested.ts: the timeline is one feature, read by src/metrics/timeline.ts and the report.
  */
-import { array, field, int, nullable, num, object, type TypeOf } from "./shape.ts";
+import { field, int, nullable, num, object, str, type TypeOf } from "./shape.ts";
 
-const perBucket = (what: string) => `${what}, one value per bucket (bucket k covers [k x bucket_s, (k + 1) x bucket_s) from the line's first send).`;
+// Seven plain arrays of 120 buckets take 3.4-4.2 KB, half of it the ", " between values: each series is packed.
+const PACKED =
+  "Packed (src/metrics/timeline-codec.ts): per bucket, the value as an integer count of its unit, written as the difference from the previous " +
+  "bucket's (zigzag, + 1; 0 = null), 5 bits per base64url character, low bits first, a character >= 32 meaning more follow";
+const perBucket = (what: string, unit: string) => field(str(), `${what}, one value per bucket (bucket k covers [k x bucket_s, (k + 1) x bucket_s) from the line's first send); unit ${unit}. ${PACKED}.`);
 const meanOrNull = nullable(num());
 
 export const timelineShape = nullable(
   object({
     bucket_s: field(num(), "Width of every bucket, s: a 1-2-5 step chosen so that the line's duration takes at most 120 buckets."),
-    started: field(array(int()), perBucket("Requests sent")),
-    finished: field(array(int()), perBucket("Requests that ended (completed or failed)")),
-    in_flight: field(array(num()), perBucket("Requests in flight, time-weighted mean over the bucket (whole from 10 up, 2 significant digits below)")),
-    output_tokens: field(array(int()), perBucket("Output tokens that arrived (the first at its first token event, each later one at the end of its gap)")),
-    ttft_ms: field(array(meanOrNull), perBucket("Mean TTFT, ms (whole from 10 ms up, 2 significant digits below), of the successful requests whose first token arrived in the bucket; null: none")),
-    itl_ms: field(array(meanOrNull), perBucket("Mean inter-token gap, ms (whole from 10 ms up, 2 significant digits below), of the gaps that ended in the bucket; null: none")),
-    cached_pct: field(array(meanOrNull), perBucket("Share of prompt tokens the server reported cached, %, over the requests sent in the bucket (whole %); null: none reported")),
+    buckets: field(int(), "How many buckets every series holds."),
+    started: perBucket("Requests sent", "1 request"),
+    finished: perBucket("Requests that ended (completed or failed)", "1 request"),
+    in_flight: perBucket("Requests in flight, time-weighted mean over the bucket (kept rather than derived from started - finished, which gives only the count at each edge and misses requests shorter than a bucket)", "0.1 request"),
+    output_tokens: perBucket("Output tokens that arrived (the first at its first token event, each later one at the end of its gap)", "1 token"),
+    ttft_ms: perBucket("Mean TTFT of the successful requests whose first token arrived in the bucket, rounded to 3 significant digits; null: none", "0.01 ms"),
+    itl_ms: perBucket("Mean inter-token gap of the gaps that ended in the bucket, rounded to 3 significant digits; null: none", "0.01 ms"),
+    cached_pct: perBucket("Share of prompt tokens the server reported cached, over the requests sent in the bucket, rounded to 3 significant digits; null: none reported", "0.1 %"),
   }),
 );
 export type Timeline = NonNullable<TypeOf<typeof timelineShape>>;

@@ -12,6 +12,7 @@ import { mockOptions } from "../../src/mock/options.ts";
 import { openBrowser, type Browser } from "../helpers/browser.ts";
 import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
 import { readPctLines } from "../helpers/results.ts";
+import { unpackTimeline } from "../../src/metrics/timeline.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-timeline-"));
 const PROMPTS = 40;
@@ -71,7 +72,7 @@ describe("a run with a ramp, a plateau and a drain", () => {
       expect(s.p99_ttft_ms).toBeGreaterThanOrEqual(s.mean_ttft_ms);
       expect(s.mean_itl_ms).toBeGreaterThan(20);
       // The timeline: every request and token once; 8 in flight on the plateau.
-      const t = l.timeline;
+      const t = unpackTimeline(l.timeline);
       const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
       expect(t.started.length).toBeLessThanOrEqual(120);
       // The buckets run from the first send to the last end: past the window, within a bucket of the line's duration
@@ -105,7 +106,7 @@ describe("a run with a ramp, a plateau and a drain", () => {
       });
     const check = async (l: any) => {
       const [tp, lat] = await read();
-      const t = l.timeline;
+      const t = unpackTimeline(l.timeline);
       const mid = (k: number) => (k + 0.5) * t.bucket_s;
       expect(tp!.y2).toBe("right");
       const [tokens, inFlight, band] = tp!.datasets;

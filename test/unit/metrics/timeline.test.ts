@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import type { RequestRecord } from "../../../src/schema/record.ts";
 import { steadyState } from "../../../src/metrics/steady-state.ts";
-import { bucketWidthMs, buildTimeline, MAX_BUCKETS } from "../../../src/metrics/timeline.ts";
+import { bucketWidthMs, buildTimeline, MAX_BUCKETS, timelineData, unpackTimeline } from "../../../src/metrics/timeline.ts";
+import { decodeSeries, encodeSeries, SERIES_NAMES, SERIES_UNITS } from "../../../src/metrics/timeline-codec.ts";
 import { formatJsonl } from "../../../src/report/jsonl.ts";
 
 const T0 = 10_000;
@@ -82,7 +83,7 @@ describe("steady-state window", () => {
 describe("timeline", () => {
   test("buckets of a 1-2-5 width, at most 120; every request, token and TTFT counted once, in the bucket of its time", () => {
     const { records, tokens } = phasedRun();
-    const t = buildTimeline(records)!;
+    const t = unpackTimeline(buildTimeline(records)!);
     // 5.35 s / 120 = 44.6 ms: 50 ms buckets, 107 of them.
     expect(t.bucket_s).toBe(0.05);
     expect(t.started.length).toBe(107);
@@ -113,23 +114,54 @@ describe("timeline", () => {
     expect(buildTimeline([])).toBeNull();
   });
 
-  test("what 120 buckets cost: ~3.4 KB for a light line, ~4.2 KB for a dense one (measured, pinned against growth)", () => {
+  test("what 120 buckets cost: at most 2 KB for a dense line (measured, pinned against growth), every series read back on its grid", () => {
     const size = (records: RequestRecord[]) => {
       const t = buildTimeline(records)!;
-      expect(t.started.length).toBe(120);
+      expect(t.buckets).toBe(120);
+      // What was written is what was measured, to its series' unit (3 significant digits for the means).
+      const back = unpackTimeline(t), full = timelineData(records)!;
+      for (const name of SERIES_NAMES) {
+        expect(back[name].length).toBe(120);
+        back[name].forEach((v, k) => {
+          const exact = full[name][k]!;
+          if (exact === null) return expect(v).toBeNull();
+          expect(Math.abs(v! - exact)).toBeLessThanOrEqual(Math.max(SERIES_UNITS[name] / 2, Math.abs(exact) * 5e-3) + 1e-9);
+        });
+      }
       // As the line is written (Python's json.dumps separators, ", " and ": ").
       return { timeline: formatJsonl({ timeline: t }).length, steady: formatJsonl({ steady_state: steadyState(records) }).length };
     };
     // Light: 120 requests over 60 s, 2 in flight, 32 tokens each.
     const light: RequestRecord[] = [];
-    for (let i = 0; i < 120; i++) light.push(rec(i, T0 + i * 495, 40 + (i % 7), 990, 31, 3584));
-    // Dense: 3000 requests over 60 s, ~65 in flight, 256 tokens each (the widest numbers per bucket).
+    for (let i = 0; i < 120; i++) light.push({ ...rec(i, T0 + i * 495, 40 + (i % 7), 990, 31, 3584), promptLen: 4096 });
+    // Dense: 3000 requests over 60 s, ~65 in flight, 256 tokens each (the widest numbers per bucket), 4096-token
+    // prompts of which 3584 to 4095 cached (a share that changes in every bucket).
     const dense: RequestRecord[] = [];
-    for (let i = 0; i < 3000; i++) dense.push(rec(i, T0 + i * 19.5, 150 + (i % 37), 1250 + (i % 101), 255, 3584));
+    for (let i = 0; i < 3000; i++) dense.push({ ...rec(i, T0 + i * 19.5, 150 + (i % 37), 1250 + (i % 101), 255, 3584 + ((i * 37) % 512)), promptLen: 4096 });
     const l = size(light), d = size(dense);
     console.log(`120 buckets: light line timeline ${l.timeline} B + steady_state ${l.steady} B; dense line ${d.timeline} B + ${d.steady} B`);
-    expect(l.timeline).toBeLessThanOrEqual(3500);
-    expect(d.timeline).toBeLessThanOrEqual(4400);
+    expect(l.timeline).toBeLessThanOrEqual(2048);
+    expect(d.timeline).toBeLessThanOrEqual(2048);
     expect(d.steady).toBeLessThanOrEqual(480);
+  });
+});
+
+describe("timeline codec", () => {
+  test("a series reads back as written: nulls, negative steps, large values, on the unit's grid", () => {
+    const values = [0, 1, 1, null, 2, -5, 40_000, null, null, 3, 1_234_567, 0];
+    const text = encodeSeries(values, 1);
+    expect(text).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(decodeSeries(text, 1)).toEqual(values);
+    // A steady series costs one character a bucket; null is one character.
+    expect(encodeSeries([7, 7, 7, null, 7], 1).length).toBe(5);
+    expect(decodeSeries(encodeSeries([66.37, 0.3, null, 4.449, 12_345.6], 0.1), 0.1)).toEqual([66.4, 0.3, null, 4.4, 12_300]);
+    expect(decodeSeries(encodeSeries([165.4, 4.437, 0.0123, null], 0.01), 0.01)).toEqual([165, 4.44, 0.01, null]);
+    expect(decodeSeries("", 1)).toEqual([]);
+    expect(() => decodeSeries("AB=", 1)).toThrow(/'=' is not a base64url character/);
+  });
+
+  test("a written timeline whose series disagree with its bucket count is refused", () => {
+    const t = buildTimeline(phasedRun().records)!;
+    expect(() => unpackTimeline({ ...t, buckets: t.buckets + 1 })).toThrow(/timeline started: 107 values for 108 buckets/);
   });
 });
