@@ -4,7 +4,7 @@
  * writes each scenario's own bench/results/<scenario>.json (its run's time, machine and version included); the run's
  * Markdown goes to stdout only. docs/performance.md is generated from those files (`bun run docs`). See bench/README.md.
  *
- *   bun bench/run.ts [--quick] [--only accuracy,capacity,resources,cold-start,openai-cpu,workers,compare-repeats,progress,open-loop,timeline-cost,capacity-search] [--no-python] [--build] [--bin PATH] [--baseline PATH]
+ *   bun bench/run.ts [--quick] [--only accuracy,capacity,resources,cold-start,openai-cpu,workers,compare-repeats,progress,open-loop,timeline-cost,replay,capacity-search] [--no-python] [--build] [--bin PATH] [--baseline PATH]
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -25,7 +25,7 @@ import { runResources } from "./scenarios/resources.ts";
 import { runWorkers } from "./scenarios/workers.ts";
 import { runOpenLoop } from "./scenarios/open-loop.ts";
 import { runTimelineCost } from "./scenarios/timeline-cost.ts";
-
+import { runReplay } from "./scenarios/replay.ts";
 
 // The harness may run under a warmbench binary acting as bun (BUN_BE_BUN=1, where no bun is installed, e.g. a GPU
 // node): the binaries it starts must be themselves again.
@@ -42,6 +42,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioResult>> 
   progress: runProgress,
   "open-loop": runOpenLoop,
   "timeline-cost": runTimelineCost,
+  replay: runReplay,
   "capacity-search": runCapacitySearch,
 };
 

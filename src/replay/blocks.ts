@@ -61,6 +61,11 @@ export class BlockSource {
     return this.entry(hashId).ids;
   }
 
+  /** Draws hash id h's block now unless kept (refreshed if so): the prompt that needs it then only joins views. */
+  prepare(hashId: number): void {
+    this.entry(hashId);
+  }
+
   private entry(hashId: number): Block {
     const hit = this.kept.get(hashId);
     if (hit !== undefined) {

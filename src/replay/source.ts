@@ -1,7 +1,8 @@
 /**
  * The replay's requests as the engine's request source: bodies built just in time, a bounded look-ahead before
- * they are due (built in short slices off the clock, so a new 100k-token prompt never sits between another
- * stream's event and its timestamp), each given back to the wire as it goes. Memory is O(look-ahead + in flight)
+ * they are due (built in short slices off the clock, a prompt's new blocks drawn one at a time between looks at it,
+ * so a new 100k-token prompt - about 10 ms of drawing - never sits between another stream's event and its
+ * timestamp), each given back to the wire as it goes. Memory is O(look-ahead + in flight)
  * whatever the trace's length: the blocks' digits are shared views (blocks.ts).
  */
 import { bodyParts, type BodyTemplate } from "../backends/body.ts";
@@ -23,6 +24,8 @@ export interface SourcedTraceRequest {
 export class TraceSource {
   private readonly built = new Map<number, SourcedTraceRequest>();
   private next = 0;
+  /** Blocks of request `next` drawn so far (prepared in the block cache). */
+  private drawn = 0;
   private taken = 0;
   private listeners: Array<() => void> = [];
   private pumping = false;
@@ -35,6 +38,7 @@ export class TraceSource {
     private readonly templateFor: (maxNewTokens: number) => BodyTemplate,
     private readonly requestIdOf: (index: number) => string | undefined,
     private readonly lookahead = LOOKAHEAD,
+    private readonly sliceMs = SLICE_MS,
   ) {
     let resolve = () => {};
     const promise = new Promise<void>((r) => (resolve = r));
@@ -76,13 +80,23 @@ export class TraceSource {
 
   private pump(): void {
     this.pumping = false;
-    const until = performance.now() + SLICE_MS;
+    const until = performance.now() + this.sliceMs;
+    // At least one block per slice, however short: the pump always moves on.
+    let first = true;
+    const time = () => first || performance.now() < until;
     let added = false;
+    // A body taken before the pump reached it was built on the spot: not again.
+    if (this.next < this.taken) [this.next, this.drawn] = [this.taken, 0];
     try {
-      while (this.next < this.requests.length && this.next < this.taken + this.lookahead && performance.now() < until) {
+      while (this.next < this.requests.length && this.next < this.taken + this.lookahead && time()) {
+        const ids = this.requests[this.next]!.hashIds;
+        for (; this.drawn < ids.length && time(); this.drawn++, first = false) this.blocks.prepare(ids[this.drawn]!);
+        if (this.drawn < ids.length) break;
         this.built.set(this.next, this.build(this.next));
         this.next++;
+        this.drawn = 0;
         added = true;
+        first = false;
       }
     } catch (err) {
       this.failure = err instanceof Error ? err : new Error(String(err));

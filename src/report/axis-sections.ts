@@ -11,16 +11,17 @@ import { curveSection, valueOf, varies, verticalLine, type AnyLine, type CurveSp
 import { differingKeys, flattenHeader, shortKey } from "./labels.ts";
 import { formatCell } from "./text-table.ts";
 
-const ms = (title: string): AxisData => ({ title: `${title} (ms)`, type: "linear", min: 0 });
-const pair = (first: [KeyName, string], second: [KeyName, string]) => [
+export const ms = (title: string): AxisData => ({ title: `${title} (ms)`, type: "linear", min: 0 });
+export const pair = (first: [KeyName, string], second: [KeyName, string]) => [
   { key: first[0], name: first[1] }, { key: second[0], name: second[1], dashed: true },
 ];
-const present = (s: ReportSection | null): s is ReportSection => s !== null;
+export const present = (s: ReportSection | null): s is ReportSection => s !== null;
 
 /** An open-loop line: the rate charts leave out closed-loop lines (no rate to put them at). */
 const openLoop = (l: AnyLine): boolean => {
   const a = axesOf(l);
-  return !isRoundAxes(a) && Number.isFinite(a.request_rate);
+  // A window line's rate is the trace's own in that window: it follows the window (window-sections.ts draws those).
+  return !isRoundAxes(a) && Number.isFinite(a.request_rate) && a.window === undefined;
 };
 const offered = (l: AnyLine): number | undefined => {
   const a = axesOf(l);

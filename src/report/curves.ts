@@ -59,7 +59,7 @@ export interface CurveSpec {
   y: AxisData;
   metrics: Metric[];
   /** The axis the chart's x replaces: lines that differ only in it make one curve. */
-  over?: Extract<Axis, "request_rate" | "working_set">;
+  over?: Extract<Axis, "request_rate" | "working_set" | "window">;
   /** Curves across runs (a loop over a setting: one curve per pct through every run) rather than within each. */
   across?: boolean;
   include?: (l: AnyLine) => boolean;
@@ -72,6 +72,8 @@ export interface CurveSpec {
 /** A line's place without the chart's own axis: "90%", "90% ws=4", "round 2". */
 function placeLabel(a: LineAxes, over: CurveSpec["over"]): string {
   if (isRoundAxes(a) || over === undefined) return axesLabel(a);
+  // A window's pct and rate are the trace's own in that window: they follow the window, one curve per run.
+  if (over === "window") return "by window";
   return axesLabel(over === "request_rate" ? { ...a, request_rate: Infinity } : { ...a, working_set: 1 });
 }
 

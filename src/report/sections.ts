@@ -9,6 +9,7 @@ import type { PctLine } from "../metrics/pct-record.ts";
 import { points, type AxisData, type ChartData, type DatasetData, type ReportSection, type SeriesRun } from "./chart-data.ts";
 import { roundSections } from "./round-sections.ts";
 import { loopSections, rateSections, workingSetSections } from "./axis-sections.ts";
+import { windowSections } from "./window-sections.ts";
 import { groupsOf } from "./curves.ts";
 import { timelineSections } from "./timeline-sections.ts";
 import { capacitySections } from "./capacity-sections.ts";
@@ -103,7 +104,7 @@ export function buildSections(all: readonly ReportRun[]): ReportSection[] {
   const sweeps = runs.filter((r) => r.kind === "sweep");
   const multiturn = runs.filter((r) => r.kind === "round");
   const groups = groupsOf(runs);
-  const axes = [...loopSections(groups), ...rateSections(groups), ...workingSetSections(groups)];
+  const axes = [...loopSections(groups), ...rateSections(groups), ...workingSetSections(groups), ...windowSections(groups)];
   // With a rate or working-set axis of their own, one-pct runs would draw a dot per series against pct.
   const pctCurves = axes.length === 0 || sweeps.some((r) => new Set(r.pcts.map((l) => l.shared_prefix_pct)).size > 1);
   const sections = [...axes, ...(sweeps.length > 0 ? sweepSections(sweeps, pctCurves) : []), ...(multiturn.length > 0 ? roundSections(multiturn) : []), ...timelineSections(runs), ...capacitySections(everyRun)];

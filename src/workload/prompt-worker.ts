@@ -4,7 +4,7 @@
  * thread. It owns the run's prompt generator (Random(seed), drawn in the script's order) and answers credits from
  * the feed (prompt-feed.ts), which bounds how far ahead it may go.
  */
-import { appendFileSync } from "node:fs";
+import { batchedAppender } from "./batched-append.ts";
 import { promptIdsHash, serializeIds, splitPrompt } from "./prompts.ts";
 import { promptDumpLine, SuffixDrawer } from "./prompt-draw.ts";
 import type { FromWorker, ToWorker, WirePrompt } from "./prompt-protocol.ts";
@@ -14,8 +14,6 @@ declare const self: Worker;
 
 /** Work done before yielding to the worker's own message queue (a close, more credit), ms. */
 const SLICE_MS = 8;
-/** Dump lines are written in batches of about this many bytes. */
-const DUMP_BATCH_BYTES = 4 << 20;
 
 interface Pass {
   drawer: SuffixDrawer;
@@ -109,21 +107,13 @@ function startPct(msg: Extract<ToWorker, { type: "pct" }>): void {
 function dump(
   path: string, p: { pct: number; prefixLen: number; suffixLen: number; prefixDigits: Uint8Array[] }, drawer: SuffixDrawer, count: number,
 ): void {
-  let batch: Uint8Array[] = [];
-  let bytes = 0;
-  const flush = () => {
-    if (batch.length > 0) appendFileSync(path, Buffer.concat(batch));
-    batch = [];
-    bytes = 0;
-  };
+  const out = batchedAppender(path);
   for (let i = 0; i < count; i++) {
     const k = p.prefixDigits.length;
     const line = promptDumpLine(p.pct, i, p.prefixLen, p.suffixLen, k, p.prefixDigits[i % k] as Uint8Array, drawer.next(0));
-    batch.push(line);
-    bytes += line.length;
-    if (bytes >= DUMP_BATCH_BYTES) flush();
+    out.push(line);
   }
-  flush();
+  out.flush();
 }
 
 /** Draws for every pass with credit, posting each pass's prompts in one message per slice. */

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { startMockServer } from "../../src/mock/server.ts";
 import { mockOptions, type MockOptions } from "../../src/mock/options.ts";
 import { openBrowser, type Browser } from "../helpers/browser.ts";
+import { openReport, type DrawnChart } from "../helpers/report-page.ts";
 import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
 import { readJsonl, readPctLines } from "../helpers/results.ts";
 
@@ -34,36 +35,7 @@ async function sweep(name: string, mock: Partial<MockOptions>, args: string[]): 
   return { file, lines: readPctLines(file) };
 }
 
-interface DrawnChart {
-  type: string;
-  xType: string;
-  legend: boolean;
-  datasets: Array<{ label: string; data: Array<{ x: number; y: number }>; drawn: number }>;
-}
-
-/** The report's page in Chromium: every chart object as drawn, and what went wrong on the way. */
-async function open(html: string, b = browser): Promise<{ charts: Record<string, DrawnChart>; problems: string[]; overflow: number; page: any }> {
-  const page = await b.context.newPage();
-  const problems: string[] = [];
-  page.on("console", (m) => m.type() === "error" && problems.push(`console: ${m.text()}`));
-  page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
-  await page.goto(`file://${html}`);
-  await page.waitForSelector("html[data-charts-ready]", { timeout: 15_000 });
-  const charts = await page.evaluate(() => {
-    const all = (globalThis as any).warmbenchCharts as Record<string, any>;
-    return Object.fromEntries(
-      Object.entries(all).map(([id, c]) => [id, {
-        type: c.config.type, xType: c.options.scales.x.type, legend: c.options.plugins.legend.display !== false,
-        datasets: c.data.datasets.map((d: any, i: number) => ({ label: d.label, data: d.data, drawn: c.getDatasetMeta(i).data.length })),
-      }]),
-    );
-  });
-  const overflow = await page.evaluate(() => {
-    const d = (globalThis as any).document.documentElement;
-    return d.scrollWidth - d.clientWidth;
-  });
-  return { charts, problems, overflow, page };
-}
+const open = (html: string, b = browser) => openReport(html, b);
 
 const byLabel = (c: DrawnChart, label: string) => {
   const d = c.datasets.find((x) => x.label === label);

@@ -36,7 +36,7 @@ beforeAll(async () => {
     const out = join(dir, `run${i}.jsonl`);
     const r = await runCli([
       "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", PCTS.join(","), "--num-prompts", "6", "--total-tokens", "2000",
-      "--output-len", "6", "--max-concurrency", "3", "--settle", "0", "--output-file", out, ...extra,
+      "--output-len", "6", "--max-concurrency", "3", "--settle", "0", "--output-file", out, "--request-details", join(dir, `details${i}.jsonl`), ...extra,
     ]);
     if (r.code !== 0 && r.code !== 6) throw new Error(`run ${i} exited ${r.code}: ${r.stderr}`);
     files.push(out);
@@ -149,8 +149,13 @@ describe("report --html / --md", () => {
     // Choosing another pct redraws the CDFs from that pct's histograms.
     await page.selectOption("#select-ttft-cdf", "0");
     const medians = await page.evaluate(() => (globalThis as any).warmbenchCharts["ttft-cdf"].data.datasets.map((d: { data: Array<{ x: number; y: number }> }) => d.data.find((p) => p.y >= 0.5)!.x));
-    const lines = files.map((f) => readPctLines(f));
-    for (const [i, m] of medians.entries()) expect(Math.abs(m - lines[i]![0].median_ttft_ms)).toBeLessThan(0.05 * lines[i]![0].median_ttft_ms + 0.01);
+    // The CDF's median is the first TTFT at which half the requests are done: with 6 requests the 3rd smallest (the
+    // script's median_ttft_ms averages the 3rd and 4th, which a busy box can push apart), to the histogram's precision.
+    for (const [i, m] of medians.entries()) {
+      const ttfts = readJsonl(join(dir, `details${i}.jsonl`)).filter((d) => d.pct === PCTS[0] && d.ok).map((d) => d.ttft_ms as number).sort((a, b) => a - b);
+      expect(ttfts).toHaveLength(6);
+      expect(Math.abs(m - ttfts[2]!)).toBeLessThan(0.01 * ttfts[2]! + 0.01);
+    }
     await page.close();
   });
 
