@@ -4,6 +4,8 @@
  * Each layer imports only from the layers listed before it; nothing imports upward; no cycles anywhere in src/;
  * the mock imports only itself, the error type and the logger; every file in src/ belongs to a layer.
  */
+/** The producers: each says what to send; none imports another. */
+const PRODUCERS = ["sweep", "multiturn", "capacity", "replay"];
 const LAYERS = [
   // Shared by every layer (the mock included): the error type, the logger, and process-wide helpers.
   ["base", "^src/(errors|log|interrupt|version|no-color|self-command)\\.ts$"],
@@ -16,7 +18,7 @@ const LAYERS = [
   ["gates", "^src/gates/"], // parse and judge lines
   ["shard", "^src/shard/"], // protocol, coordinator, placement
   ["engine", "^src/engine/"], // reset+prove, warm, send, gather, summarize (issue 18, item 2)
-  ["producers", "^src/(sweep|multiturn|capacity|replay)/"], // what to send (replay: a trace, token-exact)
+  ["producers", `^src/(${PRODUCERS.join("|")})/`], // what to send (replay: a trace, token-exact)
   ["report", "^src/report/"], // pure renderers
   ["output", "^src/output/"], // JSONL + fsync, request details, step summary, progress
   ["compare", "^src/compare/"], // consumers of lines across runs
@@ -50,34 +52,16 @@ module.exports = {
       from: { path: "^src/", pathNot: [MOCK, LAYERS.at(-1)[1]] },
       to: { path: MOCK },
     },
-    {
-      name: "multiturn-not-into-sweep",
-      severity: "error",
-      comment: "No producer imports another's internals: what both need is the measurement engine's (src/engine).",
-      from: { path: "^src/multiturn/" },
-      to: { path: "^src/sweep/" },
-    },
-    {
-      name: "sweep-not-into-multiturn",
-      severity: "error",
-      comment: "No producer imports another's internals.",
-      from: { path: "^src/sweep/" },
-      to: { path: "^src/multiturn/" },
-    },
-    {
-      name: "capacity-not-into-other-producers",
-      severity: "error",
-      comment: "The capacity search imports no other producer: its probes are measured through what the command line hands it.",
-      from: { path: "^src/capacity/" },
-      to: { path: "^src/(sweep|multiturn|replay)/" },
-    },
-    {
-      name: "replay-not-into-producers",
-      severity: "error",
-      comment: "No producer imports another's internals: the trace replay uses the engine, never the sweep, multiturn or capacity.",
-      from: { path: "^src/replay/" },
-      to: { path: "^src/(sweep|multiturn|capacity)/" },
-    },
+    // No producer imports another's internals: what they share is the measurement engine's (src/engine).
+    ...PRODUCERS.flatMap((from) =>
+      PRODUCERS.filter((to) => to !== from).map((to) => ({
+        name: `${from}-not-into-${to}`,
+        severity: "error",
+        comment: `No producer imports another's internals: ${from} reaches what it shares with ${to} through src/engine.`,
+        from: { path: `^src/${from}/` },
+        to: { path: `^src/${to}/` },
+      })),
+    ),
     {
       name: "file-outside-layers",
       severity: "error",
