@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { Observation } from "../../helpers/flag-proof.ts";
 import { LLAMA2_TOKENIZER, QWEN3_TOKENIZER } from "../../helpers/run-cli.ts";
 import { exits, fails, proofBodies, sends, verboseEntry, writes, type Entry, type Proof, type ProofBodies } from "./entries.ts";
+import { revisionEntry } from "./measuring.ts";
 
 const BASE = [
   "capacity", "--model", LLAMA2_TOKENIZER, "--base-url", "{url}", "--total-tokens", "64", "--output-len", "2", "--pcts", "0", "--settle", "0",
@@ -59,6 +60,7 @@ const CAPACITY: Record<string, Entry> = {
     expect(o.requests.length).toBeGreaterThan(0);
   } },
   model: { args: ["--model", QWEN3_TOKENIZER], proof: sends },
+  revision: revisionEntry(),
   tokenizer: { args: ["--tokenizer", QWEN3_TOKENIZER], proof: sends },
   "total-tokens": { args: ["--total-tokens", "80"], proof: sends },
   "output-len": { args: ["--output-len", "3"], proof: sends },

@@ -310,8 +310,15 @@ const MT: Record<string, Entry> = {
       expect(overlap(b)).toBe(true);
     },
   },
-  // The fake hub has the tokenizer at revision v1 only: the default (main) is not found.
-  revision: {
+  revision: revisionEntry(),
+};
+
+/**
+ * --revision of any command that loads a tokenizer by repo id: the fake hub has it at revision v1 only, so the
+ * default (main) is not found.
+ */
+export function revisionEntry(): Entry {
+  return {
     args: ["--model", HUB_REPO, "--revision", "v1"],
     vs: ["--model", HUB_REPO],
     env: hubEnv,
@@ -320,8 +327,8 @@ const MT: Record<string, Entry> = {
       expect(o.code).toBe(0);
       expect(hub!.requests.some((r) => r.path === `/${HUB_REPO}/resolve/v1/tokenizer.json`)).toBe(true);
     },
-  },
-};
+  };
+}
 
 export async function stopHub(): Promise<void> {
   await hub?.stop();

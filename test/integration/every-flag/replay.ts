@@ -10,6 +10,7 @@ import { observe, sentSignature, type Observation } from "../../helpers/flag-pro
 import { generateTrace, traceText } from "../../helpers/mooncake-trace.ts";
 import { LLAMA2_TOKENIZER, QWEN3_TOKENIZER } from "../../helpers/run-cli.ts";
 import { detailsDiffer, exits, fails, proofBodies, sends, verboseEntry, writes, type Entry, type ProofBodies } from "./entries.ts";
+import { revisionEntry } from "./measuring.ts";
 
 const traceDir = mkdtempSync(join(tmpdir(), "warmbench-flag-trace-"));
 const LINES = generateTrace({ blockSize: 16, systems: 1, systemBlocks: 2, conversations: 3, turns: 2, maxTurnTokens: 20, turnGapMs: 500, startGapMs: 200, outputLength: 2, seed: 3 });
@@ -136,9 +137,6 @@ async function traceProof(): Promise<void> {
   expect(sentSignature(o)).not.toEqual(sentSignature(b));
 }
 
-export const REPLAY_PROOFS: ProofBodies = { ...proofBodies(BASE, REPLAY), trace: traceProof };
+export const REPLAY_PROOFS: ProofBodies = { ...proofBodies(BASE, { ...REPLAY, revision: revisionEntry() }), trace: traceProof };
 
-/** Declared for replay and listed by --help, not yet proven here (the every-flag test lists them as todos). */
-export const REPLAY_UNPROVEN: Record<string, string> = {
-  revision: "a repo-id tokenizer from a fake hub: not written for replay yet (test/integration/security.test.ts covers run's)",
-};
+
