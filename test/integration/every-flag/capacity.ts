@@ -8,7 +8,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Observation } from "../../helpers/flag-proof.ts";
 import { LLAMA2_TOKENIZER, QWEN3_TOKENIZER } from "../../helpers/run-cli.ts";
-import { exits, fails, proofBodies, sends, verboseEntry, writes, type Entry, type Proof, type ProofBodies } from "./entries.ts";
+import { exits, fails, proofBodies, sends, verboseEntry, writes, type Entry, type Proof, type ProofBodies, FLUSH_DEADLINE, SERVER_FLAGS } from "./entries.ts";
 import { revisionEntry } from "./measuring.ts";
 
 const BASE = [
@@ -52,13 +52,7 @@ const CAPACITY: Record<string, Entry> = {
   } },
   backend: { args: ["--backend", "openai"], proof: sends },
   endpoint: { args: ["--endpoint", "completions"], proof: sends },
-  "base-url": { args: ["--base-url", "http://127.0.0.1:9"], proof: fails },
-  host: { args: ["--host", "127.0.0.9", "--port", "{port}"], drop: ["--base-url"], proof: fails },
-  // Nothing listens on the default port (30000) here: requests reaching the proxy are --port's doing.
-  port: { args: ["--port", "{port}"], drop: ["--base-url"], proof: (o) => {
-    expect(o.code).toBe(0);
-    expect(o.requests.length).toBeGreaterThan(0);
-  } },
+  ...SERVER_FLAGS,
   model: { args: ["--model", QWEN3_TOKENIZER], proof: sends },
   revision: revisionEntry(),
   tokenizer: { args: ["--tokenizer", QWEN3_TOKENIZER], proof: sends },
@@ -72,16 +66,7 @@ const CAPACITY: Record<string, Entry> = {
   pcts: { args: ["--pcts", "90"], proof: sends },
   burstiness: { args: ["--burstiness", "inf"], proof: differs((o) => probes(o).map((l) => l.burstiness)) },
   "working-set": { args: ["--pcts", "50", "--working-set", "2"], vs: ["--pcts", "50"], proof: sends },
-  "flush-deadline": {
-    args: ["--flush-deadline", "0.2"],
-    flaggedOnly: true,
-    intercept: (r) => (r.path.startsWith("/flush_cache") ? new Response("busy", { status: 400 }) : null),
-    proof: (o) => {
-      expect(o.code).not.toBe(0);
-      expect(o.wallMs).toBeLessThan(20_000);
-      expect(o.stderr).toMatch(/flush/i);
-    },
-  },
+  "flush-deadline": FLUSH_DEADLINE,
   "stall-timeout": { args: ["--stall-timeout", "0.3", ...BOTTOM], server: ["--stall-every", "2", "--stall-s", "3"], vs: BOTTOM, proof: (o, b) => {
     expect(probes(o).some((l) => (l.errors_by_kind.stall ?? 0) > 0)).toBe(true);
     expect(probes(b).every((l) => l.failed === 0)).toBe(true);

@@ -79,3 +79,26 @@ export const stdoutDiffers: Proof = (o, b) => {
 
 /** On an error, the stack trace: the flag's line and the base both fail on `failing`, only one says where. */
 export const verboseEntry = (failing: string[]): Entry => ({ args: ["--verbose", ...failing], vs: failing, proof: stderrShows(/^\s+at /m) });
+
+/** Where the server is: a refused address fails, and --host/--port reach the proxy only through those flags. */
+export const SERVER_FLAGS: Record<"base-url" | "host" | "port", Entry> = {
+  "base-url": { args: ["--base-url", "http://127.0.0.1:9"], proof: fails },
+  host: { args: ["--host", "127.0.0.9", "--port", "{port}"], drop: ["--base-url"], proof: fails },
+  // Nothing listens on the default port (30000) here: requests reaching the proxy are --port's doing.
+  port: { args: ["--port", "{port}"], drop: ["--base-url"], proof: (o) => {
+    expect(o.code).toBe(0);
+    expect(o.requests.length).toBeGreaterThan(0);
+  } },
+};
+
+/** Against a flush that stays busy, the default (60 s) would still be retrying when this line has given up. */
+export const FLUSH_DEADLINE: Entry = {
+  args: ["--flush-deadline", "0.2"],
+  flaggedOnly: true,
+  intercept: (r) => (r.path.startsWith("/flush_cache") ? new Response("busy", { status: 400 }) : null),
+  proof: (o) => {
+    expect(o.code).not.toBe(0);
+    expect(o.wallMs).toBeLessThan(20_000);
+    expect(o.stderr).toMatch(/flush/i);
+  },
+};

@@ -9,7 +9,7 @@ import type { CommandName } from "../../../src/config/flags/index.ts";
 import type { Observation } from "../../helpers/flag-proof.ts";
 import { startFakeHub, type FakeHub } from "../../helpers/fake-hub.ts";
 import { LLAMA2_TOKENIZER, QWEN3_TOKENIZER } from "../../helpers/run-cli.ts";
-import { detailsDiffer, exits, fails, proofBodies, sends, stdoutDiffers, verboseEntry, writes, type Entry, type Proof, type ProofBodies } from "./entries.ts";
+import { detailsDiffer, exits, fails, proofBodies, sends, stdoutDiffers, verboseEntry, writes, type Entry, type Proof, type ProofBodies, FLUSH_DEADLINE, SERVER_FLAGS } from "./entries.ts";
 
 const VERBOSE = verboseEntry(["--base-url", "http://127.0.0.1:9"]);
 const SMALL = ["--num-prompts", "2", "--total-tokens", "64", "--output-len", "2", "--pcts", "0,50", "--settle", "0"];
@@ -89,13 +89,7 @@ const RUN: Record<string, Entry> = {
   } },
   backend: { args: ["--backend", "openai"], proof: sends },
   endpoint: { args: ["--endpoint", "completions"], proof: sends },
-  "base-url": { args: ["--base-url", "http://127.0.0.1:9"], proof: fails },
-  host: { args: ["--host", "127.0.0.9", "--port", "{port}"], drop: ["--base-url"], proof: fails },
-  // Nothing listens on the default port (30000) here: requests reaching the proxy are --port's doing.
-  port: { args: ["--port", "{port}"], drop: ["--base-url"], proof: (o) => {
-    expect(o.code).toBe(0);
-    expect(o.requests.length).toBeGreaterThan(0);
-  } },
+  ...SERVER_FLAGS,
   model: { args: ["--model", QWEN3_TOKENIZER], proof: sends },
   tokenizer: { args: ["--tokenizer", QWEN3_TOKENIZER], proof: sends },
   "num-prompts": { args: ["--num-prompts", "3"], proof: sends },
@@ -143,17 +137,7 @@ const RUN: Record<string, Entry> = {
     expect(o.lines("o.jsonl").map((l) => l.repeat)).toEqual([0, 1, 0, 1]);
     expect(b.lines("o.jsonl").map((l) => l.repeat)).toEqual([0, 1, 2, 3, 0, 1, 2, 3]);
   } },
-  // Against a flush that stays busy, the default (60 s) would still be retrying when this line has given up.
-  "flush-deadline": {
-    args: ["--flush-deadline", "0.2"],
-    flaggedOnly: true,
-    intercept: (r) => (r.path.startsWith("/flush_cache") ? new Response("busy", { status: 400 }) : null),
-    proof: (o) => {
-      expect(o.code).not.toBe(0);
-      expect(o.wallMs).toBeLessThan(20_000);
-      expect(o.stderr).toMatch(/flush/i);
-    },
-  },
+  "flush-deadline": FLUSH_DEADLINE,
   "stall-timeout": { args: ["--stall-timeout", "0.3", "--pcts", "0"], server: ["--stall-every", "2", "--stall-s", "3"], vs: [], proof: (o) => {
     expect(o.code).toBe(3);
     expect(o.lines("d.jsonl").some((l) => l.failure_kind === "stall")).toBe(true);

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { observe, sentSignature, type Observation } from "../../helpers/flag-proof.ts";
 import { generateTrace, traceText } from "../../helpers/mooncake-trace.ts";
 import { LLAMA2_TOKENIZER, QWEN3_TOKENIZER } from "../../helpers/run-cli.ts";
-import { detailsDiffer, exits, fails, proofBodies, sends, verboseEntry, writes, type Entry, type ProofBodies } from "./entries.ts";
+import { detailsDiffer, exits, fails, proofBodies, sends, verboseEntry, writes, type Entry, type ProofBodies, FLUSH_DEADLINE, SERVER_FLAGS } from "./entries.ts";
 import { revisionEntry } from "./measuring.ts";
 
 const traceDir = mkdtempSync(join(tmpdir(), "warmbench-flag-trace-"));
@@ -64,12 +64,7 @@ const REPLAY: Record<string, Entry> = {
   model: { args: ["--model", QWEN3_TOKENIZER], proof: sends },
   tokenizer: { args: ["--tokenizer", QWEN3_TOKENIZER], proof: sends },
   backend: { args: ["--backend", "openai"], proof: sends },
-  "base-url": { args: ["--base-url", "http://127.0.0.1:9"], proof: fails },
-  host: { args: ["--host", "127.0.0.9", "--port", "{port}"], drop: ["--base-url"], proof: fails },
-  port: { args: ["--port", "{port}"], drop: ["--base-url"], proof: (o) => {
-    expect(o.code).toBe(0);
-    expect(o.requests.length).toBeGreaterThan(0);
-  } },
+  ...SERVER_FLAGS,
   "api-key": { args: ["--api-key", "sekrit-key"], proof: (o, b) => {
     expect(o.requests.every((r) => r.headers.authorization === "Bearer sekrit-key")).toBe(true);
     expect(b.requests.some((r) => r.headers.authorization !== undefined)).toBe(false);
@@ -107,16 +102,7 @@ const REPLAY: Record<string, Entry> = {
   "dump-prompts": { args: ["--dump-prompts", "{dir}/p.jsonl"], proof: (o) => expect(o.lines("p.jsonl")).toHaveLength(LINES.length) },
   "request-details": { args: ["--request-details", "{dir}/d2.jsonl"], proof: writes("d2.jsonl") },
   settle: { args: ["--settle", "1.5"], proof: (o, b) => expect(o.wallMs).toBeGreaterThan(b.wallMs + 1000) },
-  "flush-deadline": {
-    args: ["--flush-deadline", "0.2"],
-    flaggedOnly: true,
-    intercept: (r) => (r.path.startsWith("/flush_cache") ? new Response("busy", { status: 400 }) : null),
-    proof: (o) => {
-      expect(o.code).not.toBe(0);
-      expect(o.wallMs).toBeLessThan(20_000);
-      expect(o.stderr).toMatch(/flush/i);
-    },
-  },
+  "flush-deadline": FLUSH_DEADLINE,
   "request-timeout": { args: ["--request-timeout", "0.001"], proof: fails },
   "stall-timeout": { args: ["--stall-timeout", "0.3"], server: ["--stall-every", "2", "--stall-s", "3"], vs: [], proof: fails },
   flush: { args: ["--flush", "none"], proof: sends },
