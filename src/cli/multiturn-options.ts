@@ -3,7 +3,7 @@
  * Every problem is one UsageError naming the flag (exit 2), before anything is sent.
  */
 import { UsageError } from "../errors.ts";
-import { oneOf, parseBaseUrl, parseIntFlag, parseNumberFlag, parsePlacementFlags, parsePlannedGates, parseSharedTail, str, type RawFlags } from "./options.ts";
+import { oneOf, parseIntFlag, parseServerTarget, parseNumberFlag, parsePlacementFlags, parsePlannedGates, parseSharedTail, str, type RawFlags } from "./options.ts";
 import { plannedRoundAxes } from "../schema/axes.ts";
 import { BACKENDS, MULTITURN_DEFAULTS, READY_QUEUE_POLICIES, RUN_DEFAULTS, type MultiturnOptions, type ThinkTime } from "../config/options.ts";
 
@@ -33,10 +33,7 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
   const d = RUN_DEFAULTS;
   const m = MULTITURN_DEFAULTS;
   const backend = oneOf(raw, "backend", BACKENDS, d.backend);
-  const model = str(raw, "model");
-  if (!model || model.trim() === "") throw new UsageError("--model is required (a model id, or a tokenizer.json file or directory)");
-  const port = parseIntFlag("port", str(raw, "port") ?? String(d.port), 1, 65535);
-  const host = str(raw, "host") ?? d.host;
+  const target = parseServerTarget(raw);
   const numClients = positive(raw, "num-clients", m.numClients, "a conversation needs at least one client");
   const numRounds = positive(raw, "num-rounds", m.numRounds, "each client needs at least one round (turn) to be measured");
   const turnTokens = positive(raw, "turn-tokens", m.turnTokens, "every user turn adds at least one new token");
@@ -61,10 +58,7 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
     backend,
     // Conversations continue from the server's own ids: the engine's native generation API (token ids in and out).
     endpoint: "auto",
-    baseUrl: parseBaseUrl(str(raw, "base-url"), host, port),
-    model,
-    tokenizer: str(raw, "tokenizer") ?? model,
-    revision: str(raw, "revision") ?? d.revision,
+    ...target,
     outputLen,
     maxConcurrency,
     ...parseSharedTail(raw, env),

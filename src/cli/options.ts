@@ -29,10 +29,7 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     const resolved = endpointFor(ENGINES[backend], endpoint);
     if (!(ENDPOINTS as readonly string[]).includes(resolved)) throw new UsageError(`--endpoint ${endpoint}: ${resolved}`);
   }
-  const model = str(raw, "model");
-  if (!model || model.trim() === "") throw new UsageError("--model is required (a model id, or a tokenizer.json file or directory)");
-  const port = parseIntFlag("port", str(raw, "port") ?? String(d.port), 1, 65535);
-  const host = str(raw, "host") ?? d.host;
+  const target = parseServerTarget(raw);
   const totalTokens = parseIntFlag("total-tokens", str(raw, "total-tokens") ?? String(d.totalTokens), Number.MIN_SAFE_INTEGER);
   if (totalTokens < 1) {
     throw new UsageError(`--total-tokens ${totalTokens}: every prompt would be empty, and a server cannot prefill or answer an empty prompt`);
@@ -70,10 +67,7 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
   return {
     backend,
     endpoint,
-    baseUrl: parseBaseUrl(str(raw, "base-url"), host, port),
-    model,
-    tokenizer: str(raw, "tokenizer") ?? model,
-    revision: str(raw, "revision") ?? d.revision,
+    ...target,
     numPrompts,
     totalTokens,
     outputLen,
@@ -185,4 +179,18 @@ function parseLoad(raw: RawFlags, seed: bigint): Pick<RunOptions, "requestRates"
     }
   }
   return { requestRates, burstiness, durationS };
+}
+
+/** Where the server is and which tokenizer to load: what every command that talks to a server reads the same way. */
+export function parseServerTarget(raw: RawFlags, modelHint = ""): Pick<RunOptions, "baseUrl" | "model" | "tokenizer" | "revision"> {
+  const d = RUN_DEFAULTS;
+  const model = str(raw, "model");
+  if (!model || model.trim() === "") throw new UsageError(`--model is required (a model id, or a tokenizer.json file or directory)${modelHint}`);
+  const port = parseIntFlag("port", str(raw, "port") ?? String(d.port), 1, 65535);
+  return {
+    baseUrl: parseBaseUrl(str(raw, "base-url"), str(raw, "host") ?? d.host, port),
+    model,
+    tokenizer: str(raw, "tokenizer") ?? model,
+    revision: str(raw, "revision") ?? d.revision,
+  };
 }

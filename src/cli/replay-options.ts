@@ -7,7 +7,7 @@ import { UsageError } from "../errors.ts";
 import { BACKENDS, RUN_DEFAULTS } from "../config/options.ts";
 import { REPLAY_DEFAULTS as r, type AnalyzeOptions, type ReplayOptions } from "../replay/options.ts";
 import type { TraceOptions } from "../replay/trace.ts";
-import { oneOf, parseBaseUrl, parseIntFlag, parseNumberFlag, parseSharedTail, str, type RawFlags } from "./options.ts";
+import { oneOf, parseIntFlag, parseServerTarget, parseNumberFlag, parseSharedTail, str, type RawFlags } from "./options.ts";
 
 const optionalInt = (raw: RawFlags, flag: string, min: number): number | null => {
   const v = str(raw, flag);
@@ -51,23 +51,18 @@ export function parseAnalyzeOptions(raw: RawFlags): AnalyzeOptions {
 export function parseReplayOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env): ReplayOptions {
   const d = RUN_DEFAULTS;
   const path = tracePath(raw);
-  const model = str(raw, "model");
-  if (!model || model.trim() === "") throw new UsageError("--model is required (a model id, or a tokenizer.json file or directory); --analyze needs none");
+  const target = parseServerTarget(raw, "; --analyze needs none");
   const maxConcurrency = parseIntFlag("max-concurrency", str(raw, "max-concurrency") ?? String(r.maxConcurrency), 0, 65535);
   const ignoreTimestamps = raw["ignore-timestamps"] === true;
   if (ignoreTimestamps && maxConcurrency === 0) {
     throw new UsageError("--ignore-timestamps: a closed loop needs --max-concurrency C > 0 (requests in flight at once)");
   }
   if (ignoreTimestamps && str(raw, "time-scale") !== undefined) throw new UsageError("--time-scale: with --ignore-timestamps there is no schedule to scale");
-  const port = parseIntFlag("port", str(raw, "port") ?? String(d.port), 1, 65535);
   return {
     backend: oneOf(raw, "backend", BACKENDS, d.backend),
     // Token-id prompts: the engine's own generation API (the trace's blocks must reach the server as ids).
     endpoint: "auto",
-    baseUrl: parseBaseUrl(str(raw, "base-url"), str(raw, "host") ?? d.host, port),
-    model,
-    tokenizer: str(raw, "tokenizer") ?? model,
-    revision: str(raw, "revision") ?? d.revision,
+    ...target,
     maxConcurrency,
     ...parseSharedTail(raw, env),
     tracePath: path,
