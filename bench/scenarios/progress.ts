@@ -56,7 +56,7 @@ export async function runProgress(ctx: BenchContext): Promise<ScenarioResult> {
         samples[mode].push({
           jsCpuPct: line.client_js_cpu_pct ?? NaN,
           lagP99Ms: line.client_loop_lag_p99_ms ?? NaN,
-          itlErrorUs: (line.mean_itl_ms - ITL_MS) * 1000,
+          itlErrorUs: ((line.mean_itl_ms ?? NaN) - ITL_MS) * 1000,
           progressBytes,
         });
         progress(`progress: ${mode} run ${rep + 1}/${reps}: JS CPU ${fmt(line.client_js_cpu_pct, 1)} %, lag p99 ${fmt(line.client_loop_lag_p99_ms, 2)} ms, mean ITL ${fmt(line.mean_itl_ms, 3)} ms`);

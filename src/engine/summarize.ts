@@ -13,6 +13,7 @@ import { cachePressure } from "../metrics/cache-pressure.ts";
 import { tierStats } from "../metrics/cache-tiers.ts";
 import { buildPctRecord, type PctRecord, type PromptDrift, type RunInfo } from "../metrics/pct-record.ts";
 import { summarizeIntended } from "../metrics/intended.ts";
+import { buildEvidence } from "../metrics/evidence.ts";
 import { isSaturated } from "../metrics/self-check.ts";
 import { steadyState } from "../metrics/steady-state.ts";
 import { summarizePct } from "../metrics/summarize.ts";
@@ -147,6 +148,19 @@ export function summarizePoint(p: PointSpec, reset: CacheReset, warm: WarmResult
     errors: metrics.errors,
     errors_by_kind: metrics.errors_by_kind,
     interrupted: m.interrupted,
+    evidence: buildEvidence({
+      records: m.records,
+      planned: p.numPrompts,
+      interrupted: m.interrupted,
+      offeredRequestRate: axes.request_rate,
+      maxConcurrency: opts.maxConcurrency,
+      judgeLoad: true,
+      flushProven: cache.flushVerified,
+      warmProven: cache.warmVerified,
+      perRequest: cache.status,
+      saturated: isSaturated(m.health),
+      runIds: [ctx.runId],
+    }),
     burstiness: open ? opts.burstiness : null,
     duration_limit_s: open ? opts.durationS : null,
     ...intended.metrics,

@@ -4,6 +4,7 @@
  */
 import { axesLabel, axesOf, type LineAxes } from "../schema/axes.ts";
 import type { Gate, GateResult } from "../schema/gate.ts";
+import { judgeEvidence } from "../metrics/evidence-check.ts";
 import { gateApplies, holds } from "./parse.ts";
 
 export type { GateResult };
@@ -16,8 +17,11 @@ export function evaluateGates(gates: readonly Gate[], line: object): GateResult[
     if (!gateApplies(gate, axes)) continue;
     const raw = (line as Record<string, unknown>)[gate.metric];
     const value = typeof raw === "number" ? raw : null;
-    // Unmeasured (null), absent or undefined (NaN) values fail: a gate passes only on evidence.
-    results.push({ expr: gate.expr, value, pass: value !== null && !Number.isNaN(value) && holds(value, gate.op, gate.value) });
+    // A gate passes only on evidence: the one check says what the line lacks for this metric (no sample, interrupted,
+    // a load it did not carry); unmeasured (null), absent or undefined (NaN) values fail too.
+    const problems = judgeEvidence("gate", line, gate.metric);
+    const pass = problems.length === 0 && value !== null && !Number.isNaN(value) && holds(value, gate.op, gate.value);
+    results.push({ expr: gate.expr, value, pass, ...(problems.length > 0 ? { evidence: problems.map((p) => p.text) } : {}) });
   }
   return results;
 }

@@ -3,13 +3,13 @@
  * request is actually sent, so a client that waits for a free slot, or a server so slow that sending falls behind,
  * hides that wait. These series start at the request's intended time instead (its arrival in an open-loop run, the
  * moment a slot was free in a closed loop), beside the client's own queueing (schedule lag = actual - intended) and
- * the request rate it achieved. Means, medians and percentiles as numpy computes them (an empty series is 0s, as
- * the script's `or 0`); HDR histograms in µs so runs can be merged.
+ * the request rate it achieved. Means, medians and percentiles as numpy computes them (an empty series is null:
+ * unmeasured); HDR histograms in µs so runs can be merged.
  */
 import { encodeHistogram, histogramOfMs } from "./histograms.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import type { SweepRecord } from "../schema/lines.ts";
-import { npMean, npMedian, npPercentile, orZero } from "./stats.ts";
+import { npMean, npMedian, npPercentile } from "./stats.ts";
 
 /** The intended-time figures of a line, snake_case as written (their meaning: the schema's key table). */
 export type IntendedMetrics = Pick<
@@ -23,8 +23,9 @@ export type IntendedMetrics = Pick<
 /** HDR histograms (µs) of the intended-time series. */
 export type IntendedHistograms = Pick<SweepRecord["hdr"], "ttft_from_intended_us" | "e2e_from_intended_us" | "schedule_lag_us">;
 
-function quantiles(valuesMs: number[]) {
-  const xs = orZero(valuesMs);
+/** null for a series with no sample: unmeasured, never 0. */
+function quantiles(xs: number[]) {
+  if (xs.length === 0) return { mean: null, median: null, p90: null, p99: null };
   return { mean: npMean(xs), median: npMedian(xs), p90: npPercentile(xs, 90), p99: npPercentile(xs, 99) };
 }
 

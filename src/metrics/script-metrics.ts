@@ -10,7 +10,7 @@
  */
 import type { RequestRecord } from "../schema/record.ts";
 import type { SweepRecord } from "../schema/lines.ts";
-import { npMean, npMedian, npPercentile, npStd, npSum, orZero } from "./stats.ts";
+import { npMean, npMedian, npPercentile, npStd, npSum } from "./stats.ts";
 
 const MS_PER_S = 1000;
 
@@ -56,9 +56,8 @@ export function latencySeriesMs(records: readonly RequestRecord[]): LatencySerie
 
 /**
  * calculate_metrics(outputs, dur_s, tokenizer) on our records. A failed request adds 0 to every sum, as the
- * script's `output_lens.append(0)`. With no success the script itself raises (np.percentile of an empty e2e list
- * is an IndexError) and writes nothing; we give NaN for the four e2e statistics instead, and the script's zeros
- * (`xs or 0`) elsewhere.
+ * script's `output_lens.append(0)`. A series with no sample has null statistics where the script writes 0 (`xs or 0`)
+ * or raises (np.percentile of an empty e2e list): a number must rest on samples (docs: "Where we differ").
  */
 export function computeScriptMetrics(
   records: readonly RequestRecord[],
@@ -77,11 +76,14 @@ export function computeScriptMetrics(
     totalOutputRetokenized += countTokens(r.generatedText);
   }
   const s = collectSeries(records, (ms) => ms / MS_PER_S);
-  // `np.f(xs or 0) * 1000`: an empty series is the scalar 0, so its statistics are 0, not NaN.
-  const ms = (statS: number): number => statS * MS_PER_S;
-  const ttfts = orZero(s.ttfts);
-  const tpots = orZero(s.tpots);
-  const itls = orZero(s.itls);
+  // The script writes `np.f(xs or 0) * 1000`: 0 for a series with no sample, which a gate then passes (an ITL of 0 ms
+  // when every answer was one token). A statistic of no sample is null here: unmeasured, never 0.
+  const ms = (xs: readonly number[], f: (xs: readonly number[]) => number): number | null => (xs.length === 0 ? null : f(xs) * MS_PER_S);
+  const mean = (xs: readonly number[]) => npMean(xs);
+  const median = (xs: readonly number[]) => npMedian(xs);
+  const std = (xs: readonly number[]) => npStd(xs);
+  const p90 = (xs: readonly number[]) => npPercentile(xs, 90);
+  const p99 = (xs: readonly number[]) => npPercentile(xs, 99);
   return {
     completed,
     total_input: totalInput,
@@ -93,26 +95,25 @@ export function computeScriptMetrics(
     output_throughput_retokenized: totalOutputRetokenized / durationS,
     total_throughput: (totalInput + totalOutput) / durationS,
     total_throughput_retokenized: (totalInput + totalOutputRetokenized) / durationS,
-    mean_ttft_ms: ms(npMean(ttfts)),
-    median_ttft_ms: ms(npMedian(ttfts)),
-    std_ttft_ms: ms(npStd(ttfts)),
-    p90_ttft_ms: ms(npPercentile(ttfts, 90)),
-    p99_ttft_ms: ms(npPercentile(ttfts, 99)),
-    mean_tpot_ms: ms(npMean(tpots)),
-    median_tpot_ms: ms(npMedian(tpots)),
-    std_tpot_ms: ms(npStd(tpots)),
-    p90_tpot_ms: ms(npPercentile(tpots, 90)),
-    p99_tpot_ms: ms(npPercentile(tpots, 99)),
-    mean_itl_ms: ms(npMean(itls)),
-    median_itl_ms: ms(npMedian(itls)),
-    std_itl_ms: ms(npStd(itls)),
-    p90_itl_ms: ms(npPercentile(itls, 90)),
-    p99_itl_ms: ms(npPercentile(itls, 99)),
-    // No `or 0` in the script here.
-    mean_e2e_latency_ms: ms(npMean(s.e2eLatencies)),
-    median_e2e_latency_ms: ms(npMedian(s.e2eLatencies)),
-    std_e2e_latency_ms: ms(npStd(s.e2eLatencies)),
-    p99_e2e_latency_ms: ms(npPercentile(s.e2eLatencies, 99)),
+    mean_ttft_ms: ms(s.ttfts, mean),
+    median_ttft_ms: ms(s.ttfts, median),
+    std_ttft_ms: ms(s.ttfts, std),
+    p90_ttft_ms: ms(s.ttfts, p90),
+    p99_ttft_ms: ms(s.ttfts, p99),
+    mean_tpot_ms: ms(s.tpots, mean),
+    median_tpot_ms: ms(s.tpots, median),
+    std_tpot_ms: ms(s.tpots, std),
+    p90_tpot_ms: ms(s.tpots, p90),
+    p99_tpot_ms: ms(s.tpots, p99),
+    mean_itl_ms: ms(s.itls, mean),
+    median_itl_ms: ms(s.itls, median),
+    std_itl_ms: ms(s.itls, std),
+    p90_itl_ms: ms(s.itls, p90),
+    p99_itl_ms: ms(s.itls, p99),
+    mean_e2e_latency_ms: ms(s.e2eLatencies, mean),
+    median_e2e_latency_ms: ms(s.e2eLatencies, median),
+    std_e2e_latency_ms: ms(s.e2eLatencies, std),
+    p99_e2e_latency_ms: ms(s.e2eLatencies, p99),
     // np.sum(e2e_latencies) / dur_s: seconds over seconds, no ×1000.
     concurrency: npSum(s.e2eLatencies) / durationS,
   };

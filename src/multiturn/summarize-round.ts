@@ -11,6 +11,7 @@ import { buildRoundRecord, type RoundRecord } from "../metrics/round-record.ts";
 import { isSaturated, type ClientHealth } from "../metrics/self-check.ts";
 import { steadyState } from "../metrics/steady-state.ts";
 import { requestMetrics } from "../metrics/summarize.ts";
+import { buildEvidence } from "../metrics/evidence.ts";
 import { buildTimeline } from "../metrics/timeline.ts";
 import type { MultiturnContext } from "./context.ts";
 import type { TurnPlan } from "./conversation.ts";
@@ -81,6 +82,20 @@ export function summarizeRound(i: RoundInput, ctx: MultiturnContext): RoundSumma
     sent: i.turns.length,
     ...metrics,
     interrupted: i.interrupted,
+    evidence: buildEvidence({
+      records: recs,
+      planned: i.plannedTurns,
+      interrupted: i.interrupted,
+      offeredRequestRate: Infinity,
+      maxConcurrency: opts.maxConcurrency,
+      // A round's load is its conversations' (they wait on each other's turns), not an offered rate or concurrency.
+      judgeLoad: false,
+      flushProven: i.flushVerified,
+      warmProven: null,
+      perRequest: cache.status,
+      saturated: isSaturated(i.health),
+      runIds: [ctx.runId],
+    }),
     mean_prompt_len: promptLens.length > 0 ? promptSum / promptLens.length : null,
     max_prompt_len: promptLens.length > 0 ? Math.max(...promptLens) : null,
     page_size: server.pageSize,

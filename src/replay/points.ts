@@ -82,7 +82,8 @@ export function replayPoints(i: PointsInput): PctRecord[] {
     window: -1, requests: analysis.requests, inputTokens: 0, workingSetTokens: analysis.workingSetTokens, infiniteHitRatio: analysis.infiniteHitRatio, lruHitRatio: null,
   };
   const rate = i.opts.ignoreTimestamps ? Infinity : trace.requests.length / Math.max(spanS, i.opts.windowS * i.opts.timeScale);
-  out.push(onePoint(i, m.records, { window: null, analyzed: whole, planned: trace.requests.length, rate, first: out.length === 0, fit, idsHash }).record);
+  // The whole replay's TTFT model is fitted on its own requests: each was already counted once in its window's.
+  out.push(onePoint(i, m.records, { window: null, analyzed: whole, planned: trace.requests.length, rate, first: out.length === 0, fit: null, idsHash }).record);
   return out;
 }
 

@@ -60,7 +60,8 @@ export function formatPythonFloat(x: number): string {
 /** `"{:<40} {:<10}".format(label, value)`. */
 const row = (label: string, value: string): string => `${padLeftAligned(label, 40)} ${padLeftAligned(value, 10)}`;
 /** `"{:<40} {:<10.2f}".format(label, value)`. */
-const rowFixed2 = (label: string, value: number): string => row(label, formatFixed2(value));
+/** A value with no sample (null) reads "n/a": the script would print 0.00 there. */
+const rowFixed2 = (label: string, value: number | null): string => row(label, value === null ? "n/a" : formatFixed2(value));
 const section = (title: string): string => centerPython(title, 50, "-");
 
 /** The fields the per-pct banner needs, known before the pct is measured. */
@@ -118,8 +119,8 @@ function scriptLines(r: PctLine): string[] {
  */
 function openLoopLines(r: PctLine): string[] {
   if (!Number.isFinite(r.request_rate) || typeof r.ttft_from_intended_mean_ms !== "number") return [];
-  const pair = (label: string, sent: number, intended: number | undefined) =>
-    row(label, `${formatFixed2(sent)} / ${typeof intended === "number" ? formatFixed2(intended) : "n/a"}`);
+  const pair = (label: string, sent: number | null, intended: number | null | undefined) =>
+    row(label, `${sent === null ? "n/a" : formatFixed2(sent)} / ${typeof intended === "number" ? formatFixed2(intended) : "n/a"}`);
   const lines = [
     section("Latency from Intended Send Time"),
     rowFixed2("Achieved request rate (req/s):", r.achieved_request_rate ?? NaN),

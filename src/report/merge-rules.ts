@@ -12,6 +12,8 @@ import type { CachedTokensByTier } from "../metrics/cache-tiers.ts";
 import type { WorkloadFingerprint } from "../metrics/fingerprint.ts";
 import type { ErrorEntry } from "../metrics/summarize.ts";
 import type { KeyName } from "../schema/key-table.ts";
+import type { LineEvidence } from "../schema/nested.ts";
+import { evidenceOf, runIdsOf } from "../metrics/evidence-check.ts";
 import type { LineKind, RoundRecord, SweepRecord } from "../schema/lines.ts";
 import { INTENDED_FROM_HISTOGRAMS, mergedIntended } from "./merge-intended.ts";
 import {
@@ -228,11 +230,46 @@ export const RULES = {
   search: unknown, capacity_request_rate: unknown, capacity_concurrency: unknown, capacity_bracket: unknown, binding_gate: unknown,
   capacity_status: unknown, capacity_reason: unknown, probes_counted: unknown, probes_sent: unknown, search_wall_s: unknown,
   precision: unknown, confirm: unknown,
+  evidence: (m) => mergedEvidence(m.lines),
   merged: (m) => ({
     files: m.files, run_ids: m.lines.map((l) => l.run_id ?? null),
     histogram_derived: [...FROM_HISTOGRAMS, ...(m.kind === "round" ? [] : INTENDED_FROM_HISTOGRAMS)],
   }),
 } as const satisfies Record<Exclude<KeyName, "run" | "schema_version">, Rule>;
+
+/**
+ * The inputs' evidence as one: samples and requests add up, the load was carried and the cache proven only where
+ * every input's was, and every input run is listed. Absent when an input has none (written before 0.4).
+ */
+function mergedEvidence(lines: readonly MergeLine[]): LineEvidence | undefined {
+  const es = lines.map(evidenceOf);
+  if (es.some((e) => e === null)) return undefined;
+  const all = es as LineEvidence[];
+  const add = (f: (e: LineEvidence) => number) => sum(all.map(f));
+  const addOrNull = (f: (e: LineEvidence) => number | null) => (all.every((e) => f(e) !== null) ? sum(all.map((e) => f(e)!)) : null);
+  return {
+    samples: {
+      ttft: add((e) => e.samples.ttft), tpot: add((e) => e.samples.tpot), itl: add((e) => e.samples.itl), e2e: add((e) => e.samples.e2e),
+      from_intended: add((e) => e.samples.from_intended), schedule_lag: add((e) => e.samples.schedule_lag),
+    },
+    requests: { planned: add((e) => e.requests.planned), sent: add((e) => e.requests.sent), finished: add((e) => e.requests.finished) },
+    complete: all.every((e) => e.complete),
+    load: {
+      offered_request_rate: addOrNull((e) => e.load.offered_request_rate),
+      achieved_request_rate: addOrNull((e) => e.load.achieved_request_rate),
+      offered_concurrency: addOrNull((e) => e.load.offered_concurrency),
+      achieved_concurrency: addOrNull((e) => e.load.achieved_concurrency),
+      sustained: allOf(all.map((e) => e.load.sustained)),
+    },
+    cache: {
+      flush_proven: allOf(all.map((e) => e.cache.flush_proven)),
+      warm_proven: allOf(all.map((e) => e.cache.warm_proven)),
+      per_request: worstStatus(all.map((e) => e.cache.per_request)),
+    },
+    client_healthy: all.every((e) => e.client_healthy),
+    run_ids: lines.flatMap((l) => runIdsOf(l)),
+  };
+}
 
 /** The runs' fingerprints as one: sizes add up, and the seeds and prompt hashes of the runs are listed. */
 function mergedWorkload(lines: readonly MergeLine[]): WorkloadFingerprint {

@@ -10,6 +10,7 @@
 import { UsageError } from "../errors.ts";
 import { axesOf, isRoundAxes, kindOf } from "../schema/axes.ts";
 import { KEYS_OF, orderLine, type Point } from "../schema/lines.ts";
+import { repeatedRun, runIdsOf } from "../metrics/evidence-check.ts";
 import { checkSameWork } from "./merge-agree.ts";
 import { mergingOf, RULES, type MergeLine } from "./merge-rules.ts";
 
@@ -38,6 +39,13 @@ export function mergeResults(files: NamedRuns[]): Point[] {
     }
     return lines;
   });
+  // The evidence check's same_run_twice: a run counted twice doubles its requests and its throughput.
+  const runsOfFile = lineLists.map((lines) => [...new Set(lines.flatMap((l) => runIdsOf(l)))]);
+  const twice = repeatedRun(runsOfFile);
+  if (twice !== null) {
+    const where = runsOfFile.flatMap((runs, k) => (runs.includes(twice) ? [names[k]] : []));
+    throw new UsageError(`merge: run ${twice} would be counted twice (it is in ${where.join(" and ")}${where.length === 1 ? " twice" : ""}); merge each run once`);
+  }
   const kinds = lineLists.map((lines) => kindName(lines[0]!));
   const other = kinds.findIndex((k) => k !== kinds[0]);
   if (other > 0) throw new UsageError(`merge: ${names[other]} holds ${kinds[other]} lines, ${names[0]} ${kinds[0]} lines: merge runs of one command`);

@@ -8,9 +8,9 @@ import { lineLabel, type LineCell } from "./line-label.ts";
 
 /** What the sweep table reads from a pct line (any of ours; absent keys show as n/a). */
 export interface SweepRow extends LineCell {
-  mean_ttft_ms: number;
-  p99_ttft_ms: number;
-  p99_itl_ms: number;
+  mean_ttft_ms: number | null;
+  p99_ttft_ms: number | null;
+  p99_itl_ms: number | null;
   output_throughput: number;
   cache_check?: string;
   gates?: readonly GateResult[];
@@ -44,7 +44,9 @@ export function renderSweepTable(rows: readonly SweepRow[]): string {
 /** Every gate verdict of the sweep (gate, pct, value, verdict); "" when no line carries a gate. */
 export function renderGateTable(rows: readonly SweepRow[]): string {
   const cells: string[][] = [];
-  for (const r of rows) for (const g of r.gates ?? []) cells.push([g.expr, lineLabel(r), formatCell(g.value), verdictText(g.pass)]);
+  // A verdict failed for want of evidence names what was missing (the defect), whatever the value.
+  const verdict = (g: GateResult) => (g.evidence?.length ? `FAIL (${g.evidence.map((e) => e.split(":")[0]).join(", ")})` : verdictText(g.pass));
+  for (const r of rows) for (const g of r.gates ?? []) cells.push([g.expr, lineLabel(r), formatCell(g.value), verdict(g)]);
   if (cells.length === 0) return "";
   return renderTextTable(["gate", "pct", "value", "verdict"], cells, ["left", "right", "right", "left"]);
 }

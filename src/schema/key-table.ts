@@ -5,7 +5,7 @@
  * list of each line kind that carries it (lines.ts). To add an axis: mark its key `axis` (and give axes.ts its label).
  */
 import {
-  cachedTokensByTierShape, errorEntryShape, gateResultShape, mergedShape, promptDriftShape, roundHdrShape, runInfoShape,
+  cachedTokensByTierShape, errorEntryShape, evidenceShape, gateResultShape, mergedShape, promptDriftShape, roundHdrShape, runInfoShape,
   shardsShape, sweepHdrShape, ttftByTierShape, ttftFitShape, ttftModelShape, workloadShape,
 } from "./nested.ts";
 import { steadyStateShape, timelineShape } from "./timeline-shape.ts";
@@ -34,19 +34,20 @@ const k = <T, M extends More = {}>(shape: Shape<T>, unit: string | null, doc: st
 const s = <T, M extends More = {}>(shape: Shape<T>, unit: string | null, doc: string, more?: M) => k(shape, unit, doc, { script: true as const, ...more });
 
 const stat = (what: string, of: string) => `${what} ${of} over the line's successful requests.`;
+const NO_SAMPLE = " null when the series has no sample (the script writes 0 there).";
 const lat = (of: string, unit = "ms") => ({
-  mean: s(num(), unit, stat("Mean", of)),
-  median: s(num(), unit, stat("Median", of)),
-  std: s(num(), unit, stat("Standard deviation (numpy's, ddof 0) of", of)),
-  p90: s(num(), unit, stat("90th percentile (numpy's linear) of", of)),
-  p99: s(num(), unit, stat("99th percentile (numpy's linear) of", of)),
+  mean: s(nullable(num()), unit, stat("Mean", of) + NO_SAMPLE),
+  median: s(nullable(num()), unit, stat("Median", of) + NO_SAMPLE),
+  std: s(nullable(num()), unit, stat("Standard deviation (numpy's, ddof 0) of", of) + NO_SAMPLE),
+  p90: s(nullable(num()), unit, stat("90th percentile (numpy's linear) of", of) + NO_SAMPLE),
+  p99: s(nullable(num()), unit, stat("99th percentile (numpy's linear) of", of) + NO_SAMPLE),
 });
 const ttft = lat("time to first token");
 const tpot = lat("time per output token after the first");
 const itl = lat("the gaps between tokens (inter-token latency)");
 const e2e = lat("end-to-end latency");
-const fromIntended = (of: string) => `${of} measured from the intended send time (the schedule's), ms: what a user would have waited.`;
-const lag = (stat: string) => k(num(), "ms", `Schedule lag (actual - intended send), ${stat}: the client's own queueing.`);
+const fromIntended = (of: string) => `${of} measured from the intended send time (the schedule's), ms: what a user would have waited; null: no sample.`;
+const lag = (stat: string) => k(nullable(num()), "ms", `Schedule lag (actual - intended send), ${stat}: the client's own queueing; null: nothing sent.`);
 
 export const KEYS = {
   // The reference script's keys, meaning what they mean there.
@@ -119,17 +120,21 @@ export const KEYS = {
   errors: k(array(errorEntryShape, { maxItems: 20 }), null, "At most 20 buckets of failures with the same kind and message, largest first."),
   errors_by_kind: k(record(int()), "requests", "Failures per kind, over all failures."),
   interrupted: k(bool(), null, "The run was stopped (SIGINT/SIGTERM) while this line was measured: it holds the requests that completed."),
+  evidence: k(evidenceShape, null,
+    "What the line's numbers rest on: samples per metric family, requests planned / sent / finished, offered and achieved load, the cache proof, " +
+      "the client's health and the runs measured. Every verdict (gates, capacity, compare, history, merge) asks src/metrics/evidence-check.ts of it: " +
+      "no evidence is a fail, never a pass (docs/reference/evidence-matrix.md)."),
   burstiness: k(nullable(num()), null, "Gamma shape of the gaps between arrivals (1 = Poisson, Infinity = evenly spaced); null in a closed loop."),
   duration_limit_s: k(nullable(num()), "s", "--duration: arrivals stopped after this many seconds (num_prompts then holds how many were due); null without."),
   achieved_request_rate: k(nullable(num()), "req/s", "Requests sent per second, from the start of sending to the last send; null when all went at once."),
-  ttft_from_intended_mean_ms: k(num(), "ms", fromIntended("Mean TTFT")),
-  ttft_from_intended_median_ms: k(num(), "ms", fromIntended("Median TTFT")),
-  ttft_from_intended_p90_ms: k(num(), "ms", fromIntended("P90 TTFT")),
-  ttft_from_intended_p99_ms: k(num(), "ms", fromIntended("P99 TTFT")),
-  e2e_from_intended_mean_ms: k(num(), "ms", fromIntended("Mean E2E latency")),
-  e2e_from_intended_median_ms: k(num(), "ms", fromIntended("Median E2E latency")),
-  e2e_from_intended_p90_ms: k(num(), "ms", fromIntended("P90 E2E latency")),
-  e2e_from_intended_p99_ms: k(num(), "ms", fromIntended("P99 E2E latency")),
+  ttft_from_intended_mean_ms: k(nullable(num()), "ms", fromIntended("Mean TTFT")),
+  ttft_from_intended_median_ms: k(nullable(num()), "ms", fromIntended("Median TTFT")),
+  ttft_from_intended_p90_ms: k(nullable(num()), "ms", fromIntended("P90 TTFT")),
+  ttft_from_intended_p99_ms: k(nullable(num()), "ms", fromIntended("P99 TTFT")),
+  e2e_from_intended_mean_ms: k(nullable(num()), "ms", fromIntended("Mean E2E latency")),
+  e2e_from_intended_median_ms: k(nullable(num()), "ms", fromIntended("Median E2E latency")),
+  e2e_from_intended_p90_ms: k(nullable(num()), "ms", fromIntended("P90 E2E latency")),
+  e2e_from_intended_p99_ms: k(nullable(num()), "ms", fromIntended("P99 E2E latency")),
   schedule_lag_mean_ms: lag("mean"),
   schedule_lag_median_ms: lag("median"),
   schedule_lag_p90_ms: lag("90th percentile"),

@@ -8,7 +8,7 @@ import { KEYS, type KeyName } from "./key-table.ts";
 import type { TypeOf } from "./shape.ts";
 
 /** Bumped when a key changes meaning (adding a key does not). */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 export type LineKind = "sweep" | "round" | "capacity";
 
@@ -31,7 +31,7 @@ export const REPLAY_KEYS = [
 
 /** A sweep line's keys after the script's, in the order written. */
 export const OWN_KEYS = [
-  "run_id", "run", "gates", "workload", "repeat", "probe", "window", "sent", "failed", "errors", "errors_by_kind", "interrupted",
+  "run_id", "run", "gates", "workload", "repeat", "probe", "window", "sent", "failed", "errors", "errors_by_kind", "interrupted", "evidence",
   "burstiness", "duration_limit_s", "achieved_request_rate",
   "ttft_from_intended_mean_ms", "ttft_from_intended_median_ms", "ttft_from_intended_p90_ms", "ttft_from_intended_p99_ms",
   "e2e_from_intended_mean_ms", "e2e_from_intended_median_ms", "e2e_from_intended_p90_ms", "e2e_from_intended_p99_ms",
@@ -55,7 +55,7 @@ export const SWEEP_KEYS = [...SCRIPT_KEYS, ...OWN_KEYS] as const;
 export const ROUND_KEYS = [
   "type", "run_id", "run", "gates", "round", "num_rounds", "num_clients", "clients_in_round", "backend", "max_concurrency",
   "round_barrier", "ready_queue_policy", "shared_system_tokens", "first_turn_tokens", "turn_tokens", "output_len", "working_set",
-  "sent", "completed", "failed", "errors", "errors_by_kind", "interrupted",
+  "sent", "completed", "failed", "errors", "errors_by_kind", "interrupted", "evidence",
   "benchmark_duration", "total_input", "total_output", "total_output_retokenized", "request_throughput", "input_throughput",
   "output_throughput", "output_throughput_retokenized", "total_throughput", "total_throughput_retokenized",
   "mean_ttft_ms", "median_ttft_ms", "std_ttft_ms", "p90_ttft_ms", "p99_ttft_ms",
@@ -83,9 +83,10 @@ export const CAPACITY_KEYS = [
 
 /**
  * Keys a line of the kind may leave out: `run` is in a run's first line only, `merged` in merge's lines only, and
- * `repeat`, `probe`, `window` in the lines of the producers that add those axes only.
+ * `repeat`, `probe`, `window` in the lines of the producers that add those axes only, `evidence` in lines written
+ * since schema_version 2 (and in a merge of such lines).
  */
-export const OPTIONAL_KEYS = { sweep: ["run", "repeat", "probe", "window", "merged", ...REPLAY_KEYS], round: ["run", "merged"], capacity: [] } as const satisfies Record<LineKind, readonly KeyName[]>;
+export const OPTIONAL_KEYS = { sweep: ["run", "repeat", "probe", "window", "merged", "evidence", ...REPLAY_KEYS], round: ["run", "merged", "evidence"], capacity: [] } as const satisfies Record<LineKind, readonly KeyName[]>;
 
 export const KEYS_OF = { sweep: SWEEP_KEYS, round: ROUND_KEYS, capacity: CAPACITY_KEYS } as const satisfies Record<LineKind, readonly KeyName[]>;
 

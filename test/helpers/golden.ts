@@ -65,6 +65,8 @@ export const ADDED_KEYS = new Set<string>([
   "gates", "shards", "workers", "shard", "coordinator",
   // Every line over time (issue 19 item 2): its buckets and its steady-state window.
   "timeline", "steady_state",
+  // Evidence on every line (issue 25): what every verdict asks of a line.
+  "evidence",
 ]);
 
 /** The run's identity: which build (versions.test.ts pins it), where the servers listened, when, which files; typed only, at any depth. */

@@ -59,7 +59,7 @@ describe("evaluation on any line", () => {
       { expr: "p99_ttft_ms<=100", value: 120, pass: false },
       { expr: "approximate_turns==0@round>=1", value: 0, pass: true },
       // A key the line lacks is no evidence.
-      { expr: "mean_cached_tokens>0", value: null, pass: false },
+      { expr: "mean_cached_tokens>0", value: null, pass: false, evidence: ["metric_absent: the line has no mean_cached_tokens"] },
     ]);
   });
 

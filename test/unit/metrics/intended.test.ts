@@ -38,12 +38,12 @@ describe("summarizeIntended", () => {
     expect(metrics.schedule_lag_p99_ms).toBe(0);
   });
 
-  test("failed requests count in the lag (they were sent) but not in TTFT/E2E; empty series are 0; all at once has no rate", () => {
+  test("failed requests count in the lag (they were sent) but not in TTFT/E2E; empty series are null; all at once has no rate", () => {
     const { metrics } = summarizeIntended([rec(0, 3, 0, 0, false), rec(0, 1, 5, 9)], 0);
     expect(metrics.schedule_lag_mean_ms).toBe(2);
     expect(metrics.ttft_from_intended_mean_ms).toBe(6);
     const none = summarizeIntended([], 0).metrics;
-    expect(none.ttft_from_intended_p99_ms).toBe(0);
+    expect(none.ttft_from_intended_p99_ms).toBeNull();
     expect(none.achieved_request_rate).toBe(0);
     expect(summarizeIntended([rec(7, 0, 1, 2)], 7).metrics.achieved_request_rate).toBeNull();
   });

@@ -96,10 +96,46 @@ describe("the fixture is the script's own output on the recorded outcomes we nee
   });
 });
 
+/** The stems of the series that have no sample in the case: the script writes 0 for their statistics, we write null. */
+function emptySeries(c: FixtureCase): string[] {
+  const ok = c.records.filter((r) => r.ok);
+  const out: string[] = [];
+  if (ok.length === 0) out.push("ttft", "e2e_latency");
+  if (!ok.some((r) => r.outputLen > 1)) out.push("tpot");
+  if (!ok.some((r) => r.itlMs.length > 0)) out.push("itl");
+  return out;
+}
+const STAT_KEY = /^(mean|median|std|p90|p99)_(ttft|tpot|itl|e2e_latency)_ms$/;
+/** The script's line with our one documented difference applied: a statistic of an empty series is null, not 0. */
+function withNulls(c: FixtureCase, line: Record<string, unknown>): Record<string, unknown> {
+  const empty = emptySeries(c);
+  return Object.fromEntries(Object.entries(line).map(([k, v]) => [k, empty.includes(STAT_KEY.exec(k)?.[2] ?? "") ? null : v]));
+}
+/** The script's printed block with the same difference: such a row reads n/a where the script prints 0.00. */
+function consoleWithNulls(c: FixtureCase, text: string): string {
+  const labels: Record<string, string> = { ttft: "TTFT", tpot: "TPOT", itl: "ITL", e2e_latency: "E2E Latency" };
+  let out = text;
+  for (const stem of emptySeries(c)) {
+    out = out.replace(new RegExp(`^((?:Mean|Median|P90|P99) ${labels[stem]} \\(ms\\):\\s+)0\\.00(\\s*)$`, "gm"), (_m, head: string, tail: string) => {
+      const cell = "n/a".padEnd(4 + tail.length);
+      return `${head}${cell}`;
+    });
+  }
+  return out;
+}
+
+test("the one difference from the script: the no-tpot-no-itl case has empty TPOT and ITL series, null here, 0 there", () => {
+  const c = byName("no-tpot-no-itl");
+  expect(emptySeries(c)).toEqual(["tpot", "itl"]);
+  const line = parseJsonlLine(c.script.jsonl!) as Record<string, unknown>;
+  expect(line.p99_itl_ms).toBe(0);
+  expect(computeScriptMetrics(toRecords(c), c.durationS, countWords).p99_itl_ms).toBeNull();
+});
+
 describe("computeScriptMetrics equals the script's calculate_metrics bit for bit", () => {
   for (const c of written) {
     test(c.name, () => {
-      const line = parseJsonlLine(c.script.jsonl!) as Record<string, unknown>;
+      const line = withNulls(c, parseJsonlLine(c.script.jsonl!) as Record<string, unknown>);
       const ours = computeScriptMetrics(toRecords(c), c.durationS, countWords);
       // Every BenchmarkMetrics field is in the line the script wrote.
       expect(Object.keys(ours).every((key) => key in line)).toBe(true);
@@ -112,7 +148,7 @@ describe("computeScriptMetrics equals the script's calculate_metrics bit for bit
 describe("summarizePct writes every number of the script's JSONL line, and prints its block byte for byte", () => {
   for (const c of written) {
     test(c.name, () => {
-      const line = parseJsonlLine(c.script.jsonl!) as Record<string, unknown>;
+      const line = withNulls(c, parseJsonlLine(c.script.jsonl!) as Record<string, unknown>);
       const result = summarize(c);
       const scriptKeys = Object.keys(line);
       expect(Object.keys(result).slice(0, scriptKeys.length)).toEqual(scriptKeys);
@@ -120,7 +156,7 @@ describe("summarizePct writes every number of the script's JSONL line, and print
       expect(differences(ours, line)).toEqual([]);
       // Our extra sections are skipped when their keys are absent: render from the script's keys alone.
       const scriptPart = Object.fromEntries(scriptKeys.map((key) => [key, ours[key]])) as unknown as PctResult;
-      expect(renderConsole(scriptPart)).toBe(c.script.console!);
+      expect(renderConsole(scriptPart)).toBe(consoleWithNulls(c, c.script.console!));
     });
   }
 });
@@ -134,11 +170,10 @@ describe("all requests failed", () => {
     expect(c.script.jsonl).toBeNull();
   });
 
-  test("we write NaN for the e2e statistics instead, and the script's `or 0` zeros elsewhere", () => {
+  test("we write null for every latency statistic (no sample), and zeros for the counts and throughputs", () => {
     const m = computeScriptMetrics(toRecords(c), c.durationS, countWords);
-    const e2eKeys = ["mean_e2e_latency_ms", "median_e2e_latency_ms", "std_e2e_latency_ms", "p99_e2e_latency_ms"];
     for (const [key, value] of Object.entries(m)) {
-      if (e2eKeys.includes(key)) expect([key, value]).toEqual([key, NaN]);
+      if (STAT_KEY.test(key)) expect([key, value]).toEqual([key, null]);
       else expect([key, Object.is(value, 0)]).toEqual([key, true]);
     }
   });

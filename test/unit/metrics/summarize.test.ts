@@ -125,7 +125,7 @@ describe("summarizePct result shape", () => {
     expect(decodeHistogram(result.hdr.itl_us).totalCount).toBe(itlCount);
     expect(decodeHistogram(result.hdr.tpot_us).totalCount).toBe(ok.filter((r) => r.outputLen > 1).length);
     const p50Us = decodeHistogram(result.hdr.ttft_us).getValueAtPercentile(50);
-    expect(Math.abs(p50Us / 1000 - result.median_ttft_ms) / result.median_ttft_ms).toBeLessThan(0.02);
+    expect(Math.abs(p50Us / 1000 - result.median_ttft_ms!) / result.median_ttft_ms!).toBeLessThan(0.02);
   });
 
   test("cache statistics over successful records that reported cached_tokens", () => {
@@ -159,7 +159,7 @@ describe("summarizePct extras", () => {
     expect(result.errors_by_kind).toEqual({ http: 30, timeout: 3, network: 2 });
   });
 
-  test("no success: script-style zeros for ttft/tpot/itl, NaN for e2e, null cache stats", () => {
+  test("no success: null (no sample) for ttft/tpot/itl/e2e, null cache stats", () => {
     const records = [makeRecord(0, { ok: false, failureKind: "connect", failureMessage: "refused", cachedTokens: -1 })];
     const result = summarizePct({
       records,
@@ -168,9 +168,9 @@ describe("summarizePct extras", () => {
       context: context({ interrupted: true }),
     });
     expect(result.completed).toBe(0);
-    expect(result.mean_ttft_ms).toBe(0);
-    expect(result.p99_itl_ms).toBe(0);
-    expect(result.mean_e2e_latency_ms).toBeNaN();
+    expect(result.mean_ttft_ms).toBeNull();
+    expect(result.p99_itl_ms).toBeNull();
+    expect(result.mean_e2e_latency_ms).toBeNull();
     expect(result.concurrency).toBe(0);
     expect(result.total_output).toBe(0);
     expect(result.mean_cached_tokens).toBeNull();

@@ -1,0 +1,209 @@
+/**
+ * THE evidence check: whether a line (and a metric of it) can be judged, asked by every verdict — gates, capacity
+ * probes, compare, history's baselines, merge, the report. Each verdict path fails on the defects its row of
+ * EVIDENCE_POLICY marks; a cell it does not fail on says why (docs/reference/evidence-matrix.md is generated from it).
+ * It reads the line's `evidence` block (metrics/evidence.ts) and, for lines written before it existed, the keys that
+ * carried the same facts.
+ */
+import type { LineEvidence } from "../schema/nested.ts";
+
+/** Every way evidence can be missing or wrong: the matrix's columns. */
+export const DEFECTS = [
+  "no_samples", "interrupted", "load_not_sustained", "line_missing", "more_failures", "cache_unproven", "client_saturated",
+  "same_run_twice", "metric_absent", "definition_mismatch", "baseline_not_accepted",
+] as const;
+export type Defect = (typeof DEFECTS)[number];
+
+/** Every verdict: the matrix's rows. */
+export const VERDICT_PATHS = ["gate", "capacity_probe", "compare", "history_baseline", "merge", "report"] as const;
+export type VerdictPath = (typeof VERDICT_PATHS)[number];
+
+export interface Problem {
+  defect: Defect;
+  /** One line: what is missing, where. */
+  text: string;
+}
+
+/** A cell: the verdict fails on the defect (with the test that proves it), or does not apply (with why). */
+export type Cell = { fails: true; test: string } | { fails: false; na: string };
+
+const fails = (test: string): Cell => ({ fails: true, test });
+const na = (why: string): Cell => ({ fails: false, na: why });
+
+/**
+ * What each verdict does with each defect. A test name is the exact name of a test in test/ that fails without the
+ * check (test/unit/docs/evidence-matrix.test.ts finds each).
+ */
+export const EVIDENCE_POLICY: Record<VerdictPath, Record<Defect, Cell>> = {
+  gate: {
+    no_samples: fails("a gate on ITL fails when the server stopped after one token (no ITL sample)"),
+    interrupted: fails("a gate fails on an interrupted line, whatever its value"),
+    load_not_sustained: fails("a gate fails on a line whose offered rate the client could not send"),
+    line_missing: na("a gate whose scope matches no planned line is refused before anything is sent (exit 2)"),
+    more_failures: na("failed is a metric: gate it (failed==0); one run has no earlier count to grow from"),
+    cache_unproven: na("--verify-cache strict fails the run (exit 4); without it a mismatch is what a working-set study measures"),
+    client_saturated: na("a saturated client only makes latencies worse, so a gate that holds holds a fortiori; --strict fails the run (exit 5)"),
+    same_run_twice: na("a gate judges lines of one run as they are measured"),
+    metric_absent: fails("a gate naming a key the run's lines lack is refused before anything is sent"),
+    definition_mismatch: na("a gate reads the value written in the line it judges, the numpy definition"),
+    baseline_not_accepted: na("a gate has no baseline"),
+  },
+  capacity_probe: {
+    no_samples: fails("a capacity probe with no sample for its gate's metric fails"),
+    interrupted: fails("a gate fails on an interrupted line, whatever its value"),
+    load_not_sustained: fails("capacity never reports a load the server did not carry"),
+    line_missing: na("a probe is measured where the search places it; an interrupted search says so (capacity_status interrupted)"),
+    more_failures: na("failed==0 is one of the probe's gates when the user gives it"),
+    cache_unproven: na("a probe whose cache check failed does not vote and is measured again (capacity_status cache_unproven after two)"),
+    client_saturated: na("a saturated client only makes latencies worse: a probe that passes passes a fortiori"),
+    same_run_twice: na("a search is one run"),
+    metric_absent: fails("a gate naming a key the run's lines lack is refused before anything is sent"),
+    definition_mismatch: na("a probe's gates read its own line's values"),
+    baseline_not_accepted: na("a probe has no baseline"),
+  },
+  compare: {
+    no_samples: fails("compare fails a limited metric with no sample in NEW"),
+    interrupted: fails("compare fails an interrupted NEW"),
+    load_not_sustained: fails("compare fails a NEW line whose offered load was not sustained"),
+    line_missing: fails("a NEW missing a BASE line (a candidate that stopped before 80 %) exits 7 naming it"),
+    more_failures: fails("a NEW with more failed requests exits 7 naming the line and both counts"),
+    cache_unproven: fails("a NEW whose flush is no longer proven exits 7"),
+    client_saturated: fails("a NEW whose client saturated exits 7 as untrustworthy"),
+    same_run_twice: fails("compare refuses the same run on both sides"),
+    metric_absent: fails("a limit on a metric neither file has is exit 2"),
+    definition_mismatch: na("compare reads every latency percentile from the HDR histograms on both sides, one definition"),
+    baseline_not_accepted: fails("history:last-green skips a candidate that compare found regressed"),
+  },
+  history_baseline: {
+    no_samples: na("a run's gates judge its samples when it is added; a run without gates bootstraps only as the first of its workload"),
+    interrupted: fails("history never accepts an interrupted run as a baseline"),
+    load_not_sustained: fails("history never accepts a run whose load was not sustained"),
+    line_missing: fails("history:last-green skips a candidate that compare found regressed"),
+    more_failures: fails("history:last-green skips a candidate that compare found regressed"),
+    cache_unproven: fails("history:last-green skips a candidate that compare found regressed"),
+    client_saturated: fails("history:last-green skips a candidate that compare found regressed"),
+    same_run_twice: na("a run id is stored once (history add of the same run is refused)"),
+    metric_absent: na("judged by compare against the baseline (its metric_absent cell)"),
+    definition_mismatch: na("judged by compare against the baseline"),
+    baseline_not_accepted: fails("history:last-green skips a candidate that compare found regressed"),
+  },
+  merge: {
+    no_samples: na("merge sums the sample counts; a merged metric with no sample is null"),
+    interrupted: na("an interrupted input keeps interrupted: true in the merged line, and every verdict on it fails"),
+    load_not_sustained: na("an input's unsustained load keeps sustained false in the merged line, and every verdict on it fails"),
+    line_missing: na("merge unites the lines the files hold, each cell from the files that have it"),
+    more_failures: na("failed is summed"),
+    cache_unproven: na("the merged line keeps the weakest proof of its inputs"),
+    client_saturated: na("the merged line is saturated when an input was"),
+    same_run_twice: fails("merge refuses a run it already holds, directly or inside an earlier merge"),
+    metric_absent: na("merge unites what the inputs have"),
+    definition_mismatch: na("merged percentiles from histograms are listed in merged.histogram_derived"),
+    baseline_not_accepted: na("merge has no baseline"),
+  },
+  report: {
+    no_samples: na("the report prints n/a for a null metric"),
+    interrupted: na("the report marks the line interrupted"),
+    load_not_sustained: na("the report draws what was measured; verdicts are the gates' and compare's"),
+    line_missing: na("the report draws the lines the files hold"),
+    more_failures: na("the report prints failed"),
+    cache_unproven: na("the report prints the cache verdict"),
+    client_saturated: na("the report marks a saturated client"),
+    same_run_twice: na("the report reads files as they are; merge refuses duplicates"),
+    metric_absent: na("the report shows the keys the files have"),
+    definition_mismatch: na("the report prints the line's own values"),
+    baseline_not_accepted: na("the report has no baseline"),
+  },
+};
+
+const rec = (line: object): Record<string, unknown> => line as Record<string, unknown>;
+export const evidenceOf = (line: object): LineEvidence | null => {
+  const e = rec(line).evidence;
+  return typeof e === "object" && e !== null ? (e as LineEvidence) : null;
+};
+
+/** Which sample family a metric is computed from (null: a count or a setting, which needs none). */
+export function sampleFamilyOf(metric: string): keyof LineEvidence["samples"] | "finished" | null {
+  if (metric.startsWith("ttft_from_intended") || metric.startsWith("e2e_from_intended")) return "from_intended";
+  if (metric.startsWith("schedule_lag")) return "schedule_lag";
+  if (/(^|_)ttft(_|$)/.test(metric)) return "ttft";
+  if (/(^|_)tpot(_|$)/.test(metric)) return "tpot";
+  if (/(^|_)itl(_|$)/.test(metric)) return "itl";
+  if (/(^|_)e2e_latency(_|$)/.test(metric)) return "e2e";
+  if (metric.endsWith("_throughput") || metric.endsWith("_throughput_retokenized") || metric === "concurrency") return "finished";
+  return null;
+}
+
+const FAMILY_WORDS: Record<string, string> = {
+  ttft: "TTFT", tpot: "TPOT (a request with more than one output token)", itl: "ITL", e2e: "E2E latency",
+  from_intended: "latency-from-intended", schedule_lag: "schedule-lag", finished: "completed-request",
+};
+
+/** What a metric of the line lacks: the key is absent, null (unmeasured) or was computed from no sample. */
+export function metricProblems(line: object, metric: string): Problem[] {
+  const v = rec(line)[metric];
+  if (v === undefined) return [{ defect: "metric_absent", text: `metric_absent: the line has no ${metric}` }];
+  const family = sampleFamilyOf(metric);
+  const e = evidenceOf(line);
+  const n = family === null || e === null ? null : family === "finished" ? e.requests.finished : e.samples[family];
+  if (n === 0 || v === null || (typeof v === "number" && Number.isNaN(v))) {
+    const what = family === null ? "value" : `${FAMILY_WORDS[family]} sample`;
+    return [{ defect: "no_samples", text: `no_samples: ${metric} has no ${what}` }];
+  }
+  return [];
+}
+
+/** What the line as a whole lacks, whatever the metric. */
+export function lineProblems(line: object): Problem[] {
+  const l = rec(line);
+  const e = evidenceOf(line);
+  const out: Problem[] = [];
+  if (l.interrupted === true) out.push({ defect: "interrupted", text: "interrupted: the run was stopped while the line was measured" });
+  else if (e !== null && !e.complete) {
+    out.push({ defect: "interrupted", text: `interrupted: ${e.requests.sent} of ${e.requests.planned} planned requests were sent` });
+  }
+  if (e !== null && e.load.sustained === false) {
+    const l2 = e.load;
+    const what = l2.offered_request_rate !== null
+      ? `offered ${fmt(l2.offered_request_rate)} req/s, sent at ${l2.achieved_request_rate === null ? "n/a" : fmt(l2.achieved_request_rate)} req/s`
+      : `offered ${l2.offered_concurrency} in flight, at most ${l2.achieved_concurrency} were`;
+    out.push({ defect: "load_not_sustained", text: `load_not_sustained: ${what}` });
+  }
+  const flushed = l.flush_verified === false || e?.cache.flush_proven === false;
+  if (flushed) out.push({ defect: "cache_unproven", text: "cache_unproven: the flush was not proven (a probe found the cache still holding)" });
+  if (l.cache_check === "mismatch") out.push({ defect: "cache_unproven", text: "cache_unproven: the cached tokens disagreed with the expected prefix" });
+  if (l.client_saturated === true) out.push({ defect: "client_saturated", text: "client_saturated: the client itself was the bottleneck" });
+  return out;
+}
+
+const fmt = (x: number): string => (Number.isInteger(x) ? String(x) : x.toFixed(1));
+
+/**
+ * THE question every verdict asks: the problems with judging `line` (on `metric`, when the verdict reads one) that
+ * `path` fails on. Empty: the line is evidence for the verdict.
+ */
+export function judgeEvidence(path: VerdictPath, line: object, metric?: string): Problem[] {
+  const policy = EVIDENCE_POLICY[path];
+  const found = [...lineProblems(line), ...(metric === undefined ? [] : metricProblems(line, metric))];
+  return found.filter((p) => policy[p.defect].fails);
+}
+
+/** The run ids a line measured: its evidence's, a merged line's inputs', else its own run_id. */
+export function runIdsOf(line: object): string[] {
+  const e = evidenceOf(line);
+  if (e !== null && e.run_ids.length > 0) return e.run_ids;
+  const merged = rec(line).merged as { run_ids?: (string | null)[] } | undefined;
+  if (merged?.run_ids) return merged.run_ids.filter((r): r is string => typeof r === "string");
+  return typeof rec(line).run_id === "string" ? [rec(line).run_id as string] : [];
+}
+
+/** A run id found more than once among the inputs' runs (each input: the runs it holds), or null. */
+export function repeatedRun(inputs: readonly (readonly string[])[]): string | null {
+  const seen = new Set<string>();
+  for (const runs of inputs) {
+    for (const id of new Set(runs)) {
+      if (seen.has(id)) return id;
+      seen.add(id);
+    }
+  }
+  return null;
+}
