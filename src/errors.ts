@@ -29,5 +29,7 @@ export const EXIT = {
   gateFailed: 6,
   /** `compare`: a metric regressed beyond its limit. */
   regression: 7,
+  /** `compare`: no regression, but a repeated line's 95 % interval straddles a limit (--allow-inconclusive accepts it). */
+  inconclusive: 8,
   interrupted: 130,
 } as const;

@@ -10,6 +10,7 @@ import { VERSION } from "../version.ts";
 import type { CapacityOptions, SearchMode } from "../config/capacity-options.ts";
 import type { PctRecord } from "../metrics/pct-record.ts";
 import type { PointSession } from "../engine/session.ts";
+import { judgeEvidence, sampleFamilyOf } from "../metrics/evidence-check.ts";
 import { orderLine, type CapacityRecord } from "../schema/lines.ts";
 import { searchCapacity, type ProbeOutcome, type SearchResult } from "./search.ts";
 
@@ -52,8 +53,11 @@ export const cacheProven = (r: PctRecord): boolean => r.cache_check === "ok";
 
 /** A probe's line as the search reads it. */
 export function outcomeOf(r: PctRecord): ProbeOutcome {
-  const failed = r.gates.filter((g) => !g.pass).map((g) => `${g.expr} (${g.value === null ? "unmeasured" : Number(g.value.toPrecision(4))})`);
-  return { cacheOk: cacheProven(r), pass: failed.length === 0, failedGates: failed, interrupted: r.interrupted };
+  // A probe counts only a load the server carried: the evidence check fails it whatever its latency gates say.
+  const problems = judgeEvidence("capacity_probe", r).filter((p) => p.defect !== "interrupted").map((p) => p.text.replace(/^load_not_sustained: /, "load not sustained: "));
+  const failed = r.gates.filter((g) => !g.pass && !g.evidence?.some((e) => e.startsWith("load_not_sustained")))
+    .map((g) => `${g.expr} (${g.value === null ? "unmeasured" : Number(g.value.toPrecision(4))})`);
+  return { cacheOk: cacheProven(r), pass: failed.length === 0 && problems.length === 0, failedGates: [...problems, ...failed], interrupted: r.interrupted };
 }
 
 /** The line with its place in the search: key order as every sweep line's. */
@@ -61,6 +65,14 @@ const withProbe = (r: PctRecord, probe: number, runId: string, first: boolean): 
   orderLine("sweep", { ...r, probe, run_id: runId, run: first ? r.run : undefined }) as PctRecord;
 
 export async function runCapacity(opts: CapacityOptions, io: CapacityIo, runId: string): Promise<CapacityOutcome> {
+  const fromSend = opts.run.gates.filter((g) => ["ttft", "tpot", "itl", "e2e"].includes(sampleFamilyOf(g.metric) ?? ""));
+  if (opts.search === "rate" && opts.run.maxConcurrency > 0 && fromSend.length > 0) {
+    log.warn(
+      `capacity: ${fromSend.map((g) => g.expr).join(", ")} read(s) latency from the send, while --max-concurrency ${opts.run.maxConcurrency} queues ` +
+        "requests once the rate outgrows it: that wait shows only in ttft_from_intended_* (gate those to count it). A probe whose offered rate was " +
+        "not sent on schedule fails as \"load not sustained\" whatever its gates say.",
+    );
+  }
   const lines: CapacityRecord[] = [];
   let written = 0;
   for (const pct of opts.run.pcts) {

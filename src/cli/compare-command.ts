@@ -11,12 +11,13 @@ import { type RawFlags } from "./options.ts";
 import { COMPARE_DEFAULTS } from "../config/options.ts";
 import { checkOutputWritable } from "../output/jsonl-file.ts";
 import { appendStepSummary } from "../output/step-summary.ts";
-import { missingFindings, pairFindings } from "../compare/evidence.ts";
+import { missingFindings, pairFindings, sameRunFindings } from "../compare/evidence.ts";
 import { judgePair } from "../compare/judge.ts";
-import { parseLimits, REPEATED_DEFAULT_LIMITS } from "../compare/limits.ts";
+import { combineLimits, parseLimits, parseOnly, REPEATED_DEFAULT_LIMITS } from "../compare/limits.ts";
+import { metricsOf } from "../compare/metrics.ts";
 import { field, lastRunLines, type CompareLine } from "../compare/lines.ts";
 import { openHistory } from "../history/db.ts";
-import { resolveBaseline } from "../history/store.ts";
+import { resolveBaseline, setStatus, storedRun } from "../history/store.ts";
 import { historyDbPath } from "./history-command.ts";
 import { describeDifference, pairLines } from "../compare/pairing.ts";
 import { noiseNote, pairRepeats, repeatsByLabel } from "../compare/repeats.ts";
@@ -24,16 +25,36 @@ import { describeInconclusive, describeRegression, inconclusives, regressions, r
 
 const HISTORY_PREFIX = "history:";
 
-/** BASE read from the history (--db): `history:last-green`, `history:TAG` or `history:RUN_ID`. */
-function historyBaseline(raw: RawFlags, spec: string, next: CompareLine[]): { lines: CompareLine[]; name: string } {
+/**
+ * BASE read from the history (--db): `history:last-green` (the newest accepted run of NEW's workload),
+ * `history:TAG` or `history:RUN_ID`. `candidate`: NEW's run when the history holds it pending, whose status this
+ * compare decides.
+ */
+function historyBaseline(raw: RawFlags, spec: string, next: CompareLine[]): { lines: CompareLine[]; name: string; candidate: string | null } {
   if (spec === "") throw new UsageError("compare: history: expects last-green, a tag or a run id (e.g. history:last-green)");
   const path = historyDbPath(raw);
-  const db = openHistory(path, false);
+  const db = openHistory(path, true);
   try {
     const { run, lines } = resolveBaseline(db, spec, next, path);
     const name = `history:${spec} (run ${run.run_id}, ${run.started_at}${run.tag ? `, tag ${run.tag}` : ""})`;
     log.info(`compare: BASE is ${name} from ${path}`);
-    return { lines, name };
+    const newId = field(next[0]!, "run_id");
+    const stored = typeof newId === "string" ? storedRun(db, newId) : null;
+    return { lines, name, candidate: stored !== null && stored.status === "pending" ? stored.run_id : null };
+  } finally {
+    db.close();
+  }
+}
+
+/** A pending candidate's verdict into the history: accepted on exit 0, rejected on 7; still pending when inconclusive. */
+function recordVerdict(raw: RawFlags, runId: string, code: number, baseName: string, why: string | undefined): void {
+  const path = historyDbPath(raw);
+  const db = openHistory(path, true);
+  try {
+    if (code === EXIT.ok) setStatus(db, runId, "accepted", `compared with ${baseName}: no regression`);
+    else if (code === EXIT.regression) setStatus(db, runId, "rejected", `regressed against ${baseName}: ${why ?? "see compare"}`);
+    else return;
+    log.info(`compare: run ${runId} is now ${code === EXIT.ok ? "accepted" : "rejected"} as a baseline in ${path}`);
   } finally {
     db.close();
   }
@@ -44,16 +65,17 @@ export function compareCommand(raw: RawFlags & { _: string[] }, write: (text: st
   if (baseFile === undefined || newFile === undefined || extra.length > 0) {
     throw new UsageError("compare: expects two JSONL results files (warmbench compare BASE.jsonl NEW.jsonl)");
   }
-  const given = typeof raw["max-regress"] === "string" ? raw["max-regress"] : null;
-  parseLimits(given ?? COMPARE_DEFAULTS.maxRegress); // a bad --max-regress fails before any file is read
+  // Limits add up: --max-regress adds to or overrides the defaults per metric; --only narrows to the metrics it names.
+  const given = typeof raw["max-regress"] === "string" ? parseLimits(raw["max-regress"]) : null;
+  const only = typeof raw.only === "string" ? parseOnly(raw.only) : null;
   const md = typeof raw.md === "string" ? raw.md : null;
   if (md !== null) checkOutputWritable(md, "--md");
   const allowMissing = raw["allow-missing"] === true;
 
   const nextLines = lastRunLines(newFile, "NEW");
-  const { lines: baseLines, name: baseName } = baseFile.startsWith(HISTORY_PREFIX)
+  const { lines: baseLines, name: baseName, candidate: historyRun } = baseFile.startsWith(HISTORY_PREFIX)
     ? historyBaseline(raw, baseFile.slice(HISTORY_PREFIX.length), nextLines)
-    : { lines: lastRunLines(baseFile, "BASE"), name: baseFile };
+    : { lines: lastRunLines(baseFile, "BASE"), name: baseFile, candidate: null };
   const pairing = pairLines(baseLines, nextLines);
   if (pairing.pairs.length === 0) {
     throw new UsageError(`compare: no line is in both files (BASE ${pairing.onlyInBase.join(",")}; NEW ${pairing.onlyInNew.join(",")})`);
@@ -70,8 +92,18 @@ export function compareCommand(raw: RawFlags & { _: string[] }, write: (text: st
   const baseRepeats = repeatsByLabel(baseLines);
   const nextRepeats = repeatsByLabel(nextLines);
   const repeated = pairing.pairs.some((p) => (baseRepeats.get(p.label)?.length ?? 0) >= 2 && (nextRepeats.get(p.label)?.length ?? 0) >= 2);
-  const limits = parseLimits(given ?? (repeated ? `${COMPARE_DEFAULTS.maxRegress},${REPEATED_DEFAULT_LIMITS}` : COMPARE_DEFAULTS.maxRegress));
-  const rows = pairing.pairs.flatMap((p) => judgePair(p, limits, pairRepeats(p, baseRepeats, nextRepeats)));
+  const defaults = parseLimits(repeated ? `${COMPARE_DEFAULTS.maxRegress},${REPEATED_DEFAULT_LIMITS}` : COMPARE_DEFAULTS.maxRegress);
+  const limits = combineLimits(defaults, given, only);
+  // A limit the user named on a metric neither file's lines have would judge nothing: refused (the evidence check's metric_absent).
+  const named = new Set([...(given?.keys() ?? []), ...(only ?? [])]);
+  const kinds = [...baseLines, ...nextLines];
+  for (const name of named) {
+    if (!kinds.some((l) => metricsOf(l).some((m) => m.name === name))) {
+      throw new UsageError(`compare: ${name} is not a metric of these files' lines (${[...new Set(kinds.map((l) => ("type" in l && l.type === "capacity" ? "capacity" : "point")))].join(", ")} lines), so its limit would judge nothing`);
+    }
+  }
+  const judged = [...limits.keys()].map((name) => ({ name, named: named.has(name) }));
+  const rows = pairing.pairs.flatMap((p) => judgePair(p, limits, pairRepeats(p, baseRepeats, nextRepeats), only));
   const withInterval = new Set(rows.filter((r) => r.ciPct != null).map((r) => r.label)).size;
   const comparison: Comparison = {
     baseFile: baseName,
@@ -83,18 +115,38 @@ export function compareCommand(raw: RawFlags & { _: string[] }, write: (text: st
     allowMissing,
     saturated: baseSaturated.length > 0 ? [`BASE at ${baseSaturated.join(", ")}`] : [],
     noise: noiseNote(pairing.pairs.length, withInterval),
-    findings: [...(allowMissing ? [] : missingFindings(pairing.onlyInBase)), ...pairing.pairs.flatMap(pairFindings)],
+    findings: [
+      ...sameRunFindings(baseLines, nextLines),
+      ...(allowMissing ? [] : missingFindings(pairing.onlyInBase)),
+      ...pairing.pairs.flatMap((p) => pairFindings(p, judged.filter((j) => metricsOf(p.base).some((m) => m.name === j.name)))),
+    ],
   };
   write(renderCompareConsole(comparison));
   const markdown = renderCompareMarkdown(comparison);
   if (md !== null) writeFileSync(md, markdown);
   appendStepSummary(markdown);
   if (allowMissing && pairing.onlyInBase.length > 0) log.warn(`compare --allow-missing: not compared, missing from NEW: ${pairing.onlyInBase.join(", ")}`);
-  const unsure = raw["fail-inconclusive"] === true ? inconclusives(comparison).map((r) => `inconclusive (--fail-inconclusive): ${describeInconclusive(r)}`) : [];
-  const failing = [...regressions(comparison).map(describeRegression), ...unsure, ...comparison.findings.map((f) => f.text)];
-  if (failing.length === 0) return EXIT.ok;
-  const shown = failing.slice(0, 10).map((text) => `  ${text}`);
-  if (failing.length > shown.length) shown.push(`  ... and ${failing.length - shown.length} more (see the table)`);
-  log.error(`${failing.length} regression(s) or failing check(s): exit code ${EXIT.regression}\n${shown.join("\n")}`);
-  return EXIT.regression;
+  const code = compareExit(comparison, raw["allow-inconclusive"] === true);
+  const firstFailure = regressions(comparison).map(describeRegression)[0] ?? comparison.findings[0]?.text;
+  if (historyRun !== null) recordVerdict(raw, historyRun, code, baseName, firstFailure);
+  return code;
+}
+
+/** 7 on a regression or a failing check; else 8 when a verdict is inconclusive (unless accepted); else 0. */
+function compareExit(comparison: Comparison, allowInconclusive: boolean): number {
+  const failing = [...regressions(comparison).map(describeRegression), ...comparison.findings.map((f) => f.text)];
+  if (failing.length > 0) {
+    const shown = failing.slice(0, 10).map((text) => `  ${text}`);
+    if (failing.length > shown.length) shown.push(`  ... and ${failing.length - shown.length} more (see the table)`);
+    log.error(`${failing.length} regression(s) or failing check(s): exit code ${EXIT.regression}\n${shown.join("\n")}`);
+    return EXIT.regression;
+  }
+  const unsure = inconclusives(comparison);
+  if (unsure.length === 0) return EXIT.ok;
+  if (allowInconclusive) {
+    log.warn(`compare --allow-inconclusive: ${unsure.length} inconclusive verdict(s) accepted: ${unsure.map(describeInconclusive).join("; ")}`);
+    return EXIT.ok;
+  }
+  log.error(`${unsure.length} inconclusive verdict(s) (the 95 % interval straddles the limit; more repeats decide, --allow-inconclusive accepts): exit code ${EXIT.inconclusive}\n${unsure.map((r) => `  ${describeInconclusive(r)}`).join("\n")}`);
+  return EXIT.inconclusive;
 }

@@ -1,5 +1,6 @@
 /**
- * `warmbench history add FILES... [--tag TAG]`, `history list [--tag TAG]`, `history show [METRIC] [--pct P]`: runs
+ * `warmbench history add FILES... [--tag TAG]`, `history list [--tag TAG]`, `history show [METRIC] [--pct P]`,
+ * `history promote RUN_ID`: runs
  * kept in one SQLite file (--db, default ./warmbench.db; docs/guides/history.md), for `compare history:last-green`.
  */
 import type { Database } from "bun:sqlite";
@@ -9,7 +10,7 @@ import type { RawFlags } from "./options.ts";
 import { fileRuns, type CompareLine } from "../compare/lines.ts";
 import { openHistory } from "../history/db.ts";
 import { historyRun, KEY_METRICS } from "../history/runs.ts";
-import { addRun, listRuns } from "../history/store.ts";
+import { addRun, listRuns, setStatus, storedRun } from "../history/store.ts";
 import { renderRunList, renderTrend } from "../history/tables.ts";
 import { formatJsonl, parseJsonlLine } from "../report/jsonl.ts";
 
@@ -34,7 +35,7 @@ export function addFiles(db: Database, files: readonly string[], tag: string | n
   for (const { file, run } of runs) {
     if (addRun(db, run, tag, file)) added++;
     else log.warn(`history add: run ${run.runId} of ${file} is already in the history; skipped`);
-    if (run.interrupted) log.warn(`history add: run ${run.runId} of ${file} was interrupted: stored, never green`);
+    if (run.rejectedBecause !== null) log.warn(`history add: run ${run.runId} of ${file} is stored rejected, never a baseline: ${run.rejectedBecause}`);
   }
   return added;
 }
@@ -76,7 +77,21 @@ export function historyCommand(raw: RawFlags & { _: string[] }, write: (text: st
     }
     return EXIT.ok;
   }
-  throw new UsageError(`history: expects add FILES..., list or show [METRIC] (got ${action === undefined ? "nothing" : `"${action}"`})`);
+  if (action === "promote") {
+    // Accepting a run as a baseline on purpose (a known, intended change of performance), said in its reason.
+    if (rest.length !== 1) throw new UsageError("history promote: expects one RUN_ID (history list shows them)");
+    const db = openHistory(path, true);
+    try {
+      const run = storedRun(db, rest[0]!);
+      if (run === null) throw new UsageError(`history promote: no run ${rest[0]} in ${path}`);
+      setStatus(db, run.run_id, "accepted", `promoted by hand (was ${run.status}: ${run.status_reason})`);
+      log.info(`history: run ${run.run_id} accepted as a baseline (was ${run.status})`);
+    } finally {
+      db.close();
+    }
+    return EXIT.ok;
+  }
+  throw new UsageError(`history: expects add FILES..., list, show [METRIC] or promote RUN_ID (got ${action === undefined ? "nothing" : `"${action}"`})`);
 }
 
 /**
@@ -108,7 +123,8 @@ export function addFinishedRun(path: string, records: readonly object[], interru
   const db = openHistory(path, true);
   try {
     addRun(db, run, null, outputFile ?? "run --history");
-    log.info(`--history: run ${run.runId} added to ${path} (${run.green ? "green" : "not green"})`);
+    const status = storedRun(db, run.runId);
+    log.info(`--history: run ${run.runId} added to ${path} (${status?.status ?? "?"}: ${status?.status_reason ?? ""})`);
   } finally {
     db.close();
   }

@@ -1,55 +1,45 @@
 /**
- * What compare fails on besides a slower number: NEW lost a line BASE had, failed more requests, lost a cache proof
- * BASE had (cache_check ok, flush_verified), or measured itself (its client saturated: "untrustworthy", not "slower").
- * A candidate must not pass on missing evidence.
+ * What compare fails on besides a slower number, as the one evidence check (metrics/evidence-check.ts) finds it: NEW
+ * lost a line BASE had, failed more requests, lost a cache proof BASE had, measured itself (its client saturated:
+ * "untrustworthy", not "slower"), was interrupted, did not carry its offered load, has no sample of a judged metric,
+ * or is the same run as BASE. A candidate must not pass on missing evidence.
  */
+import { pairProblems, runIdsOf, type Defect } from "../metrics/evidence-check.ts";
 import { field, type CompareLine } from "./lines.ts";
 import type { LinePair } from "./pairing.ts";
 
 export interface Finding {
-  /** The line by its axes, as in the table. */
+  /** The line by its axes, as in the table ("" for the runs as a whole). */
   label: string;
-  kind: "missing" | "failed" | "cache_check" | "flush_verified" | "untrustworthy";
+  kind: Defect;
   /** One line for the console and the log. */
   text: string;
 }
 
-const count = (l: CompareLine, key: string): number | null => {
-  const v = field(l, key);
-  return typeof v === "number" ? v : null;
-};
+/** The findings on one pair, in a fixed order; `metrics` are the ones judged (named: given by the user). */
+export function pairFindings(pair: LinePair, metrics: readonly { name: string; named: boolean }[]): Finding[] {
+  return pairProblems(pair.base, pair.next, metrics).map((p) => ({
+    label: pair.label,
+    kind: p.defect,
+    text: p.defect === "client_saturated" ? untrustworthy(pair) : `${pair.label}: ${p.text}`,
+  }));
+}
 
-/** The findings on one pair, in a fixed order. */
-export function pairFindings(pair: LinePair): Finding[] {
-  const out: Finding[] = [];
-  const { label, base, next } = pair;
-  const failedBase = count(base, "failed");
-  const failedNew = count(next, "failed");
-  // A BASE without the key (the script's files) counts as none failed: any failure in NEW is then an increase.
-  if (failedNew !== null && failedNew > (failedBase ?? 0)) {
-    out.push({ label, kind: "failed", text: `failed at ${label}: ${failedBase ?? "n/a"} in BASE, ${failedNew} in NEW (any increase fails)` });
-  }
-  const checkBase = field(base, "cache_check");
-  const checkNew = field(next, "cache_check");
-  if (checkBase === "ok" && checkNew !== "ok") {
-    out.push({ label, kind: "cache_check", text: `cache_check at ${label}: ok in BASE, ${String(checkNew ?? "absent")} in NEW (the cache was no longer proven)` });
-  }
-  if (field(base, "flush_verified") === true && field(next, "flush_verified") !== true) {
-    const v = field(next, "flush_verified");
-    out.push({ label, kind: "flush_verified", text: `flush_verified at ${label}: true in BASE, ${v === undefined ? "absent" : String(v)} in NEW (the flush was not proven)` });
-  }
-  if (field(next, "client_saturated") === true) {
-    const lag = count(next, "client_loop_lag_p99_ms");
-    const cpu = count(next, "client_cpu_pct");
-    const why = [lag !== null ? `loop lag p99 ${lag.toFixed(1)} ms` : "", cpu !== null ? `CPU ${cpu.toFixed(0)}%` : ""].filter(Boolean).join(", ");
-    out.push({
-      label, kind: "untrustworthy",
-      text: `NEW at ${label} is untrustworthy: its client saturated${why ? ` (${why})` : ""}, so its latencies may be the client's own delay; rerun with more client headroom (--workers)`,
-    });
-  }
-  return out;
+function untrustworthy(pair: LinePair): string {
+  const num = (key: string) => (typeof field(pair.next, key) === "number" ? (field(pair.next, key) as number) : null);
+  const lag = num("client_loop_lag_p99_ms");
+  const cpu = num("client_cpu_pct");
+  const why = [lag !== null ? `loop lag p99 ${lag.toFixed(1)} ms` : "", cpu !== null ? `CPU ${cpu.toFixed(0)}%` : ""].filter(Boolean).join(", ");
+  return `NEW at ${pair.label} is untrustworthy: its client saturated${why ? ` (${why})` : ""}, so its latencies may be the client's own delay; rerun with more client headroom (--workers)`;
 }
 
 /** Lines of BASE with no partner in NEW: each a finding unless --allow-missing accepts them. */
 export const missingFindings = (onlyInBase: readonly string[]): Finding[] =>
-  onlyInBase.map((label) => ({ label, kind: "missing", text: `${label}: in BASE, missing from NEW (did the candidate stop early? --allow-missing accepts it)` }));
+  onlyInBase.map((label) => ({ label, kind: "line_missing", text: `${label}: in BASE, missing from NEW (did the candidate stop early? --allow-missing accepts it)` }));
+
+/** BASE and NEW share a run: the candidate would be judged against itself. */
+export function sameRunFindings(base: readonly CompareLine[], next: readonly CompareLine[]): Finding[] {
+  const baseRuns = new Set(base.flatMap((l) => runIdsOf(l)));
+  const shared = [...new Set(next.flatMap((l) => runIdsOf(l)))].filter((id) => baseRuns.has(id));
+  return shared.map((id) => ({ label: "", kind: "same_run_twice", text: `same_run_twice: run ${id} is in BASE and in NEW (a candidate judged against itself proves nothing)` }));
+}

@@ -59,13 +59,14 @@ function intervalVerdict(regLo: number, regHi: number, limitPct: number | null):
   return limitPct === null && regLo > 0 ? "worse" : "same";
 }
 
-export function judgePair(pair: LinePair, limits: Limits, repeats?: PairRepeats): DeltaRow[] {
+/** `only`: judge and show just these metrics (--only); null: every shown one and every limited one. */
+export function judgePair(pair: LinePair, limits: Limits, repeats?: PairRepeats, only: readonly string[] | null = null): DeltaRow[] {
   const untrustworthy = field(pair.next, "client_saturated") === true;
   const rows: DeltaRow[] = [];
   // The metrics of the pair's kind of line: a capacity line is judged on its capacity, a point on its latencies.
   for (const m of metricsOf(pair.base)) {
     const limitPct = limits.get(m.name) ?? null;
-    if (!m.shown && limitPct === null) continue;
+    if (only !== null ? !only.includes(m.name) : !m.shown && limitPct === null) continue;
     const a = m.read(pair.base);
     const b = m.read(pair.next);
     const reps = repeats ? { base: values(m, repeats.base), next: values(m, repeats.next) } : null;

@@ -87,7 +87,7 @@ function notes(c: Comparison): string[] {
   if (c.onlyInNew.length > 0) out.push(`lines only in NEW (not compared): ${c.onlyInNew.join(", ")}`);
   if (c.noise !== undefined) out.push(c.noise);
   const unsure = inconclusives(c);
-  if (unsure.length > 0) out.push(`${unsure.length} inconclusive (more repeats would decide; --fail-inconclusive fails on them): ${unsure.map(describeInconclusive).join("; ")}`);
+  if (unsure.length > 0) out.push(`${unsure.length} inconclusive (more repeats would decide; exit 8 unless --allow-inconclusive): ${unsure.map(describeInconclusive).join("; ")}`);
   return out;
 }
 

@@ -11,7 +11,7 @@ import { UsageError } from "../errors.ts";
 /** "WBH1" in the header's application_id: what tells our file from any other SQLite database. */
 export const APPLICATION_ID = 0x57424831;
 /** PRAGMA user_version of the schema below; a database with a higher one was written by a newer warmbench. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 /** How long a writer waits for another's transaction (two `history add` at once both land). */
 const BUSY_TIMEOUT_MS = 30_000;
 
@@ -56,6 +56,19 @@ CREATE TABLE lines (
 CREATE INDEX lines_by_axes ON lines (shared_prefix_pct, working_set, request_rate, round);
 `;
 
+/**
+ * Version 2 (0.4): a run is a baseline only once accepted. `status` is accepted (the first of its workload, a compare
+ * against the baseline of its time that exited 0, or `history promote`), pending (green, not yet compared), or
+ * rejected (interrupted, a gate failed, its load not sustained, or found regressed), with the reason beside it. A
+ * version-1 history is migrated when opened for writing: its green runs accepted, the rest rejected, as 0.3 used them.
+ */
+const MIGRATE_V1_TO_V2 = `
+ALTER TABLE runs ADD COLUMN status TEXT NOT NULL DEFAULT 'pending';
+ALTER TABLE runs ADD COLUMN status_reason TEXT NOT NULL DEFAULT '';
+UPDATE runs SET status = CASE WHEN green = 1 THEN 'accepted' ELSE 'rejected' END,
+  status_reason = CASE WHEN green = 1 THEN 'green in a 0.3 history (migrated)' ELSE 'not green in a 0.3 history (migrated)' END;
+`;
+
 const SQLITE_MAGIC = "SQLite format 3\0";
 
 /** Refuses (exit 2) a file that is not an SQLite database, before SQLite could write to it. */
@@ -85,6 +98,7 @@ function checkOrCreate(db: Database, path: string, write: boolean): void {
     if (!write) throw new UsageError(`--db ${path}: no history yet (warmbench history add FILES creates it)`);
     db.run(`PRAGMA application_id = ${APPLICATION_ID}`);
     db.exec(SCHEMA_V1);
+    db.exec(MIGRATE_V1_TO_V2);
     db.run(`PRAGMA user_version = ${SCHEMA_VERSION}`);
     return;
   }
@@ -93,6 +107,11 @@ function checkOrCreate(db: Database, path: string, write: boolean): void {
     throw new UsageError(`--db ${path}: written by a newer warmbench (schema ${version}; this one knows up to ${SCHEMA_VERSION}); refused, left untouched`);
   }
   if (version < 1) throw new UsageError(`--db ${path}: a warmbench history without a schema version; left untouched`);
+  if (version === 1) {
+    if (!write) throw new UsageError(`--db ${path}: a 0.3 history (schema 1); any command that writes it (history add, compare history:...) migrates it first`);
+    db.exec(MIGRATE_V1_TO_V2);
+    db.run(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+  }
 }
 
 /** SQLite's own "this is not a database" / "malformed" errors become the same refusal. */

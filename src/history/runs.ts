@@ -7,6 +7,7 @@ import { field, type CompareLine } from "../compare/lines.ts";
 import { ROUND_SHAPE } from "../compare/pairing.ts";
 import { axesOf, isRoundAxes, labelOf } from "../schema/axes.ts";
 import type { GateResult } from "../schema/gate.ts";
+import { judgeEvidence } from "../metrics/evidence-check.ts";
 
 /** The key metrics kept as columns of `lines`, read as compare reads them (percentiles from the HDR histograms). */
 export const KEY_METRICS = [
@@ -24,6 +25,8 @@ export interface HistoryRun {
   interrupted: boolean;
   /** Every gate verdict of every line passed (a run without gates has none that failed) and it ran to its end. */
   green: boolean;
+  /** Why the run can never be a baseline (interrupted, a gate failed, a line the evidence check fails); null: it may. */
+  rejectedBecause: string | null;
 }
 
 /** JSON with sorted keys, so two equal objects written in another key order hash alike. */
@@ -74,7 +77,17 @@ export function historyRun(runId: string | null, lines: CompareLine[], fallbackI
     gatesFailed,
     interrupted,
     green: gatesFailed === 0 && !interrupted,
+    rejectedBecause: rejection(lines, gatesFailed),
   };
+}
+
+/** Why a run's own evidence rules it out as a baseline (the evidence check's history_baseline row), or null. */
+function rejection(lines: readonly CompareLine[], gatesFailed: number): string | null {
+  for (const l of lines) {
+    const [p] = judgeEvidence("history_baseline", l);
+    if (p !== undefined) return `${labelOf(l)}: ${p.text}`;
+  }
+  return gatesFailed > 0 ? `${gatesFailed} gate verdict(s) failed` : null;
 }
 
 /** The value of a key metric (or any numeric key) of a line, as compare reads it; null when absent. */

@@ -23,24 +23,49 @@ export interface StoredRun {
   interrupted: number;
   green: number;
   source: string;
+  /** Whether the run may be a baseline: accepted, pending (not yet compared) or rejected; status_reason says why. */
+  status: RunStatus;
+  status_reason: string;
 }
 
+export type RunStatus = "accepted" | "pending" | "rejected";
+
 const finiteOrNull = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
+
+/**
+ * The status a run is stored with: rejected when its own evidence fails it, accepted when it is the first of its
+ * workload (it bootstraps), else pending until a compare against the baseline accepts or rejects it.
+ */
+function initialStatus(db: Database, run: HistoryRun): { status: RunStatus; reason: string } {
+  if (run.rejectedBecause !== null) return { status: "rejected", reason: run.rejectedBecause };
+  const accepted = db.query("SELECT run_id FROM runs WHERE fingerprint = ? AND status = 'accepted' LIMIT 1").get(run.fingerprint);
+  if (accepted === null) return { status: "accepted", reason: "the first of its workload: bootstraps the baseline" };
+  return { status: "pending", reason: "not yet compared: compare history:last-green NEW accepts or rejects it" };
+}
+
+/** Sets a stored run's status; false when no run has that id. */
+export function setStatus(db: Database, runId: string, status: RunStatus, reason: string): boolean {
+  return db.query("UPDATE runs SET status = ?, status_reason = ? WHERE run_id = ?").run(status, reason, runId).changes > 0;
+}
+
+/** A stored run by id, or null. */
+export const storedRun = (db: Database, runId: string): StoredRun | null => db.query("SELECT * FROM runs WHERE run_id = ?").get(runId) as StoredRun | null;
 
 /** Stores `run`; false when a run with its id is already there (nothing written). */
 export function addRun(db: Database, run: HistoryRun, tag: string | null, source: string): boolean {
   const insertRun = db.query(
-    `INSERT OR IGNORE INTO runs (run_id, started_at, added_at, tag, fingerprint, kind, line_count, gate_count, gates_failed, interrupted, green, source)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT OR IGNORE INTO runs (run_id, started_at, added_at, tag, fingerprint, kind, line_count, gate_count, gates_failed, interrupted, green, source, status, status_reason)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const insertLine = db.query(
     `INSERT INTO lines (run_id, seq, label, shared_prefix_pct, working_set, request_rate, round, repeat, ${KEY_METRICS.join(", ")}, failed, line)
      VALUES (${Array.from({ length: 10 + KEY_METRICS.length }, () => "?").join(", ")})`,
   );
   const tx = db.transaction(() => {
+    const { status, reason } = initialStatus(db, run);
     const r = insertRun.run(
       run.runId, run.startedAt, new Date().toISOString(), tag, run.fingerprint, run.kind, run.lines.length, run.gateCount,
-      run.gatesFailed, run.interrupted ? 1 : 0, run.green ? 1 : 0, source,
+      run.gatesFailed, run.interrupted ? 1 : 0, run.green ? 1 : 0, source, status, reason,
     );
     if (r.changes === 0) return false;
     run.lines.forEach((line, seq) => {
@@ -75,10 +100,11 @@ export function runLines(db: Database, runId: string): CompareLine[] {
 function pickRun(db: Database, spec: string, newest: string, fingerprint: string, newRunId: string | null): StoredRun {
   const others = (rows: StoredRun[]) => rows.filter((r) => r.run_id !== newRunId);
   const newestFirst = "ORDER BY started_at DESC, added_at DESC";
-  if (spec === "last-green") {
-    const [run] = others(db.query(`SELECT * FROM runs WHERE fingerprint = ? AND green = 1 ${newestFirst}`).all(fingerprint) as StoredRun[]);
+  if (spec === "last-green" || spec === "last-accepted") {
+    // The evidence check's baseline_not_accepted: green is not enough, a baseline is a run that was accepted.
+    const [run] = others(db.query(`SELECT * FROM runs WHERE fingerprint = ? AND status = 'accepted' ${newestFirst}`).all(fingerprint) as StoredRun[]);
     if (run) return run;
-    throw new UsageError(`compare: history:last-green: no green run of NEW's workload (fingerprint ${fingerprint}) in the history${newest}`);
+    throw new UsageError(`compare: history:${spec}: no accepted run of NEW's workload (fingerprint ${fingerprint}) in the history${newest} (history list shows each run's status; history promote RUN accepts one)`);
   }
   const byId = db.query("SELECT * FROM runs WHERE run_id = ?").get(spec) as StoredRun | null;
   if (byId) return byId;
@@ -90,8 +116,8 @@ function pickRun(db: Database, spec: string, newest: string, fingerprint: string
 }
 
 /**
- * The baseline `history:SPEC` names for NEW: `last-green` (the newest run with NEW's workload fingerprint whose gates
- * all passed and that ran to its end), a run id, or a tag (its newest run, of NEW's workload where it has one).
+ * The baseline `history:SPEC` names for NEW: `last-green` (= `last-accepted`: the newest run with NEW's workload
+ * fingerprint that was accepted as a baseline: see initialStatus), a run id, or a tag (its newest run, of NEW's workload where it has one).
  * NEW itself is never its own baseline (a run added with `run --history` before the compare).
  */
 export function resolveBaseline(db: Database, spec: string, next: readonly CompareLine[], dbPath: string): { run: StoredRun; lines: CompareLine[] } {

@@ -6,14 +6,13 @@ import type { StoredRun } from "./store.ts";
 const gatesCell = (r: StoredRun): string =>
   r.gate_count === 0 ? "none" : r.gates_failed === 0 ? `${r.gate_count} pass` : `${r.gates_failed}/${r.gate_count} FAIL`;
 
-/** One row per run, oldest first: id, when, tag, fingerprint, lines, gates, green. */
+/** One row per run, oldest first: id, when, tag, fingerprint, lines, gates, its status as a baseline and why. */
 export function renderRunList(runs: readonly StoredRun[]): string {
   if (runs.length === 0) return "history: no runs stored\n";
   const rows = runs.map((r) => [
-    r.run_id, r.started_at, r.tag ?? "-", r.fingerprint, r.kind, String(r.line_count), gatesCell(r),
-    r.interrupted ? "interrupted" : r.green ? "green" : "red",
+    r.run_id, r.started_at, r.tag ?? "-", r.fingerprint, r.kind, String(r.line_count), gatesCell(r), r.status, r.status_reason,
   ]);
-  return renderTextTable(["run_id", "started_at", "tag", "fingerprint", "kind", "lines", "gates", "status"], rows) + "\n";
+  return renderTextTable(["run_id", "started_at", "tag", "fingerprint", "kind", "lines", "gates", "status", "why"], rows) + "\n";
 }
 
 /**

@@ -187,6 +187,36 @@ export function judgeEvidence(path: VerdictPath, line: object, metric?: string):
   return found.filter((p) => policy[p.defect].fails);
 }
 
+/**
+ * What a candidate line (NEW) lacks against its baseline line (BASE), for compare and for history's acceptance:
+ * NEW's own defects (interrupted, a load not carried, a saturated client), what it lost that BASE had (failed
+ * requests grew, a cache or flush proof gone), and, for each judged metric, no sample in NEW (`named`: the user
+ * asked for it, so a metric neither side measured fails too; a default limit on a metric neither side has is skipped).
+ */
+export function pairProblems(base: object, next: object, metrics: readonly { name: string; named: boolean }[]): Problem[] {
+  const b = rec(base);
+  const n = rec(next);
+  const out = lineProblems(next).filter((p) => p.defect !== "cache_unproven");
+  const failedBase = typeof b.failed === "number" ? b.failed : 0;
+  if (typeof n.failed === "number" && n.failed > failedBase) {
+    out.push({ defect: "more_failures", text: `more_failures: ${typeof b.failed === "number" ? b.failed : "n/a"} in BASE, ${n.failed} in NEW (any increase fails)` });
+  }
+  if (b.cache_check === "ok" && n.cache_check !== "ok") {
+    out.push({ defect: "cache_unproven", text: `cache_unproven: cache_check ok in BASE, ${String(n.cache_check ?? "absent")} in NEW (the cache was no longer proven)` });
+  }
+  if (b.flush_verified === true && n.flush_verified !== true) {
+    out.push({ defect: "cache_unproven", text: `cache_unproven: flush_verified true in BASE, ${n.flush_verified === undefined ? "absent" : String(n.flush_verified)} in NEW (the flush was not proven)` });
+  }
+  for (const m of metrics) {
+    const inNew = metricProblems(next, m.name);
+    if (inNew.length === 0) continue;
+    const inBase = metricProblems(base, m.name);
+    if (inBase.length > 0 && !m.named) continue;
+    out.push(...inNew.map((p) => ({ ...p, text: `${p.text} in NEW` })));
+  }
+  return out.filter((p) => EVIDENCE_POLICY.compare[p.defect].fails);
+}
+
 /** The run ids a line measured: its evidence's, a merged line's inputs', else its own run_id. */
 export function runIdsOf(line: object): string[] {
   const e = evidenceOf(line);

@@ -17,7 +17,7 @@ import { readPctLines } from "../helpers/results.ts";
 const dir = mkdtempSync(join(tmpdir(), "warmbench-compare-evidence-"));
 const mocks: MockServer[] = [];
 /** Loose limits: these tests are about evidence, not speed, on a shared 2-core box. */
-const LOOSE = ["--max-regress", "mean_itl_ms=10000%"];
+const LOOSE = ["--only", "mean_itl_ms", "--max-regress", "mean_itl_ms=10000%"];
 
 async function mockWith(over: Partial<MockOptions> = {}): Promise<MockServer> {
   const m = await startMockServer(mockOptions({ port: 0, pageSize: 16, itlMs: 2, ttftBaseMs: 5, prefillUsPerToken: 5, ...over }));
@@ -51,7 +51,10 @@ async function multiturn(name: string): Promise<string> {
 
 /** A copy of a results file with `edit` applied to each parsed line (null drops it). */
 function edited(file: string, name: string, edit: (line: any) => any): string {
-  const lines = readFileSync(file, "utf8").trim().split("\n").map(parseJsonlLine).map(edit).filter((l) => l !== null);
+  // A run of its own (compare refuses the same run on both sides), then the edit.
+  const lines = readFileSync(file, "utf8").trim().split("\n").map(parseJsonlLine)
+    .map((l: any) => ({ ...l, run_id: name, evidence: l.evidence ? { ...l.evidence, run_ids: [name] } : undefined }))
+    .map(edit).filter((l) => l !== null);
   const out = join(dir, `${name}.jsonl`);
   writeFileSync(out, lines.map(formatJsonl).join(""));
   return out;
@@ -113,11 +116,11 @@ describe("compare fails on missing evidence", () => {
     expect([l0.failed, l80.failed]).toEqual([2, 2]); // every 4th of 8 measured requests
     const r = await compare([base, failing]);
     expect(r.code).toBe(7);
-    expect(r.stderr).toContain("failed at 0%: 0 in BASE, 2 in NEW (any increase fails)");
-    expect(r.stderr).toContain("failed at 80%: 0 in BASE, 2 in NEW (any increase fails)");
+    expect(r.stderr).toContain("0%: more_failures: 0 in BASE, 2 in NEW (any increase fails)");
+    expect(r.stderr).toContain("80%: more_failures: 0 in BASE, 2 in NEW (any increase fails)");
     // The other way round nothing failed more: fewer failures are no regression.
     const back = await compare([failing, base]);
-    expect(back.stdout).not.toContain("failed at");
+    expect(back.stdout).not.toContain("more_failures");
   });
 
   test("a NEW whose flush was not proven exits 7: flush_verified and cache_check lost", async () => {
@@ -125,8 +128,8 @@ describe("compare fails on missing evidence", () => {
     expect(readPctLines(lying).map((l) => l.flush_verified)).toEqual([false, false]);
     const r = await compare([base, lying]);
     expect(r.code).toBe(7);
-    expect(r.stderr).toContain("flush_verified at 0%: true in BASE, false in NEW (the flush was not proven)");
-    expect(r.stderr).toContain("cache_check at 80%: ok in BASE, mismatch in NEW (the cache was no longer proven)");
+    expect(r.stderr).toContain("0%: cache_unproven: flush_verified true in BASE, false in NEW (the flush was not proven)");
+    expect(r.stderr).toContain("80%: cache_unproven: cache_check ok in BASE, mismatch in NEW (the cache was no longer proven)");
     // A BASE without the proof does not make a NEW that has it fail.
     expect((await compare([lying, base])).code).toBe(0);
   });
@@ -136,7 +139,7 @@ describe("compare fails on missing evidence", () => {
     const r = await compare([base, saturated]);
     expect(r.code).toBe(7);
     expect(r.stderr).toMatch(/NEW at 80% is untrustworthy: its client saturated \(loop lag p99 \d+\.\d ms, CPU \d+%\)/);
-    expect(r.stdout).toMatch(/^80%  mean_ttft_ms .* untrustworthy$/m);
+    expect(r.stdout).toMatch(/^80%  mean_itl_ms .* untrustworthy$/m);
     expect(r.stdout).not.toMatch(/^80% .* (REGRESSED|worse|better)$/m);
     expect(r.stdout).toMatch(/^ 0%  mean_ttft_ms .* (ok|better|worse|same)$/m);
   });
@@ -147,8 +150,8 @@ describe("compare on multi-turn files", () => {
     const r = await compare([roundsA, roundsB]);
     if (r.code !== 0) console.error(r.stdout, r.stderr);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^round 0  mean_ttft_ms /m);
-    expect(r.stdout).toMatch(/^round 2  p99_ttft_ms +hdr /m);
+    expect(r.stdout).toMatch(/^round 0  mean_itl_ms /m);
+    expect(r.stdout).toMatch(/^round 2  mean_itl_ms +line /m);
     expect(r.stdout).toContain("No regression beyond the limits (3 lines compared).");
   });
 
@@ -157,7 +160,7 @@ describe("compare on multi-turn files", () => {
     const r = await compare([roundsA, cut]);
     expect(r.code).toBe(7);
     expect(r.stderr).toContain("round 2: in BASE, missing from NEW");
-    expect(r.stderr).toContain("failed at round 1: 0 in BASE, 1 in NEW (any increase fails)");
+    expect(r.stderr).toContain("round 1: more_failures: 0 in BASE, 1 in NEW (any increase fails)");
   });
 
   test("a sweep against a multi-turn file has no line in common: a usage error", async () => {

@@ -78,12 +78,13 @@ describe("compare with repeats", () => {
     expect(r.code).toBe(7);
   });
 
-  test("an interval straddling the limit is inconclusive: listed, exit 0; --fail-inconclusive exits 7", async () => {
+  test("an interval straddling the limit is inconclusive: exit 8; --allow-inconclusive accepts it", async () => {
     // The real lines of `base`, their mean ITL set so that Δ is +3 % with a spread of ±5 % (a 2 % limit inside it).
     const withItl = (file: string, name: string, itls: number[]) => {
       const lines = readFileSync(file, "utf8").trim().split("\n").map(parseJsonlLine);
       const out = join(dir, `${name}.jsonl`);
-      writeFileSync(out, lines.map((l, i) => formatJsonl({ ...l, mean_itl_ms: itls[i] })).join(""));
+      // A run of its own: compare refuses the same run on both sides.
+      writeFileSync(out, lines.map((l, i) => formatJsonl({ ...l, mean_itl_ms: itls[i], run_id: name, evidence: { ...l.evidence, run_ids: [`${name}-${i}`] } })).join(""));
       return out;
     };
     const a = withItl(base, "wide-a", [9.5, 10.5, 10.0]);
@@ -91,10 +92,13 @@ describe("compare with repeats", () => {
     const r = await runCli(["compare", a, b, "--max-regress", "mean_itl_ms=2%"]);
     expect(row(r.stdout, "mean_itl_ms")).toMatch(/\+3\.0%.*inconclusive$/);
     expect(r.stdout).toMatch(/1 inconclusive .*mean_itl_ms at 50%: \+3\.0% \(95% CI -\d+\.\d%\.\.\+\d+\.\d% straddles the limit 2%\)/);
-    expect(r.code).toBe(0);
-    const strict = await runCli(["compare", a, b, "--max-regress", "mean_itl_ms=2%", "--fail-inconclusive"]);
-    expect(strict.code).toBe(7);
-    expect(strict.stderr).toContain("inconclusive (--fail-inconclusive): mean_itl_ms at 50%");
+    // Inconclusive does not pass silently: its own exit code.
+    expect(r.code).toBe(8);
+    expect(r.stderr).toContain("1 inconclusive verdict(s)");
+    expect(r.stderr).toContain("exit code 8");
+    const accepted = await runCli(["compare", a, b, "--max-regress", "mean_itl_ms=2%", "--allow-inconclusive"]);
+    expect(accepted.code).toBe(0);
+    expect(accepted.stderr).toContain("compare --allow-inconclusive: 1 inconclusive verdict(s) accepted: mean_itl_ms at 50%");
   });
 
   test("without repeats on both sides: no noise estimate, said so", async () => {

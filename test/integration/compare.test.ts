@@ -104,11 +104,22 @@ describe("compare", () => {
     expect(readFileSync(summary, "utf8")).toBe(markdown);
   });
 
-  test("--max-regress replaces the default limits", async () => {
-    const r = await compare([base, slow, "--max-regress", "mean_itl_ms=30%"]);
+  test("--max-regress adds to the defaults per metric; --only narrows to the metrics it names", async () => {
+    // 0.3 let one limit switch the others off: output throughput fell 15 % and compare passed.
+    const added = await compare([base, slow, "--max-regress", "mean_itl_ms=30%"]);
+    expect(added.stdout).toMatch(/^ 0%  mean_itl_ms .* 30% +ok$/m);
+    expect(added.stdout).toMatch(/^ 0%  output_throughput .* 5% +(REGRESSED|ok)$/m);
+    const r = await compare([base, slow, "--max-regress", "mean_itl_ms=30%", "--only", "mean_itl_ms,p99_ttft_ms"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^ 0%  mean_itl_ms .* 30% +ok$/m);
-    expect(r.stdout).toMatch(/^ 0%  p99_ttft_ms +hdr .* - +(better|worse|same)$/m);
+    expect(r.stdout).toMatch(/^ 0%  p99_ttft_ms +hdr .* 25% +(ok|better|same)$/m);
+    expect(r.stdout).not.toContain("output_throughput");
+    const twice = await compare([base, slow, "--max-regress", "p99_ttft_ms=10%,p99_ttft_ms=90%"]);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain("--max-regress: p99_ttft_ms is named twice");
+    const bare = await compare([base, slow, "--max-regress", "p99_ttft_ms=10"]);
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toContain("write the percent sign (p99_ttft_ms=10%)");
     const bad = await compare([base, slow, "--max-regress", "ttft_p99=5%"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--max-regress "ttft_p99=5%": compare knows no metric ttft_p99');
@@ -123,7 +134,7 @@ describe("compare", () => {
   });
 
   test("--force compares them anyway, marked in the output", async () => {
-    const r = await compare([base, qwen, "--force", "--max-regress", "mean_itl_ms=1000%"]);
+    const r = await compare([base, qwen, "--force", "--only", "mean_ttft_ms,mean_itl_ms", "--max-regress", "mean_itl_ms=1000%,mean_ttft_ms=1000%"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^ 0%\*  mean_ttft_ms/m);
     expect(r.stdout).toContain("* compared with --force although the workloads differ: 0%: the workloads differ in tokenizer_sha256");

@@ -57,17 +57,19 @@ afterAll(async () => {
 });
 
 /** Limits no mock run can exceed: these tests are about which BASE is read, not about its numbers. */
-const WIDE = ["--max-regress", "mean_ttft_ms=10000%"];
+const WIDE = ["--only", "mean_ttft_ms", "--max-regress", "mean_ttft_ms=10000%"];
 
 describe("history", () => {
-  test("list shows every run, oldest first, with its gates and whether it is green", async () => {
+  test("list shows every run, oldest first, with its gates and its status as a baseline, and why", async () => {
     const r = await runCli(["history", "list", "--db", db]);
     expect(r.code).toBe(0);
     const rows = r.stdout.split("\n").filter((l) => /^\S{8}\s+\d{4}-/.test(l));
     expect(rows.map((l) => l.split(/\s+/)[0])).toEqual([a.runId, b.runId, c.runId, other.runId]);
-    expect(rows[0]).toMatch(/\bv1\b.*2 pass\s+green$/);
-    expect(rows[1]).toMatch(/2 pass\s+green$/);
-    expect(rows[2]).toMatch(/2\/2 FAIL\s+red$/);
+    // b was stored first (by run --history): the first of its workload bootstraps; a came after, and waits for a compare.
+    expect(rows[0]).toMatch(/\bv1\b.*2 pass\s+pending\s+not yet compared/);
+    expect(rows[1]).toMatch(/2 pass\s+accepted\s+the first of its workload/);
+    expect(rows[2]).toMatch(/2\/2 FAIL\s+rejected\s+2 gate verdict\(s\) failed$/);
+    expect(rows[3]).toMatch(/accepted\s+the first of its workload/);
   });
 
   test("compare history:last-green picks the newest green run of NEW's workload", async () => {
@@ -77,12 +79,12 @@ describe("history", () => {
     expect(r.code).toBe(0);
   });
 
-  test("a run whose gate failed is never last-green; without green runs of the workload compare exits 2", async () => {
+  test("a run whose gate failed is never last-green; without accepted runs of the workload compare exits 2", async () => {
     const fresh = join(dir, "red-only.db");
     expect((await runCli(["history", "add", c.file, "--db", fresh])).code).toBe(0);
     const r = await runCli(["compare", "history:last-green", next.file, "--db", fresh]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain("no green run of NEW's workload");
+    expect(r.stderr).toContain("no accepted run of NEW's workload");
   });
 
   test("history:TAG and history:RUN_ID name their run", async () => {

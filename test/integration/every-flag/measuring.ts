@@ -181,7 +181,7 @@ export const PROVEN_ELSEWHERE: Partial<Record<CommandName, Record<string, string
     revision: "test/integration/security.test.ts: a repo-id tokenizer from the fake hub",
   },
   compare: {
-    "fail-inconclusive": "test/integration/compare-repeats.test.ts: an interval straddling the limit exits 0, and 7 with the flag",
+    "allow-inconclusive": "test/integration/compare-repeats.test.ts: an interval straddling the limit is inconclusive: exit 8; --allow-inconclusive accepts it",
   },
   multiturn: {
     shard: "test/integration/multiturn-shards.test.ts: three processes started by hand make one result over all their turns",

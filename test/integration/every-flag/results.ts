@@ -134,7 +134,7 @@ const COMPARE: Record<string, ResultsEntry> = {
   base: { args: ["compare", "{A}", "{SLOW}"], vs: ["compare", "{SLOW}", "{SLOW}"], proof: (o, b) => codes(o, b, 7, 0) },
   new: { args: ["compare", "{A}", "{SLOW}"], vs: ["compare", "{A}", "{A}"], proof: (o, b) => codes(o, b, 7, 0) },
   md: { args: ["compare", "{A}", "{A}", "--md", "{dir}/c.md"], vs: ["compare", "{A}", "{A}"], proof: (o, b) => written(o, b, "c.md") },
-  "max-regress": { args: ["compare", "{A}", "{SLOW}", "--max-regress", "mean_ttft_ms=100000%"], vs: ["compare", "{A}", "{SLOW}"], proof: (o, b) => codes(o, b, 0, 7) },
+  "max-regress": { args: ["compare", "{A}", "{SLOW}", "--max-regress", "mean_ttft_ms=100000%,p99_ttft_ms=100000%,output_throughput=100000%"], vs: ["compare", "{A}", "{SLOW}"], proof: (o, b) => codes(o, b, 0, 7) },
   // Another workload is refused (exit 2) unless forced; forced, the lines are compared and the difference said.
   force: { args: ["compare", "{A}", "{BIGGER}", "--force"], vs: ["compare", "{A}", "{BIGGER}"], proof: (o, b) => {
     expect(b.code).toBe(2);
