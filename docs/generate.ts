@@ -7,6 +7,7 @@
  *   <!-- end generated -->                bench:SCENARIO     one scenario's tables and notes (`bun run bench -- --only SCENARIO`)
  *                                         mutation:summary   test/mutation/summary.json (`npm run mutants [AREA...]`)
  *                                         exit-codes         src/errors.ts's EXIT
+ *                                         evidence-matrix    src/metrics/evidence-check.ts's EVIDENCE_POLICY
  *
  * `bun docs/generate.ts --check` changes nothing and exits 1 naming each stale block (the suite's docs test does the
  * same in memory). Quick runs (`*.quick.json`) are smoke runs and never rendered.
@@ -17,6 +18,7 @@ import { renderTable } from "../bench/lib/report.ts";
 import type { ScenarioResult, TargetCheck } from "../bench/lib/scenario.ts";
 import { capacityTrialTable } from "../bench/scenarios/capacity.ts";
 import { EXIT } from "../src/errors.ts";
+import { DEFECTS, EVIDENCE_POLICY, VERDICT_PATHS } from "../src/metrics/evidence-check.ts";
 
 /** A scenario's results file as `bun bench/run.ts` writes it (machine and version since 0.3). */
 export interface BenchFile extends ScenarioResult {
@@ -112,11 +114,32 @@ function renderExitCodes(): string {
   return renderTable(["code", "name in `src/errors.ts`", "meaning"], rows);
 }
 
+/** Rows = every verdict path, columns = every defect; a cell names the test that proves the verdict fails, or why it is n/a. */
+function renderEvidenceMatrix(): string {
+  const cells = VERDICT_PATHS.flatMap((path) => DEFECTS.map((d) => EVIDENCE_POLICY[path][d]));
+  const tested = cells.filter((c) => c.fails).length;
+  const rows = VERDICT_PATHS.map((path) => [`**${path}**`, ...DEFECTS.map((d) => (EVIDENCE_POLICY[path][d].fails ? "FAILS" : "n/a"))]);
+  const detail = VERDICT_PATHS.flatMap((path) =>
+    DEFECTS.map((d) => {
+      const c = EVIDENCE_POLICY[path][d];
+      return [path, `\`${d}\``, c.fails ? "fails" : "n/a", c.fails ? `test: “${c.test}”` : c.na];
+    }),
+  );
+  return [
+    `${VERDICT_PATHS.length} verdict paths x ${DEFECTS.length} defects = ${cells.length} cells: ${tested} fail the verdict (each proven by the named test), ${cells.length - tested} n/a with the reason.`,
+    "",
+    renderTable(["verdict", ...DEFECTS.map((d) => `\`${d}\``)], rows),
+    "",
+    renderTable(["verdict", "defect", "cell", "test, or why n/a"], detail),
+  ].join("\n");
+}
+
 /** The content of one generated block; an unknown name is an error naming it. */
 export function renderBlock(name: string, root: string, files = benchFiles(root)): string {
   if (name === "bench:targets") return renderTargets(files);
   if (name === "mutation:summary") return renderMutation(root);
   if (name === "exit-codes") return renderExitCodes();
+  if (name === "evidence-matrix") return renderEvidenceMatrix();
   if (name.startsWith("bench:")) {
     const d = files.get(name.slice("bench:".length));
     if (!d) throw new Error(`generated block ${name}: no bench/results/${name.slice(6)}.json (scenarios: ${[...files.keys()].join(", ")})`);

@@ -65,7 +65,7 @@ const withProbe = (r: PctRecord, probe: number, runId: string, first: boolean): 
   orderLine("sweep", { ...r, probe, run_id: runId, run: first ? r.run : undefined }) as PctRecord;
 
 export async function runCapacity(opts: CapacityOptions, io: CapacityIo, runId: string): Promise<CapacityOutcome> {
-  const fromSend = opts.run.gates.filter((g) => ["ttft", "tpot", "itl", "e2e"].includes(sampleFamilyOf(g.metric) ?? ""));
+  const fromSend = (opts.run.gates ?? []).filter((g) => ["ttft", "tpot", "itl", "e2e"].includes(sampleFamilyOf(g.metric) ?? ""));
   if (opts.search === "rate" && opts.run.maxConcurrency > 0 && fromSend.length > 0) {
     log.warn(
       `capacity: ${fromSend.map((g) => g.expr).join(", ")} read(s) latency from the send, while --max-concurrency ${opts.run.maxConcurrency} queues ` +

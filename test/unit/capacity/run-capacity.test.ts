@@ -2,7 +2,9 @@
 import { describe, expect, test } from "bun:test";
 import type { CapacityOptions } from "../../../src/config/capacity-options.ts";
 import type { PctRecord } from "../../../src/metrics/pct-record.ts";
-import { cacheProven, runCapacity, type Load } from "../../../src/capacity/run-capacity.ts";
+import { cacheProven, outcomeOf, runCapacity, type Load } from "../../../src/capacity/run-capacity.ts";
+import { evaluateGates } from "../../../src/gates/evaluate.ts";
+import { parseGate } from "../../../src/gates/parse.ts";
 import type { CapacityRecord } from "../../../src/schema/lines.ts";
 
 const GATE = "ttft_from_intended_p99_ms<=500";
@@ -74,5 +76,41 @@ describe("runCapacity", () => {
     expect(probes[2]!.request_rate).toBe(probes[1]!.request_rate);
     expect(lines[0]!.probes_counted).toBe(probes.length - 1);
     expect(cacheProven(probes[1]!)).toBe(false);
+  });
+});
+
+/** A probe's line as the engine writes it: its evidence, and its gates judged on it by the one evaluation. */
+function probeLine(over: { sustained?: boolean; itlSamples?: number; p99ItlMs?: number | null }, gates: string[]): PctRecord {
+  const line = {
+    shared_prefix_pct: 90, request_rate: 100, working_set: 1, probe: 3, interrupted: false, cache_check: "ok", p99_ttft_ms: 40,
+    p99_itl_ms: over.p99ItlMs === undefined ? 9 : over.p99ItlMs,
+    evidence: {
+      samples: { ttft: 16, tpot: 16, itl: over.itlSamples ?? 112, e2e: 16, from_intended: 16, schedule_lag: 16 },
+      requests: { planned: 16, sent: 16, finished: 16 }, complete: true,
+      load: { offered_request_rate: 100, achieved_request_rate: over.sustained === false ? 24.8 : 99, offered_concurrency: null, achieved_concurrency: 3, sustained: over.sustained ?? true },
+      cache: { flush_proven: true, warm_proven: true, per_request: "ok" }, client_healthy: true, run_ids: ["r"],
+    },
+    gates: [] as unknown[],
+  };
+  line.gates = evaluateGates(gates.map((g) => parseGate(g)), line);
+  return line as unknown as PctRecord;
+}
+
+describe("a probe counts only on evidence", () => {
+  test("capacity never reports a load the server did not carry", () => {
+    // 0.3: a 3-slot server "passed" 100 req/s while the client sent 24.8 req/s (its --max-concurrency queued the rest).
+    const carried = outcomeOf(probeLine({}, ["p99_ttft_ms<=52"]));
+    expect(carried.pass).toBe(true);
+    const queued = outcomeOf(probeLine({ sustained: false }, ["p99_ttft_ms<=52"]));
+    expect(queued.pass).toBe(false);
+    expect(queued.failedGates).toEqual(["load not sustained: offered 100 req/s, sent at 24.8 req/s"]);
+    // Without any gate too: the load itself is the evidence.
+    expect(outcomeOf(probeLine({ sustained: false }, [])).pass).toBe(false);
+  });
+
+  test("a capacity probe with no sample for its gate's metric fails", () => {
+    const none = outcomeOf(probeLine({ itlSamples: 0, p99ItlMs: null }, ["p99_itl_ms<=50"]));
+    expect(none.pass).toBe(false);
+    expect(none.failedGates).toEqual(["p99_itl_ms<=50 (unmeasured)"]);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { judgePair } from "../../../src/compare/judge.ts";
-import { parseLimits } from "../../../src/compare/limits.ts";
+import { combineLimits, parseLimits } from "../../../src/compare/limits.ts";
 import { COMPARE_METRICS } from "../../../src/compare/metrics.ts";
 import { describeDifference, pairLines } from "../../../src/compare/pairing.ts";
 import { encodeHistogram, histogramOfMs } from "../../../src/metrics/histograms.ts";
@@ -63,11 +63,19 @@ describe("judgePair", () => {
 });
 
 describe("limits", () => {
-  test("parse METRIC=PCT% lists; unknown metrics and bad forms are refused", () => {
-    expect([...parseLimits("p99_ttft_ms=5%, mean_itl_ms=3")]).toEqual([["p99_ttft_ms", 5], ["mean_itl_ms", 3]]);
+  test("parse METRIC=PCT% lists; unknown metrics, bad forms, a bare number and a metric named twice are refused", () => {
+    expect([...parseLimits("p99_ttft_ms=5%, mean_itl_ms=3%")]).toEqual([["p99_ttft_ms", 5], ["mean_itl_ms", 3]]);
+    expect(() => parseLimits("mean_itl_ms=3")).toThrow("write the percent sign (mean_itl_ms=3%)");
+    expect(() => parseLimits("mean_itl_ms=3%,mean_itl_ms=9%")).toThrow("mean_itl_ms is named twice");
     expect(() => parseLimits("p99_ttft=5%")).toThrow("compare knows no metric p99_ttft");
     expect(() => parseLimits("p99_ttft_ms<5%")).toThrow("expected METRIC=PCT%");
     expect(() => parseLimits(",")).toThrow("no limit given");
+  });
+
+  test("limits add up: the given override or add to the defaults; --only keeps just the metrics it names", () => {
+    const defaults = parseLimits("mean_ttft_ms=10%,mean_itl_ms=5%");
+    expect([...combineLimits(defaults, parseLimits("mean_itl_ms=30%,p99_itl_ms=9%"), null)]).toEqual([["mean_ttft_ms", 10], ["mean_itl_ms", 30], ["p99_itl_ms", 9]]);
+    expect([...combineLimits(defaults, null, ["mean_itl_ms"])]).toEqual([["mean_itl_ms", 5]]);
   });
 
   test("every metric has a direction: latency lower, throughput higher", () => {
