@@ -3,6 +3,7 @@
  * is checked as run checks it), then the search's flags. Every problem is one UsageError naming the flag (exit 2),
  * before anything is sent.
  */
+import { parseRelative } from "../config/relative.ts";
 import { UsageError } from "../errors.ts";
 import { CAPACITY_DEFAULTS as c, SEARCH_MODES, type CapacityOptions, type CapacityRequirement, type SearchMode } from "../config/capacity-options.ts";
 import { GATE_OPS } from "../schema/gate.ts";
@@ -27,11 +28,10 @@ function parsePositiveSeconds(flag: string, text: string): number {
   return s;
 }
 
-/** `--precision 5%` or `0.05`: a fraction in (0, 0.5). */
+/** `--precision 5%`: a fraction in (0, 0.5). */
 export function parsePrecision(text: string): number {
-  const t = text.trim();
-  const p = t.endsWith("%") ? parseNumber("precision", t.slice(0, -1)) / 100 : parseNumber("precision", t);
-  if (!(p > 0 && p < 0.5)) throw new UsageError(`--precision ${text}: must be above 0 and below 50 % (the bracket's width relative to its low end, e.g. 5%)`);
+  const p = parseRelative("precision", text, { min: 0, max: 0.5, minOpen: true, what: "the bracket's width relative to its low end, e.g. 5%" });
+  if (p >= 0.5) throw new UsageError(`--precision ${text}: must be above 0% and below 50% (the bracket's width relative to its low end, e.g. 5%)`);
   return p;
 }
 

@@ -13,7 +13,7 @@ import { checkOutputWritable } from "../output/jsonl-file.ts";
 import { appendStepSummary } from "../output/step-summary.ts";
 import { missingFindings, pairFindings, sameRunFindings } from "../compare/evidence.ts";
 import { judgePair } from "../compare/judge.ts";
-import { combineLimits, parseLimits, parseOnly, REPEATED_DEFAULT_LIMITS } from "../compare/limits.ts";
+import { combineLimits, parseLimits, parseOnly } from "../compare/limits.ts";
 import { metricsOf } from "../compare/metrics.ts";
 import { field, lastRunLines, type CompareLine } from "../compare/lines.ts";
 import { openHistory } from "../history/db.ts";
@@ -91,8 +91,9 @@ export function compareCommand(raw: RawFlags & { _: string[] }, write: (text: st
 
   const baseRepeats = repeatsByLabel(baseLines);
   const nextRepeats = repeatsByLabel(nextLines);
-  const repeated = pairing.pairs.some((p) => (baseRepeats.get(p.label)?.length ?? 0) >= 2 && (nextRepeats.get(p.label)?.length ?? 0) >= 2);
-  const defaults = parseLimits(repeated ? `${COMPARE_DEFAULTS.maxRegress},${REPEATED_DEFAULT_LIMITS}` : COMPARE_DEFAULTS.maxRegress);
+  // No p99 ITL default even with repeats (0.3 added one): a single run's p99 ITL moves by tens of percent, so its
+  // interval straddles any useful limit, and an inconclusive verdict now fails (exit 8) instead of passing.
+  const defaults = parseLimits(COMPARE_DEFAULTS.maxRegress);
   const limits = combineLimits(defaults, given, only);
   // A limit the user named on a metric neither file's lines have would judge nothing: refused (the evidence check's metric_absent).
   const named = new Set([...(given?.keys() ?? []), ...(only ?? [])]);

@@ -2,6 +2,7 @@
  * One flag's value, parsed as the script's argparse would read it (ints, floats, inf, Python ints of any size, JSON,
  * URLs, lists to sweep): a raw citty string in, a checked value out, or one UsageError naming the flag (exit 2).
  */
+import { parseRelative } from "../config/relative.ts";
 import { UsageError } from "../errors.ts";
 
 /** Raw flag values as citty hands them over: strings and booleans, keyed by kebab-case name. */
@@ -149,7 +150,5 @@ export function oneOf<T extends string>(raw: RawFlags, flag: string, choices: re
 }
 
 export function parseFraction(flag: string, value: string): number {
-  const n = parseNumberFlag(flag, value, 0);
-  if (n > 1) throw new UsageError(`--${flag}: must be a fraction in [0, 1], got ${n}`);
-  return n;
+  return parseRelative(flag, value, { min: 0, max: 1, what: "a share of the requests" });
 }

@@ -2,6 +2,7 @@
  * Parsing of the run's flags: raw citty strings in, validated options (src/config/options.ts) out. Every problem is
  * one UsageError naming the flag (exit 2), before anything is sent.
  */
+import { parseRelative } from "../config/relative.ts";
 import { UsageError } from "../errors.ts";
 import { BACKENDS, ENDPOINTS, FLUSH_MODES, RUN_DEFAULTS, VERIFY_CACHE_MODES, type RunOptions } from "../config/options.ts";
 import { endpointFor, ENGINES } from "../backends/index.ts";
@@ -88,8 +89,7 @@ function parseRepeats(raw: RawFlags, placement: Pick<RunOptions, "workers" | "sh
   const cvRaw = str(raw, "repeat-until-cv");
   const repeat = repeatRaw === undefined ? undefined : parseIntFlag("repeat", repeatRaw, 1);
   if (cvRaw === undefined) return repeat === undefined ? {} : { repeat };
-  const cv = parseNumberFlag("repeat-until-cv", cvRaw, 0);
-  if (cv <= 0) throw new UsageError(`--repeat-until-cv ${cv}: a coefficient of variation is never below 0 (e.g. 0.05 for 5 %)`);
+  const cv = parseRelative("repeat-until-cv", cvRaw, { min: 0, max: 10, minOpen: true, what: "a coefficient of variation, e.g. 5%" });
   if (repeat === undefined || repeat < 2) {
     throw new UsageError(`--repeat-until-cv needs --repeat N of 2 or more: the most repeats of a line (a CV needs 2)`);
   }

@@ -2,12 +2,6 @@
 import { UsageError } from "../errors.ts";
 import { COMPARE_METRICS, compareMetric } from "./metrics.ts";
 
-/**
- * Added to the defaults (no --max-regress) when both sides have repeats: a single run's p99 ITL moves by tens of
- * percent (one stalled step is the tail), so it has a limit only where a 95 % interval absorbs that noise; an
- * outlier repeat widens the interval into "inconclusive" instead of failing.
- */
-export const REPEATED_DEFAULT_LIMITS = "p99_itl_ms=10%";
 
 /** Limit per metric name, percent. */
 export type Limits = Map<string, number>;

@@ -1,9 +1,9 @@
 /**
- * What `compare` compares: latency percentiles from the HDR histograms (p50/p90/p99/p99.9, every sample counted, not
- * only the saved summary numbers), means and throughputs from the lines (sweep or round lines: the keys mean the same);
+ * What `compare` compares: latency percentiles as the lines hold them (numpy's, the values gates judge), from the HDR
+ * histograms only where a line holds none (p99.9), means and throughputs from the lines (sweep or round lines: the keys mean the same);
  * each knows which side is better.
  */
-import { HDR_PERCENTILES, HDR_SERIES, hdrPercentileMs, type HdrSeries } from "../report/hdr-stats.ts";
+import { HDR_PERCENTILES, HDR_SERIES, linePercentileMs, type HdrSeries } from "../report/hdr-stats.ts";
 import { KEYS, type KeyDef, type KeyName } from "../schema/key-table.ts";
 import { kindsOf, type LineKind } from "../schema/lines.ts";
 import { field, lineKindOf, type CompareLine } from "./lines.ts";
@@ -22,30 +22,11 @@ export interface CompareMetric {
 
 const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 
-/** The line's own number for a percentile when it has no histogram (the script's files): p50 is its median. */
-function lineKey(series: HdrSeries, name: string): string | null {
-  const key = name === "p50" ? `median_${series}_ms` : `${name}_${series}_ms`;
-  const known = ["median_ttft_ms", "p90_ttft_ms", "p99_ttft_ms", "median_tpot_ms", "p90_tpot_ms", "p99_tpot_ms", "median_itl_ms",
-    "p90_itl_ms", "p99_itl_ms", "median_e2e_latency_ms", "p99_e2e_latency_ms"];
-  return known.includes(key) ? key : null;
-}
-
 /** Sweep and round lines: the points. */
 const POINTS: readonly LineKind[] = ["sweep", "round"];
 
 function percentileMetric(series: HdrSeries, p: (typeof HDR_PERCENTILES)[number], shown: boolean): CompareMetric {
-  const fallback = lineKey(series, p.name);
-  return {
-    name: `${p.name}_${series}_ms`,
-    kinds: POINTS,
-    better: "lower",
-    shown,
-    read(line) {
-      const fromHdr = hdrPercentileMs(field(line, "hdr") as Parameters<typeof hdrPercentileMs>[0], series, p.percentile);
-      if (fromHdr !== null) return { value: fromHdr, source: "hdr" };
-      return { value: fallback === null ? null : num(field(line, fallback)), source: "line" };
-    },
-  };
+  return { name: `${p.name}_${series}_ms`, kinds: POINTS, better: "lower", shown, read: (line) => linePercentileMs(line, series, p.percentile) };
 }
 
 const lineMetric = (name: string, better: "lower" | "higher", shown: boolean, kinds = POINTS): CompareMetric => ({

@@ -54,6 +54,52 @@ export function latencySeriesMs(records: readonly RequestRecord[]): LatencySerie
   return collectSeries(records, (ms) => ms);
 }
 
+/** The statistics of the four series (given in seconds), in the script's key order. */
+export type LatencyStats = Pick<ScriptMetrics,
+  | "mean_ttft_ms" | "median_ttft_ms" | "std_ttft_ms" | "p90_ttft_ms" | "p99_ttft_ms"
+  | "mean_tpot_ms" | "median_tpot_ms" | "std_tpot_ms" | "p90_tpot_ms" | "p99_tpot_ms"
+  | "mean_itl_ms" | "median_itl_ms" | "std_itl_ms" | "p90_itl_ms" | "p99_itl_ms"
+  | "mean_e2e_latency_ms" | "median_e2e_latency_ms" | "std_e2e_latency_ms" | "p99_e2e_latency_ms">;
+
+/**
+ * The script's `np.f(xs or 0) * 1000` for each series, except that a series with no sample has null statistics where
+ * the script writes 0 (an ITL of 0 ms when every answer was one token, which a gate then passed) or raises (an empty
+ * e2e list): unmeasured, never 0.
+ */
+function statsOfSeries(s: LatencySeries): LatencyStats {
+  const ms = (xs: readonly number[], f: (xs: readonly number[]) => number): number | null => (xs.length === 0 ? null : f(xs) * MS_PER_S);
+  const mean = (xs: readonly number[]) => npMean(xs);
+  const median = (xs: readonly number[]) => npMedian(xs);
+  const std = (xs: readonly number[]) => npStd(xs);
+  const p90 = (xs: readonly number[]) => npPercentile(xs, 90);
+  const p99 = (xs: readonly number[]) => npPercentile(xs, 99);
+  return {
+    mean_ttft_ms: ms(s.ttfts, mean),
+    median_ttft_ms: ms(s.ttfts, median),
+    std_ttft_ms: ms(s.ttfts, std),
+    p90_ttft_ms: ms(s.ttfts, p90),
+    p99_ttft_ms: ms(s.ttfts, p99),
+    mean_tpot_ms: ms(s.tpots, mean),
+    median_tpot_ms: ms(s.tpots, median),
+    std_tpot_ms: ms(s.tpots, std),
+    p90_tpot_ms: ms(s.tpots, p90),
+    p99_tpot_ms: ms(s.tpots, p99),
+    mean_itl_ms: ms(s.itls, mean),
+    median_itl_ms: ms(s.itls, median),
+    std_itl_ms: ms(s.itls, std),
+    p90_itl_ms: ms(s.itls, p90),
+    p99_itl_ms: ms(s.itls, p99),
+    mean_e2e_latency_ms: ms(s.e2eLatencies, mean),
+    median_e2e_latency_ms: ms(s.e2eLatencies, median),
+    std_e2e_latency_ms: ms(s.e2eLatencies, std),
+    p99_e2e_latency_ms: ms(s.e2eLatencies, p99),
+  };
+}
+
+/** The same statistics of any requests' times (a merge's union of request details), numpy-exact as the line's. */
+export const latencyStats = (records: readonly (Pick<RequestRecord, "ok" | "ttftMs" | "latencyMs" | "outputLen"> & { itlMs: ArrayLike<number> })[]): LatencyStats =>
+  statsOfSeries(collectSeries(records as unknown as readonly RequestRecord[], (ms) => ms / MS_PER_S));
+
 /**
  * calculate_metrics(outputs, dur_s, tokenizer) on our records. A failed request adds 0 to every sum, as the
  * script's `output_lens.append(0)`. A series with no sample has null statistics where the script writes 0 (`xs or 0`)
@@ -76,14 +122,6 @@ export function computeScriptMetrics(
     totalOutputRetokenized += countTokens(r.generatedText);
   }
   const s = collectSeries(records, (ms) => ms / MS_PER_S);
-  // The script writes `np.f(xs or 0) * 1000`: 0 for a series with no sample, which a gate then passes (an ITL of 0 ms
-  // when every answer was one token). A statistic of no sample is null here: unmeasured, never 0.
-  const ms = (xs: readonly number[], f: (xs: readonly number[]) => number): number | null => (xs.length === 0 ? null : f(xs) * MS_PER_S);
-  const mean = (xs: readonly number[]) => npMean(xs);
-  const median = (xs: readonly number[]) => npMedian(xs);
-  const std = (xs: readonly number[]) => npStd(xs);
-  const p90 = (xs: readonly number[]) => npPercentile(xs, 90);
-  const p99 = (xs: readonly number[]) => npPercentile(xs, 99);
   return {
     completed,
     total_input: totalInput,
@@ -95,25 +133,7 @@ export function computeScriptMetrics(
     output_throughput_retokenized: totalOutputRetokenized / durationS,
     total_throughput: (totalInput + totalOutput) / durationS,
     total_throughput_retokenized: (totalInput + totalOutputRetokenized) / durationS,
-    mean_ttft_ms: ms(s.ttfts, mean),
-    median_ttft_ms: ms(s.ttfts, median),
-    std_ttft_ms: ms(s.ttfts, std),
-    p90_ttft_ms: ms(s.ttfts, p90),
-    p99_ttft_ms: ms(s.ttfts, p99),
-    mean_tpot_ms: ms(s.tpots, mean),
-    median_tpot_ms: ms(s.tpots, median),
-    std_tpot_ms: ms(s.tpots, std),
-    p90_tpot_ms: ms(s.tpots, p90),
-    p99_tpot_ms: ms(s.tpots, p99),
-    mean_itl_ms: ms(s.itls, mean),
-    median_itl_ms: ms(s.itls, median),
-    std_itl_ms: ms(s.itls, std),
-    p90_itl_ms: ms(s.itls, p90),
-    p99_itl_ms: ms(s.itls, p99),
-    mean_e2e_latency_ms: ms(s.e2eLatencies, mean),
-    median_e2e_latency_ms: ms(s.e2eLatencies, median),
-    std_e2e_latency_ms: ms(s.e2eLatencies, std),
-    p99_e2e_latency_ms: ms(s.e2eLatencies, p99),
+    ...statsOfSeries(s),
     // np.sum(e2e_latencies) / dur_s: seconds over seconds, no ×1000.
     concurrency: npSum(s.e2eLatencies) / durationS,
   };

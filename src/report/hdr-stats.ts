@@ -45,6 +45,23 @@ export function hdrPercentileMs(hdr: PctHistograms | undefined, series: HdrSerie
   return h === null ? null : h.getValueAtPercentile(percentile) / 1000;
 }
 
+/** The line's own key for a percentile of a series (numpy's, as written), or null where the line holds none. */
+export function lineKeyOf(series: HdrSeries, percentile: number): string | null {
+  const key = percentile === 50 ? `median_${series}_ms` : percentile === 90 ? `p90_${series}_ms` : percentile === 99 ? `p99_${series}_ms` : null;
+  return key === "p90_e2e_latency_ms" ? null : key;
+}
+
+/**
+ * One key, one definition: a percentile as the line holds it (numpy's, the value its gates judged) where it holds
+ * one, else from its histogram (p99.9, the max). What compare and the report's tables read.
+ */
+export function linePercentileMs(line: object, series: HdrSeries, percentile: number): { value: number | null; source: "line" | "hdr" } {
+  const key = lineKeyOf(series, percentile);
+  const rec = line as Record<string, unknown>;
+  if (key !== null && key in rec) return { value: typeof rec[key] === "number" && Number.isFinite(rec[key]) ? (rec[key] as number) : null, source: "line" };
+  return { value: hdrPercentileMs(rec.hdr as PctHistograms | undefined, series, percentile), source: "hdr" };
+}
+
 /** Percentiles at which a CDF is sampled: every whole percent, then the tail. */
 const CDF_PERCENTILES = [...Array.from({ length: 100 }, (_, i) => i), 99.5, 99.9, 99.99, 100];
 

@@ -4,6 +4,7 @@
  */
 import { createLatencyHistogram, encodeHistogram, type Histogram } from "../metrics/histograms.ts";
 import type { IntendedHistograms, IntendedMetrics } from "../metrics/intended.ts";
+import type { LatencyStats } from "../metrics/script-metrics.ts";
 import { mergedHistogram, num, pctMs, pooled, sum } from "./merge-math.ts";
 
 /** What the intended-time figures read of a line. */
@@ -24,18 +25,22 @@ const HDR_KEYS = ["ttft_from_intended_us", "e2e_from_intended_us", "schedule_lag
  */
 export function mergedIntended(
   lines: readonly IntendedSource[],
-  script: { ttft: Histogram; e2e: Histogram; ttftMeanMs: number; e2eMeanMs: number },
+  script: { ttft: Histogram; e2e: Histogram; ttftMeanMs: number; e2eMeanMs: number; exact?: LatencyStats | null },
 ): { metrics: IntendedMetrics; hdr: IntendedHistograms } {
   if (!lines.every((l) => HDR_KEYS.every((k) => typeof l.hdr?.[k] === "string"))) {
     const lagFree = { schedule_lag_mean_ms: 0, schedule_lag_median_ms: 0, schedule_lag_p90_ms: 0, schedule_lag_p99_ms: 0 };
     const { ttft, e2e } = script;
+    // The merged line's own script figures where merge computed them exactly (from the request details).
+    const x = script.exact ?? null;
     return {
       metrics: {
         achieved_request_rate: null,
         ttft_from_intended_mean_ms: script.ttftMeanMs,
-        ttft_from_intended_median_ms: pctMs(ttft, 50), ttft_from_intended_p90_ms: pctMs(ttft, 90), ttft_from_intended_p99_ms: pctMs(ttft, 99),
+        ttft_from_intended_median_ms: x?.median_ttft_ms ?? pctMs(ttft, 50), ttft_from_intended_p90_ms: x?.p90_ttft_ms ?? pctMs(ttft, 90),
+        ttft_from_intended_p99_ms: x?.p99_ttft_ms ?? pctMs(ttft, 99),
         e2e_from_intended_mean_ms: script.e2eMeanMs,
-        e2e_from_intended_median_ms: pctMs(e2e, 50), e2e_from_intended_p90_ms: pctMs(e2e, 90), e2e_from_intended_p99_ms: pctMs(e2e, 99),
+        e2e_from_intended_median_ms: x?.median_e2e_latency_ms ?? pctMs(e2e, 50), e2e_from_intended_p90_ms: pctMs(e2e, 90),
+        e2e_from_intended_p99_ms: x?.p99_e2e_latency_ms ?? pctMs(e2e, 99),
         ...lagFree,
       },
       // Every file's requests, as the script figures above: not the first file's histograms alone.

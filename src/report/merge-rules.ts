@@ -12,6 +12,7 @@ import type { CachedTokensByTier } from "../metrics/cache-tiers.ts";
 import type { WorkloadFingerprint } from "../metrics/fingerprint.ts";
 import type { ErrorEntry } from "../metrics/summarize.ts";
 import type { KeyName } from "../schema/key-table.ts";
+import type { LatencyStats } from "../metrics/script-metrics.ts";
 import type { LineEvidence } from "../schema/nested.ts";
 import { evidenceOf, runIdsOf } from "../metrics/evidence-check.ts";
 import type { LineKind, RoundRecord, SweepRecord } from "../schema/lines.ts";
@@ -60,9 +61,11 @@ export interface Merging {
   weight: (l: MergeLine) => number;
   intended: () => ReturnType<typeof mergedIntended>;
   moments: TtftMoments | null;
+  /** The union's statistics computed exactly from every run's request details, with their files; null: from histograms. */
+  exact: { stats: LatencyStats; files: readonly string[] } | null;
 }
 
-export function mergingOf(lines: readonly MergeLine[], files: readonly string[], kind: LineKind): Merging {
+export function mergingOf(lines: readonly MergeLine[], files: readonly string[], kind: LineKind, exact: Merging["exact"] = null): Merging {
   const first = lines[0]!;
   const starts = lines.map((l) => Date.parse(String(l.started_at ?? "")));
   const ends = lines.map((l, k) => starts[k]! + num(l.benchmark_duration) * 1000);
@@ -77,7 +80,7 @@ export function mergingOf(lines: readonly MergeLine[], files: readonly string[],
   let moments: TtftMoments | null = null;
   for (const l of lines) moments = mergeTtftMoments(moments, l.ttft_fit ?? null);
   const m: Merging = {
-    kind, lines, first, files, starts, windowS, h, moments,
+    kind, lines, first, files, starts, windowS, h, moments, exact,
     completed: sum(lines.map((l) => num(l.completed))),
     stats: {
       ttft: stats("ttft", (l) => num(l.completed)), tpot: stats("tpot", countOf("tpot_us")), itl: stats("itl", countOf("itl_us")),
@@ -86,7 +89,7 @@ export function mergingOf(lines: readonly MergeLine[], files: readonly string[],
     reported: lines.filter((l) => typeof (kind === "round" ? l.observed_cached_tokens : l.mean_cached_tokens) === "number"),
     // A sweep line's prompts have one length, so each request weighs the same; a round's grow with the history.
     weight: kind === "round" ? (l) => l.total_input ?? 0 : (l) => num(l.completed),
-    intended: () => intended ?? (intended = mergedIntended(lines, { ttft: h.ttft, e2e: h.e2e, ttftMeanMs: m.stats.ttft.mean, e2eMeanMs: m.stats.e2e.mean })),
+    intended: () => intended ?? (intended = mergedIntended(lines, { ttft: h.ttft, e2e: h.e2e, ttftMeanMs: m.stats.ttft.mean, e2eMeanMs: m.stats.e2e.mean, exact: exact?.stats ?? null })),
   };
   let intended: ReturnType<typeof mergedIntended> | undefined;
   return m;
@@ -100,7 +103,12 @@ const addedOrNull = (key: keyof MergeLine): Rule => (m) => (m.lines.every((l) =>
 const most = (key: keyof MergeLine): Rule => (m) => Math.max(...m.lines.map((l) => num(l[key])));
 const perSecond = (of: (m: Merging) => number): Rule => (m) => of(m) / m.windowS;
 const total = (key: "total_input" | "total_output" | "total_output_retokenized") => (m: Merging) => sum(m.lines.map((l) => num(l[key])));
-const stat = (series: Series, which: keyof Stats): Rule => (m) => m.stats[series][which];
+/** Exact from the request details when merge has them; else pooled means and histogram percentiles; null without a sample. */
+const stat = (series: Series, which: keyof Stats): Rule => (m) => {
+  const key = `${which}_${STEM[series]}_ms` as keyof LatencyStats;
+  if (m.exact !== null) return m.exact.stats[key];
+  return m.h[series].totalCount === 0 ? null : m.stats[series][which];
+};
 const fromIntended = (key: keyof ReturnType<typeof mergedIntended>["metrics"]): Rule => (m) => m.intended().metrics[key];
 /** Not known for the union: a figure of the server's over each run's own window, or of samples merge does not have. */
 const unknown: Rule = () => null;
@@ -147,7 +155,7 @@ export const RULES = {
   mean_tpot_ms: stat("tpot", "mean"), median_tpot_ms: stat("tpot", "median"), std_tpot_ms: stat("tpot", "std"), p90_tpot_ms: stat("tpot", "p90"), p99_tpot_ms: stat("tpot", "p99"),
   mean_itl_ms: stat("itl", "mean"), median_itl_ms: stat("itl", "median"), std_itl_ms: stat("itl", "std"), p90_itl_ms: stat("itl", "p90"), p99_itl_ms: stat("itl", "p99"),
   mean_e2e_latency_ms: stat("e2e", "mean"), median_e2e_latency_ms: stat("e2e", "median"), std_e2e_latency_ms: stat("e2e", "std"), p99_e2e_latency_ms: stat("e2e", "p99"),
-  concurrency: (m) => (m.stats.e2e.mean * m.completed) / 1000 / m.windowS,
+  concurrency: (m) => (m.completed === 0 ? 0 : (m.stats.e2e.mean * m.completed) / 1000 / m.windowS),
 
   run_id: (m) => `merged-${m.lines.map((l) => l.run_id ?? "x").join("+")}`.slice(0, 64),
   // Gates judged each run; the merged line is judged afresh by whoever reads it (compare, report).
@@ -233,7 +241,8 @@ export const RULES = {
   evidence: (m) => mergedEvidence(m.lines),
   merged: (m) => ({
     files: m.files, run_ids: m.lines.map((l) => l.run_id ?? null),
-    histogram_derived: [...FROM_HISTOGRAMS, ...(m.kind === "round" ? [] : INTENDED_FROM_HISTOGRAMS)],
+    histogram_derived: [...(m.exact === null ? FROM_HISTOGRAMS : []), ...(m.kind === "round" ? [] : INTENDED_FROM_HISTOGRAMS)],
+    ...(m.exact === null ? {} : { request_details: m.exact.files }),
   }),
 } as const satisfies Record<Exclude<KeyName, "run" | "schema_version">, Rule>;
 

@@ -12,12 +12,15 @@ import { axesOf, isRoundAxes, kindOf } from "../schema/axes.ts";
 import { KEYS_OF, orderLine, type Point } from "../schema/lines.ts";
 import { repeatedRun, runIdsOf } from "../metrics/evidence-check.ts";
 import { checkSameWork } from "./merge-agree.ts";
+import { exactStats, type DetailSample } from "./merge-details.ts";
 import { mergingOf, RULES, type MergeLine } from "./merge-rules.ts";
 
 /** A results file's runs (each the lines of one run, of either kind), with its name for messages. */
 export interface NamedRuns {
   name: string;
   runs: readonly (readonly MergeLine[])[];
+  /** The run's --request-details file, read: the union's statistics are then exact; null or absent: from histograms. */
+  details?: { file: string; samples: readonly DetailSample[] } | null;
 }
 
 const kindName = (line: MergeLine) => (kindOf(axesOf(line)) === "round" ? "round" : "sweep");
@@ -58,14 +61,15 @@ export function mergeResults(files: NamedRuns[]): Point[] {
   for (let i = 0; i < n; i++) {
     const group = lineLists.map((lines) => lines[i]!);
     checkSameWork(group, i + 1, names);
-    out.push(mergeGroup(group, names));
+    out.push(mergeGroup(group, names, files.map((f) => f.details ?? null)));
   }
   return out;
 }
 
 /** The lines of one point, one per file, as one line of their kind: each key by its rule, in the kind's order. */
-function mergeGroup(lines: readonly MergeLine[], files: string[]): Point {
-  const m = mergingOf(lines, files, kindName(lines[0]!));
+function mergeGroup(lines: readonly MergeLine[], files: string[], details: readonly ({ file: string; samples: readonly DetailSample[] } | null)[]): Point {
+  const exact = exactStats(lines as Parameters<typeof exactStats>[0], details.map((d) => d?.samples ?? null));
+  const m = mergingOf(lines, files, kindName(lines[0]!), exact === null ? null : { stats: exact, files: details.map((d) => d!.file) });
   const fields: Record<string, unknown> = {};
   for (const key of KEYS_OF[m.kind]) if (key !== "run" && key !== "schema_version") fields[key] = RULES[key](m);
   return orderLine(m.kind, fields) as Point;

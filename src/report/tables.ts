@@ -4,7 +4,7 @@
  */
 import { basename } from "node:path";
 import type { PctLine } from "../metrics/pct-record.ts";
-import { HDR_PERCENTILES, hdrPercentileMs, type HdrSeries } from "./hdr-stats.ts";
+import { HDR_PERCENTILES, hdrPercentileMs, linePercentileMs, type HdrSeries } from "./hdr-stats.ts";
 import { flattenHeader } from "./labels.ts";
 import type { RoundLine } from "./rounds.ts";
 import type { ReportRun } from "./runs.ts";
@@ -54,12 +54,12 @@ export function cacheTable(runs: readonly ReportRun[]): ReportTable {
   };
 }
 
-/** HDR percentiles of one latency series, a row per run and pct. */
+/** Percentiles of one latency series, a row per run and pct: the line's own (numpy's) where it holds them, p99.9 and max from its histogram. */
 export function distributionTable(runs: readonly ReportRun[], series: HdrSeries, title: string): ReportTable {
   const rows: string[][] = [];
   for (const r of runs) {
     for (const l of r.pcts) {
-      rows.push([r.label, `${l.shared_prefix_pct}%`, ...HDR_PERCENTILES.map((p) => formatCell(hdrPercentileMs(l.hdr, series, p.percentile))),
+      rows.push([r.label, `${l.shared_prefix_pct}%`, ...HDR_PERCENTILES.map((p) => formatCell(linePercentileMs(l, series, p.percentile).value)),
         formatCell(hdrPercentileMs(l.hdr, series, 100))]);
     }
   }

@@ -169,7 +169,8 @@ export type PromptDrift = NonNullable<TypeOf<typeof promptDriftShape>>;
 export const mergedShape = object({
   files: field(array(str()), "The files merged."),
   run_ids: field(array(nullable(str())), "Their run ids (null: a file without one)."),
-  histogram_derived: field(array(str()), "The keys computed from the merged HDR histograms rather than exactly."),
+  histogram_derived: field(array(str()), "The keys computed from the merged HDR histograms rather than exactly (3 significant digits)."),
+  request_details: field(array(str()), "The --request-details files the TTFT, TPOT, ITL and E2E statistics were computed from exactly (numpy's definition, as in a line of one run); absent when they came from the histograms.", true),
 });
 export type MergedFrom = TypeOf<typeof mergedShape>;
 

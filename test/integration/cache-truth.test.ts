@@ -103,7 +103,7 @@ describe("an evicting cache is detected", () => {
   });
 
   test("within --cache-tolerance it passes", async () => {
-    const r = await sweep({ cacheTokens: 400 }, ["--pcts", "90", "--verify-cache", "strict", "--cache-tolerance", "1"]);
+    const r = await sweep({ cacheTokens: 400 }, ["--pcts", "90", "--verify-cache", "strict", "--cache-tolerance", "100%"]);
     expect(r.code).toBe(0);
   });
 });

@@ -112,7 +112,7 @@ describe("compare", () => {
     const r = await compare([base, slow, "--max-regress", "mean_itl_ms=30%", "--only", "mean_itl_ms,p99_ttft_ms"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^ 0%  mean_itl_ms .* 30% +ok$/m);
-    expect(r.stdout).toMatch(/^ 0%  p99_ttft_ms +hdr .* 25% +(ok|better|same)$/m);
+    expect(r.stdout).toMatch(/^ 0%  p99_ttft_ms +line .* 25% +(ok|better|same)$/m);
     expect(r.stdout).not.toContain("output_throughput");
     const twice = await compare([base, slow, "--max-regress", "p99_ttft_ms=10%,p99_ttft_ms=90%"]);
     expect(twice.code).toBe(2);

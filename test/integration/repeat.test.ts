@@ -96,14 +96,14 @@ describe("run --repeat", () => {
 
   test("--repeat-until-cv stops a cell after 2 repeats when its CV is already below; never below 1e-9: all of --repeat", async () => {
     // Two positive values never have a CV above √2: below 1.5 the stop at 2 does not depend on the machine's noise.
-    const early = await run(["--repeat", "5", "--repeat-until-cv", "1.5"]);
+    const early = await run(["--repeat", "5", "--repeat-until-cv", "150%"]);
     expect(early.code).toBe(0);
     expect(early.lines.map((l) => [l.shared_prefix_pct, l.repeat])).toEqual([[0, 0], [0, 1], [50, 0], [50, 1]]);
     expect(early.stdout).toContain("Repeats of 0%: 2 of 5");
-    const full = await run(["--repeat", "3", "--repeat-until-cv", "1e-9", "--pcts", "50"]);
+    const full = await run(["--repeat", "3", "--repeat-until-cv", "0.0000001%", "--pcts", "50"]);
     expect(full.lines.map((l) => l.repeat)).toEqual([0, 1, 2]);
     // With a gate, its metric is the one watched: output_throughput varies little on the mock, but not 1e-9 little.
-    const gated = await run(["--repeat", "3", "--repeat-until-cv", "1e-9", "--pcts", "50", "--gate", "output_throughput>=0"]);
+    const gated = await run(["--repeat", "3", "--repeat-until-cv", "0.0000001%", "--pcts", "50", "--gate", "output_throughput>=0"]);
     expect(gated.lines.map((l) => l.repeat)).toEqual([0, 1, 2]);
   }, 120_000);
 
@@ -118,9 +118,11 @@ describe("run --repeat", () => {
     const cases: [string[], RegExp][] = [
       [["--repeat", "0"], /--repeat: must be >= 1/],
       [["--repeat", "two"], /--repeat: expected an integer/],
-      [["--repeat-until-cv", "0.05"], /--repeat-until-cv needs --repeat N of 2 or more/],
-      [["--repeat", "3", "--repeat-until-cv", "0"], /--repeat-until-cv 0: a coefficient of variation/],
-      [["--repeat", "3", "--repeat-until-cv", "0.05", "--workers", "2"], /--repeat-until-cv with --workers or --shard/],
+      [["--repeat-until-cv", "5%"], /--repeat-until-cv needs --repeat N of 2 or more/],
+      [["--repeat", "3", "--repeat-until-cv", "0"], /--repeat-until-cv 0: must be above 0%/],
+      // One convention for relative values: a bare fraction is refused, with the percent it probably meant.
+      [["--repeat", "3", "--repeat-until-cv", "0.05"], /--repeat-until-cv 0.05: write the percent sign \(5%\)/],
+      [["--repeat", "3", "--repeat-until-cv", "5%", "--workers", "2"], /--repeat-until-cv with --workers or --shard/],
     ];
     for (const [args, message] of cases) {
       const before = mock.stats().generateRequests;

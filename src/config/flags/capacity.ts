@@ -21,7 +21,7 @@ const FROM_RUN: Record<string, true | FlagDecl["commands"]["run"]> = {
   seed: true, "disable-ignore-eos": true,
   "output-file": { help: "JSONL file to append every probe's line and one capacity line per pct" },
   "extra-request-body": true, settle: true, "flush-deadline": true, "request-timeout": true, "stall-timeout": true,
-  "cache-tolerance": { help: "Fraction of a probe's requests whose cached tokens may disagree before its cache check fails" },
+  "cache-tolerance": { help: "Share of a probe's requests whose cached tokens may disagree before its cache check fails (a percent, e.g. 5%)" },
   gate: { help: "An SLO every probe must meet, METRIC OP VALUE, e.g. 'ttft_from_intended_p99_ms<=500' or 'failed==0'; repeatable; at least one" },
   "gates-file": true, quiet: true, verbose: true, revision: true, "api-key": true, "served-model-name": true, "page-size": true,
 };
@@ -36,7 +36,7 @@ export const CAPACITY_FLAGS: FlagDecl[] = [
   text("search", "What to search: rate (open loop, latency from the intended send) or concurrency (closed loop)", { default: c.search, choices: SEARCH_MODES }),
   text("probe-requests", "Requests per probe (a p99 needs about 100 or more)", { default: c.probeRequests }),
   text("probe-duration", "--search rate: seconds of arrivals per probe, instead of --probe-requests"),
-  text("precision", "Stop when the bracket [pass, fail] is this narrow, relative to its low end: 5%, or 0.05", { default: c.precision }),
+  text("precision", "Stop when the bracket [pass, fail] is this narrow, relative to its low end (a percent, e.g. 5%)", { default: c.precision }),
   text("confirm", "Agreeing probes each end of the final bracket needs (of at most 2K-1)", { default: c.confirm }),
   text("start", "The first load probed (req/s or requests), or auto: the throughput of a short closed-loop probe (rate), the server's slots (concurrency)", {
     default: c.start,

@@ -82,7 +82,7 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
     multiturn: { help: "Distinct system prompts (client c uses c mod K): cache pressure", default: md.workingSet },
   }, { default: d.workingSet }),
   text("repeat", "Measure every line N times, each from a flushed, proven, warmed cache with the same prompts (lines get a `repeat` axis; the console shows each metric's mean, 95 % CI and CV; gates judge the mean)", { run: true }),
-  text("repeat-until-cv", "With --repeat N as the most: stop repeating a line once the CV (sd/mean) of its gated metrics (else p99_ttft_ms and mean_itl_ms) is below X, after 2 repeats at least", { run: true }),
+  text("repeat-until-cv", "With --repeat N as the most: stop repeating a line once the CV (sd/mean) of its gated metrics (else p99_ttft_ms and mean_itl_ms) is below this percent (e.g. 5%), after 2 repeats at least", { run: true }),
 ];
 
 /** The conversation's shape (names as SGLang's bench_multiturn.py). */
@@ -133,10 +133,10 @@ const SHARED_FLAGS: FlagDecl[] = [
     replay: { help: "Cache flush before the first request: auto (the backend's way) or none" },
   }, { default: d.flush, choices: FLUSH_MODES }),
   text("verify-cache", "Check cached tokens against the expected prefix: off, warn or strict (exit 4)", MEASURING, { default: d.verifyCache, choices: VERIFY_CACHE_MODES }),
-  text("cache-tolerance", "Fraction of requests per pct that may disagree under --verify-cache strict", {
+  text("cache-tolerance", "Share of requests per pct that may disagree under --verify-cache strict (a percent, e.g. 5%)", {
     ...SWEEPS,
-    multiturn: { help: "Fraction of a round's turns that may disagree under --verify-cache strict" },
-    replay: { help: "Fraction of the replay's requests whose cached tokens may fall short of their predicted range unexplained under --verify-cache strict" },
+    multiturn: { help: "Share of a round's turns that may disagree under --verify-cache strict (a percent, e.g. 5%)" },
+    replay: { help: "Share of the replay's requests whose cached tokens may fall short of their predicted range unexplained under --verify-cache strict (a percent, e.g. 5%)" },
   }, { default: d.cacheTolerance }),
   bool("strict", "Exit 5 when the client itself was saturated (event-loop lag or JS-thread CPU) during a pct", {
     ...SWEEPS,

@@ -17,7 +17,7 @@ export const RESULTS_FLAGS: FlagDecl[] = [
     report: true,
     compare: { help: "Also write the comparison as Markdown to this file" },
   } },
-  { name: "max-regress", type: "string", help: `How much worse NEW may be, per metric, as METRIC=PCT% (percent sign required),...; adds to or overrides the defaults per metric (${COMPARE_DEFAULTS.maxRegress}; with repeats on both sides, p99_itl_ms=10% too)`, commands: { compare: true } },
+  { name: "max-regress", type: "string", help: `How much worse NEW may be, per metric, as METRIC=PCT% (percent sign required),...; adds to or overrides the defaults per metric (${COMPARE_DEFAULTS.maxRegress})`, commands: { compare: true } },
   { name: "only", type: "string", help: "Judge and show only these metrics (METRIC,...), each at its limit from the defaults or --max-regress", commands: { compare: true } },
   { name: "force", type: "boolean", help: "Compare lines whose workload fingerprints differ (marked in the output)", commands: { compare: true } },
   { name: "allow-missing", type: "boolean", help: "Accept lines of BASE that NEW lacks (said in the output) instead of failing with exit 7", commands: { compare: true } },

@@ -74,7 +74,7 @@ const CAPACITY: Record<string, Entry> = {
   // The server counts cached tokens in pages of 16; told 1, the client expects 35 where 32 come back: every probe's
   // cache check fails (exit 4) unless the tolerance lets all of them disagree.
   "cache-tolerance": {
-    args: ["--total-tokens", "70", "--pcts", "50", "--page-size", "1", "--cache-tolerance", "1"],
+    args: ["--total-tokens", "70", "--pcts", "50", "--page-size", "1", "--cache-tolerance", "100%"],
     vs: ["--total-tokens", "70", "--pcts", "50", "--page-size", "1"],
     server: ["--page-size", "16"],
     proof: (o, b) => expect([b.code, o.code]).toEqual([4, 0]),

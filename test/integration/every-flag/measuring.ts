@@ -133,7 +133,7 @@ const RUN: Record<string, Entry> = {
     expect(o.lines("o.jsonl").map((l) => l.repeat)).toEqual([0, 1, 0, 1]);
     expect(b.lines("o.jsonl").map((l) => l.repeat)).toEqual([undefined, undefined]);
   } },
-  "repeat-until-cv": { args: ["--repeat", "4", "--repeat-until-cv", "1.5"], vs: ["--repeat", "4"], proof: (o, b) => {
+  "repeat-until-cv": { args: ["--repeat", "4", "--repeat-until-cv", "150%"], vs: ["--repeat", "4"], proof: (o, b) => {
     expect(o.lines("o.jsonl").map((l) => l.repeat)).toEqual([0, 1, 0, 1]);
     expect(b.lines("o.jsonl").map((l) => l.repeat)).toEqual([0, 1, 2, 3, 0, 1, 2, 3]);
   } },
@@ -145,7 +145,7 @@ const RUN: Record<string, Entry> = {
   flush: { args: ["--flush", "none"], proof: sends },
   // The server counts cached tokens in pages of 16; told 1, the client expects 35 where 32 come back.
   "cache-tolerance": {
-    args: ["--total-tokens", "70", "--page-size", "1", "--verify-cache", "strict", "--cache-tolerance", "1"],
+    args: ["--total-tokens", "70", "--page-size", "1", "--verify-cache", "strict", "--cache-tolerance", "100%"],
     vs: ["--total-tokens", "70", "--page-size", "1", "--verify-cache", "strict"],
     server: ["--page-size", "16"],
     proof: (o, b) => {
@@ -225,7 +225,7 @@ const DEMO: Record<string, Entry> = {
   } },
   // Unflushed, the second rate's line meets the first's prompts in the cache: more cached tokens than expected.
   "cache-tolerance": {
-    args: ["--pcts", "0", "--request-rate", "20,40", "--flush", "none", "--verify-cache", "strict", "--cache-tolerance", "1"],
+    args: ["--pcts", "0", "--request-rate", "20,40", "--flush", "none", "--verify-cache", "strict", "--cache-tolerance", "100%"],
     vs: ["--pcts", "0", "--request-rate", "20,40", "--flush", "none", "--verify-cache", "strict"],
     proof: (o, b) => {
       expect(b.code).toBe(4);
@@ -277,7 +277,7 @@ const MT: Record<string, Entry> = {
     expect(gap(o)).toBeGreaterThan(25);
     expect(gap(b)).toBeLessThan(25);
   } },
-  "cache-tolerance": { ...RUN["cache-tolerance"]!, args: ["--page-size", "1", "--verify-cache", "strict", "--cache-tolerance", "1"], vs: ["--page-size", "1", "--verify-cache", "strict"] },
+  "cache-tolerance": { ...RUN["cache-tolerance"]!, args: ["--page-size", "1", "--verify-cache", "strict", "--cache-tolerance", "100%"], vs: ["--page-size", "1", "--verify-cache", "strict"] },
   "page-size": { ...RUN["page-size"]!, args: ["--verify-cache", "strict", "--page-size", "1"], vs: ["--verify-cache", "strict"] },
   // Four clients, one slot: the seeded random queue lets a client's second turn go before another's first.
   "round-barrier": {

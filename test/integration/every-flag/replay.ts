@@ -78,7 +78,7 @@ const REPLAY: Record<string, Entry> = {
     expect(o.code).toBe(4);
   } },
   "cache-tolerance": {
-    args: ["--page-size", "1", "--verify-cache", "strict", "--cache-tolerance", "1"], vs: ["--page-size", "1", "--verify-cache", "strict"], server: ["--page-size", "16"],
+    args: ["--page-size", "1", "--verify-cache", "strict", "--cache-tolerance", "100%"], vs: ["--page-size", "1", "--verify-cache", "strict"], server: ["--page-size", "16"],
     proof: (o, b) => {
       expect(b.code).toBe(4);
       expect(o.code).toBe(0);
