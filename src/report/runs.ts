@@ -1,4 +1,5 @@
 /** The runs of several results files, each with its header, its lines, its TTFT model and a label. */
+import { formatRate } from "./line-label.ts";
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { UsageError } from "../errors.ts";
@@ -75,10 +76,10 @@ function capacityOf(text: string, runId: string | null): { capacity?: CapacityLi
  * each a curve over the pcts, labelled with what sets it apart ("run @ 8 req/s", "run ws=4").
  */
 export function splitByCell(run: ReportRun): ReportRun[] {
-  // A search's probes sit at the loads it chose: they are one run, not cells.
-  if (run.capacity !== undefined) return [run];
+  // A search's probes sit at the loads it chose, a replay's windows at the trace's own rate: one run each, not cells.
+  if (run.capacity !== undefined || run.pcts.some((l) => typeof l.window === "number" || typeof l.block_size === "number")) return [run];
   const ws = (l: PctLine) => (typeof l.working_set === "number" ? l.working_set : 1);
-  const rate = (l: PctLine) => (Number.isFinite(l.request_rate) ? `${l.request_rate} req/s` : "inf");
+  const rate = (l: PctLine) => (Number.isFinite(l.request_rate) ? `${formatRate(l.request_rate)} req/s` : "inf");
   const byWs = new Set(run.pcts.map(ws)).size > 1;
   const byRate = new Set(run.pcts.map(rate)).size > 1;
   if (!byWs && !byRate) return [run];

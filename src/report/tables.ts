@@ -4,6 +4,7 @@
  */
 import { basename } from "node:path";
 import type { PctLine } from "../metrics/pct-record.ts";
+import { pointLabel } from "./line-label.ts";
 import { HDR_PERCENTILES, hdrPercentileMs, linePercentileMs, type HdrSeries } from "./hdr-stats.ts";
 import { flattenHeader } from "./labels.ts";
 import type { RoundLine } from "./rounds.ts";
@@ -42,7 +43,7 @@ export function cacheTable(runs: readonly ReportRun[]): ReportTable {
   const rows: string[][] = [];
   for (const r of runs) {
     for (const l of r.pcts) {
-      rows.push([r.label, `${l.shared_prefix_pct}%`, formatCell(l.expected_cached_tokens), formatCell(l.mean_cached_tokens), formatCell(l.min_cached_tokens),
+      rows.push([r.label, pointLabel(l), formatCell(l.expected_cached_tokens), formatCell(l.mean_cached_tokens), formatCell(l.min_cached_tokens),
         formatCell(l.max_cached_tokens), formatCell(l.cached_tokens_mismatched), l.cache_check ?? "n/a"]);
     }
   }
@@ -59,7 +60,7 @@ export function distributionTable(runs: readonly ReportRun[], series: HdrSeries,
   const rows: string[][] = [];
   for (const r of runs) {
     for (const l of r.pcts) {
-      rows.push([r.label, `${l.shared_prefix_pct}%`, ...HDR_PERCENTILES.map((p) => formatCell(linePercentileMs(l, series, p.percentile).value)),
+      rows.push([r.label, pointLabel(l), ...HDR_PERCENTILES.map((p) => formatCell(linePercentileMs(l, series, p.percentile).value)),
         formatCell(hdrPercentileMs(l.hdr, series, 100))]);
     }
   }
@@ -81,7 +82,7 @@ export function modelTable(runs: readonly ReportRun[]): ReportTable {
 
 /** A run's lines, whatever its kind, each with the label of its place on the run's x axis ("50%", "round 3"). */
 function placedLines(r: ReportRun): Array<{ line: PctLine | RoundLine; at: string }> {
-  return r.kind === "round" ? r.rounds.map((line) => ({ line, at: `round ${line.round}` })) : r.pcts.map((line) => ({ line, at: `${line.shared_prefix_pct}%` }));
+  return r.kind === "round" ? r.rounds.map((line) => ({ line, at: `round ${line.round}` })) : r.pcts.map((line) => ({ line, at: pointLabel(line) }));
 }
 
 /** Every gate verdict of every run. */

@@ -6,6 +6,7 @@
  * with a small one the LRU model's predicted losses match the observed shortfall; the schedule follows the scaled
  * timestamps; --analyze gives the hit ratio this test computes on its own; bad input exits 2 naming the line.
  */
+import { formatJsonl } from "../../src/report/jsonl.ts";
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -73,6 +74,25 @@ describe("replay against the mock with a cache larger than the trace", () => {
     expect(whole.block_size).toBe(B);
     expect(whole.time_scale).toBe(0.2);
     expect(r.points.reduce((a, p) => a + (p.window === undefined ? 0 : p.completed), 0)).toBe(lines.length);
+  });
+
+  test("the whole replay counts each request once, and the report shows one replay as one run with its windows", async () => {
+    // 0.3: the whole line's ttft_model.n was 160 for 80 requests (windows and the whole both counted), and the report
+    // showed one replay as one run per window rate, labelled @ 18.174383206869916 req/s.
+    const whole = r.points.at(-1)!;
+    expect(whole.ttft_model.n).toBe(lines.length);
+    expect(whole.evidence.requests).toEqual({ planned: lines.length, sent: lines.length, finished: lines.length });
+    const file = join(dir, "whole.jsonl");
+    writeFileSync(file, r.points.map((p) => formatJsonl(p)).join(""));
+    const md = join(dir, "whole.md");
+    const rep = await runCli(["report", file, "--md", md]);
+    expect(rep.code).toBe(0);
+    const runsTable = readFileSync(md, "utf8").split("### Runs")[1]!.split("\n").filter((l) => l.startsWith("| whole.jsonl"));
+    expect(runsTable).toHaveLength(1);
+    expect(readFileSync(md, "utf8")).toContain("| whole.jsonl | ");
+    expect(readFileSync(md, "utf8")).toMatch(/\| whole\.jsonl \| \d+% window 0 \|/);
+    expect(readFileSync(md, "utf8")).toMatch(/\| whole\.jsonl \| \d+% whole trace \|/);
+    expect(readFileSync(md, "utf8")).not.toMatch(/req\/s\b[^|]*\d\.\d{5,}/);
   });
 
   test("the prompts on the wire are the dumped ones: exactly input_length ids, sharing exactly the blocks their hash ids share", () => {
