@@ -31,10 +31,10 @@ function detailsOf(resultsFile: string, first: object | undefined): { file: stri
 
 export function mergeCommand(raw: RawFlags & { _: string[] }): number {
   const files = raw._.filter((f) => f !== "");
-  const out = typeof raw.output === "string" ? raw.output : undefined;
+  const out = typeof raw["output-file"] === "string" ? raw["output-file"] : undefined;
   if (files.length < 2) throw new UsageError("merge: expects two or more JSONL results files (warmbench merge A.jsonl B.jsonl -o M.jsonl)");
-  if (out === undefined) throw new UsageError("merge: expects -o FILE, where the merged lines go");
-  checkOutputWritable(out, "--output");
+  if (out === undefined) throw new UsageError("merge: expects --output-file FILE (-o FILE), where the merged lines go");
+  checkOutputWritable(out, "--output-file");
   const lines = mergeResults(files.map((name) => {
     const runs = readPointRuns(readResultsText(name, "merge"), name).map((run) => run.lines);
     return { name, runs, details: detailsOf(name, runs[0]?.[0]) };

@@ -31,6 +31,7 @@ export const multiturnCommand = warmbenchCommand(
       if (placement.kind === "worker") log.level = 1;
       return runMultiturnShard(opts, placement, interrupt.signal);
     }
+    if (raw.quiet === true && raw.verbose !== true) log.level = 1;
     const relaunched = await relaunchWithFetchCap(multiturnInFlight(opts));
     if (relaunched !== null) return relaunched;
     process.on("SIGINT", interrupt.onSignal);

@@ -7,6 +7,7 @@ import { writeFileSync } from "node:fs";
 import { EXIT, UsageError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { RawFlags } from "./options.ts";
+import { readPointRuns } from "../report/point-runs.ts";
 import { renderConsoleReport } from "../report/console-report.ts";
 import { checkOutputWritable } from "../output/jsonl-file.ts";
 import { renderMarkdownReport } from "../report/markdown.ts";
@@ -24,6 +25,8 @@ export async function reportCommand(raw: RawFlags & { _: string[] }, write: (tex
   if (html === null && md === null) {
     for (const file of files) {
       const text = readResultsText(file, "report");
+      // The same refusal as --html's: a file with no results line (empty, foreign, a JSON array) is exit 2, not a blank report.
+      if (readPointRuns(text, file).length === 0) throw new UsageError(`report: ${file} holds no results line (neither a pct line nor a round line)`);
       // One file prints exactly what its run printed; several are told apart as `tail` does.
       write((files.length > 1 ? `==> ${file} <==\n` : "") + renderConsoleReport(text, file));
     }

@@ -144,7 +144,7 @@ describe("merge of two uncoordinated runs", () => {
 
   test("refused: one file, different pcts, missing -o", async () => {
     expect((await runCli(["merge", join(dir, "a.jsonl"), "-o", join(dir, "x.jsonl")])).stderr).toContain("merge: expects two or more");
-    expect((await runCli(["merge", join(dir, "a.jsonl"), join(dir, "b.jsonl")])).stderr).toContain("merge: expects -o FILE");
+    expect((await runCli(["merge", join(dir, "a.jsonl"), join(dir, "b.jsonl")])).stderr).toContain("merge: expects --output-file FILE (-o FILE)");
     const other = await runCli(["--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", "0,60", "--num-prompts", "2",
       "--total-tokens", "300", "--output-len", "8", "--settle", "0", "--output-file", join(dir, "c.jsonl")]);
     expect(other.code).toBe(0);

@@ -40,3 +40,26 @@ describe("report reads older files", () => {
     expect(r.stdout).toBe("");
   });
 });
+
+describe("a file that holds no results line", () => {
+  test("empty, foreign, a JSON array or SGLang bench_serving's results: exit 2 naming the file, with or without --html", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "warmbench-report-none-"));
+    const files: Record<string, string> = {
+      "empty.jsonl": "",
+      "foreign.jsonl": '{"foo":1}\n',
+      "array.jsonl": "[1,2,3]\n",
+      // One line of bench_serving.py's --output-file: its keys, no shared_prefix_pct, so no line of ours or the warm-cache script's.
+      "bench-serving.jsonl": '{"backend":"sglang","dataset_name":"random","request_rate":"inf","max_concurrency":8,"completed":100,"mean_ttft_ms":51.2,"median_ttft_ms":49.8}\n',
+    };
+    for (const [name, text] of Object.entries(files)) {
+      const path = join(dir, name);
+      writeFileSync(path, text);
+      for (const extra of [[], ["--html", join(dir, "x.html")]]) {
+        const r = await runCli(["report", path, ...extra]);
+        expect([name, extra.length, r.code]).toEqual([name, extra.length, 2]);
+        expect(r.stderr).toContain(`report: ${path} holds no results line`);
+        expect(r.stdout).toBe("");
+      }
+    }
+  });
+});

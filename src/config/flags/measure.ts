@@ -155,7 +155,7 @@ const SHARED_FLAGS: FlagDecl[] = [
   }, { repeatable: true }),
   text("gates-file", "File with one gate per line (# comments)", ALL),
   // Not multiturn's: it draws no progress line (refused below).
-  bool("quiet", "No progress line on stderr", { ...SWEEPS, replay: true }),
+  bool("quiet", "No progress line on stderr", { ...SWEEPS, replay: true, multiturn: { help: "Only warnings and errors on stderr (multiturn draws no progress line; --quiet means the same quiet in every command)" } }),
   bool("verbose", "Show stack traces and debug logs", { ...MEASURING, report: true, compare: true, merge: true, history: true }),
 ];
 
@@ -180,5 +180,4 @@ export const REFUSED_FLAGS: RefusedFlag[] = [
     reason: `the demo runs against its own mock server; use \`warmbench run --${name} ...\` for yours`,
   })),
   { name: "flush-deadline", commands: ["demo"], reason: "the demo's own mock is idle whenever it is flushed: it never answers busy, so there is nothing to retry" },
-  { name: "quiet", commands: ["multiturn"], reason: "multiturn draws no progress line: its stderr holds only the run's log lines" },
 ];

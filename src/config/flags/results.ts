@@ -21,7 +21,7 @@ export const RESULTS_FLAGS: FlagDecl[] = [
   { name: "only", type: "string", help: "Judge and show only these metrics (METRIC,...), each at its limit from the defaults or --max-regress", commands: { compare: true } },
   { name: "force", type: "boolean", help: "Compare lines whose workload fingerprints differ (marked in the output)", commands: { compare: true } },
   { name: "allow-missing", type: "boolean", help: "Accept lines of BASE that NEW lacks (said in the output) instead of failing with exit 7", commands: { compare: true } },
-  { name: "output", type: "string", help: "Where the merged JSONL goes (-o)", commands: { merge: true } },
+  { name: "output-file", type: "string", help: "Where the merged JSONL goes (-o works too), as every command's --output-file", commands: { merge: true } },
   { name: "allow-inconclusive", type: "boolean", help: "Exit 0 instead of 8 when a repeated line's 95 % interval straddles a limit (inconclusive; said in the output)", commands: { compare: true } },
   { name: "action", type: "positional", variadic: true, help: "add FILES..., list (each run's status as a baseline, and why), show [METRIC] (a trend table), or promote RUN_ID (accept a run as a baseline on purpose)", commands: { history: true } },
   { name: "db", type: "string", default: `./${HISTORY_DB_DEFAULT}`, help: "The history database (SQLite; created by add)", commands: {

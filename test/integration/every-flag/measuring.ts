@@ -31,7 +31,7 @@ function measuringEntries(kind: "run" | "demo" | "multiturn"): Record<string, En
     gate: { args: ["--gate", GATE], proof: exits(6) },
     "gates-file": { args: ["--gates-file", "{dir}/gates.txt"], setup: (dir) => writeFileSync(join(dir, "gates.txt"), `# unmeetable\n${GATE}\n`), proof: exits(6) },
     verbose: VERBOSE,
-    ...(kind === "multiturn" ? {} : { quiet: QUIET }),
+    quiet: kind === "multiturn" ? QUIET_LOG : QUIET,
     strict: strictEntry(kind),
   };
 }
@@ -42,6 +42,13 @@ const QUIET: Entry = { args: ["--quiet"], tty: true, proof: (o, b) => {
   expect([o.code, b.code]).toEqual([0, 0]);
   expect(b.stdout).toMatch(PROGRESS_LINE);
   expect(o.stdout).not.toMatch(PROGRESS_LINE);
+} };
+
+/** multiturn draws no progress line: --quiet leaves only warnings and errors on stderr, as it does in every command. */
+const QUIET_LOG: Entry = { args: ["--quiet"], proof: (o, b) => {
+  expect([o.code, b.code]).toEqual([0, 0]);
+  expect(b.stderr).toMatch(/ℹ/);
+  expect(o.stderr).not.toMatch(/ℹ/);
 } };
 
 /**

@@ -157,7 +157,7 @@ const MERGE: Record<string, ResultsEntry> = {
     const ttft = (r: Ran) => readLines(join(r.dir, "m.jsonl"))[0]!.mean_ttft_ms;
     expect(ttft(o)).toBeGreaterThan(ttft(b) + 50);
   } },
-  output: { args: ["merge", "{A}", "{B}", "--output", "{dir}/m.jsonl"], vs: ["merge", "{A}", "{B}"], proof: (o, b) => {
+  "output-file": { args: ["merge", "{A}", "{B}", "--output-file", "{dir}/m.jsonl"], vs: ["merge", "{A}", "{B}"], proof: (o, b) => {
     codes(o, b, 0, 2);
     expect(readLines(join(o.dir, "m.jsonl")).length).toBe(2);
   } },
