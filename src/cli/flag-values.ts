@@ -3,6 +3,7 @@
  * URLs, lists to sweep): a raw citty string in, a checked value out, or one UsageError naming the flag (exit 2).
  */
 import { parseRelative } from "../config/relative.ts";
+import { checkBound } from "../config/bounds.ts";
 import { UsageError } from "../errors.ts";
 
 /** Raw flag values as citty hands them over: strings and booleans, keyed by kebab-case name. */
@@ -18,6 +19,7 @@ export function parseIntFlag(flag: string, value: string, min: number, max = Num
   if (!Number.isSafeInteger(n)) throw new UsageError(`--${flag}: ${value} is too large`);
   if (n < min) throw new UsageError(`--${flag}: must be >= ${min}, got ${n}`);
   if (n > max) throw new UsageError(`--${flag}: must be <= ${max}, got ${n}`);
+  checkBound(flag, n);
   return n;
 }
 
@@ -27,6 +29,7 @@ export function parseNumberFlag(flag: string, value: string, min: number): numbe
   const n = text === "" ? NaN : Number(text);
   if (!Number.isFinite(n)) throw new UsageError(`--${flag}: expected a number, got "${value}"`);
   if (n < min) throw new UsageError(`--${flag}: must be >= ${min}, got ${n}`);
+  checkBound(flag, n);
   return n;
 }
 
@@ -93,6 +96,7 @@ export function parsePositive(flag: string, value: string, what: string, infinit
   const n = parsePyFloat(value);
   if (n === null || (!infinite && !Number.isFinite(n))) throw new UsageError(`--${flag}: expected ${what}, got "${value}"`);
   if (!(n > 0)) throw new UsageError(`--${flag} ${value}: must be > 0`);
+  checkBound(flag, n);
   return n;
 }
 

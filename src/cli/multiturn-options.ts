@@ -2,6 +2,9 @@
  * Parsing of `warmbench multiturn` flags: the sweep's shared flags (options.ts), then the conversation's shape.
  * Every problem is one UsageError naming the flag (exit 2), before anything is sent.
  */
+import { checkMemory, idBytes } from "../config/bounds.ts";
+import { promptLenOf } from "../multiturn/plan.ts";
+import { IN_FLIGHT_BYTES_PER_TOKEN } from "./options.ts";
 import { UsageError } from "../errors.ts";
 import { oneOf, parseIntFlag, parseServerTarget, parseNumberFlag, parsePlacementFlags, parsePlannedGates, parseSharedTail, str, type RawFlags } from "./options.ts";
 import { plannedRoundAxes } from "../schema/axes.ts";
@@ -54,6 +57,13 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
   }
   // Every gate judges every round line: one whose scope or metric matches none of them is refused now.
   const gates = parsePlannedGates(raw, plannedRoundAxes(numRounds));
+  // Every conversation keeps its history's ids to its last turn; the turns in flight hold their bodies too.
+  const lastPrompt = promptLenOf({ sharedSystemTokens, firstTurnTokens, turnTokens, outputLen, numRounds }, numRounds - 1);
+  const inFlight = maxConcurrency === 0 ? numClients : Math.min(maxConcurrency, numClients);
+  checkMemory(
+    idBytes(numClients * lastPrompt) + inFlight * lastPrompt * IN_FLIGHT_BYTES_PER_TOKEN,
+    `--num-clients ${numClients} conversations of ${numRounds} rounds (the last turn's prompt ${lastPrompt} tokens)`,
+  );
   return {
     backend,
     // Conversations continue from the server's own ids: the engine's native generation API (token ids in and out).

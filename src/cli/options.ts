@@ -3,6 +3,7 @@
  * one UsageError naming the flag (exit 2), before anything is sent.
  */
 import { parseRelative } from "../config/relative.ts";
+import { checkMemory, idBytes } from "../config/bounds.ts";
 import { UsageError } from "../errors.ts";
 import { BACKENDS, ENDPOINTS, FLUSH_MODES, RUN_DEFAULTS, VERIFY_CACHE_MODES, type RunOptions } from "../config/options.ts";
 import { endpointFor, ENGINES } from "../backends/index.ts";
@@ -65,6 +66,13 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
   const gates = parsePlannedGates(raw, plannedSweepAxes(pcts, workingSets, load.requestRates));
   const placement = parsePlacementFlags(raw);
   const repeats = parseRepeats(raw, placement);
+  // What the run will hold at once: its working set's prefixes (ids), and its prompts in flight (ids and bodies).
+  const inFlight = maxConcurrency === 0 ? numPrompts : Math.min(maxConcurrency, numPrompts);
+  const maxWs = Math.max(...workingSets);
+  checkMemory(
+    idBytes(maxWs * splitPrompt(totalTokens, Math.max(...pcts)).prefixLen) + inFlight * totalTokens * IN_FLIGHT_BYTES_PER_TOKEN,
+    `--working-set ${maxWs} x --total-tokens ${totalTokens}, with ${inFlight} prompts in flight (--num-prompts ${numPrompts}, --max-concurrency ${maxConcurrency})`,
+  );
   return {
     backend,
     endpoint,
@@ -82,6 +90,9 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     ...repeats,
   };
 }
+
+/** A prompt in flight holds its ids (4 bytes each) and its request body (up to 7 characters an id, and a copy). */
+export const IN_FLIGHT_BYTES_PER_TOKEN = 4 + 2 * 7;
 
 /** --repeat N and --repeat-until-cv X (which needs --repeat as its maximum, and one process: shards run a fixed plan). */
 function parseRepeats(raw: RawFlags, placement: Pick<RunOptions, "workers" | "shard">): Pick<RunOptions, "repeat" | "repeatUntilCv"> {

@@ -3,6 +3,7 @@
  * each pct (run-pct.ts) as the script does, and after the last one the TTFT model of the whole sweep.
  * Nothing here parses flags or exits the process, and nothing branches on the backend's name.
  */
+import { UsageError } from "../errors.ts";
 import { BenchError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { RunOptions } from "../config/options.ts";
@@ -91,7 +92,8 @@ async function runPcts(session: SweepSession): Promise<SweepOutcome> {
 
 /**
  * What the server's limits do to this run, one line each: requests beyond its slots wait in its queue (their TTFT
- * includes the wait), and a prompt plus its output that exceeds its context is refused or cut short.
+ * includes the wait). A prompt plus its output that exceeds the server's context is refused (exit 2) before any
+ * flush or request: every request would be refused or cut short, and drawing such prompts can take minutes.
  */
 export function explainServerLimits(opts: RunOptions, server: ServerProfile): string[] {
   const notes: string[] = [];
@@ -106,9 +108,9 @@ export function explainServerLimits(opts: RunOptions, server: ServerProfile): st
   }
   const context = server.info.contextLength;
   if (context !== null && opts.totalTokens + opts.outputLen > context) {
-    notes.push(
+    throw new UsageError(
       `--total-tokens ${opts.totalTokens} + --output-len ${opts.outputLen} exceed the server's context of ${context} tokens` +
-        `${server.cacheSlots ? " per slot" : ""}: requests will be refused or cut short`,
+        `${server.cacheSlots ? " per slot" : ""} (${server.info.source}): every request would be refused or cut short`,
     );
   }
   return notes;
