@@ -45,6 +45,7 @@ const EXIT_MEANINGS: Record<keyof typeof EXIT, string> = {
   clientSaturated: "`--strict`: the client itself was saturated (its own event-loop lag p99 > 5 ms or JS-thread CPU > 90 % of a core)",
   gateFailed: "a `--gate` failed (every verdict is in the console and in each line's `gates`)",
   regression: "`warmbench compare`: a metric regressed beyond its limit, or NEW lacks the evidence to be judged (a BASE line missing, more failed requests, a cache proof lost, a saturated client, interrupted, its offered load not sustained, no sample for a limited metric, the same run as BASE); `history` marks such a candidate rejected",
+  outputFailed: "an output file could not be written during the run (a full disk, an I/O error): stderr names the flag, the file and the error; every other output (the console, the other files) is complete",
   inconclusive: "`warmbench compare`: nothing regressed, but a repeated line's 95 % interval straddles a limit, so the comparison cannot tell (`--allow-inconclusive` accepts it; more repeats decide it)",
   interrupted: "interrupted (SIGINT/SIGTERM): the current line is written from the requests that completed, `\"interrupted\": true`; a second signal exits at once",
 };

@@ -31,5 +31,7 @@ export const EXIT = {
   regression: 7,
   /** `compare`: no regression, but a repeated line's 95 % interval straddles a limit (--allow-inconclusive accepts it). */
   inconclusive: 8,
+  /** An output file could not be written mid-run (a full disk, EIO): named on stderr; the other outputs are complete. */
+  outputFailed: 9,
   interrupted: 130,
 } as const;

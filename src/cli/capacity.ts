@@ -13,7 +13,7 @@ import type { CapacityRecord } from "../schema/lines.ts";
 import { noProgress } from "../engine/sink.ts";
 import { newRunId } from "../engine/run-info.ts";
 import type { PointSession } from "../engine/session.ts";
-import { runCapacity, type Load, type Probe } from "../capacity/run-capacity.ts";
+import { outcomeOf, runCapacity, type Load, type Probe } from "../capacity/run-capacity.ts";
 import type { SearchResult } from "../capacity/search.ts";
 import { explainServerLimits } from "../sweep/run-sweep.ts";
 import { openSweepSession } from "../sweep/session.ts";
@@ -22,6 +22,7 @@ import { formatJsonl } from "../report/jsonl.ts";
 import { formatCell } from "../report/text-table.ts";
 import { openOutputs } from "../output/files.ts";
 import { appendJsonlLine } from "../output/jsonl-file.ts";
+import { guardedWrite, outputFailures } from "../write-guard.ts";
 import { startProgress } from "../output/progress.ts";
 import { parseCapacityOptions, requirementApplies } from "./capacity-options.ts";
 import { renderCapacityTable } from "./capacity-table.ts";
@@ -93,15 +94,17 @@ export async function capacity(opts: CapacityOptions): Promise<number> {
     const outcome = await runCapacity(opts, {
       session,
       probe(line) {
-        const verdict = line.gates.every((g) => g.pass) ? "pass" : `fail: ${line.gates.filter((g) => !g.pass).map((g) => `${g.expr} (${formatCell(g.value)})`).join(", ")}`;
+        // The search's own view of the probe (the evidence check's included: a load not sustained fails it).
+        const outcome = outcomeOf(line);
+        const verdict = outcome.pass ? "pass" : `fail: ${outcome.failedGates.join(", ")}`;
         const load = opts.search === "rate" ? `${formatCell(line.request_rate)} req/s` : `concurrency ${line.max_concurrency}`;
         log.info(`${line.shared_prefix_pct}% probe ${line.probe} at ${load}: cache ${line.cache_check}, ${verdict}`);
-        if (file) appendJsonlLine(file, formatJsonl(line));
+        if (file) guardedWrite("--output-file", file, () => appendJsonlLine(file, formatJsonl(line)));
       },
       capacity(line: CapacityRecord, result: SearchResult) {
         lines.push(line);
         log.info(`${line.shared_prefix_pct}%: ${result.status}, capacity ${formatCell(result.capacity)} in ${result.probesSent} probes (${result.wallS.toFixed(1)} s)`);
-        if (file) appendJsonlLine(file, formatJsonl(line));
+        if (file) guardedWrite("--output-file", file, () => appendJsonlLine(file, formatJsonl(line)));
       },
       signal: interrupt.signal,
     }, newRunId());
@@ -117,9 +120,13 @@ export async function capacity(opts: CapacityOptions): Promise<number> {
   }
 }
 
-/** 130 interrupted; 4 a pct whose cache could not be proven; 6 a --require not met; else 0. */
+/** 130 interrupted; 9 an output not written; 4 a pct whose cache could not be proven; 6 a --require not met; else 0. */
 function exitCodeOf(opts: CapacityOptions, lines: readonly CapacityRecord[], interrupted: boolean): number {
   if (interrupted) return EXIT.interrupted;
+  if (outputFailures().length > 0) {
+    log.error(`${outputFailures().join("; ")}: exit code ${EXIT.outputFailed}`);
+    return EXIT.outputFailed;
+  }
   const unproven = lines.filter((l) => l.capacity_status === "cache_unproven");
   if (unproven.length > 0) {
     log.error(`the cache check failed twice at a probe of ${unproven.map((l) => `${l.shared_prefix_pct}%`).join(", ")}: no capacity there (exit ${EXIT.cacheMismatch})`);

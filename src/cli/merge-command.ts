@@ -1,9 +1,10 @@
 /** `warmbench merge FILES... -o OUT`: one results file from uncoordinated runs, appended to OUT (one line per point). */
 import { EXIT, UsageError } from "../errors.ts";
 import { log } from "../log.ts";
+import { guardedWrite, outputFailures } from "../write-guard.ts";
 import type { RawFlags } from "./options.ts";
 import { formatJsonl } from "../report/jsonl.ts";
-import { appendJsonlLine, checkOutputWritable } from "../output/jsonl-file.ts";
+import { appendJsonlLine, checkResultsAppend } from "../output/jsonl-file.ts";
 import { mergeResults } from "../report/merge.ts";
 import { parseDetails, type DetailSample } from "../report/merge-details.ts";
 import { existsSync, readFileSync } from "node:fs";
@@ -34,12 +35,13 @@ export function mergeCommand(raw: RawFlags & { _: string[] }): number {
   const out = typeof raw["output-file"] === "string" ? raw["output-file"] : undefined;
   if (files.length < 2) throw new UsageError("merge: expects two or more JSONL results files (warmbench merge A.jsonl B.jsonl -o M.jsonl)");
   if (out === undefined) throw new UsageError("merge: expects --output-file FILE (-o FILE), where the merged lines go");
-  checkOutputWritable(out, "--output-file");
+  checkResultsAppend(out, "--output-file");
   const lines = mergeResults(files.map((name) => {
     const runs = readPointRuns(readResultsText(name, "merge"), name).map((run) => run.lines);
     return { name, runs, details: detailsOf(name, runs[0]?.[0]) };
   }));
-  for (const line of lines) appendJsonlLine(out, formatJsonl(line));
+  for (const line of lines) guardedWrite("--output-file", out, () => appendJsonlLine(out, formatJsonl(line)));
+  if (outputFailures().length > 0) return EXIT.outputFailed;
   const what = lines[0] !== undefined && "type" in lines[0] ? "round" : "pct";
   log.info(`merged ${files.length} runs into ${lines.length} ${what} line(s) in ${out}`);
   return EXIT.ok;

@@ -4,7 +4,8 @@
  */
 import { appendFileSync } from "node:fs";
 import { appendJsonlLine } from "../output/jsonl-file.ts";
-import { formatRequestDetail } from "../output/details.ts";
+import { formatReplayDetail } from "../output/details.ts";
+import { guardedWrite } from "../write-guard.ts";
 import { openOutputs } from "../output/files.ts";
 import { startProgress } from "../output/progress.ts";
 import { renderConsole } from "../report/console.ts";
@@ -19,22 +20,21 @@ export function openReplaySink(opts: Pick<ReplayOptions, "outputFile" | "dumpPro
     line(record) {
       out(`${record.window === undefined ? "whole replay" : `window ${record.window}`} (${labelOf(record)})`);
       out(renderConsole(record));
-      if (opts.outputFile) appendJsonlLine(opts.outputFile, formatJsonl(record));
+      const path = opts.outputFile;
+      if (path) guardedWrite("--output-file", path, () => appendJsonlLine(path, formatJsonl(record)));
     },
     details(runId, records, requests, checked) {
       if (!opts.requestDetails) return;
       const lines = records.map((r) => {
         const c = checked.get(r.index)!;
-        const base = JSON.parse(formatRequestDetail(runId, { pct: 0, rate: Infinity, requestIdTag: "replay" }, r)) as Record<string, unknown>;
-        delete base.pct;
-        delete base.request_rate;
         const t = requests[r.index]!;
-        return JSON.stringify({
-          ...base, trace_line: t.line, timestamp_ms: t.timestampMs, expected_cached_tokens_lower: c.lower, expected_cached_tokens_upper: c.upper,
+        return formatReplayDetail(runId, r, {
+          trace_line: t.line, timestamp_ms: t.timestampMs, expected_cached_tokens_lower: c.lower, expected_cached_tokens_upper: c.upper,
           expected_cached_tokens_infinite: c.infinite, predicted_eviction_tokens: c.evictionLoss, cache_verdict: c.verdict,
         });
       });
-      if (lines.length > 0) appendFileSync(opts.requestDetails, lines.join("\n") + "\n");
+      const path = opts.requestDetails;
+      if (lines.length > 0) guardedWrite("--request-details", path, () => appendFileSync(path, lines.join("\n") + "\n"));
     },
     progress: (total, label) => startProgress(total, label, { quiet: opts.quiet }),
   };

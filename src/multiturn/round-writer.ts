@@ -5,6 +5,7 @@
  * only after this one was written.
  */
 import { appendFileSync } from "node:fs";
+import { guardedWrite } from "../write-guard.ts";
 import { log } from "../log.ts";
 import { nowMs } from "../client/clock.ts";
 import { hitRateBetween, scrapeCacheCounters, type CacheCounters } from "../client/prometheus.ts";
@@ -119,7 +120,8 @@ export class RoundWriter {
     const failed = turns.filter((t) => !t.rec.ok);
     if (failed.length > 0) log.warn(`round ${round}: ${failed.length}/${turns.length} turns failed (their conversations end): ${failed[0]?.rec.failureKind}: ${failed[0]?.rec.failureMessage.slice(0, 160)}`);
     ctx.io.sink.line(record);
-    if (opts.dumpPrompts) appendFileSync(opts.dumpPrompts, turns.map((t) => dumpLine(t.plan)).join(""));
+    const dump = opts.dumpPrompts;
+    if (dump) guardedWrite("--dump-prompts", dump, () => appendFileSync(dump, turns.map((t) => dumpLine(t.plan)).join("")));
     ctx.io.sink.turns(ctx.runId, turns);
     const o = this.outcome;
     o.rounds.push(record);

@@ -45,6 +45,11 @@ export function formatRequestDetail(runId: string, line: DetailLine, r: RequestR
   });
 }
 
+/** A replayed request's details: its id and record, then what the replay adds (its trace line, its predicted range). */
+export function formatReplayDetail(runId: string, r: RequestRecord, extra: Record<string, unknown>): string {
+  return JSON.stringify({ request_id: requestIdOf(runId, "replay", r.index), index: r.index, ...recordFields(r), ...extra });
+}
+
 /** One details line of a multi-turn turn. */
 export function formatTurnDetail(runId: string, client: number, round: number, expectedCachedTokens: number, r: RequestRecord): string {
   return JSON.stringify({

@@ -5,12 +5,13 @@
  */
 import { writeFileSync } from "node:fs";
 import type { RunOptions } from "../config/options.ts";
-import { checkOutputWritable } from "./jsonl-file.ts";
+import { checkOutputWritable, checkResultsAppend } from "./jsonl-file.ts";
 
 export type OutputPaths = Pick<RunOptions, "outputFile" | "dumpPrompts" | "requestDetails">;
 
 export function openOutputs(opts: OutputPaths): void {
-  for (const [path, flag] of [[opts.outputFile, "--output-file"], [opts.dumpPrompts, "--dump-prompts"], [opts.requestDetails, "--request-details"]] as const) {
+  if (opts.outputFile) checkResultsAppend(opts.outputFile, "--output-file");
+  for (const [path, flag] of [[opts.dumpPrompts, "--dump-prompts"], [opts.requestDetails, "--request-details"]] as const) {
     if (path) checkOutputWritable(path, flag);
   }
   for (const path of [opts.dumpPrompts, opts.requestDetails]) if (path) writeFileSync(path, "");

@@ -1,5 +1,5 @@
 /** Results files: a line appended whole and fsynced, and an output path checked before any request is sent. */
-import { accessSync, closeSync, constants, fsyncSync, openSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { accessSync, closeSync, constants, fsyncSync, openSync, readSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { UsageError } from "../errors.ts";
 
@@ -44,11 +44,71 @@ export function checkOutputWritable(path: string, flag: string): void {
     const what = existing ? `file ${absolute}` : `directory ${dir}`;
     throw new UsageError(`${flag}: ${what} is not writable`);
   }
-  // access(2) says yes to root everywhere; only an open proves the file can be created (e.g. not under /proc).
+  // access(2) says yes to root everywhere; only an open and a write prove the file takes lines: an empty write fails
+  // on /proc/version (EIO) and /dev/full (ENOSPC) as a real one would, after requests were sent.
   try {
-    closeSync(openSync(absolute, "a"));
+    const fd = openSync(absolute, "a");
+    try {
+      writeSync(fd, Buffer.alloc(0));
+    } finally {
+      closeSync(fd);
+    }
     if (!existing) unlinkSync(absolute);
   } catch (err) {
-    throw new UsageError(`${flag}: cannot create ${absolute}: ${(err as NodeJS.ErrnoException).code ?? err}`);
+    throw new UsageError(`${flag}: cannot write ${absolute}: ${(err as NodeJS.ErrnoException).code ?? err}`);
+  }
+}
+
+/**
+ * A results file that lines will be appended to: empty, absent, or JSON lines ending in a newline. A binary file, a
+ * file whose first line is not a JSON object, or one whose last line was cut off (a killed writer) is refused
+ * (exit 2, naming the file and the line) before anything is sent: appending would glue the new line to the torn one
+ * and make every reader refuse the whole file.
+ */
+export function checkResultsAppend(path: string, flag: string): void {
+  checkOutputWritable(path, flag);
+  let size = 0;
+  try {
+    const st = statSync(path);
+    if (!st.isFile()) return; // /dev/null, a FIFO: nothing to append after
+    size = st.size;
+  } catch {
+    return;
+  }
+  if (size === 0) return;
+  const fd = openSync(path, "r");
+  try {
+    const head = Buffer.alloc(Math.min(size, 65_536));
+    readSync(fd, head, 0, head.length, 0);
+    if (head.includes(0)) throw new UsageError(`${flag} ${path}: a binary file, not a results file; choose another path`);
+    const text = head.toString("utf8");
+    const first = text.split("\n").find((l) => l.trim() !== "");
+    if (first !== undefined && !isJsonObjectStart(first, text.length < size)) {
+      throw new UsageError(`${flag} ${path}: its first line is not a JSON results line, so it is not a results file; choose another path`);
+    }
+    const last = Buffer.alloc(1);
+    readSync(fd, last, 0, 1, size - 1);
+    if (last[0] !== 0x0a) {
+      const lines = size <= head.length ? text.split("\n").length : null;
+      throw new UsageError(
+        `${flag} ${path}: its last line${lines === null ? "" : ` (line ${lines})`} is cut off (a writer killed mid-line?); ` +
+          "appending would glue the next line to it: remove that line (or end the file with a newline) first, nothing was sent",
+      );
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Whether a line is a JSON object (or, when the first 64 KiB cut it, starts like one). */
+function isJsonObjectStart(line: string, truncated: boolean): boolean {
+  const t = line.trim();
+  if (!t.startsWith("{")) return false;
+  if (truncated && !line.includes("\n")) return true;
+  try {
+    const v = JSON.parse(t.replace(/\bNaN\b|-?\bInfinity\b/g, "null"));
+    return typeof v === "object" && v !== null && !Array.isArray(v);
+  } catch {
+    return truncated;
   }
 }

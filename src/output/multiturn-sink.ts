@@ -5,6 +5,7 @@
 import { appendFileSync } from "node:fs";
 import type { MultiturnOptions } from "../config/options.ts";
 import { formatJsonl } from "../report/jsonl.ts";
+import { guardedWrite } from "../write-guard.ts";
 import { renderRoundRow, renderRoundTableFooter, renderRoundTableHeader, roundTitle } from "../report/rounds.ts";
 import type { MultiturnSink } from "../multiturn/sink.ts";
 import { formatTurnDetail } from "./details.ts";
@@ -18,12 +19,14 @@ export function openMultiturnSink(opts: Pick<MultiturnOptions, "outputFile" | "d
     started: (banner) => out(renderRoundTableHeader(roundTitle(banner))),
     line(record) {
       out(renderRoundRow(record));
-      if (opts.outputFile) appendJsonlLine(opts.outputFile, formatJsonl(record));
+      const path = opts.outputFile;
+      if (path) guardedWrite("--output-file", path, () => appendJsonlLine(path, formatJsonl(record)));
     },
     turns(runId, turns) {
       if (!opts.requestDetails || turns.length === 0) return;
       const lines = turns.map((t) => formatTurnDetail(runId, t.plan.client, t.plan.round, t.plan.expectedCachedTokens, t.rec));
-      appendFileSync(opts.requestDetails, lines.join("\n") + "\n");
+      const path = opts.requestDetails;
+      guardedWrite("--request-details", path, () => appendFileSync(path, lines.join("\n") + "\n"));
     },
     ended: (rounds) => out(renderRoundTableFooter(rounds)),
   };

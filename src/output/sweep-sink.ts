@@ -4,6 +4,7 @@
  * TTFT model and (in GitHub Actions) the step summary.
  */
 import { log } from "../log.ts";
+import { guardedWrite } from "../write-guard.ts";
 import type { RunOptions } from "../config/options.ts";
 import { renderConsole, renderPctHeader, renderSweepEnd } from "../report/console.ts";
 import { formatJsonl } from "../report/jsonl.ts";
@@ -26,13 +27,15 @@ export function openSweepSink(opts: SinkOptions, out: (text: string) => void, en
   return {
     lineStarted: (banner) => out(renderPctHeader(banner)),
     details(runId, line, records) {
-      if (opts.requestDetails) appendRequestDetails(opts.requestDetails, runId, line, records);
+      const path = opts.requestDetails;
+      if (path) guardedWrite("--request-details", path, () => appendRequestDetails(path, runId, line, records));
     },
     line(record) {
       const pct = record.shared_prefix_pct;
       for (const g of record.gates) if (!g.pass) log.warn(`gate failed at ${pct}%: ${g.expr} (value ${formatCell(g.value)}${g.repeats === undefined ? "" : `, the mean of ${g.repeats} repeats`})`);
       out(renderConsole(record));
-      if (opts.outputFile) appendJsonlLine(opts.outputFile, formatJsonl(record));
+      const path = opts.outputFile;
+      if (path) guardedWrite("--output-file", path, () => appendJsonlLine(path, formatJsonl(record)));
     },
     repeated: (repeats) => out(renderRepeats(repeats, opts.repeat ?? repeats.length, (opts.gates ?? []).map((g) => g.metric))),
     progress: (total, label) => startProgress(total, label, { quiet: opts.quiet }),
@@ -40,7 +43,7 @@ export function openSweepSink(opts: SinkOptions, out: (text: string) => void, en
       out(renderSweepEnd(records, ttftModel));
       if (!env.GITHUB_STEP_SUMMARY || records.length === 0) return;
       const run = reportRunOf(records, opts.outputFile ?? "this run", ttftModel);
-      appendStepSummary(renderMarkdownReport([run], [], `warmbench run: ${run.pcts[0]!.model}`), env);
+      guardedWrite("GITHUB_STEP_SUMMARY", env.GITHUB_STEP_SUMMARY, () => appendStepSummary(renderMarkdownReport([run], [], `warmbench run: ${run.pcts[0]!.model}`), env));
     },
   };
 }

@@ -9,6 +9,7 @@
  * pct sends the same prompts, and a shard sends its share of them (prompts rank, rank + size, ...).
  */
 import { appendFileSync } from "node:fs";
+import { guardedWrite } from "../../write-guard.ts";
 import { log } from "../../log.ts";
 import { bodyParts, serializeText, type BodyTemplate } from "../../backends/body.ts";
 import { ReleasingBody, type RequestBody } from "../../client/request-body.ts";
@@ -127,7 +128,8 @@ function buildAtOnce(plan: PctPlan, ctx: SweepContext): PromptBatch {
     population: ctx.tokenizer.population, totalTokens: plan.promptLen, pct: plan.pct, numPrompts: plan.numPrompts, rng: ctx.rng,
     workingSet: plan.workingSet,
   });
-  if (opts.dumpPrompts) appendFileSync(opts.dumpPrompts, formatPromptDump(set));
+  const dump = opts.dumpPrompts;
+  if (dump) guardedWrite("--dump-prompts", dump, () => appendFileSync(dump, formatPromptDump(set)));
   const text = buildTextPrompts(set, ctx.tokenizer);
   logDrift(plan, text);
   const prefixParts = set.prefixes.map(() => serializeText(text.prefixText));
