@@ -8,7 +8,7 @@
 const PRODUCERS = ["sweep", "multiturn", "capacity", "replay"];
 const LAYERS = [
   // Shared by every layer (the mock included): the error type, the logger, and process-wide helpers.
-  ["base", "^src/(errors|log|interrupt|version|no-color|self-command|write-guard)\\.ts$"],
+  ["base", "^src/(errors|log|interrupt|version|no-color|self-command|write-guard|terminal-text)\\.ts$"],
   ["schema", "^src/schema/"], // line and record types, key lists; imports nothing
   ["config", "^src/config/"], // enums, defaults, option types
   ["workload", "^src/workload/"], // tokenizer, rng, prompts, arrivals, the prompt worker

@@ -7,17 +7,18 @@
 import "./no-color.ts";
 import { BenchError, EXIT, UsageError } from "./errors.ts";
 import { main } from "./cli/main.ts";
+import { escapeControls } from "./terminal-text.ts";
 
 const verbose = process.argv.includes("--verbose");
 try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (err) {
   if (err instanceof UsageError || err instanceof BenchError) {
-    process.stderr.write(`warmbench: error: ${err.message}\n`);
+    process.stderr.write(`warmbench: error: ${escapeControls(err.message)}\n`);
     if (verbose) process.stderr.write(`${err.stack}\n`);
     process.exitCode = err.exitCode;
   } else {
-    process.stderr.write(`warmbench: internal error: ${(err as Error)?.message ?? err}\n`);
+    process.stderr.write(`warmbench: internal error: ${escapeControls(String((err as Error)?.message ?? err))}\n`);
     if (verbose) process.stderr.write(`${(err as Error)?.stack}\n`);
     else process.stderr.write("(run with --verbose for the stack trace)\n");
     process.exitCode = EXIT.runtime;

@@ -33,7 +33,9 @@ export function unreachable(baseUrl: string, err: unknown): BenchError {
   const e = err as { code?: string; name?: string; message?: string } | null;
   const code = e?.code ?? (e?.name === "TimeoutError" ? "TimeoutError" : undefined);
   const words = code === undefined ? undefined : WHY_BY_CODE[code];
-  const why = words !== undefined ? `${words} (${code})` : (code ?? e?.message ?? String(err));
+  // A code nobody named (0.3 printed a bare "23") goes out with the error's own message beside it.
+  const message = e?.message && e.message !== code ? e.message : null;
+  const why = words !== undefined ? `${words} (${code})` : code !== undefined ? `${message ?? "connection failed"} (error code ${code})` : (message ?? String(err));
   return new BenchError(`cannot reach the server at ${baseUrl}: ${why}`);
 }
 

@@ -1,4 +1,5 @@
 /** What every warmbench command shares: citty's definition from the declarations, --verbose, the exit code. */
+import { escapeControls } from "../terminal-text.ts";
 import { defineCommand, type CommandDef } from "citty";
 import type { CommandName } from "../config/flags/index.ts";
 import type { RawFlags } from "./options.ts";
@@ -10,7 +11,8 @@ export type ParsedFlags = RawFlags & { _: string[] };
 
 /** The report on stdout, one newline at the end. */
 export const write = (text: string): void => {
-  process.stdout.write(text.endsWith("\n") ? text : text + "\n");
+  const safe = escapeControls(text);
+  process.stdout.write(safe.endsWith("\n") ? safe : safe + "\n");
 };
 
 /** --verbose, for every command that takes it: debug logs (stack traces are the entry point's). */

@@ -121,22 +121,33 @@ export function parseExtraBody(value: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
-/** `--base-url`, or http://HOST:PORT; must be an http(s) URL. Returned without a trailing slash. */
-export function parseBaseUrl(baseUrl: string | undefined, host: string, port: number): string {
+/**
+ * `--base-url`, or http://HOST:PORT; must be an http(s) URL. Returned without a trailing slash, and without its
+ * userinfo (`http://admin:SEKRIT@host`): the credentials go apart, into every request's Authorization header, so the
+ * URL that reaches the JSONL, the history, the reports and every log line holds no password.
+ */
+export function parseBaseUrl(baseUrl: string | undefined, host: string, port: number): { baseUrl: string; urlCredentials: string | null } {
   const text = baseUrl ?? `http://${host.includes(":") && !host.startsWith("[") ? `[${host}]` : host}:${port}`;
   const flag = baseUrl === undefined ? "host" : "base-url";
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw new UsageError(`--${flag}: "${text}" is not a valid URL`);
+    throw new UsageError(`--${flag}: "${redactUrl(text)}" is not a valid URL`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new UsageError(`--${flag}: "${text}" must start with http:// or https://`);
+    throw new UsageError(`--${flag}: "${redactUrl(text)}" must start with http:// or https://`);
   }
-  if (url.search || url.hash) throw new UsageError(`--${flag}: "${text}" must not have a query or fragment`);
-  return text.replace(/\/+$/, "");
+  if (url.search || url.hash) throw new UsageError(`--${flag}: "${redactUrl(text)}" must not have a query or fragment`);
+  if (url.username === "" && url.password === "") return { baseUrl: text.replace(/\/+$/, ""), urlCredentials: null };
+  const credentials = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+  url.username = "";
+  url.password = "";
+  return { baseUrl: url.toString().replace(/\/+$/, ""), urlCredentials: credentials };
 }
+
+/** A URL as it may be shown: its password (and user) replaced, for the one message that shows a URL as given. */
+export const redactUrl = (text: string): string => text.replace(/^(https?:\/\/)[^/@]*@/i, "$1(credentials redacted)@");
 
 export const str = (raw: RawFlags, key: string): string | undefined => {
   const v = raw[key];

@@ -193,13 +193,13 @@ function parseLoad(raw: RawFlags, seed: bigint): Pick<RunOptions, "requestRates"
 }
 
 /** Where the server is and which tokenizer to load: what every command that talks to a server reads the same way. */
-export function parseServerTarget(raw: RawFlags, modelHint = ""): Pick<RunOptions, "baseUrl" | "model" | "tokenizer" | "revision"> {
+export function parseServerTarget(raw: RawFlags, modelHint = ""): Pick<RunOptions, "baseUrl" | "urlCredentials" | "model" | "tokenizer" | "revision"> {
   const d = RUN_DEFAULTS;
   const model = str(raw, "model");
   if (!model || model.trim() === "") throw new UsageError(`--model is required (a model id, or a tokenizer.json file or directory)${modelHint}`);
   const port = parseIntFlag("port", str(raw, "port") ?? String(d.port), 1, 65535);
   return {
-    baseUrl: parseBaseUrl(str(raw, "base-url"), str(raw, "host") ?? d.host, port),
+    ...parseBaseUrl(str(raw, "base-url"), str(raw, "host") ?? d.host, port),
     model,
     tokenizer: str(raw, "tokenizer") ?? model,
     revision: str(raw, "revision") ?? d.revision,

@@ -72,6 +72,8 @@ export interface RunOptions {
   endpoint: EndpointFlag;
   /** Server base URL without a trailing slash. */
   baseUrl: string;
+  /** `user:password` from --base-url's userinfo, sent as Basic authorization and never shown (baseUrl holds none); null: none. */
+  urlCredentials: string | null;
   model: string;
   /** Tokenizer spec: a tokenizer.json path, a directory holding one, or a Hugging Face repo id. */
   tokenizer: string;
@@ -214,3 +216,10 @@ export type MultiturnOptions = Omit<RunOptions, "numPrompts" | "totalTokens" | "
 /** Requests in flight at once: --max-concurrency, or every client when it is 0. */
 export const multiturnInFlight = (o: Pick<MultiturnOptions, "maxConcurrency" | "numClients">): number =>
   o.maxConcurrency === 0 ? o.numClients : Math.min(o.maxConcurrency, o.numClients);
+
+/** The Authorization of every request to the server: --api-key as a bearer token, else --base-url's userinfo as Basic. */
+export function controlHeaders(o: Pick<RunOptions, "apiKey" | "urlCredentials">): Record<string, string> {
+  if (o.apiKey) return { authorization: `Bearer ${o.apiKey}` };
+  if (o.urlCredentials) return { authorization: `Basic ${Buffer.from(o.urlCredentials, "utf8").toString("base64")}` };
+  return {};
+}

@@ -3,6 +3,7 @@
  * outputs are opened (src/output/files.ts, by the command line): load the tokenizer, settle the backend (named, or
  * detected by --backend auto) and preflight the server. Bad input is reported here, before anything is measured.
  */
+import { controlHeaders } from "../config/options.ts";
 import { log } from "../log.ts";
 import type { RunOptions } from "../config/options.ts";
 import { resolveBackend, type EndpointNeeds } from "../backends/index.ts";
@@ -12,7 +13,7 @@ import { loadTokenizer, type LoadedTokenizer } from "../workload/tokenizer.ts";
 /** The options prepareRun reads. */
 export type PrepareOptions = Pick<
   RunOptions,
-  | "baseUrl" | "apiKey" | "tokenizer" | "revision" | "backend" | "endpoint"
+  | "baseUrl" | "apiKey" | "urlCredentials" | "tokenizer" | "revision" | "backend" | "endpoint"
   | "flush" | "verifyCache" | "pageSize" | "servedModelName" | "extraRequestBody"
 >;
 
@@ -25,7 +26,7 @@ export interface PreparedRun {
 
 /** `needs`: what the run reads from the stream (multi-turn: the generated ids), which settles `--endpoint auto`. */
 export async function prepareRun(opts: PrepareOptions, signal: AbortSignal | undefined, needs: EndpointNeeds = {}): Promise<PreparedRun> {
-  const ctl: Control = { baseUrl: opts.baseUrl, headers: opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}, signal };
+  const ctl: Control = { baseUrl: opts.baseUrl, headers: controlHeaders(opts), signal };
   // Bad input (a missing tokenizer file) is a usage error and is reported before anything is sent.
   log.info(`Loading tokenizer from ${opts.tokenizer} ...`);
   const tokenizer = await loadTokenizer(opts.tokenizer, { revision: opts.revision, signal });

@@ -30,6 +30,7 @@ export function runInfo(opts: object, server: ServerProfile, backend: Backend): 
   const options: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(opts)) {
     if (key === "apiKey") options.api_key = value ? "(set)" : null;
+    else if (key === "urlCredentials") options.url_credentials = value ? "(set)" : null;
     else if (key === "gates") options.gates = (value as { expr: string }[]).map((g) => g.expr);
     else options[snake(key)] = snakeKeys(value);
   }

@@ -4,6 +4,7 @@
  * before round 0 is released (the coordinator flushed and warmed by then); with --round-barrier it starts round r
  * only once the coordinator released it, that is once every process finished round r-1. It writes no file.
  */
+import { controlHeaders } from "../config/options.ts";
 import { BenchError, EXIT } from "../errors.ts";
 import { log } from "../log.ts";
 import type { MultiturnOptions } from "../config/options.ts";
@@ -36,7 +37,7 @@ async function shardContext(opts: MultiturnOptions, conn: ShardConnection, me: W
     opts,
     io: { sink: WORKER_SINK },
     backend,
-    ctl: { baseUrl: opts.baseUrl, headers: opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {} },
+    ctl: { baseUrl: opts.baseUrl, headers: controlHeaders(opts) },
     server: profileFromSetup(setup),
     tokenizer,
     runId: setup.run_id,

@@ -4,6 +4,7 @@
  * the script's order (every prompt of a pct is drawn past, so the RNG stays in step; only its share is made). It
  * sends nothing to the server but its share of measured requests.
  */
+import { controlHeaders } from "../config/options.ts";
 import { createHash } from "node:crypto";
 import { BenchError, EXIT } from "../errors.ts";
 import { log } from "../log.ts";
@@ -56,7 +57,7 @@ async function workerContext(opts: RunOptions, setup: ShardSetup, me: WorkerPlac
     opts: own,
     io: { sink: WORKER_SINK },
     backend,
-    ctl: { baseUrl: opts.baseUrl, headers: opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {} },
+    ctl: { baseUrl: opts.baseUrl, headers: controlHeaders(opts) },
     server: profileFromSetup(setup),
     tokenizer,
     prompts: backend.promptEncoding === "token_ids" ? new PromptFeed(tokenizer.population, opts.seed) : null,

@@ -128,3 +128,69 @@ test("an unreachable server with --verbose: the error and its stack do not show 
   expect(r.stderr).toContain("cannot reach the server");
   expect(r.stderr + r.stdout).not.toContain(API_KEY);
 });
+
+describe("credentials in --base-url", () => {
+  const PASSWORD = "SEKRIT-url-pw";
+  test("go to every request as Basic authorization, and never into the JSONL, the history, the report or stderr", async () => {
+    const proxy = startRecordingProxy(mock.url);
+    const withCreds = proxy.url.replace("http://", `http://admin:${PASSWORD}@`);
+    const out = join(dir, "creds.jsonl");
+    const db = join(dir, "creds.db");
+    const html = join(dir, "creds.html");
+    try {
+      const r = await runCli([
+        "--model", LLAMA2_TOKENIZER, "--base-url", withCreds, "--pcts", "0", "--num-prompts", "4", "--total-tokens", "200", "--output-len", "4",
+        "--settle", "0", "--verbose", "--output-file", out, "--history", "--db", db,
+      ]);
+      expect(r.code === 0 || r.code === 3).toBe(true);
+      const basic = `Basic ${Buffer.from(`admin:${PASSWORD}`).toString("base64")}`;
+      expect(proxy.requests.length).toBeGreaterThan(4);
+      for (const req of proxy.requests) expect(req.headers.authorization).toBe(basic);
+      const report = await runCli(["report", out, "--html", html]);
+      expect(report.code).toBe(0);
+      const outputs: [string, string][] = [["stdout", r.stdout], ["stderr", r.stderr], ["jsonl", readFileSync(out, "utf8")], ["history", readFileSync(db).toString("latin1")], ["html", readFileSync(html, "utf8")]];
+      for (const [what, text] of outputs) {
+        expect([what, text.includes(PASSWORD)]).toEqual([what, false]);
+      }
+      const [line] = readJsonl(out);
+      expect(line.base_url).toBe(proxy.url);
+      expect(line.run.options.url_credentials).toBe("(set)");
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  test("an unreachable server's error names the URL without them", async () => {
+    const r = await runCli(["--model", LLAMA2_TOKENIZER, "--base-url", `http://admin:${PASSWORD}@127.0.0.1:9`, "--pcts", "0", "--settle", "0", "--verbose"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("cannot reach the server at http://127.0.0.1:9");
+    expect(r.stderr.includes(PASSWORD) || r.stdout.includes(PASSWORD)).toBe(false);
+  });
+});
+
+describe("text from a server reaches the terminal escaped", () => {
+  test("a /server_info version holding terminal escapes is printed as \\x1b..., never raw, on stderr and stdout", async () => {
+    const hostile = "0.5\u001b]0;pwned\u0007\u001b[2J\u009b31m";
+    // The server's own /server_info, its version replaced: the rest of the run talks to the real mock.
+    const info = (await (await fetch(`${mock.url}/server_info`)).json()) as Record<string, unknown>;
+    const proxy = startRecordingProxy(mock.url, (req) => (req.path.startsWith("/server_info") ? Response.json({ ...info, version: hostile }) : null));
+    try {
+      const out = join(dir, "escapes.jsonl");
+      const r = await runCli([
+        "--model", LLAMA2_TOKENIZER, "--base-url", proxy.url, "--pcts", "0", "--num-prompts", "2", "--total-tokens", "200", "--output-len", "4",
+        "--settle", "0", "--output-file", out,
+      ]);
+      expect([0, 3]).toContain(r.code);
+      for (const text of [r.stderr, r.stdout]) {
+        expect(text).not.toMatch(/[\u001b\u0007\u009b]/);
+      }
+      expect(r.stderr).toContain("0.5\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m");
+      // The file keeps what the server said (JSON escapes it): the report on a terminal escapes it again.
+      expect(readJsonl(out)[0].server_version).toBe(hostile);
+      const report = await runCli(["report", out]);
+      expect(report.stdout).not.toMatch(/[\u001b\u0007\u009b]/);
+    } finally {
+      await proxy.stop();
+    }
+  });
+});
