@@ -4,7 +4,7 @@
  * its clock offset is known. What the jobs are is the producer's business.
  */
 import type { Subprocess } from "bun";
-import { mkdirSync, mkdtempSync, rmSync, unlinkSync } from "node:fs";
+import { mkdtempSync, rmSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { BenchError } from "../errors.ts";
@@ -13,6 +13,7 @@ import { selfArgs, selfCommand } from "../self-command.ts";
 import { Coordinator, ShardFailure, type ListenAddress } from "./coordinator.ts";
 import type { ShardSetup } from "./messages.ts";
 import { bindAddress, newToken, TOKEN_ENV, WORKER_ENV, type Placement } from "./placement.ts";
+import { publishToken, securePrivateDir } from "./rendezvous.ts";
 
 /** A started group of shards, coordinated by this process. */
 export interface ShardGroup {
@@ -45,7 +46,8 @@ export async function startShardGroup(placement: Placement, setup: ShardSetup, s
     address = placement.address;
     token = placement.token;
     if (address.kind === "unix") {
-      mkdirSync(dirname(address.path), { recursive: true, mode: 0o700 });
+      securePrivateDir(dirname(address.path));
+      if (placement.tokenFile !== undefined) token = publishToken(placement.tokenFile, newToken());
       try {
         unlinkSync(address.path); // a socket left by an earlier step with the same ids
       } catch {

@@ -3,7 +3,7 @@
  * of a run started by a launcher (--shard: Slurm's srun, a Kubernetes Indexed Job, any other), and how the shards
  * find the coordinator. Decided once, before anything is sent; every problem is a one-line UsageError.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { UsageError } from "../errors.ts";
@@ -21,7 +21,11 @@ export type Placement =
   /** The coordinator of `size` processes on this machine: it starts size-1 workers itself. */
   | { kind: "local"; size: number }
   /** One shard of a run whose processes were started by a launcher; rank 0 coordinates. */
-  | { kind: "shard"; rank: number; size: number; launcher: "slurm" | "flag"; address: ListenAddress; token: string; nodes: string[] }
+  | {
+    kind: "shard"; rank: number; size: number; launcher: "slurm" | "flag"; address: ListenAddress; token: string; nodes: string[];
+    /** A one-node Slurm step without WARMBENCH_SHARD_TOKEN: rank 0 writes a random token here, the others read it (rendezvous.ts). */
+    tokenFile?: string;
+  }
   /** A local worker started by a coordinator of this machine. */
   | { kind: "worker"; rank: number; size: number; address: ListenAddress; token: string };
 
@@ -119,10 +123,12 @@ function slurmPlacement(f: PlacementFlags, env: Record<string, string | undefine
   const stepId = Number(env.SLURM_STEP_ID ?? 0);
   const token = env[TOKEN_ENV];
   if (f.coordinator === null && nodes.length <= 1) {
-    // One node: a unix socket in a directory only this user can enter is all the protection the run needs.
+    // One node: a unix socket in a directory only this user can enter (rendezvous.ts proves it is), and a random token
+    // rank 0 writes there for the others, unless the user gave one.
     const dir = join(tmpdir(), `warmbench-${userInfo().uid}`);
     const path = join(dir, `slurm-${jobId}.${stepId}.sock`);
-    return { kind: "shard", rank, size, launcher: "slurm", address: { kind: "unix", path }, token: token ?? localToken(jobId, stepId), nodes };
+    const tokenFile = token ? {} : { tokenFile: join(dir, `slurm-${jobId}.${stepId}.token`) };
+    return { kind: "shard", rank, size, launcher: "slurm", address: { kind: "unix", path }, token: token ?? "", nodes, ...tokenFile };
   }
   if (!token) {
     throw new UsageError(
@@ -140,11 +146,6 @@ function flagPlacement(shard: { rank: number; size: number }, f: PlacementFlags,
   const token = env[TOKEN_ENV];
   if (!token) throw new UsageError(`--shard ${shard.rank}/${shard.size}: set ${TOKEN_ENV} to the same secret for every shard`);
   return { kind: "shard", ...shard, launcher: "flag", address: { kind: "tcp", ...f.coordinator }, token, nodes: [] };
-}
-
-/** A token for a one-node Slurm step, where the socket's directory (mode 0700) already keeps other users out. */
-function localToken(jobId: number, stepId: number): string {
-  return createHash("sha256").update(`warmbench-slurm-${userInfo().uid}-${jobId}-${stepId}`).digest("hex");
 }
 
 /** Where a coordinator at `address` binds: itself for a unix path or a loopback host, else every interface. */

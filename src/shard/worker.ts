@@ -9,6 +9,8 @@ import { NO_SERVER_INFO } from "../backends/server-info.ts";
 import type { ListenAddress } from "./coordinator.ts";
 import type { ShardSetup } from "./messages.ts";
 import { joinCoordinator, type ShardConnection } from "./shard-client.ts";
+import { readPublishedToken, securePrivateDir } from "./rendezvous.ts";
+import { dirname } from "node:path";
 
 /** How long a shard keeps trying to reach a coordinator that is still starting. */
 const JOIN_DEADLINE_MS = 60_000;
@@ -20,11 +22,20 @@ export interface WorkerPlacement {
   size: number;
   address: ListenAddress;
   token: string;
+  /** Where rank 0 publishes the token (a one-node Slurm step without WARMBENCH_SHARD_TOKEN). */
+  tokenFile?: string;
+}
+
+/** The token rank 0 published, from the private rendezvous directory (proven private first). */
+async function joinToken(me: WorkerPlacement & { tokenFile?: string }): Promise<string> {
+  if (me.address.kind === "unix") securePrivateDir(dirname(me.address.path));
+  return readPublishedToken(me.tokenFile!, JOIN_DEADLINE_MS);
 }
 
 /** Joins, checks `optionsHash` against the coordinator's, and runs `serve` until it returns the exit code. */
 export async function serveAsShard(me: WorkerPlacement, optionsHash: string, serve: (conn: ShardConnection) => Promise<number>): Promise<number> {
-  const conn = await joinCoordinator(me.address, me, JOIN_DEADLINE_MS);
+  const token = me.tokenFile === undefined ? me.token : await joinToken(me);
+  const conn = await joinCoordinator(me.address, { ...me, token }, JOIN_DEADLINE_MS);
   const beat = setInterval(() => conn.link.send({ t: "beat" }), HEARTBEAT_MS);
   try {
     if (conn.setup.options_hash !== optionsHash) {

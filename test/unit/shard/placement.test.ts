@@ -41,10 +41,16 @@ describe("resolvePlacement", () => {
     expect(() => resolvePlacement({ ...none, workers: 2, shard: "auto" }, {}, 8)).toThrow("--workers and --shard exclude each other");
   });
 
-  test("Slurm, one node: a unix socket keyed by job and step, no secret needed", () => {
+  test("Slurm, one node: a unix socket keyed by job and step, and a token file rank 0 fills with a random token", () => {
     const p = resolvePlacement({ ...none, shard: "auto" }, slurm(), 8);
-    expect(p).toMatchObject({ kind: "shard", rank: 2, size: 4, launcher: "slurm", nodes: ["wbnode1"] });
+    expect(p).toMatchObject({ kind: "shard", rank: 2, size: 4, launcher: "slurm", nodes: ["wbnode1"], token: "" });
     expect(p.kind === "shard" && p.address.kind === "unix" && p.address.path.endsWith("/slurm-17.0.sock")).toBe(true);
+    // Never derived from public ids (0.3 hashed uid, job and step): the token is read from the private directory.
+    expect(p.kind === "shard" && p.tokenFile?.endsWith("/slurm-17.0.token")).toBe(true);
+    // A token the user gave is used as it is, and no file is needed.
+    const given = resolvePlacement({ ...none, shard: "auto" }, slurm({ WARMBENCH_SHARD_TOKEN: "mine" }), 8);
+    expect(given).toMatchObject({ token: "mine" });
+    expect(given.kind === "shard" && given.tokenFile).toBeUndefined();
   });
 
   test("Slurm, several nodes: TCP on the first node at a port of the job and step, and the secret is required", () => {
