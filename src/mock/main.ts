@@ -1,4 +1,5 @@
 /** `warmbench mock`: run the mock server in the foreground until SIGINT/SIGTERM (or --exit-after). */
+import { UsageError } from "../errors.ts";
 import type { MockOptions } from "./options.ts";
 import { startMockServer } from "./server.ts";
 
@@ -11,7 +12,14 @@ export const MOCK_CHILD_ENV = "WARMBENCH_MOCK_CHILD";
 
 /** Start the mock, print one "listening" line to stderr; exit 0 once it stops (signal, parent gone) or dies (--exit-after). */
 export async function runMockServer(opts: MockOptions): Promise<never> {
-  const server = await startMockServer(opts);
+  let server: Awaited<ReturnType<typeof startMockServer>>;
+  try {
+    server = await startMockServer(opts);
+  } catch (err) {
+    // Bun's own words for a taken port or a host it cannot bind ("Is port N in use?", ENOTTY): a usage error, exit 2.
+    const why = (err as Error)?.message ?? String(err);
+    throw new UsageError(`--host ${opts.host} --port ${opts.port}: cannot listen there (${why.replace(/^Failed to start server\. /, "")})`);
+  }
   process.stderr.write(`warmbench mock listening on ${server.url}\n`);
   return new Promise<never>(() => {
     void server.closed.then(() => process.exit(0));

@@ -3,6 +3,9 @@
  * mock so that it stays a self-contained module: it shares no code with the client but the error type (the cli
  * layer turns these declarations into citty's args, the help and the docs, as it does the client's).
  */
+import { existsSync, statSync } from "node:fs";
+import { isIP } from "node:net";
+import { dirname, resolve } from "node:path";
 import { UsageError } from "../errors.ts";
 
 /** Which server the mock answers as (its endpoints and stream shapes). */
@@ -236,5 +239,22 @@ export function parseMockOptions(raw: MockRawFlags): MockOptions {
     const value = given(raw, f);
     if (value !== undefined) opts[f.key] = f.read(value);
   }
+  checkMockPaths(opts as unknown as MockOptions);
   return opts as unknown as MockOptions;
 }
+
+/**
+ * What the mock would only find out once serving (0.3: "internal error" exit 1, or an EISDIR per request in its log):
+ * a tokenizer that is not a file, a host that is no address, a truth file that is a directory. Exit 2, naming the flag.
+ */
+function checkMockPaths(o: MockOptions): void {
+  if (o.tokenizer !== null && !isFile(o.tokenizer)) throw new UsageError(`--tokenizer ${o.tokenizer}: no such file (a tokenizer.json)`);
+  if (/^[\d.]+$/.test(o.host) && isIP(o.host) === 0) throw new UsageError(`--host ${o.host}: not an IP address`);
+  if (o.truthFile !== null) {
+    if (existsSync(o.truthFile) && statSync(o.truthFile).isDirectory()) throw new UsageError(`--truth ${o.truthFile}: a directory; give a file to append to`);
+    const dir = dirname(resolve(o.truthFile));
+    if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`--truth ${o.truthFile}: directory ${dir} does not exist`);
+  }
+}
+
+const isFile = (path: string): boolean => existsSync(path) && statSync(path).isFile();

@@ -93,6 +93,10 @@ async function converse(ctx: MultiturnContext, shards: RoundShards | null, share
   if (!rounds.outcome.interrupted && rounds.outcome.rounds.every((r) => r.completed === 0)) {
     throw new BenchError("All turns failed: no conversation got past its first turn.");
   }
+  // As a sweep line whose every request failed ends the run (exit 1), so does a round whose every turn failed: the
+  // server is gone or refuses the workload, and what follows is no measurement. Every line is written by now.
+  const dead = rounds.outcome.rounds.find((r) => !r.interrupted && r.sent > 0 && r.completed === 0);
+  if (dead !== undefined) throw new BenchError(`All turns of round ${dead.round} failed (${dead.sent} sent): the rounds were written as measured.`);
   if (opts.outputFile) log.info(`JSONL results saved to ${opts.outputFile}`);
   return rounds.outcome;
 }
