@@ -27,7 +27,7 @@ describe("warmbench mock: bad input is exit 2 naming the flag", () => {
       [["--tokenizer", "/nonexistent/tokenizer.json"], "--tokenizer /nonexistent/tokenizer.json: no such file"],
       [["--host", "999.1.1.1"], "--host 999.1.1.1: not an IP address"],
       [["--truth", dir], `--truth ${dir}: a directory`],
-      [["--port", port], `--port ${port}: cannot listen there (Is port ${port} in use?)`],
+      [["--port", port], `--host 127.0.0.1 --port ${port}: cannot listen there (Is port ${port} in use?)`],
     ];
     for (const [args, message] of cases) {
       const r = await runCli(["mock", ...args], { timeoutMs: 10_000 });
