@@ -58,3 +58,27 @@ export function createInterrupt(hooks: { warn: (message: string) => void; exit: 
     },
   };
 }
+
+/**
+ * `work` unless the run's interrupt comes first: then interruptedError(during) at once, and the work is left to
+ * finish (or not) on its own. For waits on CPU-bound work elsewhere (a prompt worker drawing ten million ids, a
+ * trace's blocks): the first signal must end the process within ~100 ms, not when the work is done.
+ */
+export function abortable<T>(work: Promise<T>, interrupt: AbortSignal | undefined, during: string): Promise<T> {
+  if (!interrupt) return work;
+  if (interrupt.aborted) return Promise.reject(interruptedError(during));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(interruptedError(during));
+    interrupt.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (v) => {
+        interrupt.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (err) => {
+        interrupt.removeEventListener("abort", onAbort);
+        reject(err);
+      },
+    );
+  });
+}

@@ -4,7 +4,7 @@
  * (exit 2, naming the field), prints the deltas and exits 7 when a metric regressed beyond its limit or a check fails:
  * a BASE line missing from NEW, more failed requests, a cache proof lost, a NEW line whose client saturated.
  */
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { EXIT, UsageError } from "../errors.ts";
 import { log } from "../log.ts";
 import { type RawFlags } from "./options.ts";
@@ -33,13 +33,16 @@ const HISTORY_PREFIX = "history:";
 function historyBaseline(raw: RawFlags, spec: string, next: CompareLine[]): { lines: CompareLine[]; name: string; candidate: string | null } {
   if (spec === "") throw new UsageError("compare: history: expects last-green, a tag or a run id (e.g. history:last-green)");
   const path = historyDbPath(raw);
+  // Opened for writing (a pending candidate's verdict is recorded, a 0.3 history migrated), but never created here.
+  if (!existsSync(path)) throw new UsageError(`--db ${path}: no history yet (warmbench history add FILES creates it)`);
   const db = openHistory(path, true);
   try {
     const { run, lines } = resolveBaseline(db, spec, next, path);
     const name = `history:${spec} (run ${run.run_id}, ${run.started_at}${run.tag ? `, tag ${run.tag}` : ""})`;
     log.info(`compare: BASE is ${name} from ${path}`);
+    // Only a compare against the baseline of its time (last-green) decides whether a candidate becomes one.
     const newId = field(next[0]!, "run_id");
-    const stored = typeof newId === "string" ? storedRun(db, newId) : null;
+    const stored = typeof newId === "string" && (spec === "last-green" || spec === "last-accepted") ? storedRun(db, newId) : null;
     return { lines, name, candidate: stored !== null && stored.status === "pending" ? stored.run_id : null };
   } finally {
     db.close();

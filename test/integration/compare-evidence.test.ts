@@ -141,7 +141,7 @@ describe("compare fails on missing evidence", () => {
     expect(r.stderr).toMatch(/NEW at 80% is untrustworthy: its client saturated \(loop lag p99 \d+\.\d ms, CPU \d+%\)/);
     expect(r.stdout).toMatch(/^80%  mean_itl_ms .* untrustworthy$/m);
     expect(r.stdout).not.toMatch(/^80% .* (REGRESSED|worse|better)$/m);
-    expect(r.stdout).toMatch(/^ 0%  mean_ttft_ms .* (ok|better|worse|same)$/m);
+    expect(r.stdout).toMatch(/^ 0%  mean_itl_ms .* (ok|better|worse|same)$/m);
   });
 });
 

@@ -71,8 +71,10 @@ describe("--backend auto (the default) against SGLang", () => {
     const strip = (l: any) => {
       // ttft_by_tier holds TTFTs too (per serving tier), the shards' self-checks are timings, and so are the
       // timeline's buckets and the steady-state window.
-      const { run, run_id, started_at, base_url, hdr, ttft_fit, ttft_model, ttft_by_tier, timeline, steady_state, ...rest } = l;
+      const { run, run_id, started_at, base_url, hdr, ttft_fit, ttft_model, ttft_by_tier, timeline, steady_state, evidence, ...rest } = l;
       const times = Object.fromEntries(Object.entries(rest).filter(([k]) => !/(_ms|duration|throughput|concurrency|client_|achieved_)/.test(k) || k === "max_concurrency"));
+      // The evidence holds the run's id and the load it achieved (timings); its counts and verdicts are compared.
+      times.evidence = { ...evidence, run_ids: null, load: { ...evidence.load, achieved_request_rate: null, achieved_concurrency: null } };
       if (!run) return times;
       const options = { ...run.options, base_url: null, output_file: null };
       const server_info = { ...run.server_info, port: null, startup_time: null };

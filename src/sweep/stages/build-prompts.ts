@@ -9,6 +9,7 @@
  * pct sends the same prompts, and a shard sends its share of them (prompts rank, rank + size, ...).
  */
 import { appendFileSync } from "node:fs";
+import { abortable } from "../../interrupt.ts";
 import { guardedWrite } from "../../write-guard.ts";
 import { log } from "../../log.ts";
 import { bodyParts, serializeText, type BodyTemplate } from "../../backends/body.ts";
@@ -79,14 +80,14 @@ async function buildJustInTime(plan: PctPlan, ctx: SweepContext): Promise<Prompt
   const what = plan.workingSet > 1 ? `${plan.workingSet} shared prefixes` : "the shared prefix";
   log.info(`Drawing ${what} (${plan.prefixLen} tokens); ${plan.numPrompts} prompts follow just in time ...`);
   const headLen = probeLength(ctx.server.pageSize);
-  const drawn = await feed.startPct({
+  const drawn = await abortable(feed.startPct({
     pct: plan.pct,
     totalTokens: plan.promptLen,
     workingSet: plan.workingSet,
     count: plan.numPrompts,
     headLen,
     dumpPath: ctx.opts.dumpPrompts,
-  });
+  }), ctx.io.signal, `while drawing ${what}`);
   const { measured, warm } = templates(ctx);
   const empty = new Uint8Array(0);
   const k = drawn.prefixes.length;
