@@ -44,15 +44,24 @@ export interface Interrupt {
   onSignal(name: string): void;
 }
 
+/**
+ * Two copies of one signal arrive this close together when a terminal's Ctrl-C reaches a process both directly and
+ * through the parent that relaunched it (cli/relaunch.ts passes every signal on): they count as one.
+ */
+export const SAME_SIGNAL_MS = 250;
+
 export function createInterrupt(hooks: { warn: (message: string) => void; exit: (code: number) => void }): Interrupt {
   const controller = new AbortController();
+  let firstAtMs = 0;
   return {
     signal: controller.signal,
     onSignal(name: string) {
       if (controller.signal.aborted) {
+        if (performance.now() - firstAtMs < SAME_SIGNAL_MS) return;
         hooks.exit(EXIT.interrupted);
         return;
       }
+      firstAtMs = performance.now();
       hooks.warn(`${name}: stopping; the current pct is summarized from the requests that completed (again to exit now)`);
       controller.abort();
     },

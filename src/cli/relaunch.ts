@@ -24,9 +24,10 @@ export async function relaunchWithFetchCap(concurrency: number): Promise<number 
     env: { ...process.env, [ENV]: String(needed), WARMBENCH_RELAUNCHED: "1" },
     stdio: ["inherit", "inherit", "inherit"],
   });
-  // A terminal's Ctrl-C reaches the whole process group, child included: passing SIGINT on would make it a
-  // second signal (exit at once). SIGTERM, as `timeout` or a scheduler sends it to this pid alone, is passed on.
-  process.on("SIGINT", () => {});
+  // Every signal is passed on: `kill -INT` or `timeout -s INT` reach this pid alone (0.3 ignored SIGINT here, so the
+  // child ran on for minutes). A terminal's Ctrl-C reaches the child too, and the child takes the two copies that
+  // arrive together as one signal (interrupt.ts), so it still stops gracefully and writes what it measured.
+  process.on("SIGINT", () => child.kill("SIGINT"));
   process.on("SIGTERM", () => child.kill("SIGTERM"));
   return await child.exited;
 }

@@ -51,7 +51,12 @@ export function ttftByCachedFraction(records: readonly RequestRecord[]) {
 export function replayPoints(i: PointsInput): PctRecord[] {
   const { trace, m } = i;
   const page = i.summary.server.pageSize;
-  const analysis = analyzeTrace(trace, { pageSize: page, cacheTokens: null, windowS: i.opts.windowS });
+  // An interrupted replay is summarized over the part of the trace it reached: analyzing the rest would only delay
+  // the exit (a first signal must end the run within moments, plus the time to write what was measured).
+  const reached = m.interrupted && m.records.length > 0 ? m.records.reduce((most, r) => Math.max(most, r.index), 0) + 1 : trace.requests.length;
+  const analysis = analyzeTrace(reached < trace.requests.length ? { ...trace, requests: trace.requests.slice(0, reached) } : trace, {
+    pageSize: page, cacheTokens: null, windowS: i.opts.windowS,
+  });
   const windowOf = (timestampMs: number) => Math.floor(timestampMs / 1000 / i.opts.windowS);
   const byWindow = new Map<number, RequestRecord[]>();
   for (const r of m.records) {
@@ -127,13 +132,15 @@ function onePoint(i: PointsInput, records: RequestRecord[], at: Where): { record
     first: at.first,
     ttftFitSoFar: at.fit,
   };
-  const t0Ms = Math.min(...records.map((r) => r.intendedMs));
-  const endMs = Math.max(...records.map((r) => (r.lastEventMs > 0 ? r.lastEventMs : r.startMs + r.latencyMs)));
+  // Loops, not Math.min(...spread): a whole replay's records can be more than an engine takes as arguments.
+  const t0Ms = records.reduce((low, r) => Math.min(low, r.intendedMs), Infinity);
+  const endMs = records.reduce((high, r) => Math.max(high, r.lastEventMs > 0 ? r.lastEventMs : r.startMs + r.latencyMs), -Infinity);
+  const firstStartMs = records.reduce((low, r) => Math.min(low, r.startMs), Infinity);
   const m: Measurement = {
     ...i.m,
     records,
     t0Ms,
-    durationS: Math.max(0, endMs - Math.min(...records.map((r) => r.startMs))) / 1000,
+    durationS: Math.max(0, endMs - firstStartMs) / 1000,
     // The server's counters cover the whole replay only.
     serverHitRate: at.window === null ? i.m.serverHitRate : null,
   };

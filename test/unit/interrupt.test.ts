@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { createInterrupt, deadlineSignal, isInterrupt, sleepUnlessInterrupted } from "../../src/interrupt.ts";
+import { createInterrupt, deadlineSignal, isInterrupt, SAME_SIGNAL_MS, sleepUnlessInterrupted } from "../../src/interrupt.ts";
 
 describe("the run's interrupt", () => {
-  test("the first signal aborts and warns; a second one exits 130 at once", () => {
+  test("the first signal aborts and warns; a second one exits 130 at once; two copies of one Ctrl-C count once", async () => {
     const warned: string[] = [];
     const exits: number[] = [];
     const interrupt = createInterrupt({ warn: (m) => warned.push(m), exit: (c) => exits.push(c) });
@@ -11,6 +11,10 @@ describe("the run's interrupt", () => {
     expect(interrupt.signal.aborted).toBe(true);
     expect(warned).toEqual(["SIGINT: stopping; the current pct is summarized from the requests that completed (again to exit now)"]);
     expect(exits).toEqual([]);
+    // The copy a relaunching parent passes on arrives with the terminal's own: the same signal.
+    interrupt.onSignal("SIGINT");
+    expect(exits).toEqual([]);
+    await Bun.sleep(SAME_SIGNAL_MS + 20);
     interrupt.onSignal("SIGTERM");
     expect(exits).toEqual([130]);
     expect(warned).toHaveLength(1);
