@@ -155,3 +155,32 @@ describe("the LRU model against a plain LRU over single pages", () => {
     });
   }
 });
+
+describe("eviction order: where it decides the prediction", () => {
+  // Four blocks of 16 tokens a prompt, one page a block, room for two prompts (8 pages). Each request ends before the
+  // next is sent. A hit refreshes the prefix it found: A, B, A again, then C evicts the least recently used (B, not
+  // A, which a first-in-first-out cache would evict). 0.3's tests only had traces where either order predicted the same.
+  const req = (index: number, ids: number[]) => ({ index, inputLength: 64, outputLength: 1, hashIds: ids });
+  const A = [1, 2, 3, 4];
+  const B = [5, 6, 7, 8];
+  const C = [9, 10, 11, 12];
+
+  test("a refreshed prefix outlives the one touched before it; the evicted one is predicted a miss, the kept one a hit", () => {
+    const p = new Predictor({ blockSize: 16, pageSize: 16, capacityTokens: 128 });
+    const run = (r: ReturnType<typeof req>) => {
+      const prediction = p.onSend(r);
+      p.onFirstToken(r);
+      p.onFinish(r, 1);
+      return prediction;
+    };
+    expect(run(req(0, A)).lower).toBe(0);
+    expect(run(req(1, B)).lower).toBe(0);
+    expect(run(req(2, A))).toEqual({ infinite: 48, lower: 48, upper: 48, evictionLoss: 0 });
+    expect(run(req(3, C)).lower).toBe(0);
+    // B went first: least recently used, though A was cached before it.
+    expect(run(req(4, B))).toEqual({ infinite: 48, lower: 0, upper: 48, evictionLoss: 48 });
+    // B's return evicted the least recent again: A (last touched before C), so C still hits and A now misses.
+    expect(run(req(5, C)).lower).toBe(48);
+    expect(run(req(6, A))).toEqual({ infinite: 48, lower: 0, upper: 48, evictionLoss: 48 });
+  });
+});
