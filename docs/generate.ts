@@ -8,6 +8,7 @@
  *                                         mutation:summary   test/mutation/summary.json (`npm run mutants [AREA...]`)
  *                                         exit-codes         src/errors.ts's EXIT
  *                                         evidence-matrix    src/metrics/evidence-check.ts's EVIDENCE_POLICY
+ *                                         bad-inputs         test/bad-inputs/cases.ts (the suite runs each)
  *
  * `bun docs/generate.ts --check` changes nothing and exits 1 naming each stale block (the suite's docs test does the
  * same in memory). Quick runs (`*.quick.json`) are smoke runs and never rendered.
@@ -19,6 +20,7 @@ import type { ScenarioResult, TargetCheck } from "../bench/lib/scenario.ts";
 import { capacityTrialTable } from "../bench/scenarios/capacity.ts";
 import { EXIT } from "../src/errors.ts";
 import { DEFECTS, EVIDENCE_POLICY, VERDICT_PATHS } from "../src/metrics/evidence-check.ts";
+import { BAD_INPUTS } from "../test/bad-inputs/cases.ts";
 
 /** A scenario's results file as `bun bench/run.ts` writes it (machine and version since 0.3). */
 export interface BenchFile extends ScenarioResult {
@@ -135,12 +137,22 @@ function renderEvidenceMatrix(): string {
   ].join("\n");
 }
 
+/** Every bad input the suite tries, per command, with its exit and the words of its one error line. */
+function renderBadInputs(): string {
+  const commands = [...new Set(BAD_INPUTS.map((c) => c.command))];
+  const counts = commands.map((c) => `${c} ${BAD_INPUTS.filter((b) => b.command === c).length}`).join(", ");
+  const shown = (a: string) => (a.length > 48 ? `${a.slice(0, 45)}...` : a);
+  const rows = BAD_INPUTS.map((c) => [c.command, c.what, `\`${shown(c.args.filter((a) => !["--model", "{TOK}", "--base-url", "{MOCK}", "--settle", "0"].includes(a)).join(" "))}\``, String(c.exit), c.message]);
+  return [`${BAD_INPUTS.length} bad inputs (${counts}); each exits as listed, in one line, before any generation request is sent.`, "", renderTable(["command", "input", "flags (besides the model and server)", "exit", "the error line says"], rows)].join("\n");
+}
+
 /** The content of one generated block; an unknown name is an error naming it. */
 export function renderBlock(name: string, root: string, files = benchFiles(root)): string {
   if (name === "bench:targets") return renderTargets(files);
   if (name === "mutation:summary") return renderMutation(root);
   if (name === "exit-codes") return renderExitCodes();
   if (name === "evidence-matrix") return renderEvidenceMatrix();
+  if (name === "bad-inputs") return renderBadInputs();
   if (name.startsWith("bench:")) {
     const d = files.get(name.slice("bench:".length));
     if (!d) throw new Error(`generated block ${name}: no bench/results/${name.slice(6)}.json (scenarios: ${[...files.keys()].join(", ")})`);

@@ -100,15 +100,17 @@ export function checkResultsAppend(path: string, flag: string): void {
   }
 }
 
-/** Whether a line is a JSON object (or, when the first 64 KiB cut it, starts like one). */
+/**
+ * Whether a line is a results line (a point, a round, a capacity verdict, a 0.1 run header: or, when the first 64 KiB
+ * cut it, starts like one): another program's JSON lines are no file to append results to.
+ */
 function isJsonObjectStart(line: string, truncated: boolean): boolean {
   const t = line.trim();
   if (!t.startsWith("{")) return false;
-  if (truncated && !line.includes("\n")) return true;
   try {
-    const v = JSON.parse(t.replace(/\bNaN\b|-?\bInfinity\b/g, "null"));
-    return typeof v === "object" && v !== null && !Array.isArray(v);
+    const v = JSON.parse(t.replace(/\bNaN\b|-?\bInfinity\b/g, "null")) as Record<string, unknown>;
+    return typeof v === "object" && v !== null && !Array.isArray(v) && (typeof v.shared_prefix_pct === "number" || ["round", "capacity", "run"].includes(String(v.type)));
   } catch {
-    return truncated;
+    return truncated && /"(shared_prefix_pct|type)"/.test(t);
   }
 }

@@ -1,0 +1,90 @@
+/**
+ * Every bad input tried, per command: what was given, the exit code and the line that names the culprit. The suite
+ * runs each (test/integration/bad-inputs.test.ts: the compiled binary against a mock that must receive no generation
+ * request), and docs/reference/bad-inputs.md is generated from this table (`npm run docs`).
+ *
+ * Placeholders: {TOK} a real tokenizer.json, {MOCK} the mock's URL, {DIR} a fresh directory, {A} and {B} two results
+ * files of one workload (two runs), {TORN} a results file whose last line is cut off, {BIN} a binary file,
+ * {EMPTY} an empty file, {FOREIGN} a JSON line that is no results line, {TRACE_BAD} a trace with a broken line 2.
+ */
+export interface BadInput {
+  command: string;
+  /** Arguments after the binary, placeholders unexpanded. */
+  args: string[];
+  exit: number;
+  /** A part of the one error line (placeholders expanded). */
+  message: string;
+  /** What this case is, for the docs. */
+  what: string;
+}
+
+const RUN = ["--model", "{TOK}", "--base-url", "{MOCK}", "--settle", "0"];
+const MT = ["multiturn", ...RUN];
+const CAP = ["capacity", ...RUN, "--gate", "p99_ttft_ms<=500"];
+
+export const BAD_INPUTS: readonly BadInput[] = [
+  // run
+  { command: "run", what: "an empty prompt", args: [...RUN, "--total-tokens", "0"], exit: 2, message: "--total-tokens 0: every prompt would be empty" },
+  { command: "run", what: "a prompt past any model", args: [...RUN, "--total-tokens", "2000000000"], exit: 2, message: "--total-tokens 2000000000: above the most warmbench takes, 10000000" },
+  { command: "run", what: "a prompt past the server's context", args: [...RUN, "--total-tokens", "200000", "--pcts", "50"], exit: 2, message: "exceed the server's context of 131072 tokens" },
+  { command: "run", what: "no prompt", args: [...RUN, "--num-prompts", "0"], exit: 2, message: "--num-prompts 0: no request would be measured" },
+  { command: "run", what: "too many prompts", args: [...RUN, "--num-prompts", "99999999999"], exit: 2, message: "--num-prompts 99999999999: above the most" },
+  { command: "run", what: "prompts that would not fit in memory", args: [...RUN, "--num-prompts", "1000000", "--max-concurrency", "0", "--total-tokens", "1000000", "--pcts", "0"], exit: 2, message: "over half this machine's memory" },
+  { command: "run", what: "no output token", args: [...RUN, "--output-len", "0"], exit: 2, message: "--output-len 0: without an output token" },
+  { command: "run", what: "a pct over 100", args: [...RUN, "--pcts", "101"], exit: 2, message: "--pcts" },
+  { command: "run", what: "a negative concurrency", args: [...RUN, "--max-concurrency", "-1"], exit: 2, message: "--max-concurrency -1" },
+  { command: "run", what: "a rate of 0", args: [...RUN, "--request-rate", "0"], exit: 2, message: "--request-rate 0: a rate must be > 0" },
+  { command: "run", what: "an empty working set", args: [...RUN, "--working-set", "0"], exit: 2, message: "--working-set 0" },
+  { command: "run", what: "no repeat", args: [...RUN, "--repeat", "0"], exit: 2, message: "--repeat: must be >= 1" },
+  { command: "run", what: "a relative value without its percent sign", args: [...RUN, "--cache-tolerance", "0.05"], exit: 2, message: "--cache-tolerance 0.05: write the percent sign (5%)" },
+  { command: "run", what: "a settle of 30 years", args: [...RUN, "--settle", "1e9"], exit: 2, message: "--settle 1000000000: above the most warmbench takes" },
+  { command: "run", what: "a gate on no key", args: [...RUN, "--gate", "p99_ttft<=5"], exit: 2, message: "p99_ttft is not a numeric key" },
+  { command: "run", what: "a gate whose scope matches no line", args: [...RUN, "--pcts", "0", "--gate", "p99_ttft_ms<=5@pct=50"], exit: 2, message: "its scope matches no line of this run" },
+  { command: "run", what: "a server URL that is not http", args: [...RUN.slice(0, 2), "--base-url", "ftp://127.0.0.1:1"], exit: 2, message: "--base-url: \"ftp://127.0.0.1:1\" must start with http:// or https://" },
+  { command: "run", what: "a server URL with a query (and a password, not shown)", args: ["--model", "{TOK}", "--base-url", "http://admin:pw@127.0.0.1:1/?x=1"], exit: 2, message: "\"http://(credentials redacted)@127.0.0.1:1/?x=1\" must not have a query" },
+  { command: "run", what: "no model", args: ["--base-url", "{MOCK}"], exit: 2, message: "--model is required" },
+  { command: "run", what: "an unknown backend", args: [...RUN, "--backend", "tgi"], exit: 2, message: "--backend: \"tgi\" is not supported" },
+  { command: "run", what: "a request body that is not an object", args: [...RUN, "--extra-request-body", "[1]"], exit: 2, message: "--extra-request-body: expected a JSON object" },
+  { command: "run", what: "a seed that is no integer", args: [...RUN, "--seed", "abc"], exit: 2, message: "--seed: expected an integer" },
+  { command: "run", what: "an output file in /proc", args: [...RUN, "--output-file", "/proc/version"], exit: 2, message: "--output-file: cannot write /proc/version: EIO" },
+  { command: "run", what: "request details to a full device", args: [...RUN, "--request-details", "/dev/full"], exit: 2, message: "--request-details: cannot write /dev/full: ENOSPC" },
+  { command: "run", what: "appending to a torn results file", args: [...RUN, "--output-file", "{TORN}"], exit: 2, message: "its last line (line 2) is cut off" },
+  { command: "run", what: "appending to a binary file", args: [...RUN, "--output-file", "{BIN}"], exit: 2, message: "a binary file, not a results file" },
+  { command: "run", what: "appending to a foreign file", args: [...RUN, "--output-file", "{FOREIGN}"], exit: 2, message: "its first line is not a JSON results line" },
+  { command: "run", what: "an output directory that does not exist", args: [...RUN, "--output-file", "{DIR}/no/such/dir/out.jsonl"], exit: 2, message: "does not exist" },
+  // multiturn
+  { command: "multiturn", what: "a hundred billion conversations", args: [...MT, "--num-clients", "100000000000", "--num-rounds", "2"], exit: 2, message: "--num-clients 100000000000: above the most warmbench takes, 1000000" },
+  { command: "multiturn", what: "histories that would not fit in memory", args: [...MT, "--num-clients", "100000", "--num-rounds", "200", "--turn-tokens", "4000"], exit: 2, message: "over half this machine's memory" },
+  { command: "multiturn", what: "no round", args: [...MT, "--num-rounds", "0"], exit: 2, message: "--num-rounds" },
+  { command: "multiturn", what: "a working set without a system prompt", args: [...MT, "--working-set", "2"], exit: 2, message: "it needs --shared-system-tokens > 0" },
+  { command: "multiturn", what: "a last turn past the context", args: [...MT, "--num-rounds", "100", "--turn-tokens", "4000"], exit: 2, message: "the model's context length 131072" },
+  // capacity
+  { command: "capacity", what: "a precision without its percent sign", args: [...CAP, "--precision", "0.05"], exit: 2, message: "--precision 0.05: write the percent sign (5%)" },
+  { command: "capacity", what: "a precision of 50 %", args: [...CAP, "--precision", "50%"], exit: 2, message: "--precision 50%: must be above 0% and below 50%" },
+  { command: "capacity", what: "a bracket upside down", args: [...CAP, "--bracket", "10:5"], exit: 2, message: "--bracket" },
+  // replay
+  { command: "replay", what: "a trace that does not exist", args: ["replay", "{DIR}/none.jsonl", "--block-size", "16", ...RUN], exit: 2, message: "none.jsonl" },
+  { command: "replay", what: "a broken trace line", args: ["replay", "{TRACE_BAD}", "--block-size", "16", ...RUN], exit: 2, message: ":2:" },
+  { command: "replay", what: "a block size of 0", args: ["replay", "{TRACE_BAD}", "--block-size", "0", ...RUN], exit: 2, message: "--block-size" },
+  // report
+  { command: "report", what: "an empty file", args: ["report", "{EMPTY}"], exit: 2, message: "holds no results line" },
+  { command: "report", what: "a foreign JSON line", args: ["report", "{FOREIGN}"], exit: 2, message: "holds no results line" },
+  { command: "report", what: "a file that does not exist", args: ["report", "{DIR}/none.jsonl"], exit: 2, message: "none.jsonl" },
+  // compare
+  { command: "compare", what: "a limit without its percent sign", args: ["compare", "{A}", "{B}", "--max-regress", "p99_ttft_ms=10"], exit: 2, message: "write the percent sign (p99_ttft_ms=10%)" },
+  { command: "compare", what: "a metric limited twice", args: ["compare", "{A}", "{B}", "--max-regress", "p99_ttft_ms=10%,p99_ttft_ms=90%"], exit: 2, message: "p99_ttft_ms is named twice" },
+  { command: "compare", what: "a limit on a metric neither file has", args: ["compare", "{A}", "{B}", "--max-regress", "capacity_request_rate=10%"], exit: 2, message: "capacity_request_rate is not a metric of these files' lines" },
+  { command: "compare", what: "an unknown metric in --only", args: ["compare", "{A}", "{B}", "--only", "ttft"], exit: 2, message: "--only ttft: compare knows no metric ttft" },
+  { command: "compare", what: "one file", args: ["compare", "{A}"], exit: 2, message: "compare: expects two JSONL results files" },
+  { command: "compare", what: "a history that does not exist", args: ["compare", "history:last-green", "{A}", "--db", "{DIR}/none.db"], exit: 2, message: "no history yet" },
+  // merge
+  { command: "merge", what: "one file", args: ["merge", "{A}", "-o", "{DIR}/m.jsonl"], exit: 2, message: "merge: expects" },
+  { command: "merge", what: "a run twice", args: ["merge", "{A}", "{A}", "-o", "{DIR}/m.jsonl"], exit: 2, message: "would be counted twice" },
+  // history
+  { command: "history", what: "an unknown action", args: ["history", "drop", "--db", "{DIR}/h.db"], exit: 2, message: "history: expects add FILES..., list, show [METRIC] or promote RUN_ID" },
+  { command: "history", what: "promoting a run it does not hold", args: ["history", "promote", "nope", "--db", "{DIR}/h.db"], exit: 2, message: "history promote: no run nope" },
+  // mock
+  { command: "mock", what: "a tokenizer that does not exist", args: ["mock", "--tokenizer", "/nonexistent.json"], exit: 2, message: "--tokenizer /nonexistent.json: no such file" },
+  { command: "mock", what: "a host that is no address", args: ["mock", "--host", "999.1.1.1"], exit: 2, message: "--host 999.1.1.1: not an IP address" },
+  { command: "mock", what: "a directory as the truth file", args: ["mock", "--truth", "{DIR}"], exit: 2, message: "a directory; give a file to append to" },
+];

@@ -1,0 +1,56 @@
+/**
+ * The table of bad inputs (test/bad-inputs/cases.ts, rendered into docs/reference/bad-inputs.md): each is given to
+ * the compiled binary, which must exit as the table says with one error line naming the culprit, before any
+ * generation request reaches the mock.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startMockServer, type MockServer } from "../../src/mock/server.ts";
+import { mockOptions } from "../../src/mock/options.ts";
+import { BAD_INPUTS } from "../bad-inputs/cases.ts";
+import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "warmbench-bad-inputs-"));
+let mock: MockServer;
+const files: Record<string, string> = {};
+
+beforeAll(async () => {
+  mock = await startMockServer(mockOptions({ port: 0, pageSize: 16, itlMs: 0, ttftBaseMs: 1 }));
+  for (const name of ["A", "B"]) {
+    files[name] = join(dir, `${name}.jsonl`);
+    const r = await runCli(["--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", "0", "--num-prompts", "2", "--total-tokens", "64",
+      "--output-len", "2", "--settle", "0", "--quiet", "--output-file", files[name]!]);
+    if (r.code !== 0) throw new Error(r.stderr);
+  }
+  const line = readFileSync(files.A!, "utf8");
+  const write = (name: string, content: string | Uint8Array) => {
+    files[name] = join(dir, `${name.toLowerCase()}.jsonl`);
+    writeFileSync(files[name]!, content);
+  };
+  write("TORN", line + line.slice(0, 30));
+  write("BIN", new Uint8Array([0x7b, 0x00, 0xff, 0x0a]));
+  write("EMPTY", "");
+  write("FOREIGN", '{"foo":1}\n');
+  write("TRACE_BAD", '{"timestamp":0,"input_length":32,"output_length":2,"hash_ids":[1,2]}\n{"timestamp":1,"input_length":"x"}\n');
+});
+afterAll(() => mock.stop());
+
+const expand = (s: string): string =>
+  s.replace(/\{(\w+)\}/g, (_, name: string) => (name === "TOK" ? LLAMA2_TOKENIZER : name === "MOCK" ? mock.url : name === "DIR" ? dir : files[name] ?? `{${name}}`));
+
+describe("every bad input of the table: its exit and one line naming it, nothing sent", () => {
+  for (const c of BAD_INPUTS) {
+    test(`${c.command}: ${c.what}`, async () => {
+      const before = mock.stats().generateRequests;
+      const r = await runCli(c.args.map(expand), { timeoutMs: 30_000 });
+      const errors = r.stderr.split("\n").filter((l) => l.startsWith("warmbench: "));
+      if (r.code !== c.exit || errors.length !== 1 || !errors[0]!.includes(expand(c.message))) console.error(r.stderr);
+      expect(r.code).toBe(c.exit);
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toContain(expand(c.message));
+      expect(mock.stats().generateRequests).toBe(before);
+    });
+  }
+});
