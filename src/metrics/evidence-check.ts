@@ -15,7 +15,7 @@ export const DEFECTS = [
 export type Defect = (typeof DEFECTS)[number];
 
 /** Every verdict: the matrix's rows. */
-export const VERDICT_PATHS = ["gate", "capacity_probe", "compare", "history_baseline", "merge", "report"] as const;
+export const VERDICT_PATHS = ["gate", "capacity_probe", "require", "compare", "history_baseline", "merge", "replay_check", "report"] as const;
 export type VerdictPath = (typeof VERDICT_PATHS)[number];
 
 export interface Problem {
@@ -51,7 +51,7 @@ export const EVIDENCE_POLICY: Record<VerdictPath, Record<Defect, Cell>> = {
   capacity_probe: {
     no_samples: fails("a capacity probe with no sample for its gate's metric fails"),
     interrupted: na("an interrupted probe ends the search: capacity_status interrupted, and no capacity is reported"),
-    load_not_sustained: fails("capacity never reports a load the server did not carry"),
+    load_not_sustained: fails("a 3-slot server behind --max-concurrency 3: the search lands near what it carried, not at the bracket's top"),
     line_missing: na("a probe is measured where the search places it; an interrupted search says so (capacity_status interrupted)"),
     more_failures: na("failed==0 is one of the probe's gates when the user gives it"),
     cache_unproven: na("a probe whose cache check failed does not vote and is measured again (capacity_status cache_unproven after two)"),
@@ -60,6 +60,19 @@ export const EVIDENCE_POLICY: Record<VerdictPath, Record<Defect, Cell>> = {
     metric_absent: fails("a gate on a key the planned lines lack is refused"),
     definition_mismatch: na("a probe's gates read its own line's values"),
     baseline_not_accepted: na("a probe has no baseline"),
+  },
+  require: {
+    no_samples: na("--require judges the capacity a search found, and a probe without samples for its gate's metric never passes (capacity_probe row)"),
+    interrupted: na("an interrupted search exits 130 before any requirement is judged"),
+    load_not_sustained: fails("a 3-slot server behind --max-concurrency 3: the search lands near what it carried, not at the bracket's top"),
+    line_missing: na("each pct's search writes its capacity line; one missing (a failing server) exits 1"),
+    more_failures: na("failed==0 is a probe gate when the user gives it"),
+    cache_unproven: na("a pct whose cache was never proven has no capacity and exits 4 before requirements"),
+    client_saturated: na("judged per probe: a saturated client only makes latencies worse"),
+    same_run_twice: na("a search is one run"),
+    metric_absent: na("--require names a load, not a metric"),
+    definition_mismatch: na("the capacity is the highest passing probe's own load"),
+    baseline_not_accepted: na("--require has no baseline"),
   },
   compare: {
     no_samples: fails("compare fails a limited metric with no sample in NEW"),
@@ -99,6 +112,19 @@ export const EVIDENCE_POLICY: Record<VerdictPath, Record<Defect, Cell>> = {
     metric_absent: na("merge unites what the inputs have"),
     definition_mismatch: na("merged percentiles from histograms are listed in merged.histogram_derived"),
     baseline_not_accepted: na("merge has no baseline"),
+  },
+  replay_check: {
+    no_samples: na("requests that report no cached tokens make the check unreported, which --verify-cache strict fails (exit 4)"),
+    interrupted: fails("writes the windows measured so far, interrupted, and exits 130"),
+    load_not_sustained: na("the replay checks the cache each request found; its lines carry load.sustained for the gates and compare that judge them"),
+    line_missing: na("every window with a request gets a line, and the whole replay one"),
+    more_failures: na("failed requests are left out of the cache check and counted in failed"),
+    cache_unproven: na("this is the cache check itself: --verify-cache strict fails it (exit 4)"),
+    client_saturated: na("--strict fails a saturated replay (exit 5)"),
+    same_run_twice: na("a replay is one run"),
+    metric_absent: na("the check reads each request's reported cached tokens"),
+    definition_mismatch: na("one predictor defines every request's expected range"),
+    baseline_not_accepted: na("the check has no baseline"),
   },
   report: {
     no_samples: na("the report prints n/a for a null metric"),
