@@ -11,7 +11,10 @@ import type { RequestRecord } from "../schema/record.ts";
 import { checkCache, type CacheCheck } from "../metrics/cache-check.ts";
 import { cachePressure } from "../metrics/cache-pressure.ts";
 import { tierStats } from "../metrics/cache-tiers.ts";
-import { buildPctRecord, type PctRecord, type PromptDrift, type RunInfo } from "../metrics/pct-record.ts";
+import type { PctRecord, PromptDrift, RunInfo } from "../metrics/pct-record.ts";
+import { buildLine, type KeyGroup } from "../schema/build-line.ts";
+import { SCRIPT_KEYS } from "../schema/lines.ts";
+import { clientHealthKeys } from "../metrics/client-health-keys.ts";
 import { summarizeIntended } from "../metrics/intended.ts";
 import { buildEvidence } from "../metrics/evidence.ts";
 import { isSaturated } from "../metrics/self-check.ts";
@@ -56,6 +59,10 @@ export interface PointSpec {
   first: boolean;
   /** The TTFT model's moments over the run's points so far. */
   ttftFitSoFar: TtftMoments | null;
+  /** The producer's own keys (a replay's), in its own group of the line. */
+  producerKeys?: KeyGroup;
+  /** Keys the producer computes instead of the engine (a replay's cache verdict from per-request ranges). */
+  producerOwns?: readonly string[];
 }
 
 /** What summarizing needs of the run. */
@@ -123,86 +130,92 @@ export function summarizePoint(p: PointSpec, reset: CacheReset, warm: WarmResult
   const intended = summarizeIntended(m.records, m.t0Ms);
   const fit = fitSamples(m.records, expected.typical);
   const sweepFit = mergeTtftMoments(p.ttftFitSoFar, fit);
-  const record = buildPctRecord(metrics, {
-    run_id: ctx.runId,
-    run: p.first ? ctx.run : undefined,
-    gates: [],
-    workload: {
-      backend: ctx.backend.name,
-      tokenizer_sha256: tokenizer.sha256,
-      vocab_size: tokenizer.vocabSize,
-      total_tokens: p.promptLen,
-      output_len: opts.outputLen,
-      ignore_eos: !opts.disableIgnoreEos,
-      num_prompts: p.numPrompts,
-      max_concurrency: opts.maxConcurrency,
-      seed: opts.seed.toString(),
-      shared_prefix_pct: axes.shared_prefix_pct,
-      prompt_ids_hash: p.promptIdsHash,
-    },
-    repeat: axes.repeat,
-    probe: axes.probe,
-    window: axes.window,
-    sent: m.records.length,
-    failed: metrics.failed,
-    errors: metrics.errors,
-    errors_by_kind: metrics.errors_by_kind,
-    interrupted: m.interrupted,
-    evidence: buildEvidence({
-      records: m.records,
-      planned: p.numPrompts,
+  // One group a concern, each computed by its owner; the builder refuses a key two groups give. Keys the producer
+  // computes itself (spec.producerOwns: a replay's cache verdict from per-request ranges) are left to its group.
+  const owned = new Set(p.producerOwns ?? []);
+  const mine = (group: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(group).filter(([k]) => !owned.has(k)));
+  const record = buildLine("sweep", {
+    script: Object.fromEntries(SCRIPT_KEYS.map((k) => [k, metrics[k]])),
+    point: mine({
+      run_id: ctx.runId,
+      run: p.first ? ctx.run : undefined,
+      gates: [],
+      workload: {
+        backend: ctx.backend.name,
+        tokenizer_sha256: tokenizer.sha256,
+        vocab_size: tokenizer.vocabSize,
+        total_tokens: p.promptLen,
+        output_len: opts.outputLen,
+        ignore_eos: !opts.disableIgnoreEos,
+        num_prompts: p.numPrompts,
+        max_concurrency: opts.maxConcurrency,
+        seed: opts.seed.toString(),
+        shared_prefix_pct: axes.shared_prefix_pct,
+        prompt_ids_hash: p.promptIdsHash,
+      },
+      repeat: axes.repeat,
+      probe: axes.probe,
+      window: axes.window,
+      working_set: axes.working_set,
+      sent: m.records.length,
+      failed: metrics.failed,
+      errors: metrics.errors,
+      errors_by_kind: metrics.errors_by_kind,
       interrupted: m.interrupted,
-      offeredRequestRate: axes.request_rate,
-      maxConcurrency: opts.maxConcurrency,
-      judgeLoad: true,
-      flushProven: cache.flushVerified,
-      warmProven: cache.warmVerified,
-      perRequest: cache.status,
-      saturated: isSaturated(m.health),
-      runIds: [ctx.runId],
+      burstiness: open ? opts.burstiness : null,
+      duration_limit_s: open ? opts.durationS : null,
+      shards: m.shards,
     }),
-    burstiness: open ? opts.burstiness : null,
-    duration_limit_s: open ? opts.durationS : null,
-    ...intended.metrics,
-    page_size: server.pageSize,
-    expected_cached_tokens: expected.typical,
-    mean_cached_tokens: metrics.mean_cached_tokens,
-    min_cached_tokens: metrics.min_cached_tokens,
-    max_cached_tokens: metrics.max_cached_tokens,
-    cached_tokens_mismatched: cache.checked > 0 ? cache.mismatched : null,
-    cached_tokens_counts: cache.cachedTokensCounts,
-    expected_hit_ratio: cache.expectedHitRatio,
-    observed_hit_ratio: cache.observedHitRatio,
-    server_cache_hit_rate: m.serverHitRate,
-    working_set: axes.working_set,
-    ...pressure,
-    cached_tokens_by_tier: tiers.cachedTokensByTier,
-    ttft_by_tier: tiers.ttftByTier,
-    cache_check: cache.status,
-    flushed: reset.flushed,
-    flush_attempts: reset.attempts,
-    flush_verified: cache.flushVerified,
-    flush_probe_cached_tokens: reset.probeCachedTokens,
-    warm_verified: cache.warmVerified,
-    warm_cached_tokens: warm.cachedTokens,
-    client_loop_lag_p99_ms: m.health.loopLagP99Ms,
-    client_loop_lag_max_ms: m.health.loopLagMaxMs,
-    client_own_lag_p99_ms: m.health.ownLagP99Ms,
-    client_js_cpu_pct: m.health.jsCpuPct,
-    client_http_cpu_pct: m.health.httpCpuPct,
-    client_cpu_pct: m.health.processCpuPct,
-    client_saturated: isSaturated(m.health),
-    shards: m.shards,
-    ttft_fit: fit,
-    ttft_model: fitFromMoments(sweepFit),
-    steady_state: steadyState(m.records),
-    timeline: buildTimeline(m.records),
-    hdr: { ...metrics.hdr, ...intended.hdr },
-    hdr_unit: metrics.hdr_unit,
-    ...provenance(ctx, m.startedAt),
-    prompt_encoding: ctx.backend.promptEncoding,
-    prompt_drift: p.promptDrift,
-  });
+    evidence: {
+      evidence: buildEvidence({
+        records: m.records,
+        planned: p.numPrompts,
+        interrupted: m.interrupted,
+        offeredRequestRate: axes.request_rate,
+        maxConcurrency: opts.maxConcurrency,
+        judgeLoad: true,
+        flushProven: cache.flushVerified,
+        warmProven: cache.warmVerified,
+        perRequest: cache.status,
+        saturated: isSaturated(m.health),
+        runIds: [ctx.runId],
+      }),
+    },
+    intended: intended.metrics,
+    cache: mine({
+      page_size: server.pageSize,
+      expected_cached_tokens: expected.typical,
+      mean_cached_tokens: metrics.mean_cached_tokens,
+      min_cached_tokens: metrics.min_cached_tokens,
+      max_cached_tokens: metrics.max_cached_tokens,
+      cached_tokens_mismatched: cache.checked > 0 ? cache.mismatched : null,
+      cached_tokens_counts: cache.cachedTokensCounts,
+      expected_hit_ratio: cache.expectedHitRatio,
+      observed_hit_ratio: cache.observedHitRatio,
+      server_cache_hit_rate: m.serverHitRate,
+      cached_tokens_by_tier: tiers.cachedTokensByTier,
+      ttft_by_tier: tiers.ttftByTier,
+      cache_check: cache.status,
+      flushed: reset.flushed,
+      flush_attempts: reset.attempts,
+      flush_verified: cache.flushVerified,
+      flush_probe_cached_tokens: reset.probeCachedTokens,
+      warm_verified: cache.warmVerified,
+      warm_cached_tokens: warm.cachedTokens,
+    }),
+    pressure: mine(pressure),
+    health: clientHealthKeys(m.health),
+    models: {
+      ttft_fit: fit,
+      ttft_model: fitFromMoments(sweepFit),
+      steady_state: steadyState(m.records),
+      timeline: buildTimeline(m.records),
+      hdr: { ...metrics.hdr, ...intended.hdr },
+      hdr_unit: metrics.hdr_unit,
+    },
+    provenance: { ...provenance(ctx, m.startedAt), prompt_encoding: ctx.backend.promptEncoding, prompt_drift: p.promptDrift },
+    producer: p.producerKeys ?? {},
+  }) as PctRecord;
   // Gates read the finished record, so they are judged on exactly the numbers written next to them.
   record.gates = evaluateGates(opts.gates, record);
   return { record, cache, sweepFit };

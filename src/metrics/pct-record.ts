@@ -2,9 +2,9 @@
  * The typed record of a sweep line (a pct at one working-set size and one request rate): what the console prints,
  * what the JSONL line holds (key for key, in this order), and what `report`, gates and comparisons read. The line
  * type, its key order and every key's meaning live in src/schema (the Point model); this module keeps the names the
- * sweep has always used and builds a line in the pinned order.
+ * sweep has always used (schema/build-line.ts builds every line).
  */
-import { orderLine, OWN_KEYS, SCRIPT_KEYS, type SweepRecord } from "../schema/lines.ts";
+import { OWN_KEYS, SCRIPT_KEYS, type SweepRecord } from "../schema/lines.ts";
 import { isNumericKey, NUMERIC_KEYS, type NumericPctKey } from "../schema/keys.ts";
 
 export type { PromptDrift, RunEngine, RunInfo } from "../schema/nested.ts";
@@ -23,14 +23,6 @@ export type Provenance = Pick<
 
 /** Our keys, after the script's: everything of PctRecord that the script does not write. */
 export type OwnFields = Omit<PctRecord, ScriptKey>;
-
-/** The record, keys in the pinned order: the script's from `metrics`, then ours (schema_version set here). */
-export function buildPctRecord(metrics: Pick<PctRecord, ScriptKey>, own: Omit<OwnFields, "schema_version">): PctRecord {
-  // Only the script's keys come from `metrics`: a summary holds more (its own hdr, without the intended histograms).
-  const script: Record<string, unknown> = {};
-  for (const key of SCRIPT_KEYS) script[key] = metrics[key];
-  return orderLine("sweep", { ...own, ...script }) as PctRecord;
-}
 
 /**
  * A pct line as read back from a file: ours, one written by 0.1, or one written by the script itself (which has

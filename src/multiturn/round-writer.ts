@@ -10,7 +10,7 @@ import { log } from "../log.ts";
 import { nowMs } from "../client/clock.ts";
 import { hitRateBetween, scrapeCacheCounters, type CacheCounters } from "../client/prometheus.ts";
 import { resolveGeneratedText } from "../client/stream.ts";
-import type { RoundRecord } from "../metrics/round-record.ts";
+import type { RoundRecord } from "../schema/lines.ts";
 import { startClientMonitor, describeSaturation, type ClientHealth, type ClientMonitor } from "../metrics/self-check.ts";
 import type { MultiturnContext } from "./context.ts";
 import type { TurnPlan } from "./conversation.ts";

@@ -3,7 +3,7 @@
  * each round as it completes, its turns' details, and the table's footer.
  */
 import type { PointSink } from "../engine/sink.ts";
-import type { RoundRecord } from "../metrics/round-record.ts";
+import type { RoundRecord } from "../schema/lines.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import type { TurnPlan } from "./conversation.ts";
 

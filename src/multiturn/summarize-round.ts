@@ -7,7 +7,9 @@ import type { CacheStatus } from "../metrics/cache-check.ts";
 import { cachePressure } from "../metrics/cache-pressure.ts";
 import { tierStats } from "../metrics/cache-tiers.ts";
 import type { RequestRecord } from "../schema/record.ts";
-import { buildRoundRecord, type RoundRecord } from "../metrics/round-record.ts";
+import type { RoundRecord } from "../schema/lines.ts";
+import { buildLine } from "../schema/build-line.ts";
+import { clientHealthKeys } from "../metrics/client-health-keys.ts";
 import { isSaturated, type ClientHealth } from "../metrics/self-check.ts";
 import { steadyState } from "../metrics/steady-state.ts";
 import { requestMetrics } from "../metrics/summarize.ts";
@@ -61,68 +63,46 @@ export function summarizeRound(i: RoundInput, ctx: MultiturnContext): RoundSumma
   const ok = i.turns.filter((t) => t.rec.ok);
   const promptLens = ok.map((t) => t.plan.promptLen);
   const promptSum = promptLens.reduce((a, b) => a + b, 0);
-  const record = buildRoundRecord({
-    type: "round",
-    run_id: ctx.runId,
-    run: i.first ? ctx.run : undefined,
-    gates: [],
-    round: i.round,
-    num_rounds: opts.numRounds,
-    num_clients: opts.numClients,
-    clients_in_round: i.plannedTurns,
-    backend: opts.backend,
-    max_concurrency: opts.maxConcurrency,
-    round_barrier: opts.roundBarrier,
-    ready_queue_policy: opts.readyQueuePolicy,
-    shared_system_tokens: opts.sharedSystemTokens,
-    first_turn_tokens: opts.firstTurnTokens,
-    turn_tokens: opts.turnTokens,
-    output_len: opts.outputLen,
-    working_set: opts.workingSet,
-    sent: i.turns.length,
-    ...metrics,
-    interrupted: i.interrupted,
-    evidence: buildEvidence({
-      records: recs,
-      planned: i.plannedTurns,
-      interrupted: i.interrupted,
-      offeredRequestRate: Infinity,
-      maxConcurrency: opts.maxConcurrency,
-      // A round's load is its conversations' (they wait on each other's turns), not an offered rate or concurrency.
-      judgeLoad: false,
-      flushProven: i.flushVerified,
-      warmProven: null,
-      perRequest: cache.status,
-      saturated: isSaturated(i.health),
-      runIds: [ctx.runId],
-    }),
-    mean_prompt_len: promptLens.length > 0 ? promptSum / promptLens.length : null,
-    max_prompt_len: promptLens.length > 0 ? Math.max(...promptLens) : null,
-    page_size: server.pageSize,
-    expected_cached_tokens: cache.expectedSum,
-    observed_cached_tokens: cache.observedSum,
-    expected_hit_ratio: promptSum > 0 ? cache.expectedSum / promptSum : null,
-    observed_hit_ratio: cache.observedSum !== null && cache.reportedPromptSum > 0 ? cache.observedSum / cache.reportedPromptSum : null,
-    server_cache_hit_rate: i.serverHitRate,
-    ...pressure,
-    cached_tokens_mismatched: cache.reported === 0 ? null : cache.mismatched,
-    approximate_turns: i.turns.filter((t) => t.plan.approximate).length,
-    cached_tokens_by_tier: tiers.cachedTokensByTier,
-    ttft_by_tier: tiers.ttftByTier,
-    cache_check: cache.status,
-    flush_verified: i.flushVerified,
-    warm_cached_tokens: i.warmCachedTokens,
-    client_loop_lag_p99_ms: i.health.loopLagP99Ms,
-    client_loop_lag_max_ms: i.health.loopLagMaxMs,
-    client_js_cpu_pct: i.health.jsCpuPct,
-    client_http_cpu_pct: i.health.httpCpuPct,
-    client_cpu_pct: i.health.processCpuPct,
-    client_saturated: isSaturated(i.health),
-    shards: i.shards,
-    steady_state: steadyState(recs),
-    timeline: buildTimeline(recs),
-    ...provenance(ctx, i.startedAt),
-  });
+  // One group a concern, each computed by its owner; the builder refuses a key two groups give.
+  const record = buildLine("round", {
+    round: {
+      type: "round", run_id: ctx.runId, run: i.first ? ctx.run : undefined, gates: [], round: i.round, num_rounds: opts.numRounds,
+      num_clients: opts.numClients, clients_in_round: i.plannedTurns, backend: opts.backend, max_concurrency: opts.maxConcurrency,
+      round_barrier: opts.roundBarrier, ready_queue_policy: opts.readyQueuePolicy, shared_system_tokens: opts.sharedSystemTokens,
+      first_turn_tokens: opts.firstTurnTokens, turn_tokens: opts.turnTokens, output_len: opts.outputLen, working_set: opts.workingSet,
+      sent: i.turns.length, interrupted: i.interrupted, shards: i.shards,
+      mean_prompt_len: promptLens.length > 0 ? promptSum / promptLens.length : null,
+      max_prompt_len: promptLens.length > 0 ? Math.max(...promptLens) : null,
+      approximate_turns: i.turns.filter((t) => t.plan.approximate).length,
+    },
+    requests: metrics,
+    evidence: {
+      evidence: buildEvidence({
+        records: recs, planned: i.plannedTurns, interrupted: i.interrupted, offeredRequestRate: Infinity, maxConcurrency: opts.maxConcurrency,
+        // A round's load is its conversations' (they wait on each other's turns), not an offered rate or concurrency.
+        judgeLoad: false,
+        flushProven: i.flushVerified, warmProven: null, perRequest: cache.status, saturated: isSaturated(i.health), runIds: [ctx.runId],
+      }),
+    },
+    cache: {
+      page_size: server.pageSize,
+      expected_cached_tokens: cache.expectedSum,
+      observed_cached_tokens: cache.observedSum,
+      expected_hit_ratio: promptSum > 0 ? cache.expectedSum / promptSum : null,
+      observed_hit_ratio: cache.observedSum !== null && cache.reportedPromptSum > 0 ? cache.observedSum / cache.reportedPromptSum : null,
+      server_cache_hit_rate: i.serverHitRate,
+      cached_tokens_mismatched: cache.reported === 0 ? null : cache.mismatched,
+      cached_tokens_by_tier: tiers.cachedTokensByTier,
+      ttft_by_tier: tiers.ttftByTier,
+      cache_check: cache.status,
+      flush_verified: i.flushVerified,
+      warm_cached_tokens: i.warmCachedTokens,
+    },
+    pressure,
+    health: clientHealthKeys(i.health),
+    timeline: { steady_state: steadyState(recs), timeline: buildTimeline(recs) },
+    provenance: provenance(ctx, i.startedAt),
+  }) as RoundRecord;
   // Judged on the finished line, so a gate reads exactly what the line says.
   record.gates = evaluateGates(opts.gates, record);
   return { record, problems: cache.problems };

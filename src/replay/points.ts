@@ -11,7 +11,6 @@ import type { CacheReset } from "../engine/reset-cache.ts";
 import { summarizePoint, type PointSpec, type SummaryContext } from "../engine/summarize.ts";
 import type { TtftMoments } from "../metrics/ttft-model.ts";
 import type { PctRecord } from "../metrics/pct-record.ts";
-import { orderLine } from "../schema/lines.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import { analyzeTrace, type AnalyzedWindow } from "./analyze.ts";
 import { totals, type CheckedRequest } from "./check.ts";
@@ -131,6 +130,26 @@ function onePoint(i: PointsInput, records: RequestRecord[], at: Where): { record
     promptDrift: null,
     first: at.first,
     ttftFitSoFar: at.fit,
+    // The replay's own keys, and the cache verdict it computes from every request's predicted range.
+    producerOwns: ["burstiness", "cache_shortfall_requests", "eviction", "expected_hit_ratio", "observed_hit_ratio"],
+    producerKeys: {
+      // A trace brings its own gaps: no gamma shape.
+      burstiness: null,
+      // Below the request's own predicted lower bound, not below one typical value: what eviction (or worse) took.
+      cache_shortfall_requests: t.checked > 0 ? t.short : null,
+      eviction: t.checked > 0 ? t.observedShortfallTokens > 0 : null,
+      // Over the requests that reported cached tokens, as observed_hit_ratio.
+      expected_hit_ratio: reportedInput > 0 ? t.expectedLowerTokens / reportedInput : 0,
+      observed_hit_ratio: reportedInput > 0 ? t.observedTokens / reportedInput : null,
+      block_size: i.trace.blockSize,
+      time_scale: i.opts.ignoreTimestamps ? null : i.opts.timeScale,
+      infinite_hit_ratio: reportedInput > 0 ? t.expectedInfiniteTokens / reportedInput : 0,
+      predicted_eviction_tokens: t.predictedEvictionTokens,
+      observed_shortfall_tokens: t.observedShortfallTokens,
+      cache_short_requests: t.short,
+      cache_over_requests: t.over,
+      ttft_by_cached_fraction: ttftByCachedFraction(records),
+    },
   };
   // Loops, not Math.min(...spread): a whole replay's records can be more than an engine takes as arguments.
   const t0Ms = records.reduce((low, r) => Math.min(low, r.intendedMs), Infinity);
@@ -145,25 +164,7 @@ function onePoint(i: PointsInput, records: RequestRecord[], at: Where): { record
     serverHitRate: at.window === null ? i.m.serverHitRate : null,
   };
   const summary = summarizePoint(spec, i.reset, NO_WARM, m, i.summary);
-  const record = orderLine("sweep", {
-    ...summary.record,
-    // A trace brings its own gaps: no gamma shape.
-    burstiness: null,
-    // Below the request's own predicted lower bound, not below one typical value: what eviction (or worse) took.
-    cache_shortfall_requests: t.checked > 0 ? t.short : null,
-    eviction: t.checked > 0 ? t.observedShortfallTokens > 0 : null,
-    // Over the requests that reported cached tokens, as observed_hit_ratio.
-    expected_hit_ratio: reportedInput > 0 ? t.expectedLowerTokens / reportedInput : 0,
-    observed_hit_ratio: reportedInput > 0 ? t.observedTokens / reportedInput : null,
-    block_size: i.trace.blockSize,
-    time_scale: i.opts.ignoreTimestamps ? null : i.opts.timeScale,
-    infinite_hit_ratio: reportedInput > 0 ? t.expectedInfiniteTokens / reportedInput : 0,
-    predicted_eviction_tokens: t.predictedEvictionTokens,
-    observed_shortfall_tokens: t.observedShortfallTokens,
-    cache_short_requests: t.short,
-    cache_over_requests: t.over,
-    ttft_by_cached_fraction: ttftByCachedFraction(records),
-  }) as PctRecord;
+  const record = summary.record;
   return { record, fit: summary.sweepFit };
 }
 

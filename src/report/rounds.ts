@@ -3,7 +3,7 @@
  * the cache capacity against the working set and the rounds where observed hits fell below expected. Pure functions
  * returning strings; `warmbench report` rebuilds the same table from a results file's round lines.
  */
-import type { RoundRecord } from "../metrics/round-record.ts";
+import type { RoundRecord } from "../schema/lines.ts";
 import { formatFixed2 } from "./console.ts";
 import { gatesCell, verdictText } from "./sweep-table.ts";
 import { formatCell, renderTextTable } from "./text-table.ts";

@@ -67,7 +67,7 @@ export const ROUND_KEYS = [
   "working_set_tokens", "cache_capacity_tokens", "host_cache_capacity_tokens", "working_set_fits",
   "cache_shortfall_requests", "eviction", "cached_tokens_mismatched", "approximate_turns",
   "cached_tokens_by_tier", "ttft_by_tier", "cache_check", "flush_verified", "warm_cached_tokens",
-  "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated", "shards",
+  "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_own_lag_p99_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated", "shards",
   "steady_state", "timeline", "hdr", "hdr_unit",
   "warmbench_version", "schema_version", "started_at", "model", "tokenizer", "population_size", "seed", "base_url", "server_version", "text_mode",
   "merged",

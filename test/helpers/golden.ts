@@ -67,6 +67,10 @@ export const ADDED_KEYS = new Set<string>([
   "timeline", "steady_state",
   // Evidence on every line (issue 25): what every verdict asks of a line.
   "evidence",
+  // One line builder (issue 26): the round line carries the client's own lag its client_saturated is computed from.
+  "client_own_lag_p99_ms",
+  // Hardening (issue 27): --base-url's userinfo is kept apart from the URL, echoed as "(set)" or null.
+  "url_credentials",
 ]);
 
 /** The run's identity: which build (versions.test.ts pins it), where the servers listened, when, which files; typed only, at any depth. */
