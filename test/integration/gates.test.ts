@@ -139,7 +139,9 @@ describe("gates", () => {
   test("gates scoped by request rate judge only the lines at that rate, and a failure names the line by its axes", async () => {
     const out = join(dir, "rates.jsonl");
     const r = await runCli([
-      ...workload(mock.url).map((a) => (a === "0,50,90" ? "50" : a)), "--request-rate", "200,inf", "--output-file", out,
+      // Nothing in flight capped at 200 req/s: the client sends on schedule, so the line's load is carried and its gate
+      // judges its value (at --max-concurrency 3 the sends fall behind, and the evidence check fails the gate).
+      ...workload(mock.url).map((a) => (a === "0,50,90" ? "50" : a === "3" ? "0" : a)), "--request-rate", "200,inf", "--output-file", out,
       "--gate", "completed>=6@request_rate=200", "--gate", "mean_ttft_ms<0@request_rate=inf",
     ]);
     expect(r.code).toBe(6);
