@@ -63,7 +63,8 @@ function load(input: EvidenceInput): LineEvidence["load"] {
     const sustained = !input.judgeLoad || records.length === 0 ? null : sentSpanMs <= intendedSpanMs + Math.max(intendedSpanMs * LOAD_TOLERANCE, LOAD_SLACK_MS);
     return { offered_request_rate: input.offeredRequestRate, achieved_request_rate: achieved, offered_concurrency: null, achieved_concurrency: achievedConcurrency, sustained };
   }
-  const offered = Math.min(input.maxConcurrency, input.planned);
+  // --max-concurrency 0: every request at once.
+  const offered = input.maxConcurrency === 0 ? input.planned : Math.min(input.maxConcurrency, input.planned);
   const sustained = !input.judgeLoad || achievedConcurrency === null ? null : achievedConcurrency >= Math.min(offered, records.length);
   return { offered_request_rate: null, achieved_request_rate: null, offered_concurrency: offered, achieved_concurrency: achievedConcurrency, sustained };
 }
