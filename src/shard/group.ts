@@ -54,11 +54,15 @@ export async function startShardGroup(placement: Placement, setup: ShardSetup, s
         // none
       }
       const path = address.path;
+      const tokenFile = placement.tokenFile;
       cleanup = () => {
-        try {
-          unlinkSync(path);
-        } catch {
-          // gone
+        for (const file of [path, tokenFile]) {
+          if (file === undefined) continue;
+          try {
+            unlinkSync(file);
+          } catch {
+            // gone
+          }
         }
       };
     }

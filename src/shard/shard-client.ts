@@ -44,7 +44,9 @@ export const shardHost = (): string => process.env.SLURMD_NODENAME || hostname()
 const describe = (a: ListenAddress): string => (a.kind === "unix" ? a.path : `${a.hostname}:${a.port}`);
 
 /** Connects (retrying until `deadlineMs` while nothing listens yet) and joins; throws BenchError when refused or unreachable. */
-export async function joinCoordinator(address: ListenAddress, me: ShardIdentity, deadlineMs: number): Promise<ShardConnection> {
+export async function joinCoordinator(
+  address: ListenAddress, me: ShardIdentity & { readToken?: () => Promise<string> }, deadlineMs: number,
+): Promise<ShardConnection> {
   const until = performance.now() + deadlineMs;
   let link: Link | null = null;
   let lastError = "";
@@ -81,7 +83,10 @@ export async function joinCoordinator(address: ListenAddress, me: ShardIdentity,
     if (inbox.length > 0) return Promise.resolve(inbox.shift()!);
     return new Promise((resolve) => waiters.push(resolve));
   };
-  link.send({ t: "hello", version: PROTOCOL_VERSION, token: me.token, rank: me.rank, size: me.size, pid: process.pid, host: shardHost() });
+  // A token published beside the socket is read once the coordinator answers: it writes the token before it listens,
+  // so what a connected shard reads is this run's, never one an earlier step with the same ids left behind.
+  const token = me.readToken ? await me.readToken() : me.token;
+  link.send({ t: "hello", version: PROTOCOL_VERSION, token, rank: me.rank, size: me.size, pid: process.pid, host: shardHost() });
   const first = await next();
   if (first === null) throw new BenchError(`shard ${me.rank}: the coordinator at ${describe(address)} closed the connection`);
   if (first.t === "reject") throw new BenchError(`shard ${me.rank}: the coordinator refused it: ${first.reason}`);

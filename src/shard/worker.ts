@@ -34,8 +34,7 @@ async function joinToken(me: WorkerPlacement & { tokenFile?: string }): Promise<
 
 /** Joins, checks `optionsHash` against the coordinator's, and runs `serve` until it returns the exit code. */
 export async function serveAsShard(me: WorkerPlacement, optionsHash: string, serve: (conn: ShardConnection) => Promise<number>): Promise<number> {
-  const token = me.tokenFile === undefined ? me.token : await joinToken(me);
-  const conn = await joinCoordinator(me.address, { ...me, token }, JOIN_DEADLINE_MS);
+  const conn = await joinCoordinator(me.address, me.tokenFile === undefined ? me : { ...me, readToken: () => joinToken(me) }, JOIN_DEADLINE_MS);
   const beat = setInterval(() => conn.link.send({ t: "beat" }), HEARTBEAT_MS);
   try {
     if (conn.setup.options_hash !== optionsHash) {
