@@ -117,12 +117,3 @@ export function npPercentile(values: ArrayLike<number>, q: number): number {
   return numpyLerp(at(previousIndex), at(nextIndex), gamma);
 }
 
-/**
- * The script's `np.f(xs or 0)` pattern: an empty list becomes the scalar 0, so the statistic is 0, not NaN.
- * Usage: `orZero(ttfts)` passed to npMean/npMedian/npStd/npPercentile.
- */
-export function orZero(values: ArrayLike<number>): ArrayLike<number> {
-  return values.length === 0 ? ZERO : values;
-}
-
-const ZERO: ArrayLike<number> = Object.freeze([0]);

@@ -7,7 +7,10 @@
 import { describe, expect, test } from "bun:test";
 import type { RequestRecord } from "../../../src/schema/record.ts";
 import { computeScriptMetrics, latencySeriesMs, type ScriptMetrics } from "../../../src/metrics/script-metrics.ts";
-import { npMean, npMedian, npPercentile, npStd, orZero } from "../../../src/metrics/stats.ts";
+import { npMean, npMedian, npPercentile, npStd } from "../../../src/metrics/stats.ts";
+
+/** The script's `np.f(xs or 0)`: an empty list becomes the scalar 0 (our metrics write null there instead). */
+const orZero = (xs: ArrayLike<number>): ArrayLike<number> => (xs.length === 0 ? [0] : xs);
 import { summarizePct, type PctContext, type PctResult } from "../../../src/metrics/summarize.ts";
 import { renderConsole } from "../../../src/report/console.ts";
 import { parseJsonlLine } from "../../../src/report/jsonl.ts";
