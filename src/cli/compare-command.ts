@@ -40,6 +40,8 @@ function historyBaseline(raw: RawFlags, spec: string, next: CompareLine[]): { li
     const { run, lines } = resolveBaseline(db, spec, next, path);
     const name = `history:${spec} (run ${run.run_id}, ${run.started_at}${run.tag ? `, tag ${run.tag}` : ""})`;
     log.info(`compare: BASE is ${name} from ${path}`);
+    // A tag or a run id is the user's own choice of baseline; one never accepted is judged against, but said so.
+    if (run.status !== "accepted") log.warn(`compare: BASE run ${run.run_id} is ${run.status} as a baseline (${run.status_reason}); history:last-green takes accepted runs only`);
     // Only a compare against the baseline of its time (last-green) decides whether a candidate becomes one.
     const newId = field(next[0]!, "run_id");
     const stored = typeof newId === "string" && (spec === "last-green" || spec === "last-accepted") ? storedRun(db, newId) : null;

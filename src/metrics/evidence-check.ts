@@ -216,13 +216,18 @@ export function judgeEvidence(path: VerdictPath, line: object, metric?: string):
 /**
  * What a candidate line (NEW) lacks against its baseline line (BASE), for compare and for history's acceptance:
  * NEW's own defects (interrupted, a load not carried, a saturated client), what it lost that BASE had (failed
- * requests grew, a cache or flush proof gone), and, for each judged metric, no sample in NEW (`named`: the user
- * asked for it, so a metric neither side measured fails too; a default limit on a metric neither side has is skipped).
+ * requests grew, a cache or flush proof gone), a BASE that was interrupted or did not carry its load, and, for each
+ * judged metric, no sample in NEW (`named`: the user asked for it, so it must rest on samples on both sides; a default
+ * limit on a metric neither side has is skipped).
  */
 export function pairProblems(base: object, next: object, metrics: readonly { name: string; named: boolean }[]): Problem[] {
   const b = rec(base);
   const n = rec(next);
   const out = lineProblems(next).filter((p) => p.defect !== "cache_unproven");
+  // A baseline is evidence too: one interrupted, or that did not carry its load, proves nothing about NEW.
+  for (const p of lineProblems(base)) {
+    if (p.defect === "interrupted" || p.defect === "load_not_sustained") out.push({ ...p, text: `${p.text} in BASE` });
+  }
   const failedBase = typeof b.failed === "number" ? b.failed : 0;
   if (typeof n.failed === "number" && n.failed > failedBase) {
     out.push({ defect: "more_failures", text: `more_failures: ${typeof b.failed === "number" ? b.failed : "n/a"} in BASE, ${n.failed} in NEW (any increase fails)` });
@@ -240,6 +245,8 @@ export function pairProblems(base: object, next: object, metrics: readonly { nam
     if (inBase.length > 0 && !m.named) continue;
     out.push(...inNew.map((p) => ({ ...p, text: `${p.text} in NEW` })));
   }
+  // A metric the user named must rest on samples in BASE too: a delta from nothing is no verdict.
+  for (const m of metrics.filter((x) => x.named)) out.push(...metricProblems(base, m.name).map((p) => ({ ...p, text: `${p.text} in BASE` })));
   return out.filter((p) => EVIDENCE_POLICY.compare[p.defect].fails);
 }
 

@@ -98,6 +98,10 @@ describe("compare", () => {
     const r = await runCli(["compare", base, next, ...LOOSE]);
     expect(r.code).toBe(7);
     expect(r.stderr).toContain("0%: no_samples: mean_itl_ms has no ITL sample in NEW");
+    // A metric the user named must rest on samples in BASE too.
+    const back = await runCli(["compare", next, edited(base, "fresh-itl"), ...LOOSE]);
+    expect(back.code).toBe(7);
+    expect(back.stderr).toContain("0%: no_samples: mean_itl_ms has no ITL sample in BASE");
   });
 
   test("compare fails an interrupted NEW", async () => {
@@ -110,6 +114,10 @@ describe("compare", () => {
     const c = await runCli(["compare", base, cut, ...LOOSE]);
     expect(c.code).toBe(7);
     expect(c.stderr).toContain("0%: interrupted: 4 of 8 planned requests were sent");
+    // An interrupted BASE proves nothing either.
+    const back = await runCli(["compare", next, edited(base, "fresh"), ...LOOSE]);
+    expect(back.code).toBe(7);
+    expect(back.stderr).toContain("80%: interrupted: the run was stopped while the line was measured in BASE");
   });
 
   test("compare fails a NEW line whose offered load was not sustained", async () => {

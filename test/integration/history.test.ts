@@ -93,6 +93,8 @@ describe("history", () => {
     expect(byTag.code).toBe(0);
     const byId = await runCli(["compare", `history:${c.runId}`, next.file, "--db", db, ...WIDE]);
     expect(byId.stdout).toContain(`(run ${c.runId},`);
+    // Named on purpose, a rejected run is still judged against, and the warning says what it is.
+    expect(byId.stderr).toContain(`BASE run ${c.runId} is rejected as a baseline`);
     // c's lines carry failed gates, not failed requests: the comparison itself passes.
     expect(byId.code).toBe(0);
   });
