@@ -21,10 +21,11 @@ export interface Load {
   value: number;
 }
 
-/** One probe: a pct at a load. */
+/** One probe: a pct at a load, and its place in the pct's search (0-based, in the order sent). */
 export interface Probe {
   pct: number;
   load: Load;
+  probe: number;
 }
 
 export interface CapacityIo {
@@ -60,11 +61,9 @@ export function outcomeOf(r: PctRecord): ProbeOutcome {
   return { cacheOk: cacheProven(r), pass: failed.length === 0 && problems.length === 0, failedGates: [...problems, ...failed], interrupted: r.interrupted };
 }
 
-/** The line with its place in the search: key order as every sweep line's. */
-const withProbe = (r: PctRecord, probe: number, runId: string, first: boolean): PctRecord =>
-  orderLine("sweep", { ...r, probe, run_id: runId, run: first ? r.run : undefined }) as PctRecord;
-
-export async function runCapacity(opts: CapacityOptions, io: CapacityIo, runId: string): Promise<CapacityOutcome> {
+export async function runCapacity(opts: CapacityOptions, io: CapacityIo): Promise<CapacityOutcome> {
+  // The session's run: its probe lines carry it (the engine's builder writes run_id, the probe axis and the header).
+  const runId = io.session.runId;
   const fromSend = (opts.run.gates ?? []).filter((g) => ["ttft", "tpot", "itl", "e2e"].includes(sampleFamilyOf(g.metric) ?? ""));
   if (opts.search === "rate" && opts.run.maxConcurrency > 0 && fromSend.length > 0) {
     log.warn(
@@ -74,15 +73,13 @@ export async function runCapacity(opts: CapacityOptions, io: CapacityIo, runId: 
     );
   }
   const lines: CapacityRecord[] = [];
-  let written = 0;
   for (const pct of opts.run.pcts) {
     if (io.signal?.aborted) return { lines, interrupted: true };
     const began = Date.now();
     let index = 0;
     let seen: PctRecord | null = null;
     const measured = async (load: Load): Promise<PctRecord> => {
-      const line = withProbe(await io.session.measure({ pct, load }), index++, runId, written === 0);
-      written++;
+      const line = await io.session.measure({ pct, load, probe: index++ });
       seen ??= line;
       io.probe(line);
       return line;

@@ -11,7 +11,6 @@ import type { CapacityOptions } from "../config/capacity-options.ts";
 import type { RunOptions } from "../config/options.ts";
 import type { CapacityRecord } from "../schema/lines.ts";
 import { noProgress } from "../engine/sink.ts";
-import { newRunId } from "../engine/run-info.ts";
 import type { PointSession } from "../engine/session.ts";
 import { outcomeOf, runCapacity, type Load, type Probe } from "../capacity/run-capacity.ts";
 import type { SearchResult } from "../capacity/search.ts";
@@ -73,9 +72,10 @@ async function openProbeSession(o: CapacityOptions, signal: AbortSignal): Promis
     for (const note of explainServerLimits(o.run, server)) log.warn(note);
   });
   return {
-    measure({ pct, load }) {
+    runId: session.runId,
+    measure({ pct, load, probe }) {
       what = `${pct}% ${load.search === "rate" ? (Number.isFinite(load.value) ? `${load.value} req/s` : "closed loop (estimate)") : `concurrency ${load.value}`}`;
-      return session.measure({ cell: { pct, workingSet: o.run.workingSets[0]! }, opts: probeOptions(o, pct, load) });
+      return session.measure({ cell: { pct, workingSet: o.run.workingSets[0]! }, opts: probeOptions(o, pct, load), probe });
     },
     close: () => session.close(),
   };
@@ -107,7 +107,7 @@ export async function capacity(opts: CapacityOptions): Promise<number> {
         if (file) guardedWrite("--output-file", file, () => appendJsonlLine(file, formatJsonl(line)));
       },
       signal: interrupt.signal,
-    }, newRunId());
+    });
     write(renderCapacityTable(lines));
     if (file) log.info(`JSONL results saved to ${file}`);
     return exitCodeOf(opts, outcome.lines, outcome.interrupted);

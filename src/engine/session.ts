@@ -10,6 +10,8 @@
 import type { PctRecord } from "../metrics/pct-record.ts";
 
 export interface PointSession<Point> {
+  /** The run every point of the session belongs to: each line's run_id and its evidence's. */
+  readonly runId: string;
   /** Measures one point: its line, summarized and judged, not yet written (the caller's sink writes it). */
   measure(point: Point): Promise<PctRecord>;
   /** Ends the session (the prompt worker, the shards): after the last point, and on every error. */

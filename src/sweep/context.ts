@@ -20,6 +20,8 @@ export interface SweepIo {
 /** Settled before the first line; no stage changes it (what changes between lines is SweepState, passed explicitly). */
 export interface SweepContext {
   opts: RunOptions;
+  /** A capacity probe's place in its search: the axis the engine's builder gives the line (absent in a sweep). */
+  probe?: number;
   io: SweepIo;
   backend: Backend;
   /** Control calls (flush, metrics) with the run's headers and interrupt. */

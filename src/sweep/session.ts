@@ -27,6 +27,8 @@ import { workloadHash } from "./shard-worker.ts";
 export interface CellPoint {
   cell: SweepCell;
   opts: RunOptions;
+  /** Its place in a capacity search (the line's `probe` axis). */
+  probe?: number;
 }
 
 export interface SweepSession extends PointSession<CellPoint> {
@@ -56,6 +58,7 @@ export async function openSweepSession(
   let state: SweepState = FIRST_LINE;
   return {
     ctx,
+    runId,
     async cell(cell) {
       const outcome = await runPct(cell, ctx, state);
       state = outcome.state;
@@ -66,7 +69,7 @@ export async function openSweepSession(
       // does), so probes differ only in their load; the prompts are resent, so no probe's ids carry over to the
       // next flush, and each probe is a point of its own (no TTFT fit across loads).
       const feed = prompts === null ? null : new PromptFeed(run.tokenizer.population, point.opts.seed);
-      const probeCtx: SweepContext = { ...ctx, opts: point.opts, prompts: feed, rng: new PyRandom(point.opts.seed) };
+      const probeCtx: SweepContext = { ...ctx, opts: point.opts, prompts: feed, rng: new PyRandom(point.opts.seed), probe: point.probe };
       try {
         const outcome = await runPct(point.cell, probeCtx, { ...state, probeIds: null, ttftFit: null });
         state = { ...outcome.state, probeIds: null };

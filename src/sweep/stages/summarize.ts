@@ -31,7 +31,7 @@ export interface MeasuredLine {
 export function summarizeMeasurement(input: MeasuredLine): PctSummary {
   const { plan, line, batch, reset, warm, measurement, ctx, state } = input;
   const spec = {
-    axes: { shared_prefix_pct: plan.pct, working_set: plan.workingSet, request_rate: line.rate, repeat: line.repeat ?? undefined },
+    axes: { shared_prefix_pct: plan.pct, working_set: plan.workingSet, request_rate: line.rate, repeat: line.repeat ?? undefined, probe: ctx.probe },
     prefixLen: plan.prefixLen,
     suffixLen: plan.suffixLen,
     promptLen: plan.promptLen,

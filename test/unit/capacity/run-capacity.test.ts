@@ -29,11 +29,16 @@ async function run(opts: CapacityOptions, capacityAt: (pct: number) => number, c
   const probes: PctRecord[] = [];
   const lines: CapacityRecord[] = [];
   let n = 0;
-  const outcome = await runCapacity(opts, {
-    session: { measure: async ({ pct, load }) => fakePoint(pct, load, capacityAt(pct), 2 * capacityAt(pct), cache(n++)), close: async () => {} },
-    probe: (l) => probes.push(l),
-    capacity: (l) => lines.push(l),
-  }, "outer");
+  // As the engine's session does: each line of its run, the probe's place as its axis, the run's header on its first.
+  const session = {
+    runId: "outer",
+    measure: async ({ pct, load, probe }: { pct: number; load: Load; probe: number }) => {
+      const { run, ...line } = fakePoint(pct, load, capacityAt(pct), 2 * capacityAt(pct), cache(n));
+      return { ...line, run_id: "outer", probe, ...(n++ === 0 ? { run } : {}) } as PctRecord;
+    },
+    close: async () => {},
+  };
+  const outcome = await runCapacity(opts, { session, probe: (l) => probes.push(l), capacity: (l) => lines.push(l) });
   return { probes, lines, outcome };
 }
 
