@@ -55,7 +55,9 @@ const QUIET_LOG: Entry = { args: ["--quiet"], proof: (o, b) => {
 /**
  * A client saturated for real: a thousand requests started at once keep its JS thread busy far beyond the 5 ms of
  * event-loop lag the self-check allows (measured 15-80 ms of its own work, on a loaded 2-core box and an idle one
- * alike). Both lines saturate; only --strict turns that into exit 5.
+ * alike) - most of the time: on a loaded box the OS may keep the JS thread waiting instead, which is not the client's own
+ * lag. So the flagged line is run again until its client saturated (at most three runs), and then it must exit 5;
+ * the line without --strict exits 0 whether or not its client saturated.
  */
 function strictEntry(kind: "run" | "demo" | "multiturn"): Entry {
   const burst = kind === "multiturn"
@@ -65,9 +67,10 @@ function strictEntry(kind: "run" | "demo" | "multiturn"): Entry {
     args: ["--strict", ...burst],
     vs: burst,
     server: kind === "demo" ? undefined : ["--itl-ms", "0", "--prefill-us-per-token", "0", "--ttft-base-ms", "0"],
+    until: (o) => o.lines("o.jsonl")[0]?.client_saturated === true,
     proof: (o, b) => {
       expect(b.code).toBe(0);
-      expect(b.lines("o.jsonl").map((l) => l.client_saturated)).toEqual([true]);
+      expect(o.lines("o.jsonl").map((l) => l.client_saturated)).toEqual([true]);
       expect(o.code).toBe(5);
     },
   };
