@@ -50,7 +50,7 @@ export async function runCapacitySearch(ctx: BenchContext): Promise<ScenarioResu
     const out = join(dir, `search-${slots}.jsonl`);
     try {
       const r = await runBounded([ctx.bin, "capacity", "--model", ctx.tokenizers.llama2, "--base-url", mock.url, "--total-tokens", String(TOTAL),
-        "--output-len", String(OUT), "--pcts", String(PCT), "--probe-requests", String(n), "--burstiness", "inf", "--settle", "0", "--quiet",
+        "--output-len", String(OUT), "--pcts", String(PCT), "--num-prompts", String(n), "--burstiness", "inf", "--settle", "0", "--quiet",
         "--start", String(Number((2 * truth).toPrecision(3))), "--precision", `${PRECISION * 100}%`, "--output-file", out,
         "--gate", `ttft_from_intended_p99_ms<=${ALONE_MS + SLACK_S * 1000}`], { timeoutMs: 300_000 });
       const line = readIfExists(out).split("\n").filter((l) => l.includes('"capacity"')).map((l) => parseJsonlLine(l)).find((l) => l.type === "capacity");

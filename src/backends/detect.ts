@@ -1,5 +1,5 @@
 /**
- * `--backend auto`: which engine is behind the URL, from the endpoints only it has (protocol.md §2.2, §3.3, §8):
+ * `--backend auto`: which engine is behind the URL, from the endpoints only it has (docs/protocol.md §2.2, §3.3, §8):
  *
  *   SGLang     GET /server_info (or /get_server_info), and GET /generate exists (405: it takes POST only);
  *   llama.cpp  GET /props answers with total_slots;

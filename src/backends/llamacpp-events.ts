@@ -1,5 +1,5 @@
 /**
- * Hot-path scanner of llama.cpp's native `POST /completion` stream (shared/docs/llamacpp.md, "Native POST
+ * Hot-path scanner of llama.cpp's native `POST /completion` stream (docs/llamacpp.md, "Native POST
  * /completion"; llama.cpp tools/server: server-context.cpp send_partial_response, server-task.cpp
  * to_json_non_oaicompat). Two kinds of event, and no `[DONE]`:
  *

@@ -1,5 +1,5 @@
 /**
- * llama.cpp's slot endpoints (protocol.md §8, shared/docs/llamacpp.md): GET /props (slot count, context per
+ * llama.cpp's slot endpoints (docs/protocol.md §8, docs/llamacpp.md): GET /props (slot count, context per
  * slot), GET /slots (one object per slot), POST /slots/{id}?action=erase (empties one slot's prompt cache; 501
  * unless the server was started with --slot-save-path), and one short non-streamed completion for the checks.
  */

@@ -1,5 +1,5 @@
 /**
- * llama.cpp's llama-server (protocol.md §8, shared/docs/llamacpp.md): OpenAI-compatible endpoints with token-id
+ * llama.cpp's llama-server (docs/protocol.md §8, docs/llamacpp.md): OpenAI-compatible endpoints with token-id
  * prompts (and the native /completion, whose stream carries the generated ids: multi-turn's), one prompt cache per slot (`-np`), token-granular (page size 1), cached tokens in
  * usage.prompt_tokens_details.cached_tokens and timings.cache_n.
  *

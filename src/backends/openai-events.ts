@@ -1,6 +1,6 @@
 /**
  * Hot-path scanner of one OpenAI-compatible stream chunk, `/v1/completions` or `/v1/chat/completions` (SGLang,
- * vLLM, llama.cpp; protocol.md §3, §7, §8).
+ * vLLM, llama.cpp; docs/protocol.md §3, §7, §8).
  *
  * Token counting: with `stream_options.continuous_usage_stats` every chunk carries the cumulative
  * `usage.completion_tokens`, which is used as is. Servers that ignore that option send no usage per chunk:

@@ -1,5 +1,5 @@
 /**
- * The fast reader of the chunk vLLM and SGLang send for every token (protocol.md §3.1, §3.2):
+ * The fast reader of the chunk vLLM and SGLang send for every token (docs/protocol.md §3.1, §3.2):
  *
  *   {"id":…,"object":"text_completion","created":…,"model":…,"choices":[{"index":0,"text":"…","logprobs":null,
  *    "finish_reason":null,…}],"usage":{"prompt_tokens":…,"total_tokens":…,"completion_tokens":…}}

@@ -1,6 +1,6 @@
 /**
  * vLLM and any other OpenAI-compatible server (`/v1/completions` with token ids, or `/v1/chat/completions`):
- * preflight, and the cache flush by vLLM's POST /reset_prefix_cache. Wire facts: shared/docs/protocol.md §3
+ * preflight, and the cache flush by vLLM's POST /reset_prefix_cache. Wire facts: docs/protocol.md §3
  * (completions), §3.3 (vLLM /reset_prefix_cache), §7 (quirks).
  */
 import { BenchError } from "../errors.ts";

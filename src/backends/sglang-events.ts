@@ -1,5 +1,5 @@
 /**
- * Hot-path scanner of one SGLang native `/generate` stream payload (protocol.md §1.3, §1.5).
+ * Hot-path scanner of one SGLang native `/generate` stream payload (docs/protocol.md §1.3, §1.5).
  *
  * Cumulative events carry the whole text so far, so JSON.parse of every event is O(n^2) over a request.
  * The scanner instead reads the two numbers it needs by a byte search from the END of the payload:

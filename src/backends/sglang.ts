@@ -1,6 +1,6 @@
 /**
  * SGLang native API outside the hot path: request bodies, preflight, cache flush.
- * Wire facts: shared/docs/protocol.md §1 (/generate), §2.1 (/flush_cache), §2.2 (info endpoints).
+ * Wire facts: docs/protocol.md §1 (/generate), §2.1 (/flush_cache), §2.2 (info endpoints).
  */
 import { BenchError } from "../errors.ts";
 import type { BodyTemplate } from "./body.ts";

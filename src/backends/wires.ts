@@ -3,7 +3,7 @@
  * around its prompt), and the hot-path reading of its stream. Which engine is behind the URL (flush, preflight,
  * extra body keys) is the engine's business (engine.ts); a Backend is one engine speaking one wire.
  *
- * - generate: SGLang's native /generate, token ids, cumulative or delta text (protocol.md §1);
+ * - generate: SGLang's native /generate, token ids, cumulative or delta text (docs/protocol.md §1);
  * - completions: OpenAI /v1/completions, token ids, text deltas (§3, §8);
  * - chat: OpenAI /v1/chat/completions, the prompt as the text its ids decode to, content deltas;
  * - completion: llama.cpp's native /completion, token ids in, content deltas and the generated ids out (§8).

@@ -11,7 +11,8 @@ import { parseGates } from "../gates/parse.ts";
 import { checkGatesMatchPlan } from "../gates/plan.ts";
 import { plannedSweepAxes } from "../schema/axes.ts";
 import { checkSearchGates } from "../capacity/gate-direction.ts";
-import { oneOf, parseIntFlag, parseRunOptions, str, type RawFlags } from "./options.ts";
+import { oneOf, parseIntFlag, str, type RawFlags } from "./flag-values.ts";
+import { parseRunOptions } from "./options.ts";
 
 const NUMBER = String.raw`[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?`;
 const REQUIRE_RE = new RegExp(`^(${NUMBER})(?:@pct(${GATE_OPS.join("|")}|=)(${NUMBER}))?$`);
@@ -82,19 +83,19 @@ export function requirementApplies(req: CapacityRequirement, pct: number): boole
 /** Turns raw `warmbench capacity` flags into CapacityOptions, or throws one UsageError naming the flag. */
 export function parseCapacityOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env): CapacityOptions {
   const search = oneOf(raw, "search", SEARCH_MODES, c.search);
-  const probeRequestsRaw = str(raw, "probe-requests");
-  const durationRaw = str(raw, "probe-duration");
+  const probeRequestsRaw = str(raw, "num-prompts");
+  const durationRaw = str(raw, "duration");
   if (search === "concurrency") {
-    for (const flag of ["max-concurrency", "burstiness", "probe-duration"]) {
+    for (const flag of ["max-concurrency", "burstiness", "duration"]) {
       if (raw[flag] !== undefined) throw new UsageError(`--${flag}: a concurrency search runs a closed loop at the concurrency it probes, so --${flag} would do nothing`);
     }
   }
-  if (durationRaw !== undefined && probeRequestsRaw !== undefined) throw new UsageError("--probe-duration: --probe-requests is the other way to size a probe; give one of them");
-  const probeRequests = parseIntFlag("probe-requests", probeRequestsRaw ?? String(c.probeRequests), 1);
+  if (durationRaw !== undefined && probeRequestsRaw !== undefined) throw new UsageError("--duration: --num-prompts is the other way to size a probe; give one of them");
+  const probeRequests = parseIntFlag("num-prompts", probeRequestsRaw ?? String(c.probeRequests), 1);
   const workingSet = str(raw, "working-set");
   if (workingSet !== undefined && workingSet.includes(",")) throw new UsageError(`--working-set ${workingSet}: a capacity search probes one working-set size (run one search per size)`);
   // The workload through run's parser: the load and the gates are the search's, so they are left to it.
-  const { gate: _g, "gates-file": _f, ...workload } = raw;
+  const { gate: _g, "gates-file": _f, duration: _d, ...workload } = raw;
   const run = parseRunOptions(
     {
       ...workload,
@@ -117,7 +118,7 @@ export function parseCapacityOptions(raw: RawFlags, env: Record<string, string |
     run: { ...run, gates },
     search,
     probeRequests,
-    probeDurationS: durationRaw === undefined ? null : parsePositiveSeconds("probe-duration", durationRaw),
+    probeDurationS: durationRaw === undefined ? null : parsePositiveSeconds("duration", durationRaw),
     precision: parsePrecision(str(raw, "precision") ?? c.precision),
     confirm: parseIntFlag("confirm", str(raw, "confirm") ?? String(c.confirm), 1, 10),
     start,

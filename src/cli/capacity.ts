@@ -39,7 +39,7 @@ export const capacityCommand = warmbenchCommand("capacity", "Find the highest lo
 /** The probe's run options: one pct, one line at the probe's load, nothing written by the sweep itself. */
 export function probeOptions(o: CapacityOptions, pct: number, load: Load): RunOptions {
   const rate = load.search === "rate" && Number.isFinite(load.value) ? load.value : Infinity;
-  // --probe-duration: the rate's arrivals over that time, at least one request.
+  // --duration: the rate's arrivals over that time, at least one request.
   const numPrompts = o.probeDurationS !== null && Number.isFinite(rate) ? Math.max(1, Math.round(rate * o.probeDurationS)) : o.probeRequests;
   return {
     ...o.run,

@@ -1,8 +1,8 @@
 /** What every warmbench command shares: citty's definition from the declarations, --verbose, the exit code. */
 import { escapeControls } from "../terminal-text.ts";
 import { defineCommand, type CommandDef } from "citty";
-import type { CommandName } from "../config/flags/index.ts";
-import type { RawFlags } from "./options.ts";
+import type { CommandName } from "../config/flags/types.ts";
+import type { RawFlags } from "./flag-values.ts";
 import { log } from "../log.ts";
 import { argsOf } from "./flags.ts";
 

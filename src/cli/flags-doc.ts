@@ -3,7 +3,8 @@
  * writes it; a test fails when the committed file and the declarations disagree.
  */
 import { writeFileSync } from "node:fs";
-import { COMMAND_NAMES, defaultText, type FlagSpec } from "../config/flags/index.ts";
+import { COMMAND_NAMES, type FlagSpec } from "../config/flags/types.ts";
+import { defaultText } from "../config/flags/index.ts";
 import { flagsOf } from "./flags.ts";
 import { SUBCOMMANDS } from "./main.ts";
 

@@ -4,7 +4,7 @@
  * unknown flags silently) and abbreviations are expanded; citty's own complaints become usage errors (exit 2).
  */
 import { defineCommand, runCommand as runCitty, showUsage, type CommandDef } from "citty";
-import { COMMAND_NAMES, type CommandName } from "../config/flags/index.ts";
+import { COMMAND_NAMES, type CommandName } from "../config/flags/types.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { write } from "./command.ts";

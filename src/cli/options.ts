@@ -20,7 +20,6 @@ import {
 } from "./flag-values.ts";
 
 // The value parsers live in flag-values.ts; the commands import them from here with the option sets they build.
-export { oneOf, parseBaseUrl, parseIntFlag, parseNumberFlag, parsePcts, parseRequestRates, parseWorkingSets, str, type RawFlags } from "./flag-values.ts";
 
 /** Turns raw `warmbench run` flags into RunOptions, or throws one UsageError naming the flag. */
 export function parseRunOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env): RunOptions {

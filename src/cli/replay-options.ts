@@ -5,9 +5,11 @@
  */
 import { UsageError } from "../errors.ts";
 import { BACKENDS, RUN_DEFAULTS } from "../config/options.ts";
-import { REPLAY_DEFAULTS as r, type AnalyzeOptions, type ReplayOptions } from "../replay/options.ts";
+import { REPLAY_DEFAULTS as r } from "../config/flags/replay.ts";
+import { type AnalyzeOptions, type ReplayOptions } from "../replay/options.ts";
 import type { TraceOptions } from "../replay/trace.ts";
-import { oneOf, parseIntFlag, parseServerTarget, parseNumberFlag, parseSharedTail, str, type RawFlags } from "./options.ts";
+import { oneOf, parseIntFlag, parseNumberFlag, str, type RawFlags } from "./flag-values.ts";
+import { parseServerTarget, parseSharedTail } from "./options.ts";
 
 const optionalInt = (raw: RawFlags, flag: string, min: number): number | null => {
   const v = str(raw, flag);
@@ -27,7 +29,7 @@ function traceOptions(raw: RawFlags): TraceOptions {
     skipInvalid: raw["skip-invalid"] === true,
     startS: parseNumberFlag("start", str(raw, "start") ?? "0", 0),
     durationS: durationRaw === undefined ? null : positiveNumber(raw, "duration", 0),
-    limit: optionalInt(raw, "limit", 1),
+    limit: optionalInt(raw, "num-prompts", 1),
   };
 }
 

@@ -4,7 +4,7 @@
  *
  * Deliberate departures from a full EventSource parser:
  * - Payloads are dispatched per `data:` line, not per blank-line-terminated event. SGLang and vLLM both
- *   send exactly one compact JSON document per data line (protocol.md §1.3), so joining multi-line data
+ *   send exactly one compact JSON document per data line (docs/protocol.md §1.3), so joining multi-line data
  *   with "\n" would only cost a copy.
  * - `event:`, `id:`, `retry:`, comments (`:`), unknown fields and blank lines are ignored, as are empty
  *   data lines. A line is never length-limited: cumulative SGLang events grow to hundreds of KB.

@@ -1,7 +1,7 @@
 /**
  * One streamed generation request -> one RequestRecord, for any Backend (SGLang native, OpenAI-compatible).
  * Metric definitions follow async_request_sglang_generate of bench_warm_cache.py, with the fixes of
- * protocol.md §7 (TTFT keyed on the server's token count, not on text; failures inside a 200 stream are
+ * docs/protocol.md §7 (TTFT keyed on the server's token count, not on text; failures inside a 200 stream are
  * failures).
  */
 import type { FailureKind, RequestRecord } from "../schema/record.ts";
@@ -14,9 +14,6 @@ import { finishRecord, newStreamState, onTokenEvent, onUsageEvent, type StreamSt
 import { abortMessage, emptyRecord, fail, type StreamRequest } from "./stream-request.ts";
 
 // The request's parts live by job in stream-request.ts, stream-events.ts and fetch-errors.ts; their callers import them here.
-export { errorText, isConnectError } from "./fetch-errors.ts";
-export { resolveGeneratedText } from "./stream-events.ts";
-export type { StreamRequest } from "./stream-request.ts";
 
 /** Sends the request and measures it; never throws, every failure is a field of the record. */
 export async function streamRequest(req: StreamRequest): Promise<RequestRecord> {

@@ -28,7 +28,7 @@ export interface CapacityOptions {
   run: RunOptions;
   search: SearchMode;
   probeRequests: number;
-  /** --probe-duration (rate only): arrivals per probe last this long instead of a request count. */
+  /** --duration (rate only): arrivals per probe last this long instead of a request count. */
   probeDurationS: number | null;
   /** A fraction (0.05). */
   precision: number;

@@ -8,11 +8,9 @@
 import type { JobMessage } from "../shard/messages.ts";
 import type { ShardGroup } from "../shard/group.ts";
 import { uniteShards } from "../shard/report.ts";
-import type { ShardsReport } from "../schema/line-parts.ts";
+import type { ShardsReport } from "../schema/nested.ts";
 import type { SendResult } from "./send.ts";
 
-export { startShardGroup, type ShardGroup } from "../shard/group.ts";
-export { uniteShards, type ShardUnion } from "../shard/report.ts";
 
 /** How far ahead of now the shards are told to start a point: time for "go" to reach every one of them. */
 const GO_LEAD_MS = 20;

@@ -3,12 +3,13 @@
  * server's cache counters around them: what summarize.ts makes a line of.
  */
 import { log } from "../log.ts";
-import type { Control } from "../backends/types.ts";
+import type { Control } from "../backends/http.ts";
 import { hitRateBetween, scrapeCacheCounters } from "../client/prometheus.ts";
 import type { RequestRecord } from "../schema/record.ts";
-import type { ShardsReport } from "../schema/line-parts.ts";
+import type { ShardsReport } from "../schema/nested.ts";
 import type { ClientHealth } from "../metrics/self-check.ts";
-import { sendAcrossShards, type ShardGroup, type ShardJob } from "./gather.ts";
+import { sendAcrossShards, type ShardJob } from "./gather.ts";
+import { type ShardGroup } from "../shard/group.ts";
 import type { RequestContext } from "./request.ts";
 import { send, sourceFilled, type SendOptions, type SendResult } from "./send.ts";
 

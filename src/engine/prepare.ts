@@ -7,7 +7,8 @@ import { controlHeaders } from "../config/options.ts";
 import { log } from "../log.ts";
 import type { RunOptions } from "../config/options.ts";
 import { resolveBackend, type EndpointNeeds } from "../backends/index.ts";
-import type { Backend, Control, EngineInfo, ServerProfile } from "../backends/types.ts";
+import type { Backend, EngineInfo, ServerProfile } from "../backends/types.ts";
+import type { Control } from "../backends/http.ts";
 import { loadTokenizer, type LoadedTokenizer } from "../workload/tokenizer.ts";
 
 /** The options prepareRun reads. */

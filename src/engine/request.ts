@@ -3,9 +3,11 @@
  * control requests (canary, probe, warm) the engine sends around a measurement.
  */
 import { interruptedError } from "../interrupt.ts";
-import type { Backend, Control, ServerProfile } from "../backends/types.ts";
+import type { Backend, ServerProfile } from "../backends/types.ts";
+import type { Control } from "../backends/http.ts";
 import type { RequestBody } from "../client/request-body.ts";
-import { streamRequest, type StreamRequest } from "../client/stream.ts";
+import { streamRequest } from "../client/stream.ts";
+import { type StreamRequest } from "../client/stream-request.ts";
 import type { RunOptions } from "../config/options.ts";
 import type { RequestRecord } from "../schema/record.ts";
 

@@ -1,6 +1,6 @@
 /** The run's identity and its description (written once, in its first line), the same for every producer. */
 import type { Backend, ServerProfile } from "../backends/types.ts";
-import type { RunInfo } from "../metrics/pct-record.ts";
+import type { RunInfo } from "../schema/nested.ts";
 import { VERSION } from "../version.ts";
 import { redactSecrets } from "./redact.ts";
 

@@ -3,7 +3,8 @@
  * every kind of line: the scope is matched on the line's axes and the metric is looked up by key.
  */
 import { axesLabel, axesOf, type LineAxes } from "../schema/axes.ts";
-import type { Gate, GateResult } from "../schema/gate.ts";
+import type { Gate } from "../schema/gate.ts";
+import type { GateResult } from "../schema/nested.ts";
 import { judgeEvidence } from "../metrics/evidence-check.ts";
 import { gateApplies, holds } from "./parse.ts";
 

@@ -6,7 +6,7 @@ import { compareMetric } from "../compare/metrics.ts";
 import { field, type CompareLine } from "../compare/lines.ts";
 import { ROUND_SHAPE } from "../compare/pairing.ts";
 import { axesOf, isRoundAxes, labelOf } from "../schema/axes.ts";
-import type { GateResult } from "../schema/gate.ts";
+import type { GateResult } from "../schema/nested.ts";
 import { judgeEvidence } from "../metrics/evidence-check.ts";
 
 /** The key metrics kept as columns of `lines`, read as compare reads them (percentiles from the HDR histograms). */

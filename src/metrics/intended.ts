@@ -1,5 +1,5 @@
 /**
- * Latency from the intended send time (coordinated omission, peers.md §b8): the script's TTFT and E2E start when a
+ * Latency from the intended send time (coordinated omission, docs/peers.md §b8): the script's TTFT and E2E start when a
  * request is actually sent, so a client that waits for a free slot, or a server so slow that sending falls behind,
  * hides that wait. These series start at the request's intended time instead (its arrival in an open-loop run, the
  * moment a slot was free in a closed loop), beside the client's own queueing (schedule lag = actual - intended) and

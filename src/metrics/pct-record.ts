@@ -7,7 +7,6 @@
 import { OWN_KEYS, SCRIPT_KEYS, type SweepRecord } from "../schema/lines.ts";
 import { isNumericKey, NUMERIC_KEYS, type NumericPctKey } from "../schema/keys.ts";
 
-export type { PromptDrift, RunEngine, RunInfo } from "../schema/nested.ts";
 export { isNumericKey, NUMERIC_KEYS, OWN_KEYS, SCRIPT_KEYS, type NumericPctKey };
 
 export type ScriptKey = (typeof SCRIPT_KEYS)[number];

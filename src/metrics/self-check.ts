@@ -1,6 +1,6 @@
 /**
  * The client's own health during a run: event-loop lag and the CPU of the thread that stamps every event. A
- * benchmark client that is itself saturated reports its own queueing as server latency (peers.md §c1), so the run
+ * benchmark client that is itself saturated reports its own queueing as server latency (docs/peers.md §c1), so the run
  * says when that happened - and blames only what the client can be blamed for: the JS thread, not a server or
  * another program sharing the process or the box, and not Bun's HTTP thread, which is reported apart.
  *

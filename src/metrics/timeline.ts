@@ -8,7 +8,6 @@ import type { RequestRecord } from "../schema/record.ts";
 import type { Timeline } from "../schema/timeline-shape.ts";
 import { decodeSeries, encodeSeries, SERIES_NAMES, SERIES_UNITS, type SeriesName } from "./timeline-codec.ts";
 
-export type { SteadyState, Timeline } from "../schema/timeline-shape.ts";
 
 /** A timeline as numbers: one array per series, one value per bucket (null: nothing to average). */
 export type TimelineData = { bucket_s: number } & { [K in SeriesName]: K extends "ttft_ms" | "itl_ms" | "cached_pct" ? (number | null)[] : number[] };

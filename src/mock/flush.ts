@@ -1,5 +1,5 @@
 /**
- * Cache resets. GET|POST /flush_cache as SGLang >= 0.5.10 (protocol.md §2.1): flush only when nothing
+ * Cache resets. GET|POST /flush_cache as SGLang >= 0.5.10 (docs/protocol.md §2.1): flush only when nothing
  * is running or queued; with ?timeout=S wait up to S seconds for that; one flush at a time.
  * POST /reset_prefix_cache as vLLM with VLLM_SERVER_DEV_MODE=1 (§3.3): 200 {"success": bool}.
  * --flush-fail-first and --flush-lies make both misbehave.

@@ -1,5 +1,5 @@
 /**
- * Validation of a /generate body, mirroring where SGLang rejects what (protocol.md §1.1, §1.2, §1.5):
+ * Validation of a /generate body, mirroring where SGLang rejects what (docs/protocol.md §1.1, §1.2, §1.5):
  * body-shape problems are pydantic errors (400 before any stream), semantic ones are ValueErrors
  * (400 non-streaming, 200 + error event when streaming). The mock's own code: nothing shared with the client.
  */

@@ -1,4 +1,4 @@
-/** Bodies of the mock's informational endpoints, shaped like SGLang's (protocol.md §2.2). */
+/** Bodies of the mock's informational endpoints, shaped like SGLang's (docs/protocol.md §2.2). */
 import type { MockOptions } from "./options.ts";
 
 /** The version the mock reports; "-mock" so nobody mistakes it for a real server. */

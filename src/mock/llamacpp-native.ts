@@ -1,5 +1,5 @@
 /**
- * llama.cpp's native POST /completion stream for the mock's llamacpp personality (shared/docs/llamacpp.md, "Native
+ * llama.cpp's native POST /completion stream for the mock's llamacpp personality (docs/llamacpp.md, "Native
  * POST /completion"): one partial event per generated token, `{"index":0,"content":<its text>,"tokens":[<its id>]
  * (with return_tokens, else []),"stop":false,"id_slot":-1,"tokens_predicted":N,"tokens_evaluated":P}`, then the final
  * `"stop": true` event (content "" and tokens [] when streamed, the totals, stop_type, tokens_cached and timings with

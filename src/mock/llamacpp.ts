@@ -1,5 +1,5 @@
 /**
- * llama-server's own endpoints for the mock's llamacpp personality (protocol.md §8, shared/docs/llamacpp.md):
+ * llama-server's own endpoints for the mock's llamacpp personality (docs/protocol.md §8, docs/llamacpp.md):
  * GET /props, GET /slots, POST /slots/{id}?action=erase (501 without --slot-save-path), GET /v1/models with its
  * `meta`, GET /health, and /metrics under llamacpp:* names.
  */

@@ -1,6 +1,6 @@
 /**
  * GET /metrics: Prometheus text with the counters a prefix-cache study reads, under both SGLang's and
- * vLLM's names (protocol.md §2.2, §3.3). Counted when a request finishes prefill, warm requests included.
+ * vLLM's names (docs/protocol.md §2.2, §3.3). Counted when a request finishes prefill, warm requests included.
  */
 
 import type { CacheHit } from "./tiered-cache.ts";

@@ -1,5 +1,5 @@
 /**
- * How the mock writes OpenAI-style streams, per server (protocol.md §3.2, §8; shared/docs/llamacpp.md):
+ * How the mock writes OpenAI-style streams, per server (docs/protocol.md §3.2, §8; docs/llamacpp.md):
  *
  * - vLLM (and SGLang's OpenAI server): completions chunks with optional usage on every chunk
  *   (continuous_usage_stats) and a final usage chunk with `choices: []` (include_usage); chat streams open with a

@@ -1,5 +1,5 @@
 /**
- * Validation of a POST /v1/completions body as vLLM checks it (protocol.md §3.2), for token-id prompts
+ * Validation of a POST /v1/completions body as vLLM checks it (docs/protocol.md §3.2), for token-id prompts
  * only, and of a POST /v1/chat/completions body, whose messages become ids through the mock's chat template and
  * tokenizer (chat-template.ts). Errors use vLLM's envelope {"error":{message,type,param,code}}. llama.cpp's
  * id_slot and cache_prompt are read too.

@@ -1,6 +1,6 @@
 /**
  * What the mock "generates" and how it reports it: deterministic output tokens and SGLang-shaped
- * payloads (protocol.md §1.3), built as whole objects whose key order matches SGLang's meta_info.
+ * payloads (docs/protocol.md §1.3), built as whole objects whose key order matches SGLang's meta_info.
  * The mock never emits EOS, so every request runs to max_new_tokens whatever ignore_eos says.
  */
 

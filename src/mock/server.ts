@@ -28,7 +28,6 @@ import { MockScheduler } from "./scheduler.ts";
 import { TruthLog } from "./truth.ts";
 import type { MockStats } from "./types.ts";
 
-export type { MockStats, ReceivedRequest } from "./types.ts";
 
 /** The version a vLLM-personality mock reports at /version; "-mock" so nobody mistakes it for a real server. */
 export const MOCK_VLLM_VERSION = "0.11.0-mock";

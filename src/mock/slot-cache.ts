@@ -1,5 +1,5 @@
 /**
- * llama.cpp's prompt cache, as llama-server v0.5.0 keeps it (shared/docs/llamacpp.md, server-context.cpp
+ * llama.cpp's prompt cache, as llama-server v0.5.0 keeps it (docs/llamacpp.md, server-context.cpp
  * get_available_slot): one cache per slot, token-granular, and optionally the host-RAM prompt cache (--cache-ram).
  *
  * - A request pinned to a slot (id_slot, wrapping modulo the slot count) waits for that slot. Otherwise it takes

@@ -1,7 +1,8 @@
 /** What every part of a multi-turn run shares, settled once before the first turn. */
-import type { Backend, Control, ServerProfile } from "../backends/types.ts";
+import type { Backend, ServerProfile } from "../backends/types.ts";
+import type { Control } from "../backends/http.ts";
 import type { MultiturnOptions } from "../config/options.ts";
-import type { RunInfo } from "../metrics/pct-record.ts";
+import type { RunInfo } from "../schema/nested.ts";
 import type { LoadedTokenizer } from "../workload/tokenizer.ts";
 import type { MultiturnSink } from "./sink.ts";
 

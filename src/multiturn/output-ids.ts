@@ -1,13 +1,13 @@
 /**
  * The ids a turn's answer adds to its conversation: the server's own output ids where the stream carries them
- * (SGLang native `output_ids`, cumulative or delta as the server's text, protocol.md §1.3; llama.cpp native
+ * (SGLang native `output_ids`, cumulative or delta as the server's text, docs/protocol.md §1.3; llama.cpp native
  * `tokens`, one streamed token's id per event), checked against the server's completion count; otherwise the text
  * re-tokenized with the run's tokenizer, and the turn's successors flagged approximate (the server may have
  * tokenized its answer differently). llama.cpp never streams the id of a token whose text ends inside a UTF-8
  * character (llamacpp-events.ts): its ids then fall short of the count, and the turn is approximate too.
  */
 import type { Backend } from "../backends/types.ts";
-import { resolveGeneratedText } from "../client/stream.ts";
+import { resolveGeneratedText } from "../client/stream-events.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import type { LoadedTokenizer } from "../workload/tokenizer.ts";
 

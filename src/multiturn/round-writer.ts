@@ -9,7 +9,7 @@ import { guardedWrite } from "../write-guard.ts";
 import { log } from "../log.ts";
 import { nowMs } from "../client/clock.ts";
 import { hitRateBetween, scrapeCacheCounters, type CacheCounters } from "../client/prometheus.ts";
-import { resolveGeneratedText } from "../client/stream.ts";
+import { resolveGeneratedText } from "../client/stream-events.ts";
 import type { RoundRecord } from "../schema/lines.ts";
 import { startClientMonitor, describeSaturation, type ClientHealth, type ClientMonitor } from "../metrics/self-check.ts";
 import type { MultiturnContext } from "./context.ts";

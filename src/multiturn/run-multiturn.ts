@@ -22,7 +22,6 @@ import { RoundWriter, type MultiturnOutcome } from "./round-writer.ts";
 import { conversationHash, RoundShards } from "./shards.ts";
 import { conversationsOf, drawSystemPrompts, inFlightOf, turnHooks } from "./turns.ts";
 
-export type { MultiturnOutcome } from "./round-writer.ts";
 
 export async function runMultiturn(opts: MultiturnOptions, io: MultiturnIo, placement: Placement = { kind: "single" }): Promise<MultiturnOutcome> {
   const { ctl, tokenizer, backend, server } = await prepareRun(opts, io.signal, { outputIds: true });

@@ -7,10 +7,10 @@
 import { createHash } from "node:crypto";
 import type { MultiturnOptions } from "../config/options.ts";
 import type { ClientHealth } from "../metrics/self-check.ts";
-import type { ReleasedJob } from "../shard/coordinator.ts";
+import type { ReleasedJob } from "../shard/coordinator-types.ts";
 import type { ShardGroup } from "../shard/group.ts";
 import { uniteShards } from "../shard/report.ts";
-import type { ShardsReport } from "../schema/line-parts.ts";
+import type { ShardsReport } from "../schema/nested.ts";
 import type { TurnResult } from "./summarize-round.ts";
 import { fromWireTurn } from "./turns.ts";
 

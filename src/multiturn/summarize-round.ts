@@ -18,7 +18,7 @@ import { buildTimeline } from "../metrics/timeline.ts";
 import type { MultiturnContext } from "./context.ts";
 import type { TurnPlan } from "./conversation.ts";
 import { evaluateGates } from "../gates/evaluate.ts";
-import type { ShardsReport } from "../schema/line-parts.ts";
+import type { ShardsReport } from "../schema/nested.ts";
 
 /** One turn as it ended. */
 export interface TurnResult {

@@ -5,7 +5,8 @@
  */
 import type { BodyTemplate } from "../backends/body.ts";
 import { bodyFromParts } from "../backends/body.ts";
-import { resolveGeneratedText, streamRequest } from "../client/stream.ts";
+import { resolveGeneratedText } from "../client/stream-events.ts";
+import { streamRequest } from "../client/stream.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import { turnRequestIdOf } from "../engine/request-id.ts";
 import { toWireRecord, type WireRecord } from "../shard/messages.ts";

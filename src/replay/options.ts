@@ -2,7 +2,6 @@
 import type { RunOptions } from "../config/options.ts";
 import type { TraceOptions } from "./trace.ts";
 
-export { REPLAY_DEFAULTS } from "../config/flags/replay.ts";
 
 export type ReplayOptions = Omit<RunOptions, "numPrompts" | "totalTokens" | "outputLen" | "pcts" | "workingSets" | "requestRates" | "burstiness" | "durationS" | "gates" | "workers" | "shard" | "coordinator"> & {
   tracePath: string;

@@ -2,7 +2,8 @@
  * Latency distributions read back from a pct line's HDR histograms (`hdr`, microseconds): percentiles for
  * `compare` and CDF points for the HTML report. Exact to HDR's 3 significant digits.
  */
-import { decodeHistogram, type Histogram } from "../metrics/histograms.ts";
+import { decodeHistogram } from "../metrics/histograms.ts";
+import type { Histogram } from "hdr-histogram-js";
 import type { PctHistograms } from "../metrics/summarize.ts";
 
 /** The latency series a pct line keeps a histogram of, by their names in `hdr` without `_us`. */

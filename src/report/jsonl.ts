@@ -7,9 +7,6 @@
  * (JSON.stringify would silently write null) and parseJsonlLine turns them back into numbers, touching
  * only tokens outside string literals.
  */
-import { accessSync, closeSync, constants, fsyncSync, openSync, statSync, unlinkSync, writeSync } from "node:fs";
-import { dirname, resolve } from "node:path";
-import { UsageError } from "../errors.ts";
 
 /** Non-ASCII escaped as \uXXXX, as Python's default ensure_ascii=True. */
 function quoteString(s: string): string {

@@ -4,7 +4,7 @@
  * differ between any two launches of the same thing (ports, start times, random seeds, live counters) and output
  * paths never make a label.
  */
-import type { RunInfo } from "../metrics/pct-record.ts";
+import type { RunInfo } from "../schema/nested.ts";
 
 /** Last path segments that change from launch to launch or name where output went, never what was measured. */
 const VOLATILE_KEYS = new Set([

@@ -2,7 +2,8 @@
  * The intended-time figures of merged sweep lines (a round line has none): means exact (weighted by each line's
  * count), the rest from the merged histograms, the achieved rates added up (the runs sent side by side).
  */
-import { createLatencyHistogram, encodeHistogram, type Histogram } from "../metrics/histograms.ts";
+import { createLatencyHistogram, encodeHistogram } from "../metrics/histograms.ts";
+import type { Histogram } from "hdr-histogram-js";
 import type { IntendedHistograms, IntendedMetrics } from "../metrics/intended.ts";
 import type { LatencyStats } from "../metrics/script-metrics.ts";
 import { mergedHistogram, num, pctMs, pooled, sum } from "./merge-math.ts";

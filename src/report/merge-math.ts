@@ -3,7 +3,8 @@
  * each line's counts, merged HDR histograms for the percentiles, and the small unions (error buckets, counts, tiers,
  * verdicts). Pure.
  */
-import { createLatencyHistogram, decodeHistogram, type Histogram } from "../metrics/histograms.ts";
+import { createLatencyHistogram, decodeHistogram } from "../metrics/histograms.ts";
+import type { Histogram } from "hdr-histogram-js";
 import type { CacheStatus } from "../metrics/cache-check.ts";
 import type { CachedTokensByTier } from "../metrics/cache-tiers.ts";
 import type { ErrorEntry } from "../metrics/summarize.ts";

@@ -5,7 +5,8 @@
  * merged by accident.
  */
 import { UsageError } from "../errors.ts";
-import { encodeHistogram, decodeHistogram, type Histogram } from "../metrics/histograms.ts";
+import { encodeHistogram, decodeHistogram } from "../metrics/histograms.ts";
+import type { Histogram } from "hdr-histogram-js";
 import { fitFromMoments, mergeTtftMoments, type TtftMoments } from "../metrics/ttft-model.ts";
 import type { CacheStatus } from "../metrics/cache-check.ts";
 import type { CachedTokensByTier } from "../metrics/cache-tiers.ts";

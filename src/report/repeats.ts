@@ -4,7 +4,7 @@
  */
 import { meanInterval } from "../metrics/intervals.ts";
 import { labelOf } from "../schema/axes.ts";
-import type { GateResult } from "../schema/gate.ts";
+import type { GateResult } from "../schema/nested.ts";
 import { formatCell, renderTextTable } from "./text-table.ts";
 
 /** The metrics every repeated line is summarized by (a gated metric is added to them). */

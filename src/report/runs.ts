@@ -3,7 +3,7 @@ import { formatRate } from "./line-label.ts";
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { UsageError } from "../errors.ts";
-import type { RunInfo } from "../metrics/pct-record.ts";
+import type { RunInfo } from "../schema/nested.ts";
 import type { TtftModel } from "../metrics/ttft-model.ts";
 import type { CapacityLine, LineKind } from "../schema/lines.ts";
 import type { PctLine } from "../metrics/pct-record.ts";

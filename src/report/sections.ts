@@ -4,7 +4,7 @@
  */
 import { hdrCdf, type HdrSeries } from "./hdr-stats.ts";
 import type { ReportRun } from "./runs.ts";
-import { allPcts, cacheTable, distributionTable, lineAt, modelTable, pctTable, type ReportTable } from "./tables.ts";
+import { allPcts, cacheTable, distributionTable, lineAt, modelTable, pctTable } from "./tables.ts";
 import type { PctLine } from "../metrics/pct-record.ts";
 import { points, type AxisData, type ChartData, type DatasetData, type ReportSection, type SeriesRun } from "./chart-data.ts";
 import { roundSections } from "./round-sections.ts";
@@ -14,7 +14,6 @@ import { groupsOf } from "./curves.ts";
 import { timelineSections } from "./timeline-sections.ts";
 import { capacitySections } from "./capacity-sections.ts";
 
-export type { AxisData, ChartData, DatasetData, Point, ReportSection, SeriesRun } from "./chart-data.ts";
 
 const PCT_AXIS: AxisData = { title: "shared prefix (%)", type: "linear", min: 0, max: 100 };
 

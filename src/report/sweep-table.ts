@@ -2,7 +2,7 @@
  * The console's gate sections and the table printed after a sweep's last pct: pure, from pct lines alone, so
  * `warmbench report` prints them again byte for byte from the file.
  */
-import type { GateResult } from "../schema/gate.ts";
+import type { GateResult } from "../schema/nested.ts";
 import { formatCell, renderTextTable } from "./text-table.ts";
 import { lineLabel, type LineCell } from "./line-label.ts";
 

@@ -5,7 +5,8 @@
  * beside its whole-line figures, and the drawn line's buckets.
  */
 import { labelOf } from "../schema/axes.ts";
-import { unpackTimeline, type SteadyState, type Timeline, type TimelineData } from "../metrics/timeline.ts";
+import { unpackTimeline, type TimelineData } from "../metrics/timeline.ts";
+import { type SteadyState, type Timeline } from "../schema/timeline-shape.ts";
 import type { DatasetData, ReportSection, SeriesRun } from "./chart-data.ts";
 import { groupsOf, valueOf, type AnyLine } from "./curves.ts";
 import { formatCell } from "./text-table.ts";

@@ -27,4 +27,3 @@ export interface Gate {
 }
 
 // Their shapes are part of the line format: declared once, with the schema's descriptions, in nested.ts.
-export type { GateResult } from "./nested.ts";

@@ -10,7 +10,6 @@ import { Link, LINK_HANDLERS } from "./link.ts";
 import { parseShardMessage, PROTOCOL_VERSION, type JobMessage, type RecordsMessage } from "./messages.ts";
 import { ShardFailure, type CoordinatorOptions, type JobResults, type ReleasedJob, type ShardPeer } from "./coordinator-types.ts";
 
-export { ShardFailure, type CoordinatorOptions, type JobResults, type ListenAddress, type ReleasedJob, type ShardPeer } from "./coordinator-types.ts";
 
 
 interface PeerState extends ShardPeer {

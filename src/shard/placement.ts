@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { UsageError } from "../errors.ts";
-import type { ListenAddress } from "./coordinator.ts";
+import type { ListenAddress } from "./coordinator-types.ts";
 import { expandHostlist } from "./hostlist.ts";
 
 /** The secret every shard of a launcher-started run must present (srun propagates the environment). */

@@ -3,7 +3,7 @@
  * coordinator's clock, for any producer: the metrics are then computed on the union exactly as in one process.
  */
 import type { RequestRecord } from "../schema/record.ts";
-import type { ShardRow, ShardsReport } from "../schema/line-parts.ts";
+import type { ShardRow, ShardsReport } from "../schema/nested.ts";
 import { isSaturated, type ClientHealth } from "../metrics/self-check.ts";
 import type { ShardGroup } from "./group.ts";
 import { fromWireRecord, type RecordsMessage } from "./messages.ts";

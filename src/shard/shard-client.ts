@@ -6,7 +6,7 @@ import type { Socket } from "bun";
 import { hostname } from "node:os";
 import { BenchError } from "../errors.ts";
 import { Link, LINK_HANDLERS } from "./link.ts";
-import type { ListenAddress } from "./coordinator.ts";
+import type { ListenAddress } from "./coordinator-types.ts";
 import { parseCoordinatorMessage, PROTOCOL_VERSION, type CoordinatorMessage, type ShardSetup } from "./messages.ts";
 
 export interface ShardIdentity {

@@ -6,7 +6,7 @@
 import { BenchError, EXIT } from "../errors.ts";
 import type { ServerProfile } from "../backends/types.ts";
 import { NO_SERVER_INFO } from "../backends/server-info.ts";
-import type { ListenAddress } from "./coordinator.ts";
+import type { ListenAddress } from "./coordinator-types.ts";
 import type { ShardSetup } from "./messages.ts";
 import { joinCoordinator, type ShardConnection } from "./shard-client.ts";
 import { readPublishedToken, securePrivateDir } from "./rendezvous.ts";

@@ -1,7 +1,8 @@
 /** What every line of a sweep shares, settled once before the first, and the little state carried between lines. */
-import type { Backend, Control, ServerProfile } from "../backends/types.ts";
+import type { Backend, ServerProfile } from "../backends/types.ts";
+import type { Control } from "../backends/http.ts";
 import type { RunOptions } from "../config/options.ts";
-import type { RunInfo } from "../metrics/pct-record.ts";
+import type { RunInfo } from "../schema/nested.ts";
 import type { TtftMoments } from "../metrics/ttft-model.ts";
 import type { LoadedTokenizer } from "../workload/tokenizer.ts";
 import type { PyRandom } from "../workload/rng.ts";

@@ -17,7 +17,6 @@ import { runInFlightLimit } from "./plan.ts";
 import { openSweepSession, type SweepSession } from "./session.ts";
 import type { Placement } from "../shard/placement.ts";
 
-export type { SweepIo } from "./context.ts";
 
 export interface SweepOutcome {
   records: PctRecord[];

@@ -3,7 +3,7 @@
  * `random()` / `choices(population, k=...)` / `gammavariate(alpha, beta)` as in Modules/_randommodule.c and
  * Lib/random.py (3.9-3.13).
  * The reference script draws every token id through one shared Random, so matching its index sequence
- * bit for bit is what makes our prompts the script's prompts (protocol.md §6).
+ * bit for bit is what makes our prompts the script's prompts (docs/protocol.md §6).
  */
 
 const N = 624;

@@ -1,6 +1,6 @@
 /**
  * The population random prompts draw from: every token id of a tokenizer.json, sorted ascending.
- * Python's `get_vocab().values()` comes out in HashMap order, different in every process (protocol.md §5),
+ * Python's `get_vocab().values()` comes out in HashMap order, different in every process (docs/protocol.md §5),
  * so the sorted id set is the one reproducible choice (and the one SGLang's own tools use).
  */
 

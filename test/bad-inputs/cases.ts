@@ -61,6 +61,9 @@ export const BAD_INPUTS: readonly BadInput[] = [
   // capacity
   { command: "capacity", what: "a precision without its percent sign", args: [...CAP, "--precision", "0.05"], exit: 2, message: "--precision 0.05: write the percent sign (5%)" },
   { command: "capacity", what: "a precision of 50 %", args: [...CAP, "--precision", "50%"], exit: 2, message: "--precision 50%: must be above 0% and below 50%" },
+  { command: "capacity", what: "0.3's name of the request count", args: [...CAP, "--probe-requests", "50"], exit: 2, message: "--probe-requests: renamed: the requests per probe are --num-prompts" },
+  { command: "capacity", what: "0.3's name of the seconds per probe", args: [...CAP, "--probe-duration", "5"], exit: 2, message: "--probe-duration: renamed: the seconds of arrivals per probe are --duration" },
+  { command: "replay", what: "0.3's name of the request count", args: ["replay", "{DIR}/none.jsonl", "--block-size", "16", ...RUN, "--limit", "5"], exit: 2, message: "--limit: renamed: the most requests replayed are --num-prompts" },
   { command: "capacity", what: "a bracket upside down", args: [...CAP, "--bracket", "10:5"], exit: 2, message: "--bracket" },
   // replay
   { command: "replay", what: "a trace that does not exist", args: ["replay", "{DIR}/none.jsonl", "--block-size", "16", ...RUN], exit: 2, message: "none.jsonl" },

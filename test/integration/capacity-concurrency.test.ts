@@ -34,7 +34,7 @@ const runs: Record<string, { code: number; stderr: string; stdout: string }> = {
 const file = (name: string) => join(dir, name);
 const search = (url: string, name: string) => runCli([
   "capacity", "--model", LLAMA2_TOKENIZER, "--base-url", url, "--total-tokens", String(TOTAL), "--output-len", String(OUT), "--pcts", String(PCT),
-  "--search", "concurrency", "--probe-requests", "32", "--settle", "0", "--output-file", file(name), "--quiet",
+  "--search", "concurrency", "--num-prompts", "32", "--settle", "0", "--output-file", file(name), "--quiet",
   "--gate", `p99_ttft_ms<=${ALONE_TTFT_MS + SLACK_MS}`, "--gate", "failed==0",
 ], { timeoutMs: 300_000 });
 

@@ -44,7 +44,7 @@ afterAll(async () => {
 
 const workload = (url: string, file: string) => [
   "capacity", "--model", LLAMA2_TOKENIZER, "--base-url", url, "--total-tokens", String(TOTAL), "--output-len", String(OUT),
-  "--probe-requests", String(N), "--settle", "0", "--output-file", join(dir, file), "--quiet",
+  "--num-prompts", String(N), "--settle", "0", "--output-file", join(dir, file), "--quiet",
 ];
 
 const capacityLines = (file: string) => readJsonl(join(dir, file)).filter((l) => l.type === "capacity");
@@ -122,7 +122,7 @@ describe("a probe whose cache check failed", () => {
   test("is repeated once at the same load, never counted, and the pct reports no capacity (exit 4)", async () => {
     const liar = await startMockProcess(["--flush-lies"]);
     try {
-      const r = await runCli([...workload(liar.url, "liar.jsonl"), "--pcts", "90", "--start", "10", "--probe-requests", "10",
+      const r = await runCli([...workload(liar.url, "liar.jsonl"), "--pcts", "90", "--start", "10", "--num-prompts", "10",
         "--total-tokens", "200", "--output-len", "4", "--gate", "p99_ttft_ms<=1000"]);
       expect(r.code).toBe(4);
       const probes = probeLines("liar.jsonl");
@@ -164,7 +164,7 @@ describe("faults", () => {
   test("a server that dies mid-search: exit 1, every finished probe written", async () => {
     const dying = await startMockProcess(["--exit-after", "25"]);
     try {
-      const r = await runCli([...workload(dying.url, "dying.jsonl"), "--pcts", "0", "--start", "20", "--probe-requests", "10",
+      const r = await runCli([...workload(dying.url, "dying.jsonl"), "--pcts", "0", "--start", "20", "--num-prompts", "10",
         "--total-tokens", "200", "--output-len", "4", "--gate", "p99_ttft_ms<=1000", "--gate", "failed==0"]);
       expect(r.code).toBe(1);
       const probes = probeLines("dying.jsonl");
@@ -197,7 +197,7 @@ describe("bad input: exit 2 before anything is sent", () => {
     ["--max-concurrency with a concurrency search", ["--gate", "p99_ttft_ms<=5", "--search", "concurrency", "--max-concurrency", "4"], /--max-concurrency: a concurrency search/],
     ["a run flag the search sets", ["--gate", "p99_ttft_ms<=5", "--request-rate", "4"], /request-rate/],
     ["two working-set sizes", ["--gate", "p99_ttft_ms<=5", "--working-set", "1,4"], /one working-set size/],
-    ["--probe-duration with --probe-requests", ["--gate", "p99_ttft_ms<=5", "--probe-duration", "5", "--probe-requests", "100"], /--probe-duration: --probe-requests is the other way/],
+    ["--duration with --num-prompts", ["--gate", "p99_ttft_ms<=5", "--duration", "5", "--num-prompts", "100"], /--duration: --num-prompts is the other way/],
   ];
   for (const [what, args, message] of cases) {
     test(what, async () => {

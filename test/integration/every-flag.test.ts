@@ -6,7 +6,7 @@
  * (the lead moves it into its table on merge), one proven by another test under PROVEN_ELSEWHERE.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { COMMAND_NAMES, type CommandName } from "../../src/config/flags/index.ts";
+import { COMMAND_NAMES, type CommandName } from "../../src/config/flags/types.ts";
 import { stopMocks } from "../helpers/flag-proof.ts";
 import { runCli } from "../helpers/run-cli.ts";
 import type { ProofBodies } from "./every-flag/entries.ts";

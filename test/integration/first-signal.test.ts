@@ -77,7 +77,7 @@ describe("the first SIGINT ends the run within moments in every long phase", () 
 
   test("a capacity search between its probes", async () => {
     const r = await interruptAt([
-      "capacity", "--model", LLAMA2_TOKENIZER, ...server(), "--pcts", "50", "--total-tokens", "200", "--output-len", "2", "--probe-requests", "8",
+      "capacity", "--model", LLAMA2_TOKENIZER, ...server(), "--pcts", "50", "--total-tokens", "200", "--output-len", "2", "--num-prompts", "8",
       "--bracket", "1:64", "--gate", "p99_ttft_ms<=100000",
     ], /probe 0 at/, 0);
     expect(r.code).toBe(130);

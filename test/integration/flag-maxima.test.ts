@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CLIENT_FLAGS, flagsFor, type CommandName } from "../../src/config/flags/index.ts";
+import { CLIENT_FLAGS, flagsFor } from "../../src/config/flags/index.ts";
+import { type CommandName } from "../../src/config/flags/types.ts";
 import { FLAG_MAXIMA } from "../../src/config/bounds.ts";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";
@@ -21,7 +22,7 @@ let mock: MockServer;
 const trace = join(dir, "trace.jsonl");
 
 /** Flags that take a number (their default is one, or they have a most). */
-const NUMERIC_NO_DEFAULT = new Set(["duration", "repeat", "repeat-until-cv", "workers", "page-size", "probe-duration", "limit", "cache-tokens", "first-turn-tokens", "start"]);
+const NUMERIC_NO_DEFAULT = new Set(["duration", "repeat", "repeat-until-cv", "workers", "page-size", "num-prompts", "cache-tokens", "first-turn-tokens", "start"]);
 const isNumeric = (name: string, dflt: unknown): boolean =>
   name in FLAG_MAXIMA || NUMERIC_NO_DEFAULT.has(name) || (typeof dflt === "number" || (typeof dflt === "string" && /^[\d.,%]+$/.test(dflt) && dflt !== ""));
 
@@ -42,7 +43,7 @@ const base = (command: CommandName, out: string): string[] => {
     case "multiturn":
       return ["multiturn", ...server, "--num-clients", "2", "--num-rounds", "2", "--turn-tokens", "16", "--output-len", "2"];
     case "capacity":
-      return ["capacity", ...server, "--pcts", "50", "--total-tokens", "100", "--output-len", "2", "--probe-requests", "4", "--bracket", "1:4", "--gate", "p99_ttft_ms<=100000", "--quiet"];
+      return ["capacity", ...server, "--pcts", "50", "--total-tokens", "100", "--output-len", "2", "--num-prompts", "4", "--bracket", "1:4", "--gate", "p99_ttft_ms<=100000", "--quiet"];
     case "replay":
       return ["replay", trace, "--block-size", "16", ...server, "--time-scale", "0.01", "--quiet"];
     default:

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { startMockServer } from "../../src/mock/server.ts";
 import { mockOptions, type MockOptions } from "../../src/mock/options.ts";
 import type { ReceivedRequest } from "../../src/mock/types.ts";
-import { generateTrace, infiniteHitRatio, traceText, type TraceLine } from "../helpers/mooncake-trace.ts";
+import { generateTrace, infiniteHitRatio, traceText } from "../helpers/mooncake-trace.ts";
 import { readJsonl } from "../helpers/results.ts";
 import { BINARY, LLAMA2_TOKENIZER, runCli, type CliResult } from "../helpers/run-cli.ts";
 import { schemaProblems } from "../helpers/schema.ts";

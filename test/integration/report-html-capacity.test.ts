@@ -29,7 +29,7 @@ beforeAll(async () => {
   server = await startMockServer(mockOptions({ port: 0, maxRunning: 8, ttftBaseMs: 50, itlMs: 10, prefillUsPerToken: 50 }));
   const r = await runCli([
     "capacity", "--model", LLAMA2_TOKENIZER, "--base-url", server.url, "--total-tokens", "2000", "--output-len", "20", "--pcts", "0,90",
-    "--probe-requests", "24", "--burstiness", "inf", "--start", "20", "--precision", "20%", "--settle", "0", "--quiet", "--output-file", file,
+    "--num-prompts", "24", "--burstiness", "inf", "--start", "20", "--precision", "20%", "--settle", "0", "--quiet", "--output-file", file,
     "--gate", `ttft_from_intended_p99_ms<=${SLO[0]}@pct=0`, "--gate", `ttft_from_intended_p99_ms<=${SLO[90]}@pct=90`,
   ], { timeoutMs: 240_000 });
   expect(r.code, r.stderr).toBe(0);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { COMMAND_NAMES } from "../../src/config/flags/index.ts";
+import { COMMAND_NAMES } from "../../src/config/flags/types.ts";
 import { ALL_FLAGS, argsOf, checkedArgv, flagsOf } from "../../src/cli/flags.ts";
 import { normalizeFlags } from "../../src/cli/normalize.ts";
 

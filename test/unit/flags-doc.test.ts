@@ -7,7 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { renderUsage } from "citty";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { COMMAND_NAMES, type CommandName } from "../../src/config/flags/index.ts";
+import { COMMAND_NAMES, type CommandName } from "../../src/config/flags/types.ts";
 import { flagsOf } from "../../src/cli/flags.ts";
 import { FLAGS_DOC, renderFlagsDoc } from "../../src/cli/flags-doc.ts";
 import { root, SUBCOMMANDS } from "../../src/cli/main.ts";

@@ -1,8 +1,8 @@
 /**
  * Flags of `warmbench capacity`: its own (the search) declared here, and the workload, server and cache flags of
  * `run` it takes with run's meaning, named here and not declared again. What the search sets itself (the rate, the
- * prompts per probe, the flush, the cache check) it does not take: --request-rate, --num-prompts, --duration,
- * --flush, --verify-cache would fight it.
+ * flush, the cache check) it does not take: --request-rate, --flush, --verify-cache would fight it. The request count
+ * is --num-prompts in every command (here: per probe), the seconds of arrivals --duration (here: per probe).
  */
 import { CAPACITY_DEFAULTS as c, SEARCH_MODES } from "../capacity-options.ts";
 import type { FlagDecl } from "./types.ts";
@@ -11,6 +11,8 @@ import type { FlagDecl } from "./types.ts";
 const FROM_RUN: Record<string, true | FlagDecl["commands"]["run"]> = {
   backend: true, endpoint: true, "base-url": true, host: true, port: true, model: true, tokenizer: true,
   "total-tokens": true, "output-len": true,
+  "num-prompts": { help: "Requests per probe (a p99 needs about 100 or more)", default: c.probeRequests },
+  duration: { help: "--search rate: seconds of arrivals per probe, instead of --num-prompts" },
   "max-concurrency": {
     help: "--search rate: most requests in flight in a probe (0 = no limit, the open loop); --search concurrency: refused (the search sets it)",
     default: 0,
@@ -34,8 +36,6 @@ const text = (name: string, help: string, more: Partial<FlagDecl> = {}): FlagDec
 
 export const CAPACITY_FLAGS: FlagDecl[] = [
   text("search", "What to search: rate (open loop, latency from the intended send) or concurrency (closed loop)", { default: c.search, choices: SEARCH_MODES }),
-  text("probe-requests", "Requests per probe (a p99 needs about 100 or more)", { default: c.probeRequests }),
-  text("probe-duration", "--search rate: seconds of arrivals per probe, instead of --probe-requests"),
   text("precision", "Stop when the bracket [pass, fail] is this narrow, relative to its low end (a percent, e.g. 5%)", { default: c.precision }),
   text("confirm", "Agreeing probes each end of the final bracket needs (of at most 2K-1)", { default: c.confirm }),
   text("start", "The first load probed (req/s or requests), or auto: the throughput of a short closed-loop probe (rate), the server's slots (concurrency)", {

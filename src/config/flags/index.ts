@@ -8,7 +8,6 @@ import { REPLAY_FLAGS } from "./replay.ts";
 import { RESULTS_FLAGS } from "./results.ts";
 import type { CommandName, FlagDecl, FlagSpec } from "./types.ts";
 
-export { COMMAND_NAMES, type CommandName, type FlagDecl, type FlagSpec, type RefusedFlag } from "./types.ts";
 export { REFUSED_FLAGS };
 
 /** Every flag of run, demo, multiturn, capacity, replay, report, compare and merge, each declared once. */

@@ -60,7 +60,11 @@ const SERVER_FLAGS: FlagDecl[] = [
 ];
 
 const WORKLOAD_FLAGS: FlagDecl[] = [
-  text("num-prompts", "Prompts per shared-prefix percentage", { run: true, demo: { default: dd.numPrompts } }, { default: d.numPrompts }),
+  text("num-prompts", "Prompts per shared-prefix percentage", {
+    run: true,
+    demo: { default: dd.numPrompts },
+    replay: { help: "Replay at most this many requests (of the slice)", default: null },
+  }, { default: d.numPrompts }),
   text("total-tokens", "Input tokens per request (shared prefix + unique suffix)", { run: true, demo: { default: dd.totalTokens } }, { default: d.totalTokens }),
   text("output-len", "Output tokens per request", {
     run: true,
@@ -180,4 +184,8 @@ export const REFUSED_FLAGS: RefusedFlag[] = [
     reason: `the demo runs against its own mock server; use \`warmbench run --${name} ...\` for yours`,
   })),
   { name: "flush-deadline", commands: ["demo"], reason: "the demo's own mock is idle whenever it is flushed: it never answers busy, so there is nothing to retry" },
+  // The request count is --num-prompts and the seconds of arrivals --duration in every command (renamed in 0.4).
+  { name: "probe-requests", commands: ["capacity"], reason: "renamed: the requests per probe are --num-prompts, the request count of every command" },
+  { name: "probe-duration", commands: ["capacity"], reason: "renamed: the seconds of arrivals per probe are --duration, as in run" },
+  { name: "limit", commands: ["replay"], reason: "renamed: the most requests replayed are --num-prompts, the request count of every command" },
 ];

@@ -10,7 +10,7 @@ import type { LinePlan, PctPlan } from "../plan.ts";
 import type { Measurement } from "./measure.ts";
 import type { CacheReset } from "../../engine/reset-cache.ts";
 import type { WarmResult } from "../../engine/warm.ts";
-import type { PromptDrift } from "../../metrics/pct-record.ts";
+import type { PromptDrift } from "../../schema/nested.ts";
 import type { TextPrompts } from "../../workload/text-prompts.ts";
 
 export type PctSummary = PointSummary;

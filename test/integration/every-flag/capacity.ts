@@ -13,7 +13,7 @@ import { revisionEntry } from "./measuring.ts";
 
 const BASE = [
   "capacity", "--model", LLAMA2_TOKENIZER, "--base-url", "{url}", "--total-tokens", "64", "--output-len", "2", "--pcts", "0", "--settle", "0",
-  "--probe-requests", "4", "--start", "50", "--bracket", "1:100", "--precision", "40%", "--confirm", "1", "--gate", "failed==0",
+  "--num-prompts", "4", "--start", "50", "--bracket", "1:100", "--precision", "40%", "--confirm", "1", "--gate", "failed==0",
   "--output-file", "{dir}/o.jsonl",
 ];
 /** Holds at no load: the search fails at --start and at the bracket's bottom (40 with BOTTOM). */
@@ -21,7 +21,7 @@ const UNMEETABLE = "p99_ttft_ms<=0.001";
 const BOTTOM = ["--bracket", "40:100"];
 /** One slot of 60 ms: the capacity at a 150 ms TTFT lies well inside the bracket (8 requests a probe, from 5 to 100). */
 const SLOW = ["--max-running", "1", "--ttft-base-ms", "60"];
-const SLO = ["--gate", "ttft_from_intended_p99_ms<=150", "--probe-requests", "8", "--bracket", "5:100"];
+const SLO = ["--gate", "ttft_from_intended_p99_ms<=150", "--num-prompts", "8", "--bracket", "5:100"];
 
 const probes = (o: Observation) => o.lines("o.jsonl").filter((l) => l.type === undefined);
 const result = (o: Observation) => o.lines("o.jsonl").find((l) => l.type === "capacity")!;
@@ -98,11 +98,11 @@ const CAPACITY: Record<string, Entry> = {
     expect(probes(o)[0]!.max_concurrency).toBe(50);
     expect(probes(o)[0]!.request_rate).toBe(Infinity);
   } },
-  "probe-requests": { args: ["--probe-requests", "6"], proof: (o, b) => {
+  "num-prompts": { args: ["--num-prompts", "6"], proof: (o, b) => {
     expect(probes(o).map((l) => l.completed)).toEqual([6, 6]);
     expect(probes(b).map((l) => l.completed)).toEqual([4, 4]);
   } },
-  "probe-duration": { args: ["--probe-duration", "0.2"], drop: ["--probe-requests"], proof: (o) => {
+  "duration": { args: ["--duration", "0.2"], drop: ["--num-prompts"], proof: (o) => {
     expect(probes(o).map((l) => l.completed)).toEqual([10, 20]); // 50 and 100 req/s for 0.2 s
   } },
   // The bisection from [25, 50] needs 2 steps to 40 % and 4 to 5 %, whatever the verdicts.

@@ -5,7 +5,7 @@
 import { expect } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { CommandName } from "../../../src/config/flags/index.ts";
+import type { CommandName } from "../../../src/config/flags/types.ts";
 import type { Observation } from "../../helpers/flag-proof.ts";
 import { startFakeHub, type FakeHub } from "../../helpers/fake-hub.ts";
 import { LLAMA2_TOKENIZER, QWEN3_TOKENIZER } from "../../helpers/run-cli.ts";

@@ -46,7 +46,7 @@ const REPLAY: Record<string, Entry> = {
     expect(o.stderr).toMatch(/--skip-invalid: \d+ request\(s\) of .* longer than the model's context of \d+ tokens dropped/);
   } },
   start: { args: ["--start", "0.4"], proof: detailsDiffer },
-  limit: { args: ["--limit", "2"], proof: (o) => expect(o.lines("d.jsonl")).toHaveLength(2) },
+  "num-prompts": { args: ["--num-prompts", "2"], proof: (o) => expect(o.lines("d.jsonl")).toHaveLength(2) },
   duration: { args: ["--duration", "0.3"], proof: (o, b) => expect(o.lines("d.jsonl").length).toBeLessThan(b.lines("d.jsonl").length) },
   "time-scale": { args: ["--time-scale", "0.1"], proof: (o, b) => {
     expect(intendedSpreadMs(b)).toBeGreaterThan(600);

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import type { StreamRequest } from "../../../src/client/stream.ts";
-import { errorText, isConnectError, resolveGeneratedText, streamRequest } from "../../../src/client/stream.ts";
+import type { StreamRequest } from "../../../src/client/stream-request.ts";
+import { errorText, isConnectError } from "../../../src/client/fetch-errors.ts";
+import { resolveGeneratedText } from "../../../src/client/stream-events.ts";
+import { streamRequest } from "../../../src/client/stream.ts";
 import { openaiBackend } from "../../../src/backends/openai.ts";
 import { backendFor } from "../../../src/backends/index.ts";
 import type { TestServer } from "../../helpers/stream-servers.ts";

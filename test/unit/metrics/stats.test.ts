@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { npMean, npMedian, npPercentile, npStd, npSum } from "../../../src/metrics/stats.ts";
+import { npMean, npMedian, npPercentile, npStd } from "../../../src/metrics/stats.ts";
 import cases from "../../fixtures/metrics/numpy_stats.json";
 
 interface StatsCase {

@@ -1,7 +1,8 @@
 /** Shared helpers of the mock's HTTP tests: start servers (stopped after each test) and read raw SSE. */
 import { afterEach, expect } from "bun:test";
 import { mockOptions, type MockOptions } from "../../../src/mock/options.ts";
-import { startMockServer, type MockServer, type MockStats } from "../../../src/mock/server.ts";
+import { startMockServer, type MockServer } from "../../../src/mock/server.ts";
+import { type MockStats } from "../../../src/mock/types.ts";
 
 const servers: MockServer[] = [];
 afterEach(async () => {

@@ -1,7 +1,8 @@
 /** The mock's prefix cache, flush, latency model and admission, observed over real HTTP. */
 import { afterEach, describe, expect, test } from "bun:test";
 import { mockOptions, type MockOptions } from "../../../src/mock/options.ts";
-import { startMockServer, type MockServer, type MockStats } from "../../../src/mock/server.ts";
+import { startMockServer, type MockServer } from "../../../src/mock/server.ts";
+import { type MockStats } from "../../../src/mock/types.ts";
 
 const servers: MockServer[] = [];
 afterEach(async () => {

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import type { RunInfo } from "../../../src/metrics/pct-record.ts";
+import type { RunInfo } from "../../../src/schema/nested.ts";
 import { differingKeys, flattenHeader, labelRuns } from "../../../src/report/labels.ts";
 
 const header = (options: Record<string, unknown>, serverInfo: Record<string, unknown> | null): RunInfo => ({

@@ -1,0 +1,57 @@
+/**
+ * Habits of a codebase others carry on (issue 26, item 5): no source file re-exports another (a reader follows an
+ * import to the file that holds the idea, not through a facade), and the compiler refuses unused locals and imports.
+ */
+import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Glob } from "bun";
+import { ROOT } from "../helpers/run-cli.ts";
+
+/** `export { a } from "./x.ts"`, `export type { A } from ...`, `export * from ...`, over one or several lines. */
+const RE_EXPORT = /^export\s+(?:type\s+)?(?:\*(?:\s+as\s+\w+)?|\{[^}]*\})\s+from\s+["'][^"']+["']/m;
+
+function reExports(source: string): boolean {
+  return RE_EXPORT.test(source);
+}
+
+describe("habits", () => {
+  test("no source file re-exports another", () => {
+    const offenders = [...new Glob("src/**/*.ts").scanSync(ROOT)].filter((f) => reExports(readFileSync(join(ROOT, f), "utf8")));
+    expect(offenders).toEqual([]);
+  });
+
+  test("the check sees every form of a re-export, and not an import or a local export", () => {
+    expect(reExports('export { a, type B } from "./x.ts";')).toBe(true);
+    expect(reExports('export type { A } from "../y.ts";')).toBe(true);
+    expect(reExports('export * from "./z.ts";')).toBe(true);
+    expect(reExports('export {\n  a,\n  b,\n} from "./x.ts";')).toBe(true);
+    expect(reExports('export type { Histogram } from "hdr-histogram-js";')).toBe(true);
+    expect(reExports('import { a } from "./x.ts";\nexport const b = a;')).toBe(false);
+    expect(reExports("export { a, b };")).toBe(false);
+  });
+
+  test("every document a source comment cites is in the repo, and every numbered section it names is a heading there", () => {
+    const missing: string[] = [];
+    for (const f of new Glob("src/**/*.ts").scanSync(ROOT)) {
+      const source = readFileSync(join(ROOT, f), "utf8");
+      for (const m of source.matchAll(/\b(docs\/[\w/.-]+\.md)((?:,? ?§[\w.]+)*)/g)) {
+        const doc = join(ROOT, m[1]!);
+        if (!existsSync(doc)) {
+          missing.push(`${f}: ${m[1]}`);
+          continue;
+        }
+        const text = readFileSync(doc, "utf8");
+        for (const section of m[2]!.matchAll(/§(\d[\d.]*\d|\d)/g)) {
+          if (!new RegExp(`^#+ ${section[1]!.replaceAll(".", "\\.")}[. ]`, "m").test(text)) missing.push(`${f}: ${m[1]} §${section[1]}`);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  test("the compiler refuses unused locals and imports", () => {
+    const config = JSON.parse(readFileSync(join(ROOT, "tsconfig.json"), "utf8"));
+    expect(config.compilerOptions.noUnusedLocals).toBe(true);
+  });
+});
