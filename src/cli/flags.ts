@@ -3,7 +3,8 @@
  * (and with them `--help`), the strict name check, and the refusals. Nothing here knows a flag by name.
  */
 import type { ArgsDef } from "citty";
-import { CLIENT_FLAGS, defaultText, flagsFor, REFUSED_FLAGS } from "../config/flags/index.ts";
+import { CLIENT_FLAGS, defaultText, flagsFor } from "../config/flags/index.ts";
+import { REFUSED_FLAGS } from "../config/flags/measure.ts";
 import { type CommandName, type FlagDecl, type FlagSpec } from "../config/flags/types.ts";
 import { UsageError } from "../errors.ts";
 import { MOCK_FLAGS } from "../mock/options.ts";

@@ -1,6 +1,7 @@
 /** `--max-regress METRIC=PCT%,...`: how much worse NEW may be than BASE, in percent of BASE, per metric. */
 import { UsageError } from "../errors.ts";
 import { COMPARE_METRICS, compareMetric } from "./metrics.ts";
+import { canonicalMetricName } from "../schema/metric-name.ts";
 
 
 /** Limit per metric name, percent. */
@@ -15,7 +16,8 @@ export function parseLimits(text: string, flag = "--max-regress"): Limits {
   for (const part of text.split(",").map((p) => p.trim()).filter((p) => p !== "")) {
     const m = /^([a-z0-9_.]+)\s*=\s*(\d+(?:\.\d+)?)\s*(%?)$/.exec(part);
     if (m === null) throw new UsageError(`${flag} "${part}": expected METRIC=PCT%, e.g. p99_ttft_ms=5%`);
-    const [, name, pct, sign] = m as unknown as [string, string, string, string];
+    const [, written, pct, sign] = m as unknown as [string, string, string, string];
+    const name = canonicalMetricName(written, (k) => compareMetric(k) !== undefined);
     if (sign !== "%") throw new UsageError(`${flag} "${part}": write the percent sign (${name}=${pct}%): relative values take one in every command`);
     if (compareMetric(name) === undefined) {
       throw new UsageError(`${flag} "${part}": compare knows no metric ${name} (one of: ${COMPARE_METRICS.map((c) => c.name).join(", ")})`);
@@ -37,7 +39,7 @@ export function combineLimits(defaults: Limits, given: Limits | null, only: read
 
 /** `--only METRIC,...`: the metrics compare judges, each one it knows, named once. */
 export function parseOnly(text: string): string[] {
-  const names = text.split(",").map((p) => p.trim()).filter((p) => p !== "");
+  const names = text.split(",").map((p) => p.trim()).filter((p) => p !== "").map((n) => canonicalMetricName(n, (k) => compareMetric(k) !== undefined));
   if (names.length === 0) throw new UsageError("--only: no metric given (e.g. --only p99_ttft_ms,output_throughput)");
   for (const name of names) {
     if (compareMetric(name) === undefined) throw new UsageError(`--only ${name}: compare knows no metric ${name} (one of: ${COMPARE_METRICS.map((c) => c.name).join(", ")})`);

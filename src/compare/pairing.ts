@@ -3,7 +3,8 @@
  * that each pair measured the same work: equal workload fingerprints (`workload` in each sweep line), or for round lines
  * without one, equal conversation shapes. A difference is named by its first field (causes before consequences).
  */
-import { FINGERPRINT_FIELDS, type WorkloadFingerprint } from "../metrics/fingerprint.ts";
+import { FINGERPRINT_FIELDS } from "../metrics/fingerprint.ts";
+import { type WorkloadFingerprint } from "../schema/nested.ts";
 import { axesOf, isRoundAxes, labelOf, type LineAxes } from "../schema/axes.ts";
 import type { LineKind } from "../schema/lines.ts";
 import { field, lineKindOf, type CompareLine } from "./lines.ts";

@@ -9,8 +9,8 @@ import { UsageError } from "../errors.ts";
 import type { Axis, LineAxes } from "../schema/axes.ts";
 import { GATE_OPS, type Gate, type GateOp, type ScopeClause } from "../schema/gate.ts";
 import { isGateMetric } from "./metrics.ts";
+import { canonicalMetricName } from "../schema/metric-name.ts";
 
-export { GATE_OPS, type Gate, type GateOp, type ScopeClause };
 
 /** The names a scope may use for each axis. */
 const AXIS_NAMES: Record<string, Axis> = {
@@ -49,7 +49,8 @@ export function parseGate(text: string, source = "--gate"): Gate {
         "e.g. p99_ttft_ms<=800 or output_throughput>=1500@pct>=90",
     );
   }
-  const [, metric, op, value, scopeText] = m as unknown as [string, string, string, string, string];
+  const [, written, op, value, scopeText] = m as unknown as [string, string, string, string, string];
+  const metric = canonicalMetricName(written, isGateMetric);
   if (!isGateMetric(metric)) {
     throw new UsageError(`${where}: ${metric} is not a numeric key of a pct or round line (e.g. p99_ttft_ms, mean_itl_ms, output_throughput, failed, cached_tokens_mismatched)`);
   }

@@ -5,7 +5,8 @@
 import { UsageError } from "../errors.ts";
 import { AXES, isRoundAxes, kindOf, type Axis, type LineAxes, type LineKind } from "../schema/axes.ts";
 import { kindHasMetric } from "./metrics.ts";
-import { gateApplies, type Gate } from "./parse.ts";
+import { gateApplies } from "./parse.ts";
+import { type Gate } from "../schema/gate.ts";
 
 const AXIS_WORDS: Record<Axis, string> = { shared_prefix_pct: "pct", working_set: "working set", request_rate: "request rate", window: "window", round: "round", repeat: "repeat", probe: "probe" };
 /** An axis at its default in every planned line is left out of the description unless a gate names it. */

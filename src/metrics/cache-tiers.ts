@@ -15,7 +15,6 @@ export const SERVING_TIERS: readonly ServingTier[] = ["device", "host", "storage
 
 // The line's shapes are declared once, in the schema's key table (cached_tokens_by_tier, ttft_by_tier).
 /** Cached prompt tokens per tier, summed over the successful requests that reported the breakdown. */
-export type { CachedTokensByTier };
 /** Per serving tier; a tier that served no request is null. */
 export type TtftByTier = NonNullable<SweepRecord["ttft_by_tier"]>;
 /** TTFT of the requests one tier served. */

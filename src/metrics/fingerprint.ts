@@ -5,7 +5,6 @@
 import type { WorkloadFingerprint } from "../schema/nested.ts";
 
 // Its shape (each field with what it means) is the schema's: declared once in src/schema/nested.ts.
-export type { WorkloadFingerprint };
 
 /**
  * The fields in the order a difference is named: causes before consequences (another tokenizer also changes the

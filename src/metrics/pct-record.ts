@@ -4,10 +4,8 @@
  * type, its key order and every key's meaning live in src/schema (the Point model); this module keeps the names the
  * sweep has always used (schema/build-line.ts builds every line).
  */
-import { OWN_KEYS, SCRIPT_KEYS, type SweepRecord } from "../schema/lines.ts";
-import { isNumericKey, NUMERIC_KEYS, type NumericPctKey } from "../schema/keys.ts";
+import { SCRIPT_KEYS, type SweepRecord } from "../schema/lines.ts";
 
-export { isNumericKey, NUMERIC_KEYS, OWN_KEYS, SCRIPT_KEYS, type NumericPctKey };
 
 export type ScriptKey = (typeof SCRIPT_KEYS)[number];
 

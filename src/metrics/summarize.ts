@@ -39,7 +39,6 @@ export interface SummarizeInput {
 
 // The line's shapes (each field with what it means) are the schema's: declared once in its key table.
 /** One bounded error bucket: failures with the same kind and (truncated) message. */
-export type { ErrorEntry };
 
 /** Encoded HDR histograms of the raw samples, microseconds. */
 export type PctHistograms = RoundRecord["hdr"];

@@ -3,7 +3,7 @@
  * byte (so existing log scrapers keep working), plus our prefix-cache and failure sections. Pure functions
  * returning strings; the caller writes them to stdout.
  */
-import type { ErrorEntry } from "../metrics/summarize.ts";
+import type { ErrorEntry } from "../schema/nested.ts";
 import type { PctLine, PctRecord } from "../metrics/pct-record.ts";
 import type { TtftModel } from "../metrics/ttft-model.ts";
 import { readResults, type RunLines } from "./results-file.ts";

@@ -4,7 +4,8 @@
  * different experiments into one number.
  */
 import { UsageError } from "../errors.ts";
-import { FINGERPRINT_FIELDS, type WorkloadFingerprint } from "../metrics/fingerprint.ts";
+import { FINGERPRINT_FIELDS } from "../metrics/fingerprint.ts";
+import { type WorkloadFingerprint } from "../schema/nested.ts";
 import type { MergeLine } from "./merge-rules.ts";
 
 /**

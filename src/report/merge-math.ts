@@ -6,8 +6,8 @@
 import { createLatencyHistogram, decodeHistogram } from "../metrics/histograms.ts";
 import type { Histogram } from "hdr-histogram-js";
 import type { CacheStatus } from "../metrics/cache-check.ts";
-import type { CachedTokensByTier } from "../metrics/cache-tiers.ts";
-import type { ErrorEntry } from "../metrics/summarize.ts";
+import type { CachedTokensByTier } from "../schema/nested.ts";
+import type { ErrorEntry } from "../schema/nested.ts";
 
 export const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
 export const num = (v: unknown): number => (typeof v === "number" ? v : 0);

@@ -63,4 +63,3 @@ export interface SweepState {
 
 export const FIRST_LINE: SweepState = { linesWritten: 0, ttftFit: null, probeIds: null, templateHeadTokens: 0 };
 
-export type { ShardGroup };

@@ -4,8 +4,10 @@
  * however many times it was measured, and `gates` still holds the numbers it was judged on (the mean, its interval).
  */
 import type { RunOptions } from "../config/options.ts";
-import { evaluateGates, type GateResult } from "../gates/evaluate.ts";
-import { gateApplies, type Gate } from "../gates/parse.ts";
+import { evaluateGates } from "../gates/evaluate.ts";
+import { type GateResult } from "../schema/nested.ts";
+import { gateApplies } from "../gates/parse.ts";
+import { type Gate } from "../schema/gate.ts";
 import { meanInterval } from "../metrics/intervals.ts";
 import type { PctRecord } from "../metrics/pct-record.ts";
 import { axesOf } from "../schema/axes.ts";

@@ -11,8 +11,30 @@ import { ROOT } from "../helpers/run-cli.ts";
 /** `export { a } from "./x.ts"`, `export type { A } from ...`, `export * from ...`, over one or several lines. */
 const RE_EXPORT = /^export\s+(?:type\s+)?(?:\*(?:\s+as\s+\w+)?|\{[^}]*\})\s+from\s+["'][^"']+["']/m;
 
+/** The names a file imports (after `as`). */
+function importedNames(source: string): Set<string> {
+  const names = new Set<string>();
+  for (const m of source.matchAll(/^import\s+(?:type\s+)?\{([^}]*)\}\s+from/gm)) {
+    for (const part of m[1]!.split(",")) {
+      const name = part.replace(/^\s*type\s+/, "").split(/\s+as\s+/).at(-1)!.trim();
+      if (name !== "") names.add(name);
+    }
+  }
+  for (const m of source.matchAll(/^import\s+(?:type\s+)?(?:\*\s+as\s+)?(\w+)\s+from/gm)) names.add(m[1]!);
+  return names;
+}
+
+/** `export ... from`, or `export { a }` of a name the file imported: either way a facade. */
 function reExports(source: string): boolean {
-  return RE_EXPORT.test(source);
+  if (RE_EXPORT.test(source)) return true;
+  const imported = importedNames(source);
+  for (const m of source.matchAll(/^export\s+(?:type\s+)?\{([^}]*)\}\s*;/gm)) {
+    for (const part of m[1]!.split(",")) {
+      const name = part.replace(/^\s*type\s+/, "").split(/\s+as\s+/)[0]!.trim();
+      if (imported.has(name)) return true;
+    }
+  }
+  return false;
 }
 
 describe("habits", () => {
@@ -29,6 +51,9 @@ describe("habits", () => {
     expect(reExports('export type { Histogram } from "hdr-histogram-js";')).toBe(true);
     expect(reExports('import { a } from "./x.ts";\nexport const b = a;')).toBe(false);
     expect(reExports("export { a, b };")).toBe(false);
+    expect(reExports('import { a, type B } from "./x.ts";\nexport { a, type B };')).toBe(true);
+    expect(reExports('import type { B as C } from "./x.ts";\nexport type { C };')).toBe(true);
+    expect(reExports('import { a } from "./x.ts";\nconst b = a;\nexport { b };')).toBe(false);
   });
 
   test("every document a source comment cites is in the repo, and every numbered section it names is a heading there", () => {

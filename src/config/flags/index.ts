@@ -3,12 +3,11 @@
  * its own flags in src/mock (it shares no code with the client); the cli layer puts both together.
  */
 import { CAPACITY_FLAGS, withCapacity } from "./capacity.ts";
-import { MEASURE_FLAGS, REFUSED_FLAGS } from "./measure.ts";
+import { MEASURE_FLAGS } from "./measure.ts";
 import { REPLAY_FLAGS } from "./replay.ts";
 import { RESULTS_FLAGS } from "./results.ts";
 import type { CommandName, FlagDecl, FlagSpec } from "./types.ts";
 
-export { REFUSED_FLAGS };
 
 /** Every flag of run, demo, multiturn, capacity, replay, report, compare and merge, each declared once. */
 export const CLIENT_FLAGS: readonly FlagDecl[] = [...withCapacity(MEASURE_FLAGS), ...CAPACITY_FLAGS, ...REPLAY_FLAGS, ...RESULTS_FLAGS];

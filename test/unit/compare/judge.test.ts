@@ -4,7 +4,7 @@ import { combineLimits, parseLimits } from "../../../src/compare/limits.ts";
 import { COMPARE_METRICS } from "../../../src/compare/metrics.ts";
 import { describeDifference, pairLines } from "../../../src/compare/pairing.ts";
 import { encodeHistogram, histogramOfMs } from "../../../src/metrics/histograms.ts";
-import type { WorkloadFingerprint } from "../../../src/metrics/fingerprint.ts";
+import type { WorkloadFingerprint } from "../../../src/schema/nested.ts";
 import type { PctLine } from "../../../src/metrics/pct-record.ts";
 
 const fingerprint = (pct: number, over: Partial<WorkloadFingerprint> = {}): WorkloadFingerprint => ({

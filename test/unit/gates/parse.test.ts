@@ -74,3 +74,19 @@ describe("operators and scopes", () => {
     expect(gateApplies(parseGate("failed==0"), at(0))).toBe(true);
   });
 });
+
+describe("one pattern for a statistic's name", () => {
+  test("STAT_METRIC_UNIT names warmbench's own keys too: p99_ttft_from_intended_ms is ttft_from_intended_p99_ms", () => {
+    expect(parseGate("p99_ttft_from_intended_ms<=500").metric).toBe("ttft_from_intended_p99_ms");
+    expect(parseGate("mean_schedule_lag_ms<=5").metric).toBe("schedule_lag_mean_ms");
+    expect(parseGate("p99_client_own_lag_ms<=5").metric).toBe("client_own_lag_p99_ms");
+    // The stored name still reads, and the script's keys are themselves.
+    expect(parseGate("ttft_from_intended_p99_ms<=500").metric).toBe("ttft_from_intended_p99_ms");
+    expect(parseGate("p99_ttft_ms<=500").metric).toBe("p99_ttft_ms");
+  });
+
+  test("a swapped name that is no key either is still refused, naming what was written", () => {
+    expect(() => parseGate("p99_nothing_ms<=5")).toThrow(/p99_nothing_ms is not a numeric key/);
+    expect(() => parseGate("ttft_p99_ms<=5")).toThrow(/ttft_p99_ms is not a numeric key/);
+  });
+});

@@ -7,7 +7,8 @@ import { KEYS, type KeyDef, type KeyName } from "../../../src/schema/key-table.t
 import { KEYS_OF, kindsOf, numericKeysOf, OPTIONAL_KEYS, REPLAY_KEYS } from "../../../src/schema/lines.ts";
 import { keysReference, KEYS_DOC_PATH } from "../../../src/schema/reference.ts";
 import { AXES, axesOf, kindOf, labelOf } from "../../../src/schema/axes.ts";
-import { NUMERIC_KEYS, OWN_KEYS, SCRIPT_KEYS } from "../../../src/metrics/pct-record.ts";
+import { NUMERIC_KEYS } from "../../../src/schema/keys.ts";
+import { OWN_KEYS, SCRIPT_KEYS } from "../../../src/schema/lines.ts";
 
 const ROOT = join(import.meta.dir, "..", "..", "..");
 const read = (path: string) => readFileSync(join(ROOT, path), "utf8");
