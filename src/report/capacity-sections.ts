@@ -7,14 +7,15 @@
 import { parseGate } from "../gates/parse.ts";
 import type { PctLine } from "../metrics/pct-record.ts";
 import type { CapacityLine } from "../schema/lines.ts";
-import { points, type DatasetData, type ReportSection, type SeriesRun } from "./chart-data.ts";
+import { points, type AxisData, type DatasetData, type ReportSection, type SeriesRun } from "./chart-data.ts";
 import { verticalLine } from "./curves.ts";
 import { formatCell } from "./text-table.ts";
+import type { ReportRun } from "./runs.ts";
 
 /** A probe's verdicts (a line written without gates has none). */
 const gatesOf = (p: PctLine) => p.gates ?? [];
 const capacityOf = (c: CapacityLine): number | null => c.capacity_request_rate ?? c.capacity_concurrency ?? null;
-const isRate = (runs: readonly SeriesRun[]): boolean => runs.every((r) => (r.capacity ?? []).every((c) => c.search !== "concurrency"));
+const isRate = (runs: ReadonlyArray<Pick<ReportRun, "capacity">>): boolean => runs.every((r) => (r.capacity ?? []).every((c) => c.search !== "concurrency"));
 /** A probe's load: its rate (the estimate, a closed loop, has none and is left out) or its concurrency. */
 const loadOf = (rate: boolean) => (p: PctLine): number | null => (rate ? p.request_rate : p.max_concurrency);
 
@@ -46,6 +47,35 @@ function probeDatasets(runs: readonly SeriesRun[], pct: number, rate: boolean): 
   return out;
 }
 
+/**
+ * The gate's axis. Probes above the capacity are often far past the SLO (queueing: seconds against an SLO of tens of
+ * ms); on a linear scale from 0 they squash the SLO line and every passing probe onto the axis. A logarithmic scale
+ * keeps both readable when the values span more than a factor of 20 and none is 0 (a log scale has no 0).
+ */
+export function valueAxis(ys: readonly number[]): AxisData {
+  const finite = ys.filter((y) => Number.isFinite(y));
+  const min = Math.min(...finite);
+  const max = Math.max(...finite);
+  return finite.length > 0 && min > 0 && max / min > 20
+    ? { title: "gate value (log scale)", type: "logarithmic" }
+    : { title: "gate value", type: "linear", min: 0 };
+}
+
+/** What a search found, for the page's first line: a pass when every pct's capacity was found (or is above the bracket). */
+export function searchVerdict(runs: readonly ReportRun[]): { text: string; pass: boolean } | null {
+  const searches = runs.filter((r) => (r.capacity?.length ?? 0) > 0);
+  if (searches.length === 0) return null;
+  const unit = isRate(searches) ? "req/s" : "requests";
+  const parts = searches.flatMap((r) => r.capacity!.map((c) => {
+    const found = capacityOf(c);
+    const value = c.capacity_status === "at_max" ? `>= ${formatCell(found)} ${unit} (the highest load probed)`
+      : found === null ? `unknown (${c.capacity_status})` : `${formatCell(found)} ${unit}${c.capacity_status === "below_min" ? " (the lowest load failed)" : ""}`;
+    return `${searches.length > 1 ? `${r.label} ` : ""}${c.shared_prefix_pct}%: ${value}, ${c.probes_sent} probes`;
+  }));
+  const pass = searches.every((r) => r.capacity!.every((c) => c.capacity_status === "found" || c.capacity_status === "at_max"));
+  return { text: `Capacity search: ${parts.join("; ")}.`, pass };
+}
+
 /** The probes of each pct against the load, and the capacity against the pct; none without a capacity line. */
 export function capacitySections(runs: readonly SeriesRun[]): ReportSection[] {
   const searches = runs.filter((r) => (r.capacity?.length ?? 0) > 0);
@@ -55,6 +85,14 @@ export function capacitySections(runs: readonly SeriesRun[]): ReportSection[] {
   const pcts = [...new Set(searches.flatMap((r) => r.capacity!.map((c) => c.shared_prefix_pct)))].sort((a, b) => a - b);
   const byPct = Object.fromEntries(pcts.map((pct) => [String(pct), probeDatasets(searches, pct, rate)]));
   const selected = pcts.at(-1)!;
+  const isVertical = (d: DatasetData) => d.data.length === 2 && d.data[0]!.x === d.data[1]!.x;
+  const ys = Object.values(byPct).flatMap((sets) => sets.filter((d) => !isVertical(d)).flatMap((d) => d.data.map((p) => p.y)));
+  const yAxis = valueAxis(ys);
+  // On a log scale the capacity's vertical line starts at the lowest value drawn, not at 0 (which it cannot show).
+  if (yAxis.type === "logarithmic") {
+    const bottom = Math.min(...ys);
+    for (const sets of Object.values(byPct)) for (const d of sets) if (isVertical(d)) d.data[0] = { ...d.data[0]!, y: bottom };
+  }
   const rows = searches.flatMap((r) => r.capacity!.map((c) => [
     r.label, String(c.shared_prefix_pct), formatCell(capacityOf(c)), (c.capacity_bracket ?? [null, null]).map((v) => formatCell(v)).join(" – "),
     c.binding_gate ?? "", String(c.capacity_status ?? ""), String(c.probes_sent ?? ""), formatCell(c.search_wall_s ?? null),
@@ -66,7 +104,7 @@ export function capacitySections(runs: readonly SeriesRun[]): ReportSection[] {
       title: "Capacity search: the probes against the load",
       note: "Each probe's value of the gate that bounds the capacity against the load it offered (filled: every gate held; marked: one failed), the gate's SLO as a horizontal line and the capacity found as a vertical one; choose the shared-prefix % above the chart.",
       chart: {
-        id: "capacity-probes", x: { title: load, type: "linear", min: 0 }, y: { title: "gate value", type: "linear", min: 0 },
+        id: "capacity-probes", x: { title: load, type: "linear", min: 0 }, y: yAxis,
         datasets: byPct[String(selected)] ?? [], byPct: { pcts, selected, datasets: byPct }, legend: true,
       },
       table: { id: "capacity-probes", title: "Capacity search: the probes", columns: ["series", "shared prefix (%)", "probe", load, "cache_check", "verdict"], rows: probeRows(searches, rate) },

@@ -5,6 +5,7 @@
 import type { ReportRun } from "./runs.ts";
 import { historySections, type HistoryTrend } from "./history-trend.ts";
 import { buildSections } from "./sections.ts";
+import { searchVerdict } from "./capacity-sections.ts";
 import { numericColumns } from "./text-table.ts";
 import { differencesTable, gatesTable, metadataTable, type ReportTable } from "./tables.ts";
 
@@ -24,6 +25,8 @@ export function renderMarkdownReport(runs: readonly ReportRun[], differing: read
   const out: string[] = [`## ${escapeMarkdownCell(title)}`, ""];
   const gates = gatesTable(runs);
   const failed = gates.rows.filter((r) => r[4] === "FAIL").length;
+  const search = searchVerdict(runs);
+  if (search !== null) out.push(search.pass ? search.text : `**${search.text}**`, "");
   if (gates.rows.length > 0) {
     out.push(failed === 0 ? `All ${gates.rows.length} gate verdicts pass.` : `**${failed} of ${gates.rows.length} gate verdicts FAIL.**`, "");
     out.push(`### ${gates.title}`, "", renderMarkdownTable(gates), "");

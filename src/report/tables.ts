@@ -85,10 +85,18 @@ function placedLines(r: ReportRun): Array<{ line: PctLine | RoundLine; at: strin
   return r.kind === "round" ? r.rounds.map((line) => ({ line, at: `round ${line.round}` })) : r.pcts.map((line) => ({ line, at: pointLabel(line) }));
 }
 
-/** Every gate verdict of every run. */
+/**
+ * Every gate verdict of every run. A capacity probe's verdicts are not among them: a search sends probes above the
+ * capacity on purpose, and their failures are its steps, drawn in the capacity section, not verdicts of the run.
+ */
 export function gatesTable(runs: readonly ReportRun[]): ReportTable {
   const rows: string[][] = [];
-  for (const r of runs) for (const { line, at } of placedLines(r)) for (const g of line.gates ?? []) rows.push([r.label, at, g.expr, formatCell(g.value), g.pass ? "pass" : "FAIL"]);
+  for (const r of runs) {
+    for (const { line, at } of placedLines(r)) {
+      if (typeof (line as { probe?: unknown }).probe === "number") continue;
+      for (const g of line.gates ?? []) rows.push([r.label, at, g.expr, formatCell(g.value), g.pass ? "pass" : "FAIL"]);
+    }
+  }
   return { id: "gates", title: "Gates", columns: ["run", "line", "gate", "value", "verdict"], rows };
 }
 

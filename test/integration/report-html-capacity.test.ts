@@ -47,7 +47,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-type Drawn = Record<string, { datasets: Array<{ label: string; data: Array<{ x: number; y: number }>; drawn: number }> }>;
+type Drawn = Record<string, { yType: string; datasets: Array<{ label: string; data: Array<{ x: number; y: number }>; drawn: number }> }>;
 
 async function charts(): Promise<{ charts: Drawn; problems: string[] }> {
   const page = await browser.context.newPage();
@@ -59,6 +59,7 @@ async function charts(): Promise<{ charts: Drawn; problems: string[] }> {
   const drawn = await page.evaluate(() => {
     const all = (globalThis as any).warmbenchCharts as Record<string, any>;
     return Object.fromEntries(Object.entries(all).map(([id, c]) => [id, {
+      yType: c.scales.y?.type,
       datasets: c.data.datasets.map((d: any, i: number) => ({ label: d.label, data: d.data, drawn: c.getDatasetMeta(i).data.length })),
     }]));
   });
@@ -106,5 +107,28 @@ describe("a capacity search's report", () => {
       expect(row, `no row for ${l.shared_prefix_pct}%`).toBeDefined();
       expect(row).toContain(`| ${l.probes_sent} |`);
     }
+  });
+
+  test("a search reads as a search: what it found first, no FAIL banner for the probes above the capacity", () => {
+    const failingProbes = probes.filter((p) => (p.gates ?? []).some((g: any) => !g.pass)).length;
+    expect(failingProbes).toBeGreaterThan(0);
+    const page = readFileSync(html, "utf8");
+    const text = readFileSync(md, "utf8");
+    for (const l of capacity) {
+      const found = `${l.shared_prefix_pct}%: ${cell(l.capacity_request_rate)} req/s, ${l.probes_sent} probes`;
+      expect(page).toContain(found);
+      expect(text).toContain(found);
+    }
+    expect(page).toContain('<p class="verdict pass">Capacity search:');
+    expect(page).not.toContain("gate verdicts FAIL");
+    expect(text).not.toContain("gate verdicts FAIL");
+  });
+
+  test("the gate's axis shows the SLO and the passing probes: logarithmic when the probes span more than 20x", async () => {
+    const { charts: c } = await charts();
+    const chart = c["capacity-probes"]!;
+    const ys = chart.datasets.filter((d) => !d.label.includes("capacity")).flatMap((d) => d.data.map((p) => p.y));
+    const spread = Math.max(...ys) / Math.min(...ys);
+    expect(chart.yType).toBe(spread > 20 ? "logarithmic" : "linear");
   });
 });

@@ -14,6 +14,7 @@ import { historySections, type HistoryTrend } from "../history-trend.ts";
 import { buildSections } from "../sections.ts";
 import { type ChartData, type ReportSection } from "../chart-data.ts";
 import { differencesTable, gatesTable, metadataTable, type ReportTable } from "../tables.ts";
+import { searchVerdict } from "../capacity-sections.ts";
 import { numericColumns } from "../text-table.ts";
 import { escapeHtml, jsonForScript, sha256Base64 } from "./escape.ts";
 
@@ -58,12 +59,14 @@ ${renderTable(s.table)}
 </article>`;
 }
 
-function renderVerdict(gates: ReportTable): string {
-  if (gates.rows.length === 0) return "";
+function renderVerdict(runs: readonly ReportRun[], gates: ReportTable): string {
+  const search = searchVerdict(runs);
+  const found = search === null ? "" : `<p class="verdict ${search.pass ? "pass" : "fail"}">${escapeHtml(search.text)}</p>`;
+  if (gates.rows.length === 0) return found;
   const failed = gates.rows.filter((r) => r[4] === "FAIL").length;
-  return failed === 0
+  return found + (failed === 0
     ? `<p class="verdict pass">All ${gates.rows.length} gate verdicts pass.</p>`
-    : `<p class="verdict fail">${failed} of ${gates.rows.length} gate verdicts FAIL.</p>`;
+    : `<p class="verdict fail">${failed} of ${gates.rows.length} gate verdicts FAIL.</p>`);
 }
 
 function renderHeaders(runs: readonly ReportRun[]): string {
@@ -120,7 +123,7 @@ ${pageCss}
 <h1>warmbench report</h1>
 <p class="sub">${runs.length} run${runs.length === 1 ? "" : "s"} from ${files} file${files === 1 ? "" : "s"}${trend ? `, ${trend.runs.length} in the history trend` : ""}; generated ${escapeHtml(generatedAt.toISOString())} by warmbench ${escapeHtml(VERSION)}.${differing.length ? " Runs are named by the settings that differ between them." : ""}</p>
 <ul class="series" id="series">${legend}</ul>
-${renderVerdict(gates)}
+${renderVerdict(runs, gates)}
 </header>
 <main>
 ${sections.map(renderSection).join("\n")}

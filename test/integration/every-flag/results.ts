@@ -4,7 +4,7 @@
  * changes stdout, the files written or the exit code against the same command line without it.
  */
 import { expect } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { mockFor, readLines } from "../../helpers/flag-proof.ts";
@@ -23,12 +23,19 @@ let prepared: Promise<Record<Input, string>> | null = null;
 function inputs(): Promise<Record<Input, string>> {
   prepared ??= (async () => {
     const dir = mkdtempSync(join(tmpdir(), "warmbench-flag-results-"));
+    // A trustworthy run each: compare rejects a NEW whose client saturated (exit 7) whatever the limits, and a run of
+    // two requests on a box busy with the rest of the suite sometimes is; such a run is made again (three tries).
     const sweep = async (file: string, server: string[], more: string[] = []) => {
       const out = join(dir, file);
-      const r = await runCli(["run", "--model", LLAMA2_TOKENIZER, "--base-url", (await mockFor(server)).url, "--num-prompts", "2", "--total-tokens", "64",
-        "--output-len", "2", "--pcts", "0,50", "--settle", "0", "--quiet", "--output-file", out, ...more]);
-      if (r.code !== 0) throw new Error(`preparing ${file}: exit ${r.code}: ${r.stderr}`);
-      return out;
+      for (let attempt = 1; ; attempt++) {
+        rmSync(out, { force: true });
+        const r = await runCli(["run", "--model", LLAMA2_TOKENIZER, "--base-url", (await mockFor(server)).url, "--num-prompts", "2", "--total-tokens", "64",
+          "--output-len", "2", "--pcts", "0,50", "--settle", "0", "--quiet", "--output-file", out, ...more]);
+        if (r.code !== 0) throw new Error(`preparing ${file}: exit ${r.code}: ${r.stderr}`);
+        const saturated = readFileSync(out, "utf8").split("\n").some((l) => l.includes('"client_saturated": true'));
+        if (!saturated) return out;
+        if (attempt === 3) throw new Error(`preparing ${file}: the client saturated in three runs`);
+      }
     };
     // One after the other: two sweeps flushing one server's cache would disturb each other's cache checks.
     const A = await sweep("a.jsonl", []);
