@@ -15,6 +15,9 @@ export interface GenerateParams {
   rid: string | null;
   /** Per-request stream_interval, or null for the server's. */
   streamInterval: number | null;
+  /** return_logprob: the answer carries output_token_logprobs (and top_logprobs_num of output_top_logprobs). */
+  returnLogprob: boolean;
+  topLogprobsNum: number;
 }
 
 /** Outcome of parsing a body: accepted, or rejected as SGLang would reject it. */
@@ -64,7 +67,11 @@ export function parseGenerateBody(bodyText: string, vocabSize: number): ParsedGe
   const sampling = parseSamplingParams(body.sampling_params);
   if (typeof sampling === "string") return badRequest(sampling, stream);
   if ("valueError" in sampling) return { ok: false, kind: "value_error", message: sampling.valueError, stream };
-  return { ok: true, params: { inputIds: inputIds as number[], stream, rid, ...sampling } };
+  const returnLogprob = body.return_logprob ?? false;
+  if (typeof returnLogprob !== "boolean") return badRequest("return_logprob must be a boolean.", stream);
+  const topLogprobsNum = body.top_logprobs_num ?? 0;
+  if (typeof topLogprobsNum !== "number" || !Number.isInteger(topLogprobsNum) || topLogprobsNum < 0) return badRequest("top_logprobs_num must be a non-negative int.", stream);
+  return { ok: true, params: { inputIds: inputIds as number[], stream, rid, ...sampling, returnLogprob, topLogprobsNum } };
 }
 
 function checkInputIds(value: unknown, vocabSize: number): string | null {

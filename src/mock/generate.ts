@@ -7,7 +7,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { MockContext } from "./context.ts";
 import { parseGenerateBody, type GenerateParams } from "./generate-request.ts";
 import { readBody, sendBadRequest, sendJson, trackInFlight } from "./http.ts";
-import { buildMetaInfo, GeneratedOutput, sseEvent, SSE_DONE, type MetaState } from "./output.ts";
+import { buildMetaInfo, GeneratedOutput, outputTokenText, sseEvent, SSE_DONE, type MetaState } from "./output.ts";
+import { logprobAnswer, type AnswerFaults } from "./logprobs.ts";
 import { SglangEventBuilder } from "./sglang-events.ts";
 import { driveGeneration, SSE_HEADERS, type WireFormat } from "./stream-driver.ts";
 import { RequestTrace } from "./truth.ts";
@@ -89,7 +90,7 @@ export async function handleGenerate(req: IncomingMessage, res: ServerResponse, 
       streamInterval: params.streamInterval ?? ctx.opts.streamInterval,
       fault,
       trace,
-      format: sglangFormat(meta, ctx.opts.vocabSize, ctx.opts.incremental && params.stream),
+      format: sglangFormat(meta, ctx.opts.vocabSize, ctx.opts.incremental && params.stream, params, { wrongKv: ctx.opts.faultWrongKv, tieFlip: ctx.opts.faultTieFlip }),
       onPrefillStart(hit) {
         meta.cachedTokens = hit.tokens;
         meta.cachedHostTokens = hit.hostTokens;
@@ -128,7 +129,7 @@ function contextProblem(params: GenerateParams, rid: string, ctx: MockContext): 
 }
 
 /** SGLang's native wire format: cumulative (or incremental) text and output_ids with meta_info. */
-function sglangFormat(meta: MetaState, vocabSize: number, incremental: boolean): WireFormat {
+function sglangFormat(meta: MetaState, vocabSize: number, incremental: boolean, params: GenerateParams, faults: AnswerFaults): WireFormat {
   const events = new SglangEventBuilder(meta, vocabSize, incremental);
   return {
     tokenEvent: (completionTokens, done, extraText) =>
@@ -137,6 +138,17 @@ function sglangFormat(meta: MetaState, vocabSize: number, incremental: boolean):
     errorEvent: () => JSON.stringify({ error: INJECTED_ERROR }),
     trailerEvents: () => [],
     sendWhole(res, completionTokens) {
+      if (params.returnLogprob) {
+        // SGLang's tuples (logprob, token_id, text): text is null without return_text_in_logprobs.
+        const a = logprobAnswer(completionTokens, vocabSize, params.topLogprobsNum, meta.cachedTokens, faults);
+        const info = buildMetaInfo(meta, completionTokens, { type: "length", length: completionTokens }, true);
+        info.input_token_logprobs = [];
+        info.output_token_logprobs = a.ids.map((id, i) => [a.chosen[i], id, null]);
+        info.input_top_logprobs = [];
+        info.output_top_logprobs = params.topLogprobsNum > 0 ? a.top.map((ranked) => ranked.map((t) => [t.logprob, t.id, null])) : [];
+        sendJson(res, 200, { text: a.ids.map(outputTokenText).join(""), output_ids: a.ids, meta_info: info });
+        return;
+      }
       const output = new GeneratedOutput(vocabSize);
       output.growTo(completionTokens);
       const info = buildMetaInfo(meta, completionTokens, { type: "length", length: completionTokens }, true);

@@ -10,6 +10,7 @@ import { sendJson } from "./http.ts";
 import { llamaTimings, type FormatInput } from "./openai-formats.ts";
 import { openaiError } from "./openai-request.ts";
 import { GeneratedOutput, outputTokenText } from "./output.ts";
+import { logprobAnswer } from "./logprobs.ts";
 import type { WireFormat } from "./stream-driver.ts";
 
 export function llamacppNative(f: FormatInput): WireFormat {
@@ -45,6 +46,19 @@ export function llamacppNative(f: FormatInput): WireFormat {
     errorEvent: () => JSON.stringify({ error: { code: 500, message: "mock: injected error", type: "server_error" } }),
     trailerEvents: (n) => [JSON.stringify(final(n, "", []))],
     sendWhole: (res, n) => {
+      if (f.params.logprobs !== null) {
+        // llama.cpp's completion_probabilities: per token its id, text, bytes, logprob and the n_probs best.
+        const a = logprobAnswer(n, f.vocabSize, f.params.logprobs, f.usage.cachedTokens, f.faults);
+        const entry = (id: number, logprob: number) => {
+          const token = outputTokenText(id);
+          return { id, token, bytes: [...new TextEncoder().encode(token)], logprob };
+        };
+        sendJson(res, 200, {
+          ...final(n, a.ids.map(outputTokenText).join(""), f.params.returnTokens ? a.ids.slice() : []),
+          completion_probabilities: a.ids.map((id, i) => ({ ...entry(id, a.chosen[i]!), top_logprobs: a.top[i]!.map((t) => entry(t.id, t.logprob)) })),
+        });
+        return;
+      }
       output.growTo(n);
       sendJson(res, 200, final(n, output.text, f.params.returnTokens ? output.ids.slice() : []));
     },

@@ -11,7 +11,8 @@
 import type { ServerResponse } from "node:http";
 import { sendJson } from "./http.ts";
 import { openaiError, type CompletionParams } from "./openai-request.ts";
-import { GeneratedOutput } from "./output.ts";
+import { GeneratedOutput, outputTokenText } from "./output.ts";
+import { logprobAnswer, type AnswerFaults } from "./logprobs.ts";
 import type { WireFormat } from "./stream-driver.ts";
 
 /** What the formats learn as the request runs. */
@@ -29,6 +30,7 @@ export interface FormatInput {
   params: CompletionParams;
   usage: UsageState;
   vocabSize: number;
+  faults: AnswerFaults;
 }
 
 const nowS = (): number => Math.floor((performance.timeOrigin + performance.now()) / 1000);
@@ -79,10 +81,30 @@ export function vllmCompletions(f: FormatInput): WireFormat {
   };
   const whole = (completionTokens: number, finishReason: string): Record<string, unknown> => {
     output.growTo(completionTokens);
+    if (f.params.logprobs !== null) return { ...wholeWithLogprobs(completionTokens, finishReason) };
     return {
       id: f.id, object: "text_completion", created, model: f.model,
       choices: [{ index: 0, text: output.text, logprobs: null, finish_reason: finishReason, stop_reason: null }],
       usage: usageOf(f.usage, completionTokens, true),
+    };
+  };
+  // vLLM's completions logprobs: parallel lists, and per position a dict of the top tokens (the chosen one included),
+  // tokens as text or, with return_tokens_as_token_ids, as `token_id:N`.
+  const wholeWithLogprobs = (n: number, finishReason: string): Record<string, unknown> => {
+    const a = logprobAnswer(n, f.vocabSize, f.params.logprobs!, f.usage.cachedTokens, f.faults);
+    const name = (id: number) => (f.params.tokensAsIds ? `token_id:${id}` : outputTokenText(id));
+    const texts = a.ids.map(outputTokenText);
+    const offsets = texts.map((_, i) => texts.slice(0, i).join("").length);
+    const logprobs = {
+      text_offset: offsets,
+      token_logprobs: a.chosen,
+      tokens: a.ids.map(name),
+      top_logprobs: a.top.map((ranked) => Object.fromEntries(ranked.map((t) => [name(t.id), t.logprob]))),
+    };
+    return {
+      id: f.id, object: "text_completion", created, model: f.model,
+      choices: [{ index: 0, text: texts.join(""), logprobs, finish_reason: finishReason, stop_reason: null }],
+      usage: usageOf(f.usage, n, true),
     };
   };
   return {

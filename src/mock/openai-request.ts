@@ -25,6 +25,10 @@ export interface CompletionParams {
   cachePrompt: boolean;
   /** llama.cpp's return_tokens (native /completion): each event carries its token's id. */
   returnTokens: boolean;
+  /** Top log-probabilities asked for: OpenAI's integer `logprobs`, llama.cpp's `n_probs`; null: none. */
+  logprobs: number | null;
+  /** vLLM's return_tokens_as_token_ids: logprob tokens written `token_id:N`. */
+  tokensAsIds: boolean;
 }
 
 /** Accepted, or the status and body vLLM would answer. */
@@ -135,11 +139,16 @@ function parseOpenaiBody(
   if (typeof idSlot !== "number" || !Number.isInteger(idSlot)) return badRequest("id_slot must be an integer.", "id_slot");
   const cachePrompt = b.cache_prompt ?? true;
   if (typeof cachePrompt !== "boolean") return badRequest("cache_prompt must be a boolean.", "cache_prompt");
+  const logprobs = b.logprobs ?? b.n_probs ?? null;
+  if (logprobs !== null && (typeof logprobs !== "number" || !Number.isInteger(logprobs) || logprobs < 0)) {
+    return badRequest("logprobs must be a non-negative integer.", lengthKey === "n_predict" ? "n_probs" : "logprobs");
+  }
   return {
     ok: true,
     params: {
       model, inputIds: prompt, maxTokens, temperature, ignoreEos, stream, includeUsage, continuousUsage,
       idSlot: idSlot < 0 ? null : idSlot, cachePrompt, returnTokens: b.return_tokens === true,
+      logprobs: logprobs === 0 ? null : logprobs, tokensAsIds: b.return_tokens_as_token_ids === true,
     },
   };
 }

@@ -75,7 +75,7 @@ export async function handleOpenai(req: IncomingMessage, res: ServerResponse, ct
     trace.finish("fault:fail");
   } else {
     const usage: UsageState = { promptTokens: params.inputIds.length, cachedTokens: 0, prefillStartMs: 0, firstTokenMs: 0 };
-    const input: FormatInput = { id, model: opts.modelName, params, usage, vocabSize: opts.vocabSize };
+    const input: FormatInput = { id, model: opts.modelName, params, usage, vocabSize: opts.vocabSize, faults: { wrongKv: opts.faultWrongKv, tieFlip: opts.faultTieFlip } };
     const format = endpoint === "completion" ? llamacppNative(input)
       : llama ? endpoint === "chat" ? llamacppChat(input) : llamacppCompletions(input)
       : endpoint === "chat" ? vllmChat(input) : vllmCompletions(input);

@@ -74,6 +74,8 @@ export const MOCK_DEFAULTS = {
   exitAfter: 0,
   /** Flushes report success but keep the cache. */
   flushLies: false,
+  faultWrongKv: false,
+  faultTieFlip: false,
   /** Ground-truth JSONL file (one line per finished request), or null for none. */
   truthFile: null as string | null,
   /** /reset_prefix_cache answers 404, as vLLM without VLLM_SERVER_DEV_MODE=1. */
@@ -120,6 +122,10 @@ export interface MockOptions {
   noGenerate: boolean;
   exitAfter: number;
   flushLies: boolean;
+  /** A request whose prompt hit the cache answers another text from its second token on (logprob answers). */
+  faultWrongKv: boolean;
+  /** A request whose prompt hit the cache flips its first near-tied token (logprob answers). */
+  faultTieFlip: boolean;
   truthFile: string | null;
   noDevMode: boolean;
   noMetrics: boolean;
@@ -217,6 +223,8 @@ export const MOCK_FLAGS: readonly MockFlag[] = [
   flag("no-generate", "noGenerate", "Answer /generate with 404 (a server that is not SGLang)"),
   int("exit-after", "exitAfter", "Die (close every socket, exit 0) once the N-th measured request is admitted (0 = never)"),
   flag("flush-lies", "flushLies", "Flushes report success but keep the cache"),
+  flag("fault-wrong-kv", "faultWrongKv", "A request that hit the cache answers another text from its second token on (wrong KV; seen in answers with log-probabilities)"),
+  flag("fault-tie-flip", "faultTieFlip", "A request that hit the cache flips its first near-tied token (a numerics change; seen in answers with log-probabilities)"),
   text("truth", "truthFile", "Append one ground-truth JSONL line per finished request to this file"),
   flag("no-dev-mode", "noDevMode", "Answer /reset_prefix_cache with 404 (vLLM without VLLM_SERVER_DEV_MODE=1)"),
   flag("no-metrics", "noMetrics", "Answer /metrics with 404 (SGLang without --enable-metrics)"),
