@@ -2,6 +2,7 @@
  * Parsing of the run's flags: raw citty strings in, validated options (src/config/options.ts) out. Every problem is
  * one UsageError naming the flag (exit 2), before anything is sent.
  */
+import { FIDELITY_DEFAULTS } from "../config/fidelity-defaults.ts";
 import { parseRelative } from "../config/relative.ts";
 import { checkMemory, idBytes } from "../config/bounds.ts";
 import { UsageError } from "../errors.ts";
@@ -65,6 +66,7 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
   const gates = parsePlannedGates(raw, plannedSweepAxes(pcts, workingSets, load.requestRates));
   const placement = parsePlacementFlags(raw);
   const repeats = parseRepeats(raw, placement);
+  const fidelity = parseFidelity(raw, endpoint, gates);
   // What the run will hold at once: its working set's prefixes (ids), and its prompts in flight (ids and bodies).
   const inFlight = maxConcurrency === 0 ? numPrompts : Math.min(maxConcurrency, numPrompts);
   const maxWs = Math.max(...workingSets);
@@ -87,7 +89,27 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     gates,
     ...placement,
     ...repeats,
+    ...fidelity,
   };
+}
+
+/** --check-fidelity and its two settings (which mean nothing without it); a gate on a fidelity key needs it. */
+function parseFidelity(raw: RawFlags, endpoint: string, gates: readonly Gate[]): Pick<RunOptions, "fidelity"> {
+  const on = raw["check-fidelity"] === true;
+  const sampleRaw = str(raw, "fidelity-sample");
+  const tieRaw = str(raw, "fidelity-tie-nats");
+  if (!on) {
+    for (const [flag, v] of [["fidelity-sample", sampleRaw], ["fidelity-tie-nats", tieRaw]] as const) {
+      if (v !== undefined) throw new UsageError(`--${flag}: only --check-fidelity reads it (add --check-fidelity)`);
+    }
+    const gate = gates.find((g) => g.metric.startsWith("fidelity_"));
+    if (gate !== undefined) throw new UsageError(`${gate.source}: fidelity keys are measured only with --check-fidelity (add it)`);
+    return {};
+  }
+  if (endpoint === "chat") throw new UsageError("--check-fidelity with --endpoint chat: the check sends token ids and compares token ids; use --endpoint completions");
+  const sample = parseIntFlag("fidelity-sample", sampleRaw ?? String(FIDELITY_DEFAULTS.sample), 1, 10_000);
+  const tieNats = parseNumberFlag("fidelity-tie-nats", tieRaw ?? String(FIDELITY_DEFAULTS.tieNats), 0);
+  return { fidelity: { sample, tieNats } };
 }
 
 /** A prompt in flight holds its ids (4 bytes each) and its request body (up to 7 characters an id, and a copy). */

@@ -134,6 +134,8 @@ export interface RunOptions {
   repeat?: number;
   /** --repeat-until-cv X: a line's repeats stop once the CV of its gated metrics is below X (2 at least, --repeat at most). */
   repeatUntilCv?: number;
+  /** --check-fidelity: after each line, compare `sample` greedy answers warm against cold. Absent without the flag. */
+  fidelity?: { sample: number; tieNats: number };
 }
 
 /** Defaults of `warmbench compare`. */
@@ -200,7 +202,7 @@ export type ThinkTime =
   | { kind: "uniform"; lowS: number; highS: number };
 
 /** Validated options of `warmbench multiturn`: the sweep's shared flags, and the conversation's shape. */
-export type MultiturnOptions = Omit<RunOptions, "numPrompts" | "totalTokens" | "pcts" | "workingSets" | "requestRates" | "burstiness" | "durationS" | "repeat" | "repeatUntilCv"> & {
+export type MultiturnOptions = Omit<RunOptions, "numPrompts" | "totalTokens" | "pcts" | "workingSets" | "requestRates" | "burstiness" | "durationS" | "repeat" | "repeatUntilCv" | "fidelity"> & {
   numClients: number;
   numRounds: number;
   turnTokens: number;

@@ -13,6 +13,7 @@ import { cachePressure } from "../metrics/cache-pressure.ts";
 import { tierStats } from "../metrics/cache-tiers.ts";
 import type { PctRecord } from "../metrics/pct-record.ts";
 import type { PromptDrift, RunInfo } from "../schema/nested.ts";
+import type { FidelityGroup } from "../metrics/fidelity.ts";
 import { buildLine, type KeyGroup } from "../schema/build-line.ts";
 import { SCRIPT_KEYS } from "../schema/lines.ts";
 import { clientHealthKeys } from "../metrics/client-health-keys.ts";
@@ -64,6 +65,8 @@ export interface PointSpec {
   producerKeys?: KeyGroup;
   /** Keys the producer computes instead of the engine (a replay's cache verdict from per-request ranges). */
   producerOwns?: readonly string[];
+  /** The point's cache-fidelity check (--check-fidelity), run after its measurement. */
+  fidelity?: FidelityGroup | null;
 }
 
 /** What summarizing needs of the run. */
@@ -180,8 +183,10 @@ export function summarizePoint(p: PointSpec, reset: CacheReset, warm: WarmResult
         perRequest: cache.status,
         saturated: isSaturated(m.health),
         runIds: [ctx.runId],
+        fidelityChecked: p.fidelity?.fidelity_checked,
       }),
     },
+    fidelity: { ...p.fidelity },
     intended: intended.metrics,
     cache: mine({
       page_size: server.pageSize,

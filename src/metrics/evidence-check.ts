@@ -6,6 +6,7 @@
  * carried the same facts.
  */
 import type { LineEvidence } from "../schema/nested.ts";
+import { MUST_NOT_GROW_KEYS } from "../schema/key-table.ts";
 
 /** Every way evidence can be missing or wrong: the matrix's columns. */
 export const DEFECTS = [
@@ -151,6 +152,7 @@ export const evidenceOf = (line: object): LineEvidence | null => {
 export function sampleFamilyOf(metric: string): keyof LineEvidence["samples"] | "finished" | null {
   if (metric.startsWith("ttft_from_intended") || metric.startsWith("e2e_from_intended")) return "from_intended";
   if (metric.startsWith("schedule_lag")) return "schedule_lag";
+  if (metric.startsWith("fidelity_")) return "fidelity";
   if (/(^|_)ttft(_|$)/.test(metric)) return "ttft";
   if (/(^|_)tpot(_|$)/.test(metric)) return "tpot";
   if (/(^|_)itl(_|$)/.test(metric)) return "itl";
@@ -162,6 +164,7 @@ export function sampleFamilyOf(metric: string): keyof LineEvidence["samples"] | 
 const FAMILY_WORDS: Record<string, string> = {
   ttft: "TTFT", tpot: "TPOT (a request with more than one output token)", itl: "ITL", e2e: "E2E latency",
   from_intended: "latency-from-intended", schedule_lag: "schedule-lag", finished: "completed-request",
+  fidelity: "compared-answer (--check-fidelity)",
 };
 
 /** What a metric of the line lacks: the key is absent, null (unmeasured) or was computed from no sample. */
@@ -228,9 +231,13 @@ export function pairProblems(base: object, next: object, metrics: readonly { nam
   for (const p of lineProblems(base)) {
     if (p.defect === "interrupted" || p.defect === "load_not_sustained") out.push({ ...p, text: `${p.text} in BASE` });
   }
-  const failedBase = typeof b.failed === "number" ? b.failed : 0;
-  if (typeof n.failed === "number" && n.failed > failedBase) {
-    out.push({ defect: "more_failures", text: `more_failures: ${typeof b.failed === "number" ? b.failed : "n/a"} in BASE, ${n.failed} in NEW (any increase fails)` });
+  // Counts of things gone wrong (the key table's mustNotGrow: failed requests, diverged answers) may not grow.
+  for (const key of MUST_NOT_GROW_KEYS) {
+    const inBase = typeof b[key] === "number" ? (b[key] as number) : 0;
+    if (typeof n[key] === "number" && (n[key] as number) > inBase) {
+      const what = key === "failed" ? "" : `${key} `;
+      out.push({ defect: "more_failures", text: `more_failures: ${what}${typeof b[key] === "number" ? b[key] : "n/a"} in BASE, ${n[key]} in NEW (any increase fails)` });
+    }
   }
   if (b.cache_check === "ok" && n.cache_check !== "ok") {
     out.push({ defect: "cache_unproven", text: `cache_unproven: cache_check ok in BASE, ${String(n.cache_check ?? "absent")} in NEW (the cache was no longer proven)` });

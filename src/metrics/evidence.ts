@@ -25,6 +25,8 @@ export interface EvidenceInput {
   perRequest: LineEvidence["cache"]["per_request"];
   saturated: boolean;
   runIds: readonly string[];
+  /** Answers the cache-fidelity check compared (--check-fidelity); absent without it. */
+  fidelityChecked?: number;
 }
 
 /** The most requests in flight at once (a request is in flight from its send to its last event). */
@@ -79,7 +81,10 @@ export function buildEvidence(input: EvidenceInput): LineEvidence {
   }
   const sent = input.records.length;
   return {
-    samples: { ttft: finished, tpot, itl, e2e: finished, from_intended: finished, schedule_lag: sent },
+    samples: {
+      ttft: finished, tpot, itl, e2e: finished, from_intended: finished, schedule_lag: sent,
+      ...(input.fidelityChecked === undefined ? {} : { fidelity: input.fidelityChecked }),
+    },
     requests: { planned: input.planned, sent, finished },
     complete: !input.interrupted && sent >= input.planned,
     load: load(input),

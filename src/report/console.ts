@@ -162,7 +162,7 @@ function extraLines(r: PctLine): string[] {
     }
     if (typeof r.cache_check === "string") lines.push(row("Cache check:", r.cache_check));
   }
-  lines.push(...pressureLines(r), ...tierLines(r));
+  lines.push(...pressureLines(r), ...tierLines(r), ...fidelityLines(r));
   if (typeof r.client_loop_lag_p99_ms === "number") {
     lines.push(section("Client Health"), rowFixed2("Event-loop lag P99 (ms):", r.client_loop_lag_p99_ms));
     if (typeof r.client_own_lag_p99_ms === "number") lines.push(rowFixed2("  of it the client's own (ms):", r.client_own_lag_p99_ms));
@@ -189,6 +189,22 @@ function extraLines(r: PctLine): string[] {
 }
 
 const numOrNa = (v: unknown): string => (typeof v === "number" ? String(v) : "n/a");
+
+/** The cache-fidelity check (--check-fidelity), when it ran on the line. */
+function fidelityLines(r: PctLine): string[] {
+  if (typeof r.fidelity_checked !== "number") return [];
+  const lines = [
+    section("Cache Fidelity"),
+    row("Answers compared (warm vs cold):", String(r.fidelity_checked)),
+    row("Identical / near tie / diverged:", `${r.fidelity_identical} / ${r.fidelity_near_tie} / ${r.fidelity_diverged}${(r.fidelity_diverged ?? 0) > 0 ? "  DIVERGED: suspect wrong KV" : ""}`),
+  ];
+  if ((r.fidelity_unclassified ?? 0) > 0) lines.push(row("Unclassified (no log-probabilities):", String(r.fidelity_unclassified)));
+  if ((r.fidelity_first_divergence ?? []).length > 0) lines.push(row("First differing token:", r.fidelity_first_divergence!.join(" ")));
+  if (typeof r.fidelity_max_gap_nats === "number") lines.push(row("Largest gap there (nats):", r.fidelity_max_gap_nats.toFixed(4)));
+  if ((r.fidelity_unproven ?? 0) > 0) lines.push(row("Not compared (cache unproven):", String(r.fidelity_unproven)));
+  if (typeof r.fidelity_note === "string") lines.push(`  ${r.fidelity_note}`);
+  return lines;
+}
 
 /** Working set against capacity: shown for a working set of several prefixes, or when hits fell short. */
 export function pressureLines(r: Partial<Pick<PctRecord, "working_set" | "working_set_tokens" | "cache_capacity_tokens" | "host_cache_capacity_tokens" | "working_set_fits" | "cache_shortfall_requests" | "eviction">>): string[] {

@@ -139,6 +139,22 @@ export const RULES = {
   predicted_eviction_tokens: addedIfThere("predicted_eviction_tokens"), observed_shortfall_tokens: addedIfThere("observed_shortfall_tokens"),
   cache_short_requests: addedIfThere("cache_short_requests"), cache_over_requests: addedIfThere("cache_over_requests"),
   infinite_hit_ratio: (m) => (m.first.infinite_hit_ratio === undefined ? undefined : null),
+  // The fidelity check's counts add up; the positions are every run's; the largest gap is the largest.
+  fidelity_checked: addedIfThere("fidelity_checked"), fidelity_identical: addedIfThere("fidelity_identical"),
+  fidelity_near_tie: addedIfThere("fidelity_near_tie"), fidelity_diverged: addedIfThere("fidelity_diverged"),
+  fidelity_unclassified: addedIfThere("fidelity_unclassified"), fidelity_unproven: addedIfThere("fidelity_unproven"),
+  fidelity_first_divergence: (m) => (m.first.fidelity_first_divergence === undefined ? undefined
+    : m.lines.flatMap((l) => (Array.isArray(l.fidelity_first_divergence) ? l.fidelity_first_divergence : [])).sort((a, b) => a - b)),
+  fidelity_max_gap_nats: (m) => {
+    if (m.first.fidelity_max_gap_nats === undefined) return undefined;
+    const gaps = m.lines.flatMap((l) => (typeof l.fidelity_max_gap_nats === "number" ? [l.fidelity_max_gap_nats] : []));
+    return gaps.length > 0 ? Math.max(...gaps) : null;
+  },
+  fidelity_note: (m) => {
+    if (m.first.fidelity_note === undefined) return undefined;
+    const notes = [...new Set(m.lines.flatMap((l) => (typeof l.fidelity_note === "string" ? [l.fidelity_note] : [])))];
+    return notes.length > 0 ? notes.join("; ") : null;
+  },
   ttft_by_cached_fraction: (m) => (m.first.ttft_by_cached_fraction === undefined ? undefined : null),
   burstiness: (m) => m.first.burstiness ?? null, duration_limit_s: (m) => m.first.duration_limit_s ?? null,
   page_size: (m) => num(m.first.page_size),
@@ -261,6 +277,7 @@ function mergedEvidence(lines: readonly MergeLine[]): LineEvidence | undefined {
     samples: {
       ttft: add((e) => e.samples.ttft), tpot: add((e) => e.samples.tpot), itl: add((e) => e.samples.itl), e2e: add((e) => e.samples.e2e),
       from_intended: add((e) => e.samples.from_intended), schedule_lag: add((e) => e.samples.schedule_lag),
+      ...(all.every((e) => e.samples.fidelity !== undefined) ? { fidelity: add((e) => e.samples.fidelity!) } : {}),
     },
     requests: { planned: add((e) => e.requests.planned), sent: add((e) => e.requests.sent), finished: add((e) => e.requests.finished) },
     complete: all.every((e) => e.complete),

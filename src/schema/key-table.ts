@@ -25,6 +25,8 @@ export interface KeyDef {
   readonly axis?: true;
   /** Which way is better, for a key compare judges by the key table (compare/metrics.ts KEY_METRICS). */
   readonly better?: "higher" | "lower";
+  /** A count of things gone wrong: any increase from BASE to NEW fails compare (more_failures), whatever the limits. */
+  readonly mustNotGrow?: true;
 }
 
 type More = Omit<KeyDef, "shape" | "unit" | "doc">;
@@ -116,7 +118,7 @@ export const KEYS = {
 
   // Requests.
   sent: k(int(), "requests", "Measured requests sent (completed + failed; cancelled ones are not counted).", { roundDoc: "Turns that ended (completed + failed; cancelled ones are not counted)." }),
-  failed: k(int(), "requests", "Requests that failed."),
+  failed: k(int(), "requests", "Requests that failed.", { mustNotGrow: true }),
   errors: k(array(errorEntryShape, { maxItems: 20 }), null, "At most 20 buckets of failures with the same kind and message, largest first."),
   errors_by_kind: k(record(int()), "requests", "Failures per kind, over all failures."),
   interrupted: k(bool(), null, "The run was stopped (SIGINT/SIGTERM) while this line was measured: it holds the requests that completed."),
@@ -189,6 +191,16 @@ export const KEYS = {
     requests: field(int(), "Successful requests in the bucket that reported cached tokens."),
     median_ttft_ms: field(nullable(num()), "Their median TTFT, ms; null: none."),
   }))), null, "TTFT by how much of the prompt was cached, in quartiles of the cached fraction; null in a merged line. Replay lines only."),
+  // The cache-fidelity check (--check-fidelity): greedy answers after a cache hit against answers after a flush.
+  fidelity_checked: k(int(), "samples", "Sampled prompts whose cold (after a proven flush) and warm (prefix proven cached) greedy answers were compared. --check-fidelity lines only."),
+  fidelity_identical: k(int(), "samples", "Of those, the ones whose warm answer was token for token the cold one."),
+  fidelity_near_tie: k(int(), "samples", "The ones that first differed at a near tie: each chosen token in the other's top list, no more than --fidelity-tie-nats apart (a numerics change on the cached path)."),
+  fidelity_diverged: k(int(), "samples", "The ones that differed in a way no near tie explains: suspect wrong KV. Gate it: fidelity_diverged==0; compare fails any increase.", { mustNotGrow: true }),
+  fidelity_unclassified: k(int(), "samples", "The ones that differed where the server gave no top log-probabilities to weigh the difference (fidelity_note says why)."),
+  fidelity_unproven: k(int(), "samples", "Sampled prompts not compared: the cold or warm cache state was not proven, or a request failed (fidelity_note says why)."),
+  fidelity_first_divergence: k(array(int()), "tokens", "The first differing output position (0-based) of every answer that differed, ascending: their distribution."),
+  fidelity_max_gap_nats: k(nullable(num()), "nats", "The largest log-probability gap between the two chosen tokens at a first difference; null: no difference was weighed."),
+  fidelity_note: k(nullable(str()), null, "Why differences are unclassified or samples unproven; null when nothing needs saying."),
   cache_check: k(literal("ok", "mismatch", "unreported", "off"), null, "The verdict on the reported cached tokens against expected (--verify-cache)."),
   flushed: k(bool(), null, "Whether the cache was flushed before the line."),
   flush_attempts: k(int(), "attempts", "Flush requests it took."),
@@ -259,3 +271,6 @@ export const KEYS = {
 } as const satisfies Record<string, KeyDef>;
 
 export type KeyName = keyof typeof KEYS;
+
+/** The counts any increase of which fails compare (KeyDef.mustNotGrow), in table order. */
+export const MUST_NOT_GROW_KEYS: readonly string[] = Object.entries(KEYS).filter(([, d]) => (d as KeyDef).mustNotGrow === true).map(([name]) => name);

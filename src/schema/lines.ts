@@ -29,6 +29,12 @@ export const REPLAY_KEYS = [
   "cache_over_requests", "ttft_by_cached_fraction",
 ] as const satisfies readonly KeyName[];
 
+/** The keys of the cache-fidelity check (--check-fidelity): in a sweep line only when it ran. */
+export const FIDELITY_KEYS = [
+  "fidelity_checked", "fidelity_identical", "fidelity_near_tie", "fidelity_diverged", "fidelity_unclassified", "fidelity_unproven",
+  "fidelity_first_divergence", "fidelity_max_gap_nats", "fidelity_note",
+] as const satisfies readonly KeyName[];
+
 /** A sweep line's keys after the script's, in the order written. */
 export const OWN_KEYS = [
   "run_id", "run", "gates", "workload", "repeat", "probe", "window", "sent", "failed", "errors", "errors_by_kind", "interrupted", "evidence",
@@ -41,7 +47,7 @@ export const OWN_KEYS = [
   "working_set", "working_set_tokens", "cache_capacity_tokens", "host_cache_capacity_tokens", "working_set_fits",
   "cache_shortfall_requests", "eviction", "cached_tokens_by_tier", "ttft_by_tier",
   "block_size", "time_scale", "infinite_hit_ratio", "predicted_eviction_tokens", "observed_shortfall_tokens", "cache_short_requests",
-  "cache_over_requests", "ttft_by_cached_fraction",
+  "cache_over_requests", "ttft_by_cached_fraction", ...FIDELITY_KEYS,
   "cache_check", "flushed", "flush_attempts", "flush_verified", "flush_probe_cached_tokens", "warm_verified", "warm_cached_tokens",
   "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_own_lag_p99_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated", "shards",
   "ttft_fit", "ttft_model", "steady_state", "timeline", "hdr", "hdr_unit",
@@ -86,7 +92,7 @@ export const CAPACITY_KEYS = [
  * `repeat`, `probe`, `window` in the lines of the producers that add those axes only, `evidence` in lines written
  * since schema_version 2 (and in a merge of such lines).
  */
-export const OPTIONAL_KEYS = { sweep: ["run", "repeat", "probe", "window", "merged", "evidence", ...REPLAY_KEYS], round: ["run", "merged", "evidence"], capacity: [] } as const satisfies Record<LineKind, readonly KeyName[]>;
+export const OPTIONAL_KEYS = { sweep: ["run", "repeat", "probe", "window", "merged", "evidence", ...REPLAY_KEYS, ...FIDELITY_KEYS], round: ["run", "merged", "evidence"], capacity: [] } as const satisfies Record<LineKind, readonly KeyName[]>;
 
 export const KEYS_OF = { sweep: SWEEP_KEYS, round: ROUND_KEYS, capacity: CAPACITY_KEYS } as const satisfies Record<LineKind, readonly KeyName[]>;
 

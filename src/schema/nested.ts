@@ -183,6 +183,7 @@ export const evidenceShape = object({
     e2e: field(int(), "E2E latency samples (successful requests)."),
     from_intended: field(int(), "Samples of the latencies from the intended send time (successful requests)."),
     schedule_lag: field(int(), "Schedule-lag samples (every sent request)."),
+    fidelity: field(int(), "Answers compared by the cache-fidelity check (--check-fidelity lines only): the samples of every fidelity_* key.", true),
   }), "How many samples each metric family was computed from: a family with 0 samples has null metrics."),
   requests: field(object({
     planned: field(int(), "Requests the line was to send."),

@@ -23,6 +23,7 @@ import { emitPct } from "./stages/emit.ts";
 import { measure, type Measurement } from "./stages/measure.ts";
 import { summarizeMeasurement, type PctSummary } from "./stages/summarize.ts";
 import { warmCell } from "./stages/warm-cell.ts";
+import { checkLineFidelity } from "./stages/check-fidelity.ts";
 
 export interface CellOutcome {
   records: PctRecord[];
@@ -93,8 +94,10 @@ async function runLine(plan: PctPlan, line: LinePlan, batch: PromptBatch, ctx: S
   } finally {
     prompts.close();
   }
+  // After the measurement (its figures are taken) and before the line is built: its keys and gates are the line's.
+  const fidelity = measurement.interrupted ? null : await checkLineFidelity(plan, batch, ctx, state.linesWritten);
   const templateHeadTokens = reset.templateHeadTokens ?? state.templateHeadTokens;
-  const summary = summarizeMeasurement({ plan, line, batch, reset, warm, measurement, ctx, state: { ...state, templateHeadTokens } });
+  const summary = summarizeMeasurement({ plan, line, batch, reset, warm, measurement, ctx, state: { ...state, templateHeadTokens }, fidelity });
   return {
     summary,
     measurement,

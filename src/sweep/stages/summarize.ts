@@ -11,6 +11,7 @@ import type { Measurement } from "./measure.ts";
 import type { CacheReset } from "../../engine/reset-cache.ts";
 import type { WarmResult } from "../../engine/warm.ts";
 import type { PromptDrift } from "../../schema/nested.ts";
+import type { FidelityGroup } from "../../metrics/fidelity.ts";
 import type { TextPrompts } from "../../workload/text-prompts.ts";
 
 export type PctSummary = PointSummary;
@@ -26,10 +27,12 @@ export interface MeasuredLine {
   ctx: SweepContext;
   /** The sweep so far (with the chat template's head as this line's reset left it). */
   state: SweepState;
+  /** The line's cache-fidelity check (--check-fidelity). */
+  fidelity: FidelityGroup | null;
 }
 
 export function summarizeMeasurement(input: MeasuredLine): PctSummary {
-  const { plan, line, batch, reset, warm, measurement, ctx, state } = input;
+  const { plan, line, batch, reset, warm, measurement, ctx, state, fidelity } = input;
   const spec = {
     axes: { shared_prefix_pct: plan.pct, working_set: plan.workingSet, request_rate: line.rate, repeat: line.repeat ?? undefined, probe: ctx.probe },
     prefixLen: plan.prefixLen,
@@ -44,6 +47,7 @@ export function summarizeMeasurement(input: MeasuredLine): PctSummary {
     promptDrift: batch.text === null ? null : promptDrift(plan, batch.text, state.templateHeadTokens),
     first: state.linesWritten === 0,
     ttftFitSoFar: state.ttftFit,
+    fidelity,
   };
   return summarizePoint(spec, reset, warm, measurement, ctx);
 }

@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { lineSchemaDocument, lineSchemaText, SCHEMA_PATH } from "../../../src/schema/document.ts";
 import { KEYS, type KeyDef, type KeyName } from "../../../src/schema/key-table.ts";
-import { KEYS_OF, kindsOf, numericKeysOf, OPTIONAL_KEYS, REPLAY_KEYS } from "../../../src/schema/lines.ts";
+import { KEYS_OF, kindsOf, numericKeysOf, OPTIONAL_KEYS, REPLAY_KEYS, FIDELITY_KEYS } from "../../../src/schema/lines.ts";
 import { keysReference, KEYS_DOC_PATH } from "../../../src/schema/reference.ts";
 import { AXES, axesOf, kindOf, labelOf } from "../../../src/schema/axes.ts";
 import { NUMERIC_KEYS } from "../../../src/schema/keys.ts";
@@ -54,11 +54,14 @@ test("the sweep's key lists are the table's: the script's first, gates and workl
   expect(NUMERIC_KEYS).not.toContain("cache_check" as never);
   expect(NUMERIC_KEYS).not.toContain("schema_version" as never);
   // 80 as before the key table (it added none), the three axes later producers add (repeat, probe, window), and the
-  // trace replay's own keys (REPLAY_KEYS, of which all but ttft_by_cached_fraction are numeric).
+  // trace replay's own keys (REPLAY_KEYS, of which all but ttft_by_cached_fraction are numeric), and the fidelity
+  // check's (FIDELITY_KEYS: all but the positions and the note).
   const replayOwn: readonly string[] = REPLAY_KEYS;
-  expect(NUMERIC_KEYS.filter((k) => !["repeat", "probe", "window"].includes(k) && !replayOwn.includes(k))).toHaveLength(80);
+  const fidelityOwn: readonly string[] = FIDELITY_KEYS;
+  expect(NUMERIC_KEYS.filter((k) => !["repeat", "probe", "window"].includes(k) && !replayOwn.includes(k) && !fidelityOwn.includes(k))).toHaveLength(80);
   expect(NUMERIC_KEYS.filter((k) => replayOwn.includes(k))).toHaveLength(REPLAY_KEYS.length - 1);
-  expect(NUMERIC_KEYS).toHaveLength(83 + REPLAY_KEYS.length - 1);
+  expect(NUMERIC_KEYS.filter((k) => fidelityOwn.includes(k))).toHaveLength(FIDELITY_KEYS.length - 2);
+  expect(NUMERIC_KEYS).toHaveLength(83 + REPLAY_KEYS.length - 1 + FIDELITY_KEYS.length - 2);
   expect(numericKeysOf("round")).toContain("round");
 });
 

@@ -1,0 +1,80 @@
+/**
+ * The cache-fidelity check of one point, run after its measurement (its figures are already taken) and before the
+ * next point's own flush: for each sampled prompt, flush and ask it greedily cold (the answer's own cached tokens
+ * prove the flush: 0), flush again, send its shared prefix alone (one token), ask it again warm (the answer's cached
+ * tokens prove the prefix was reused: at least its whole pages), and compare the two answers (metrics/fidelity.ts).
+ * A sample whose cache state is not proven either way is not compared and is counted apart, with the reason.
+ * Cost per sample: two flushes and three requests, none of them measured.
+ */
+import { interruptedError } from "../interrupt.ts";
+import { controlFetch, controlText, type Control } from "../backends/http.ts";
+import { greedyRequest, parseGreedyAnswer, type GreedyAnswer } from "../backends/greedy-answer.ts";
+import type { Backend } from "../backends/types.ts";
+import { compareAnswers, fidelityGroup, FIDELITY_TOP_K, type FidelityComparison, type FidelityGroup } from "../metrics/fidelity.ts";
+
+export interface FidelitySample {
+  ids: readonly number[];
+  /** Tokens of the shared prefix at its head. */
+  prefixLen: number;
+}
+
+export interface FidelityCheckOptions {
+  outputLen: number;
+  tieNats: number;
+  pageSize: number;
+  model: string | null;
+  extra: Record<string, unknown>;
+  /** llama.cpp: the slot every request of a sample goes to (the warm must land where the prefix is). */
+  slot: number | null;
+  flushDeadlineS: number;
+  flushServerTimeoutS: number;
+  requestTimeoutS: number;
+}
+
+interface CheckContext {
+  backend: Backend;
+  ctl: Control;
+}
+
+async function ask(ctx: CheckContext, ids: readonly number[], maxNewTokens: number, o: FidelityCheckOptions): Promise<GreedyAnswer | string> {
+  const req = greedyRequest(ctx.backend, ids, maxNewTokens, FIDELITY_TOP_K, o);
+  const res = await controlFetch(ctx.ctl, req.path, { method: "POST", body: JSON.stringify(req.body), timeoutMs: o.requestTimeoutS * 1000 });
+  const text = await controlText(ctx.ctl, res, req.path);
+  if (!res.ok) return `POST ${req.path} answered ${res.status}: ${text.trim().slice(0, 120)}`;
+  try {
+    return parseGreedyAnswer(ctx.backend, JSON.parse(text));
+  } catch {
+    return `POST ${req.path} did not answer JSON`;
+  }
+}
+
+/** One sample: the comparison, or why its cache state was not proven (not compared). */
+async function checkOne(ctx: CheckContext, s: FidelitySample, o: FidelityCheckOptions): Promise<FidelityComparison | string> {
+  const flush = () => ctx.backend.flush(ctx.ctl, { deadlineS: o.flushDeadlineS, serverTimeoutS: o.flushServerTimeoutS });
+  const wholePages = Math.floor(s.prefixLen / o.pageSize) * o.pageSize;
+  if (wholePages === 0) return "no whole page of shared prefix to reuse";
+  await flush();
+  const cold = await ask(ctx, s.ids, o.outputLen, o);
+  if (typeof cold === "string") return cold;
+  if (cold.cachedTokens < 0) return "the server reports no cached tokens, so neither answer's cache state can be proven";
+  if (cold.cachedTokens > 0) return `the cold answer found ${cold.cachedTokens} tokens cached after the flush`;
+  await flush();
+  const primed = await ask(ctx, s.ids.slice(0, s.prefixLen), 1, o);
+  if (typeof primed === "string") return primed;
+  const warm = await ask(ctx, s.ids, o.outputLen, o);
+  if (typeof warm === "string") return warm;
+  if (warm.cachedTokens < wholePages) return `the warm answer found ${warm.cachedTokens} tokens cached, fewer than the prefix's ${wholePages}`;
+  return compareAnswers(cold, warm, o.tieNats);
+}
+
+export async function checkFidelity(ctx: CheckContext, samples: readonly FidelitySample[], o: FidelityCheckOptions): Promise<FidelityGroup> {
+  const comparisons: FidelityComparison[] = [];
+  const unproven: string[] = [];
+  for (const s of samples) {
+    if (ctx.ctl.signal?.aborted) throw interruptedError("during the fidelity check");
+    const r = await checkOne(ctx, s, o);
+    if (typeof r === "string") unproven.push(r);
+    else comparisons.push(r);
+  }
+  return fidelityGroup(comparisons, unproven);
+}
