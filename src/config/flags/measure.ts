@@ -87,9 +87,9 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
     multiturn: { help: "Distinct system prompts (client c uses c mod K): cache pressure", default: md.workingSet },
   }, { default: d.workingSet }),
   text("repeat", "Measure every line N times, each from a flushed, proven, warmed cache with the same prompts (lines get a `repeat` axis; the console shows each metric's mean, 95 % CI and CV; gates judge the mean)", { run: true }),
-  bool("check-fidelity", "After each line, compare greedy answers after a proven cache hit with answers after a proven flush, with log-probabilities (fidelity_* keys; gate fidelity_diverged==0)", SWEEPS),
-  text("fidelity-sample", "--check-fidelity: prompts compared per line (each costs two flushes and three unmeasured requests)", SWEEPS, { default: FIDELITY_DEFAULTS.sample }),
-  text("fidelity-tie-nats", "--check-fidelity: a first difference whose two tokens are each in the other's top 5 and at most this many nats apart is a near tie, not a divergence", SWEEPS, {
+  bool("check-fidelity", "After each line, compare greedy answers after a proven cache hit with answers after a proven flush, with log-probabilities (fidelity_* keys; gate fidelity_diverged==0)", { run: true }),
+  text("fidelity-sample", "--check-fidelity: prompts compared per line (each costs two flushes and three unmeasured requests)", { run: true }, { default: FIDELITY_DEFAULTS.sample }),
+  text("fidelity-tie-nats", "--check-fidelity: a first difference whose two tokens are each in the other's top 5 and at most this many nats apart is a near tie, not a divergence", { run: true }, {
     default: FIDELITY_DEFAULTS.tieNats,
   }),
   text("repeat-until-cv", "With --repeat N as the most: stop repeating a line once the CV (sd/mean) of its gated metrics (else p99_ttft_ms and mean_itl_ms) is below this percent (e.g. 5%), after 2 repeats at least", { run: true }),

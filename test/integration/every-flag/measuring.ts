@@ -144,6 +144,26 @@ const RUN: Record<string, Entry> = {
     expect(o.lines("o.jsonl").map((l) => l.repeat)).toEqual([0, 1, 0, 1]);
     expect(b.lines("o.jsonl").map((l) => l.repeat)).toEqual([undefined, undefined]);
   } },
+  // The check sends its own unmeasured requests after each line and writes its keys; without it the lines have none.
+  "check-fidelity": { args: ["--check-fidelity"], proof: (o, b) => {
+    expect(o.code).toBe(0);
+    expect(o.lines("o.jsonl").map((l) => l.fidelity_checked + l.fidelity_unproven)).toEqual([4, 4]);
+    expect(o.lines("o.jsonl")[1]!.fidelity_identical).toBe(4);
+    expect(b.lines("o.jsonl").map((l) => l.fidelity_checked)).toEqual([undefined, undefined]);
+    expect(o.requests.length).toBeGreaterThan(b.requests.length);
+  } },
+  "fidelity-sample": { args: ["--check-fidelity", "--fidelity-sample", "2"], vs: ["--check-fidelity"], proof: (o, b) => {
+    expect(o.lines("o.jsonl").map((l) => l.fidelity_checked + l.fidelity_unproven)).toEqual([2, 2]);
+    expect(b.lines("o.jsonl").map((l) => l.fidelity_checked + l.fidelity_unproven)).toEqual([4, 4]);
+  } },
+  // The mock flips a near-tied token (0.01 nats) on a hit: a threshold below that calls the flip a divergence.
+  "fidelity-tie-nats": {
+    args: ["--check-fidelity", "--output-len", "6", "--fidelity-tie-nats", "0.001"], vs: ["--check-fidelity", "--output-len", "6"], server: ["--fault-tie-flip"],
+    proof: (o, b) => {
+      expect(o.lines("o.jsonl")[1]).toMatchObject({ fidelity_diverged: 4, fidelity_near_tie: 0 });
+      expect(b.lines("o.jsonl")[1]).toMatchObject({ fidelity_diverged: 0, fidelity_near_tie: 4 });
+    },
+  },
   "repeat-until-cv": { args: ["--repeat", "4", "--repeat-until-cv", "150%"], vs: ["--repeat", "4"], proof: (o, b) => {
     expect(o.lines("o.jsonl").map((l) => l.repeat)).toEqual([0, 1, 0, 1]);
     expect(b.lines("o.jsonl").map((l) => l.repeat)).toEqual([0, 1, 2, 3, 0, 1, 2, 3]);

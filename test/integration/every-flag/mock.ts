@@ -242,6 +242,23 @@ const MOCK: Record<string, MockEntry<any>> = {
   "no-generate": entry({ args: ["--no-generate"], ask: async (u) => (await generate(u, ids(16))).status, proof: (o, b) => expect([o, b]).toEqual([404, 200]) }),
   // Dies once the first measured request is admitted: nothing answers after it.
   "exit-after": entry({ args: ["--exit-after", "1"], ask: async (u) => (await generate(u, ids(16)), await Bun.sleep(300), await at(u, "/health")), proof: (o, b) => expect([o, b]).toEqual([0, 200]) }),
+  // A greedy answer with log-probabilities, asked twice: the second hits the cache, and only then does a fault act.
+  "fault-wrong-kv": entry({ args: ["--fault-wrong-kv"], ask: async (u) => {
+    const logprobs = { input_ids: ids(32, 7100), sampling_params: { max_new_tokens: 5, temperature: 0 }, stream: false, return_logprob: true, top_logprobs_num: 2 };
+    await call(u, "/generate", logprobs);
+    return (await call(u, "/generate", logprobs)).json.output_ids;
+  }, proof: (o, b) => {
+    expect(o[0]).toBe(b[0]);
+    expect(o.slice(1).some((id: number, i: number) => id !== b[i + 1])).toBe(true);
+  } }),
+  "fault-tie-flip": entry({ args: ["--fault-tie-flip"], ask: async (u) => {
+    const logprobs = { input_ids: ids(32, 7200), sampling_params: { max_new_tokens: 5, temperature: 0 }, stream: false, return_logprob: true, top_logprobs_num: 2 };
+    await call(u, "/generate", logprobs);
+    return (await call(u, "/generate", logprobs)).json.output_ids;
+  }, proof: (o, b) => {
+    // Only the first near-tied position (the fourth token) differs.
+    expect(o.map((id: number, i: number) => (id === b[i] ? "=" : "x")).join("")).toBe("===x=");
+  } }),
   "flush-lies": entry({ args: ["--flush-lies"], ask: async (u) => {
     await generate(u, ids(64, 7000));
     await at(u, "/flush_cache", "POST");
