@@ -4,7 +4,7 @@
  */
 import { checkMemory, idBytes } from "../config/bounds.ts";
 import { promptLenOf } from "../multiturn/plan.ts";
-import { IN_FLIGHT_BYTES_PER_TOKEN } from "./options.ts";
+import { IN_FLIGHT_BYTES_PER_TOKEN, parseFidelity } from "./options.ts";
 import { UsageError } from "../errors.ts";
 import { oneOf, parseIntFlag, parseNumberFlag, str, type RawFlags } from "./flag-values.ts";
 import { parseServerTarget, parsePlacementFlags, parsePlannedGates, parseSharedTail } from "./options.ts";
@@ -57,7 +57,12 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
     throw new UsageError(`--working-set ${workingSet}: the working set rotates system prompts, so it needs --shared-system-tokens > 0`);
   }
   // Every gate judges every round line: one whose scope or metric matches none of them is refused now.
-  const gates = parsePlannedGates(raw, plannedRoundAxes(numRounds));
+  const planned = parsePlannedGates(raw, plannedRoundAxes(numRounds));
+  const fidelity = parseFidelity(raw, "auto", planned);
+  // The check runs once, after the last round: a fidelity gate without a round of its own judges that round's line.
+  const gates = planned.map((g) => (g.metric.startsWith("fidelity_") && !g.scope.some((c) => c.axis === "round")
+    ? { ...g, scope: [...g.scope, { axis: "round" as const, op: "==" as const, value: numRounds - 1 }] }
+    : g));
   // Every conversation keeps its history's ids to its last turn; the turns in flight hold their bodies too.
   const lastPrompt = promptLenOf({ sharedSystemTokens, firstTurnTokens, turnTokens, outputLen, numRounds }, numRounds - 1);
   const inFlight = maxConcurrency === 0 ? numClients : Math.min(maxConcurrency, numClients);
@@ -83,6 +88,7 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
     readyQueuePolicy: oneOf(raw, "ready-queue-policy", READY_QUEUE_POLICIES, m.readyQueuePolicy),
     workingSet,
     gates,
+    ...fidelity,
     ...parsePlacementFlags(raw),
   };
 }

@@ -94,7 +94,7 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
 }
 
 /** --check-fidelity and its two settings (which mean nothing without it); a gate on a fidelity key needs it. */
-function parseFidelity(raw: RawFlags, endpoint: string, gates: readonly Gate[]): Pick<RunOptions, "fidelity"> {
+export function parseFidelity(raw: RawFlags, endpoint: string, gates: readonly Gate[]): Pick<RunOptions, "fidelity"> {
   const on = raw["check-fidelity"] === true;
   const sampleRaw = str(raw, "fidelity-sample");
   const tieRaw = str(raw, "fidelity-tie-nats");

@@ -9,7 +9,7 @@ import { REPLAY_DEFAULTS as r } from "../config/flags/replay.ts";
 import { type AnalyzeOptions, type ReplayOptions } from "../replay/options.ts";
 import type { TraceOptions } from "../replay/trace.ts";
 import { oneOf, parseIntFlag, parseNumberFlag, str, type RawFlags } from "./flag-values.ts";
-import { parseServerTarget, parseSharedTail } from "./options.ts";
+import { parseFidelity, parseServerTarget, parseSharedTail } from "./options.ts";
 
 const optionalInt = (raw: RawFlags, flag: string, min: number): number | null => {
   const v = str(raw, flag);
@@ -73,5 +73,6 @@ export function parseReplayOptions(raw: RawFlags, env: Record<string, string | u
     ignoreTimestamps,
     windowS: positiveNumber(raw, "window", r.windowS),
     cacheTokens: optionalInt(raw, "cache-tokens", 1),
+    ...parseFidelity(raw, "auto", []),
   };
 }

@@ -202,7 +202,7 @@ export type ThinkTime =
   | { kind: "uniform"; lowS: number; highS: number };
 
 /** Validated options of `warmbench multiturn`: the sweep's shared flags, and the conversation's shape. */
-export type MultiturnOptions = Omit<RunOptions, "numPrompts" | "totalTokens" | "pcts" | "workingSets" | "requestRates" | "burstiness" | "durationS" | "repeat" | "repeatUntilCv" | "fidelity"> & {
+export type MultiturnOptions = Omit<RunOptions, "numPrompts" | "totalTokens" | "pcts" | "workingSets" | "requestRates" | "burstiness" | "durationS" | "repeat" | "repeatUntilCv"> & {
   numClients: number;
   numRounds: number;
   turnTokens: number;

@@ -2,7 +2,7 @@
  * The mock's greedy answer with log-probabilities, for the cache-fidelity check: what a request that asks for them
  * (SGLang `return_logprob` + `top_logprobs_num`, OpenAI `logprobs`, llama.cpp `n_probs`) gets back, whole (not
  * streamed). Cold, every position's chosen token is the mock's usual output id with log-probability -0.05; its
- * runner-up (the next id) is 2.95 nats behind, except at every fifth position from the fourth (3, 8, 13...), where
+ * runner-up (the next id) is 2.95 nats behind, except at every fifth position from the second (1, 6, 11...), where
  * the two are near-tied (0.01 nats apart), as real models have them. Two faults act only on a request whose prompt
  * hit the cache (what a wrong KV or a numerics change on the cached path does):
  * - `--fault-wrong-kv`: from the second token on, the answer is another text (ids shifted by 97) with its own top
@@ -35,7 +35,7 @@ const TIE_GAP = 0.01;
 const WRONG_KV_SHIFT = 97;
 
 /** Whether position i is one of the near-tied ones. */
-export const isNearTie = (i: number): boolean => i % 5 === 3;
+export const isNearTie = (i: number): boolean => i % 5 === 1;
 
 export function logprobAnswer(n: number, vocabSize: number, k: number, hitTokens: number, faults: AnswerFaults): LogprobAnswer {
   const out: LogprobAnswer = { ids: [], chosen: [], top: [] };

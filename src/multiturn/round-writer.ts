@@ -18,6 +18,8 @@ import type { Prepared } from "./prepare.ts";
 import type { RoundShards } from "./shards.ts";
 import { summarizeRound, type TurnResult } from "./summarize-round.ts";
 import { turnIdsText } from "./turns.ts";
+import { checkFidelity, type FidelitySample } from "../engine/fidelity-check.ts";
+import type { FidelityGroup } from "../metrics/fidelity.ts";
 
 export interface MultiturnOutcome {
   rounds: RoundRecord[];
@@ -104,6 +106,7 @@ export class RoundWriter {
       serverHitRate = hitRateBetween(this.countersBefore.get(round) ?? null, after);
       this.countersBefore.set(round + 1, after);
     }
+    const fidelity = opts.fidelity !== undefined && round === opts.numRounds - 1 && !interrupted ? await checkLastTurns(ctx, turns) : null;
     const { record, problems } = summarizeRound(
       {
         round, turns, plannedTurns, interrupted, health, serverHitRate, shards,
@@ -112,6 +115,7 @@ export class RoundWriter {
         flushVerified: this.prepared.flushVerified,
         warmCachedTokens: this.prepared.warmCachedTokens,
         first: this.outcome.rounds.length === 0,
+        fidelity,
       },
       ctx,
     );
@@ -130,6 +134,30 @@ export class RoundWriter {
     if (record.client_saturated) o.saturatedRounds++;
     if (interrupted) o.interrupted = true;
   }
+}
+
+/**
+ * --check-fidelity, after the last round (nothing is measured after it): the last turns of up to --fidelity-sample
+ * conversations (answered, and built from the server's own ids), each asked cold and then warm after its history
+ * alone, which is what the turn found cached in the run.
+ */
+async function checkLastTurns(ctx: MultiturnContext, turns: readonly TurnResult[]): Promise<FidelityGroup> {
+  const f = ctx.opts.fidelity!;
+  const samples: FidelitySample[] = turns
+    .filter((t) => t.rec.ok && !t.plan.approximate)
+    .slice(0, f.sample)
+    .map((t) => ({ ids: turnIdsText(t.plan).split(",").map(Number), prefixLen: t.plan.historyLen }));
+  return checkFidelity({ backend: ctx.backend, ctl: ctx.ctl }, samples, {
+    outputLen: ctx.opts.outputLen,
+    tieNats: f.tieNats,
+    pageSize: ctx.server.pageSize,
+    model: ctx.server.model,
+    extra: ctx.opts.extraRequestBody,
+    slot: (ctx.server.cacheSlots ?? null) === null ? null : 0,
+    flushDeadlineS: ctx.opts.flushDeadlineS,
+    flushServerTimeoutS: ctx.opts.flushServerTimeoutS,
+    requestTimeoutS: ctx.opts.requestTimeoutS,
+  });
 }
 
 /** One --dump-prompts line per turn: which conversation and round, what it should find cached, and its ids. */

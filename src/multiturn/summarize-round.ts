@@ -19,6 +19,7 @@ import type { MultiturnContext } from "./context.ts";
 import type { TurnPlan } from "./conversation.ts";
 import { evaluateGates } from "../gates/evaluate.ts";
 import type { ShardsReport } from "../schema/nested.ts";
+import type { FidelityGroup } from "../metrics/fidelity.ts";
 
 /** One turn as it ended. */
 export interface TurnResult {
@@ -42,6 +43,8 @@ export interface RoundInput {
   first: boolean;
   /** The processes whose turns these are; null in one process. */
   shards: ShardsReport | null;
+  /** The cache-fidelity check (--check-fidelity), after the last round only. */
+  fidelity?: FidelityGroup | null;
 }
 
 export interface RoundSummary {
@@ -82,8 +85,10 @@ export function summarizeRound(i: RoundInput, ctx: MultiturnContext): RoundSumma
         // A round's load is its conversations' (they wait on each other's turns), not an offered rate or concurrency.
         judgeLoad: false,
         flushProven: i.flushVerified, warmProven: null, perRequest: cache.status, saturated: isSaturated(i.health), runIds: [ctx.runId],
+        fidelityChecked: i.fidelity?.fidelity_checked,
       }),
     },
+    fidelity: { ...i.fidelity },
     cache: {
       page_size: server.pageSize,
       expected_cached_tokens: cache.expectedSum,

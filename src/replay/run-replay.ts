@@ -14,6 +14,11 @@ import { measure } from "../engine/measure.ts";
 import { newRunId, runInfo } from "../engine/run-info.ts";
 import { requestIdOf } from "../engine/request-id.ts";
 import type { PctRecord } from "../metrics/pct-record.ts";
+import { checkFidelity, type FidelitySample } from "../engine/fidelity-check.ts";
+import type { FidelityGroup } from "../metrics/fidelity.ts";
+import type { Prediction } from "./predict.ts";
+import type { Backend, ServerProfile } from "../backends/types.ts";
+import type { Control } from "../backends/http.ts";
 import { BlockSource } from "./blocks.ts";
 import { judge, predictFromRecords, type CheckedRequest } from "./check.ts";
 import { dumpPrompts } from "./dump.ts";
@@ -81,7 +86,8 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
   const checked = new Map<number, CheckedRequest>(m.records.map((r) => [r.index, judge(r, predictions.get(r.index)!)]));
   io.sink.details(runId, m.records, requests, checked);
   const run = runInfo(opts, server, backend);
-  const points = replayPoints({ trace, m, checked, reset, opts, capacityTokens, summary: { opts: summaryOpts(opts, requests), server, tokenizer, backend, runId, run } });
+  const fidelity = opts.fidelity !== undefined && !m.interrupted ? await checkReplayFidelity(opts, requests, predictions, blocks, { backend, ctl, server }) : null;
+  const points = replayPoints({ trace, m, checked, reset, opts, capacityTokens, summary: { opts: summaryOpts(opts, requests), server, tokenizer, backend, runId, run }, fidelity });
   const outcome: ReplayOutcome = { records: [], interrupted: m.interrupted, failedRequests: 0, cacheFailures: 0, saturated: 0 };
   for (const record of points) {
     io.sink.line(record);
@@ -95,6 +101,28 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
   if (!m.interrupted && m.records.length > 0 && m.records.every((r) => !r.ok)) throw new BenchError(`All ${m.records.length} replayed requests failed.`);
   log.debug(`replay: ${points.length} lines`);
   return outcome;
+}
+
+/**
+ * --check-fidelity, after the replay (nothing is measured after it): up to --fidelity-sample of the requests an
+ * infinite cache would have served a prefix to (evenly spread over the trace), each asked cold and then warm after
+ * that prefix alone, with the trace's own prompt.
+ */
+async function checkReplayFidelity(
+  opts: ReplayOptions, requests: Trace["requests"], predictions: ReadonlyMap<number, Prediction>, blocks: BlockSource,
+  ctx: { backend: Backend; ctl: Control; server: ServerProfile },
+): Promise<FidelityGroup> {
+  const f = opts.fidelity!;
+  const hits = requests.map((r, index) => ({ r, index })).filter(({ index }) => (predictions.get(index)?.infinite ?? 0) > 0);
+  const step = Math.max(1, Math.floor(hits.length / f.sample));
+  const samples: FidelitySample[] = hits.filter((_, k) => k % step === 0).slice(0, f.sample)
+    .map(({ r, index }) => ({ ids: [...blocks.prompt(r)], prefixLen: predictions.get(index)!.infinite }));
+  const outputLen = Math.max(1, Math.round(requests.reduce((a, r) => a + r.outputLength, 0) / requests.length));
+  return checkFidelity({ backend: ctx.backend, ctl: ctx.ctl }, samples, {
+    outputLen, tieNats: f.tieNats, pageSize: ctx.server.pageSize, model: ctx.server.model, extra: opts.extraRequestBody,
+    slot: (ctx.server.cacheSlots ?? null) === null ? null : 0,
+    flushDeadlineS: opts.flushDeadlineS, flushServerTimeoutS: opts.flushServerTimeoutS, requestTimeoutS: opts.requestTimeoutS,
+  });
 }
 
 /** The run options summarizePoint reads, as a replay means them: the trace's own lengths and gaps. */

@@ -5,13 +5,14 @@
  * of the same run without the check.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions, type MockOptions } from "../../src/mock/options.ts";
 import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
 import { readJsonl } from "../helpers/results.ts";
+import { generateTrace, traceText } from "../helpers/mooncake-trace.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-fidelity-"));
 const mocks: MockServer[] = [];
@@ -53,7 +54,7 @@ describe("--check-fidelity against each engine the mock speaks", () => {
 
       const tie = await run(await mock({ personality, faultTieFlip: true }), [...CHECK, "--gate", "fidelity_diverged==0"]);
       expect(tie.code, tie.stderr).toBe(0);
-      expect(fidelityOf(tie.lines[0])).toMatchObject({ fidelity_checked: 3, fidelity_near_tie: 3, fidelity_diverged: 0, fidelity_first_divergence: [3, 3, 3] });
+      expect(fidelityOf(tie.lines[0])).toMatchObject({ fidelity_checked: 3, fidelity_near_tie: 3, fidelity_diverged: 0, fidelity_first_divergence: [1, 1, 1] });
       expect(tie.lines[0].fidelity_max_gap_nats).toBeCloseTo(0.01, 6);
       // With a threshold below the flip's gap, the same flip is a divergence.
       const strict = await run(await mock({ personality, faultTieFlip: true }), [...CHECK, "--fidelity-tie-nats", "0.001"]);
@@ -103,5 +104,44 @@ describe("the check is judged like every metric, and costs the measurement nothi
     const rep = await runCli(["report", withCheck.file, "--md", md]);
     expect(rep.code, rep.stderr).toBe(0);
     expect(readFileSync(md, "utf8")).toMatch(/### Cache fidelity[\s\S]*\| r\d+\.jsonl \| 50% \| 3 \| 3 \| 0 \| 0 \| 0 \| 0 \|/);
+  });
+});
+
+describe("--check-fidelity after the last round of a multi-turn run, and after a replay", () => {
+  const multiturn = async (m: MockServer, more: string[]) => {
+    const file = join(dir, `m${n++}.jsonl`);
+    const r = await runCli([
+      "multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", m.url, "--num-clients", "4", "--num-rounds", "3", "--turn-tokens", "40", "--output-len", "8",
+      "--settle", "0", "--output-file", file, ...more,
+    ]);
+    return { ...r, lines: readJsonl(file, { validate: true }) };
+  };
+
+  test("multiturn: the last round's line carries the check on conversations' last turns; a fidelity gate judges that round", async () => {
+    const good = await multiturn(await mock({}), [...CHECK, "--gate", "fidelity_diverged==0"]);
+    expect(good.code, good.stderr).toBe(0);
+    expect(good.lines.map((l) => l.fidelity_checked)).toEqual([undefined, undefined, 3]);
+    expect(good.lines[2]).toMatchObject({ fidelity_identical: 3, fidelity_unproven: 0 });
+    // Rounds 0 and 1 carry no fidelity key and no fidelity verdict: the gate was scoped to the last round.
+    expect(good.lines.map((l) => l.gates.length)).toEqual([0, 0, 1]);
+    const wrong = await multiturn(await mock({ faultWrongKv: true }), [...CHECK, "--gate", "fidelity_diverged==0"]);
+    expect(wrong.code).toBe(6);
+    expect(wrong.lines[2]).toMatchObject({ fidelity_checked: 3, fidelity_diverged: 3 });
+  });
+
+  test("replay: the whole replay's line carries the check on requests that shared a prefix; windows do not", async () => {
+    const trace = join(dir, "trace.jsonl");
+    writeFileSync(trace, traceText(generateTrace({ blockSize: 16, systems: 1, systemBlocks: 4, conversations: 3, turns: 3, maxTurnTokens: 40, turnGapMs: 100, startGapMs: 50, outputLength: 8, seed: 3 })));
+    for (const [overrides, verdict] of [[{}, "fidelity_identical"], [{ faultTieFlip: true }, "fidelity_near_tie"]] as const) {
+      const file = join(dir, `replay${n++}.jsonl`);
+      const r = await runCli(["replay", trace, "--block-size", "16", "--model", LLAMA2_TOKENIZER, "--base-url", (await mock(overrides)).url,
+        "--time-scale", "0.1", "--settle", "0", "--quiet", "--output-file", file, ...CHECK]);
+      expect(r.code, r.stderr).toBe(0);
+      const lines = readJsonl(file, { validate: true });
+      const whole = lines.filter((l) => l.window === undefined);
+      expect(whole).toHaveLength(1);
+      expect(whole[0]).toMatchObject({ fidelity_checked: 3, [verdict]: 3, fidelity_diverged: 0 });
+      expect(lines.filter((l) => l.window !== undefined).every((l) => l.fidelity_checked === undefined)).toBe(true);
+    }
   });
 });

@@ -87,9 +87,13 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
     multiturn: { help: "Distinct system prompts (client c uses c mod K): cache pressure", default: md.workingSet },
   }, { default: d.workingSet }),
   text("repeat", "Measure every line N times, each from a flushed, proven, warmed cache with the same prompts (lines get a `repeat` axis; the console shows each metric's mean, 95 % CI and CV; gates judge the mean)", { run: true }),
-  bool("check-fidelity", "After each line, compare greedy answers after a proven cache hit with answers after a proven flush, with log-probabilities (fidelity_* keys; gate fidelity_diverged==0)", { run: true }),
-  text("fidelity-sample", "--check-fidelity: prompts compared per line (each costs two flushes and three unmeasured requests)", { run: true }, { default: FIDELITY_DEFAULTS.sample }),
-  text("fidelity-tie-nats", "--check-fidelity: a first difference whose two tokens are each in the other's top 5 and at most this many nats apart is a near tie, not a divergence", { run: true }, {
+  bool("check-fidelity", "After each line, compare greedy answers after a proven cache hit with answers after a proven flush, with log-probabilities (fidelity_* keys; gate fidelity_diverged==0)", {
+    run: true,
+    multiturn: { help: "After the last round, compare greedy answers to conversations' last turns after their history was proven cached with answers after a proven flush (fidelity_* keys on the last round's line)" },
+    replay: { help: "After the replay, compare greedy answers to trace requests after their shared prefix was proven cached with answers after a proven flush (fidelity_* keys on the whole replay's line)" },
+  }),
+  text("fidelity-sample", "--check-fidelity: prompts compared per line (each costs two flushes and three unmeasured requests)", { run: true, multiturn: { help: "--check-fidelity: conversations whose last turn is compared" }, replay: { help: "--check-fidelity: trace requests compared (of those a prefix was shared with)" } }, { default: FIDELITY_DEFAULTS.sample }),
+  text("fidelity-tie-nats", "--check-fidelity: a first difference whose two tokens are each in the other's top 5 and at most this many nats apart is a near tie, not a divergence", { run: true, multiturn: true, replay: true }, {
     default: FIDELITY_DEFAULTS.tieNats,
   }),
   text("repeat-until-cv", "With --repeat N as the most: stop repeating a line once the CV (sd/mean) of its gated metrics (else p99_ttft_ms and mean_itl_ms) is below this percent (e.g. 5%), after 2 repeats at least", { run: true }),

@@ -276,6 +276,22 @@ async function hubEnv(dir: string): Promise<Record<string, string>> {
 
 const MT_BASE = ["multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", "{url}", "--num-clients", "2", "--num-rounds", "2", "--turn-tokens", "16", "--output-len", "2", "--settle", "0", ...FILES];
 const MT: Record<string, Entry> = {
+  // After the last round only: that line carries the check; the rounds before it do not.
+  "check-fidelity": { args: ["--check-fidelity"], proof: (o, b) => {
+    expect(o.code).toBe(0);
+    expect(o.lines("o.jsonl").map((l) => l.fidelity_checked)).toEqual([undefined, 2]);
+    expect(b.lines("o.jsonl").map((l) => l.fidelity_checked)).toEqual([undefined, undefined]);
+  } },
+  "fidelity-sample": { args: ["--check-fidelity", "--fidelity-sample", "1"], vs: ["--check-fidelity"], proof: (o, b) => {
+    expect([o.lines("o.jsonl")[1]!.fidelity_checked, b.lines("o.jsonl")[1]!.fidelity_checked]).toEqual([1, 2]);
+  } },
+  "fidelity-tie-nats": {
+    args: ["--check-fidelity", "--output-len", "6", "--fidelity-tie-nats", "0.001"], vs: ["--check-fidelity", "--output-len", "6"], server: ["--fault-tie-flip"],
+    proof: (o, b) => {
+      expect(o.lines("o.jsonl")[1]).toMatchObject({ fidelity_diverged: 2, fidelity_near_tie: 0 });
+      expect(b.lines("o.jsonl")[1]).toMatchObject({ fidelity_diverged: 0, fidelity_near_tie: 2 });
+    },
+  },
   ...measuringEntries("multiturn"),
   workers: { args: ["--workers", "2"], proof: (o) => {
     const ranks = o.lines("o.jsonl")[0]!.shards.ranks;

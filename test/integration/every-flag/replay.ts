@@ -32,6 +32,21 @@ const whole = (x: Observation) => x.lines("o.jsonl").at(-1)!;
 const PROGRESS_LINE = /\d+\/\d+ requests, /;
 
 const REPLAY: Record<string, Entry> = {
+  // After the replay: the whole replay's line carries the check (the trace's requests that shared a prefix).
+  "check-fidelity": { args: ["--check-fidelity"], proof: (o, b) => {
+    expect(whole(o).fidelity_checked).toBeGreaterThan(0);
+    expect(whole(o).fidelity_identical).toBe(whole(o).fidelity_checked);
+    expect(whole(b).fidelity_checked).toBeUndefined();
+  } },
+  "fidelity-sample": { args: ["--check-fidelity", "--fidelity-sample", "1"], vs: ["--check-fidelity"], proof: (o, b) => {
+    expect(whole(o).fidelity_checked + whole(o).fidelity_unproven).toBe(1);
+    expect(whole(b).fidelity_checked + whole(b).fidelity_unproven).toBeGreaterThan(1);
+  } },
+  "fidelity-tie-nats": { args: ["--check-fidelity", "--fidelity-tie-nats", "0.001"], vs: ["--check-fidelity"], server: ["--fault-tie-flip"], proof: (o, b) => {
+    expect(whole(o).fidelity_diverged).toBeGreaterThan(0);
+    expect(whole(b)).toMatchObject({ fidelity_diverged: 0 });
+    expect(whole(b).fidelity_near_tie).toBe(whole(o).fidelity_diverged);
+  } },
   analyze: { args: ["--analyze"], proof: (o, b) => {
     expect(o.code).toBe(0);
     expect(o.requests).toHaveLength(0);
