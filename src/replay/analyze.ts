@@ -5,8 +5,8 @@
  * the hit ratio an LRU cache of `cacheTokens` would keep, so a user can size a cache before running the trace.
  */
 import { npMean, npPercentile } from "../metrics/stats.ts";
-import { BlockTrie } from "./block-trie.ts";
-import { Predictor } from "./predict.ts";
+import { BlockTrie } from "../metrics/block-trie.ts";
+import { Predictor } from "../metrics/hit-predictor.ts";
 import type { Trace, TraceRequest } from "./trace.ts";
 
 export interface Distribution {

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { judge, predictFromRecords, totals } from "../../../src/replay/check.ts";
+import { judge, totals } from "../../../src/replay/check.ts";
+import { predictFromRecords } from "../../../src/metrics/predict-from-records.ts";
 import type { TraceRequest } from "../../../src/replay/trace.ts";
 import type { RequestRecord } from "../../../src/schema/record.ts";
 

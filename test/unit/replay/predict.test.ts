@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { cacheable, Predictor } from "../../../src/replay/predict.ts";
+import { cacheable, Predictor } from "../../../src/metrics/hit-predictor.ts";
 import type { TraceRequest } from "../../../src/replay/trace.ts";
 import { generateTrace, sharedByIds } from "../../helpers/mooncake-trace.ts";
 

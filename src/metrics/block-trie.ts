@@ -4,7 +4,7 @@
  * remembers how much of its block the finished requests held (they never leave: the infinite cache) and how much
  * the requests still in flight hold (they come and go).
  */
-import type { TraceRequest } from "./trace.ts";
+import type { BlockPrompt } from "./block-prompt.ts";
 
 export type Holders = "finished" | "inflight";
 
@@ -26,7 +26,7 @@ export class BlockTrie {
   private readonly paths = new WeakMap<object, number[]>();
 
   /** The nodes of the request's blocks, in order (created as needed). */
-  path(req: Pick<TraceRequest, "hashIds">): number[] {
+  path(req: Pick<BlockPrompt, "hashIds">): number[] {
     const known = this.paths.get(req);
     if (known !== undefined) return known;
     const out: number[] = [];

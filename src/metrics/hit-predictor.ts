@@ -12,7 +12,7 @@
  * later prompt shares them). Pure: events in, predictions out.
  */
 import { BlockTrie } from "./block-trie.ts";
-import type { TraceRequest } from "./trace.ts";
+import type { BlockPrompt } from "./block-prompt.ts";
 
 export interface Prediction {
   /** Cached tokens an infinite cache would give from the finished prefills. */
@@ -36,7 +36,7 @@ export interface PredictorOptions {
 export const cacheable = (shared: number, inputLength: number, pageSize: number): number =>
   Math.floor(Math.min(shared, inputLength - 1) / pageSize) * pageSize;
 
-type Req = Pick<TraceRequest, "index" | "inputLength" | "outputLength" | "hashIds">;
+type Req = BlockPrompt;
 
 /**
  * The cache's pages, held per block node: page p belongs to the node of the block holding its last token (which,
