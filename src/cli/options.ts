@@ -2,6 +2,7 @@
  * Parsing of the run's flags: raw citty strings in, validated options (src/config/options.ts) out. Every problem is
  * one UsageError naming the flag (exit 2), before anything is sent.
  */
+import { ROUTE_POLICIES } from "../config/route-policies.ts";
 import { FIDELITY_DEFAULTS } from "../config/fidelity-defaults.ts";
 import { parseRelative } from "../config/relative.ts";
 import { checkMemory, idBytes } from "../config/bounds.ts";
@@ -31,7 +32,7 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     const resolved = endpointFor(ENGINES[backend], endpoint);
     if (!(ENDPOINTS as readonly string[]).includes(resolved)) throw new UsageError(`--endpoint ${endpoint}: ${resolved}`);
   }
-  const target = parseServerTarget(raw);
+  const target = parseServerTarget(raw, "", true);
   const totalTokens = parseIntFlag("total-tokens", str(raw, "total-tokens") ?? String(d.totalTokens), Number.MIN_SAFE_INTEGER);
   if (totalTokens < 1) {
     throw new UsageError(`--total-tokens ${totalTokens}: every prompt would be empty, and a server cannot prefill or answer an empty prompt`);
@@ -67,6 +68,7 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
   const placement = parsePlacementFlags(raw);
   const repeats = parseRepeats(raw, placement);
   const fidelity = parseFidelity(raw, endpoint, gates);
+  const replicas = parseReplicas(raw, placement);
   // What the run will hold at once: its working set's prefixes (ids), and its prompts in flight (ids and bodies).
   const inFlight = maxConcurrency === 0 ? numPrompts : Math.min(maxConcurrency, numPrompts);
   const maxWs = Math.max(...workingSets);
@@ -90,7 +92,31 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     ...placement,
     ...repeats,
     ...fidelity,
+    ...replicas,
   };
+}
+
+/**
+ * `--base-url A,B,...`: replicas the client routes to (`--route`). One process only (shards would each route their
+ * share without the others' in-flight counts), and the gates' and the ledger's figures are the union's.
+ */
+function parseReplicas(raw: RawFlags, placement: Pick<RunOptions, "workers" | "shard">): Pick<RunOptions, "replicas"> {
+  const text = str(raw, "base-url");
+  const routeRaw = str(raw, "route");
+  const urls = text === undefined || !text.includes(",") ? [] : text.split(",").map((u) => u.trim());
+  if (urls.length === 0) {
+    if (routeRaw !== undefined) throw new UsageError("--route: routing needs several replicas (--base-url A,B,...)");
+    return {};
+  }
+  const parsed = urls.map((u) => {
+    if (u === "") throw new UsageError(`--base-url "${text}": an empty replica URL`);
+    return parseBaseUrl(u, "", 0);
+  });
+  if (parsed.some((p) => p.urlCredentials !== parsed[0]!.urlCredentials)) throw new UsageError("--base-url: every replica takes the same credentials");
+  const distinct = new Set(parsed.map((p) => p.baseUrl));
+  if (distinct.size < parsed.length) throw new UsageError(`--base-url: a replica is named twice (${parsed.find((p, i) => parsed.findIndex((q) => q.baseUrl === p.baseUrl) !== i)!.baseUrl})`);
+  if ((placement.workers !== null && placement.workers !== 1) || placement.shard !== null) throw new UsageError("--base-url with several replicas: the client routes in one process (drop --workers and --shard)");
+  return { replicas: { urls: parsed.map((p) => p.baseUrl), route: oneOf(raw, "route", ROUTE_POLICIES, "round-robin") } };
 }
 
 /** --check-fidelity and its two settings (which mean nothing without it); a gate on a fidelity key needs it. */
@@ -214,13 +240,15 @@ function parseLoad(raw: RawFlags, seed: bigint): Pick<RunOptions, "requestRates"
 }
 
 /** Where the server is and which tokenizer to load: what every command that talks to a server reads the same way. */
-export function parseServerTarget(raw: RawFlags, modelHint = ""): Pick<RunOptions, "baseUrl" | "urlCredentials" | "model" | "tokenizer" | "revision"> {
+export function parseServerTarget(raw: RawFlags, modelHint = "", replicasAllowed = false): Pick<RunOptions, "baseUrl" | "urlCredentials" | "model" | "tokenizer" | "revision"> {
   const d = RUN_DEFAULTS;
+  if (!replicasAllowed && str(raw, "base-url")?.includes(",")) throw new UsageError("--base-url: several replicas (A,B,...) are routed by `warmbench run` only; give one URL");
   const model = str(raw, "model");
   if (!model || model.trim() === "") throw new UsageError(`--model is required (a model id, or a tokenizer.json file or directory)${modelHint}`);
   const port = parseIntFlag("port", str(raw, "port") ?? String(d.port), 1, 65535);
   return {
-    ...parseBaseUrl(str(raw, "base-url"), str(raw, "host") ?? d.host, port),
+    // Several replicas (run): the first is the server the run is prepared against (parseReplicas takes them all).
+    ...parseBaseUrl(str(raw, "base-url")?.split(",")[0]?.trim(), str(raw, "host") ?? d.host, port),
     model,
     tokenizer: str(raw, "tokenizer") ?? model,
     revision: str(raw, "revision") ?? d.revision,

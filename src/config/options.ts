@@ -3,6 +3,7 @@
  * the core read from these objects. Names and defaults of the reference script's flags (bench_warm_cache.py) are
  * kept exactly.
  */
+import type { RoutePolicy } from "./route-policies.ts";
 import type { Gate } from "../schema/gate.ts";
 
 export const RUN_DEFAULTS = {
@@ -134,6 +135,11 @@ export interface RunOptions {
   repeat?: number;
   /** --repeat-until-cv X: a line's repeats stop once the CV of its gated metrics is below X (2 at least, --repeat at most). */
   repeatUntilCv?: number;
+  /**
+   * Several replicas (--base-url A,B,...): every one flushed, proven and warmed; each measured request routed by
+   * `route` (the client routes). Absent with one URL; `baseUrl` is then the first.
+   */
+  replicas?: { urls: string[]; route: RoutePolicy };
   /** --check-fidelity: after each line, compare `sample` greedy answers warm against cold. Absent without the flag. */
   fidelity?: { sample: number; tieNats: number };
 }

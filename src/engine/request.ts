@@ -10,6 +10,7 @@ import { streamRequest } from "../client/stream.ts";
 import { type StreamRequest } from "../client/stream-request.ts";
 import type { RunOptions } from "../config/options.ts";
 import type { RequestRecord } from "../schema/record.ts";
+import type { ReplicaRouter } from "./replica-router.ts";
 
 /** What a request needs of its run (a sweep's, a multi-turn run's, or any later producer's). */
 export interface RequestContext {
@@ -20,6 +21,8 @@ export interface RequestContext {
   io: { signal?: AbortSignal };
   opts: Pick<RunOptions, "baseUrl" | "requestTimeoutS" | "stallTimeoutS">;
   server: Pick<ServerProfile, "textMode">;
+  /** Several replicas (--base-url A,B,...): each measured request goes where the router picks. */
+  router?: ReplicaRouter;
 }
 
 export interface RequestShape {

@@ -124,7 +124,14 @@ export async function send(o: SendOptions): Promise<SendResult> {
     isReady: (position) => source.ready(position),
     start: (position, intendedMs) => {
       const { body, shape } = source.take(position);
-      return streamRequest({ ...streamRequestFor(ctx, body, { ...shape, intendedMs }), signal });
+      const router = ctx.router;
+      if (router === undefined) return streamRequest({ ...streamRequestFor(ctx, body, { ...shape, intendedMs }), signal });
+      const replica = router.pick(shape.index);
+      const url = router.urls[replica]! + ctx.backend.generatePath;
+      return streamRequest({ ...streamRequestFor(ctx, body, { ...shape, intendedMs }), url, signal }).then((rec) => {
+        router.done(replica);
+        return rec;
+      });
     },
     onSettled: (position, r) => {
       progress.settled(r.ok, r.outputLen);

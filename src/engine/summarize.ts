@@ -67,6 +67,8 @@ export interface PointSpec {
   producerOwns?: readonly string[];
   /** The point's cache-fidelity check (--check-fidelity), run after its measurement. */
   fidelity?: FidelityGroup | null;
+  /** Several replicas: the routing and the hit-loss ledger's keys (metrics/ledger-keys.ts). */
+  replicaKeys?: Record<string, unknown> | null;
 }
 
 /** What summarizing needs of the run. */
@@ -184,9 +186,11 @@ export function summarizePoint(p: PointSpec, reset: CacheReset, warm: WarmResult
         saturated: isSaturated(m.health),
         runIds: [ctx.runId],
         fidelityChecked: p.fidelity?.fidelity_checked,
+        ledgerRequests: p.replicaKeys ? (p.replicaKeys.ledger_requests as number) : undefined,
       }),
     },
     fidelity: { ...p.fidelity },
+    replicas: { ...p.replicaKeys },
     intended: intended.metrics,
     cache: mine({
       page_size: server.pageSize,

@@ -153,6 +153,7 @@ export function sampleFamilyOf(metric: string): keyof LineEvidence["samples"] | 
   if (metric.startsWith("ttft_from_intended") || metric.startsWith("e2e_from_intended")) return "from_intended";
   if (metric.startsWith("schedule_lag")) return "schedule_lag";
   if (metric.startsWith("fidelity_")) return "fidelity";
+  if (metric.startsWith("ledger_") || metric.startsWith("loss_") || metric === "routing_imbalance") return "ledger";
   if (/(^|_)ttft(_|$)/.test(metric)) return "ttft";
   if (/(^|_)tpot(_|$)/.test(metric)) return "tpot";
   if (/(^|_)itl(_|$)/.test(metric)) return "itl";
@@ -165,6 +166,7 @@ const FAMILY_WORDS: Record<string, string> = {
   ttft: "TTFT", tpot: "TPOT (a request with more than one output token)", itl: "ITL", e2e: "E2E latency",
   from_intended: "latency-from-intended", schedule_lag: "schedule-lag", finished: "completed-request",
   fidelity: "compared-answer (--check-fidelity)",
+  ledger: "ledger-request (several replicas)",
 };
 
 /** What a metric of the line lacks: the key is absent, null (unmeasured) or was computed from no sample. */

@@ -27,6 +27,8 @@ export interface EvidenceInput {
   runIds: readonly string[];
   /** Answers the cache-fidelity check compared (--check-fidelity); absent without it. */
   fidelityChecked?: number;
+  /** Requests in the hit-loss ledger (several replicas); absent with one server. */
+  ledgerRequests?: number;
 }
 
 /** The most requests in flight at once (a request is in flight from its send to its last event). */
@@ -84,6 +86,7 @@ export function buildEvidence(input: EvidenceInput): LineEvidence {
     samples: {
       ttft: finished, tpot, itl, e2e: finished, from_intended: finished, schedule_lag: sent,
       ...(input.fidelityChecked === undefined ? {} : { fidelity: input.fidelityChecked }),
+      ...(input.ledgerRequests === undefined ? {} : { ledger: input.ledgerRequests }),
     },
     requests: { planned: input.planned, sent, finished },
     complete: !input.interrupted && sent >= input.planned,

@@ -12,7 +12,13 @@ type Event = { atMs: number; order: number; index: number; kind: "send" | "first
 /** At one instant a send goes before a first token: the request that just finished counts as still in flight. */
 const ORDER = { send: 0, first: 1, end: 2 } as const;
 
-export function predictFromRecords(requests: ReadonlyArray<BlockPrompt | undefined>, records: readonly RequestRecord[], o: PredictorOptions): Map<number, Prediction> {
+/**
+ * `cachedBefore`: prompts the cache holds before the first send (a warm), each with an index no request has; they
+ * count as finished prefills from the start.
+ */
+export function predictFromRecords(
+  requests: ReadonlyArray<BlockPrompt | undefined>, records: readonly RequestRecord[], o: PredictorOptions, cachedBefore: readonly BlockPrompt[] = [],
+): Map<number, Prediction> {
   const events: Event[] = [];
   for (const r of records) {
     events.push({ atMs: r.startMs, order: ORDER.send, index: r.index, kind: "send" });
@@ -26,6 +32,11 @@ export function predictFromRecords(requests: ReadonlyArray<BlockPrompt | undefin
   events.sort((a, b) => a.atMs - b.atMs || a.order - b.order || a.index - b.index);
   const byIndex = new Map(records.map((r) => [r.index, r]));
   const p = new Predictor(o);
+  for (const w of cachedBefore) {
+    p.onSend(w);
+    p.onFirstToken(w);
+    p.onFinish(w, 1);
+  }
   const out = new Map<number, Prediction>();
   for (const e of events) {
     const req = requests[e.index];

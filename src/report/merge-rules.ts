@@ -115,6 +115,11 @@ const fromIntended = (key: keyof ReturnType<typeof mergedIntended>["metrics"]): 
 const unknown: Rule = () => null;
 /** Added up over the runs where the lines carry the key; absent where they do not. */
 const addedIfThere = (key: keyof MergeLine): Rule => (m) => (m.first[key] === undefined ? undefined : sum(m.lines.map((l) => num(l[key]))));
+const lossRatio = (key: "loss_routing_tokens" | "loss_eviction_tokens" | "loss_engine_tokens"): Rule => (m) => {
+  if (m.first[key] === undefined) return undefined;
+  const available = sum(m.lines.map((l) => num(l.ledger_available_tokens)));
+  return available > 0 ? sum(m.lines.map((l) => num(l[key]))) / available : null;
+};
 const text = (key: keyof MergeLine): Rule => (m) => String(m.first[key] ?? "");
 /** Of a cache figure reported per request: over the lines that reported any, weighted by their requests. */
 const reportedMean = (key: "mean_cached_tokens" | "observed_hit_ratio"): Rule => (m) =>
@@ -139,6 +144,14 @@ export const RULES = {
   predicted_eviction_tokens: addedIfThere("predicted_eviction_tokens"), observed_shortfall_tokens: addedIfThere("observed_shortfall_tokens"),
   cache_short_requests: addedIfThere("cache_short_requests"), cache_over_requests: addedIfThere("cache_over_requests"),
   infinite_hit_ratio: (m) => (m.first.infinite_hit_ratio === undefined ? undefined : null),
+  // The ledger's sums add up, its ratios are the sums'; each run's replicas are its own.
+  route: first("route"), replicas: (m) => (m.first.replicas === undefined ? undefined : null),
+  routing_imbalance: (m) => (m.first.routing_imbalance === undefined ? undefined : null),
+  ledger_requests: addedIfThere("ledger_requests"), ledger_available_tokens: addedIfThere("ledger_available_tokens"),
+  ledger_on_replica_tokens: addedIfThere("ledger_on_replica_tokens"), ledger_modelled_tokens: addedIfThere("ledger_modelled_tokens"),
+  ledger_delivered_tokens: addedIfThere("ledger_delivered_tokens"), loss_routing_tokens: addedIfThere("loss_routing_tokens"),
+  loss_eviction_tokens: addedIfThere("loss_eviction_tokens"), loss_engine_tokens: addedIfThere("loss_engine_tokens"),
+  loss_routing_ratio: lossRatio("loss_routing_tokens"), loss_eviction_ratio: lossRatio("loss_eviction_tokens"), loss_engine_ratio: lossRatio("loss_engine_tokens"),
   // The fidelity check's counts add up; the positions are every run's; the largest gap is the largest.
   fidelity_checked: addedIfThere("fidelity_checked"), fidelity_identical: addedIfThere("fidelity_identical"),
   fidelity_near_tie: addedIfThere("fidelity_near_tie"), fidelity_diverged: addedIfThere("fidelity_diverged"),
@@ -278,6 +291,7 @@ function mergedEvidence(lines: readonly MergeLine[]): LineEvidence | undefined {
       ttft: add((e) => e.samples.ttft), tpot: add((e) => e.samples.tpot), itl: add((e) => e.samples.itl), e2e: add((e) => e.samples.e2e),
       from_intended: add((e) => e.samples.from_intended), schedule_lag: add((e) => e.samples.schedule_lag),
       ...(all.every((e) => e.samples.fidelity !== undefined) ? { fidelity: add((e) => e.samples.fidelity!) } : {}),
+      ...(all.every((e) => e.samples.ledger !== undefined) ? { ledger: add((e) => e.samples.ledger!) } : {}),
     },
     requests: { planned: add((e) => e.requests.planned), sent: add((e) => e.requests.sent), finished: add((e) => e.requests.finished) },
     complete: all.every((e) => e.complete),

@@ -5,7 +5,7 @@
  * list of each line kind that carries it (lines.ts). To add an axis: mark its key `axis` (and give axes.ts its label).
  */
 import {
-  cachedTokensByTierShape, errorEntryShape, evidenceShape, gateResultShape, mergedShape, promptDriftShape, roundHdrShape, runInfoShape,
+  cachedTokensByTierShape, errorEntryShape, evidenceShape, replicasShape, gateResultShape, mergedShape, promptDriftShape, roundHdrShape, runInfoShape,
   shardsShape, sweepHdrShape, ttftByTierShape, ttftFitShape, ttftModelShape, workloadShape,
 } from "./nested.ts";
 import { steadyStateShape, timelineShape } from "./timeline-shape.ts";
@@ -191,6 +191,21 @@ export const KEYS = {
     requests: field(int(), "Successful requests in the bucket that reported cached tokens."),
     median_ttft_ms: field(nullable(num()), "Their median TTFT, ms; null: none."),
   }))), null, "TTFT by how much of the prompt was cached, in quartiles of the cached fraction; null in a merged line. Replay lines only."),
+  // Several replicas (--base-url A,B,...): the routing and the hit-loss ledger (metrics/hit-ledger.ts).
+  route: k(str(), null, "How the client routed each request over the replicas (--route: round-robin, random, least-in-flight, session, prefix, oracle). Replica lines only."),
+  replicas: k(nullable(replicasShape), null, "Per replica: its server, the requests it served and its part of the ledger; null in a merged line."),
+  routing_imbalance: k(nullable(num()), "ratio", "Requests of the busiest replica over the mean per replica (1: even); null: none measured."),
+  ledger_requests: k(int(), "requests", "Requests in the ledger: answered, with cached tokens reported."),
+  ledger_available_tokens: k(int(), "tokens", "Sum of each request's page-aligned longest prefix shared with an earlier finished request (or warm) on any replica: the hits one shared infinite cache would give."),
+  ledger_on_replica_tokens: k(int(), "tokens", "The same, counting only what the replica that served the request had served or been warmed with."),
+  ledger_modelled_tokens: k(int(), "tokens", "What each replica's LRU model at its capacity (its /server_info) holds of those; without a capacity, on_replica."),
+  ledger_delivered_tokens: k(int(), "tokens", "The cached tokens the servers reported."),
+  loss_routing_tokens: k(int(), "tokens", "available - on_replica: hits lost to where requests were routed."),
+  loss_eviction_tokens: k(int(), "tokens", "on_replica - modelled: hits the replicas' caches were too small to keep."),
+  loss_engine_tokens: k(int(), "tokens", "modelled - delivered: hits the engines did not deliver though the model says they held them (negative: more than expected)."),
+  loss_routing_ratio: k(nullable(num()), "ratio", "loss_routing_tokens / ledger_available_tokens; null: nothing was available. Gate it: loss_routing_ratio<=0.05."),
+  loss_eviction_ratio: k(nullable(num()), "ratio", "loss_eviction_tokens / ledger_available_tokens; null: nothing was available."),
+  loss_engine_ratio: k(nullable(num()), "ratio", "loss_engine_tokens / ledger_available_tokens; null: nothing was available."),
   // The cache-fidelity check (--check-fidelity): greedy answers after a cache hit against answers after a flush.
   fidelity_checked: k(int(), "samples", "Sampled prompts whose cold (after a proven flush) and warm (prefix proven cached) greedy answers were compared. --check-fidelity lines only."),
   fidelity_identical: k(int(), "samples", "Of those, the ones whose warm answer was token for token the cold one."),

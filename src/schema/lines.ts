@@ -35,6 +35,13 @@ export const FIDELITY_KEYS = [
   "fidelity_first_divergence", "fidelity_max_gap_nats", "fidelity_note",
 ] as const satisfies readonly KeyName[];
 
+/** The keys of a line served by several replicas (--base-url A,B,...): the routing and the hit-loss ledger. */
+export const REPLICA_KEYS = [
+  "route", "replicas", "routing_imbalance", "ledger_requests", "ledger_available_tokens", "ledger_on_replica_tokens", "ledger_modelled_tokens",
+  "ledger_delivered_tokens", "loss_routing_tokens", "loss_eviction_tokens", "loss_engine_tokens", "loss_routing_ratio", "loss_eviction_ratio",
+  "loss_engine_ratio",
+] as const satisfies readonly KeyName[];
+
 /** A sweep line's keys after the script's, in the order written. */
 export const OWN_KEYS = [
   "run_id", "run", "gates", "workload", "repeat", "probe", "window", "sent", "failed", "errors", "errors_by_kind", "interrupted", "evidence",
@@ -47,7 +54,7 @@ export const OWN_KEYS = [
   "working_set", "working_set_tokens", "cache_capacity_tokens", "host_cache_capacity_tokens", "working_set_fits",
   "cache_shortfall_requests", "eviction", "cached_tokens_by_tier", "ttft_by_tier",
   "block_size", "time_scale", "infinite_hit_ratio", "predicted_eviction_tokens", "observed_shortfall_tokens", "cache_short_requests",
-  "cache_over_requests", "ttft_by_cached_fraction", ...FIDELITY_KEYS,
+  "cache_over_requests", "ttft_by_cached_fraction", ...REPLICA_KEYS, ...FIDELITY_KEYS,
   "cache_check", "flushed", "flush_attempts", "flush_verified", "flush_probe_cached_tokens", "warm_verified", "warm_cached_tokens",
   "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_own_lag_p99_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated", "shards",
   "ttft_fit", "ttft_model", "steady_state", "timeline", "hdr", "hdr_unit",
@@ -92,7 +99,7 @@ export const CAPACITY_KEYS = [
  * `repeat`, `probe`, `window` in the lines of the producers that add those axes only, `evidence` in lines written
  * since schema_version 2 (and in a merge of such lines).
  */
-export const OPTIONAL_KEYS = { sweep: ["run", "repeat", "probe", "window", "merged", "evidence", ...REPLAY_KEYS, ...FIDELITY_KEYS], round: ["run", "merged", "evidence", ...FIDELITY_KEYS], capacity: [] } as const satisfies Record<LineKind, readonly KeyName[]>;
+export const OPTIONAL_KEYS = { sweep: ["run", "repeat", "probe", "window", "merged", "evidence", ...REPLAY_KEYS, ...REPLICA_KEYS, ...FIDELITY_KEYS], round: ["run", "merged", "evidence", ...FIDELITY_KEYS], capacity: [] } as const satisfies Record<LineKind, readonly KeyName[]>;
 
 export const KEYS_OF = { sweep: SWEEP_KEYS, round: ROUND_KEYS, capacity: CAPACITY_KEYS } as const satisfies Record<LineKind, readonly KeyName[]>;
 

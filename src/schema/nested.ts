@@ -87,6 +87,22 @@ export const ttftByTierShape = nullable(
   }),
 );
 
+/** One replica's part of a line (several replicas, --base-url A,B,...). */
+export const replicasShape = array(
+  object({
+    url: field(str(), "The replica's base URL (credentials never written)."),
+    server_version: field(nullable(str()), "Its version, from its /server_info (or the engine's info endpoint)."),
+    cache_capacity_tokens: field(nullable(int()), "Its cache capacity in tokens, from its /server_info; null: unknown (no eviction modelled)."),
+    requests: field(int(), "Measured requests it served."),
+    ledger_requests: field(int(), "Of them, in the ledger (answered, cached tokens reported)."),
+    available_tokens: field(int(), "The ledger's available hits of its requests (an infinite cache shared by every replica)."),
+    on_replica_tokens: field(int(), "Of those, what it had served or been warmed with (an infinite cache of its own)."),
+    modelled_tokens: field(int(), "What its LRU model at its capacity holds of those."),
+    delivered_tokens: field(int(), "The cached tokens it reported."),
+    mean_ttft_ms: field(nullable(num()), "Mean TTFT of its ledger requests, ms; null: none."),
+  }),
+);
+
 export const shardsShape = nullable(
   object({
     count: field(int(), "Processes that measured the line."),
@@ -184,6 +200,7 @@ export const evidenceShape = object({
     from_intended: field(int(), "Samples of the latencies from the intended send time (successful requests)."),
     schedule_lag: field(int(), "Schedule-lag samples (every sent request)."),
     fidelity: field(int(), "Answers compared by the cache-fidelity check (--check-fidelity lines only): the samples of every fidelity_* key.", true),
+    ledger: field(int(), "Requests in the hit-loss ledger (several replicas only): the samples of every ledger_* and loss_* key.", true),
   }), "How many samples each metric family was computed from: a family with 0 samples has null metrics."),
   requests: field(object({
     planned: field(int(), "Requests the line was to send."),

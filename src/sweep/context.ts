@@ -9,6 +9,7 @@ import type { PyRandom } from "../workload/rng.ts";
 import type { PromptFeed } from "../workload/prompt-feed.ts";
 import type { ShardShare } from "../engine/plan.ts";
 import type { ShardGroup } from "../shard/group.ts";
+import type { ReplicaRouter } from "../engine/replica-router.ts";
 import type { SweepSink } from "./sink.ts";
 
 export interface SweepIo {
@@ -44,6 +45,16 @@ export interface SweepContext {
   share: ShardShare | null;
   /** The shards this process coordinates, when it is shard 0 of several. */
   shards?: ShardGroup | null;
+  /** Several replicas (--base-url A,B,...): each one's control calls and preflight; the first is `ctl` and `server`. */
+  replicas?: SweepReplicas;
+  /** The line's router over them (set for its measurement only). */
+  router?: ReplicaRouter;
+}
+
+export interface SweepReplicas {
+  urls: readonly string[];
+  ctls: readonly Control[];
+  servers: readonly ServerProfile[];
 }
 
 /** What one line leaves for the next: an input of each line, and a new value returned by it. */

@@ -24,6 +24,8 @@ import { measure, type Measurement } from "./stages/measure.ts";
 import { summarizeMeasurement, type PctSummary } from "./stages/summarize.ts";
 import { warmCell } from "./stages/warm-cell.ts";
 import { checkLineFidelity } from "./stages/check-fidelity.ts";
+import { lineLedger, lineRouter, resetReplicas, warmReplicas } from "./stages/replicas.ts";
+import { ledgerKeys } from "../metrics/ledger-keys.ts";
 
 export interface CellOutcome {
   records: PctRecord[];
@@ -79,8 +81,10 @@ async function runLine(plan: PctPlan, line: LinePlan, batch: PromptBatch, ctx: S
   let reset: CacheReset;
   let warm: WarmResult;
   let measurement: Measurement;
+  const replicas = ctx.replicas;
+  const router = replicas === undefined ? undefined : lineRouter(plan, ctx, replicas);
   try {
-    reset = await resetCache(ctx, {
+    const resetInput = {
       probeIds: state.probeIds,
       canaryMaxTokens: ctx.opts.totalTokens,
       slots: cacheSlotsOf(ctx.server),
@@ -88,16 +92,24 @@ async function runLine(plan: PctPlan, line: LinePlan, batch: PromptBatch, ctx: S
       prefixLen: plan.prefixLen,
       learnTemplateHead: batch.text !== null,
       label: `${plan.pct}%`,
-    });
-    warm = await warmCell(plan, batch, ctx);
-    measurement = await measure(plan, line, batch, prompts, ctx);
+    };
+    reset = replicas === undefined ? await resetCache(ctx, resetInput) : await resetReplicas(ctx, replicas, resetInput);
+    warm = replicas === undefined ? await warmCell(plan, batch, ctx) : await warmReplicas(plan, batch, ctx, replicas, router!);
+    measurement = await measure(plan, line, batch, prompts, router === undefined ? ctx : { ...ctx, router });
   } finally {
     prompts.close();
   }
+  // Several replicas: the /metrics hit rate would be the first replica's alone; the ledger says it per replica.
+  if (replicas !== undefined) measurement = { ...measurement, serverHitRate: null };
+  const replicaKeys = replicas === undefined || router === undefined ? null : ledgerKeys(
+    lineLedger(plan, measurement.records, router, ctx, replicas),
+    router.policy,
+    replicas.urls.map((url, r) => ({ url, serverVersion: replicas.servers[r]!.info.version, cacheCapacityTokens: replicas.servers[r]!.info.cacheCapacityTokens })),
+  );
   // After the measurement (its figures are taken) and before the line is built: its keys and gates are the line's.
   const fidelity = measurement.interrupted ? null : await checkLineFidelity(plan, batch, ctx, state.linesWritten);
   const templateHeadTokens = reset.templateHeadTokens ?? state.templateHeadTokens;
-  const summary = summarizeMeasurement({ plan, line, batch, reset, warm, measurement, ctx, state: { ...state, templateHeadTokens }, fidelity });
+  const summary = summarizeMeasurement({ plan, line, batch, reset, warm, measurement, ctx, state: { ...state, templateHeadTokens }, fidelity, replicaKeys });
   return {
     summary,
     measurement,

@@ -2,6 +2,7 @@
  * Flags of the measuring commands (`run`, `demo`, `multiturn`): the reference script's flags with its names and
  * defaults, then ours. A flag a command takes with another meaning or default says so in that command's override.
  */
+import { ROUTE_POLICIES } from "../route-policies.ts";
 import { FIDELITY_DEFAULTS } from "../fidelity-defaults.ts";
 import {
   BACKENDS,
@@ -87,6 +88,9 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
     multiturn: { help: "Distinct system prompts (client c uses c mod K): cache pressure", default: md.workingSet },
   }, { default: d.workingSet }),
   text("repeat", "Measure every line N times, each from a flushed, proven, warmed cache with the same prompts (lines get a `repeat` axis; the console shows each metric's mean, 95 % CI and CV; gates judge the mean)", { run: true }),
+  text("route", "With several --base-url replicas: how the client routes each request (round-robin, random, least-in-flight, session, prefix, oracle); every line then has a hit-loss ledger", { run: true }, {
+    default: "round-robin", choices: ROUTE_POLICIES,
+  }),
   bool("check-fidelity", "After each line, compare greedy answers after a proven cache hit with answers after a proven flush, with log-probabilities (fidelity_* keys; gate fidelity_diverged==0)", {
     run: true,
     multiturn: { help: "After the last round, compare greedy answers to conversations' last turns after their history was proven cached with answers after a proven flush (fidelity_* keys on the last round's line)" },

@@ -29,10 +29,12 @@ export interface MeasuredLine {
   state: SweepState;
   /** The line's cache-fidelity check (--check-fidelity). */
   fidelity: FidelityGroup | null;
+  /** Several replicas: the routing and the ledger's keys. */
+  replicaKeys: Record<string, unknown> | null;
 }
 
 export function summarizeMeasurement(input: MeasuredLine): PctSummary {
-  const { plan, line, batch, reset, warm, measurement, ctx, state, fidelity } = input;
+  const { plan, line, batch, reset, warm, measurement, ctx, state, fidelity, replicaKeys } = input;
   const spec = {
     axes: { shared_prefix_pct: plan.pct, working_set: plan.workingSet, request_rate: line.rate, repeat: line.repeat ?? undefined, probe: ctx.probe },
     prefixLen: plan.prefixLen,
@@ -48,6 +50,7 @@ export function summarizeMeasurement(input: MeasuredLine): PctSummary {
     first: state.linesWritten === 0,
     ttftFitSoFar: state.ttftFit,
     fidelity,
+    replicaKeys,
   };
   return summarizePoint(spec, reset, warm, measurement, ctx);
 }

@@ -11,14 +11,17 @@ import type { SweepContext } from "../context.ts";
 import type { PctPlan } from "../plan.ts";
 import type { PromptBatch } from "./build-prompts.ts";
 
-export async function warmCell(plan: PctPlan, batch: PromptBatch, ctx: SweepContext): Promise<WarmResult> {
+/** `only`: the working set's prefixes to warm (a replica warms those the router may send it); all when absent. */
+export async function warmCell(plan: PctPlan, batch: PromptBatch, ctx: SweepContext, only?: readonly number[]): Promise<WarmResult> {
   const slots = cacheSlotsOf(ctx.server);
   if (batch.warmBody(0, null) === null) return { cachedTokens: null, requests: 0 };
-  const which = batch.prefixes.length > 1 ? `${batch.prefixes.length} prefixes of ` : "";
+  const prefixes = only ?? batch.prefixes.map((_, i) => i);
+  const which = prefixes.length > 1 ? `${prefixes.length} prefixes of ` : "";
   const where = slots.length > 1 ? ` on each of the server's ${slots.length} slots` : "";
-  log.info(`Warming shared prefix only (${which}${plan.prefixLen} tokens)${where} ...`);
+  const replica = ctx.replicas === undefined ? "" : ` on ${ctx.opts.baseUrl}`;
+  log.info(`Warming shared prefix only (${which}${plan.prefixLen} tokens)${where}${replica} ...`);
   function* requests(): Generator<WarmRequest> {
-    for (let prefix = 0; prefix < batch.prefixes.length; prefix++) for (const slot of slots) yield { body: batch.warmBody(prefix, slot)!, promptLen: plan.prefixLen };
+    for (const prefix of prefixes) for (const slot of slots) yield { body: batch.warmBody(prefix, slot)!, promptLen: plan.prefixLen };
   }
   return warm(ctx, requests(), {
     during: "during the warm request",

@@ -1,0 +1,142 @@
+/**
+ * Client-side routing over replicas (`--base-url A,B,C --route POLICY`), to A/B routing policies without deploying a
+ * router. The producer names each request's keys (its session: the conversation, or the sweep's prefix group; its
+ * prefix: the first page it shares, or none); the router picks a replica as the request is sent and counts it in
+ * flight until it settles. Policies:
+ *
+ *   round-robin      replicas in turn;
+ *   random           uniformly, from the run's seed (reproducible);
+ *   least-in-flight  the replica with the fewest requests in flight (lowest index on ties);
+ *   session          a consistent (rendezvous) hash of the session key;
+ *   prefix           a consistent hash of the prefix key (a request sharing nothing: least in flight);
+ *   oracle           the replica the client's model says holds the request's prefix (an LRU of prefixes per replica at
+ *                    its capacity, warmed prefixes included), the least loaded of them; a replica past twice the mean
+ *                    in flight (plus one) is passed over for the least loaded one, which then holds the prefix too.
+ */
+import { PyRandom } from "../workload/rng.ts";
+import type { RoutePolicy } from "../config/route-policies.ts";
+
+export interface RouteKeys {
+  session: number;
+  /** Null: the request shares no prefix worth routing on. */
+  prefix: number | null;
+}
+
+/** 32-bit mix (a murmur3 finalizer): keys and replica numbers spread evenly. */
+function mix(x: number): number {
+  let h = x | 0;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** Rendezvous (highest random weight) hashing: adding a replica moves only the keys it wins. */
+export function rendezvous(key: number, replicas: number): number {
+  let best = 0;
+  let bestWeight = -1;
+  for (let r = 0; r < replicas; r++) {
+    const w = mix(mix(key) ^ mix(r + 0x9e3779b9));
+    if (w > bestWeight) {
+      bestWeight = w;
+      best = r;
+    }
+  }
+  return best;
+}
+
+export class ReplicaRouter {
+  private readonly inFlight: Int32Array;
+  private next = 0;
+  private readonly rng: PyRandom;
+  /** Per replica, the prefixes the client's model says it holds, least recent first. */
+  private readonly held: Array<Map<number, true>>;
+  /** The replica each request was sent to, by request index. */
+  readonly assigned = new Map<number, number>();
+
+  constructor(
+    readonly urls: readonly string[],
+    readonly policy: RoutePolicy,
+    private readonly keysOf: (index: number) => RouteKeys,
+    o: { seed: bigint; prefixes: readonly number[]; prefixesHeld: readonly (number | null)[] },
+  ) {
+    this.inFlight = new Int32Array(urls.length);
+    this.rng = new PyRandom(o.seed);
+    this.held = urls.map((_, r) => new Map(o.prefixes.filter((p) => this.warmsOn(p).includes(r)).map((p) => [p, true] as const)));
+    this.capacity = o.prefixesHeld;
+  }
+
+  /**
+   * The replicas a prefix is warmed on before the line: its home by a consistent hash (session, prefix, and the
+   * oracle, which then sends it where the model says it is held), or every replica (the others send it anywhere).
+   */
+  warmsOn(prefix: number): number[] {
+    const n = this.urls.length;
+    if (this.policy === "session" || this.policy === "prefix" || this.policy === "oracle") return [rendezvous(prefix, n)];
+    return this.urls.map((_, r) => r);
+  }
+
+  private readonly capacity: readonly (number | null)[];
+
+  /** The replica request `index` goes to; it counts in flight there until done(). */
+  pick(index: number): number {
+    const r = this.choose(index);
+    this.inFlight[r]!++;
+    this.assigned.set(index, r);
+    return r;
+  }
+
+  done(replica: number): void {
+    this.inFlight[replica]!--;
+  }
+
+  private leastLoaded(among?: readonly number[]): number {
+    const candidates = among ?? this.urls.map((_, r) => r);
+    let best = candidates[0]!;
+    for (const r of candidates) if (this.inFlight[r]! < this.inFlight[best]!) best = r;
+    return best;
+  }
+
+  private choose(index: number): number {
+    const n = this.urls.length;
+    switch (this.policy) {
+      case "round-robin":
+        return this.next++ % n;
+      case "random":
+        return Math.floor(this.rng.random() * n);
+      case "least-in-flight":
+        return this.leastLoaded();
+      case "session":
+        return rendezvous(this.keysOf(index).session, n);
+      case "prefix": {
+        const key = this.keysOf(index).prefix;
+        return key === null ? this.leastLoaded() : rendezvous(key, n);
+      }
+      case "oracle":
+        return this.oracle(this.keysOf(index).prefix);
+    }
+  }
+
+  private oracle(prefix: number | null): number {
+    if (prefix === null) return this.leastLoaded();
+    const holders = this.urls.map((_, r) => r).filter((r) => this.held[r]!.has(prefix));
+    let r = holders.length > 0 ? this.leastLoaded(holders) : this.leastLoaded();
+    const total = this.inFlight.reduce((a, b) => a + b, 0);
+    const cap = 2 * (total / this.urls.length) + 1;
+    if (this.inFlight[r]! > cap) r = this.leastLoaded();
+    this.touch(r, prefix);
+    return r;
+  }
+
+  /** The model: the prefix is now the most recent on replica r, the least recent ones leave past its capacity. */
+  private touch(r: number, prefix: number): void {
+    const held = this.held[r]!;
+    held.delete(prefix);
+    held.set(prefix, true);
+    const cap = this.capacity[r] ?? null;
+    if (cap === null) return;
+    for (const old of held.keys()) {
+      if (held.size <= Math.max(1, cap)) break;
+      held.delete(old);
+    }
+  }
+}
