@@ -11,4 +11,6 @@ export interface DetailLine {
   pct: number;
   rate: number;
   requestIdTag: string;
+  /** What the line adds to a request's details (several replicas: where it went and its ledger terms); null: nothing. */
+  extra?: (index: number) => Record<string, unknown> | null;
 }

@@ -42,6 +42,7 @@ export function formatRequestDetail(runId: string, line: DetailLine, r: RequestR
     request_rate: Number.isFinite(rate) ? rate : null,
     index: r.index,
     ...recordFields(r),
+    ...line.extra?.(r.index),
   });
 }
 

@@ -162,7 +162,7 @@ function extraLines(r: PctLine): string[] {
     }
     if (typeof r.cache_check === "string") lines.push(row("Cache check:", r.cache_check));
   }
-  lines.push(...pressureLines(r), ...tierLines(r), ...fidelityLines(r));
+  lines.push(...pressureLines(r), ...tierLines(r), ...replicaLines(r), ...fidelityLines(r));
   if (typeof r.client_loop_lag_p99_ms === "number") {
     lines.push(section("Client Health"), rowFixed2("Event-loop lag P99 (ms):", r.client_loop_lag_p99_ms));
     if (typeof r.client_own_lag_p99_ms === "number") lines.push(rowFixed2("  of it the client's own (ms):", r.client_own_lag_p99_ms));
@@ -189,6 +189,20 @@ function extraLines(r: PctLine): string[] {
 }
 
 const numOrNa = (v: unknown): string => (typeof v === "number" ? String(v) : "n/a");
+
+/** Several replicas: how requests were routed, and where the hits went (the ledger). */
+function replicaLines(r: PctLine): string[] {
+  if (typeof r.route !== "string" || typeof r.ledger_available_tokens !== "number") return [];
+  const share = (v: number | null | undefined) => (typeof v === "number" ? `${formatFixed2(v * 100)}%` : "n/a");
+  const lines = [
+    section("Replicas"),
+    row("Routing (--route):", `${r.route}, imbalance ${typeof r.routing_imbalance === "number" ? formatFixed2(r.routing_imbalance) : "n/a"}`),
+    row("Hits available / delivered (tokens):", `${r.ledger_available_tokens} / ${r.ledger_delivered_tokens}`),
+    row("Lost to routing / eviction / engine:", `${share(r.loss_routing_ratio)} / ${share(r.loss_eviction_ratio)} / ${share(r.loss_engine_ratio)}`),
+  ];
+  for (const x of r.replicas ?? []) lines.push(row(`  ${x.url}:`, `${x.requests} requests, ${x.delivered_tokens} of ${x.available_tokens} tokens hit`));
+  return lines;
+}
 
 /** The cache-fidelity check (--check-fidelity), when it ran on the line. */
 function fidelityLines(r: PctLine): string[] {

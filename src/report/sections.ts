@@ -3,6 +3,7 @@
  * numbers. The Markdown report is the same sections without the charts.
  */
 import { fidelitySections } from "./fidelity-section.ts";
+import { ledgerSections } from "./ledger-section.ts";
 import { hdrCdf, type HdrSeries } from "./hdr-stats.ts";
 import type { ReportRun } from "./runs.ts";
 import { allPcts, cacheTable, distributionTable, lineAt, modelTable, pctTable } from "./tables.ts";
@@ -107,7 +108,7 @@ export function buildSections(all: readonly ReportRun[]): ReportSection[] {
   const axes = [...loopSections(groups), ...rateSections(groups), ...workingSetSections(groups), ...windowSections(groups)];
   // With a rate or working-set axis of their own, one-pct runs would draw a dot per series against pct.
   const pctCurves = axes.length === 0 || sweeps.some((r) => new Set(r.pcts.map((l) => l.shared_prefix_pct)).size > 1);
-  const sections = [...axes, ...(sweeps.length > 0 ? sweepSections(sweeps, pctCurves) : []), ...(multiturn.length > 0 ? roundSections(multiturn) : []), ...timelineSections(runs), ...fidelitySections(runs), ...capacitySections(everyRun)];
+  const sections = [...axes, ...(sweeps.length > 0 ? sweepSections(sweeps, pctCurves) : []), ...(multiturn.length > 0 ? roundSections(multiturn) : []), ...timelineSections(runs), ...ledgerSections(runs), ...fidelitySections(runs), ...capacitySections(everyRun)];
   return sections.map((s) => ({ ...s, chart: { ...s.chart, legend: s.chart.legend ?? !namesOnlyRuns(s.chart, everyRun) } }));
 }
 

@@ -26,6 +26,7 @@ import { warmCell } from "./stages/warm-cell.ts";
 import { checkLineFidelity } from "./stages/check-fidelity.ts";
 import { lineLedger, lineRouter, resetReplicas, warmReplicas } from "./stages/replicas.ts";
 import { ledgerKeys } from "../metrics/ledger-keys.ts";
+import type { DetailLine } from "../engine/request-id.ts";
 
 export interface CellOutcome {
   records: PctRecord[];
@@ -55,7 +56,7 @@ export async function runPct(cell: SweepCell, ctx: SweepContext, state: SweepSta
       const last = repeat === null || record.interrupted || repeatsDone(repeats, ctx.opts);
       // A repeated line's gates judge its mean, once: in its last repeat's line (key table, `gates`).
       if (repeat !== null) record.gates = last ? gatesOnMean(ctx.opts.gates, repeats) : [];
-      emitPct(done.summary, line, done.measurement, ctx);
+      emitPct(done.summary, line, done.measurement, ctx, done.detailExtra);
       if (repeat !== null && last) ctx.io.sink.repeated(repeats);
       state = done.next(!(last && rate === plan.lines.at(-1)));
       records.push(record);
@@ -70,6 +71,7 @@ export async function runPct(cell: SweepCell, ctx: SweepContext, state: SweepSta
 interface LineDone {
   summary: PctSummary;
   measurement: Measurement;
+  detailExtra?: DetailLine["extra"];
   next(nextLineResends: boolean): SweepState;
 }
 
@@ -101,8 +103,9 @@ async function runLine(plan: PctPlan, line: LinePlan, batch: PromptBatch, ctx: S
   }
   // Several replicas: the /metrics hit rate would be the first replica's alone; the ledger says it per replica.
   if (replicas !== undefined) measurement = { ...measurement, serverHitRate: null };
-  const replicaKeys = replicas === undefined || router === undefined ? null : ledgerKeys(
-    lineLedger(plan, measurement.records, router, ctx, replicas),
+  const ledger = replicas === undefined || router === undefined ? null : lineLedger(plan, measurement.records, router, ctx, replicas);
+  const replicaKeys = replicas === undefined || router === undefined || ledger === null ? null : ledgerKeys(
+    ledger,
     router.policy,
     replicas.urls.map((url, r) => ({ url, serverVersion: replicas.servers[r]!.info.version, cacheCapacityTokens: replicas.servers[r]!.info.cacheCapacityTokens })),
   );
@@ -113,6 +116,15 @@ async function runLine(plan: PctPlan, line: LinePlan, batch: PromptBatch, ctx: S
   return {
     summary,
     measurement,
+    detailExtra: ledger === null || replicas === undefined ? undefined : (index) => {
+      const replica = router!.assigned.get(index);
+      const terms = ledger.perRequest.get(index);
+      return {
+        replica: replica ?? null,
+        replica_url: replica === undefined ? null : replicas.urls[replica]!,
+        ledger: terms === undefined ? null : { available: terms.available, on_replica: terms.onReplica, modelled: terms.modelled, delivered: terms.delivered },
+      };
+    },
     next: (nextLineResends) => ({
       linesWritten: state.linesWritten + 1,
       ttftFit: summary.sweepFit,

@@ -6,8 +6,10 @@ import type { SweepContext } from "../context.ts";
 import type { LinePlan } from "../plan.ts";
 import type { Measurement } from "./measure.ts";
 import type { PctSummary } from "./summarize.ts";
+import type { DetailLine } from "../../engine/request-id.ts";
 
-export function emitPct(summary: PctSummary, line: LinePlan, m: Measurement, ctx: SweepContext): void {
+/** `extra`: per request, what the line adds to its details (several replicas: its replica and ledger terms). */
+export function emitPct(summary: PctSummary, line: LinePlan, m: Measurement, ctx: SweepContext, extra?: DetailLine["extra"]): void {
   const { record, cache } = summary;
   const pct = record.shared_prefix_pct;
   logFailures(m.records);
@@ -16,7 +18,7 @@ export function emitPct(summary: PctSummary, line: LinePlan, m: Measurement, ctx
   if (record.client_saturated) log.warn(`${pct}%: ${health}`);
   else if (delayedByMachine(m.health)) log.info(`${pct}%: other load on this machine delayed the client's timers (${health})`);
   else log.debug(health);
-  ctx.io.sink.details(ctx.runId, { pct, rate: line.rate, requestIdTag: line.requestIdTag }, m.records);
+  ctx.io.sink.details(ctx.runId, { pct, rate: line.rate, requestIdTag: line.requestIdTag, extra }, m.records);
   ctx.io.sink.line(record);
 }
 

@@ -144,6 +144,18 @@ const RUN: Record<string, Entry> = {
     expect(o.lines("o.jsonl").map((l) => l.repeat)).toEqual([0, 1, 0, 1]);
     expect(b.lines("o.jsonl").map((l) => l.repeat)).toEqual([undefined, undefined]);
   } },
+  // Two replicas (one mock under two names): the line says how they were routed, and the session hash sends both
+  // prompts of the one prefix group to one of them where round-robin alternates.
+  route: {
+    args: ["--base-url", "{url},http://localhost:{port}", "--route", "session"], vs: ["--base-url", "{url},http://localhost:{port}"],
+    proof: (o, b) => {
+      expect([o.code, b.code]).toEqual([0, 0]);
+      expect(o.lines("o.jsonl").map((l) => l.route)).toEqual(["session", "session"]);
+      expect(b.lines("o.jsonl").map((l) => l.route)).toEqual(["round-robin", "round-robin"]);
+      expect(o.lines("o.jsonl")[1]!.replicas.map((r: { requests: number }) => r.requests).sort()).toEqual([0, 2]);
+      expect(b.lines("o.jsonl")[1]!.replicas.map((r: { requests: number }) => r.requests)).toEqual([1, 1]);
+    },
+  },
   // The check sends its own unmeasured requests after each line and writes its keys; without it the lines have none.
   "check-fidelity": { args: ["--check-fidelity"], proof: (o, b) => {
     expect(o.code).toBe(0);

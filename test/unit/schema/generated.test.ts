@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { lineSchemaDocument, lineSchemaText, SCHEMA_PATH } from "../../../src/schema/document.ts";
 import { KEYS, type KeyDef, type KeyName } from "../../../src/schema/key-table.ts";
-import { KEYS_OF, kindsOf, numericKeysOf, OPTIONAL_KEYS, REPLAY_KEYS, FIDELITY_KEYS } from "../../../src/schema/lines.ts";
+import { KEYS_OF, kindsOf, numericKeysOf, OPTIONAL_KEYS, REPLAY_KEYS, FIDELITY_KEYS, REPLICA_KEYS } from "../../../src/schema/lines.ts";
 import { keysReference, KEYS_DOC_PATH } from "../../../src/schema/reference.ts";
 import { AXES, axesOf, kindOf, labelOf } from "../../../src/schema/axes.ts";
 import { NUMERIC_KEYS } from "../../../src/schema/keys.ts";
@@ -58,10 +58,13 @@ test("the sweep's key lists are the table's: the script's first, gates and workl
   // check's (FIDELITY_KEYS: all but the positions and the note).
   const replayOwn: readonly string[] = REPLAY_KEYS;
   const fidelityOwn: readonly string[] = FIDELITY_KEYS;
-  expect(NUMERIC_KEYS.filter((k) => !["repeat", "probe", "window"].includes(k) && !replayOwn.includes(k) && !fidelityOwn.includes(k))).toHaveLength(80);
+  const replicaOwn: readonly string[] = REPLICA_KEYS;
+  expect(NUMERIC_KEYS.filter((k) => !["repeat", "probe", "window"].includes(k) && !replayOwn.includes(k) && !fidelityOwn.includes(k) && !replicaOwn.includes(k))).toHaveLength(80);
+  // The replicas' keys: all but the route and the per-replica list are numeric.
+  expect(NUMERIC_KEYS.filter((k) => replicaOwn.includes(k))).toHaveLength(REPLICA_KEYS.length - 2);
   expect(NUMERIC_KEYS.filter((k) => replayOwn.includes(k))).toHaveLength(REPLAY_KEYS.length - 1);
   expect(NUMERIC_KEYS.filter((k) => fidelityOwn.includes(k))).toHaveLength(FIDELITY_KEYS.length - 2);
-  expect(NUMERIC_KEYS).toHaveLength(83 + REPLAY_KEYS.length - 1 + FIDELITY_KEYS.length - 2);
+  expect(NUMERIC_KEYS).toHaveLength(83 + REPLAY_KEYS.length - 1 + FIDELITY_KEYS.length - 2 + REPLICA_KEYS.length - 2);
   expect(numericKeysOf("round")).toContain("round");
 });
 

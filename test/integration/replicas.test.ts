@@ -1,0 +1,136 @@
+/**
+ * Routed replicas: the compiled binary against three mock replicas with small caches (560 tokens: three of a working
+ * set of six 160-token prefixes), client-routed. Every request's delivered hits are the serving mock's own truth, and
+ * it went to the replica the details name; the ledger's terms add up per request and per line; the policies order as
+ * they should on a shared-prefix workload under cache pressure (oracle >= prefix >= round-robin in hits, and session
+ * and prefix lose nothing).
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startMockServer, type MockServer } from "../../src/mock/server.ts";
+import { mockOptions } from "../../src/mock/options.ts";
+import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
+import { readJsonl } from "../helpers/results.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "warmbench-replicas-"));
+const mocks: MockServer[] = [];
+afterAll(async () => {
+  await Promise.all(mocks.map((m) => m.stop()));
+});
+
+let n = 0;
+async function replicas(): Promise<{ urls: string[]; truths: string[] }> {
+  const urls: string[] = [];
+  const truths: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const truth = join(dir, `truth-${n}-${i}.jsonl`);
+    const m = await startMockServer(mockOptions({ port: 0, pageSize: 16, itlMs: 0, ttftBaseMs: 1, prefillUsPerToken: 5, cacheTokens: 560, truthFile: truth }));
+    mocks.push(m);
+    urls.push(m.url);
+    truths.push(truth);
+  }
+  n++;
+  return { urls, truths };
+}
+
+async function run(route: string) {
+  const { urls, truths } = await replicas();
+  const out = join(dir, `${route}.jsonl`);
+  const details = join(dir, `${route}-details.jsonl`);
+  const r = await runCli([
+    "run", "--model", LLAMA2_TOKENIZER, "--base-url", urls.join(","), "--route", route, "--num-prompts", "60", "--total-tokens", "200", "--output-len", "4",
+    "--pcts", "80", "--working-set", "6", "--max-concurrency", "3", "--settle", "0", "--quiet", "--output-file", out, "--request-details", details,
+  ]);
+  expect(r.code, r.stderr).toBe(0);
+  await Bun.sleep(250); // the mocks append their truth every 100 ms
+  return { line: readJsonl(out, { validate: true })[0], details: readJsonl(details), urls, truths };
+}
+
+const results = new Map<string, Awaited<ReturnType<typeof run>>>();
+const get = async (route: string) => {
+  if (!results.has(route)) results.set(route, await run(route));
+  return results.get(route)!;
+};
+
+describe("three mock replicas, client-routed", () => {
+  for (const route of ["round-robin", "session", "prefix", "oracle", "least-in-flight", "random"]) {
+    test(`${route}: every request's hits are its replica's truth; the ledger adds up per request and per line`, async () => {
+      const { line, details, urls, truths } = await get(route);
+      expect(line.route).toBe(route);
+      expect(line.replicas.map((x: any) => x.url)).toEqual(urls);
+      expect(line.replicas.reduce((a: number, x: any) => a + x.requests, 0)).toBe(60);
+      const truthById = new Map<string, { replica: number; cached: number }>();
+      truths.forEach((t, replica) => {
+        for (const l of readFileSync(t, "utf8").split("\n").filter(Boolean).map((x) => JSON.parse(x))) {
+          if (l.request_id) truthById.set(l.request_id, { replica, cached: l.cached_tokens });
+        }
+      });
+      expect(details).toHaveLength(60);
+      for (const d of details) {
+        const truth = truthById.get(d.request_id)!;
+        expect([d.request_id, d.replica, d.replica_url]).toEqual([d.request_id, truth.replica, urls[truth.replica]]);
+        expect([d.request_id, d.ledger.delivered, d.cached_tokens]).toEqual([d.request_id, truth.cached, truth.cached]);
+        const { available, on_replica, modelled } = d.ledger;
+        expect(available).toBeGreaterThanOrEqual(on_replica);
+        expect(on_replica).toBeGreaterThanOrEqual(modelled);
+      }
+      const sum = (k: string) => details.reduce((a: number, d: any) => a + d.ledger[k], 0);
+      expect([line.ledger_available_tokens, line.ledger_on_replica_tokens, line.ledger_modelled_tokens, line.ledger_delivered_tokens])
+        .toEqual([sum("available"), sum("on_replica"), sum("modelled"), sum("delivered")]);
+      expect(line.ledger_available_tokens - line.loss_routing_tokens - line.loss_eviction_tokens - line.loss_engine_tokens).toBe(line.ledger_delivered_tokens);
+      expect(line.evidence.samples.ledger).toBe(60);
+    }, 60_000);
+  }
+
+  test("under cache pressure: session and prefix lose nothing, oracle >= prefix >= round-robin in hits, round-robin loses to eviction", async () => {
+    const hits = async (route: string) => (await get(route)).line.ledger_delivered_tokens;
+    const rr = await get("round-robin");
+    expect(rr.line.loss_eviction_tokens).toBeGreaterThan(0);
+    for (const route of ["session", "prefix"]) {
+      const l = (await get(route)).line;
+      expect([route, l.loss_routing_tokens, l.loss_eviction_tokens]).toEqual([route, 0, 0]);
+    }
+    expect(await hits("oracle")).toBeGreaterThanOrEqual(await hits("prefix"));
+    expect(await hits("prefix")).toBeGreaterThanOrEqual(await hits("round-robin"));
+  }, 60_000);
+
+  test("a gate on the ledger judges it; the report draws the ledger and the per-replica split", async () => {
+    const { urls } = await replicas();
+    const out = join(dir, "gated.jsonl");
+    const r = await runCli([
+      "run", "--model", LLAMA2_TOKENIZER, "--base-url", urls.join(","), "--route", "round-robin", "--num-prompts", "60", "--total-tokens", "200", "--output-len", "4",
+      "--pcts", "80", "--working-set", "6", "--max-concurrency", "3", "--settle", "0", "--quiet", "--output-file", out, "--gate", "loss_eviction_ratio<=0.001",
+    ]);
+    expect(r.code).toBe(6);
+    const md = join(dir, "ledger.md");
+    await get("session");
+    const rep = await runCli(["report", out, join(dir, "session.jsonl"), "--md", md]);
+    expect(rep.code, rep.stderr).toBe(0);
+    const text = readFileSync(md, "utf8");
+    expect(text).toContain("### Where the cache hits went: the hit-loss ledger");
+    expect(text).toMatch(/\| replicas\.route=round-robin \| 80% \| round-robin \| 60 \|/);
+    expect(text).toMatch(/\| replicas\.route=session \| 80% \| session \| 60 \| 9600 \| 9600 \| 9600 \| 9600 \| 0% \| 0% \| 0% \|/);
+    expect(text).toContain("### Per replica");
+  }, 60_000);
+
+  test("bad replica lists are exit 2 before anything is sent", async () => {
+    const m = await startMockServer(mockOptions({ port: 0 }));
+    mocks.push(m);
+    const base = ["run", "--model", LLAMA2_TOKENIZER, "--num-prompts", "2", "--pcts", "0", "--settle", "0"];
+    for (const [args, message] of [
+      [["--base-url", `${m.url},${m.url}`], /a replica is named twice/],
+      [["--base-url", `${m.url},`], /an empty replica URL/],
+      [["--base-url", m.url, "--route", "session"], /--route: routing needs several replicas/],
+      [["--base-url", `${m.url},http://127.0.0.1:9`, "--workers", "2"], /one process/],
+    ] as const) {
+      const r = await runCli([...base, ...args]);
+      expect([r.code, r.stderr]).toEqual([2, expect.stringMatching(message)]);
+    }
+    const mt = await runCli(["multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", `${m.url},http://127.0.0.1:9`, "--num-clients", "1"]);
+    expect(mt.code).toBe(2);
+    expect(mt.stderr).toMatch(/routed by `warmbench run` only/);
+    expect(m.stats().generateRequests).toBe(0);
+  });
+});
