@@ -10,11 +10,12 @@ import { formatCell } from "./text-table.ts";
 
 const routed = (l: PctLine): boolean => typeof l.ledger_available_tokens === "number";
 
+/** The losses, in percent of the available hits: what a policy gives away, and where. */
+const pct = (v: number | null | undefined): number | null => (typeof v === "number" ? v * 100 : null);
 const PARTS = [
-  ["delivered", (l: PctLine) => l.ledger_delivered_tokens],
-  ["lost to routing", (l: PctLine) => l.loss_routing_tokens],
-  ["lost to eviction", (l: PctLine) => l.loss_eviction_tokens],
-  ["lost in the engine", (l: PctLine) => l.loss_engine_tokens],
+  ["lost to routing", (l: PctLine) => pct(l.loss_routing_ratio)],
+  ["lost to eviction", (l: PctLine) => pct(l.loss_eviction_ratio)],
+  ["lost in the engine", (l: PctLine) => pct(l.loss_engine_ratio)],
 ] as const;
 
 export function ledgerSections(runs: readonly SeriesRun[]): ReportSection[] {
@@ -38,8 +39,8 @@ export function ledgerSections(runs: readonly SeriesRun[]): ReportSection[] {
     {
       id,
       title: "Where the cache hits went: the hit-loss ledger",
-      note: "Per line, the hits one cache shared by every replica would have given (available), stacked as what the servers delivered and what was lost to routing (the request went where its prefix was not), to eviction (the replica's cache was too small to keep it) and in the engine (the model says it was held, the server did not deliver it).",
-      chart: { id, x: { title: "shared prefix (%)", type: "linear", min: 0 }, y: { title: "tokens", type: "linear" }, datasets, stacked: true },
+      note: "Per line, the hits one cache shared by every replica would have given (available) that were lost, stacked by where: to routing (the request went where its prefix was not), to eviction (the replica's cache was too small to keep it) and in the engine (the model says it was held, the server did not deliver it; negative: more than the model expected). The table has the tokens.",
+      chart: { id, x: { title: "shared prefix (%)", type: "linear", min: 0 }, y: { title: "hits lost (% of available)", type: "linear" }, datasets, stacked: true },
       table: {
         id, title: "Hit-loss ledger",
         columns: ["run", "line", "route", "requests", "available", "on replica", "modelled", "delivered", "lost: routing", "lost: eviction", "lost: engine", "imbalance"],

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions, type MockOptions } from "../../src/mock/options.ts";
 import { formatJsonl, parseJsonlLine } from "../../src/report/jsonl.ts";
+import { healthyRun } from "../helpers/healthy-run.ts";
 import { LLAMA2_TOKENIZER, runCli, type CliResult } from "../helpers/run-cli.ts";
 import { readPctLines } from "../helpers/results.ts";
 
@@ -29,10 +30,10 @@ async function mockWith(over: Partial<MockOptions> = {}): Promise<MockServer> {
 async function sweep(over: Partial<MockOptions>, name: string, pcts = "0,80", code = 0): Promise<string> {
   const mock = await mockWith(over);
   const out = join(dir, `${name}.jsonl`);
-  const r = await runCli([
+  const r = await healthyRun([
     "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", pcts, "--num-prompts", "8", "--total-tokens", "1000",
     "--output-len", "8", "--max-concurrency", "4", "--settle", "0", "--output-file", out,
-  ]);
+  ], out);
   if (r.code !== code) throw new Error(`run ${name} exited ${r.code}: ${r.stderr}`);
   return out;
 }
@@ -41,10 +42,10 @@ async function multiturn(name: string): Promise<string> {
   // Steps long enough that every answer streams token by token (an ITL of 0 would make any change "worse from 0").
   const mock = await mockWith({ itlMs: 8 });
   const out = join(dir, `${name}.jsonl`);
-  const r = await runCli([
+  const r = await healthyRun([
     "multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--num-clients", "3", "--num-rounds", "3",
     "--shared-system-tokens", "64", "--turn-tokens", "32", "--output-len", "8", "--settle", "0", "--output-file", out,
-  ]);
+  ], out);
   if (r.code !== 0) throw new Error(`multiturn ${name} exited ${r.code}: ${r.stderr}`);
   return out;
 }

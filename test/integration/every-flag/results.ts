@@ -4,10 +4,11 @@
  * changes stdout, the files written or the exit code against the same command line without it.
  */
 import { expect } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { mockFor, readLines } from "../../helpers/flag-proof.ts";
+import { healthyRun } from "../../helpers/healthy-run.ts";
 import { LLAMA2_TOKENIZER, runCli, type CliResult } from "../../helpers/run-cli.ts";
 import type { ProofBodies } from "./entries.ts";
 
@@ -27,15 +28,10 @@ function inputs(): Promise<Record<Input, string>> {
     // two requests on a box busy with the rest of the suite sometimes is; such a run is made again (three tries).
     const sweep = async (file: string, server: string[], more: string[] = []) => {
       const out = join(dir, file);
-      for (let attempt = 1; ; attempt++) {
-        rmSync(out, { force: true });
-        const r = await runCli(["run", "--model", LLAMA2_TOKENIZER, "--base-url", (await mockFor(server)).url, "--num-prompts", "2", "--total-tokens", "64",
-          "--output-len", "2", "--pcts", "0,50", "--settle", "0", "--quiet", "--output-file", out, ...more]);
-        if (r.code !== 0) throw new Error(`preparing ${file}: exit ${r.code}: ${r.stderr}`);
-        const saturated = readFileSync(out, "utf8").split("\n").some((l) => l.includes('"client_saturated": true'));
-        if (!saturated) return out;
-        if (attempt === 3) throw new Error(`preparing ${file}: the client saturated in three runs`);
-      }
+      const r = await healthyRun(["run", "--model", LLAMA2_TOKENIZER, "--base-url", (await mockFor(server)).url, "--num-prompts", "2", "--total-tokens", "64",
+        "--output-len", "2", "--pcts", "0,50", "--settle", "0", "--quiet", "--output-file", out, ...more], out);
+      if (r.code !== 0) throw new Error(`preparing ${file}: exit ${r.code}: ${r.stderr}`);
+      return out;
     };
     // One after the other: two sweeps flushing one server's cache would disturb each other's cache checks.
     const A = await sweep("a.jsonl", []);
