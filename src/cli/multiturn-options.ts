@@ -4,7 +4,7 @@
  */
 import { checkMemory, idBytes } from "../config/bounds.ts";
 import { promptLenOf } from "../multiturn/plan.ts";
-import { IN_FLIGHT_BYTES_PER_TOKEN, parseFidelity } from "./options.ts";
+import { IN_FLIGHT_BYTES_PER_TOKEN, parseFidelity, parseReplicas } from "./options.ts";
 import { UsageError } from "../errors.ts";
 import { oneOf, parseIntFlag, parseNumberFlag, str, type RawFlags } from "./flag-values.ts";
 import { parseServerTarget, parsePlacementFlags, parsePlannedGates, parseSharedTail } from "./options.ts";
@@ -37,7 +37,7 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
   const d = RUN_DEFAULTS;
   const m = MULTITURN_DEFAULTS;
   const backend = oneOf(raw, "backend", BACKENDS, d.backend);
-  const target = parseServerTarget(raw);
+  const target = parseServerTarget(raw, "", true);
   const numClients = positive(raw, "num-clients", m.numClients, "a conversation needs at least one client");
   const numRounds = positive(raw, "num-rounds", m.numRounds, "each client needs at least one round (turn) to be measured");
   const turnTokens = positive(raw, "turn-tokens", m.turnTokens, "every user turn adds at least one new token");
@@ -90,5 +90,6 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
     gates,
     ...fidelity,
     ...parsePlacementFlags(raw),
+    ...parseReplicas(raw, parsePlacementFlags(raw)),
   };
 }

@@ -100,7 +100,7 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
  * `--base-url A,B,...`: replicas the client routes to (`--route`). One process only (shards would each route their
  * share without the others' in-flight counts), and the gates' and the ledger's figures are the union's.
  */
-function parseReplicas(raw: RawFlags, placement: Pick<RunOptions, "workers" | "shard">): Pick<RunOptions, "replicas"> {
+export function parseReplicas(raw: RawFlags, placement: Pick<RunOptions, "workers" | "shard">): Pick<RunOptions, "replicas"> {
   const text = str(raw, "base-url");
   const routeRaw = str(raw, "route");
   const urls = text === undefined || !text.includes(",") ? [] : text.split(",").map((u) => u.trim());

@@ -57,11 +57,12 @@ export class ReplicaRouter {
     readonly urls: readonly string[],
     readonly policy: RoutePolicy,
     private readonly keysOf: (index: number) => RouteKeys,
-    o: { seed: bigint; prefixes: readonly number[]; prefixesHeld: readonly (number | null)[] },
+    o: { seed: bigint; prefixes: readonly number[]; prefixesHeld: readonly (number | null)[]; warmedEverywhere?: boolean },
   ) {
     this.inFlight = new Int32Array(urls.length);
     this.rng = new PyRandom(o.seed);
-    this.held = urls.map((_, r) => new Map(o.prefixes.filter((p) => this.warmsOn(p).includes(r)).map((p) => [p, true] as const)));
+    const warmedOn = (p: number, r: number) => o.warmedEverywhere === true || this.warmsOn(p).includes(r);
+    this.held = urls.map((_, r) => new Map(o.prefixes.filter((p) => warmedOn(p, r)).map((p) => [p, true] as const)));
     this.capacity = o.prefixesHeld;
   }
 

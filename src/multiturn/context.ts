@@ -1,4 +1,6 @@
 /** What every part of a multi-turn run shares, settled once before the first turn. */
+import type { ReplicaSet } from "../engine/replica-set.ts";
+import type { ReplicaRouter } from "../engine/replica-router.ts";
 import type { Backend, ServerProfile } from "../backends/types.ts";
 import type { Control } from "../backends/http.ts";
 import type { MultiturnOptions } from "../config/options.ts";
@@ -23,4 +25,7 @@ export interface MultiturnContext {
   runId: string;
   /** Written into the run's first round line. */
   run: RunInfo;
+  /** Several replicas (--base-url A,B,...): their control calls and preflights, and the router of the turns. */
+  replicas?: ReplicaSet;
+  router?: ReplicaRouter;
 }

@@ -3,6 +3,7 @@
  * find nothing after it, as the sweep proves each flush; settle), then the engine's warm of each system prompt of
  * the working set (one output token), so round 0's turns can hit it.
  */
+import { onReplica, type ReplicaSet } from "../engine/replica-set.ts";
 import { log } from "../log.ts";
 import { bodyParts } from "../backends/body.ts";
 import { cacheSlotsOf, probeLength, resetCache } from "../engine/reset-cache.ts";
@@ -58,4 +59,20 @@ function warmsOf(systemPrompts: readonly Uint32Array[], slots: ReadonlyArray<num
   if (systemPrompts.length === 0) return [];
   const n = slots[0] === null ? systemPrompts.length : Math.max(slots.length, systemPrompts.length);
   return Array.from({ length: n }, (_, i) => ({ ids: systemPrompts[i % systemPrompts.length] as Uint32Array, slot: slots[i % slots.length] ?? null }));
+}
+
+/**
+ * Several replicas: each flushed and proven on its own, and warmed with every system prompt (a conversation may be
+ * sent anywhere); proven only where every replica's flush was.
+ */
+export async function prepareReplicaCaches(ctx: MultiturnContext, set: ReplicaSet, systemPrompts: readonly Uint32Array[]): Promise<Prepared> {
+  const each: Prepared[] = [];
+  for (let r = 0; r < set.urls.length; r++) each.push(await prepareCache(onReplica(ctx, set, r), systemPrompts));
+  const proofs = each.map((p) => p.flushVerified);
+  const found = each.map((p) => p.warmCachedTokens);
+  return {
+    flushed: each.every((p) => p.flushed),
+    flushVerified: proofs.includes(false) ? false : proofs.includes(null) ? null : true,
+    warmCachedTokens: found.every((c) => c === null) ? null : Math.max(...found.map((c) => c ?? -1)),
+  };
 }

@@ -17,7 +17,10 @@ import type { TurnPlan } from "./conversation.ts";
 import type { Prepared } from "./prepare.ts";
 import type { RoundShards } from "./shards.ts";
 import { summarizeRound, type TurnResult } from "./summarize-round.ts";
-import { turnIdsText } from "./turns.ts";
+import { turnIdsText, turnKey } from "./turns.ts";
+import type { RoundLedger } from "./replicas.ts";
+import { ledgerKeys } from "../metrics/ledger-keys.ts";
+import type { HitLedger } from "../metrics/hit-ledger.ts";
 import { checkFidelity, type FidelitySample } from "../engine/fidelity-check.ts";
 import type { FidelityGroup } from "../metrics/fidelity.ts";
 
@@ -41,6 +44,8 @@ interface Window {
 export class RoundWriter {
   readonly outcome: MultiturnOutcome = { rounds: [], failedRequests: 0, interrupted: false, cacheFailures: 0, saturatedRounds: 0 };
   prepared: Prepared = { flushed: false, flushVerified: null, warmCachedTokens: null };
+  /** Several replicas: every turn so far, for each round's hit-loss ledger. */
+  ledger: RoundLedger | null = null;
   /** With the barrier: the server's cache counters when each round starts. */
   readonly countersBefore = new Map<number, CacheCounters | null>();
   private readonly turns = new Map<number, TurnResult[]>();
@@ -107,6 +112,11 @@ export class RoundWriter {
       this.countersBefore.set(round + 1, after);
     }
     const fidelity = opts.fidelity !== undefined && round === opts.numRounds - 1 && !interrupted ? await checkLastTurns(ctx, turns) : null;
+    const ledger = this.ledger?.round(turns) ?? null;
+    const set = ctx.replicas;
+    const replicaKeys = ledger === null || set === undefined ? null : ledgerKeys(ledger, opts.replicas!.route, set.urls.map((url, r) => ({
+      url, serverVersion: set.servers[r]!.info.version, cacheCapacityTokens: set.servers[r]!.info.cacheCapacityTokens,
+    })));
     const { record, problems } = summarizeRound(
       {
         round, turns, plannedTurns, interrupted, health, serverHitRate, shards,
@@ -116,6 +126,7 @@ export class RoundWriter {
         warmCachedTokens: this.prepared.warmCachedTokens,
         first: this.outcome.rounds.length === 0,
         fidelity,
+        replicaKeys,
       },
       ctx,
     );
@@ -126,7 +137,7 @@ export class RoundWriter {
     ctx.io.sink.line(record);
     const dump = opts.dumpPrompts;
     if (dump) guardedWrite("--dump-prompts", dump, () => appendFileSync(dump, turns.map((t) => dumpLine(t.plan)).join("")));
-    ctx.io.sink.turns(ctx.runId, turns);
+    ctx.io.sink.turns(ctx.runId, ledger === null ? turns : turns.map((t) => ({ ...t, extra: turnExtra(ctx, ledger, t) })));
     const o = this.outcome;
     o.rounds.push(record);
     o.failedRequests += record.failed;
@@ -134,6 +145,18 @@ export class RoundWriter {
     if (record.client_saturated) o.saturatedRounds++;
     if (interrupted) o.interrupted = true;
   }
+}
+
+/** A turn's details under several replicas: where it went and its ledger terms. */
+function turnExtra(ctx: MultiturnContext, ledger: HitLedger, t: TurnResult): Record<string, unknown> {
+  const key = turnKey(ctx.opts.numClients, t.plan.round, t.plan.client);
+  const replica = ctx.router?.assigned.get(key);
+  const terms = ledger.perRequest.get(key);
+  return {
+    replica: replica ?? null,
+    replica_url: replica === undefined ? null : ctx.replicas!.urls[replica]!,
+    ledger: terms === undefined ? null : { available: terms.available, on_replica: terms.onReplica, modelled: terms.modelled, delivered: terms.delivered },
+  };
 }
 
 /**

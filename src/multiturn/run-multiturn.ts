@@ -17,7 +17,9 @@ import type { MultiturnContext, MultiturnIo } from "./context.ts";
 import { driveConversations } from "./driver.ts";
 import { multiturnInFlight } from "../config/options.ts";
 import { checkConversationFits } from "./plan.ts";
-import { prepareCache } from "./prepare.ts";
+import { prepareCache, prepareReplicaCaches } from "./prepare.ts";
+import { prepareReplicas } from "../engine/replica-set.ts";
+import { conversationRouter, RoundLedger } from "./replicas.ts";
 import { RoundWriter, type MultiturnOutcome } from "./round-writer.ts";
 import { conversationHash, RoundShards } from "./shards.ts";
 import { conversationsOf, drawSystemPrompts, inFlightOf, turnHooks } from "./turns.ts";
@@ -47,6 +49,10 @@ export async function runMultiturn(opts: MultiturnOptions, io: MultiturnIo, plac
   const stopped = new AbortController();
   const signal = io.signal ? AbortSignal.any([io.signal, stopped.signal]) : stopped.signal;
   const ctx: MultiturnContext = { opts, io: { ...io, signal }, backend, ctl, server, tokenizer, runId, run: runInfo(opts, server, backend) };
+  if (opts.replicas !== undefined) {
+    ctx.replicas = await prepareReplicas(opts, { ctl, server, backend });
+    ctx.router = conversationRouter(ctx, ctx.replicas);
+  }
   const shards = group === null ? null : new RoundShards(group, opts, () => {
     group.coordinator.stopAll();
     stopped.abort();
@@ -65,7 +71,8 @@ async function converse(ctx: MultiturnContext, shards: RoundShards | null, share
   const { opts, io, backend, server, ctl } = ctx;
   const rounds = new RoundWriter(ctx, shards);
   const systems = drawSystemPrompts(ctx);
-  rounds.prepared = await prepareCache(ctx, systems);
+  if (ctx.replicas !== undefined) rounds.ledger = new RoundLedger(ctx, ctx.replicas, systems);
+  rounds.prepared = ctx.replicas === undefined ? await prepareCache(ctx, systems) : await prepareReplicaCaches(ctx, ctx.replicas, systems);
   const conversations = conversationsOf(ctx, systems, share);
   const template = backend.createBodyTemplate({ maxNewTokens: opts.outputLen, ignoreEos: !opts.disableIgnoreEos, extra: opts.extraRequestBody, model: server.model });
 

@@ -11,6 +11,8 @@ import type { TurnPlan } from "./conversation.ts";
 export interface EndedTurn {
   plan: Pick<TurnPlan, "client" | "round" | "expectedCachedTokens">;
   rec: RequestRecord;
+  /** What the run adds to its details line (several replicas: its replica and ledger terms). */
+  extra?: Record<string, unknown>;
 }
 
 /** The run's shape, as the round table's title shows it. */

@@ -45,6 +45,8 @@ export interface RoundInput {
   shards: ShardsReport | null;
   /** The cache-fidelity check (--check-fidelity), after the last round only. */
   fidelity?: FidelityGroup | null;
+  /** Several replicas: the routing and the round's hit-loss ledger (metrics/ledger-keys.ts). */
+  replicaKeys?: Record<string, unknown> | null;
 }
 
 export interface RoundSummary {
@@ -86,9 +88,11 @@ export function summarizeRound(i: RoundInput, ctx: MultiturnContext): RoundSumma
         judgeLoad: false,
         flushProven: i.flushVerified, warmProven: null, perRequest: cache.status, saturated: isSaturated(i.health), runIds: [ctx.runId],
         fidelityChecked: i.fidelity?.fidelity_checked,
+        ledgerRequests: i.replicaKeys ? (i.replicaKeys.ledger_requests as number) : undefined,
       }),
     },
     fidelity: { ...i.fidelity },
+    replicas: { ...i.replicaKeys },
     cache: {
       page_size: server.pageSize,
       expected_cached_tokens: cache.expectedSum,

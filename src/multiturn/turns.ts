@@ -67,9 +67,17 @@ export function turnHooks(
       const turn = conv.nextTurn(tokenizer.population, turnTokens, server.pageSize);
       const requestId = opts.requestDetails ? turnRequestIdOf(ctx.runId, conv.client, turn.round) : undefined;
       noted.sent(turn);
-      const done = streamRequest({
+      const request = {
         ...streamRequestFor(ctx, bodyFromParts(template, turn.parts), { index: conv.client, promptLen: turn.promptLen, maxNewTokens: opts.outputLen, requestId }),
         keepPayloads: true,
+      };
+      const router = ctx.router;
+      if (router === undefined) return { turn, done: streamRequest(request) };
+      // Several replicas: the turn goes where the router sends it (keyed by round and conversation).
+      const replica = router.pick(turnKey(opts.numClients, turn.round, conv.client));
+      const done = streamRequest({ ...request, url: router.urls[replica]! + backend.generatePath }).then((rec) => {
+        router.done(replica);
+        return rec;
       });
       return { turn, done };
     },
@@ -84,6 +92,9 @@ export function turnHooks(
     },
   };
 }
+
+/** A turn's key among every turn of the run: its round's place, then its conversation's. */
+export const turnKey = (numClients: number, round: number, client: number): number => round * numClients + client;
 
 const textDecoder = new TextDecoder();
 const textEncoder = new TextEncoder();

@@ -52,13 +52,14 @@ export function formatReplayDetail(runId: string, r: RequestRecord, extra: Recor
 }
 
 /** One details line of a multi-turn turn. */
-export function formatTurnDetail(runId: string, client: number, round: number, expectedCachedTokens: number, r: RequestRecord): string {
+export function formatTurnDetail(runId: string, client: number, round: number, expectedCachedTokens: number, r: RequestRecord, extra?: Record<string, unknown>): string {
   return JSON.stringify({
     request_id: turnRequestIdOf(runId, client, round),
     client,
     round,
     expected_cached_tokens: expectedCachedTokens,
     ...recordFields(r),
+    ...extra,
   });
 }
 

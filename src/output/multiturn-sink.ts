@@ -24,7 +24,7 @@ export function openMultiturnSink(opts: Pick<MultiturnOptions, "outputFile" | "d
     },
     turns(runId, turns) {
       if (!opts.requestDetails || turns.length === 0) return;
-      const lines = turns.map((t) => formatTurnDetail(runId, t.plan.client, t.plan.round, t.plan.expectedCachedTokens, t.rec));
+      const lines = turns.map((t) => formatTurnDetail(runId, t.plan.client, t.plan.round, t.plan.expectedCachedTokens, t.rec, t.extra));
       const path = opts.requestDetails;
       guardedWrite("--request-details", path, () => appendFileSync(path, lines.join("\n") + "\n"));
     },

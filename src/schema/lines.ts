@@ -79,7 +79,7 @@ export const ROUND_KEYS = [
   "expected_hit_ratio", "observed_hit_ratio", "server_cache_hit_rate",
   "working_set_tokens", "cache_capacity_tokens", "host_cache_capacity_tokens", "working_set_fits",
   "cache_shortfall_requests", "eviction", "cached_tokens_mismatched", "approximate_turns",
-  "cached_tokens_by_tier", "ttft_by_tier", ...FIDELITY_KEYS, "cache_check", "flush_verified", "warm_cached_tokens",
+  "cached_tokens_by_tier", "ttft_by_tier", ...REPLICA_KEYS, ...FIDELITY_KEYS, "cache_check", "flush_verified", "warm_cached_tokens",
   "client_loop_lag_p99_ms", "client_loop_lag_max_ms", "client_own_lag_p99_ms", "client_js_cpu_pct", "client_http_cpu_pct", "client_cpu_pct", "client_saturated", "shards",
   "steady_state", "timeline", "hdr", "hdr_unit",
   "warmbench_version", "schema_version", "started_at", "model", "tokenizer", "population_size", "seed", "base_url", "server_version", "text_mode",
@@ -99,7 +99,7 @@ export const CAPACITY_KEYS = [
  * `repeat`, `probe`, `window` in the lines of the producers that add those axes only, `evidence` in lines written
  * since schema_version 2 (and in a merge of such lines).
  */
-export const OPTIONAL_KEYS = { sweep: ["run", "repeat", "probe", "window", "merged", "evidence", ...REPLAY_KEYS, ...REPLICA_KEYS, ...FIDELITY_KEYS], round: ["run", "merged", "evidence", ...FIDELITY_KEYS], capacity: [] } as const satisfies Record<LineKind, readonly KeyName[]>;
+export const OPTIONAL_KEYS = { sweep: ["run", "repeat", "probe", "window", "merged", "evidence", ...REPLAY_KEYS, ...REPLICA_KEYS, ...FIDELITY_KEYS], round: ["run", "merged", "evidence", ...REPLICA_KEYS, ...FIDELITY_KEYS], capacity: [] } as const satisfies Record<LineKind, readonly KeyName[]>;
 
 export const KEYS_OF = { sweep: SWEEP_KEYS, round: ROUND_KEYS, capacity: CAPACITY_KEYS } as const satisfies Record<LineKind, readonly KeyName[]>;
 

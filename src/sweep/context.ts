@@ -10,6 +10,7 @@ import type { PromptFeed } from "../workload/prompt-feed.ts";
 import type { ShardShare } from "../engine/plan.ts";
 import type { ShardGroup } from "../shard/group.ts";
 import type { ReplicaRouter } from "../engine/replica-router.ts";
+import type { ReplicaSet } from "../engine/replica-set.ts";
 import type { SweepSink } from "./sink.ts";
 
 export interface SweepIo {
@@ -46,16 +47,12 @@ export interface SweepContext {
   /** The shards this process coordinates, when it is shard 0 of several. */
   shards?: ShardGroup | null;
   /** Several replicas (--base-url A,B,...): each one's control calls and preflight; the first is `ctl` and `server`. */
-  replicas?: SweepReplicas;
+  replicas?: ReplicaSet;
   /** The line's router over them (set for its measurement only). */
   router?: ReplicaRouter;
 }
 
-export interface SweepReplicas {
-  urls: readonly string[];
-  ctls: readonly Control[];
-  servers: readonly ServerProfile[];
-}
+
 
 /** What one line leaves for the next: an input of each line, and a new value returned by it. */
 export interface SweepState {

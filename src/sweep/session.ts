@@ -17,9 +17,8 @@ import { startShardGroup } from "../shard/group.ts";
 import { fatalLine, type PointSession } from "../engine/session.ts";
 import type { Placement } from "../shard/placement.ts";
 import type { ShardSetup } from "../shard/messages.ts";
-import { FIRST_LINE, type SweepContext, type SweepIo, type SweepReplicas, type SweepState } from "./context.ts";
-import type { Control } from "../backends/http.ts";
-import { log } from "../log.ts";
+import { FIRST_LINE, type SweepContext, type SweepIo, type SweepState } from "./context.ts";
+import { prepareReplicas } from "../engine/replica-set.ts";
 import type { SweepCell } from "./cells.ts";
 import { runPct, type CellOutcome } from "./run-pct.ts";
 import { workloadHash } from "./shard-worker.ts";
@@ -111,25 +110,4 @@ function shardSetup(runId: string, opts: RunOptions, server: ServerProfile, back
     run_id: runId, options_hash: workloadHash(opts), model: server.model, page_size: server.pageSize, text_mode: server.textMode,
     server_version: server.info.version, backend: backend.name, endpoint: backend.endpoint,
   };
-}
-
-/** Every replica past the first preflighted as the first was: one backend, one page size, each its own capacity. */
-async function prepareReplicas(opts: RunOptions, run: PreparedRun): Promise<SweepReplicas> {
-  const urls = opts.replicas!.urls;
-  const ctls: Control[] = [run.ctl];
-  const servers: ServerProfile[] = [run.server];
-  for (const url of urls.slice(1)) {
-    const ctl: Control = { ...run.ctl, baseUrl: url };
-    const server = await run.backend.preflight(ctl, {
-      pageSize: opts.pageSize, servedModelName: opts.servedModelName ?? run.server.model, checkFlush: opts.flush === "auto" && opts.verifyCache !== "off",
-    });
-    for (const warning of server.warnings) log.warn(`${url}: ${warning}`);
-    if (server.pageSize !== run.server.pageSize) {
-      throw new BenchError(`--base-url: ${url} has a page size of ${server.pageSize}, ${urls[0]} of ${run.server.pageSize}; replicas must cache alike (pass --page-size to say which)`);
-    }
-    ctls.push(ctl);
-    servers.push(server);
-  }
-  log.info(`${urls.length} replicas, routed by the client (--route ${opts.replicas!.route})`);
-  return { urls, ctls, servers };
 }

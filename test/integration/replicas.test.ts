@@ -134,3 +134,53 @@ describe("three mock replicas, client-routed", () => {
     expect(m.stats().generateRequests).toBe(0);
   });
 });
+
+describe("a multi-turn run over three mock replicas", () => {
+  const PAGE = 16;
+  const SYSTEM = 64;
+  async function conversations(route: string) {
+    const { urls } = await replicas();
+    const out = join(dir, `mt-${route}.jsonl`);
+    const details = join(dir, `mt-${route}-details.jsonl`);
+    const r = await runCli([
+      "multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", urls.join(","), "--route", route, "--num-clients", "4", "--num-rounds", "4",
+      "--shared-system-tokens", String(SYSTEM), "--turn-tokens", "40", "--output-len", "8", "--settle", "0", "--output-file", out, "--request-details", details,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    return { rounds: readJsonl(out, { validate: true }), details: readJsonl(details) };
+  }
+
+  /** Each round's routing loss, computed from the details alone: what the previous turn left cached, less what the replica had. */
+  function routingLossByRound(details: any[]): number[] {
+    const pages = (x: number) => Math.floor(x / PAGE) * PAGE;
+    const byClient = new Map<number, any[]>();
+    for (const d of details) byClient.set(d.client, [...(byClient.get(d.client) ?? []), d].sort((a, b) => a.round - b.round));
+    const loss = [0, 0, 0, 0];
+    for (const turns of byClient.values()) {
+      turns.forEach((t, k) => {
+        const cachedBy = (j: number) => pages(Math.min(turns[j].prompt_len + turns[j].output_len - 1, t.prompt_len - 1));
+        const available = k === 0 ? pages(SYSTEM) : cachedBy(k - 1);
+        let onReplica = pages(SYSTEM);
+        for (let j = 0; j < k; j++) if (turns[j].replica === t.replica) onReplica = Math.max(onReplica, cachedBy(j));
+        loss[t.round] = (loss[t.round] ?? 0) + available - onReplica;
+      });
+    }
+    return loss;
+  }
+
+  test("session routing keeps every conversation on one replica: no routing loss; round-robin loses what the details say", async () => {
+    const session = await conversations("session");
+    expect(session.rounds.map((l: any) => l.loss_routing_tokens)).toEqual([0, 0, 0, 0]);
+    for (const c of [0, 1, 2, 3]) expect(new Set(session.details.filter((d: any) => d.client === c).map((d: any) => d.replica)).size).toBe(1);
+    const rr = await conversations("round-robin");
+    const independent = routingLossByRound(rr.details);
+    expect(independent.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+    expect(rr.rounds.map((l: any) => l.loss_routing_tokens)).toEqual(independent);
+    for (const run of [session, rr]) {
+      for (const d of run.details) expect([d.client, d.round, d.ledger.delivered]).toEqual([d.client, d.round, d.cached_tokens]);
+      for (const l of run.rounds) {
+        expect(l.ledger_available_tokens - l.loss_routing_tokens - l.loss_eviction_tokens - l.loss_engine_tokens).toBe(l.ledger_delivered_tokens);
+      }
+    }
+  }, 60_000);
+});

@@ -88,7 +88,10 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
     multiturn: { help: "Distinct system prompts (client c uses c mod K): cache pressure", default: md.workingSet },
   }, { default: d.workingSet }),
   text("repeat", "Measure every line N times, each from a flushed, proven, warmed cache with the same prompts (lines get a `repeat` axis; the console shows each metric's mean, 95 % CI and CV; gates judge the mean)", { run: true }),
-  text("route", "With several --base-url replicas: how the client routes each request (round-robin, random, least-in-flight, session, prefix, oracle); every line then has a hit-loss ledger", { run: true }, {
+  text("route", "With several --base-url replicas: how the client routes each request (round-robin, random, least-in-flight, session, prefix, oracle); every line then has a hit-loss ledger", {
+    run: true,
+    multiturn: { help: "With several --base-url replicas: how the client routes each turn (session: by conversation); every round then has a hit-loss ledger" },
+  }, {
     default: "round-robin", choices: ROUTE_POLICIES,
   }),
   bool("check-fidelity", "After each line, compare greedy answers after a proven cache hit with answers after a proven flush, with log-probabilities (fidelity_* keys; gate fidelity_diverged==0)", {

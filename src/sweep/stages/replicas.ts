@@ -13,19 +13,16 @@ import type { WarmResult } from "../../engine/warm.ts";
 import type { BlockPrompt } from "../../metrics/block-prompt.ts";
 import { hitLedger, type HitLedger } from "../../metrics/hit-ledger.ts";
 import type { RequestRecord } from "../../schema/record.ts";
-import type { SweepContext, SweepReplicas } from "../context.ts";
+import type { SweepContext } from "../context.ts";
+import { onReplica, type ReplicaSet } from "../../engine/replica-set.ts";
 import type { PctPlan } from "../plan.ts";
 import type { PromptBatch } from "./build-prompts.ts";
 import { warmCell } from "./warm-cell.ts";
 
-/** The line's context as replica `r` sees it: its control calls, its URL, its preflight. */
-export function replicaContext(ctx: SweepContext, replicas: SweepReplicas, r: number): SweepContext {
-  return { ...ctx, ctl: replicas.ctls[r]!, server: { ...replicas.servers[r]!, pageSize: ctx.server.pageSize }, opts: { ...ctx.opts, baseUrl: replicas.urls[r]! } };
-}
 
-export async function resetReplicas(ctx: SweepContext, replicas: SweepReplicas, input: ResetInput): Promise<CacheReset> {
+export async function resetReplicas(ctx: SweepContext, replicas: ReplicaSet, input: ResetInput): Promise<CacheReset> {
   const resets: CacheReset[] = [];
-  for (let r = 0; r < replicas.urls.length; r++) resets.push(await resetCache(replicaContext(ctx, replicas, r), { ...input, probeIds: null, label: `${input.label} on ${replicas.urls[r]}` }));
+  for (let r = 0; r < replicas.urls.length; r++) resets.push(await resetCache(onReplica(ctx, replicas, r), { ...input, probeIds: null, label: `${input.label} on ${replicas.urls[r]}` }));
   const probes = resets.map((x) => x.probeCachedTokens);
   return {
     flushed: resets.every((x) => x.flushed),
@@ -39,12 +36,12 @@ export async function resetReplicas(ctx: SweepContext, replicas: SweepReplicas, 
 }
 
 /** Each replica warmed with the prefixes the router may send it (router.warmsOn), in the working set's order. */
-export async function warmReplicas(plan: PctPlan, batch: PromptBatch, ctx: SweepContext, replicas: SweepReplicas, router: ReplicaRouter): Promise<WarmResult> {
+export async function warmReplicas(plan: PctPlan, batch: PromptBatch, ctx: SweepContext, replicas: ReplicaSet, router: ReplicaRouter): Promise<WarmResult> {
   const warms: WarmResult[] = [];
   for (let r = 0; r < replicas.urls.length; r++) {
     const mine = warmedGroups(plan, router, r);
     if (mine.length === 0) continue;
-    warms.push(await warmCell(plan, batch, replicaContext(ctx, replicas, r), mine));
+    warms.push(await warmCell(plan, batch, onReplica(ctx, replicas, r), mine));
   }
   if (warms.length === 0) return { cachedTokens: null, requests: 0 };
   const found = warms.map((w) => w.cachedTokens);
@@ -61,7 +58,7 @@ function warmedGroups(plan: PctPlan, router: ReplicaRouter, r: number): number[]
 const sharesAPage = (plan: PctPlan, pageSize: number): boolean => plan.prefixLen >= pageSize;
 
 /** The line's router: keys by prefix group; the oracle's model starts with every prefix warmed on every replica. */
-export function lineRouter(plan: PctPlan, ctx: SweepContext, replicas: SweepReplicas): ReplicaRouter {
+export function lineRouter(plan: PctPlan, ctx: SweepContext, replicas: ReplicaSet): ReplicaRouter {
   const page = ctx.server.pageSize;
   const shared = sharesAPage(plan, page);
   const keysOf = (index: number): RouteKeys => {
@@ -89,7 +86,7 @@ function sweepPrompt(index: number, group: number | null, inputLength: number, p
 /** Warm prompts get indices no request has. */
 const WARM_INDEX = 1e9;
 
-export function lineLedger(plan: PctPlan, records: readonly RequestRecord[], router: ReplicaRouter, ctx: SweepContext, replicas: SweepReplicas): HitLedger {
+export function lineLedger(plan: PctPlan, records: readonly RequestRecord[], router: ReplicaRouter, ctx: SweepContext, replicas: ReplicaSet): HitLedger {
   const page = ctx.server.pageSize;
   const prompts: BlockPrompt[] = [];
   for (const r of records) prompts[r.index] = { ...sweepPrompt(r.index, r.index % plan.workingSet, plan.promptLen, plan.prefixLen, page), outputLength: ctx.opts.outputLen };

@@ -288,6 +288,19 @@ async function hubEnv(dir: string): Promise<Record<string, string>> {
 
 const MT_BASE = ["multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", "{url}", "--num-clients", "2", "--num-rounds", "2", "--turn-tokens", "16", "--output-len", "2", "--settle", "0", ...FILES];
 const MT: Record<string, Entry> = {
+  // Two replicas (one mock under two names): by conversation (session) each keeps its replica; round-robin alternates.
+  route: {
+    // Three conversations over two replicas: round-robin moves at least one of them between its turns.
+    args: ["--base-url", "{url},http://localhost:{port}", "--num-clients", "3", "--route", "session"], vs: ["--base-url", "{url},http://localhost:{port}", "--num-clients", "3"],
+    proof: (o, b) => {
+      expect([o.code, b.code]).toEqual([0, 0]);
+      expect(o.lines("o.jsonl").map((l) => l.route)).toEqual(["session", "session"]);
+      expect(b.lines("o.jsonl").map((l) => l.route)).toEqual(["round-robin", "round-robin"]);
+      const replicasOf = (x: Observation, client: number) => new Set(x.lines("d.jsonl").filter((d) => d.client === client).map((d) => d.replica)).size;
+      expect([0, 1, 2].map((c) => replicasOf(o, c))).toEqual([1, 1, 1]);
+      expect([0, 1, 2].map((c) => replicasOf(b, c)).some((n) => n > 1)).toBe(true);
+    },
+  },
   // After the last round only: that line carries the check; the rounds before it do not.
   "check-fidelity": { args: ["--check-fidelity"], proof: (o, b) => {
     expect(o.code).toBe(0);

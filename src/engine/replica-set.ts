@@ -1,0 +1,44 @@
+/**
+ * Several replicas (--base-url A,B,...): each one preflighted as the first was (one backend, one page size, each its
+ * own capacity and version), with its own control calls; and a request context as one replica sees it, for its
+ * flush, proof and warm. The first replica is the run's prepared server.
+ */
+import { BenchError } from "../errors.ts";
+import { log } from "../log.ts";
+import type { RunOptions } from "../config/options.ts";
+import type { Control } from "../backends/http.ts";
+import type { ServerProfile } from "../backends/types.ts";
+import type { PreparedRun } from "./prepare.ts";
+
+export interface ReplicaSet {
+  urls: readonly string[];
+  ctls: readonly Control[];
+  servers: readonly ServerProfile[];
+}
+
+export async function prepareReplicas(
+  opts: Pick<RunOptions, "replicas" | "pageSize" | "servedModelName" | "flush" | "verifyCache">, run: Pick<PreparedRun, "ctl" | "server" | "backend">,
+): Promise<ReplicaSet> {
+  const urls = opts.replicas!.urls;
+  const ctls: Control[] = [run.ctl];
+  const servers: ServerProfile[] = [run.server];
+  for (const url of urls.slice(1)) {
+    const ctl: Control = { ...run.ctl, baseUrl: url };
+    const server = await run.backend.preflight(ctl, {
+      pageSize: opts.pageSize, servedModelName: opts.servedModelName ?? run.server.model, checkFlush: opts.flush === "auto" && opts.verifyCache !== "off",
+    });
+    for (const warning of server.warnings) log.warn(`${url}: ${warning}`);
+    if (server.pageSize !== run.server.pageSize) {
+      throw new BenchError(`--base-url: ${url} has a page size of ${server.pageSize}, ${urls[0]} of ${run.server.pageSize}; replicas must cache alike (pass --page-size to say which)`);
+    }
+    ctls.push(ctl);
+    servers.push(server);
+  }
+  log.info(`${urls.length} replicas, routed by the client (--route ${opts.replicas!.route})`);
+  return { urls, ctls, servers };
+}
+
+/** A context as replica `r` sees it: its control calls, its URL, its preflight (the run's page size). */
+export function onReplica<C extends { ctl: Control; server: ServerProfile; opts: { baseUrl: string } }>(ctx: C, set: ReplicaSet, r: number): C {
+  return { ...ctx, ctl: set.ctls[r]!, server: { ...set.servers[r]!, pageSize: ctx.server.pageSize }, opts: { ...ctx.opts, baseUrl: set.urls[r]! } };
+}
