@@ -5,7 +5,7 @@
  * the mock imports only itself, the error type and the logger; every file in src/ belongs to a layer.
  */
 /** The producers: each says what to send; none imports another. */
-const PRODUCERS = ["sweep", "multiturn", "capacity", "replay"];
+const PRODUCERS = ["sweep", "multiturn", "capacity", "replay", "passport"];
 const LAYERS = [
   // Shared by every layer (the mock included): the error type, the logger, and process-wide helpers.
   ["base", "^src/(errors|log|interrupt|version|no-color|self-command|write-guard|terminal-text)\\.ts$"],

@@ -17,6 +17,7 @@ import { mergeCommand } from "./merge.ts";
 import { mockCommand } from "./mock.ts";
 import { multiturnCommand } from "./multiturn.ts";
 import { replayCommand } from "./replay.ts";
+import { passportCommand } from "./passport.ts";
 import { reportCommand } from "./report.ts";
 import { runCommand } from "./run.ts";
 import { schemaCommand } from "./schema.ts";
@@ -26,6 +27,7 @@ export const SUBCOMMANDS: Record<CommandName, CommandDef> = {
   multiturn: multiturnCommand,
   capacity: capacityCommand,
   replay: replayCommand,
+  passport: passportCommand,
   mock: mockCommand,
   demo: demoCommand,
   report: reportCommand,

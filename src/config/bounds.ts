@@ -31,6 +31,8 @@ export const FLAG_MAXIMA: Readonly<Record<string, { max: number; why: string }>>
   "flush-deadline": { max: DAY_S, why: "a day" },
   "think-time": { max: DAY_S, why: "a day" },
   duration: { max: WEEK_S, why: "a week" },
+  "max-tokens": { max: 1_000_000_000, why: "a billion tokens of cache" },
+  "idle-wait": { max: DAY_S, why: "a day" },
   "request-timeout": { max: WEEK_S, why: "a week" },
   "stall-timeout": { max: WEEK_S, why: "a week" },
   window: { max: WEEK_S, why: "a week of trace time a window" },

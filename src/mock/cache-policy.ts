@@ -43,6 +43,8 @@ export class RadixPolicy implements CachePolicy {
     private readonly maxRunning: number,
     /** The generated ids (output.ts) depend on it. */
     private readonly vocabSize: number,
+    /** Whether a finished request's answer is cached beside its prompt (SGLang: yes). */
+    private readonly cacheOutputs = true,
   ) {}
 
   isFull(running: number): boolean {
@@ -60,7 +62,7 @@ export class RadixPolicy implements CachePolicy {
 
   /** Nothing new when fewer than 2 tokens were generated. */
   private cacheFinished(input: number[], generated: number): void {
-    if (generated < 2) return;
+    if (generated < 2 || !this.cacheOutputs) return;
     const ids = new Uint32Array(input.length + generated - 1);
     ids.set(input);
     for (let i = 0; i < generated - 1; i++) ids[input.length + i] = outputTokenId(i, this.vocabSize);

@@ -75,6 +75,7 @@ export const MOCK_DEFAULTS = {
   /** Flushes report success but keep the cache. */
   flushLies: false,
   faultWrongKv: false,
+  noOutputCache: false,
   faultTieFlip: false,
   /** Ground-truth JSONL file (one line per finished request), or null for none. */
   truthFile: null as string | null,
@@ -124,6 +125,8 @@ export interface MockOptions {
   flushLies: boolean;
   /** A request whose prompt hit the cache answers another text from its second token on (logprob answers). */
   faultWrongKv: boolean;
+  /** A finished request's answer is not cached (only its prompt), as an engine that caches prompts only. */
+  noOutputCache: boolean;
   /** A request whose prompt hit the cache flips its first near-tied token (logprob answers). */
   faultTieFlip: boolean;
   truthFile: string | null;
@@ -197,6 +200,7 @@ export const MOCK_FLAGS: readonly MockFlag[] = [
   int("port", "port", "Listen port (0 = any free port)", 0, 65535),
   int("page-size", "pageSize", "KV page size in tokens; cached_tokens come in whole pages", 1),
   int("cache-tokens", "cacheTokens", "Prefix-cache (device tier) capacity in tokens (LRU eviction)"),
+  flag("no-output-cache", "noOutputCache", "Cache prompts only: a finished request's answer is not cached (SGLang caches it)"),
   int("host-cache-tokens", "hostCacheTokens", "Host-tier capacity in tokens: the device tier's evicted pages move there (0 = no host tier)"),
   num("host-load-us-per-token", "hostLoadUsPerToken", "Cost of loading a cached token back from the host tier, µs"),
   num("ttft-base-ms", "ttftBaseMs", "Fixed part of the time to first token, ms"),

@@ -48,7 +48,7 @@ export interface MockServer {
 export async function startMockServer(opts: MockOptions): Promise<MockServer> {
   const cache = new TieredCache(opts.pageSize, opts.cacheTokens, opts.hostCacheTokens);
   const slots = opts.personality === "llamacpp" ? new SlotCache(opts.slots, opts.cacheRam, opts.vocabSize) : null;
-  const scheduler = new MockScheduler(opts, slots ?? new RadixPolicy(cache, opts.maxRunning, opts.vocabSize));
+  const scheduler = new MockScheduler(opts, slots ?? new RadixPolicy(cache, opts.maxRunning, opts.vocabSize, !opts.noOutputCache));
   const startupTimeS = (performance.timeOrigin + performance.now()) / 1000;
   const sockets = new Set<Socket>();
   let shutdown: Promise<void> | null = null;

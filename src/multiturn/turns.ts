@@ -16,7 +16,7 @@ import { PyRandom } from "../workload/rng.ts";
 import type { MultiturnContext } from "./context.ts";
 import { Conversation, type TurnPlan } from "./conversation.ts";
 import type { DriverHooks } from "./driver.ts";
-import { resolveTurnOutput } from "./output-ids.ts";
+import { resolveTurnOutput } from "../engine/output-ids.ts";
 import { turnRandom } from "./rngs.ts";
 import type { TurnResult } from "./summarize-round.ts";
 

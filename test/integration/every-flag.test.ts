@@ -14,6 +14,7 @@ import { CAPACITY_PROOFS } from "./every-flag/capacity.ts";
 import { MEASURING, PROVEN_ELSEWHERE, stopHub } from "./every-flag/measuring.ts";
 import { MOCK_PROOFS } from "./every-flag/mock.ts";
 import { REPLAY_PROOFS } from "./every-flag/replay.ts";
+import { PASSPORT_PROOFS } from "./every-flag/passport.ts";
 import { RESULTS_PROOFS } from "./every-flag/results.ts";
 
 afterAll(async () => {
@@ -34,6 +35,7 @@ const TABLES: Record<CommandName, ProofBodies> = {
   ...MEASURING,
   capacity: CAPACITY_PROOFS,
   replay: REPLAY_PROOFS,
+  passport: PASSPORT_PROOFS,
   mock: MOCK_PROOFS,
   ...RESULTS_PROOFS,
   // `schema` takes no flag: its table is empty, and --help must show none.

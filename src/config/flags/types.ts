@@ -4,7 +4,7 @@
  */
 
 /** The commands of `warmbench`, in the order `--help` and the docs list them. */
-export const COMMAND_NAMES = ["run", "demo", "multiturn", "capacity", "replay", "mock", "report", "compare", "merge", "history", "schema"] as const;
+export const COMMAND_NAMES = ["run", "demo", "multiturn", "capacity", "replay", "passport", "mock", "report", "compare", "merge", "history", "schema"] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
 /** What a flag is for one command: name, kind, help and the default shown (and parsed when the flag is absent). */

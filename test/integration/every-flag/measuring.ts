@@ -226,6 +226,9 @@ export const PROVEN_ELSEWHERE: Partial<Record<CommandName, Record<string, string
   compare: {
     "allow-inconclusive": "test/integration/compare-repeats.test.ts: an interval straddling the limit is inconclusive: exit 8; --allow-inconclusive accepts it",
   },
+  passport: {
+    revision: "read by the same parseServerTarget as run's (src/cli/options.ts); proven there: test/integration/security.test.ts, a repo-id tokenizer from the fake hub",
+  },
   multiturn: {
     shard: "test/integration/multiturn-shards.test.ts: three processes started by hand make one result over all their turns",
     coordinator: "test/integration/multiturn-shards.test.ts: three processes started by hand make one result over all their turns",

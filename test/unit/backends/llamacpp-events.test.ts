@@ -13,7 +13,7 @@ import { backendFor } from "../../../src/backends/index.ts";
 import { scanByParsing, scanLlamacppEvent } from "../../../src/backends/llamacpp-events.ts";
 import { createEventFields, type EventFields, type EventKind } from "../../../src/backends/types.ts";
 import { streamRequest } from "../../../src/client/stream.ts";
-import { resolveTurnOutput } from "../../../src/multiturn/output-ids.ts";
+import { resolveTurnOutput } from "../../../src/engine/output-ids.ts";
 import type { LoadedTokenizer } from "../../../src/workload/tokenizer.ts";
 import { ROOT } from "../../helpers/run-cli.ts";
 import { startScriptedServer, type TestServer } from "../../helpers/stream-servers.ts";

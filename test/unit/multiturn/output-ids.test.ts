@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { sglangBackend } from "../../../src/backends/sglang.ts";
 import { openaiBackend } from "../../../src/backends/openai.ts";
 import type { RequestRecord } from "../../../src/schema/record.ts";
-import { resolveTurnOutput } from "../../../src/multiturn/output-ids.ts";
+import { resolveTurnOutput } from "../../../src/engine/output-ids.ts";
 import type { LoadedTokenizer } from "../../../src/workload/tokenizer.ts";
 
 const encoder = new TextEncoder();

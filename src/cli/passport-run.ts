@@ -1,0 +1,41 @@
+/** Runs a passport: the measurements (src/passport), the console rendering, the JSON file; SIGINT stops it (exit 130). */
+import { writeFileSync } from "node:fs";
+import { log } from "../log.ts";
+import { EXIT } from "../errors.ts";
+import { createInterrupt } from "../interrupt.ts";
+import { existsSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { UsageError } from "../errors.ts";
+import { runPassport, type PassportOptions } from "../passport/run-passport.ts";
+import { renderPassport } from "../report/passport-console.ts";
+import { guardedWrite, outputFailures } from "../write-guard.ts";
+
+export async function passport(opts: PassportOptions & { outputFile: string | null }, write: (text: string) => void): Promise<number> {
+  if (opts.outputFile !== null) checkJsonTarget(opts.outputFile);
+  const interrupt = createInterrupt({ warn: (m) => log.warn(m), exit: (code) => process.exit(code) });
+  process.on("SIGINT", interrupt.onSignal);
+  process.on("SIGTERM", interrupt.onSignal);
+  const p = await runPassport(opts, interrupt.signal);
+  write(renderPassport(p));
+  const file = opts.outputFile;
+  if (file) {
+    guardedWrite("--output-file", file, () => writeFileSync(file, `${JSON.stringify(p, null, 2)}\n`));
+    if (outputFailures().length === 0) log.info(`Passport saved to ${file}`);
+  }
+  if (outputFailures().length > 0) {
+    log.error(`${outputFailures().join("; ")}: exit code ${EXIT.outputFailed}`);
+    return EXIT.outputFailed;
+  }
+  if (p.requests_failed > 0) {
+    log.error(`${p.requests_failed} of the passport's ${p.requests_sent} requests failed (first: ${p.failures[0]}): the figures they were part of are not measured (exit ${EXIT.requestsFailed})`);
+    return EXIT.requestsFailed;
+  }
+  return EXIT.ok;
+}
+
+/** The passport is one JSON document, written whole at the end: its folder must exist, and it must not be a folder. */
+function checkJsonTarget(path: string): void {
+  if (existsSync(path) && statSync(path).isDirectory()) throw new UsageError(`--output-file ${path}: a directory; give a file to write the passport to`);
+  const dir = dirname(resolve(path));
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`--output-file ${path}: its folder ${dir} does not exist`);
+}
