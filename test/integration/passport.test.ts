@@ -1,0 +1,79 @@
+/**
+ * `warmbench passport` against mocks whose cache geometry is known: page sizes 1, 16 and 64, three capacities, with
+ * and without a host tier, answers cached or not. Each figure must come back: the page size exactly, the capacity
+ * within one page (the mock holds whole pages: its capacity floored to a page), LRU eviction, the host tier's
+ * presence; and a server that fails requests gives exit 3, not a passport.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startMockServer, type MockServer } from "../../src/mock/server.ts";
+import { mockOptions, type MockOptions } from "../../src/mock/options.ts";
+import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "warmbench-passport-"));
+const mocks: MockServer[] = [];
+afterAll(async () => {
+  await Promise.all(mocks.map((m) => m.stop()));
+});
+
+let n = 0;
+async function passport(over: Partial<MockOptions>, more: string[] = []) {
+  const m = await startMockServer(mockOptions({ port: 0, itlMs: 0, ttftBaseMs: 1, prefillUsPerToken: 1, ...over }));
+  mocks.push(m);
+  const file = join(dir, `p${n++}.json`);
+  const r = await runCli(["passport", "--model", LLAMA2_TOKENIZER, "--base-url", m.url, "--output-file", file, "--quiet", ...more], { timeoutMs: 120_000 });
+  return { r, p: r.code === 0 || r.code === 3 ? JSON.parse(readFileSync(file, "utf8")) : null, mock: m };
+}
+
+describe("a passport recovers the mock's cache geometry", () => {
+  const cases: Array<[string, Partial<MockOptions>, { page: number; capacity: number; outputs: boolean; host: boolean }]> = [
+    ["page 1, 3000 tokens", { pageSize: 1, cacheTokens: 3000 }, { page: 1, capacity: 3000, outputs: true, host: false }],
+    ["page 16, 5000 tokens", { pageSize: 16, cacheTokens: 5000 }, { page: 16, capacity: 5000, outputs: true, host: false }],
+    ["page 64, 20000 tokens, answers not cached", { pageSize: 64, cacheTokens: 20000, noOutputCache: true }, { page: 64, capacity: 20000, outputs: false, host: false }],
+    ["page 16, 4000 tokens and a host tier of 6000", { pageSize: 16, cacheTokens: 4000, hostCacheTokens: 6000 }, { page: 16, capacity: 4000, outputs: true, host: true }],
+  ];
+  for (const [name, over, want] of cases) {
+    test(name, async () => {
+      const { r, p } = await passport(over);
+      expect(r.code, r.stderr).toBe(0);
+      expect(p.page_size_tokens.value).toBe(want.page);
+      // Within one page of the truth (the mock holds whole pages).
+      expect(p.capacity_tokens.value).toBeLessThanOrEqual(want.capacity);
+      expect(p.capacity_tokens.value).toBeGreaterThan(want.capacity - want.page - 1);
+      expect(p.outputs_cached.value).toBe(want.outputs);
+      expect(p.second_tier.value.present).toBe(want.host);
+      if (want.host) {
+        // Both tiers hold more than the first, no more than both capacities.
+        expect(p.second_tier.value.total_capacity_tokens).toBeGreaterThan(want.capacity);
+        expect(p.second_tier.value.total_capacity_tokens).toBeLessThanOrEqual(want.capacity + 6000);
+      }
+      if (want.capacity >= 3 * 1024) expect(p.eviction.value).toBe("lru");
+      expect(p.stated).toMatchObject({ page_size: want.page, capacity_tokens: want.capacity });
+      expect(r.stdout).toContain("Cache passport:");
+    }, 120_000);
+  }
+
+  test("a cache larger than --max-tokens is reported as a lower bound, and the search stays within it", async () => {
+    const { r, p } = await passport({ pageSize: 16, cacheTokens: 100_000 }, ["--max-tokens", "8000"]);
+    expect(r.code).toBe(0);
+    expect(p.capacity_tokens.value).toBeLessThanOrEqual(8000);
+    expect(p.capacity_tokens.uncertainty).toMatch(/a lower bound/);
+    expect(p.eviction.value).toBeNull();
+  });
+
+  test("idle expiry: an entry left idle for --idle-wait is still cached on the mock", async () => {
+    const { r, p } = await passport({ pageSize: 16, cacheTokens: 5000 }, ["--idle-wait", "0.3"]);
+    expect(r.code).toBe(0);
+    expect(p.idle_expiry.value).toBe("none_within_wait");
+  });
+
+  test("a server that fails some requests gives exit 3 and says which figures are not measured", async () => {
+    // The mock fails requests of more than one output token: the answers check sends one.
+    const { r, p } = await passport({ pageSize: 16, cacheTokens: 5000, failEvery: 1 });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/of the passport's \d+ requests failed/);
+    expect(p.requests_failed).toBeGreaterThan(0);
+  });
+});
