@@ -169,7 +169,7 @@ export interface ServerProfile {
   /** KV page size for the expected cached tokens. */
   pageSize: number;
   /** Where pageSize came from. */
-  pageSizeSource: "flag" | "server" | "backend default";
+  pageSizeSource: "flag" | "server" | "backend default" | "passport";
   /** Whether each event's text is the whole text so far or a delta. */
   textMode: "cumulative" | "incremental";
   /** Assumptions the user should know about, one line each (logged as warnings). */

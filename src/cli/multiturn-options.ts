@@ -2,6 +2,7 @@
  * Parsing of `warmbench multiturn` flags: the sweep's shared flags (options.ts), then the conversation's shape.
  * Every problem is one UsageError naming the flag (exit 2), before anything is sent.
  */
+import { parsePassportFlag } from "./passport-file.ts";
 import { checkMemory, idBytes } from "../config/bounds.ts";
 import { promptLenOf } from "../multiturn/plan.ts";
 import { IN_FLIGHT_BYTES_PER_TOKEN, parseFidelity, parseReplicas } from "./options.ts";
@@ -91,5 +92,6 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
     ...fidelity,
     ...parsePlacementFlags(raw),
     ...parseReplicas(raw, parsePlacementFlags(raw)),
+    ...parsePassportFlag(raw),
   };
 }

@@ -2,6 +2,7 @@
  * Parsing of the run's flags: raw citty strings in, validated options (src/config/options.ts) out. Every problem is
  * one UsageError naming the flag (exit 2), before anything is sent.
  */
+import { parsePassportFlag } from "./passport-file.ts";
 import { ROUTE_POLICIES } from "../config/route-policies.ts";
 import { FIDELITY_DEFAULTS } from "../config/fidelity-defaults.ts";
 import { parseRelative } from "../config/relative.ts";
@@ -93,6 +94,7 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     ...repeats,
     ...fidelity,
     ...replicas,
+    ...parsePassportFlag(raw),
   };
 }
 

@@ -3,6 +3,7 @@
  * flags every measuring command shares (options.ts). Every problem is one UsageError naming the flag (exit 2),
  * before anything is sent; the trace itself is checked by src/replay/trace.ts, also before.
  */
+import { parsePassportFlag } from "./passport-file.ts";
 import { UsageError } from "../errors.ts";
 import { BACKENDS, RUN_DEFAULTS } from "../config/options.ts";
 import { REPLAY_DEFAULTS as r } from "../config/flags/replay.ts";
@@ -74,5 +75,6 @@ export function parseReplayOptions(raw: RawFlags, env: Record<string, string | u
     windowS: positiveNumber(raw, "window", r.windowS),
     cacheTokens: optionalInt(raw, "cache-tokens", 1),
     ...parseFidelity(raw, "auto", []),
+    ...parsePassportFlag(raw),
   };
 }

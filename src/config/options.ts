@@ -140,6 +140,11 @@ export interface RunOptions {
    * `route` (the client routes). Absent with one URL; `baseUrl` is then the first.
    */
   replicas?: { urls: string[]; route: RoutePolicy };
+  /**
+   * --passport FILE: the cache geometry `warmbench passport` measured, used where the server states none (its page
+   * size, its capacity). Absent without the flag.
+   */
+  passport?: { file: string; pageSize: number | null; capacityTokens: number | null };
   /** --check-fidelity: after each line, compare `sample` greedy answers warm against cold. Absent without the flag. */
   fidelity?: { sample: number; tieNats: number };
 }

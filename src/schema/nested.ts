@@ -18,7 +18,7 @@ export const runInfoShape = object({
   options: field(openObject(), 'Every option of the run, snake_case; the API key only as "(set)" or null.'),
   served_model: field(nullable(str()), "The model name sent to the server (OpenAI backends); null for SGLang native."),
   page_size: field(int(), "Tokens per cache page (cached tokens are counted in whole pages)."),
-  page_size_source: field(literal("flag", "server", "backend default"), "Where page_size came from."),
+  page_size_source: field(literal("flag", "server", "backend default", "passport"), "Where page_size came from (passport: --passport, where the server states none)."),
   server_info_source: field(nullable(str()), "The server endpoint that described it (/server_info, /props...), or null."),
   server_version: field(nullable(str()), "The server's version, as it reports it; null: not reported."),
   server_info: field(nullable(openObject()), "The server's own description, secrets redacted; null: none."),

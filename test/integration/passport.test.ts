@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions, type MockOptions } from "../../src/mock/options.ts";
 import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
+import { readJsonl } from "../helpers/results.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-passport-"));
 const mocks: MockServer[] = [];
@@ -75,5 +76,38 @@ describe("a passport recovers the mock's cache geometry", () => {
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/of the passport's \d+ requests failed/);
     expect(p.requests_failed).toBeGreaterThan(0);
+  });
+});
+
+describe("a passport used: --passport FILE", () => {
+  test("run takes the page size and capacity the server does not state (a vLLM mock), records it, and its cache check holds", async () => {
+    const { r, p, mock } = await passport({ personality: "vllm", pageSize: 32, cacheTokens: 8000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(p.stated).toMatchObject({ page_size: null, capacity_tokens: null });
+    const file = join(dir, `p${n - 1}.json`);
+    const out = join(dir, "with-passport.jsonl");
+    const run = await runCli(["run", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--passport", file, "--num-prompts", "4", "--total-tokens", "240",
+      "--pcts", "50", "--output-len", "2", "--settle", "0", "--verify-cache", "strict", "--output-file", out]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).not.toMatch(/page size unknown/);
+    const line = readJsonl(out, { validate: true })[0];
+    expect([line.page_size, line.run.page_size_source, line.cache_capacity_tokens, line.cache_check]).toEqual([32, "passport", 8000, "ok"]);
+    expect(line.run.options.passport).toEqual({ file, page_size: 32, capacity_tokens: 8000 });
+    // Without it the client guesses vLLM's block size (16): it expects 112 of a 120-token prefix cached, the server holds 96.
+    const guessed = await runCli(["run", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--num-prompts", "4", "--total-tokens", "240",
+      "--pcts", "50", "--output-len", "2", "--settle", "0", "--verify-cache", "strict"]);
+    expect(guessed.code).toBe(4);
+  });
+
+  test("a file that is no passport is exit 2 before anything is sent", async () => {
+    const m = await startMockServer(mockOptions({ port: 0 }));
+    mocks.push(m);
+    const notPassport = join(dir, "not.json");
+    await Bun.write(notPassport, '{"kind":"something"}');
+    for (const [file, message] of [[notPassport, /not a warmbench passport/], [join(dir, "none.json"), /no such file/]] as const) {
+      const r = await runCli(["run", "--model", LLAMA2_TOKENIZER, "--base-url", m.url, "--passport", file]);
+      expect([r.code, r.stderr]).toEqual([2, expect.stringMatching(message)]);
+    }
+    expect(m.stats().generateRequests).toBe(0);
   });
 });

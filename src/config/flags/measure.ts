@@ -94,6 +94,9 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
   }, {
     default: "round-robin", choices: ROUTE_POLICIES,
   }),
+  text("passport", "A cache passport (warmbench passport --output-file): its page size and capacity are used where the server states none", {
+    run: true, multiturn: true, replay: true,
+  }),
   bool("check-fidelity", "After each line, compare greedy answers after a proven cache hit with answers after a proven flush, with log-probabilities (fidelity_* keys; gate fidelity_diverged==0)", {
     run: true,
     multiturn: { help: "After the last round, compare greedy answers to conversations' last turns after their history was proven cached with answers after a proven flush (fidelity_* keys on the last round's line)" },

@@ -3,7 +3,7 @@
  * compares what it did with the same command line without it; `proofBodies` turns a table of them into test bodies.
  */
 import { expect } from "bun:test";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { detailSignature, observe, observeBase, sentSignature, withFlags, type Observation, type Probe } from "../../helpers/flag-proof.ts";
 
@@ -110,3 +110,20 @@ export const FLUSH_DEADLINE: Entry = {
     expect(o.stderr).toMatch(/flush/i);
   },
 };
+
+/** A passport file as `warmbench passport --output-file` writes it, with the figures a test names. */
+export function writePassport(dir: string, pageSize: number, capacityTokens: number): void {
+  const figure = (value: number) => ({ value, method: "test", uncertainty: "exact", why: null });
+  writeFileSync(join(dir, "passport.json"), JSON.stringify({ kind: "warmbench-passport", version: 1, page_size_tokens: figure(pageSize), capacity_tokens: figure(capacityTokens) }));
+}
+
+/** --passport against a vLLM mock, which states neither its page size (32 here) nor its capacity: the line takes the passport's. */
+export const PASSPORT_ENTRY = (line: (o: Observation) => Record<string, any>): Entry => ({
+  args: ["--passport", "{dir}/passport.json"],
+  server: ["--personality", "vllm", "--page-size", "32"],
+  setup: (dir) => writePassport(dir, 32, 9999),
+  proof: (o, b) => {
+    expect([line(o).page_size, line(o).cache_capacity_tokens]).toEqual([32, 9999]);
+    expect([line(b).page_size, line(b).cache_capacity_tokens]).toEqual([16, null]);
+  },
+});

@@ -259,6 +259,12 @@ const MOCK: Record<string, MockEntry<any>> = {
     // Only the first near-tied position (the second token) differs.
     expect(o.map((id: number, i: number) => (id === b[i] ? "=" : "x")).join("")).toBe("=x===");
   } }),
+  // A prompt answered with 6 tokens, then the prompt and its answer: cached beyond the prompt only when answers are.
+  "no-output-cache": entry({ args: ["--no-output-cache"], ask: async (u) => {
+    const prompt = ids(32, 7300);
+    const first = await call(u, "/generate", { input_ids: prompt, sampling_params: { max_new_tokens: 6, temperature: 0, ignore_eos: true }, stream: false });
+    return cachedOf(await generate(u, [...prompt, ...first.json.output_ids, 5])).tokens;
+  }, proof: (o, b) => expect([o, b]).toEqual([32, 37]) }),
   "flush-lies": entry({ args: ["--flush-lies"], ask: async (u) => {
     await generate(u, ids(64, 7000));
     await at(u, "/flush_cache", "POST");

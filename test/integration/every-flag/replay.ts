@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { observe, sentSignature, type Observation } from "../../helpers/flag-proof.ts";
 import { generateTrace, traceText } from "../../helpers/mooncake-trace.ts";
 import { LLAMA2_TOKENIZER, QWEN3_TOKENIZER } from "../../helpers/run-cli.ts";
-import { detailsDiffer, exits, fails, proofBodies, sends, verboseEntry, writes, type Entry, type ProofBodies, FLUSH_DEADLINE, SERVER_FLAGS } from "./entries.ts";
+import { detailsDiffer, exits, fails, proofBodies, sends, verboseEntry, writes, type Entry, type ProofBodies, FLUSH_DEADLINE, SERVER_FLAGS, PASSPORT_ENTRY } from "./entries.ts";
 import { revisionEntry } from "./measuring.ts";
 
 const traceDir = mkdtempSync(join(tmpdir(), "warmbench-flag-trace-"));
@@ -32,6 +32,7 @@ const whole = (x: Observation) => x.lines("o.jsonl").at(-1)!;
 const PROGRESS_LINE = /\d+\/\d+ requests, /;
 
 const REPLAY: Record<string, Entry> = {
+  passport: PASSPORT_ENTRY(whole),
   // After the replay: the whole replay's line carries the check (the trace's requests that shared a prefix).
   "check-fidelity": { args: ["--check-fidelity"], proof: (o, b) => {
     expect(whole(o).fidelity_checked).toBeGreaterThan(0);
