@@ -59,14 +59,24 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
   if (maxConcurrency < 0) {
     throw new UsageError(`--max-concurrency ${maxConcurrency}: a concurrency limit cannot be negative (0 means unlimited, as in the script)`);
   }
-  const workingSets = parseWorkingSets(str(raw, "working-set") ?? d.workingSet);
+  // auto: sizes around the cache's capacity, chosen once the server (or --passport) says it (sweep/working-set-auto.ts).
+  const workingSetAuto = str(raw, "working-set") === "auto";
+  const workingSets = workingSetAuto ? [1] : parseWorkingSets(str(raw, "working-set") ?? d.workingSet);
   if (endpoint === "chat" && workingSets.some((k) => k > 1)) {
     throw new UsageError("--working-set above 1 with --endpoint chat: text prompts are checked against one shared prefix; use --endpoint completions for cache-pressure studies");
   }
   const shared = parseSharedTail(raw, env);
   const load = parseLoad(raw, shared.seed);
   const gates = parsePlannedGates(raw, plannedSweepAxes(pcts, workingSets, load.requestRates));
+  if (workingSetAuto) {
+    const scoped = gates.find((g) => g.scope.some((c) => c.axis === "working_set"));
+    if (scoped !== undefined) throw new UsageError(`${scoped.source}: --working-set auto chooses its sizes from the server's capacity, so a gate cannot name one; give the sizes`);
+    if (endpoint === "chat") throw new UsageError("--working-set auto with --endpoint chat: text prompts are checked against one shared prefix; use --endpoint completions");
+  }
   const placement = parsePlacementFlags(raw);
+  if (workingSetAuto && ((placement.workers !== null && placement.workers !== 1) || placement.shard !== null)) {
+    throw new UsageError("--working-set auto: the sizes are chosen from the server's capacity in one process; give them to run with --workers or --shard");
+  }
   const repeats = parseRepeats(raw, placement);
   const fidelity = parseFidelity(raw, endpoint, gates);
   const replicas = parseReplicas(raw, placement);
@@ -95,6 +105,7 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     ...fidelity,
     ...replicas,
     ...parsePassportFlag(raw),
+    ...(workingSetAuto ? { workingSetAuto: true as const } : {}),
   };
 }
 

@@ -145,6 +145,8 @@ export interface RunOptions {
    * size, its capacity). Absent without the flag.
    */
   passport?: { file: string; pageSize: number | null; capacityTokens: number | null };
+  /** --working-set auto: the sizes are chosen around the cache's capacity once it is known (before anything is measured). */
+  workingSetAuto?: true;
   /** --check-fidelity: after each line, compare `sample` greedy answers warm against cold. Absent without the flag. */
   fidelity?: { sample: number; tieNats: number };
 }

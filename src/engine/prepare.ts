@@ -10,6 +10,7 @@ import { resolveBackend, type EndpointNeeds } from "../backends/index.ts";
 import type { Backend, EngineInfo, ServerProfile } from "../backends/types.ts";
 import type { Control } from "../backends/http.ts";
 import { loadTokenizer, type LoadedTokenizer } from "../workload/tokenizer.ts";
+import { withPassport } from "./passport-facts.ts";
 
 /** The options prepareRun reads. */
 export type PrepareOptions = Pick<
@@ -42,24 +43,6 @@ export async function prepareRun(opts: PrepareOptions, signal: AbortSignal | und
   const server: ServerProfile = withPassport({ ...preflight, engine: engineOf(backend, preflight, resolved.engine) }, opts.passport);
   for (const warning of server.warnings) log.warn(warning);
   return { ctl, tokenizer, backend, server };
-}
-
-/** What the server does not state, a passport measured (--passport): its page size, its cache capacity. */
-function withPassport(server: ServerProfile, passport: RunOptions["passport"]): ServerProfile {
-  if (passport === undefined) return server;
-  const out = { ...server, info: { ...server.info } };
-  if (server.pageSizeSource === "backend default" && passport.pageSize !== null) {
-    out.pageSize = passport.pageSize;
-    out.pageSizeSource = "passport";
-    // The guess the preflight warned about is replaced by a measurement.
-    out.warnings = server.warnings.filter((w) => !/page size unknown/i.test(w));
-    log.info(`Page size ${passport.pageSize} from the passport ${passport.file} (the server states none)`);
-  }
-  if (server.info.cacheCapacityTokens === null && passport.capacityTokens !== null) {
-    out.info.cacheCapacityTokens = passport.capacityTokens;
-    log.info(`Cache capacity ${passport.capacityTokens} tokens from the passport ${passport.file} (the server states none)`);
-  }
-  return out;
 }
 
 function engineOf(backend: Backend, server: ServerProfile, how: Pick<EngineInfo, "source" | "evidence">): EngineInfo {

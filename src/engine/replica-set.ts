@@ -9,6 +9,7 @@ import type { RunOptions } from "../config/options.ts";
 import type { Control } from "../backends/http.ts";
 import type { ServerProfile } from "../backends/types.ts";
 import type { PreparedRun } from "./prepare.ts";
+import { withPassport } from "./passport-facts.ts";
 
 export interface ReplicaSet {
   urls: readonly string[];
@@ -17,16 +18,16 @@ export interface ReplicaSet {
 }
 
 export async function prepareReplicas(
-  opts: Pick<RunOptions, "replicas" | "pageSize" | "servedModelName" | "flush" | "verifyCache">, run: Pick<PreparedRun, "ctl" | "server" | "backend">,
+  opts: Pick<RunOptions, "replicas" | "pageSize" | "servedModelName" | "flush" | "verifyCache" | "passport">, run: Pick<PreparedRun, "ctl" | "server" | "backend">,
 ): Promise<ReplicaSet> {
   const urls = opts.replicas!.urls;
   const ctls: Control[] = [run.ctl];
   const servers: ServerProfile[] = [run.server];
   for (const url of urls.slice(1)) {
     const ctl: Control = { ...run.ctl, baseUrl: url };
-    const server = await run.backend.preflight(ctl, {
+    const server = withPassport(await run.backend.preflight(ctl, {
       pageSize: opts.pageSize, servedModelName: opts.servedModelName ?? run.server.model, checkFlush: opts.flush === "auto" && opts.verifyCache !== "off",
-    });
+    }), opts.passport);
     for (const warning of server.warnings) log.warn(`${url}: ${warning}`);
     if (server.pageSize !== run.server.pageSize) {
       throw new BenchError(`--base-url: ${url} has a page size of ${server.pageSize}, ${urls[0]} of ${run.server.pageSize}; replicas must cache alike (pass --page-size to say which)`);

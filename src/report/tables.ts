@@ -110,10 +110,18 @@ function workloadCell(r: ReportRun): string {
 
 /** What each run was: file, when, against what, with which workload. */
 export function metadataTable(runs: readonly ReportRun[]): ReportTable {
+  // A cache passport (--passport) informed a run: what it measured, beside the run (a column only when one did).
+  const passportOf = (r: ReportRun) => (r.header?.options as { passport?: { file: string; page_size: number | null; capacity_tokens: number | null } } | undefined)?.passport;
+  const withPassport = runs.some((r) => passportOf(r) !== undefined);
+  const passportCell = (r: ReportRun): string[] => {
+    if (!withPassport) return [];
+    const p = passportOf(r);
+    return [p === undefined ? "-" : `${basename(p.file)}: page ${p.page_size ?? "?"}, capacity ${p.capacity_tokens ?? "?"} tokens`];
+  };
   return {
     id: "runs",
     title: "Runs",
-    columns: ["run", "file", "run id", "started", "warmbench", "backend", "model", "server", "workload", "concurrency", "lines"],
+    columns: ["run", "file", "run id", "started", "warmbench", "backend", "model", "server", "workload", "concurrency", "lines", ...(withPassport ? ["cache passport"] : [])],
     rows: runs.map((r) => {
       const placed = placedLines(r);
       const first = placed[0]!.line;
@@ -123,6 +131,7 @@ export function metadataTable(runs: readonly ReportRun[]): ReportTable {
         first.backend ?? "-", first.model ?? h?.served_model ?? "-", h?.server_version ?? first.server_version ?? "-",
         workloadCell(r), first.max_concurrency ? String(first.max_concurrency) : "unlimited",
         placed.map((p) => p.at).join(", "),
+        ...passportCell(r),
       ];
     }),
   };

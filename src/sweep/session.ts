@@ -19,6 +19,8 @@ import type { Placement } from "../shard/placement.ts";
 import type { ShardSetup } from "../shard/messages.ts";
 import { FIRST_LINE, type SweepContext, type SweepIo, type SweepState } from "./context.ts";
 import { prepareReplicas } from "../engine/replica-set.ts";
+import { autoWorkingSets } from "./working-set-auto.ts";
+import { log } from "../log.ts";
 import type { SweepCell } from "./cells.ts";
 import { runPct, type CellOutcome } from "./run-pct.ts";
 import { workloadHash } from "./shard-worker.ts";
@@ -42,6 +44,10 @@ export async function openSweepSession(
   opts: RunOptions, io: SweepIo, placement: Placement = { kind: "single" }, prepared: (server: ServerProfile) => void = () => {},
 ): Promise<SweepSession> {
   const run = await prepareRun(opts, io.signal);
+  if (opts.workingSetAuto === true) {
+    opts = { ...opts, workingSets: autoWorkingSets(opts, run.server) };
+    log.info(`--working-set auto: ${opts.workingSets.join(",")} (the cache holds ${run.server.info.cacheCapacityTokens} tokens)`);
+  }
   // What the server's limits mean for this run is said before the shards join and anything is measured.
   prepared(run.server);
   const runId = newRunId();

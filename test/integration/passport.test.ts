@@ -93,6 +93,11 @@ describe("a passport used: --passport FILE", () => {
     const line = readJsonl(out, { validate: true })[0];
     expect([line.page_size, line.run.page_size_source, line.cache_capacity_tokens, line.cache_check]).toEqual([32, "passport", 8000, "ok"]);
     expect(line.run.options.passport).toEqual({ file, page_size: 32, capacity_tokens: 8000 });
+    // The report shows the passport beside the run it informed.
+    const md = join(dir, "with-passport.md");
+    const rep = await runCli(["report", out, "--md", md]);
+    expect(rep.code, rep.stderr).toBe(0);
+    expect(readFileSync(md, "utf8")).toMatch(/\| cache passport \|[\s\S]*p\d+\.json: page 32, capacity 8000 tokens \|/);
     // Without it the client guesses vLLM's block size (16): it expects 112 of a 120-token prefix cached, the server holds 96.
     const guessed = await runCli(["run", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--num-prompts", "4", "--total-tokens", "240",
       "--pcts", "50", "--output-len", "2", "--settle", "0", "--verify-cache", "strict"]);
@@ -110,4 +115,18 @@ describe("a passport used: --passport FILE", () => {
     }
     expect(m.stats().generateRequests).toBe(0);
   });
+
+  test("--working-set auto: sizes whose prefixes fill half, all and twice the measured capacity", async () => {
+    const { p, mock } = await passport({ personality: "vllm", pageSize: 16, cacheTokens: 4000 });
+    expect(p.capacity_tokens.value).toBe(4000);
+    const file = join(dir, `p${n - 1}.json`);
+    const out = join(dir, "auto.jsonl");
+    const r = await runCli(["run", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--passport", file, "--working-set", "auto", "--num-prompts", "8",
+      "--total-tokens", "200", "--pcts", "80", "--output-len", "2", "--settle", "0", "--quiet", "--output-file", out]);
+    expect(r.code, r.stderr).toBe(0);
+    // A prefix of 160 tokens: 4000 x 0.5 / 160 = 12.5 -> 13, 25, 50.
+    expect(readJsonl(out).map((l) => l.working_set)).toEqual([1, 13, 25, 50]);
+    const none = await runCli(["run", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--working-set", "auto", "--pcts", "80", "--settle", "0"]);
+    expect([none.code, none.stderr]).toEqual([2, expect.stringMatching(/--working-set auto: the server states no cache capacity/)]);
+  }, 120_000);
 });

@@ -83,7 +83,7 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
   text("request-rate", "Requests per second, or a comma list to sweep (one line per pct and rate); inf = next request when a slot is free", SWEEPS, { default: d.requestRate }),
   text("burstiness", "Gamma shape of the gaps between arrivals: 1 = Poisson, larger = more regular, inf = evenly spaced", SWEEPS, { default: d.burstiness }),
   text("duration", "Open loop: seconds during which requests arrive at the rate (instead of --num-prompts)", { ...SWEEPS, replay: { help: "Replay this many trace seconds from --start" } }),
-  text("working-set", "Distinct shared prefixes in rotation per pct (cache pressure); a list, e.g. 1,4,16, sweeps them", {
+  text("working-set", "Distinct shared prefixes in rotation per pct (cache pressure); a list, e.g. 1,4,16, sweeps them; auto: sizes whose prefixes fill half, all and twice the cache's capacity (from the server or --passport)", {
     run: true,
     multiturn: { help: "Distinct system prompts (client c uses c mod K): cache pressure", default: md.workingSet },
   }, { default: d.workingSet }),
