@@ -82,7 +82,7 @@ export function requirementApplies(req: CapacityRequirement, pct: number): boole
 
 /** Turns raw `warmbench capacity` flags into CapacityOptions, or throws one UsageError naming the flag. */
 export function parseCapacityOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env): CapacityOptions {
-  if (str(raw, "base-url")?.includes(",")) throw new UsageError("--base-url: several replicas (A,B,...) are routed by `warmbench run` only; give one URL");
+  if (str(raw, "base-url")?.includes(",")) throw new UsageError("--base-url: several replicas (A,B,...) are routed by run and multiturn only; give one URL");
   const search = oneOf(raw, "search", SEARCH_MODES, c.search);
   const probeRequestsRaw = str(raw, "num-prompts");
   const durationRaw = str(raw, "duration");

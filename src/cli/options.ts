@@ -255,7 +255,7 @@ function parseLoad(raw: RawFlags, seed: bigint): Pick<RunOptions, "requestRates"
 /** Where the server is and which tokenizer to load: what every command that talks to a server reads the same way. */
 export function parseServerTarget(raw: RawFlags, modelHint = "", replicasAllowed = false): Pick<RunOptions, "baseUrl" | "urlCredentials" | "model" | "tokenizer" | "revision"> {
   const d = RUN_DEFAULTS;
-  if (!replicasAllowed && str(raw, "base-url")?.includes(",")) throw new UsageError("--base-url: several replicas (A,B,...) are routed by `warmbench run` only; give one URL");
+  if (!replicasAllowed && str(raw, "base-url")?.includes(",")) throw new UsageError("--base-url: several replicas (A,B,...) are routed by run and multiturn only; give one URL");
   const model = str(raw, "model");
   if (!model || model.trim() === "") throw new UsageError(`--model is required (a model id, or a tokenizer.json file or directory)${modelHint}`);
   const port = parseIntFlag("port", str(raw, "port") ?? String(d.port), 1, 65535);

@@ -68,7 +68,7 @@ export const BAD_INPUTS: readonly BadInput[] = [
   { command: "multiturn", what: "a last turn past the context", args: [...MT, "--num-rounds", "100", "--turn-tokens", "4000"], exit: 2, message: "the model's context length 131072" },
   { command: "multiturn", what: "replicas with more client processes", args: ["multiturn", "--model", "{TOK}", "--base-url", "{MOCK},http://127.0.0.1:9", "--settle", "0", "--workers", "2"], exit: 2, message: "the client routes in one process" },
   // capacity
-  { command: "capacity", what: "several replicas", args: ["capacity", "--model", "{TOK}", "--base-url", "{MOCK},http://127.0.0.1:9", "--gate", "p99_ttft_ms<=500"], exit: 2, message: "routed by `warmbench run` only" },
+  { command: "capacity", what: "several replicas", args: ["capacity", "--model", "{TOK}", "--base-url", "{MOCK},http://127.0.0.1:9", "--gate", "p99_ttft_ms<=500"], exit: 2, message: "routed by run and multiturn only" },
   { command: "capacity", what: "a precision without its percent sign", args: [...CAP, "--precision", "0.05"], exit: 2, message: "--precision 0.05: write the percent sign (5%)" },
   { command: "capacity", what: "a precision of 50 %", args: [...CAP, "--precision", "50%"], exit: 2, message: "--precision 50%: must be above 0% and below 50%" },
   { command: "capacity", what: "0.3's name of the request count", args: [...CAP, "--probe-requests", "50"], exit: 2, message: "--probe-requests: renamed: the requests per probe are --num-prompts" },

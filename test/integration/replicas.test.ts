@@ -128,9 +128,11 @@ describe("three mock replicas, client-routed", () => {
       const r = await runCli([...base, ...args]);
       expect([r.code, r.stderr]).toEqual([2, expect.stringMatching(message)]);
     }
-    const mt = await runCli(["multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", `${m.url},http://127.0.0.1:9`, "--num-clients", "1"]);
-    expect(mt.code).toBe(2);
-    expect(mt.stderr).toMatch(/routed by `warmbench run` only/);
+    const cap = await runCli(["capacity", "--model", LLAMA2_TOKENIZER, "--base-url", `${m.url},http://127.0.0.1:9`, "--gate", "p99_ttft_ms<=500"]);
+    expect(cap.code).toBe(2);
+    expect(cap.stderr).toMatch(/routed by run and multiturn only/);
+    const mt = await runCli(["multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", `${m.url},http://127.0.0.1:9`, "--num-clients", "1", "--workers", "2"]);
+    expect([mt.code, mt.stderr]).toEqual([2, expect.stringMatching(/one process/)]);
     expect(m.stats().generateRequests).toBe(0);
   });
 });
