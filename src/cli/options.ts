@@ -3,7 +3,7 @@
  * one UsageError naming the flag (exit 2), before anything is sent.
  */
 import { parsePassportFlag } from "./passport-file.ts";
-import { ROUTE_POLICIES } from "../config/route-policies.ts";
+import { ROUTE_POLICIES, ROUTING_KEY_PRESETS } from "../config/route-policies.ts";
 import { FIDELITY_DEFAULTS } from "../config/fidelity-defaults.ts";
 import { parseRelative } from "../config/relative.ts";
 import { checkMemory, idBytes } from "../config/bounds.ts";
@@ -109,11 +109,50 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
   };
 }
 
+/** A list of replica URLs, each checked as --base-url is: distinct, one set of credentials. */
+function replicaUrls(flag: string, text: string): { baseUrl: string; urlCredentials: string | null }[] {
+  const parsed = text.split(",").map((u) => u.trim()).map((u) => {
+    if (u === "") throw new UsageError(`--${flag} "${text}": an empty replica URL`);
+    return parseBaseUrl(u, "", 0);
+  });
+  const twice = parsed.find((p, i) => parsed.findIndex((q) => q.baseUrl === p.baseUrl) !== i);
+  if (twice !== undefined) throw new UsageError(`--${flag}: a replica is named twice (${twice.baseUrl})`);
+  return parsed;
+}
+
+/**
+ * `--base-url ROUTER --replicas A,B,...`: a router routes the measured requests; the replicas' own addresses are the
+ * control plane (flush, proof, warm, preflight). `--routing-key` names the header the router reads the session from
+ * (presets smg, dynamo, aiperf, or a header name); `--replica-header` the response header naming the replica it chose,
+ * which the ledger needs.
+ */
+function parseRoutedReplicas(raw: RawFlags, placement: Pick<RunOptions, "workers" | "shard">): Pick<RunOptions, "replicas"> {
+  const router = str(raw, "base-url");
+  if (router === undefined || router.includes(",")) throw new UsageError("--replicas: the measured requests go to the router: give it as one --base-url");
+  if (str(raw, "route") !== undefined) throw new UsageError("--route: with --replicas a router routes; --route is the client's own routing (--base-url A,B,...)");
+  const servedHeader = str(raw, "replica-header");
+  if (servedHeader === undefined) {
+    throw new UsageError("--replicas: the ledger needs the replica behind each answer: --replica-header NAME (a response header the router sets, e.g. nginx's $upstream_addr)");
+  }
+  const keyRaw = str(raw, "routing-key");
+  const keyHeader = keyRaw === undefined ? null : (ROUTING_KEY_PRESETS[keyRaw] ?? keyRaw);
+  for (const [flag, name] of [["routing-key", keyHeader], ["replica-header", servedHeader]] as const) {
+    if (name !== null && !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) throw new UsageError(`--${flag} "${name}": not a header name`);
+  }
+  if ((placement.workers !== null && placement.workers !== 1) || placement.shard !== null) throw new UsageError("--replicas: the ledger is kept in one process (drop --workers and --shard)");
+  const urls = replicaUrls("replicas", str(raw, "replicas")!).map((p) => p.baseUrl);
+  return { replicas: { urls, route: "router", via: { url: parseBaseUrl(router, "", 0).baseUrl, keyHeader, servedHeader } } };
+}
+
 /**
  * `--base-url A,B,...`: replicas the client routes to (`--route`). One process only (shards would each route their
  * share without the others' in-flight counts), and the gates' and the ledger's figures are the union's.
  */
 export function parseReplicas(raw: RawFlags, placement: Pick<RunOptions, "workers" | "shard">): Pick<RunOptions, "replicas"> {
+  if (str(raw, "replicas") !== undefined) return parseRoutedReplicas(raw, placement);
+  for (const flag of ["routing-key", "replica-header"]) {
+    if (str(raw, flag) !== undefined) throw new UsageError(`--${flag}: only behind a router (--replicas A,B,... with --base-url ROUTER)`);
+  }
   const text = str(raw, "base-url");
   const routeRaw = str(raw, "route");
   const urls = text === undefined || !text.includes(",") ? [] : text.split(",").map((u) => u.trim());

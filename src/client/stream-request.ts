@@ -42,6 +42,8 @@ export interface StreamRequest {
    * for callers that read more than the text afterwards (multi-turn conversations read the server's output_ids).
    */
   keepPayloads?: boolean;
+  /** A response header naming the replica that served it (behind a router: --replica-header); kept in `servedBy`. */
+  servedByHeader?: string;
 }
 
 export function emptyRecord(req: StreamRequest): RequestRecord {

@@ -63,6 +63,7 @@ export async function streamRequest(req: StreamRequest): Promise<RequestRecord> 
     const res = await fetch(req.url, init);
     state.lastByteMs = nowMs();
     rec.httpStatus = res.status;
+    if (req.servedByHeader !== undefined) rec.servedBy = res.headers.get(req.servedByHeader);
     if (res.status !== 200 || res.body === null) {
       const text = await res.text();
       fail(rec, "http", `HTTP ${res.status}: ${text.slice(0, 200)}`);

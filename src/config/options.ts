@@ -139,7 +139,12 @@ export interface RunOptions {
    * Several replicas (--base-url A,B,...): every one flushed, proven and warmed; each measured request routed by
    * `route` (the client routes). Absent with one URL; `baseUrl` is then the first.
    */
-  replicas?: { urls: string[]; route: RoutePolicy };
+  replicas?: {
+    urls: string[];
+    /** The client's policy, or "router": a router at `via.url` routes (--replicas), the replicas are its control plane. */
+    route: RoutePolicy | "router";
+    via?: { url: string; keyHeader: string | null; servedHeader: string };
+  };
   /**
    * --passport FILE: the cache geometry `warmbench passport` measured, used where the server states none (its page
    * size, its capacity). Absent without the flag.

@@ -16,6 +16,13 @@
 import { PyRandom } from "../workload/rng.ts";
 import type { RoutePolicy } from "../config/route-policies.ts";
 
+/** A router in front of the replicas: its URL, the header it reads the session from, the one naming its choice. */
+export interface RouterVia {
+  url: string;
+  keyHeader: string | null;
+  servedHeader: string;
+}
+
 export interface RouteKeys {
   session: number;
   /** Null: the request shares no prefix worth routing on. */
@@ -50,15 +57,18 @@ export class ReplicaRouter {
   private readonly rng: PyRandom;
   /** Per replica, the prefixes the client's model says it holds, least recent first. */
   private readonly held: Array<Map<number, true>>;
-  /** The replica each request was sent to, by request index. */
+  /** The replica each request was sent to, by request index (behind a router: the one its response named). */
   readonly assigned = new Map<number, number>();
+  /** Behind a router: requests whose response named no replica of the list. */
+  unattributed = 0;
 
   constructor(
     readonly urls: readonly string[],
-    readonly policy: RoutePolicy,
+    readonly policy: RoutePolicy | "router",
     private readonly keysOf: (index: number) => RouteKeys,
-    o: { seed: bigint; prefixes: readonly number[]; prefixesHeld: readonly (number | null)[]; warmedEverywhere?: boolean },
+    o: { seed: bigint; prefixes: readonly number[]; prefixesHeld: readonly (number | null)[]; warmedEverywhere?: boolean; via?: RouterVia },
   ) {
+    this.via = o.via ?? null;
     this.inFlight = new Int32Array(urls.length);
     this.rng = new PyRandom(o.seed);
     const warmedOn = (p: number, r: number) => o.warmedEverywhere === true || this.warmsOn(p).includes(r);
@@ -72,11 +82,30 @@ export class ReplicaRouter {
    */
   warmsOn(prefix: number): number[] {
     const n = this.urls.length;
+    if (this.policy === "router") return this.urls.map((_, r) => r);
     if (this.policy === "session" || this.policy === "prefix" || this.policy === "oracle") return [rendezvous(prefix, n)];
     return this.urls.map((_, r) => r);
   }
 
   private readonly capacity: readonly (number | null)[];
+  /** A router in front routes the measured requests (--replicas): where they go, and the headers that carry its choice. */
+  readonly via: RouterVia | null;
+
+  /** Behind a router (--replicas): the replica a response's header names, matched by URL or host:port; null: none. */
+  attribute(index: number, servedBy: string | null | undefined): number | null {
+    const r = servedBy === null || servedBy === undefined ? -1 : replicaNamed(this.urls, servedBy);
+    if (r < 0) {
+      this.unattributed++;
+      return null;
+    }
+    this.assigned.set(index, r);
+    return r;
+  }
+
+  /** The session key a router reads (--routing-key): the request's session as text. */
+  sessionOf(index: number): string {
+    return String(this.keysOf(index).session);
+  }
 
   /** The replica request `index` goes to; it counts in flight there until done(). */
   pick(index: number): number {
@@ -114,6 +143,8 @@ export class ReplicaRouter {
       }
       case "oracle":
         return this.oracle(this.keysOf(index).prefix);
+      case "router":
+        throw new Error("ReplicaRouter: behind a router the client does not pick (attribute() reads its choice)");
     }
   }
 
@@ -140,4 +171,16 @@ export class ReplicaRouter {
       held.delete(old);
     }
   }
+}
+
+/**
+ * Which replica a served-by header value names: a URL of the list, its host:port (nginx's $upstream_addr), or its
+ * place in the list (0-based); -1 when none.
+ */
+export function replicaNamed(urls: readonly string[], value: string): number {
+  const v = value.trim();
+  const hostPort = (u: string) => new URL(u).host;
+  const i = urls.findIndex((u) => u === v || hostPort(u) === v || hostPort(u) === v.replace(/^https?:\/\//, "").replace(/\/+$/, ""));
+  if (i >= 0) return i;
+  return /^\d+$/.test(v) && Number(v) < urls.length ? Number(v) : -1;
 }

@@ -21,9 +21,11 @@ export async function prepareReplicas(
   opts: Pick<RunOptions, "replicas" | "pageSize" | "servedModelName" | "flush" | "verifyCache" | "passport">, run: Pick<PreparedRun, "ctl" | "server" | "backend">,
 ): Promise<ReplicaSet> {
   const urls = opts.replicas!.urls;
-  const ctls: Control[] = [run.ctl];
-  const servers: ServerProfile[] = [run.server];
-  for (const url of urls.slice(1)) {
+  // Behind a router the run was prepared against the router: every replica is preflighted on its own address.
+  const behindRouter = opts.replicas!.via !== undefined;
+  const ctls: Control[] = behindRouter ? [] : [run.ctl];
+  const servers: ServerProfile[] = behindRouter ? [] : [run.server];
+  for (const url of behindRouter ? urls : urls.slice(1)) {
     const ctl: Control = { ...run.ctl, baseUrl: url };
     const server = withPassport(await run.backend.preflight(ctl, {
       pageSize: opts.pageSize, servedModelName: opts.servedModelName ?? run.server.model, checkFlush: opts.flush === "auto" && opts.verifyCache !== "off",
@@ -35,7 +37,7 @@ export async function prepareReplicas(
     ctls.push(ctl);
     servers.push(server);
   }
-  log.info(`${urls.length} replicas, routed by the client (--route ${opts.replicas!.route})`);
+  log.info(behindRouter ? `${urls.length} replicas behind the router ${opts.replicas!.via!.url}` : `${urls.length} replicas, routed by the client (--route ${opts.replicas!.route})`);
   return { urls, ctls, servers };
 }
 

@@ -16,6 +16,7 @@ import { startClientMonitor, type ClientHealth } from "../metrics/self-check.ts"
 import { idleCollector } from "./idle-gc.ts";
 import type { ShardShare } from "./plan.ts";
 import { streamRequestFor, type RequestContext, type RequestShape } from "./request.ts";
+import { routedRequest } from "./routed-request.ts";
 import type { StartProgress } from "./sink.ts";
 
 /** One request as its source hands it over when it starts: the body, serialized, and what its record says. */
@@ -124,14 +125,8 @@ export async function send(o: SendOptions): Promise<SendResult> {
     isReady: (position) => source.ready(position),
     start: (position, intendedMs) => {
       const { body, shape } = source.take(position);
-      const router = ctx.router;
-      if (router === undefined) return streamRequest({ ...streamRequestFor(ctx, body, { ...shape, intendedMs }), signal });
-      const replica = router.pick(shape.index);
-      const url = router.urls[replica]! + ctx.backend.generatePath;
-      return streamRequest({ ...streamRequestFor(ctx, body, { ...shape, intendedMs }), url, signal }).then((rec) => {
-        router.done(replica);
-        return rec;
-      });
+      const request = { ...streamRequestFor(ctx, body, { ...shape, intendedMs }), signal };
+      return ctx.router === undefined ? streamRequest(request) : routedRequest(ctx.router, request, shape.index, ctx.backend.generatePath);
     },
     onSettled: (position, r) => {
       progress.settled(r.ok, r.outputLen);

@@ -27,8 +27,8 @@ export interface LedgerInput {
   /** Every request's prompt as blocks of one page (blockSize = pageSize), by request index. */
   prompts: ReadonlyArray<BlockPrompt | undefined>;
   records: readonly RequestRecord[];
-  /** The replica that served each request, by request index. */
-  replicaOf: (index: number) => number;
+  /** The replica that served each request, by request index; null: unknown (behind a router that did not say). */
+  replicaOf: (index: number) => number | null;
   replicas: readonly LedgerReplica[];
   pageSize: number;
 }
@@ -53,6 +53,8 @@ export interface HitLedger {
   totals: LedgerTerms;
   counted: number;
   perReplica: ReplicaLedger[];
+  /** Requests no replica is known for (behind a router whose response named none): left out of every term. */
+  unattributed: number;
 }
 
 const zero = (): LedgerTerms => ({ available: 0, onReplica: 0, modelled: 0, delivered: 0 });
@@ -73,8 +75,13 @@ export function hitLedger(i: LedgerInput): HitLedger {
   const totals = zero();
   const perReplica: ReplicaLedger[] = i.replicas.map((r) => ({ url: r.url, requests: 0, counted: 0, ttftSumMs: 0, ...zero() }));
   let counted = 0;
+  let unattributed = 0;
   for (const rec of i.records) {
     const replica = i.replicaOf(rec.index);
+    if (replica === null) {
+      unattributed++;
+      continue;
+    }
     const row = perReplica[replica]!;
     row.requests++;
     if (!rec.ok || rec.cachedTokens < 0 || !anywhere.has(rec.index)) continue;
@@ -90,7 +97,7 @@ export function hitLedger(i: LedgerInput): HitLedger {
     row.ttftSumMs += rec.ttftMs;
     counted++;
   }
-  return { perRequest, totals, counted, perReplica };
+  return { perRequest, totals, counted, perReplica, unattributed };
 }
 
 /** One warm prompt per distinct block path (every replica warmed with the same prefix is one prefix anywhere). */

@@ -30,6 +30,7 @@ export function ledgerKeys(ledger: HitLedger, route: string, replicas: readonly 
     })),
     routing_imbalance: routingImbalance(ledger.perReplica.map((r) => r.requests)),
     ledger_requests: ledger.counted,
+    ledger_unattributed_requests: ledger.unattributed,
     ledger_available_tokens: t.available,
     ledger_on_replica_tokens: t.onReplica,
     ledger_modelled_tokens: t.modelled,

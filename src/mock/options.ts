@@ -76,6 +76,7 @@ export const MOCK_DEFAULTS = {
   flushLies: false,
   faultWrongKv: false,
   noOutputCache: false,
+  servedByHeader: null as string | null,
   faultTieFlip: false,
   /** Ground-truth JSONL file (one line per finished request), or null for none. */
   truthFile: null as string | null,
@@ -127,6 +128,8 @@ export interface MockOptions {
   faultWrongKv: boolean;
   /** A finished request's answer is not cached (only its prompt), as an engine that caches prompts only. */
   noOutputCache: boolean;
+  /** Every answer carries this header naming the server (host:port), as a router names the upstream it chose. */
+  servedByHeader: string | null;
   /** A request whose prompt hit the cache flips its first near-tied token (logprob answers). */
   faultTieFlip: boolean;
   truthFile: string | null;
@@ -200,6 +203,7 @@ export const MOCK_FLAGS: readonly MockFlag[] = [
   int("port", "port", "Listen port (0 = any free port)", 0, 65535),
   int("page-size", "pageSize", "KV page size in tokens; cached_tokens come in whole pages", 1),
   int("cache-tokens", "cacheTokens", "Prefix-cache (device tier) capacity in tokens (LRU eviction)"),
+  text("served-by-header", "servedByHeader", "Name this server (its host:port) in every answer's header NAME, as a router names its upstream (X-Served-By)"),
   flag("no-output-cache", "noOutputCache", "Cache prompts only: a finished request's answer is not cached (SGLang caches it)"),
   int("host-cache-tokens", "hostCacheTokens", "Host-tier capacity in tokens: the device tier's evicted pages move there (0 = no host tier)"),
   num("host-load-us-per-token", "hostLoadUsPerToken", "Cost of loading a cached token back from the host tier, µs"),

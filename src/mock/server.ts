@@ -93,6 +93,8 @@ export async function startMockServer(opts: MockOptions): Promise<MockServer> {
   });
 
   const route = (req: IncomingMessage, res: ServerResponse): void => {
+    // As an upstream behind a router that names it (nginx's $upstream_addr): every answer says which server it is.
+    if (opts.servedByHeader !== null) res.setHeader(opts.servedByHeader, String(req.headers["x-forwarded-host"] ?? req.headers.host ?? ""));
     const url = new URL(req.url ?? "/", "http://mock");
     const method = req.method ?? "GET";
     const path = url.pathname;

@@ -23,6 +23,7 @@ export function conversationRouter(ctx: MultiturnContext, set: ReplicaSet): Repl
   };
   return new ReplicaRouter(set.urls, opts.replicas!.route, keysOf, {
     seed: opts.seed,
+    via: opts.replicas!.via,
     prefixes: systemShared ? Array.from({ length: opts.workingSet }, (_, s) => s) : [],
     prefixesHeld: set.servers.map((s) => (s.info.cacheCapacityTokens === null || opts.sharedSystemTokens === 0 ? null : Math.floor(s.info.cacheCapacityTokens / opts.sharedSystemTokens))),
     warmedEverywhere: true,
@@ -63,18 +64,22 @@ export class RoundLedger {
     const all = hitLedger({
       prompts: this.prompts,
       records: this.records,
-      replicaOf: (key) => router.assigned.get(key) ?? 0,
+      replicaOf: (key) => router.assigned.get(key) ?? null,
       replicas: this.set.urls.map((url, r) => ({ url, capacityTokens: this.set.servers[r]!.info.cacheCapacityTokens, warmed: this.warmed })),
       pageSize: server.pageSize,
     });
     // This round's turns alone, per request and summed.
     const mine = new Set(keys);
     const roundOnly = hitLedger({
-      prompts: [], records: [], replicaOf: () => 0, replicas: this.set.urls.map((url) => ({ url, capacityTokens: null, warmed: [] })), pageSize: server.pageSize,
+      prompts: [], records: [], replicaOf: () => null, replicas: this.set.urls.map((url) => ({ url, capacityTokens: null, warmed: [] })), pageSize: server.pageSize,
     });
     for (const rec of this.records) {
       if (!mine.has(rec.index)) continue;
-      const replica = router.assigned.get(rec.index) ?? 0;
+      const replica = router.assigned.get(rec.index);
+      if (replica === undefined) {
+        roundOnly.unattributed++;
+        continue;
+      }
       const row = roundOnly.perReplica[replica]!;
       row.requests++;
       const terms = all.perRequest.get(rec.index);

@@ -11,6 +11,7 @@ import type { RequestRecord } from "../schema/record.ts";
 import { turnRequestIdOf } from "../engine/request-id.ts";
 import { toWireRecord, type WireRecord } from "../shard/messages.ts";
 import { streamRequestFor } from "../engine/request.ts";
+import { routedRequest } from "../engine/routed-request.ts";
 import { serializeIds } from "../workload/prompts.ts";
 import { PyRandom } from "../workload/rng.ts";
 import type { MultiturnContext } from "./context.ts";
@@ -71,15 +72,9 @@ export function turnHooks(
         ...streamRequestFor(ctx, bodyFromParts(template, turn.parts), { index: conv.client, promptLen: turn.promptLen, maxNewTokens: opts.outputLen, requestId }),
         keepPayloads: true,
       };
-      const router = ctx.router;
-      if (router === undefined) return { turn, done: streamRequest(request) };
       // Several replicas: the turn goes where the router sends it (keyed by round and conversation).
-      const replica = router.pick(turnKey(opts.numClients, turn.round, conv.client));
-      const done = streamRequest({ ...request, url: router.urls[replica]! + backend.generatePath }).then((rec) => {
-        router.done(replica);
-        return rec;
-      });
-      return { turn, done };
+      const key = turnKey(opts.numClients, turn.round, conv.client);
+      return { turn, done: ctx.router === undefined ? streamRequest(request) : routedRequest(ctx.router, request, key, backend.generatePath) };
     },
     settled(conv, turn, rec) {
       if (rec.ok) {

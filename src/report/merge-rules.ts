@@ -147,7 +147,7 @@ export const RULES = {
   // The ledger's sums add up, its ratios are the sums'; each run's replicas are its own.
   route: first("route"), replicas: (m) => (m.first.replicas === undefined ? undefined : null),
   routing_imbalance: (m) => (m.first.routing_imbalance === undefined ? undefined : null),
-  ledger_requests: addedIfThere("ledger_requests"), ledger_available_tokens: addedIfThere("ledger_available_tokens"),
+  ledger_requests: addedIfThere("ledger_requests"), ledger_unattributed_requests: addedIfThere("ledger_unattributed_requests"), ledger_available_tokens: addedIfThere("ledger_available_tokens"),
   ledger_on_replica_tokens: addedIfThere("ledger_on_replica_tokens"), ledger_modelled_tokens: addedIfThere("ledger_modelled_tokens"),
   ledger_delivered_tokens: addedIfThere("ledger_delivered_tokens"), loss_routing_tokens: addedIfThere("loss_routing_tokens"),
   loss_eviction_tokens: addedIfThere("loss_eviction_tokens"), loss_engine_tokens: addedIfThere("loss_engine_tokens"),

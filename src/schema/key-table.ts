@@ -192,10 +192,11 @@ export const KEYS = {
     median_ttft_ms: field(nullable(num()), "Their median TTFT, ms; null: none."),
   }))), null, "TTFT by how much of the prompt was cached, in quartiles of the cached fraction; null in a merged line. Replay lines only."),
   // Several replicas (--base-url A,B,...): the routing and the hit-loss ledger (metrics/hit-ledger.ts).
-  route: k(str(), null, "How the client routed each request over the replicas (--route: round-robin, random, least-in-flight, session, prefix, oracle). Replica lines only."),
+  route: k(str(), null, "How each request was routed over the replicas: the client's --route (round-robin, random, least-in-flight, session, prefix, oracle), or router (a router in front, --replicas). Replica lines only."),
   replicas: k(nullable(replicasShape), null, "Per replica: its server, the requests it served and its part of the ledger; null in a merged line."),
   routing_imbalance: k(nullable(num()), "ratio", "Requests of the busiest replica over the mean per replica (1: even); null: none measured."),
   ledger_requests: k(int(), "requests", "Requests in the ledger: answered, with cached tokens reported."),
+  ledger_unattributed_requests: k(int(), "requests", "Requests no replica is known for (behind a router whose response named none): left out of the ledger."),
   ledger_available_tokens: k(int(), "tokens", "Sum of each request's page-aligned longest prefix shared with an earlier finished request (or warm) on any replica: the hits one shared infinite cache would give."),
   ledger_on_replica_tokens: k(int(), "tokens", "The same, counting only what the replica that served the request had served or been warmed with."),
   ledger_modelled_tokens: k(int(), "tokens", "What each replica's LRU model at its capacity (its /server_info) holds of those; without a capacity, on_replica."),

@@ -37,7 +37,7 @@ export const FIDELITY_KEYS = [
 
 /** The keys of a line served by several replicas (--base-url A,B,...): the routing and the hit-loss ledger. */
 export const REPLICA_KEYS = [
-  "route", "replicas", "routing_imbalance", "ledger_requests", "ledger_available_tokens", "ledger_on_replica_tokens", "ledger_modelled_tokens",
+  "route", "replicas", "routing_imbalance", "ledger_requests", "ledger_unattributed_requests", "ledger_available_tokens", "ledger_on_replica_tokens", "ledger_modelled_tokens",
   "ledger_delivered_tokens", "loss_routing_tokens", "loss_eviction_tokens", "loss_engine_tokens", "loss_routing_ratio", "loss_eviction_ratio",
   "loss_engine_ratio",
 ] as const satisfies readonly KeyName[];

@@ -66,4 +66,6 @@ export interface RequestRecord {
   textBytes?: Uint8Array;
   /** Copies of the token events' payloads (the last alone for cumulative text), with StreamRequest.keepPayloads only. */
   payloads?: Uint8Array[];
+  /** The response header StreamRequest.servedByHeader names (the replica a router chose); null when absent. */
+  servedBy?: string | null;
 }

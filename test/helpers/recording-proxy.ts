@@ -28,9 +28,12 @@ export type Intercept = (req: ProxiedRequest) => Response | null;
 // Per-connection headers of one hop; fetch sets its own.
 const HOP_HEADERS = new Set(["host", "connection", "keep-alive", "content-length", "transfer-encoding"]);
 
+/** The headers passed on, and the address the client asked for as `x-forwarded-host` (as proxies say it). */
 function forwardable(headers: Headers): Headers {
   const out = new Headers();
   for (const [name, value] of headers) if (!HOP_HEADERS.has(name)) out.set(name, value);
+  const host = headers.get("host");
+  if (host !== null) out.set("x-forwarded-host", host);
   return out;
 }
 

@@ -13,6 +13,7 @@ import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";
 import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
 import { readJsonl } from "../helpers/results.ts";
+import { startTestRouter } from "../helpers/test-router.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-replicas-"));
 const mocks: MockServer[] = [];
@@ -185,4 +186,60 @@ describe("a multi-turn run over three mock replicas", () => {
       }
     }
   }, 60_000);
+});
+
+describe("replicas behind a router (--replicas, --routing-key, --replica-header)", () => {
+  async function behind(keyHeader: string | null, more: string[]) {
+    const { urls, truths } = await replicas();
+    const router = startTestRouter(urls, keyHeader);
+    try {
+      const out = join(dir, `router-${n}.jsonl`);
+      const details = join(dir, `router-${n}-details.jsonl`);
+      const r = await runCli([
+        "run", "--model", LLAMA2_TOKENIZER, "--base-url", router.url, "--replicas", urls.join(","), "--replica-header", "X-Served-By", ...more,
+        "--num-prompts", "60", "--total-tokens", "200", "--output-len", "4", "--pcts", "80", "--working-set", "6", "--max-concurrency", "3", "--settle", "0",
+        "--quiet", "--output-file", out, "--request-details", details,
+      ]);
+      expect(r.code, r.stderr).toBe(0);
+      await Bun.sleep(250);
+      return { line: readJsonl(out, { validate: true })[0], details: readJsonl(details), urls, truths };
+    } finally {
+      await router.stop();
+    }
+  }
+
+  test("the router's choice, read from its header, is every request's replica; a session key it hashes loses nothing to routing", async () => {
+    const { line, details, urls, truths } = await behind("X-Session-Affinity", ["--routing-key", "aiperf"]);
+    expect(line.route).toBe("router");
+    expect(line.ledger_unattributed_requests).toBe(0);
+    const truthReplica = new Map<string, number>();
+    truths.forEach((t, replica) => {
+      for (const l of readFileSync(t, "utf8").split("\n").filter(Boolean).map((x) => JSON.parse(x))) if (l.request_id) truthReplica.set(l.request_id, replica);
+    });
+    for (const d of details) expect([d.request_id, d.replica_url]).toEqual([d.request_id, urls[truthReplica.get(d.request_id)!]]);
+    // One prefix group, one replica: the router kept each session where its prefix was.
+    for (let g = 0; g < 6; g++) expect(new Set(details.filter((d: any) => d.index % 6 === g).map((d: any) => d.replica)).size).toBe(1);
+    expect(line.loss_routing_tokens).toBe(0);
+    expect(line.ledger_available_tokens - line.loss_routing_tokens - line.loss_eviction_tokens - line.loss_engine_tokens).toBe(line.ledger_delivered_tokens);
+  }, 60_000);
+
+  test("without a routing key the router spreads every prefix over every replica: the ledger shows the eviction it costs", async () => {
+    const { line } = await behind(null, []);
+    expect(line.ledger_unattributed_requests).toBe(0);
+    expect(line.loss_eviction_tokens).toBeGreaterThan(0);
+  }, 60_000);
+
+  test("--replicas needs the router's answer header; --routing-key alone, or --route beside --replicas, is exit 2", async () => {
+    const { urls } = await replicas();
+    const base = ["run", "--model", LLAMA2_TOKENIZER, "--base-url", "http://127.0.0.1:9", "--settle", "0"];
+    for (const [args, message] of [
+      [["--replicas", urls.join(",")], /--replica-header NAME/],
+      [["--routing-key", "smg"], /only behind a router/],
+      [["--replicas", urls.join(","), "--replica-header", "X-Served-By", "--route", "session"], /--route: with --replicas a router routes/],
+      [["--replicas", urls.join(","), "--replica-header", "bad header"], /not a header name/],
+    ] as const) {
+      const r = await runCli([...base, ...args]);
+      expect([r.code, r.stderr]).toEqual([2, expect.stringMatching(message)]);
+    }
+  });
 });

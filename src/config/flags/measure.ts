@@ -97,6 +97,13 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
   text("passport", "A cache passport (warmbench passport --output-file): its page size and capacity are used where the server states none", {
     run: true, multiturn: true, replay: true,
   }),
+  text("replicas", "Behind a router at --base-url: the replicas' own URLs (A,B,...), used for the control plane only (flush, proof, warm, /server_info); the line gets a hit-loss ledger", {
+    run: true, multiturn: true,
+  }),
+  text("routing-key", "With --replicas: the header carrying each request's session key to the router: smg (X-SMG-Routing-Key), dynamo (X-Dynamo-Session-ID), aiperf (X-Session-Affinity), or a header name", {
+    run: true, multiturn: true,
+  }),
+  text("replica-header", "With --replicas: the response header naming the replica the router chose (a URL, host:port as nginx's $upstream_addr, or an index)", { run: true, multiturn: true }),
   bool("check-fidelity", "After each line, compare greedy answers after a proven cache hit with answers after a proven flush, with log-probabilities (fidelity_* keys; gate fidelity_diverged==0)", {
     run: true,
     multiturn: { help: "After the last round, compare greedy answers to conversations' last turns after their history was proven cached with answers after a proven flush (fidelity_* keys on the last round's line)" },

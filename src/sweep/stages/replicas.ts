@@ -67,6 +67,7 @@ export function lineRouter(plan: PctPlan, ctx: SweepContext, replicas: ReplicaSe
   };
   return new ReplicaRouter(replicas.urls, ctx.opts.replicas!.route, keysOf, {
     seed: ctx.opts.seed,
+    via: ctx.opts.replicas!.via,
     prefixes: shared ? Array.from({ length: plan.workingSet }, (_, g) => g) : [],
     prefixesHeld: replicas.servers.map((s) => (s.info.cacheCapacityTokens === null || plan.prefixLen === 0 ? null : Math.floor(s.info.cacheCapacityTokens / plan.prefixLen))),
   });
@@ -94,7 +95,7 @@ export function lineLedger(plan: PctPlan, records: readonly RequestRecord[], rou
   return hitLedger({
     prompts,
     records,
-    replicaOf: (index) => router.assigned.get(index) ?? 0,
+    replicaOf: (index) => router.assigned.get(index) ?? null,
     replicas: replicas.urls.map((url, r) => ({ url, capacityTokens: replicas.servers[r]!.info.cacheCapacityTokens, warmed: warmedGroups(plan, router, r).map(warmPrompt) })),
     pageSize: page,
   });

@@ -127,3 +127,25 @@ export const PASSPORT_ENTRY = (line: (o: Observation) => Record<string, any>): E
     expect([line(b).page_size, line(b).cache_capacity_tokens]).toEqual([16, null]);
   },
 });
+
+/**
+ * Behind a router (--replicas): here the harness's proxy is the router and the mock its one replica, naming itself in
+ * X-Served-By (--served-by-header). The line's ledger then knows every request's replica.
+ */
+const ROUTED = ["--replicas", "{url}", "--replica-header", "X-Served-By"];
+const SERVED_BY = ["--served-by-header", "X-Served-By"];
+export const ROUTER_ENTRIES = (line: (o: Observation) => Record<string, any>): Record<"replicas" | "routing-key" | "replica-header", Entry> => ({
+  replicas: { args: ROUTED, server: SERVED_BY, proof: (o, b) => {
+    expect([o.code, line(o).route, line(o).ledger_unattributed_requests]).toEqual([0, "router", 0]);
+    expect(line(b).route).toBeUndefined();
+  } },
+  "routing-key": { args: [...ROUTED, "--routing-key", "aiperf"], vs: ROUTED, server: SERVED_BY, proof: (o, b) => {
+    const measured = (x: Observation) => x.requests.filter((r) => r.path === "/generate");
+    expect(measured(o).some((r) => r.headers["x-session-affinity"] !== undefined)).toBe(true);
+    expect(measured(b).some((r) => r.headers["x-session-affinity"] !== undefined)).toBe(false);
+  } },
+  "replica-header": { args: ["--replicas", "{url}", "--replica-header", "X-Served-By"], vs: ["--replicas", "{url}", "--replica-header", "X-Other"], server: SERVED_BY, proof: (o, b) => {
+    expect(line(o).ledger_unattributed_requests).toBe(0);
+    expect(line(b).ledger_unattributed_requests).toBeGreaterThan(0);
+  } },
+});

@@ -9,7 +9,7 @@ import type { CommandName } from "../../../src/config/flags/types.ts";
 import type { Observation } from "../../helpers/flag-proof.ts";
 import { startFakeHub, type FakeHub } from "../../helpers/fake-hub.ts";
 import { LLAMA2_TOKENIZER, QWEN3_TOKENIZER } from "../../helpers/run-cli.ts";
-import { detailsDiffer, exits, fails, proofBodies, sends, stdoutDiffers, verboseEntry, writes, type Entry, type Proof, type ProofBodies, FLUSH_DEADLINE, SERVER_FLAGS, PASSPORT_ENTRY } from "./entries.ts";
+import { detailsDiffer, exits, fails, proofBodies, sends, stdoutDiffers, verboseEntry, writes, type Entry, type Proof, type ProofBodies, FLUSH_DEADLINE, SERVER_FLAGS, PASSPORT_ENTRY, ROUTER_ENTRIES } from "./entries.ts";
 
 const VERBOSE = verboseEntry(["--base-url", "http://127.0.0.1:9"]);
 const SMALL = ["--num-prompts", "2", "--total-tokens", "64", "--output-len", "2", "--pcts", "0,50", "--settle", "0"];
@@ -157,6 +157,7 @@ const RUN: Record<string, Entry> = {
     },
   },
   passport: PASSPORT_ENTRY((o) => o.lines("o.jsonl")[1]!),
+  ...ROUTER_ENTRIES((o) => o.lines("o.jsonl")[1]!),
   // The check sends its own unmeasured requests after each line and writes its keys; without it the lines have none.
   "check-fidelity": { args: ["--check-fidelity"], proof: (o, b) => {
     expect(o.code).toBe(0);
@@ -293,6 +294,7 @@ async function hubEnv(dir: string): Promise<Record<string, string>> {
 const MT_BASE = ["multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", "{url}", "--num-clients", "2", "--num-rounds", "2", "--turn-tokens", "16", "--output-len", "2", "--settle", "0", ...FILES];
 const MT: Record<string, Entry> = {
   passport: PASSPORT_ENTRY((o) => o.lines("o.jsonl")[0]!),
+  ...ROUTER_ENTRIES((o) => o.lines("o.jsonl")[1]!),
   // Two replicas (one mock under two names): by conversation (session) each keeps its replica; round-robin alternates.
   route: {
     // Three conversations over two replicas: round-robin moves at least one of them between its turns.

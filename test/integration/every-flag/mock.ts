@@ -260,6 +260,11 @@ const MOCK: Record<string, MockEntry<any>> = {
     expect(o.map((id: number, i: number) => (id === b[i] ? "=" : "x")).join("")).toBe("=x===");
   } }),
   // A prompt answered with 6 tokens, then the prompt and its answer: cached beyond the prompt only when answers are.
+  "served-by-header": entry({ args: ["--served-by-header", "X-Served-By"], ask: async (u) => (await fetch(`${u}/server_info`)).headers.get("x-served-by"), proof: (o, b) => {
+    expect(o).toBe(new URL(o === null ? "http://x" : `http://${o}`).host);
+    expect(o).not.toBeNull();
+    expect(b).toBeNull();
+  } }),
   "no-output-cache": entry({ args: ["--no-output-cache"], ask: async (u) => {
     const prompt = ids(32, 7300);
     const first = await call(u, "/generate", { input_ids: prompt, sampling_params: { max_new_tokens: 6, temperature: 0, ignore_eos: true }, stream: false });
