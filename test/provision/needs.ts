@@ -1,13 +1,14 @@
 /**
  * What the suite needs beyond Node.js and npm, each with the test files that need it: Chromium (the HTML report's
- * test), a C compiler (the bench emitter's test), the cached llama.cpp build (the real-engine tests) and the local
- * Slurm (the Slurm tests). Each says which Debian packages it misses, so that one apt-get run installs them all, then
+ * test), a C compiler (the bench emitter's test), the cached llama.cpp build (the real-engine tests), nginx (the
+ * replicas behind a real router) and the local Slurm (the Slurm tests). Each says which Debian packages it misses, so that one apt-get run installs them all, then
  * makes itself ready (builds, starts) and returns how to undo what it started.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromiumPath } from "../helpers/browser.ts";
 import { llamaBuild, llamaBuildPresent, LLAMA_BUILD_SCRIPT } from "../helpers/llama-server.ts";
+import { nginxPath } from "../helpers/nginx-router.ts";
 import { ROOT } from "../helpers/run-cli.ts";
 import { slurmUnavailableReason, START_SLURM } from "../helpers/slurm.ts";
 import { aptCommand, isRoot } from "./apt.ts";
@@ -63,6 +64,13 @@ const chromium: Need = {
   ready: async () => null,
 };
 
+const nginx: Need = {
+  name: "nginx",
+  files: testsImporting("nginx-router"),
+  missingPackages: () => (nginxPath() === null ? ["nginx-light"] : []),
+  ready: async () => null,
+};
+
 const compiler: Need = {
   name: "a C compiler",
   files: ["bench/test/emitter.test.ts"],
@@ -110,4 +118,4 @@ const slurm: Need = {
   },
 };
 
-export const NEEDS: Need[] = [chromium, compiler, llamacpp, slurm];
+export const NEEDS: Need[] = [chromium, compiler, llamacpp, nginx, slurm];
