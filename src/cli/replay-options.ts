@@ -10,7 +10,7 @@ import { REPLAY_DEFAULTS as r } from "../config/flags/replay.ts";
 import { type AnalyzeOptions, type ReplayOptions } from "../replay/options.ts";
 import type { TraceOptions } from "../replay/trace.ts";
 import { oneOf, parseIntFlag, parseNumberFlag, str, type RawFlags } from "./flag-values.ts";
-import { parseFidelity, parseServerTarget, parseSharedTail } from "./options.ts";
+import { parseFidelity, parseReplicas, parseServerTarget, parseSharedTail } from "./options.ts";
 
 const optionalInt = (raw: RawFlags, flag: string, min: number): number | null => {
   const v = str(raw, flag);
@@ -54,7 +54,7 @@ export function parseAnalyzeOptions(raw: RawFlags): AnalyzeOptions {
 export function parseReplayOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env): ReplayOptions {
   const d = RUN_DEFAULTS;
   const path = tracePath(raw);
-  const target = parseServerTarget(raw, "; --analyze needs none");
+  const target = parseServerTarget(raw, "; --analyze needs none", true);
   const maxConcurrency = parseIntFlag("max-concurrency", str(raw, "max-concurrency") ?? String(r.maxConcurrency), 0, 65535);
   const ignoreTimestamps = raw["ignore-timestamps"] === true;
   if (ignoreTimestamps && maxConcurrency === 0) {
@@ -76,5 +76,6 @@ export function parseReplayOptions(raw: RawFlags, env: Record<string, string | u
     cacheTokens: optionalInt(raw, "cache-tokens", 1),
     ...parseFidelity(raw, "auto", []),
     ...parsePassportFlag(raw),
+    ...parseReplicas(raw, { workers: null, shard: null }),
   };
 }

@@ -31,6 +31,8 @@ export interface LedgerInput {
   replicaOf: (index: number) => number | null;
   replicas: readonly LedgerReplica[];
   pageSize: number;
+  /** Tokens per hash id of the prompts (a trace's block size); the page size when absent. */
+  blockSize?: number;
 }
 
 export interface LedgerTerms {
@@ -60,7 +62,7 @@ export interface HitLedger {
 const zero = (): LedgerTerms => ({ available: 0, onReplica: 0, modelled: 0, delivered: 0 });
 
 export function hitLedger(i: LedgerInput): HitLedger {
-  const page = { blockSize: i.pageSize, pageSize: i.pageSize };
+  const page = { blockSize: i.blockSize ?? i.pageSize, pageSize: i.pageSize };
   const everyWarm = dedupe(i.replicas.flatMap((r) => r.warmed));
   const anywhere = predictFromRecords(i.prompts, i.records, { ...page, capacityTokens: null }, everyWarm);
   const onReplica = new Map<number, number>();

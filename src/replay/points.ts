@@ -28,6 +28,8 @@ export interface PointsInput {
   summary: SummaryContext;
   /** The cache-fidelity check (--check-fidelity), on the whole replay's line. */
   fidelity?: FidelityGroup | null;
+  /** Several replicas: the routing and the whole replay's hit-loss ledger. */
+  replicaKeys?: Record<string, unknown> | null;
 }
 
 const NO_WARM = { cachedTokens: null, requests: 0 };
@@ -134,6 +136,7 @@ function onePoint(i: PointsInput, records: RequestRecord[], at: Where): { record
     first: at.first,
     ttftFitSoFar: at.fit,
     fidelity: at.window === null ? i.fidelity : null,
+    replicaKeys: at.window === null ? i.replicaKeys : null,
     // The replay's own keys, and the cache verdict it computes from every request's predicted range.
     producerOwns: ["burstiness", "cache_shortfall_requests", "eviction", "expected_hit_ratio", "observed_hit_ratio"],
     producerKeys: {

@@ -9,7 +9,7 @@ import { BenchError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { BodyTemplate } from "../backends/body.ts";
 import { prepareRun } from "../engine/prepare.ts";
-import { canaryIds, cacheSlotsOf, resetCache } from "../engine/reset-cache.ts";
+import { canaryIds, cacheSlotsOf, resetCache, type CacheReset } from "../engine/reset-cache.ts";
 import { measure } from "../engine/measure.ts";
 import { newRunId, runInfo } from "../engine/run-info.ts";
 import { requestIdOf } from "../engine/request-id.ts";
@@ -18,6 +18,10 @@ import { checkFidelity, type FidelitySample } from "../engine/fidelity-check.ts"
 import type { FidelityGroup } from "../metrics/fidelity.ts";
 import type { Prediction } from "../metrics/hit-predictor.ts";
 import { predictFromRecords } from "../metrics/predict-from-records.ts";
+import { prepareReplicas, onReplica, type ReplicaSet } from "../engine/replica-set.ts";
+import { ReplicaRouter } from "../engine/replica-router.ts";
+import { hitLedger } from "../metrics/hit-ledger.ts";
+import { ledgerKeys } from "../metrics/ledger-keys.ts";
 import type { Backend, ServerProfile } from "../backends/types.ts";
 import type { Control } from "../backends/http.ts";
 import { BlockSource } from "./blocks.ts";
@@ -55,9 +59,11 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
 
   const runId = newRunId();
   const ctx = { opts, io: { signal: io.signal }, backend, ctl, server, tokenizer };
-  const reset = await resetCache(ctx, {
-    probeIds: null, canaryMaxTokens: canaryMax, slots: cacheSlotsOf(server), prefixes: [], prefixLen: 0, learnTemplateHead: false, label: "replay",
-  });
+  const resetInput = { probeIds: null, canaryMaxTokens: canaryMax, slots: cacheSlotsOf(server), prefixes: [], prefixLen: 0, learnTemplateHead: false, label: "replay" };
+  // Several replicas: each flushed and proven on its own; the trace's requests routed by their root block.
+  const set = opts.replicas === undefined ? null : await prepareReplicas(opts, { ctl, server, backend });
+  const reset = set === null ? await resetCache(ctx, resetInput) : await resetEach(ctx, set, resetInput);
+  const router = set === null ? undefined : traceRouter(opts, set, requests);
   const templates = new Map<number, BodyTemplate>();
   const templateFor = (maxNewTokens: number): BodyTemplate => {
     let t = templates.get(maxNewTokens);
@@ -72,8 +78,8 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
   const arrivalsMs = opts.ignoreTimestamps ? null : requests.map((r) => (r.timestampMs - t0) * opts.timeScale);
   const spanS = arrivalsMs === null ? 0 : arrivalsMs.at(-1)! / 1000;
   const how = arrivalsMs === null ? `closed loop, ${opts.maxConcurrency} at once` : `over ${spanS.toFixed(1)} s (time scale ${opts.timeScale})`;
-  const m = await measure({
-    ctx,
+  const m0 = await measure({
+    ctx: router === undefined ? ctx : { ...ctx, router },
     source,
     count: requests.length,
     concurrency: opts.maxConcurrency > 0 ? opts.maxConcurrency : requests.length,
@@ -83,12 +89,22 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
     progress: { start: io.sink.progress, label: "replay" },
     announce: `Replaying ${requests.length} requests of ${trace.path} ${how} ...`,
   });
+  // Several replicas: the /metrics hit rate would be the first one's alone; the ledger says it per replica.
+  const m = router === undefined ? m0 : { ...m0, serverHitRate: null };
+  const replicaKeys = set === null || router === undefined ? null : ledgerKeys(hitLedger({
+    prompts: requests,
+    records: m.records,
+    replicaOf: (index) => router.assigned.get(index) ?? null,
+    replicas: set.urls.map((url, r) => ({ url, capacityTokens: set.servers[r]!.info.cacheCapacityTokens, warmed: [] })),
+    pageSize: server.pageSize,
+    blockSize: trace.blockSize,
+  }), router.policy, set.urls.map((url, r) => ({ url, serverVersion: set.servers[r]!.info.version, cacheCapacityTokens: set.servers[r]!.info.cacheCapacityTokens })));
   const predictions = predictFromRecords(requests, m.records, { blockSize: trace.blockSize, pageSize: server.pageSize, capacityTokens });
   const checked = new Map<number, CheckedRequest>(m.records.map((r) => [r.index, judge(r, predictions.get(r.index)!)]));
   io.sink.details(runId, m.records, requests, checked);
   const run = runInfo(opts, server, backend);
   const fidelity = opts.fidelity !== undefined && !m.interrupted ? await checkReplayFidelity(opts, requests, predictions, blocks, { backend, ctl, server }) : null;
-  const points = replayPoints({ trace, m, checked, reset, opts, capacityTokens, summary: { opts: summaryOpts(opts, requests), server, tokenizer, backend, runId, run }, fidelity });
+  const points = replayPoints({ trace, m, checked, reset, opts, capacityTokens, summary: { opts: summaryOpts(opts, requests), server, tokenizer, backend, runId, run }, fidelity, replicaKeys });
   const outcome: ReplayOutcome = { records: [], interrupted: m.interrupted, failedRequests: 0, cacheFailures: 0, saturated: 0 };
   for (const record of points) {
     io.sink.line(record);
@@ -130,4 +146,27 @@ async function checkReplayFidelity(
 function summaryOpts(opts: ReplayOptions, requests: Trace["requests"]) {
   const meanOut = Math.round(requests.reduce((a, r) => a + r.outputLength, 0) / requests.length);
   return { ...opts, outputLen: meanOut, burstiness: 1, durationS: null, gates: [], maxConcurrency: opts.maxConcurrency };
+}
+
+/** Every replica's reset, as one: flushed where each was, proven only where every probe found nothing. */
+async function resetEach<C extends Parameters<typeof resetCache>[0] & Parameters<typeof onReplica>[0]>(ctx: C, set: ReplicaSet, input: Parameters<typeof resetCache>[1]): Promise<CacheReset> {
+  const resets: CacheReset[] = [];
+  for (let r = 0; r < set.urls.length; r++) resets.push(await resetCache(onReplica(ctx, set, r), { ...input, label: `replay on ${set.urls[r]}` }));
+  const probes = resets.map((x) => x.probeCachedTokens);
+  return {
+    flushed: resets.every((x) => x.flushed),
+    attempts: resets.reduce((a, x) => a + x.attempts, 0),
+    probeCachedTokens: probes.some((p) => p === null) ? null : Math.max(...(probes as number[])),
+    flushGap: resets.find((x) => x.flushGap !== null)?.flushGap ?? null,
+    probeIds: resets[0]!.probeIds,
+    templateHeadTokens: null,
+  };
+}
+
+/** A trace's sessions are its root blocks: requests sharing their first block share a conversation's or a system prompt's prefix. */
+function traceRouter(opts: ReplayOptions, set: ReplicaSet, requests: Trace["requests"]): ReplicaRouter {
+  const root = (index: number) => requests[index]?.hashIds[0] ?? index;
+  return new ReplicaRouter(set.urls, opts.replicas!.route, (index) => ({ session: root(index), prefix: root(index) }), {
+    seed: opts.seed, prefixes: [], prefixesHeld: set.urls.map(() => null), warmedEverywhere: true, via: opts.replicas!.via,
+  });
 }

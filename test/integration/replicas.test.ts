@@ -14,6 +14,7 @@ import { mockOptions } from "../../src/mock/options.ts";
 import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
 import { readJsonl } from "../helpers/results.ts";
 import { startTestRouter } from "../helpers/test-router.ts";
+import { generateTrace, traceText } from "../helpers/mooncake-trace.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-replicas-"));
 const mocks: MockServer[] = [];
@@ -242,4 +243,30 @@ describe("replicas behind a router (--replicas, --routing-key, --replica-header)
       expect([r.code, r.stderr]).toEqual([2, expect.stringMatching(message)]);
     }
   });
+});
+
+describe("a trace replayed over three mock replicas", () => {
+  test("routed by root block (session) a conversation stays on one replica: no routing loss; round-robin loses to routing; the ledger adds up", async () => {
+    const trace = join(dir, "trace.jsonl");
+    await Bun.write(trace, traceText(generateTrace({ blockSize: 16, systems: 4, systemBlocks: 2, conversations: 8, turns: 3, maxTurnTokens: 40, turnGapMs: 60, startGapMs: 20, outputLength: 4, seed: 5 })));
+    const replayed = async (route: string) => {
+      const { urls } = await replicas();
+      const out = join(dir, `replay-${route}.jsonl`);
+      const details = join(dir, `replay-${route}-details.jsonl`);
+      const r = await runCli(["replay", trace, "--block-size", "16", "--model", LLAMA2_TOKENIZER, "--base-url", urls.join(","), "--route", route,
+        "--time-scale", "0.2", "--settle", "0", "--quiet", "--output-file", out, "--request-details", details]);
+      expect(r.code, r.stderr).toBe(0);
+      const whole = readJsonl(out, { validate: true }).find((l) => l.window === undefined);
+      return { whole, details: readJsonl(details) };
+    };
+    const session = await replayed("session");
+    const rr = await replayed("round-robin");
+    for (const { whole, details } of [session, rr]) {
+      expect(whole.ledger_requests).toBe(details.filter((d: any) => d.ok && d.cached_tokens >= 0).length);
+      expect(whole.ledger_delivered_tokens).toBe(details.reduce((a: number, d: any) => a + (d.ok && d.cached_tokens >= 0 ? d.cached_tokens : 0), 0));
+      expect(whole.ledger_available_tokens - whole.loss_routing_tokens - whole.loss_eviction_tokens - whole.loss_engine_tokens).toBe(whole.ledger_delivered_tokens);
+    }
+    expect(session.whole.loss_routing_tokens).toBe(0);
+    expect(rr.whole.loss_routing_tokens).toBeGreaterThan(0);
+  }, 120_000);
 });

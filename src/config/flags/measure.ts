@@ -91,6 +91,7 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
   text("route", "With several --base-url replicas: how the client routes each request (round-robin, random, least-in-flight, session, prefix, oracle); every line then has a hit-loss ledger", {
     run: true,
     multiturn: { help: "With several --base-url replicas: how the client routes each turn (session: by conversation); every round then has a hit-loss ledger" },
+    replay: { help: "With several --base-url replicas: how the client routes each request (session, prefix: by the trace's root block); the whole replay then has a hit-loss ledger" },
   }, {
     default: "round-robin", choices: ROUTE_POLICIES,
   }),
@@ -98,12 +99,12 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
     run: true, multiturn: true, replay: true,
   }),
   text("replicas", "Behind a router at --base-url: the replicas' own URLs (A,B,...), used for the control plane only (flush, proof, warm, /server_info); the line gets a hit-loss ledger", {
-    run: true, multiturn: true,
+    run: true, multiturn: true, replay: true,
   }),
   text("routing-key", "With --replicas: the header carrying each request's session key to the router: smg (X-SMG-Routing-Key), dynamo (X-Dynamo-Session-ID), aiperf (X-Session-Affinity), or a header name", {
-    run: true, multiturn: true,
+    run: true, multiturn: true, replay: true,
   }),
-  text("replica-header", "With --replicas: the response header naming the replica the router chose (a URL, host:port as nginx's $upstream_addr, or an index)", { run: true, multiturn: true }),
+  text("replica-header", "With --replicas: the response header naming the replica the router chose (a URL, host:port as nginx's $upstream_addr, or an index)", { run: true, multiturn: true, replay: true }),
   bool("check-fidelity", "After each line, compare greedy answers after a proven cache hit with answers after a proven flush, with log-probabilities (fidelity_* keys; gate fidelity_diverged==0)", {
     run: true,
     multiturn: { help: "After the last round, compare greedy answers to conversations' last turns after their history was proven cached with answers after a proven flush (fidelity_* keys on the last round's line)" },

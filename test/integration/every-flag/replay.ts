@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { observe, sentSignature, type Observation } from "../../helpers/flag-proof.ts";
 import { generateTrace, traceText } from "../../helpers/mooncake-trace.ts";
 import { LLAMA2_TOKENIZER, QWEN3_TOKENIZER } from "../../helpers/run-cli.ts";
-import { detailsDiffer, exits, fails, proofBodies, sends, verboseEntry, writes, type Entry, type ProofBodies, FLUSH_DEADLINE, SERVER_FLAGS, PASSPORT_ENTRY } from "./entries.ts";
+import { detailsDiffer, exits, fails, proofBodies, sends, verboseEntry, writes, type Entry, type ProofBodies, FLUSH_DEADLINE, SERVER_FLAGS, PASSPORT_ENTRY, ROUTER_ENTRIES } from "./entries.ts";
 import { revisionEntry } from "./measuring.ts";
 
 const traceDir = mkdtempSync(join(tmpdir(), "warmbench-flag-trace-"));
@@ -33,6 +33,12 @@ const PROGRESS_LINE = /\d+\/\d+ requests, /;
 
 const REPLAY: Record<string, Entry> = {
   passport: PASSPORT_ENTRY(whole),
+  ...ROUTER_ENTRIES(whole),
+  // Two replicas (one mock under two names): the whole replay's line says how its requests were routed.
+  route: { args: ["--base-url", "{url},http://localhost:{port}", "--route", "session"], vs: ["--base-url", "{url},http://localhost:{port}"], proof: (o, b) => {
+    expect([whole(o).route, whole(b).route]).toEqual(["session", "round-robin"]);
+    expect(whole(o).ledger_requests).toBeGreaterThan(0);
+  } },
   // After the replay: the whole replay's line carries the check (the trace's requests that shared a prefix).
   "check-fidelity": { args: ["--check-fidelity"], proof: (o, b) => {
     expect(whole(o).fidelity_checked).toBeGreaterThan(0);
