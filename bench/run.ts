@@ -4,7 +4,7 @@
  * writes each scenario's own bench/results/<scenario>.json (its run's time, machine and version included); the run's
  * Markdown goes to stdout only. docs/performance.md is generated from those files (`bun run docs`). See bench/README.md.
  *
- *   bun bench/run.ts [--quick] [--only accuracy,capacity,resources,cold-start,openai-cpu,workers,compare-repeats,progress,open-loop,timeline-cost,replay,capacity-search,fidelity-cost,passport] [--no-python] [--build] [--bin PATH] [--baseline PATH]
+ *   bun bench/run.ts [--quick] [--only accuracy,capacity,resources,cold-start,openai-cpu,workers,compare-repeats,progress,open-loop,timeline-cost,replay,capacity-search,fidelity-cost,passport,replicas] [--no-python] [--build] [--bin PATH] [--baseline PATH]
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -19,6 +19,7 @@ import { capacityTrialTable, runCapacity } from "./scenarios/capacity.ts";
 import { runCapacitySearch } from "./scenarios/capacity-search.ts";
 import { runFidelityCost } from "./scenarios/fidelity-cost.ts";
 import { runPassportScenario } from "./scenarios/passport.ts";
+import { runReplicasScenario } from "./scenarios/replicas.ts";
 import { runColdStart } from "./scenarios/cold-start.ts";
 import { runOpenaiCpu } from "./scenarios/openai-cpu.ts";
 import { runCompareRepeats } from "./scenarios/compare-repeats.ts";
@@ -48,6 +49,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioResult>> 
   "capacity-search": runCapacitySearch,
   "fidelity-cost": runFidelityCost,
   passport: runPassportScenario,
+  replicas: runReplicasScenario,
 };
 
 interface BenchFlags {
