@@ -1,5 +1,5 @@
 /**
- * Routed replicas: the compiled binary against three mock replicas with small caches (560 tokens: three of a working
+ * Routed replicas: the compiled binary against three mock replicas with small caches (720 tokens: four of a working
  * set of six 160-token prefixes), client-routed. Every request's delivered hits are the serving mock's own truth, and
  * it went to the replica the details name; the ledger's terms add up per request and per line; the policies order as
  * they should on a shared-prefix workload under cache pressure (oracle >= prefix >= round-robin in hits, and session
@@ -28,7 +28,7 @@ async function replicas(): Promise<{ urls: string[]; truths: string[] }> {
   const truths: string[] = [];
   for (let i = 0; i < 3; i++) {
     const truth = join(dir, `truth-${n}-${i}.jsonl`);
-    const m = await startMockServer(mockOptions({ port: 0, pageSize: 16, itlMs: 0, ttftBaseMs: 1, prefillUsPerToken: 5, cacheTokens: 560, truthFile: truth }));
+    const m = await startMockServer(mockOptions({ port: 0, pageSize: 16, itlMs: 0, ttftBaseMs: 1, prefillUsPerToken: 5, cacheTokens: 720, truthFile: truth }));
     mocks.push(m);
     urls.push(m.url);
     truths.push(truth);
