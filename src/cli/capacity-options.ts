@@ -11,7 +11,7 @@ import { parseGates } from "../gates/parse.ts";
 import { checkGatesMatchPlan } from "../gates/plan.ts";
 import { plannedSweepAxes } from "../schema/axes.ts";
 import { checkSearchGates } from "../capacity/gate-direction.ts";
-import { oneOf, parseIntFlag, str, type RawFlags } from "./flag-values.ts";
+import { oneOf, parseIntFlag, str, type RawFlags } from "../config/flag-values.ts";
 import { parseRunOptions } from "./options.ts";
 
 const NUMBER = String.raw`[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?`;

@@ -2,7 +2,7 @@
 import { escapeControls } from "../terminal-text.ts";
 import { defineCommand, type CommandDef } from "citty";
 import type { CommandName } from "../config/flags/types.ts";
-import type { RawFlags } from "./flag-values.ts";
+import type { RawFlags } from "../config/flag-values.ts";
 import { log } from "../log.ts";
 import { argsOf } from "./flags.ts";
 

@@ -7,7 +7,7 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { EXIT, UsageError } from "../errors.ts";
 import { log } from "../log.ts";
-import { type RawFlags } from "./flag-values.ts";
+import { type RawFlags } from "../config/flag-values.ts";
 import { COMPARE_DEFAULTS } from "../config/options.ts";
 import { checkOutputWritable } from "../output/jsonl-file.ts";
 import { appendStepSummary } from "../output/step-summary.ts";

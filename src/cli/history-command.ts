@@ -6,7 +6,7 @@
 import type { Database } from "bun:sqlite";
 import { EXIT, UsageError } from "../errors.ts";
 import { log } from "../log.ts";
-import type { RawFlags } from "./flag-values.ts";
+import type { RawFlags } from "../config/flag-values.ts";
 import { fileRuns, type CompareLine } from "../compare/lines.ts";
 import { openHistory } from "../history/db.ts";
 import { historyRun, KEY_METRICS } from "../history/runs.ts";

@@ -2,7 +2,7 @@
 import { EXIT, UsageError } from "../errors.ts";
 import { log } from "../log.ts";
 import { guardedWrite, outputFailures } from "../write-guard.ts";
-import type { RawFlags } from "./flag-values.ts";
+import type { RawFlags } from "../config/flag-values.ts";
 import { formatJsonl } from "../report/jsonl.ts";
 import { appendJsonlLine, checkResultsAppend } from "../output/jsonl-file.ts";
 import { mergeResults } from "../report/merge.ts";

@@ -7,7 +7,7 @@ import { checkMemory, idBytes } from "../config/bounds.ts";
 import { promptLenOf } from "../multiturn/plan.ts";
 import { IN_FLIGHT_BYTES_PER_TOKEN, parseFidelity, parseReplicas } from "./options.ts";
 import { UsageError } from "../errors.ts";
-import { oneOf, parseIntFlag, parseNumberFlag, str, type RawFlags } from "./flag-values.ts";
+import { oneOf, parseIntFlag, parseNumberFlag, str, type RawFlags } from "../config/flag-values.ts";
 import { parseServerTarget, parsePlacementFlags, parsePlannedGates, parseSharedTail } from "./options.ts";
 import { plannedRoundAxes } from "../schema/axes.ts";
 import { BACKENDS, MULTITURN_DEFAULTS, READY_QUEUE_POLICIES, RUN_DEFAULTS, type MultiturnOptions, type ThinkTime } from "../config/options.ts";

@@ -20,7 +20,7 @@ import { splitPrompt } from "../workload/prompts.ts";
 import {
   oneOf, parseBaseUrl, parseExtraBody, parseFraction, parseIntFlag, parseNumberFlag, parsePcts, parsePositive, parseRequestRates,
   parseSeed, parseWorkingSets, str, type RawFlags,
-} from "./flag-values.ts";
+} from "../config/flag-values.ts";
 
 // The value parsers live in flag-values.ts; the commands import them from here with the option sets they build.
 

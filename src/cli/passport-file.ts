@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { UsageError } from "../errors.ts";
 import type { RunOptions } from "../config/options.ts";
 import { PASSPORT_KIND, type Passport } from "../schema/passport.ts";
-import { str, type RawFlags } from "./flag-values.ts";
+import { str, type RawFlags } from "../config/flag-values.ts";
 
 export function parsePassportFlag(raw: RawFlags): Pick<RunOptions, "passport"> {
   const file = str(raw, "passport");

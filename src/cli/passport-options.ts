@@ -3,7 +3,7 @@ import { BACKENDS, RUN_DEFAULTS } from "../config/options.ts";
 import { FLAG_MAXIMA } from "../config/bounds.ts";
 import { PASSPORT_DEFAULTS } from "../config/flags/passport.ts";
 import type { PassportOptions } from "../passport/run-passport.ts";
-import { oneOf, parseIntFlag, parseNumberFlag, str, type RawFlags } from "./flag-values.ts";
+import { oneOf, parseIntFlag, parseNumberFlag, str, type RawFlags } from "../config/flag-values.ts";
 import { parseServerTarget, parseSharedTail } from "./options.ts";
 
 export function parsePassportOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env): PassportOptions & { outputFile: string | null; quiet: boolean } {

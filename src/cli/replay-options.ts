@@ -9,7 +9,7 @@ import { BACKENDS, RUN_DEFAULTS } from "../config/options.ts";
 import { REPLAY_DEFAULTS as r } from "../config/flags/replay.ts";
 import { type AnalyzeOptions, type ReplayOptions } from "../replay/options.ts";
 import type { TraceOptions } from "../replay/trace.ts";
-import { oneOf, parseIntFlag, parseNumberFlag, str, type RawFlags } from "./flag-values.ts";
+import { oneOf, parseIntFlag, parseNumberFlag, str, type RawFlags } from "../config/flag-values.ts";
 import { parseFidelity, parseReplicas, parseServerTarget, parseSharedTail } from "./options.ts";
 
 const optionalInt = (raw: RawFlags, flag: string, min: number): number | null => {

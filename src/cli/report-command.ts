@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { EXIT, UsageError } from "../errors.ts";
 import { log } from "../log.ts";
-import type { RawFlags } from "./flag-values.ts";
+import type { RawFlags } from "../config/flag-values.ts";
 import { readPointRuns } from "../report/point-runs.ts";
 import { renderConsoleReport } from "../report/console-report.ts";
 import { checkOutputWritable } from "../output/jsonl-file.ts";

@@ -5,7 +5,7 @@
  */
 import { basename } from "node:path";
 import { UsageError } from "../errors.ts";
-import type { RawFlags } from "./flag-values.ts";
+import type { RawFlags } from "../config/flag-values.ts";
 import { openHistory } from "../history/db.ts";
 import { KEY_METRICS, metricValue } from "../history/runs.ts";
 import { listRuns, runLines } from "../history/store.ts";

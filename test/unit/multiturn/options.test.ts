@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { UsageError } from "../../../src/errors.ts";
 import { parseMultiturnOptions, parseThinkTime } from "../../../src/cli/multiturn-options.ts";
 import { multiturnInFlight } from "../../../src/config/options.ts";
-import { parseWorkingSets } from "../../../src/cli/flag-values.ts";
+import { parseWorkingSets } from "../../../src/config/flag-values.ts";
 import { MULTITURN_DEFAULTS } from "../../../src/config/options.ts";
 
 const parse = (flags: Record<string, string | boolean>) => parseMultiturnOptions({ model: "tok.json", ...flags }, {});

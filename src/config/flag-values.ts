@@ -2,8 +2,8 @@
  * One flag's value, parsed as the script's argparse would read it (ints, floats, inf, Python ints of any size, JSON,
  * URLs, lists to sweep): a raw citty string in, a checked value out, or one UsageError naming the flag (exit 2).
  */
-import { parseRelative } from "../config/relative.ts";
-import { checkBound } from "../config/bounds.ts";
+import { parseRelative } from "./relative.ts";
+import { checkBound } from "./bounds.ts";
 import { UsageError } from "../errors.ts";
 
 /** Raw flag values as citty hands them over: strings and booleans, keyed by kebab-case name. */
