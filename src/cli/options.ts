@@ -3,12 +3,13 @@
  * one UsageError naming the flag (exit 2), before anything is sent.
  */
 import { parsePassportFlag } from "./passport-file.ts";
+import { CLIENT_FLAGS } from "../config/flags/index.ts";
 import { ROUTE_POLICIES, ROUTING_KEY_PRESETS } from "../config/route-policies.ts";
 import { FIDELITY_DEFAULTS } from "../config/fidelity-defaults.ts";
 import { parseRelative } from "../config/relative.ts";
 import { checkMemory, idBytes } from "../config/bounds.ts";
 import { UsageError } from "../errors.ts";
-import { BACKENDS, ENDPOINTS, FLUSH_MODES, RUN_DEFAULTS, VERIFY_CACHE_MODES, type RunOptions } from "../config/options.ts";
+import { BACKENDS, ENDPOINTS, RUN_DEFAULTS, type RunOptions } from "../config/options.ts";
 import { endpointFor, ENGINES } from "../backends/index.ts";
 import { parseCoordinatorFlag, parseShardFlag, parseWorkersFlag } from "../shard/placement.ts";
 import { parseGates } from "../gates/parse.ts";
@@ -18,11 +19,10 @@ import { checkGatesMatchPlan } from "../gates/plan.ts";
 import { arrivalCount } from "../workload/arrivals.ts";
 import { splitPrompt } from "../workload/prompts.ts";
 import {
-  oneOf, parseBaseUrl, parseExtraBody, parseFraction, parseIntFlag, parseNumberFlag, parsePcts, parsePositive, parseRequestRates,
-  parseSeed, parseWorkingSets, str, type RawFlags,
+  oneOf, parseBaseUrl, parseIntFlag, parseNumberFlag, parsePcts, parsePositive, parseRequestRates, parseWorkingSets, str, type RawFlags,
 } from "../config/flag-values.ts";
 
-// The value parsers live in flag-values.ts; the commands import them from here with the option sets they build.
+// The value parsers live in config/flag-values.ts, beside the declarations that carry them.
 
 /** Turns raw `warmbench run` flags into RunOptions, or throws one UsageError naming the flag. */
 export function parseRunOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env): RunOptions {
@@ -233,31 +233,19 @@ export type SharedTail = Pick<
   | "requestDetails" | "verifyCache" | "cacheTolerance" | "flush" | "strict" | "quiet"
 >;
 
+/** The SharedTail's fields, each filled by the one declaration bound to it (config/flags: its parser and default). */
+export const SHARED_TAIL_FIELDS = [
+  "seed", "disableIgnoreEos", "outputFile", "extraRequestBody", "dumpPrompts", "settleMs", "flushDeadlineS", "requestTimeoutS", "stallTimeoutS",
+  "pageSize", "verbose", "apiKey", "servedModelName", "requestDetails", "verifyCache", "cacheTolerance", "flush", "strict", "quiet",
+] as const satisfies readonly (keyof SharedTail)[];
+
 export function parseSharedTail(raw: RawFlags, env: Record<string, string | undefined>): SharedTail {
-  const d = RUN_DEFAULTS;
-  const pageSizeRaw = str(raw, "page-size");
-  return {
-    seed: parseSeed(str(raw, "seed") ?? String(d.seed)),
-    disableIgnoreEos: raw["disable-ignore-eos"] === true,
-    outputFile: str(raw, "output-file") ?? null,
-    extraRequestBody: parseExtraBody(str(raw, "extra-request-body") ?? "{}"),
-    dumpPrompts: str(raw, "dump-prompts") ?? null,
-    settleMs: parseNumberFlag("settle", str(raw, "settle") ?? String(d.settleMs / 1000), 0) * 1000,
-    flushDeadlineS: parseNumberFlag("flush-deadline", str(raw, "flush-deadline") ?? String(d.flushDeadlineS), 0),
-    flushServerTimeoutS: d.flushServerTimeoutS,
-    requestTimeoutS: parseNumberFlag("request-timeout", str(raw, "request-timeout") ?? String(d.requestTimeoutS), 0.001),
-    stallTimeoutS: parseNumberFlag("stall-timeout", str(raw, "stall-timeout") ?? String(d.stallTimeoutS), 0.001),
-    pageSize: pageSizeRaw === undefined ? null : parseIntFlag("page-size", pageSizeRaw, 1),
-    verbose: raw.verbose === true,
-    apiKey: str(raw, "api-key") ?? env.SGLANG_API_KEY ?? env.OPENAI_API_KEY ?? null,
-    servedModelName: str(raw, "served-model-name") ?? null,
-    requestDetails: str(raw, "request-details") ?? null,
-    verifyCache: oneOf(raw, "verify-cache", VERIFY_CACHE_MODES, d.verifyCache),
-    cacheTolerance: parseFraction("cache-tolerance", str(raw, "cache-tolerance") ?? String(d.cacheTolerance)),
-    flush: oneOf(raw, "flush", FLUSH_MODES, d.flush),
-    strict: raw.strict === true,
-    quiet: raw.quiet === true,
-  };
+  const out: Record<string, unknown> = { flushServerTimeoutS: RUN_DEFAULTS.flushServerTimeoutS };
+  for (const decl of CLIENT_FLAGS) {
+    const bind = decl.bind;
+    if (bind?.parse !== undefined && (SHARED_TAIL_FIELDS as readonly string[]).includes(bind.field)) out[bind.field] = bind.parse(raw, env);
+  }
+  return out as SharedTail;
 }
 
 /** --request-rate, --burstiness and --duration, checked against each other. */

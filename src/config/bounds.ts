@@ -1,6 +1,6 @@
 /**
  * Every size is bounded before anything is sent. Each numeric flag has a most, here, checked by the one parser of its
- * kind (cli/flag-values.ts), so no flag can ask for a run that spins or eats the machine: 0.3 took
+ * kind (config/flag-values.ts), so no flag can ask for a run that spins or eats the machine: 0.3 took
  * `--num-clients 100000000000` and grew to 23 GB, and `--total-tokens 2000000000` spun drawing prompts. The run's
  * memory is estimated too (estimateMemory) and refused past half the machine's.
  */

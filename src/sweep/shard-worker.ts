@@ -24,14 +24,18 @@ import { sendShare } from "./stages/measure-share.ts";
 import { abortOf, sourceFilled } from "../engine/send.ts";
 import { VERSION } from "../version.ts";
 import { WORKER_SINK } from "./sink.ts";
+import { CLIENT_FLAGS } from "../config/flags/index.ts";
+
+/** The option fields that shape run's workload: its declarations say which (config/flags: `bind.shapesWorkload`). */
+export const WORKLOAD_FIELDS: readonly string[] = CLIENT_FLAGS.filter((d) => d.commands.run !== undefined && d.bind?.shapesWorkload === true).map((d) => d.bind!.field);
 
 /** Every option that shapes the workload or the requests: all shards must agree on them. */
 export function workloadHash(opts: RunOptions): string {
-  const o = opts;
-  const shaping = [o.backend, o.endpoint, o.baseUrl, o.tokenizer, o.revision, o.numPrompts, o.totalTokens, o.outputLen, o.maxConcurrency, o.pcts,
-    o.seed.toString(), o.disableIgnoreEos, o.extraRequestBody, o.requestTimeoutS, o.stallTimeoutS, o.pageSize, o.servedModelName, o.workingSets,
-    o.requestRates.map(String), String(o.burstiness), o.durationS];
-  return createHash("sha256").update(JSON.stringify(shaping)).digest("hex").slice(0, 16);
+  const o = opts as unknown as Record<string, unknown>;
+  // Seeds are bigints and rates may be Infinity: JSON has neither, so both are written as text.
+  const shaping = WORKLOAD_FIELDS.map((field) => [field, o[field]]);
+  const text = JSON.stringify(shaping, (_, v) => (typeof v === "bigint" || (typeof v === "number" && !Number.isFinite(v)) ? String(v) : v));
+  return createHash("sha256").update(text).digest("hex").slice(0, 16);
 }
 
 /** Runs this process as shard `rank`; resolves with its exit code. */

@@ -14,11 +14,18 @@ import {
   RUN_DEFAULTS as d,
   VERIFY_CACHE_MODES,
 } from "../options.ts";
-import type { FlagDecl, RefusedFlag } from "./types.ts";
+import type { FlagBinding, FlagDecl, RefusedFlag } from "./types.ts";
+import { oneOf, parseExtraBody, parseFraction, parseIntFlag, parseNumberFlag, parseSeed, str } from "../flag-values.ts";
 
 type Commands = FlagDecl["commands"];
 const text = (name: string, help: string, commands: Commands, more: Partial<FlagDecl> = {}): FlagDecl => ({ name, type: "string", help, commands, ...more });
-const bool = (name: string, help: string, commands: Commands): FlagDecl => ({ name, type: "boolean", help, commands });
+const bool = (name: string, help: string, commands: Commands, more: Partial<FlagDecl> = {}): FlagDecl => ({ name, type: "boolean", help, commands, ...more });
+/** A boolean flag's field: true when given. */
+const flagField = (name: string, field: string, shapesWorkload = false): FlagBinding => ({ field, parse: (raw) => raw[name] === true, ...(shapesWorkload ? { shapesWorkload: true as const } : {}) });
+/** A path's field: null when not given. */
+const pathField = (name: string, field: string): FlagBinding => ({ field, parse: (raw) => str(raw, name) ?? null });
+/** A flag whose field shapes the workload, parsed with the options it is checked against (its command's parser). */
+const shaped = (decl: FlagDecl, field: string): FlagDecl => ({ ...decl, bind: { ...decl.bind, field, shapesWorkload: true } });
 
 const RUN_MT = { run: true, multiturn: true } as const;
 const SWEEPS = { run: true, demo: true } as const;
@@ -34,59 +41,72 @@ const TOKENIZER_FLAGS: FlagDecl[] = [
     demo: { help: "Tokenizer for the prompts (default: the bundled Qwen3 tokenizer)" },
     replay: { help: "Model name or path; loads the tokenizer unless --tokenizer is given (required, but not with --analyze)" },
   }),
-  text("tokenizer", "tokenizer.json file, a directory holding one, or a Hugging Face repo id (default: --model)", NET),
-  text("revision", "Hugging Face revision for a repo-id tokenizer", NET, { default: d.revision }),
+  shaped(text("tokenizer", "tokenizer.json file, a directory holding one, or a Hugging Face repo id (default: --model)", NET), "tokenizer"),
+  shaped(text("revision", "Hugging Face revision for a repo-id tokenizer", NET, { default: d.revision }), "revision"),
 ];
 
 const SERVER_FLAGS: FlagDecl[] = [
-  text("backend", "auto (ask the server), sglang (native /generate), vllm, llamacpp or openai (/v1/completions)", {
+  shaped(text("backend", "auto (ask the server), sglang (native /generate), vllm, llamacpp or openai (/v1/completions)", {
     run: true,
     demo: { help: "auto (the demo's mock answers as SGLang), sglang, vllm or openai (/v1/completions)" },
     multiturn: { help: "auto (ask the server), sglang (native /generate, token ids from output_ids), llamacpp (native /completion, ids from return_tokens), or openai / vllm (/v1/completions, output re-tokenized)" },
     replay: { help: "auto (ask the server), sglang (native /generate), vllm, llamacpp or openai (/v1/completions); token-id prompts" },
-  }, { default: d.backend, choices: BACKENDS }),
-  text("endpoint", "auto (the engine's own: /generate for SGLang, else /v1/completions), generate, completions, or chat (/v1/chat/completions, text prompts)", {
+  }, { default: d.backend, choices: BACKENDS }), "backend"),
+  shaped(text("endpoint", "auto (the engine's own: /generate for SGLang, else /v1/completions), generate, completions, or chat (/v1/chat/completions, text prompts)", {
     run: true,
     demo: { help: "auto, generate, completions or chat (/v1/chat/completions, text prompts)" },
-  }, { default: d.endpoint, choices: ENDPOINTS }),
-  text("base-url", "Server base URL if not using --host and --port", NET),
+  }, { default: d.endpoint, choices: ENDPOINTS }), "endpoint"),
+  shaped(text("base-url", "Server base URL if not using --host and --port", NET), "baseUrl"),
   text("host", "Server host", NET, { default: d.host }),
   text("port", "Server port", NET, { default: d.port }),
-  text("api-key", "Bearer token for the server (else $SGLANG_API_KEY / $OPENAI_API_KEY); never printed", NET),
-  text("served-model-name", "Model name for the OpenAI backend (default: the first of /v1/models)", NET),
+  text("api-key", "Bearer token for the server (else $SGLANG_API_KEY / $OPENAI_API_KEY); never printed", NET, {
+    bind: { field: "apiKey", parse: (raw, env) => str(raw, "api-key") ?? env.SGLANG_API_KEY ?? env.OPENAI_API_KEY ?? null },
+  }),
+  text("served-model-name", "Model name for the OpenAI backend (default: the first of /v1/models)", NET, {
+    bind: { field: "servedModelName", parse: (raw) => str(raw, "served-model-name") ?? null, shapesWorkload: true },
+  }),
   text("page-size", "Server KV page size for the expected cached tokens (default: /server_info's, else 1 for sglang and llamacpp, 16 for openai/vllm)", {
     run: true,
     multiturn: { help: "Server KV page size for the expected cached tokens (default: /server_info's, else 1 for sglang and 16 for openai/vllm)" },
     replay: { help: "Server KV page size for the expected cached tokens (default: /server_info's, else the backend's; --analyze: 1)" },
+  }, {
+    bind: {
+      field: "pageSize",
+      parse: (raw) => {
+        const v = str(raw, "page-size");
+        return v === undefined ? null : parseIntFlag("page-size", v, 1);
+      },
+      shapesWorkload: true,
+    },
   }),
 ];
 
 const WORKLOAD_FLAGS: FlagDecl[] = [
-  text("num-prompts", "Prompts per shared-prefix percentage", {
+  shaped(text("num-prompts", "Prompts per shared-prefix percentage", {
     run: true,
     demo: { default: dd.numPrompts },
     replay: { help: "Replay at most this many requests (of the slice)", default: null },
-  }, { default: d.numPrompts }),
-  text("total-tokens", "Input tokens per request (shared prefix + unique suffix)", { run: true, demo: { default: dd.totalTokens } }, { default: d.totalTokens }),
-  text("output-len", "Output tokens per request", {
+  }, { default: d.numPrompts }), "numPrompts"),
+  shaped(text("total-tokens", "Input tokens per request (shared prefix + unique suffix)", { run: true, demo: { default: dd.totalTokens } }, { default: d.totalTokens }), "totalTokens"),
+  shaped(text("output-len", "Output tokens per request", {
     run: true,
     demo: { default: dd.outputLen },
     multiturn: { help: "Output tokens per turn", default: md.outputLen },
-  }, { default: d.outputLen }),
-  text("max-concurrency", "Maximum concurrent requests; 0 = all prompts at once", {
+  }, { default: d.outputLen }), "outputLen"),
+  shaped(text("max-concurrency", "Maximum concurrent requests; 0 = all prompts at once", {
     run: true,
     demo: { default: dd.maxConcurrency },
     multiturn: { help: "Turns in flight at once (bench_multiturn's max-parallel); 0 = every client", default: md.maxConcurrency },
     replay: { help: "Requests in flight at most; 0 = no limit (--ignore-timestamps needs one)", default: 0 },
-  }, { default: d.maxConcurrency }),
-  text("pcts", "Comma-separated shared-prefix percentages to sweep", { run: true, demo: { default: dd.pcts } }, { default: d.pcts }),
-  text("request-rate", "Requests per second, or a comma list to sweep (one line per pct and rate); inf = next request when a slot is free", SWEEPS, { default: d.requestRate }),
-  text("burstiness", "Gamma shape of the gaps between arrivals: 1 = Poisson, larger = more regular, inf = evenly spaced", SWEEPS, { default: d.burstiness }),
-  text("duration", "Open loop: seconds during which requests arrive at the rate (instead of --num-prompts)", { ...SWEEPS, replay: { help: "Replay this many trace seconds from --start" } }),
-  text("working-set", "Distinct shared prefixes in rotation per pct (cache pressure); a list, e.g. 1,4,16, sweeps them; auto: sizes whose prefixes fill half, all and twice the cache's capacity (from the server or --passport)", {
+  }, { default: d.maxConcurrency }), "maxConcurrency"),
+  shaped(text("pcts", "Comma-separated shared-prefix percentages to sweep", { run: true, demo: { default: dd.pcts } }, { default: d.pcts }), "pcts"),
+  shaped(text("request-rate", "Requests per second, or a comma list to sweep (one line per pct and rate); inf = next request when a slot is free", SWEEPS, { default: d.requestRate }), "requestRates"),
+  shaped(text("burstiness", "Gamma shape of the gaps between arrivals: 1 = Poisson, larger = more regular, inf = evenly spaced", SWEEPS, { default: d.burstiness }), "burstiness"),
+  shaped(text("duration", "Open loop: seconds during which requests arrive at the rate (instead of --num-prompts)", { ...SWEEPS, replay: { help: "Replay this many trace seconds from --start" } }), "durationS"),
+  shaped(text("working-set", "Distinct shared prefixes in rotation per pct (cache pressure); a list, e.g. 1,4,16, sweeps them; auto: sizes whose prefixes fill half, all and twice the cache's capacity (from the server or --passport)", {
     run: true,
     multiturn: { help: "Distinct system prompts (client c uses c mod K): cache pressure", default: md.workingSet },
-  }, { default: d.workingSet }),
+  }, { default: d.workingSet }), "workingSets"),
   text("repeat", "Measure every line N times, each from a flushed, proven, warmed cache with the same prompts (lines get a `repeat` axis; the console shows each metric's mean, 95 % CI and CV; gates judge the mean)", { run: true }),
   text("route", "With several --base-url replicas: how the client routes each request (round-robin, random, least-in-flight, session, prefix, oracle); every line then has a hit-loss ledger", {
     run: true,
@@ -131,49 +151,63 @@ const CONVERSATION_FLAGS: FlagDecl[] = [
 
 /** What every measuring command takes with the same meaning (their help differs where a pct is a round). */
 const SHARED_FLAGS: FlagDecl[] = [
-  text("seed", "Random seed for prompt generation (Python random.Random compatible)", MEASURING, { default: d.seed }),
-  bool("disable-ignore-eos", "Let requests stop at EOS (ignore_eos=false)", MEASURING),
+  text("seed", "Random seed for prompt generation (Python random.Random compatible)", MEASURING, {
+    default: d.seed, bind: { field: "seed", parse: (raw) => parseSeed(str(raw, "seed") ?? String(d.seed)), shapesWorkload: true },
+  }),
+  bool("disable-ignore-eos", "Let requests stop at EOS (ignore_eos=false)", MEASURING, { bind: flagField("disable-ignore-eos", "disableIgnoreEos", true) }),
   text("output-file", "JSONL file to append one result object per shared-prefix percentage", {
     ...SWEEPS,
     multiturn: { help: "JSONL file to append one line per round" },
     replay: { help: "JSONL file to append one line per --window and one for the whole replay (--analyze: the analysis as one JSON object)" },
+  }, { bind: pathField("output-file", "outputFile") }),
+  text("extra-request-body", "JSON object merged into every request payload", MEASURING, {
+    bind: { field: "extraRequestBody", parse: (raw) => parseExtraBody(str(raw, "extra-request-body") ?? "{}"), shapesWorkload: true },
   }),
-  text("extra-request-body", "JSON object merged into every request payload", MEASURING),
   text("dump-prompts", "Write every prompt's token ids, one JSON line per prompt, to this file", {
     ...SWEEPS,
     multiturn: { help: "Write every turn's token ids, one JSON line per turn, to this file" },
     replay: { help: "Write every request's token ids, one JSON line per request (its trace line and hash ids), to this file" },
-  }),
+  }, { bind: pathField("dump-prompts", "dumpPrompts") }),
   text("request-details", "Write one JSONL line per measured request (timestamps, cached tokens) to this file", {
     ...SWEEPS,
     multiturn: { help: "Write one JSONL line per turn (timestamps, cached tokens per tier) to this file" },
     replay: { help: "Write one JSONL line per request (timestamps, cached tokens, the predicted range) to this file" },
-  }),
+  }, { bind: pathField("request-details", "requestDetails") }),
   text("settle", "Seconds to wait after each cache flush", {
     run: true,
     demo: { default: dd.settleS },
     multiturn: { help: "Seconds to wait after the cache flush" },
     replay: { help: "Seconds to wait after the cache flush" },
-  }, { default: d.settleMs / 1000 }),
+  }, { default: d.settleMs / 1000, bind: { field: "settleMs", parse: (raw) => parseNumberFlag("settle", str(raw, "settle") ?? String(d.settleMs / 1000), 0) * 1000 } }),
   // Not the demo's: its own mock is idle whenever it is flushed, so it never answers busy (refused below).
-  text("flush-deadline", "Seconds to keep retrying a busy /flush_cache", NET, { default: d.flushDeadlineS }),
-  text("request-timeout", "Seconds one request may take in all", MEASURING, { default: d.requestTimeoutS }),
-  text("stall-timeout", "Seconds without any byte before a request fails as stalled", MEASURING, { default: d.stallTimeoutS }),
+  text("flush-deadline", "Seconds to keep retrying a busy /flush_cache", NET, {
+    default: d.flushDeadlineS, bind: { field: "flushDeadlineS", parse: (raw) => parseNumberFlag("flush-deadline", str(raw, "flush-deadline") ?? String(d.flushDeadlineS), 0) },
+  }),
+  text("request-timeout", "Seconds one request may take in all", MEASURING, {
+    default: d.requestTimeoutS,
+    bind: { field: "requestTimeoutS", parse: (raw) => parseNumberFlag("request-timeout", str(raw, "request-timeout") ?? String(d.requestTimeoutS), 0.001), shapesWorkload: true },
+  }),
+  text("stall-timeout", "Seconds without any byte before a request fails as stalled", MEASURING, {
+    default: d.stallTimeoutS,
+    bind: { field: "stallTimeoutS", parse: (raw) => parseNumberFlag("stall-timeout", str(raw, "stall-timeout") ?? String(d.stallTimeoutS), 0.001), shapesWorkload: true },
+  }),
   text("flush", "Cache flush before each pct: auto (the backend's way) or none", {
     ...SWEEPS,
     multiturn: { help: "Cache flush before round 0: auto (the backend's way) or none" },
     replay: { help: "Cache flush before the first request: auto (the backend's way) or none" },
-  }, { default: d.flush, choices: FLUSH_MODES }),
-  text("verify-cache", "Check cached tokens against the expected prefix: off, warn or strict (exit 4)", MEASURING, { default: d.verifyCache, choices: VERIFY_CACHE_MODES }),
+  }, { default: d.flush, choices: FLUSH_MODES, bind: { field: "flush", parse: (raw) => oneOf(raw, "flush", FLUSH_MODES, d.flush) } }),
+  text("verify-cache", "Check cached tokens against the expected prefix: off, warn or strict (exit 4)", MEASURING, {
+    default: d.verifyCache, choices: VERIFY_CACHE_MODES, bind: { field: "verifyCache", parse: (raw) => oneOf(raw, "verify-cache", VERIFY_CACHE_MODES, d.verifyCache) },
+  }),
   text("cache-tolerance", "Share of requests per pct that may disagree under --verify-cache strict (a percent, e.g. 5%)", {
     ...SWEEPS,
     multiturn: { help: "Share of a round's turns that may disagree under --verify-cache strict (a percent, e.g. 5%)" },
     replay: { help: "Share of the replay's requests whose cached tokens may fall short of their predicted range unexplained under --verify-cache strict (a percent, e.g. 5%)" },
-  }, { default: d.cacheTolerance }),
+  }, { default: d.cacheTolerance, bind: { field: "cacheTolerance", parse: (raw) => parseFraction("cache-tolerance", str(raw, "cache-tolerance") ?? String(d.cacheTolerance)) } }),
   bool("strict", "Exit 5 when the client itself was saturated (event-loop lag or JS-thread CPU) during a pct", {
     ...SWEEPS,
     multiturn: { help: "Exit 5 when the client itself was saturated (event-loop lag or JS-thread CPU) during a round" },
-  }),
+  }, { bind: flagField("strict", "strict") }),
   text("workers", "Processes on this machine sharing the load (this one included), or auto: one per 256 streams, up to cores-1", {
     ...SWEEPS,
     multiturn: { help: "Processes on this machine sharing the conversations (this one included; client c runs in process c mod N), or auto" },
@@ -187,8 +221,10 @@ const SHARED_FLAGS: FlagDecl[] = [
   }, { repeatable: true }),
   text("gates-file", "File with one gate per line (# comments)", ALL),
   // Not multiturn's: it draws no progress line (refused below).
-  bool("quiet", "No progress line on stderr", { ...SWEEPS, replay: true, multiturn: { help: "Only warnings and errors on stderr (multiturn draws no progress line; --quiet means the same quiet in every command)" } }),
-  bool("verbose", "Show stack traces and debug logs", { ...MEASURING, report: true, compare: true, merge: true, history: true }),
+  bool("quiet", "No progress line on stderr", { ...SWEEPS, replay: true, multiturn: { help: "Only warnings and errors on stderr (multiturn draws no progress line; --quiet means the same quiet in every command)" } }, {
+    bind: flagField("quiet", "quiet"),
+  }),
+  bool("verbose", "Show stack traces and debug logs", { ...MEASURING, report: true, compare: true, merge: true, history: true }, { bind: flagField("verbose", "verbose") }),
 ];
 
 /** run's order in --help: the script's flags first, then ours. */

@@ -3,6 +3,8 @@
  * `--help` text, the strict name check and docs/reference/flags.md are all generated from the declarations.
  */
 
+import type { RawFlags } from "../flag-values.ts";
+
 /** The commands of `warmbench`, in the order `--help` and the docs list them. */
 export const COMMAND_NAMES = ["run", "demo", "multiturn", "capacity", "replay", "passport", "mock", "report", "compare", "merge", "history", "schema"] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
@@ -28,9 +30,24 @@ export interface FlagSpec {
 /** What differs for one command from the flag's common declaration. */
 export type FlagOverride = Partial<Pick<FlagSpec, "help" | "default" | "choices" | "optional">>;
 
+/** Raw flag values as citty hands them over (strings, booleans; repeated flags joined by newlines). */
+export type FlagValues = RawFlags;
+
+/**
+ * A flag bound to the option it fills: the field, how its value (or its absence) becomes the field's value, and
+ * whether it shapes the workload (every process of a sharded run must agree on it: the shards' workload hash is made
+ * of these fields). One declaration is then the flag's name, help, default, parser and field.
+ */
+export interface FlagBinding {
+  field: string;
+  parse?: (raw: FlagValues, env: Record<string, string | undefined>) => unknown;
+  shapesWorkload?: true;
+}
+
 /** A flag and the commands that take it (`true`: as declared; an object: with that command's help or default). */
 export interface FlagDecl extends FlagSpec {
   commands: Partial<Record<CommandName, true | FlagOverride>>;
+  bind?: FlagBinding;
 }
 
 /** A flag a command refuses by name with a reason (it would otherwise do nothing there); not in its help. */

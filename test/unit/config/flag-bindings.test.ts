@@ -1,0 +1,45 @@
+/**
+ * A flag is one declaration bound to its field (issue 26): the options every measuring command shares are filled by
+ * their declarations' parsers, and the shards' workload hash is made of the fields the declarations mark as shaping
+ * the workload - no list of either kept by hand elsewhere.
+ */
+import { describe, expect, test } from "bun:test";
+import { CLIENT_FLAGS } from "../../../src/config/flags/index.ts";
+import { parseRunOptions, parseSharedTail, SHARED_TAIL_FIELDS } from "../../../src/cli/options.ts";
+import { workloadHash, WORKLOAD_FIELDS } from "../../../src/sweep/shard-worker.ts";
+import { LLAMA2_TOKENIZER } from "../../helpers/run-cli.ts";
+
+const BASE = { model: LLAMA2_TOKENIZER, "base-url": "http://127.0.0.1:9" };
+
+describe("flags bound to their fields", () => {
+  test("each shared option is filled by exactly one declaration, which carries its parser", () => {
+    for (const field of SHARED_TAIL_FIELDS) {
+      const bound = CLIENT_FLAGS.filter((d) => d.bind?.field === field && d.bind.parse !== undefined);
+      expect([field, bound.length]).toEqual([field, 1]);
+    }
+  });
+
+  test("a flag left out takes its declaration's default; given, its parser's value", () => {
+    const none = parseSharedTail({}, {});
+    expect(none).toMatchObject({ seed: 42n, settleMs: 1000, requestTimeoutS: 3600, stallTimeoutS: 300, verifyCache: "warn", flush: "auto", quiet: false, pageSize: null, apiKey: null });
+    for (const decl of CLIENT_FLAGS.filter((d) => d.bind?.parse !== undefined && typeof d.default === "number")) {
+      const value = none[decl.bind!.field as keyof typeof none];
+      // Seconds shown, milliseconds kept (settle): the shown default is the value in the flag's unit.
+      expect([decl.name, decl.name === "settle" ? Number(value) / 1000 : Number(value)]).toEqual([decl.name, Number(decl.default)]);
+    }
+    const given = parseSharedTail({ seed: "7", settle: "0.5", "page-size": "16", quiet: true, "api-key": "k" }, {});
+    expect(given).toMatchObject({ seed: 7n, settleMs: 500, pageSize: 16, quiet: true, apiKey: "k" });
+    expect(parseSharedTail({}, { OPENAI_API_KEY: "from-env" }).apiKey).toBe("from-env");
+    expect(() => parseSharedTail({ "request-timeout": "0" }, {})).toThrow(/--request-timeout/);
+  });
+
+  test("the workload hash is made of the declarations' shaping fields: a shaping flag changes it, an output flag does not", () => {
+    const opts = parseRunOptions(BASE, {});
+    for (const field of WORKLOAD_FIELDS) expect([field, field in opts]).toEqual([field, true]);
+    const hash = workloadHash(opts);
+    expect(workloadHash(parseRunOptions({ ...BASE, quiet: true, "output-file": "x.jsonl" }, {}))).toBe(hash);
+    for (const [flag, value] of [["seed", "7"], ["num-prompts", "9"], ["request-rate", "5"], ["stall-timeout", "9"], ["extra-request-body", '{"a":1}']] as const) {
+      expect([flag, workloadHash(parseRunOptions({ ...BASE, [flag]: value }, {})) === hash]).toEqual([flag, false]);
+    }
+  });
+});
