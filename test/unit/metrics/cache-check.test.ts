@@ -1,12 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { checkCache, type CacheCheckInput } from "../../../src/metrics/cache-check.ts";
 import type { RequestRecord } from "../../../src/schema/record.ts";
+import { makeRecord } from "../../helpers/record.ts";
 
-const rec = (cachedTokens: number, ok = true): RequestRecord => ({
-  index: 0, ok, failureKind: ok ? null : "http", failureMessage: "", httpStatus: 200, promptLen: 1000, intendedMs: 0, startMs: 0, firstTokenMs: 1, lastEventMs: 2,
-  ttftMs: 1, latencyMs: 2, outputLen: 2, cachedTokens, cachedDeviceTokens: -1, cachedHostTokens: -1, cachedStorageTokens: -1, itlMs: new Float64Array(1), tokenEvents: 2, finishReason: "length",
-  generatedText: "",
-});
+const rec = (cachedTokens: number, ok = true): RequestRecord => makeRecord({ ok, cachedTokens });
 const input = (over: Partial<CacheCheckInput>): CacheCheckInput => ({
   records: [rec(496), rec(496)], expectedCachedTokens: 496, promptLen: 1000, warmCachedTokens: 0, flushProbeCachedTokens: 0, mode: "warn", tolerance: 0, ...over,
 });

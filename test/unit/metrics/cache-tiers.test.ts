@@ -3,13 +3,10 @@ import { describe, expect, test } from "bun:test";
 import { cachePressure } from "../../../src/metrics/cache-pressure.ts";
 import { servingTier, tierStats } from "../../../src/metrics/cache-tiers.ts";
 import type { RequestRecord } from "../../../src/schema/record.ts";
+import { makeRecord } from "../../helpers/record.ts";
 
 function rec(ttftMs: number, cached: number, device: number, host: number, storage = 0, ok = true): RequestRecord {
-  return {
-    index: 0, ok, failureKind: ok ? null : "http", failureMessage: "", httpStatus: 200, promptLen: 1000, intendedMs: 0, startMs: 0, firstTokenMs: 0, lastEventMs: 0, ttftMs, latencyMs: 50,
-    outputLen: 2, cachedTokens: cached, cachedDeviceTokens: device, cachedHostTokens: host, cachedStorageTokens: storage,
-    itlMs: new Float64Array(1), tokenEvents: 2, finishReason: "length", generatedText: "",
-  };
+  return makeRecord({ ok, firstTokenMs: 0, lastEventMs: 0, ttftMs, latencyMs: 50, cachedTokens: cached, cachedDeviceTokens: device, cachedHostTokens: host, cachedStorageTokens: storage });
 }
 
 describe("tierStats", () => {

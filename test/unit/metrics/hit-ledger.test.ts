@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { hitLedger, routingImbalance } from "../../../src/metrics/hit-ledger.ts";
 import type { BlockPrompt } from "../../../src/metrics/block-prompt.ts";
 import type { RequestRecord } from "../../../src/schema/record.ts";
+import { makeRecord } from "../../helpers/record.ts";
 
 /** Prompts of 4 pages of 16 tokens: the first `shared` pages of prefix group 0, then pages of their own. */
 const PAGE = 16;
@@ -9,7 +10,7 @@ const prompt = (index: number, shared: number): BlockPrompt => ({
   index, inputLength: 64, outputLength: 1, hashIds: [0, 1, 2, 3].map((k) => (k < shared ? 1 + k : 1000 + index * 10 + k)),
 });
 const rec = (index: number, startMs: number, cached: number): RequestRecord =>
-  ({ index, ok: true, startMs, firstTokenMs: startMs + 1, lastEventMs: startMs + 2, latencyMs: 2, outputLen: 1, cachedTokens: cached, ttftMs: 1 }) as RequestRecord;
+  makeRecord({ index, startMs, firstTokenMs: startMs + 1, lastEventMs: startMs + 2, latencyMs: 2, outputLen: 1, cachedTokens: cached, ttftMs: 1 });
 
 describe("hitLedger", () => {
   // Three requests sharing 2 pages, one after another: 0 on replica 0, 1 on replica 1, 2 on replica 0.
@@ -45,7 +46,7 @@ describe("hitLedger", () => {
   });
 
   test("a failed or unreported request is left out of every term, but counts as served", () => {
-    const l = hitLedger({ prompts, records: [rec(0, 0, 0), { ...rec(1, 10, -1) }, { ...rec(2, 20, 0), ok: false } as RequestRecord], replicaOf, replicas: [{ url: "a", capacityTokens: null, warmed: [] }, { url: "b", capacityTokens: null, warmed: [] }], pageSize: PAGE });
+    const l = hitLedger({ prompts, records: [rec(0, 0, 0), { ...rec(1, 10, -1) }, makeRecord({ ...rec(2, 20, 0), ok: false })], replicaOf, replicas: [{ url: "a", capacityTokens: null, warmed: [] }, { url: "b", capacityTokens: null, warmed: [] }], pageSize: PAGE });
     expect(l.counted).toBe(1);
     expect(l.perReplica.map((r) => r.requests)).toEqual([2, 1]);
   });

@@ -3,10 +3,11 @@ import { judge, totals } from "../../../src/replay/check.ts";
 import { predictFromRecords } from "../../../src/metrics/predict-from-records.ts";
 import type { TraceRequest } from "../../../src/replay/trace.ts";
 import type { RequestRecord } from "../../../src/schema/record.ts";
+import { makeRecord } from "../../helpers/record.ts";
 
 const req = (index: number, inputLength: number, hashIds: number[]): TraceRequest => ({ index, line: index + 1, timestampMs: 0, inputLength, outputLength: 2, hashIds });
 const rec = (index: number, startMs: number, firstTokenMs: number, lastEventMs: number, cachedTokens: number, ok = true): RequestRecord =>
-  ({ index, ok, startMs, firstTokenMs, lastEventMs, latencyMs: lastEventMs - startMs, cachedTokens, outputLen: 2 }) as RequestRecord;
+  makeRecord({ index, ok, startMs, firstTokenMs, lastEventMs, latencyMs: lastEventMs - startMs, cachedTokens, outputLen: 2 });
 
 describe("predictFromRecords", () => {
   const rs = [req(0, 30, [1, 2, 3]), req(1, 30, [1, 2, 4]), req(2, 30, [1, 2, 5])];
