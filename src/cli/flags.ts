@@ -47,8 +47,22 @@ export function checkedArgv(command: CommandName, argv: string[]): string[] {
     if (argv.some((a) => a === `--${refused.name}` || a.startsWith(`--${refused.name}=`))) throw new UsageError(`--${refused.name}: ${refused.reason}`);
   }
   const flags = flagsOf(command);
-  return normalizeFlags(argv, argsOf(command), {
+  const normalized = normalizeFlags(argv, argsOf(command), {
     variadic: flags.some((f) => f.variadic === true),
     repeatable: new Set(flags.filter((f) => f.repeatable === true).map((f) => f.name)),
   });
+  checkCrossFlagRules(flags, normalized);
+  return normalized;
+}
+
+/** The declared cross-flag rules (FlagSpec.requires, .conflicts) on the given flags: the first broken one is a UsageError. */
+export function checkCrossFlagRules(flags: readonly FlagSpec[], argv: readonly string[]): void {
+  const given = (name: string) => argv.some((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+  for (const f of flags) {
+    if (!given(f.name)) continue;
+    if (f.requires !== undefined && !given(f.requires)) throw new UsageError(`--${f.name}: only --${f.requires} reads it (add --${f.requires})`);
+    for (const [other, why] of Object.entries(f.conflicts ?? {})) {
+      if (given(other)) throw new UsageError(`--${f.name}: not with --${other}: ${why}`);
+    }
+  }
 }

@@ -129,7 +129,6 @@ function replicaUrls(flag: string, text: string): { baseUrl: string; urlCredenti
 function parseRoutedReplicas(raw: RawFlags, placement: Pick<RunOptions, "workers" | "shard">): Pick<RunOptions, "replicas"> {
   const router = str(raw, "base-url");
   if (router === undefined || router.includes(",")) throw new UsageError("--replicas: the measured requests go to the router: give it as one --base-url");
-  if (str(raw, "route") !== undefined) throw new UsageError("--route: with --replicas a router routes; --route is the client's own routing (--base-url A,B,...)");
   const servedHeader = str(raw, "replica-header");
   if (servedHeader === undefined) {
     throw new UsageError("--replicas: the ledger needs the replica behind each answer: --replica-header NAME (a response header the router sets, e.g. nginx's $upstream_addr)");
@@ -149,10 +148,8 @@ function parseRoutedReplicas(raw: RawFlags, placement: Pick<RunOptions, "workers
  * share without the others' in-flight counts), and the gates' and the ledger's figures are the union's.
  */
 export function parseReplicas(raw: RawFlags, placement: Pick<RunOptions, "workers" | "shard">): Pick<RunOptions, "replicas"> {
+  // --routing-key and --replica-header without --replicas: refused by their declarations (requires).
   if (str(raw, "replicas") !== undefined) return parseRoutedReplicas(raw, placement);
-  for (const flag of ["routing-key", "replica-header"]) {
-    if (str(raw, flag) !== undefined) throw new UsageError(`--${flag}: only behind a router (--replicas A,B,... with --base-url ROUTER)`);
-  }
   const text = str(raw, "base-url");
   const routeRaw = str(raw, "route");
   const urls = text === undefined || !text.includes(",") ? [] : text.split(",").map((u) => u.trim());
@@ -176,10 +173,8 @@ export function parseFidelity(raw: RawFlags, endpoint: string, gates: readonly G
   const on = raw["check-fidelity"] === true;
   const sampleRaw = str(raw, "fidelity-sample");
   const tieRaw = str(raw, "fidelity-tie-nats");
+  // --fidelity-sample and --fidelity-tie-nats without it: refused by their declarations (requires).
   if (!on) {
-    for (const [flag, v] of [["fidelity-sample", sampleRaw], ["fidelity-tie-nats", tieRaw]] as const) {
-      if (v !== undefined) throw new UsageError(`--${flag}: only --check-fidelity reads it (add --check-fidelity)`);
-    }
     const gate = gates.find((g) => g.metric.startsWith("fidelity_"));
     if (gate !== undefined) throw new UsageError(`${gate.source}: fidelity keys are measured only with --check-fidelity (add it)`);
     return {};

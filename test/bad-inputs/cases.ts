@@ -49,7 +49,7 @@ export const BAD_INPUTS: readonly BadInput[] = [
   { command: "run", what: "an unknown routing policy", args: ["--model", "{TOK}", "--base-url", "{MOCK},http://127.0.0.1:9", "--route", "sticky"], exit: 2, message: "--route" },
   { command: "run", what: "replicas with more client processes", args: ["--model", "{TOK}", "--base-url", "{MOCK},http://127.0.0.1:9", "--workers", "2"], exit: 2, message: "the client routes in one process" },
   { command: "run", what: "replicas behind a router without its answer header", args: [...RUN, "--replicas", "http://127.0.0.1:9,http://127.0.0.1:10"], exit: 2, message: "--replica-header NAME" },
-  { command: "run", what: "a routing key without a router", args: [...RUN, "--routing-key", "smg"], exit: 2, message: "--routing-key: only behind a router" },
+  { command: "run", what: "a routing key without a router", args: [...RUN, "--routing-key", "smg"], exit: 2, message: "--routing-key: only --replicas reads it (add --replicas)" },
   { command: "run", what: "a routing key that is no header name", args: [...RUN, "--replicas", "http://127.0.0.1:9", "--replica-header", "X-Served-By", "--routing-key", "a b"], exit: 2, message: "not a header name" },
   { command: "run", what: "a fidelity setting without the check", args: [...RUN, "--fidelity-sample", "2"], exit: 2, message: "--fidelity-sample: only --check-fidelity reads it" },
   { command: "run", what: "a fidelity gate without the check", args: [...RUN, "--gate", "fidelity_diverged==0"], exit: 2, message: "fidelity keys are measured only with --check-fidelity" },

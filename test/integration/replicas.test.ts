@@ -235,8 +235,8 @@ describe("replicas behind a router (--replicas, --routing-key, --replica-header)
     const base = ["run", "--model", LLAMA2_TOKENIZER, "--base-url", "http://127.0.0.1:9", "--settle", "0"];
     for (const [args, message] of [
       [["--replicas", urls.join(",")], /--replica-header NAME/],
-      [["--routing-key", "smg"], /only behind a router/],
-      [["--replicas", urls.join(","), "--replica-header", "X-Served-By", "--route", "session"], /--route: with --replicas a router routes/],
+      [["--routing-key", "smg"], /--routing-key: only --replicas reads it/],
+      [["--replicas", urls.join(","), "--replica-header", "X-Served-By", "--route", "session"], /--route: not with --replicas: with --replicas a router routes/],
       [["--replicas", urls.join(","), "--replica-header", "bad header"], /not a header name/],
     ] as const) {
       const r = await runCli([...base, ...args]);

@@ -114,6 +114,7 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
     replay: { help: "With several --base-url replicas: how the client routes each request (session, prefix: by the trace's root block); the whole replay then has a hit-loss ledger" },
   }, {
     default: "round-robin", choices: ROUTE_POLICIES,
+    conflicts: { replicas: "with --replicas a router routes; --route is the client's own routing (--base-url A,B,...)" },
   }),
   text("passport", "A cache passport (warmbench passport --output-file): its page size and capacity are used where the server states none", {
     run: true, multiturn: true, replay: true,
@@ -123,16 +124,20 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
   }),
   text("routing-key", "With --replicas: the header carrying each request's session key to the router: smg (X-SMG-Routing-Key), dynamo (X-Dynamo-Session-ID), aiperf (X-Session-Affinity), or a header name", {
     run: true, multiturn: true, replay: true,
+  }, { requires: "replicas" }),
+  text("replica-header", "With --replicas: the response header naming the replica the router chose (a URL, host:port as nginx's $upstream_addr, or an index)", { run: true, multiturn: true, replay: true }, {
+    requires: "replicas",
   }),
-  text("replica-header", "With --replicas: the response header naming the replica the router chose (a URL, host:port as nginx's $upstream_addr, or an index)", { run: true, multiturn: true, replay: true }),
   bool("check-fidelity", "After each line, compare greedy answers after a proven cache hit with answers after a proven flush, with log-probabilities (fidelity_* keys; gate fidelity_diverged==0)", {
     run: true,
     multiturn: { help: "After the last round, compare greedy answers to conversations' last turns after their history was proven cached with answers after a proven flush (fidelity_* keys on the last round's line)" },
     replay: { help: "After the replay, compare greedy answers to trace requests after their shared prefix was proven cached with answers after a proven flush (fidelity_* keys on the whole replay's line)" },
   }),
-  text("fidelity-sample", "--check-fidelity: prompts compared per line (each costs two flushes and three unmeasured requests)", { run: true, multiturn: { help: "--check-fidelity: conversations whose last turn is compared" }, replay: { help: "--check-fidelity: trace requests compared (of those a prefix was shared with)" } }, { default: FIDELITY_DEFAULTS.sample }),
+  text("fidelity-sample", "--check-fidelity: prompts compared per line (each costs two flushes and three unmeasured requests)", { run: true, multiturn: { help: "--check-fidelity: conversations whose last turn is compared" }, replay: { help: "--check-fidelity: trace requests compared (of those a prefix was shared with)" } }, {
+    default: FIDELITY_DEFAULTS.sample, requires: "check-fidelity",
+  }),
   text("fidelity-tie-nats", "--check-fidelity: a first difference whose two tokens are each in the other's top 5 and at most this many nats apart is a near tie, not a divergence", { run: true, multiturn: true, replay: true }, {
-    default: FIDELITY_DEFAULTS.tieNats,
+    default: FIDELITY_DEFAULTS.tieNats, requires: "check-fidelity",
   }),
   text("repeat-until-cv", "With --repeat N as the most: stop repeating a line once the CV (sd/mean) of its gated metrics (else p99_ttft_ms and mean_itl_ms) is below this percent (e.g. 5%), after 2 repeats at least", { run: true }),
 ];

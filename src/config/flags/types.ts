@@ -25,6 +25,10 @@ export interface FlagSpec {
   variadic?: boolean;
   /** Positional: may be left out (the command says what it needs instead: report FILES... beside --history). */
   optional?: boolean;
+  /** A flag this one means nothing without: given alone, it is refused naming both (a declared cross-flag rule). */
+  requires?: string;
+  /** Flags this one cannot be given with, and why (declared cross-flag rules). */
+  conflicts?: Readonly<Record<string, string>>;
 }
 
 /** What differs for one command from the flag's common declaration. */

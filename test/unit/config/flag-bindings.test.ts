@@ -8,6 +8,8 @@ import { CLIENT_FLAGS } from "../../../src/config/flags/index.ts";
 import { parseRunOptions, parseSharedTail, SHARED_TAIL_FIELDS } from "../../../src/cli/options.ts";
 import { workloadHash, WORKLOAD_FIELDS } from "../../../src/sweep/shard-worker.ts";
 import { LLAMA2_TOKENIZER } from "../../helpers/run-cli.ts";
+import { checkCrossFlagRules, flagsOf } from "../../../src/cli/flags.ts";
+import { COMMAND_NAMES } from "../../../src/config/flags/types.ts";
 
 const BASE = { model: LLAMA2_TOKENIZER, "base-url": "http://127.0.0.1:9" };
 
@@ -40,6 +42,32 @@ describe("flags bound to their fields", () => {
     expect(workloadHash(parseRunOptions({ ...BASE, quiet: true, "output-file": "x.jsonl" }, {}))).toBe(hash);
     for (const [flag, value] of [["seed", "7"], ["num-prompts", "9"], ["request-rate", "5"], ["stall-timeout", "9"], ["extra-request-body", '{"a":1}']] as const) {
       expect([flag, workloadHash(parseRunOptions({ ...BASE, [flag]: value }, {})) === hash]).toEqual([flag, false]);
+    }
+  });
+});
+
+describe("declared cross-flag rules", () => {
+  test("a flag given without the flag it requires, or with one it conflicts with, is one usage error naming both", () => {
+    const flags = [
+      { name: "a", type: "string" as const, help: "", requires: "b" },
+      { name: "b", type: "boolean" as const, help: "" },
+      { name: "c", type: "boolean" as const, help: "", conflicts: { b: "they do the same" } },
+    ];
+    expect(() => checkCrossFlagRules(flags, ["--a", "1"])).toThrow("--a: only --b reads it (add --b)");
+    expect(() => checkCrossFlagRules(flags, ["--a=1", "--b"])).not.toThrow();
+    expect(() => checkCrossFlagRules(flags, ["--c", "--b"])).toThrow("--c: not with --b: they do the same");
+    expect(() => checkCrossFlagRules(flags, ["--c"])).not.toThrow();
+  });
+
+  test("every rule names a flag its command takes", () => {
+    for (const command of COMMAND_NAMES) {
+      const flags = flagsOf(command);
+      const names = new Set(flags.map((f) => f.name));
+      for (const f of flags) {
+        for (const other of [...(f.requires === undefined ? [] : [f.requires]), ...Object.keys(f.conflicts ?? {})]) {
+          expect([command, f.name, names.has(other)]).toEqual([command, f.name, true]);
+        }
+      }
     }
   });
 });
