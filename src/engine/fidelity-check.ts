@@ -9,7 +9,8 @@
 import { interruptedError } from "../interrupt.ts";
 import { controlFetch, controlText, type Control } from "../backends/http.ts";
 import { greedyRequest, parseGreedyAnswer, type GreedyAnswer } from "../backends/greedy-answer.ts";
-import type { Backend } from "../backends/types.ts";
+import type { Backend, ServerProfile } from "../backends/types.ts";
+import type { RunOptions } from "../config/options.ts";
 import { compareAnswers, fidelityGroup, FIDELITY_TOP_K, type FidelityComparison, type FidelityGroup } from "../metrics/fidelity.ts";
 
 export interface FidelitySample {
@@ -29,6 +30,25 @@ export interface FidelityCheckOptions {
   flushDeadlineS: number;
   flushServerTimeoutS: number;
   requestTimeoutS: number;
+}
+
+/** The check's options as a run has them (its --fidelity-tie-nats, its server, its timeouts), for answers of `outputLen`. */
+export function fidelityOptions(
+  ctx: { opts: Pick<RunOptions, "fidelity" | "extraRequestBody" | "flushDeadlineS" | "flushServerTimeoutS" | "requestTimeoutS">; server: Pick<ServerProfile, "pageSize" | "model" | "cacheSlots"> },
+  outputLen: number,
+): FidelityCheckOptions {
+  const { opts, server } = ctx;
+  return {
+    outputLen,
+    tieNats: opts.fidelity!.tieNats,
+    pageSize: server.pageSize,
+    model: server.model,
+    extra: opts.extraRequestBody,
+    slot: (server.cacheSlots ?? null) === null ? null : 0,
+    flushDeadlineS: opts.flushDeadlineS,
+    flushServerTimeoutS: opts.flushServerTimeoutS,
+    requestTimeoutS: opts.requestTimeoutS,
+  };
 }
 
 interface CheckContext {

@@ -45,7 +45,9 @@ export async function measure(o: MeasureOptions): Promise<Measurement & { own: S
   const { ctx } = o;
   const signal = ctx.io.signal;
   await sourceFilled(o.source, signal);
-  const countersBefore = await scrapeCacheCounters(ctx.ctl);
+  // Several replicas (a router): one server's /metrics would say one replica's hit rate; the ledger says them all.
+  const scrape = ctx.router === undefined;
+  const countersBefore = scrape ? await scrapeCacheCounters(ctx.ctl) : null;
   if (o.announce !== undefined) log.info(o.announce);
   const startedAt = new Date().toISOString();
   let shards: ShardsReport | null = null;
@@ -59,7 +61,7 @@ export async function measure(o: MeasureOptions): Promise<Measurement & { own: S
   } else {
     m = own = await send({ ...o, signal });
   }
-  const countersAfter = m.interrupted ? null : await scrapeCacheCounters(ctx.ctl);
+  const countersAfter = m.interrupted || !scrape ? null : await scrapeCacheCounters(ctx.ctl);
   return {
     records: m.records,
     t0Ms: m.startMs,

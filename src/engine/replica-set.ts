@@ -10,6 +10,7 @@ import type { Control } from "../backends/http.ts";
 import type { ServerProfile } from "../backends/types.ts";
 import type { PreparedRun } from "./prepare.ts";
 import { withPassport } from "./passport-facts.ts";
+import { resetCache, type CacheReset, type ResetContext, type ResetInput } from "./reset-cache.ts";
 
 export interface ReplicaSet {
   urls: readonly string[];
@@ -44,4 +45,20 @@ export async function prepareReplicas(
 /** A context as replica `r` sees it: its control calls, its URL, its preflight (the run's page size). */
 export function onReplica<C extends { ctl: Control; server: ServerProfile; opts: { baseUrl: string } }>(ctx: C, set: ReplicaSet, r: number): C {
   return { ...ctx, ctl: set.ctls[r]!, server: { ...set.servers[r]!, pageSize: ctx.server.pageSize }, opts: { ...ctx.opts, baseUrl: set.urls[r]! } };
+}
+
+/** Every replica reset on its own (flushed, proven), as one reset: proven only where every probe found nothing. */
+export async function resetReplicas<C extends ResetContext & Parameters<typeof onReplica>[0]>(ctx: C, set: ReplicaSet, input: ResetInput): Promise<CacheReset> {
+  const resets: CacheReset[] = [];
+  // The probe is the canary on each: the last prompt of a line ran on one replica only and proves nothing elsewhere.
+  for (let r = 0; r < set.urls.length; r++) resets.push(await resetCache(onReplica(ctx, set, r), { ...input, probeIds: null, label: `${input.label} on ${set.urls[r]}` }));
+  const probes = resets.map((x) => x.probeCachedTokens);
+  return {
+    flushed: resets.every((x) => x.flushed),
+    attempts: resets.reduce((a, x) => a + x.attempts, 0),
+    probeCachedTokens: probes.some((p) => p === null) ? null : Math.max(...(probes as number[])),
+    flushGap: resets.find((x) => x.flushGap !== null)?.flushGap ?? null,
+    probeIds: resets[0]!.probeIds,
+    templateHeadTokens: null,
+  };
 }

@@ -21,7 +21,7 @@ import { turnIdsText, turnKey } from "./turns.ts";
 import type { RoundLedger } from "./replicas.ts";
 import { ledgerKeys } from "../metrics/ledger-keys.ts";
 import type { HitLedger } from "../metrics/hit-ledger.ts";
-import { checkFidelity, type FidelitySample } from "../engine/fidelity-check.ts";
+import { checkFidelity, fidelityOptions, type FidelitySample } from "../engine/fidelity-check.ts";
 import type { FidelityGroup } from "../metrics/fidelity.ts";
 
 export interface MultiturnOutcome {
@@ -170,17 +170,7 @@ async function checkLastTurns(ctx: MultiturnContext, turns: readonly TurnResult[
     .filter((t) => t.rec.ok && !t.plan.approximate)
     .slice(0, f.sample)
     .map((t) => ({ ids: turnIdsText(t.plan).split(",").map(Number), prefixLen: t.plan.historyLen }));
-  return checkFidelity({ backend: ctx.backend, ctl: ctx.ctl }, samples, {
-    outputLen: ctx.opts.outputLen,
-    tieNats: f.tieNats,
-    pageSize: ctx.server.pageSize,
-    model: ctx.server.model,
-    extra: ctx.opts.extraRequestBody,
-    slot: (ctx.server.cacheSlots ?? null) === null ? null : 0,
-    flushDeadlineS: ctx.opts.flushDeadlineS,
-    flushServerTimeoutS: ctx.opts.flushServerTimeoutS,
-    requestTimeoutS: ctx.opts.requestTimeoutS,
-  });
+  return checkFidelity({ backend: ctx.backend, ctl: ctx.ctl }, samples, fidelityOptions(ctx, ctx.opts.outputLen));
 }
 
 /** One --dump-prompts line per turn: which conversation and round, what it should find cached, and its ids. */

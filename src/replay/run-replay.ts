@@ -9,16 +9,16 @@ import { BenchError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { BodyTemplate } from "../backends/body.ts";
 import { prepareRun } from "../engine/prepare.ts";
-import { canaryIds, cacheSlotsOf, resetCache, type CacheReset } from "../engine/reset-cache.ts";
+import { canaryIds, cacheSlotsOf, resetCache } from "../engine/reset-cache.ts";
 import { measure } from "../engine/measure.ts";
 import { newRunId, runInfo } from "../engine/run-info.ts";
 import { requestIdOf } from "../engine/request-id.ts";
 import type { PctRecord } from "../metrics/pct-record.ts";
-import { checkFidelity, type FidelitySample } from "../engine/fidelity-check.ts";
+import { checkFidelity, fidelityOptions, type FidelitySample } from "../engine/fidelity-check.ts";
 import type { FidelityGroup } from "../metrics/fidelity.ts";
 import type { Prediction } from "../metrics/hit-predictor.ts";
 import { predictFromRecords } from "../metrics/predict-from-records.ts";
-import { prepareReplicas, onReplica, type ReplicaSet } from "../engine/replica-set.ts";
+import { prepareReplicas, resetReplicas, type ReplicaSet } from "../engine/replica-set.ts";
 import { ReplicaRouter } from "../engine/replica-router.ts";
 import { hitLedger } from "../metrics/hit-ledger.ts";
 import { ledgerKeys } from "../metrics/ledger-keys.ts";
@@ -62,7 +62,7 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
   const resetInput = { probeIds: null, canaryMaxTokens: canaryMax, slots: cacheSlotsOf(server), prefixes: [], prefixLen: 0, learnTemplateHead: false, label: "replay" };
   // Several replicas: each flushed and proven on its own; the trace's requests routed by their root block.
   const set = opts.replicas === undefined ? null : await prepareReplicas(opts, { ctl, server, backend });
-  const reset = set === null ? await resetCache(ctx, resetInput) : await resetEach(ctx, set, resetInput);
+  const reset = set === null ? await resetCache(ctx, resetInput) : await resetReplicas(ctx, set, resetInput);
   const router = set === null ? undefined : traceRouter(opts, set, requests);
   const templates = new Map<number, BodyTemplate>();
   const templateFor = (maxNewTokens: number): BodyTemplate => {
@@ -78,7 +78,7 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
   const arrivalsMs = opts.ignoreTimestamps ? null : requests.map((r) => (r.timestampMs - t0) * opts.timeScale);
   const spanS = arrivalsMs === null ? 0 : arrivalsMs.at(-1)! / 1000;
   const how = arrivalsMs === null ? `closed loop, ${opts.maxConcurrency} at once` : `over ${spanS.toFixed(1)} s (time scale ${opts.timeScale})`;
-  const m0 = await measure({
+  const m = await measure({
     ctx: router === undefined ? ctx : { ...ctx, router },
     source,
     count: requests.length,
@@ -89,8 +89,6 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
     progress: { start: io.sink.progress, label: "replay" },
     announce: `Replaying ${requests.length} requests of ${trace.path} ${how} ...`,
   });
-  // Several replicas: the /metrics hit rate would be the first one's alone; the ledger says it per replica.
-  const m = router === undefined ? m0 : { ...m0, serverHitRate: null };
   const replicaKeys = set === null || router === undefined ? null : ledgerKeys(hitLedger({
     prompts: requests,
     records: m.records,
@@ -135,32 +133,13 @@ async function checkReplayFidelity(
   const samples: FidelitySample[] = hits.filter((_, k) => k % step === 0).slice(0, f.sample)
     .map(({ r, index }) => ({ ids: [...blocks.prompt(r)], prefixLen: predictions.get(index)!.infinite }));
   const outputLen = Math.max(1, Math.round(requests.reduce((a, r) => a + r.outputLength, 0) / requests.length));
-  return checkFidelity({ backend: ctx.backend, ctl: ctx.ctl }, samples, {
-    outputLen, tieNats: f.tieNats, pageSize: ctx.server.pageSize, model: ctx.server.model, extra: opts.extraRequestBody,
-    slot: (ctx.server.cacheSlots ?? null) === null ? null : 0,
-    flushDeadlineS: opts.flushDeadlineS, flushServerTimeoutS: opts.flushServerTimeoutS, requestTimeoutS: opts.requestTimeoutS,
-  });
+  return checkFidelity({ backend: ctx.backend, ctl: ctx.ctl }, samples, fidelityOptions({ opts, server: ctx.server }, outputLen));
 }
 
 /** The run options summarizePoint reads, as a replay means them: the trace's own lengths and gaps. */
 function summaryOpts(opts: ReplayOptions, requests: Trace["requests"]) {
   const meanOut = Math.round(requests.reduce((a, r) => a + r.outputLength, 0) / requests.length);
   return { ...opts, outputLen: meanOut, burstiness: 1, durationS: null, gates: [], maxConcurrency: opts.maxConcurrency };
-}
-
-/** Every replica's reset, as one: flushed where each was, proven only where every probe found nothing. */
-async function resetEach<C extends Parameters<typeof resetCache>[0] & Parameters<typeof onReplica>[0]>(ctx: C, set: ReplicaSet, input: Parameters<typeof resetCache>[1]): Promise<CacheReset> {
-  const resets: CacheReset[] = [];
-  for (let r = 0; r < set.urls.length; r++) resets.push(await resetCache(onReplica(ctx, set, r), { ...input, label: `replay on ${set.urls[r]}` }));
-  const probes = resets.map((x) => x.probeCachedTokens);
-  return {
-    flushed: resets.every((x) => x.flushed),
-    attempts: resets.reduce((a, x) => a + x.attempts, 0),
-    probeCachedTokens: probes.some((p) => p === null) ? null : Math.max(...(probes as number[])),
-    flushGap: resets.find((x) => x.flushGap !== null)?.flushGap ?? null,
-    probeIds: resets[0]!.probeIds,
-    templateHeadTokens: null,
-  };
 }
 
 /** A trace's sessions are its root blocks: requests sharing their first block share a conversation's or a system prompt's prefix. */

@@ -24,7 +24,8 @@ import { measure, type Measurement } from "./stages/measure.ts";
 import { summarizeMeasurement, type PctSummary } from "./stages/summarize.ts";
 import { warmCell } from "./stages/warm-cell.ts";
 import { checkLineFidelity } from "./stages/check-fidelity.ts";
-import { lineLedger, lineRouter, resetReplicas, warmReplicas } from "./stages/replicas.ts";
+import { lineLedger, lineRouter, warmReplicas } from "./stages/replicas.ts";
+import { resetReplicas } from "../engine/replica-set.ts";
 import { ledgerKeys } from "../metrics/ledger-keys.ts";
 import type { DetailLine } from "../engine/request-id.ts";
 
@@ -101,8 +102,6 @@ async function runLine(plan: PctPlan, line: LinePlan, batch: PromptBatch, ctx: S
   } finally {
     prompts.close();
   }
-  // Several replicas: the /metrics hit rate would be the first replica's alone; the ledger says it per replica.
-  if (replicas !== undefined) measurement = { ...measurement, serverHitRate: null };
   const ledger = replicas === undefined || router === undefined ? null : lineLedger(plan, measurement.records, router, ctx, replicas);
   const replicaKeys = replicas === undefined || router === undefined || ledger === null ? null : ledgerKeys(
     ledger,

@@ -5,7 +5,7 @@
  * draw order and the line's figures are exactly those of a run without the check.
  */
 import { PyRandom } from "../../workload/rng.ts";
-import { checkFidelity, type FidelitySample } from "../../engine/fidelity-check.ts";
+import { checkFidelity, fidelityOptions, type FidelitySample } from "../../engine/fidelity-check.ts";
 import type { FidelityGroup } from "../../metrics/fidelity.ts";
 import type { SweepContext } from "../context.ts";
 import type { PctPlan } from "../plan.ts";
@@ -26,15 +26,5 @@ export async function checkLineFidelity(plan: PctPlan, batch: PromptBatch, ctx: 
     rng.choicesInto(ctx.tokenizer.population, ids, prefix.length, plan.suffixLen);
     samples.push({ ids: [...ids], prefixLen: prefix.length });
   }
-  return checkFidelity({ backend: ctx.backend, ctl: ctx.ctl }, samples, {
-    outputLen: ctx.opts.outputLen,
-    tieNats: f.tieNats,
-    pageSize: ctx.server.pageSize,
-    model: ctx.server.model,
-    extra: ctx.opts.extraRequestBody,
-    slot: (ctx.server.cacheSlots ?? null) === null ? null : 0,
-    flushDeadlineS: ctx.opts.flushDeadlineS,
-    flushServerTimeoutS: ctx.opts.flushServerTimeoutS,
-    requestTimeoutS: ctx.opts.requestTimeoutS,
-  });
+  return checkFidelity({ backend: ctx.backend, ctl: ctx.ctl }, samples, fidelityOptions(ctx, ctx.opts.outputLen));
 }

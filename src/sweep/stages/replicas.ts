@@ -7,7 +7,6 @@
  * (shared by the prompts of that prefix), then pages no other prompt has - what the ledger (metrics/hit-ledger.ts)
  * reads.
  */
-import { resetCache, type CacheReset, type ResetInput } from "../../engine/reset-cache.ts";
 import { ReplicaRouter, type RouteKeys } from "../../engine/replica-router.ts";
 import type { WarmResult } from "../../engine/warm.ts";
 import type { BlockPrompt } from "../../metrics/block-prompt.ts";
@@ -19,21 +18,6 @@ import type { PctPlan } from "../plan.ts";
 import type { PromptBatch } from "./build-prompts.ts";
 import { warmCell } from "./warm-cell.ts";
 
-
-export async function resetReplicas(ctx: SweepContext, replicas: ReplicaSet, input: ResetInput): Promise<CacheReset> {
-  const resets: CacheReset[] = [];
-  for (let r = 0; r < replicas.urls.length; r++) resets.push(await resetCache(onReplica(ctx, replicas, r), { ...input, probeIds: null, label: `${input.label} on ${replicas.urls[r]}` }));
-  const probes = resets.map((x) => x.probeCachedTokens);
-  return {
-    flushed: resets.every((x) => x.flushed),
-    attempts: resets.reduce((a, x) => a + x.attempts, 0),
-    // The most any replica's probe found (0 proves every flush); unknown where one did not probe.
-    probeCachedTokens: probes.some((p) => p === null) ? null : Math.max(...(probes as number[])),
-    flushGap: resets.find((x) => x.flushGap !== null)?.flushGap ?? null,
-    probeIds: resets[0]!.probeIds,
-    templateHeadTokens: null,
-  };
-}
 
 /** Each replica warmed with the prefixes the router may send it (router.warmsOn), in the working set's order. */
 export async function warmReplicas(plan: PctPlan, batch: PromptBatch, ctx: SweepContext, replicas: ReplicaSet, router: ReplicaRouter): Promise<WarmResult> {
