@@ -33,6 +33,11 @@ export interface LedgerInput {
   pageSize: number;
   /** Tokens per hash id of the prompts (a trace's block size); the page size when absent. */
   blockSize?: number;
+  /**
+   * The requests the ledger reports (a multi-turn round's turns), when the records hold more: every record is still
+   * predicted from (a turn's history was cached by earlier rounds), only these are summed. All when absent.
+   */
+  reports?: (index: number) => boolean;
 }
 
 export interface LedgerTerms {
@@ -79,6 +84,7 @@ export function hitLedger(i: LedgerInput): HitLedger {
   let counted = 0;
   let unattributed = 0;
   for (const rec of i.records) {
+    if (i.reports !== undefined && !i.reports(rec.index)) continue;
     const replica = i.replicaOf(rec.index);
     if (replica === null) {
       unattributed++;

@@ -61,40 +61,15 @@ export class RoundLedger {
       keys.push(key);
     }
     const router = this.ctx.router!;
-    const all = hitLedger({
+    const mine = new Set(keys);
+    const ledger = hitLedger({
       prompts: this.prompts,
       records: this.records,
       replicaOf: (key) => router.assigned.get(key) ?? null,
       replicas: this.set.urls.map((url, r) => ({ url, capacityTokens: this.set.servers[r]!.info.cacheCapacityTokens, warmed: this.warmed })),
       pageSize: server.pageSize,
+      reports: (key) => mine.has(key),
     });
-    // This round's turns alone, per request and summed.
-    const mine = new Set(keys);
-    const roundOnly = hitLedger({
-      prompts: [], records: [], replicaOf: () => null, replicas: this.set.urls.map((url) => ({ url, capacityTokens: null, warmed: [] })), pageSize: server.pageSize,
-    });
-    for (const rec of this.records) {
-      if (!mine.has(rec.index)) continue;
-      const replica = router.assigned.get(rec.index);
-      if (replica === undefined) {
-        roundOnly.unattributed++;
-        continue;
-      }
-      const row = roundOnly.perReplica[replica]!;
-      row.requests++;
-      const terms = all.perRequest.get(rec.index);
-      if (terms === undefined) continue;
-      roundOnly.perRequest.set(rec.index, terms);
-      for (const t of [roundOnly.totals, row]) {
-        t.available += terms.available;
-        t.onReplica += terms.onReplica;
-        t.modelled += terms.modelled;
-        t.delivered += terms.delivered;
-      }
-      row.counted++;
-      row.ttftSumMs += rec.ttftMs;
-      roundOnly.counted++;
-    }
-    return { ...roundOnly, keys };
+    return { ...ledger, keys };
   }
 }
