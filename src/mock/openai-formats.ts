@@ -17,6 +17,8 @@ import type { WireFormat } from "./stream-driver.ts";
 
 /** What the formats learn as the request runs. */
 export interface UsageState {
+  /** Whether usage carries prompt_tokens_details (vLLM: only with --enable-prompt-tokens-details). */
+  reportsCached: boolean;
   promptTokens: number;
   cachedTokens: number;
   /** performance.now() at prefill start and at the first token, for llama.cpp's timings. */
@@ -36,6 +38,7 @@ export interface FormatInput {
 const nowS = (): number => Math.floor((performance.timeOrigin + performance.now()) / 1000);
 
 function usageOf(u: UsageState, completionTokens: number, withDetails: boolean): Record<string, unknown> {
+  withDetails &&= u.reportsCached;
   const usage: Record<string, unknown> = { prompt_tokens: u.promptTokens, total_tokens: u.promptTokens + completionTokens, completion_tokens: completionTokens };
   if (withDetails) usage.prompt_tokens_details = { cached_tokens: u.cachedTokens };
   return usage;

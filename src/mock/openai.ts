@@ -74,7 +74,7 @@ export async function handleOpenai(req: IncomingMessage, res: ServerResponse, ct
     sendJson(res, 503, openaiError("mock: injected failure", "ServiceUnavailableError", 503));
     trace.finish("fault:fail");
   } else {
-    const usage: UsageState = { promptTokens: params.inputIds.length, cachedTokens: 0, prefillStartMs: 0, firstTokenMs: 0 };
+    const usage: UsageState = { promptTokens: params.inputIds.length, cachedTokens: 0, prefillStartMs: 0, firstTokenMs: 0, reportsCached: !opts.noPromptTokensDetails };
     const input: FormatInput = { id, model: opts.modelName, params, usage, vocabSize: opts.vocabSize, faults: { wrongKv: opts.faultWrongKv, tieFlip: opts.faultTieFlip } };
     const format = endpoint === "completion" ? llamacppNative(input)
       : llama ? endpoint === "chat" ? llamacppChat(input) : llamacppCompletions(input)

@@ -76,6 +76,7 @@ export const MOCK_DEFAULTS = {
   flushLies: false,
   faultWrongKv: false,
   noOutputCache: false,
+  noPromptTokensDetails: false,
   servedByHeader: null as string | null,
   faultTieFlip: false,
   /** Ground-truth JSONL file (one line per finished request), or null for none. */
@@ -128,6 +129,8 @@ export interface MockOptions {
   faultWrongKv: boolean;
   /** A finished request's answer is not cached (only its prompt), as an engine that caches prompts only. */
   noOutputCache: boolean;
+  /** vLLM: usage without prompt_tokens_details (no cached tokens reported), as vLLM without --enable-prompt-tokens-details. */
+  noPromptTokensDetails: boolean;
   /** Every answer carries this header naming the server (host:port), as a router names the upstream it chose. */
   servedByHeader: string | null;
   /** A request whose prompt hit the cache flips its first near-tied token (logprob answers). */
@@ -204,6 +207,7 @@ export const MOCK_FLAGS: readonly MockFlag[] = [
   int("page-size", "pageSize", "KV page size in tokens; cached_tokens come in whole pages", 1),
   int("cache-tokens", "cacheTokens", "Prefix-cache (device tier) capacity in tokens (LRU eviction)"),
   text("served-by-header", "servedByHeader", "Name this server (its host:port) in every answer's header NAME, as a router names its upstream (X-Served-By)"),
+  flag("no-prompt-tokens-details", "noPromptTokensDetails", "vllm: report no cached tokens (usage without prompt_tokens_details, as vLLM without --enable-prompt-tokens-details)"),
   flag("no-output-cache", "noOutputCache", "Cache prompts only: a finished request's answer is not cached (SGLang caches it)"),
   int("host-cache-tokens", "hostCacheTokens", "Host-tier capacity in tokens: the device tier's evicted pages move there (0 = no host tier)"),
   num("host-load-us-per-token", "hostLoadUsPerToken", "Cost of loading a cached token back from the host tier, µs"),

@@ -22,6 +22,29 @@ async function fill(ctx: PassportContext, draws: PromptDraws, tokens: number, ch
   }
 }
 
+/**
+ * A figure that needs the server's cached tokens cannot be measured without them: no answer is read as "evicted" or
+ * "not cached" when the server said nothing.
+ */
+class Unreported extends Error {}
+const UNREPORTED = "the server reports no cached tokens, so nothing about its cache can be seen from outside";
+
+/** The cached tokens an answer reported (its device part where tiers are reported); throws Unreported when none. */
+function reported(a: { cachedTokens: number; cachedDeviceTokens: number }): { device: number; total: number } {
+  if (a.cachedTokens < 0) throw new Unreported(UNREPORTED);
+  return { device: a.cachedDeviceTokens >= 0 ? a.cachedDeviceTokens : a.cachedTokens, total: a.cachedTokens };
+}
+
+/** `f`'s figure, or not measured where the server reported no cached tokens. */
+async function unlessUnreported<T>(method: string, f: () => Promise<PassportFigure<T>>): Promise<PassportFigure<T>> {
+  try {
+    return await f();
+  } catch (err) {
+    if (err instanceof Unreported) return { value: null, method, uncertainty: null, why: err.message };
+    throw err;
+  }
+}
+
 /** One trial: is P intact (in `tier`) after F tokens of fill? Also the TTFT of its re-send and where it came from. */
 async function trial(ctx: PassportContext, draws: PromptDraws, fillTokens: number, chunk: number, tier: Tier): Promise<{ intact: boolean; ttftMs: number; device: number; total: number }> {
   await flush(ctx);
@@ -32,13 +55,15 @@ async function trial(ctx: PassportContext, draws: PromptDraws, fillTokens: numbe
   // P plus a token of its own: the whole of P can come back cached (a server serves at most the prompt less one).
   const again = await ask(ctx, joined(p, draws.draw(1)));
   if (!again.ok) throw new BenchError(`the probe prompt's re-send failed: ${again.failure}`);
-  const device = again.cachedDeviceTokens >= 0 ? again.cachedDeviceTokens : again.cachedTokens;
-  return { intact: (tier === "device" ? device : again.cachedTokens) >= chunk, ttftMs: again.ttftMs, device, total: again.cachedTokens };
+  const { device, total } = reported(again);
+  return { intact: (tier === "device" ? device : total) >= chunk, ttftMs: again.ttftMs, device, total };
 }
 
 /** The most fill at which P stays intact, to a page, searched up to `maxTokens`; null fill: P never evicted (a lower bound). */
 async function search(ctx: PassportContext, draws: PromptDraws, page: number, maxTokens: number, tier: Tier): Promise<{ tokens: number; bounded: boolean }> {
   const chunk = chunkTokens(page);
+  // Without any fill the probe must come back whole: else the server keeps no prefix at all, and no capacity is seen.
+  if (!(await trial(ctx, draws, 0, chunk, tier)).intact) throw new Unreported(`the probe prompt did not come back cached even without a fill: no prefix cache to measure`);
   let good = 0;
   let bad: number | null = null;
   for (let f = chunk; chunk + f <= maxTokens; f *= 2) {
@@ -62,34 +87,40 @@ const CAPACITY_METHOD = (page: number) =>
   `a probe prompt of ${chunkTokens(page)} tokens, then fills of fresh prompts (whole pages, one output token): the most fill after which the probe comes back whole, found by doubling then bisection to a page`;
 
 export async function measureCapacity(ctx: PassportContext, draws: PromptDraws, page: number, maxTokens: number): Promise<PassportFigure<number>> {
-  const found = await search(ctx, draws, page, maxTokens, "device");
-  return {
-    value: found.tokens,
-    method: CAPACITY_METHOD(page),
-    uncertainty: found.bounded ? `a lower bound: nothing was evicted up to --max-tokens ${maxTokens}` : `-0/+${page} tokens (one page)`,
-    why: null,
-  };
+  return unlessUnreported(CAPACITY_METHOD(page), async () => {
+    const found = await search(ctx, draws, page, maxTokens, "device");
+    return {
+      value: found.tokens,
+      method: CAPACITY_METHOD(page),
+      uncertainty: found.bounded ? `a lower bound: nothing was evicted up to --max-tokens ${maxTokens}` : `-0/+${page} tokens (one page)`,
+      why: null,
+    };
+  });
 }
 
 /** Does a second tier serve what the first evicted, how much do both hold, and how fast is a hit from each? */
-export async function measureSecondTier(ctx: PassportContext, draws: PromptDraws, page: number, capacity: number, maxTokens: number): Promise<PassportFigure<{ present: boolean; total_capacity_tokens: number | null; ttft_device_hit_ms: number | null; ttft_second_tier_hit_ms: number | null; ttft_cold_ms: number | null }>> {
+type SecondTier = { present: boolean; total_capacity_tokens: number | null; ttft_device_hit_ms: number | null; ttft_second_tier_hit_ms: number | null; ttft_cold_ms: number | null };
+
+export async function measureSecondTier(ctx: PassportContext, draws: PromptDraws, page: number, capacity: number, maxTokens: number): Promise<PassportFigure<SecondTier>> {
   const method = "the capacity search's probe re-sent after a fill that evicts it from the first tier: cached tokens still reported (from another tier) or not; then the same search on its total cached tokens";
-  const chunk = chunkTokens(page);
-  const beyond = Math.max(chunk, capacity);
-  const evicted = await trial(ctx, draws, beyond, chunk, "device");
-  const hit = await trial(ctx, draws, 0, chunk, "device");
-  await flush(ctx);
-  const cold = await ask(ctx, draws.draw(chunk + 1));
-  if (evicted.total < chunk) {
-    return { value: { present: false, total_capacity_tokens: null, ttft_device_hit_ms: hit.ttftMs, ttft_second_tier_hit_ms: null, ttft_cold_ms: cold.ttftMs }, method, uncertainty: null, why: null };
-  }
-  const total = await search(ctx, draws, page, maxTokens, "total");
-  return {
-    value: { present: true, total_capacity_tokens: total.tokens, ttft_device_hit_ms: hit.ttftMs, ttft_second_tier_hit_ms: evicted.ttftMs, ttft_cold_ms: cold.ttftMs },
-    method,
-    uncertainty: total.bounded ? `total capacity a lower bound (--max-tokens ${maxTokens})` : `total capacity -0/+${page} tokens`,
-    why: null,
-  };
+  return unlessUnreported<SecondTier>(method, async () => {
+    const chunk = chunkTokens(page);
+    const beyond = Math.max(chunk, capacity);
+    const evicted = await trial(ctx, draws, beyond, chunk, "device");
+    const hit = await trial(ctx, draws, 0, chunk, "device");
+    await flush(ctx);
+    const cold = await ask(ctx, draws.draw(chunk + 1));
+    if (evicted.total < chunk) {
+      return { value: { present: false, total_capacity_tokens: null, ttft_device_hit_ms: hit.ttftMs, ttft_second_tier_hit_ms: null, ttft_cold_ms: cold.ttftMs }, method, uncertainty: null, why: null };
+    }
+    const total = await search(ctx, draws, page, maxTokens, "total");
+    return {
+      value: { present: true, total_capacity_tokens: total.tokens, ttft_device_hit_ms: hit.ttftMs, ttft_second_tier_hit_ms: evicted.ttftMs, ttft_cold_ms: cold.ttftMs },
+      method,
+      uncertainty: total.bounded ? `total capacity a lower bound (--max-tokens ${maxTokens})` : `total capacity -0/+${page} tokens`,
+      why: null,
+    };
+  });
 }
 
 /** Is a finished request's answer cached? A prompt answered with 2 pages and more, then the prompt and that answer again. */
@@ -102,7 +133,7 @@ export async function measureOutputsCached(ctx: PassportContext, draws: PromptDr
   if (!first.ok) return { value: null, method, uncertainty: null, why: `the prompt failed: ${first.failure}` };
   if (first.outputIds === null) return { value: null, method, uncertainty: null, why: "the server streams no output ids (or their count disagreed), so the answer cannot be sent back exactly" };
   const again = await ask(ctx, joined(joined(q, first.outputIds), draws.draw(1)));
-  if (again.cachedTokens < 0) return { value: null, method, uncertainty: null, why: "the server reports no cached tokens" };
+  if (again.cachedTokens < 0) return { value: null, method, uncertainty: null, why: UNREPORTED };
   const promptPages = Math.floor(q.length / page) * page;
   const withAnswer = Math.floor((q.length + first.outputIds.length - 1) / page) * page;
   if (again.cachedTokens >= withAnswer) return { value: true, method, uncertainty: "exact", why: null };
@@ -125,9 +156,9 @@ export async function measureEviction(ctx: PassportContext, draws: PromptDraws, 
   await fill(ctx, draws, 2 * page, chunk);
   const aAgain = await ask(ctx, joined(a, draws.draw(1)));
   const bAgain = await ask(ctx, joined(b, draws.draw(1)));
-  const device = (r: typeof aAgain) => (r.cachedDeviceTokens >= 0 ? r.cachedDeviceTokens : r.cachedTokens);
-  const aWhole = device(aAgain) >= chunk;
-  const bWhole = device(bAgain) >= chunk;
+  if (aAgain.cachedTokens < 0 || bAgain.cachedTokens < 0) return { value: null, method, uncertainty: null, why: UNREPORTED };
+  const aWhole = reported(aAgain).device >= chunk;
+  const bWhole = reported(bAgain).device >= chunk;
   const value = aWhole && !bWhole ? "lru" : !aWhole && bWhole ? "fifo" : "other";
   return { value, method, uncertainty: null, why: value === "other" ? `A ${aWhole ? "whole" : "evicted"}, B ${bWhole ? "whole" : "evicted"}` : null };
 }
@@ -140,5 +171,6 @@ export async function measureIdleExpiry(ctx: PassportContext, draws: PromptDraws
   await ask(ctx, p);
   await Bun.sleep(waitS * 1000);
   const again = await ask(ctx, joined(p, draws.draw(1)));
+  if (again.cachedTokens < 0) return { value: null, method, uncertainty: null, why: UNREPORTED };
   return { value: again.cachedTokens >= p.length ? "none_within_wait" : "expired_within_wait", method, uncertainty: `within ${waitS} s`, why: null };
 }

@@ -16,6 +16,7 @@ export async function measureSlots(ctx: PassportContext, draws: PromptDraws, sta
   const a = draws.draw(64);
   await ask(ctx, a, 1, 0);
   const other = count > 1 ? await ask(ctx, a, 1, 1) : null;
+  if (other !== null && other.cachedTokens < 0) return { value: null, method, uncertainty: null, why: "the server reports no cached tokens, so whether its slots share a cache cannot be seen" };
   const separate = other === null ? true : other.cachedTokens === 0;
   // The longest prompt (with one output token) slot 0 takes: the slot's context less one.
   let good = 64;

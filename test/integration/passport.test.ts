@@ -70,6 +70,19 @@ describe("a passport recovers the mock's cache geometry", () => {
     expect(p.idle_expiry.value).toBe("none_within_wait");
   });
 
+  test("a server that reports no cached tokens gets no figure that needs them: not measured, with the reason, never a guess", async () => {
+    const { r, p } = await passport({ personality: "vllm", pageSize: 16, cacheTokens: 5000, noPromptTokensDetails: true });
+    expect(r.code, r.stderr).toBe(0);
+    for (const figure of [p.page_size_tokens, p.capacity_tokens]) {
+      expect(figure.value).toBeNull();
+      expect(figure.why).toMatch(/reports no cached tokens/);
+    }
+    // vLLM's completions stream text, not ids: the answers check says so before it would need the cached tokens.
+    expect(p.outputs_cached.value).toBeNull();
+    expect(p.eviction.value).toBeNull();
+    expect(p.second_tier.value).toBeNull();
+  });
+
   test("a server that fails some requests gives exit 3 and says which figures are not measured", async () => {
     // The mock fails requests of more than one output token: the answers check sends one.
     const { r, p } = await passport({ pageSize: 16, cacheTokens: 5000, failEvery: 1 });

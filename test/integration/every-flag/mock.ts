@@ -265,6 +265,15 @@ const MOCK: Record<string, MockEntry<any>> = {
     expect(o).not.toBeNull();
     expect(b).toBeNull();
   } }),
+  // The same prompt twice through vLLM's completions: its cached tokens reported, or no prompt_tokens_details at all.
+  "no-prompt-tokens-details": entry({ args: ["--personality", "vllm", "--no-prompt-tokens-details"], vs: ["--personality", "vllm"], ask: async (u) => {
+    const body = { model: "mock-model", prompt: ids(32, 7400), max_tokens: 1, stream: false };
+    await call(u, "/v1/completions", body);
+    return (await call(u, "/v1/completions", body)).json.usage.prompt_tokens_details ?? null;
+  }, proof: (o, b) => {
+    expect(o).toBeNull();
+    expect(b).toEqual({ cached_tokens: 31 }); // all of the prompt but its last token (page 1)
+  } }),
   "no-output-cache": entry({ args: ["--no-output-cache"], ask: async (u) => {
     const prompt = ids(32, 7300);
     const first = await call(u, "/generate", { input_ids: prompt, sampling_params: { max_new_tokens: 6, temperature: 0, ignore_eos: true }, stream: false });
