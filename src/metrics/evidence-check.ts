@@ -233,8 +233,16 @@ export function pairProblems(base: object, next: object, metrics: readonly { nam
   for (const p of lineProblems(base)) {
     if (p.defect === "interrupted" || p.defect === "load_not_sustained") out.push({ ...p, text: `${p.text} in BASE` });
   }
-  // Counts of things gone wrong (the key table's mustNotGrow: failed requests, diverged answers) may not grow.
+  // Counts of things gone wrong (the key table's mustNotGrow: failed requests, diverged answers) may not grow, and a
+  // count resting on a check of its own (fidelity_diverged on compared answers) may not stop resting on it: a NEW that
+  // compared nothing, or dropped the check, has diverged nowhere only because it never looked.
   for (const key of MUST_NOT_GROW_KEYS) {
+    const family = sampleFamilyOf(key);
+    if (family !== null && family !== "finished") {
+      const inBase = evidenceOf(base)?.samples[family] ?? 0;
+      const inNew = evidenceOf(next)?.samples[family] ?? 0;
+      if (inBase > 0 && inNew === 0) out.push({ defect: "no_samples", text: `no_samples: ${key} rests on ${inBase} samples in BASE, none in NEW (its check was dropped or compared nothing)` });
+    }
     const inBase = typeof b[key] === "number" ? (b[key] as number) : 0;
     if (typeof n[key] === "number" && (n[key] as number) > inBase) {
       const what = key === "failed" ? "" : `${key} `;

@@ -70,6 +70,11 @@ describe("the check is judged like every metric, and costs the measurement nothi
     const r = await runCli(["compare", base.file, cand.file, "--max-regress", "p99_ttft_ms=100000%,mean_ttft_ms=100000%,mean_itl_ms=100000%,output_throughput=100000%"]);
     expect(r.code).toBe(7);
     expect(r.stdout + r.stderr).toMatch(/more_failures: fidelity_diverged 0 in BASE, 3 in NEW/);
+    // A candidate that dropped the check has diverged nowhere only because it never looked: it fails too.
+    const unchecked = await run(await mock({}));
+    const dropped = await runCli(["compare", base.file, unchecked.file, "--only", "mean_ttft_ms", "--max-regress", "mean_ttft_ms=100000%"]);
+    expect(dropped.code).toBe(7);
+    expect(dropped.stdout + dropped.stderr).toMatch(/no_samples: fidelity_diverged rests on 3 samples in BASE, none in NEW/);
     // Another correct run against the same baseline: no divergence grew, so nothing fails.
     const again = await run(await mock({}), CHECK);
     const ok = await runCli(["compare", base.file, again.file, "--only", "mean_ttft_ms", "--max-regress", "mean_ttft_ms=100000%"]);
