@@ -1,7 +1,8 @@
 /**
  * Pairs the lines of two runs by their axes (a sweep's pct x working set x rate, a multi-turn run's round) and checks
  * that each pair measured the same work: equal workload fingerprints (`workload` in each sweep line), or for round lines
- * without one, equal conversation shapes. A difference is named by its first field (causes before consequences).
+ * without one, equal conversation shapes; and the same routing over the same number of replicas. A difference is named
+ * by its first field (causes before consequences).
  */
 import { FINGERPRINT_FIELDS } from "../metrics/fingerprint.ts";
 import { type WorkloadFingerprint } from "../schema/nested.ts";
@@ -46,13 +47,32 @@ function order(a: LineAxes, b: LineAxes): number {
 }
 const lineOrder = (a: CompareLine, b: CompareLine): number => order(axesOf(a), axesOf(b));
 
-/** The fields in which two lines' workloads differ: fingerprint fields in FINGERPRINT_FIELDS order, or their kind's shape fields. */
+/**
+ * Where the requests went, which the workload does not say: how they were routed ("one server" when the line has no
+ * `route`) and over how many replicas. A routed run and a one-server run measured different setups.
+ */
+const ROUTING_FIELDS = {
+  route: (l: CompareLine): unknown => field(l, "route") ?? "one server",
+  replicas: (l: CompareLine): unknown => {
+    const replicas = field(l, "replicas") as unknown[] | null | undefined;
+    return replicas === undefined ? 1 : replicas === null ? "unknown (merged runs)" : replicas.length;
+  },
+} as const;
+const routingDifferences = (base: CompareLine, next: CompareLine): string[] =>
+  Object.entries(ROUTING_FIELDS).filter(([, of]) => of(base) !== of(next)).map(([name]) => name);
+
+/**
+ * The fields in which two lines' workloads differ: fingerprint fields in FINGERPRINT_FIELDS order, or their kind's
+ * shape fields; then the routing fields.
+ */
 export function fingerprintDifferences(base: CompareLine, next: CompareLine): string[] {
   const a = field(base, "workload") as WorkloadFingerprint | undefined;
   const b = field(next, "workload") as WorkloadFingerprint | undefined;
-  if (a && b) return FINGERPRINT_FIELDS.filter((f) => a[f] !== b[f]);
+  if (a && b) return [...FINGERPRINT_FIELDS.filter((f) => a[f] !== b[f]), ...routingDifferences(base, next)];
   const shape = SHAPES[lineKindOf(base)];
-  if (!a && !b && shape !== undefined && lineKindOf(next) === lineKindOf(base)) return shape.filter((k) => field(base, k) !== field(next, k));
+  if (!a && !b && shape !== undefined && lineKindOf(next) === lineKindOf(base)) {
+    return [...shape.filter((k) => field(base, k) !== field(next, k)), ...routingDifferences(base, next)];
+  }
   return ["workload"];
 }
 
@@ -86,7 +106,7 @@ export function describeDifference(pair: LinePair): string {
   }
   const show = (l: CompareLine) => {
     const w = field(l, "workload") as Record<string, unknown> | undefined;
-    const v = w ? w[first] : field(l, first);
+    const v = first in ROUTING_FIELDS ? ROUTING_FIELDS[first as keyof typeof ROUTING_FIELDS](l) : w ? w[first] : field(l, first);
     const text = typeof v === "string" ? v : JSON.stringify(v);
     return text.length > 16 ? `${text.slice(0, 12)}…` : text;
   };

@@ -1,8 +1,8 @@
 /**
- * Stage (several replicas, --base-url A,B,...): each line's reset, warm, routing and hit-loss ledger across them.
- * Every replica is flushed and proven empty on its own (a canary before its flush, the probe after: the last prompt
- * of a line ran on one replica only, so it proves nothing about the others), then warmed with every prefix of the
- * working set; each measured request goes where the line's router (engine/replica-router.ts) sends it. The sweep's
+ * Stage (several replicas, --base-url A,B,...): each line's warm, routing and hit-loss ledger across them. The
+ * reset (each replica flushed and proven empty on its own) is the engine's (engine/replica-set.ts); each replica is
+ * then warmed with the prefixes its router may send it, and each measured request goes where the line's router
+ * (engine/replica-router.ts) sends it. The sweep's
  * prompts are a prefix of its working set plus a suffix of their own, so as pages they are: the prefix's whole pages
  * (shared by the prompts of that prefix), then pages no other prompt has - what the ledger (metrics/hit-ledger.ts)
  * reads.

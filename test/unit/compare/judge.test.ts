@@ -107,6 +107,21 @@ describe("pairing", () => {
     expect(p.onlyInNew).toEqual(["50% @ 4 req/s"]);
   });
 
+  test("a routed line and a one-server line (or another routing, or another replica count) are not the same setup", () => {
+    const replicas = (n: number) => Array.from({ length: n }, (_, i) => ({ url: `http://r${i}` }));
+    const routed = line(50, [1], { route: "prefix", replicas: replicas(2) });
+    const one = pairLines([routed], [line(50, [1])]);
+    expect(one.pairs[0]!.differences).toEqual(["route", "replicas"]);
+    expect(describeDifference(one.pairs[0]!)).toBe("50%: the workloads differ in route (base prefix, new one server); also replicas");
+    expect(pairLines([routed], [line(50, [1], { route: "round-robin", replicas: replicas(2) })]).pairs[0]!.differences).toEqual(["route"]);
+    expect(pairLines([routed], [line(50, [1], { route: "prefix", replicas: replicas(3) })]).pairs[0]!.differences).toEqual(["replicas"]);
+    expect(pairLines([routed], [line(50, [1], { route: "prefix", replicas: replicas(2) })]).pairs[0]!.differences).toEqual([]);
+    // merge writes replicas: null (each run's replicas are its own): not known to be the same set.
+    const merged = line(50, [1], { route: "prefix", replicas: null });
+    expect(pairLines([routed], [merged]).pairs[0]!.differences).toEqual(["replicas"]);
+    expect(pairLines([merged], [merged]).pairs[0]!.differences).toEqual([]);
+  });
+
   test("a line without a fingerprint cannot be paired silently", () => {
     const p = pairLines([line(0, [1], { workload: undefined })], [line(0, [1])]);
     expect(p.pairs[0]!.differences).toEqual(["workload"]);
