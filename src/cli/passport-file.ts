@@ -22,5 +22,11 @@ export function parsePassportFlag(raw: RawFlags): Pick<RunOptions, "passport"> {
   const figure = (v: unknown): number | null => (typeof v === "number" && Number.isInteger(v) && v > 0 ? v : null);
   // A capacity that is only a lower bound is not the capacity.
   const bounded = p.capacity_tokens?.uncertainty?.startsWith("a lower bound") === true;
-  return { passport: { file, pageSize: figure(p.page_size_tokens?.value), capacityTokens: bounded ? null : figure(p.capacity_tokens?.value) } };
+  const text = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
+  return {
+    passport: {
+      file, pageSize: figure(p.page_size_tokens?.value), capacityTokens: bounded ? null : figure(p.capacity_tokens?.value),
+      engine: text(p.engine), serverVersion: text(p.server_version), baseUrl: text(p.base_url),
+    },
+  };
 }

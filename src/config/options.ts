@@ -149,7 +149,7 @@ export interface RunOptions {
    * --passport FILE: the cache geometry `warmbench passport` measured, used where the server states none (its page
    * size, its capacity). Absent without the flag.
    */
-  passport?: { file: string; pageSize: number | null; capacityTokens: number | null };
+  passport?: { file: string; pageSize: number | null; capacityTokens: number | null; engine: string | null; serverVersion: string | null; baseUrl: string | null };
   /** --working-set auto: the sizes are chosen around the cache's capacity once it is known (before anything is measured). */
   workingSetAuto?: true;
   /** --check-fidelity: after each line, compare `sample` greedy answers warm against cold. Absent without the flag. */

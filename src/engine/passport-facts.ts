@@ -1,11 +1,23 @@
 /** A server's profile completed by a passport (--passport): what the server does not state, the passport measured. */
+import { UsageError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { RunOptions } from "../config/options.ts";
 import type { ServerProfile } from "../backends/types.ts";
 
 /** What the server does not state, a passport measured (--passport): its page size, its cache capacity. */
-export function withPassport(server: ServerProfile, passport: RunOptions["passport"]): ServerProfile {
+export function withPassport(server: ServerProfile, passport: RunOptions["passport"], baseUrl: string): ServerProfile {
   if (passport === undefined) return server;
+  // Another engine or build has another geometry: its figures would be read as this server's.
+  const engine = server.engine?.name ?? null;
+  if (passport.engine !== null && engine !== null && passport.engine !== engine) {
+    throw new UsageError(`--passport ${passport.file}: measured on ${passport.engine}, but the server is ${engine}`);
+  }
+  if (passport.serverVersion !== null && server.info.version !== null && passport.serverVersion !== server.info.version) {
+    throw new UsageError(`--passport ${passport.file}: measured on server version ${passport.serverVersion}, but the server is ${server.info.version} (measure it again)`);
+  }
+  if (passport.baseUrl !== null && passport.baseUrl !== baseUrl) {
+    log.warn(`--passport ${passport.file}: measured at ${passport.baseUrl}, used for ${baseUrl} (the same engine and version; its figures hold if its flags are the same)`);
+  }
   const out = { ...server, info: { ...server.info } };
   if (server.pageSizeSource === "backend default" && passport.pageSize !== null) {
     out.pageSize = passport.pageSize;

@@ -40,7 +40,7 @@ export async function prepareRun(opts: PrepareOptions, signal: AbortSignal | und
   ctl.freshConnections = backend.freshConnections;
   const checkFlush = opts.flush === "auto" && opts.verifyCache !== "off";
   const preflight = await backend.preflight(ctl, { pageSize: opts.pageSize, servedModelName: opts.servedModelName, checkFlush, known: resolved.known });
-  const server: ServerProfile = withPassport({ ...preflight, engine: engineOf(backend, preflight, resolved.engine) }, opts.passport);
+  const server: ServerProfile = withPassport({ ...preflight, engine: engineOf(backend, preflight, resolved.engine) }, opts.passport, opts.baseUrl);
   for (const warning of server.warnings) log.warn(warning);
   return { ctl, tokenizer, backend, server };
 }

@@ -30,7 +30,7 @@ export async function prepareReplicas(
     const ctl: Control = { ...run.ctl, baseUrl: url };
     const server = withPassport(await run.backend.preflight(ctl, {
       pageSize: opts.pageSize, servedModelName: opts.servedModelName ?? run.server.model, checkFlush: opts.flush === "auto" && opts.verifyCache !== "off",
-    }), opts.passport);
+    }), opts.passport, url);
     for (const warning of server.warnings) log.warn(`${url}: ${warning}`);
     if (server.pageSize !== run.server.pageSize) {
       throw new BenchError(`--base-url: ${url} has a page size of ${server.pageSize}, ${urls[0]} of ${run.server.pageSize}; replicas must cache alike (pass --page-size to say which)`);

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions, type MockOptions } from "../../src/mock/options.ts";
+import { MOCK_VERSION } from "../../src/mock/info.ts";
 import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
 import { readJsonl } from "../helpers/results.ts";
 
@@ -105,7 +106,9 @@ describe("a passport used: --passport FILE", () => {
     expect(run.stderr).not.toMatch(/page size unknown/);
     const line = readJsonl(out, { validate: true })[0];
     expect([line.page_size, line.run.page_size_source, line.cache_capacity_tokens, line.cache_check]).toEqual([32, "passport", 8000, "ok"]);
-    expect(line.run.options.passport).toEqual({ file, page_size: 32, capacity_tokens: 8000 });
+    // What the passport was measured on is recorded beside what was taken from it.
+    expect([p.engine, p.base_url]).toEqual(["vllm", mock.url]);
+    expect(line.run.options.passport).toEqual({ file, page_size: 32, capacity_tokens: 8000, engine: "vllm", server_version: p.server_version, base_url: mock.url });
     // The report shows the passport beside the run it informed.
     const md = join(dir, "with-passport.md");
     const rep = await runCli(["report", out, "--md", md]);
@@ -127,6 +130,26 @@ describe("a passport used: --passport FILE", () => {
       expect([r.code, r.stderr]).toEqual([2, expect.stringMatching(message)]);
     }
     expect(m.stats().generateRequests).toBe(0);
+  });
+
+  test("a passport of another engine or server version is exit 2 before anything is sent; of another address, a warning", async () => {
+    const { r, p, mock } = await passport({ pageSize: 16, cacheTokens: 4000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect([p.engine, p.server_version]).toEqual(["sglang", MOCK_VERSION]);
+    const cases: Array<[Record<string, unknown>, number, RegExp]> = [
+      [{ server_version: "0.0.1-other" }, 2, /--passport .*: measured on server version 0\.0\.1-other, but the server is /],
+      [{ engine: "llama.cpp" }, 2, /--passport .*: measured on llama\.cpp, but the server is sglang/],
+      [{ base_url: "http://elsewhere:8000" }, 0, /--passport .*: measured at http:\/\/elsewhere:8000, used for /],
+    ];
+    for (const [over, code, message] of cases) {
+      const file = join(dir, `other-${Object.keys(over)[0]}.json`);
+      await Bun.write(file, JSON.stringify({ ...p, ...over }));
+      const before = mock.stats().generateRequests;
+      const run = await runCli(["run", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--passport", file, "--num-prompts", "2", "--total-tokens", "240",
+        "--pcts", "50", "--output-len", "2", "--settle", "0"]);
+      expect([run.code, run.stderr], JSON.stringify(over)).toEqual([code, expect.stringMatching(message)]);
+      if (code !== 0) expect(mock.stats().generateRequests).toBe(before);
+    }
   });
 
   test("--working-set auto: sizes whose prefixes fill half, all and twice the measured capacity", async () => {
