@@ -19,6 +19,7 @@ const PROMPTS = 40;
 const CAP = 8;
 const GAP_S = 0.025;
 let lines: any[];
+let details: any[];
 let html: string;
 let browser: Browser;
 
@@ -30,12 +31,14 @@ beforeAll(async () => {
     const r = await runCli([
       "--model", LLAMA2_TOKENIZER, "--base-url", server.url, "--total-tokens", "400", "--output-len", "20", "--num-prompts", String(PROMPTS),
       "--max-concurrency", String(CAP), "--request-rate", String(1 / GAP_S), "--burstiness", "inf", "--pcts", "0,90", "--settle", "0", "--quiet", "--output-file", file,
+      "--request-details", join(dir, "details.jsonl"),
     ]);
     if (r.code !== 0) throw new Error(`run exited ${r.code}: ${r.stderr}`);
   } finally {
     await server.stop();
   }
   lines = readPctLines(file);
+  details = readFileSync(join(dir, "details.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
   html = join(dir, "phases.html");
   const r = await runCli(["report", file, "--html", html, "--md", join(dir, "phases.md")]);
   if (r.code !== 0) throw new Error(`report exited ${r.code}: ${r.stderr}`);
@@ -54,8 +57,13 @@ describe("a run with a ramp, a plateau and a drain", () => {
       expect(s.rule).toBe(0.8);
       expect(s.peak_in_flight).toBe(CAP);
       expect(s.min_in_flight).toBe(7);
-      // The 7th request goes 6 gaps after the first (the client's timers may be a few ms late on a shared box).
-      expect(s.start_s).toBeGreaterThanOrEqual(6 * GAP_S - 0.002);
+      // The window starts at the 7th send, timed from the first (the line's origin). The 7th is due 6 gaps after the
+      // first is due; a first send a few ms late on a shared box brings the 7th closer to it, so the sends are read.
+      const sends = details.filter((d) => d.pct === l.shared_prefix_pct).sort((a, b) => a.start_epoch_ms - b.start_epoch_ms);
+      expect(sends).toHaveLength(PROMPTS);
+      expect(sends[6].intended_epoch_ms - sends[0].intended_epoch_ms).toBeCloseTo(6 * GAP_S * 1000, 2);
+      expect(s.start_s).toBeCloseTo((sends[6].start_epoch_ms - sends[0].start_epoch_ms) / 1000, 6);
+      expect(s.start_s).toBeGreaterThan(5 * GAP_S);
       expect(s.start_s).toBeLessThan(6 * GAP_S + 0.1);
       // The drain: the last 8 end one gap apart; the window ends at the second of them, ~6 gaps before the line's end.
       expect(s.end_s).toBeLessThan(l.benchmark_duration - 5 * GAP_S);
