@@ -16,6 +16,8 @@ import type { MergeLine } from "./merge-rules.ts";
 const SAME = [
   "shared_prefix_pct", "prefix_len", "suffix_len", "total_tokens", "round", "num_rounds", "shared_system_tokens", "first_turn_tokens",
   "turn_tokens", "round_barrier", "ready_queue_policy", "output_len", "backend", "request_rate", "working_set", "model", "tokenizer",
+  // How the requests were routed over replicas (absent: one server): each run's replicas are its own, the policy is not.
+  "route",
 ] as const;
 
 /** Fingerprint fields that add up or are listed in the merged one (mergedWorkload); every other field must agree. */

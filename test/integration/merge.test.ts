@@ -178,6 +178,10 @@ describe("merge of two uncoordinated runs", () => {
     const vocab = await merge(edit("vocab", (l) => ({ ...l, workload: { ...l.workload, vocab_size: 151_936 } })));
     expect(vocab.code).toBe(2);
     expect(vocab.stderr).toContain(`merge: line 1: the workload fingerprint's vocab_size differs (${join(dir, "a.jsonl")}: 32000, ${join(dir, "vocab.jsonl")}: 151936)`);
+    // A run routed over replicas and a run against one server were not sent the same way.
+    const route = await merge(edit("route", (l) => ({ ...l, route: "prefix" })));
+    expect(route.code).toBe(2);
+    expect(route.stderr).toContain(`merge: line 1: route differs (${join(dir, "a.jsonl")}: undefined, ${join(dir, "route.jsonl")}: prefix)`);
     expect(existsSync(join(dir, "never.jsonl"))).toBe(false);
   });
 });
