@@ -74,12 +74,10 @@ function parseFlags(argv: string[]): BenchFlags {
     else if (a === "--bin" || a.startsWith("--bin=")) {
       flags.bin = a.includes("=") ? a.slice(a.indexOf("=") + 1) : (argv[++i] ?? usage("--bin: expects a path"));
       if (!existsSync(flags.bin)) usage(`--bin: ${flags.bin} does not exist`);
-    }
-    else if (a === "--baseline" || a.startsWith("--baseline=")) {
+    } else if (a === "--baseline" || a.startsWith("--baseline=")) {
       flags.baseline = a.includes("=") ? a.slice(a.indexOf("=") + 1) : (argv[++i] ?? usage("--baseline: expects a path"));
       if (!existsSync(flags.baseline)) usage(`--baseline: ${flags.baseline} does not exist`);
-    }
-    else if (a === "--only" || a.startsWith("--only=")) {
+    } else if (a === "--only" || a.startsWith("--only=")) {
       const value = a.includes("=") ? a.slice(a.indexOf("=") + 1) : argv[++i];
       const names = (value ?? "").split(",").filter((n) => n !== "");
       const unknown = names.filter((n) => !(n in SCENARIOS));
@@ -168,14 +166,13 @@ async function main(): Promise<void> {
     machine,
     warmbenchVersion,
     python: pythonNote,
-    extraTables: [
-      ...(capacity ? [{ title: "Capacity: every step", ...capacityTrialTable(capacity) }] : []),
-      ...results.flatMap((r) => r.extraTables ?? []),
-    ],
+    extraTables: [...(capacity ? [{ title: "Capacity: every step", ...capacityTrialTable(capacity) }] : []), ...results.flatMap((r) => r.extraTables ?? [])],
   });
   rmSync(workDir, { recursive: true, force: true });
   process.stdout.write(markdown);
-  progress(`wrote ${results.map((r) => `bench/results/${r.name}${suffix}.json`).join(", ")} in ${((performance.now() - t0) / 1000).toFixed(0)} s; \`bun run docs\` renders them into docs/performance.md`);
+  progress(
+    `wrote ${results.map((r) => `bench/results/${r.name}${suffix}.json`).join(", ")} in ${((performance.now() - t0) / 1000).toFixed(0)} s; \`bun run docs\` renders them into docs/performance.md`,
+  );
 }
 
 await main();

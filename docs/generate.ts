@@ -46,10 +46,14 @@ const EXIT_MEANINGS: Record<keyof typeof EXIT, string> = {
   cacheMismatch: "`--verify-cache strict`: the cache did not hold what it should (lying flush, eviction, no hits), for a pct or a round",
   clientSaturated: "`--strict`: the client itself was saturated (its own event-loop lag p99 > 5 ms or JS-thread CPU > 90 % of a core)",
   gateFailed: "a `--gate` failed (every verdict is in the console and in each line's `gates`)",
-  regression: "`warmbench compare`: a metric regressed beyond its limit, or NEW lacks the evidence to be judged (a BASE line missing, more failed requests, a cache proof lost, a saturated client, interrupted, its offered load not sustained, no sample for a limited metric, the same run as BASE); `history` marks such a candidate rejected",
-  outputFailed: "an output file could not be written during the run (a full disk, an I/O error): stderr names the flag, the file and the error; every other output (the console, the other files) is complete",
-  inconclusive: "`warmbench compare`: nothing regressed, but a repeated line's 95 % interval straddles a limit, so the comparison cannot tell (`--allow-inconclusive` accepts it; more repeats decide it)",
-  interrupted: "interrupted (SIGINT/SIGTERM): the current line is written from the requests that completed, `\"interrupted\": true`; a second signal exits at once",
+  regression:
+    "`warmbench compare`: a metric regressed beyond its limit, or NEW lacks the evidence to be judged (a BASE line missing, more failed requests, a cache proof lost, a saturated client, interrupted, its offered load not sustained, no sample for a limited metric, the same run as BASE); `history` marks such a candidate rejected",
+  outputFailed:
+    "an output file could not be written during the run (a full disk, an I/O error): stderr names the flag, the file and the error; every other output (the console, the other files) is complete",
+  inconclusive:
+    "`warmbench compare`: nothing regressed, but a repeated line's 95 % interval straddles a limit, so the comparison cannot tell (`--allow-inconclusive` accepts it; more repeats decide it)",
+  interrupted:
+    'interrupted (SIGINT/SIGTERM): the current line is written from the requests that completed, `"interrupted": true`; a second signal exits at once',
 };
 
 /** Every full (not --quick) bench results file, by scenario name. */
@@ -106,7 +110,13 @@ function renderMutation(root: string): string {
   if (!existsSync(path)) return "No mutation summary is committed: `npm run mutants` writes `test/mutation/summary.json`.";
   const areas = Object.entries((JSON.parse(readFileSync(path, "utf8")) as { areas: Record<string, AreaSummary> }).areas);
   const rows = areas.flatMap(([name, a]) => [
-    [`**${name}**`, a.mutate.map((m) => `\`${m}\``).join(" "), `${a.killed + a.timed_out} / ${a.killed + a.timed_out + a.survived + a.no_coverage}`, `**${a.score_pct.toFixed(1)} %**`, `${day(a.measured_at)}, \`${a.commit.slice(0, 7)}${a.commit.endsWith("+changes") ? "+changes" : ""}\``],
+    [
+      `**${name}**`,
+      a.mutate.map((m) => `\`${m}\``).join(" "),
+      `${a.killed + a.timed_out} / ${a.killed + a.timed_out + a.survived + a.no_coverage}`,
+      `**${a.score_pct.toFixed(1)} %**`,
+      `${day(a.measured_at)}, \`${a.commit.slice(0, 7)}${a.commit.endsWith("+changes") ? "+changes" : ""}\``,
+    ],
     ...Object.entries(a.files).map(([file, f]) => [`${name}`, `\`${file}\``, `${f.detected} / ${f.valid}`, `${f.score_pct.toFixed(1)} %`, ""]),
   ]);
   return renderTable(["area", "files", "detected / valid", "score", "measured, commit"], rows);
@@ -142,8 +152,18 @@ function renderBadInputs(): string {
   const commands = [...new Set(BAD_INPUTS.map((c) => c.command))];
   const counts = commands.map((c) => `${c} ${BAD_INPUTS.filter((b) => b.command === c).length}`).join(", ");
   const shown = (a: string) => (a.length > 48 ? `${a.slice(0, 45)}...` : a);
-  const rows = BAD_INPUTS.map((c) => [c.command, c.what, `\`${shown(c.args.filter((a) => !["--model", "{TOK}", "--base-url", "{MOCK}", "--settle", "0"].includes(a)).join(" "))}\``, String(c.exit), c.message]);
-  return [`${BAD_INPUTS.length} bad inputs (${counts}); each exits as listed, in one line, before any generation request is sent.`, "", renderTable(["command", "input", "flags (besides the model and server)", "exit", "the error line says"], rows)].join("\n");
+  const rows = BAD_INPUTS.map((c) => [
+    c.command,
+    c.what,
+    `\`${shown(c.args.filter((a) => !["--model", "{TOK}", "--base-url", "{MOCK}", "--settle", "0"].includes(a)).join(" "))}\``,
+    String(c.exit),
+    c.message,
+  ]);
+  return [
+    `${BAD_INPUTS.length} bad inputs (${counts}); each exits as listed, in one line, before any generation request is sent.`,
+    "",
+    renderTable(["command", "input", "flags (besides the model and server)", "exit", "the error line says"], rows),
+  ].join("\n");
 }
 
 /** The content of one generated block; an unknown name is an error naming it. */

@@ -16,12 +16,37 @@ const outDir = resolve(process.argv[2] ?? import.meta.dir);
 const dir = mkdtempSync(join(tmpdir(), "warmbench-ledger-"));
 
 async function routed(route: string): Promise<string> {
-  const mocks = await Promise.all([0, 1, 2].map(() => startMockProcess(["--page-size", "16", "--ttft-base-ms", "5", "--itl-ms", "2", "--prefill-us-per-token", "20", "--cache-tokens", "5600"])));
+  const mocks = await Promise.all(
+    [0, 1, 2].map(() =>
+      startMockProcess(["--page-size", "16", "--ttft-base-ms", "5", "--itl-ms", "2", "--prefill-us-per-token", "20", "--cache-tokens", "5600"]),
+    ),
+  );
   const file = join(dir, `${route}.jsonl`);
   try {
     const r = await runCli([
-      "--model", LLAMA2_TOKENIZER, "--base-url", mocks.map((m) => m.url).join(","), "--route", route, "--pcts", "50,90", "--working-set", "6",
-      "--num-prompts", "120", "--total-tokens", "2000", "--output-len", "8", "--max-concurrency", "6", "--settle", "0", "--quiet", "--output-file", file,
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      mocks.map((m) => m.url).join(","),
+      "--route",
+      route,
+      "--pcts",
+      "50,90",
+      "--working-set",
+      "6",
+      "--num-prompts",
+      "120",
+      "--total-tokens",
+      "2000",
+      "--output-len",
+      "8",
+      "--max-concurrency",
+      "6",
+      "--settle",
+      "0",
+      "--quiet",
+      "--output-file",
+      file,
     ]);
     process.stderr.write(`${route}: exit ${r.code}\n`);
   } finally {

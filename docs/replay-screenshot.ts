@@ -18,15 +18,44 @@ import { BINARY, LLAMA2_TOKENIZER, runCli } from "../test/helpers/run-cli.ts";
 const outDir = resolve(process.argv[2] ?? import.meta.dir);
 const dir = mkdtempSync(join(tmpdir(), "warmbench-replay-screenshot-"));
 const trace = join(dir, "trace.jsonl");
-writeFileSync(trace, traceText(generateTrace({
-  blockSize: 64, systems: 4, systemBlocks: 8, conversations: 120, turns: 5, maxTurnTokens: 400, turnGapMs: 8000, startGapMs: 500, outputLength: 16, seed: 22,
-})));
+writeFileSync(
+  trace,
+  traceText(
+    generateTrace({
+      blockSize: 64,
+      systems: 4,
+      systemBlocks: 8,
+      conversations: 120,
+      turns: 5,
+      maxTurnTokens: 400,
+      turnGapMs: 8000,
+      startGapMs: 500,
+      outputLength: 16,
+      seed: 22,
+    }),
+  ),
+);
 const results = join(dir, "replay.jsonl");
 const mock = await startMockProcess(["--page-size", "16", "--ttft-base-ms", "5", "--itl-ms", "2", "--prefill-us-per-token", "40", "--cache-tokens", "40000"]);
 try {
   const r = await runCli([
-    "replay", trace, "--block-size", "64", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--settle", "0", "--window", "5", "--time-scale", "0.5",
-    "--quiet", "--output-file", results,
+    "replay",
+    trace,
+    "--block-size",
+    "64",
+    "--model",
+    LLAMA2_TOKENIZER,
+    "--base-url",
+    mock.url,
+    "--settle",
+    "0",
+    "--window",
+    "5",
+    "--time-scale",
+    "0.5",
+    "--quiet",
+    "--output-file",
+    results,
   ]);
   process.stderr.write(`replay: exit ${r.code}\n`);
 } finally {

@@ -26,7 +26,20 @@ async function sweep(name: string, mockFlags: string[], args: string[]): Promise
   const mock = await startMockProcess(["--page-size", "16", "--ttft-base-ms", "5", "--itl-ms", "4", ...mockFlags]);
   const file = join(dir, `${name}.jsonl`);
   try {
-    const r = await runCli(["--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--output-len", "32", "--settle", "0", "--quiet", "--output-file", file, ...args]);
+    const r = await runCli([
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      mock.url,
+      "--output-len",
+      "32",
+      "--settle",
+      "0",
+      "--quiet",
+      "--output-file",
+      file,
+      ...args,
+    ]);
     process.stderr.write(`${name}: exit ${r.code}\n`);
   } finally {
     await mock.stop();
@@ -39,7 +52,20 @@ async function multiturn(name: string, args: string[]): Promise<string> {
   const mock = await startMockProcess(["--page-size", "16", "--ttft-base-ms", "5", "--itl-ms", "4", "--prefill-us-per-token", "40"]);
   const file = join(dir, `${name}.jsonl`);
   try {
-    const r = await runCli(["multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--output-len", "8", "--settle", "0", "--output-file", file, ...args]);
+    const r = await runCli([
+      "multiturn",
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      mock.url,
+      "--output-len",
+      "8",
+      "--settle",
+      "0",
+      "--output-file",
+      file,
+      ...args,
+    ]);
     process.stderr.write(`${name}: exit ${r.code}\n`);
   } finally {
     await mock.stop();
@@ -56,24 +82,48 @@ async function report(name: string, files: string[]): Promise<string> {
 
 const loop: string[] = [];
 for (const prefillUs of [10, 20, 40]) {
-  loop.push(await sweep(`prefill-${prefillUs}`, ["--prefill-us-per-token", String(prefillUs)], [
-    "--pcts", "0,10,20,30,40,50,60,70,80,90,95,99", "--num-prompts", "16", "--total-tokens", "4000", "--max-concurrency", "4",
-    "--gate", "p99_ttft_ms<=150", "--gate", "mean_itl_ms<5@pct>=90",
-  ]));
+  loop.push(
+    await sweep(
+      `prefill-${prefillUs}`,
+      ["--prefill-us-per-token", String(prefillUs)],
+      [
+        "--pcts",
+        "0,10,20,30,40,50,60,70,80,90,95,99",
+        "--num-prompts",
+        "16",
+        "--total-tokens",
+        "4000",
+        "--max-concurrency",
+        "4",
+        "--gate",
+        "p99_ttft_ms<=150",
+        "--gate",
+        "mean_itl_ms<5@pct>=90",
+      ],
+    ),
+  );
 }
 const loopHtml = await report("loop", loop);
-const loadHtml = await report("load", [await sweep("rates", ["--prefill-us-per-token", "20", "--serial-prefill"], [
-  "--pcts", "0,50,90", "--num-prompts", "24", "--total-tokens", "4000", "--request-rate", "10,20,40,80", "--max-concurrency", "32",
-])]);
-const kneeHtml = await report("knee", [await sweep("ws", ["--prefill-us-per-token", "20", "--cache-tokens", "20000", "--host-cache-tokens", "20000"], [
-  "--pcts", "90", "--num-prompts", "32", "--total-tokens", "2000", "--max-concurrency", "1", "--working-set", "1,2,4,8,16,32,64",
-])]);
-const timelineHtml = await report("timeline", [await sweep("timeline", ["--prefill-us-per-token", "20"], [
-  "--pcts", "90", "--num-prompts", "64", "--total-tokens", "2000", "--max-concurrency", "8",
-])]);
-const roundsHtml = await report("rounds", [await multiturn("rounds", [
-  "--num-clients", "4", "--num-rounds", "6", "--shared-system-tokens", "256", "--turn-tokens", "96",
-])]);
+const loadHtml = await report("load", [
+  await sweep(
+    "rates",
+    ["--prefill-us-per-token", "20", "--serial-prefill"],
+    ["--pcts", "0,50,90", "--num-prompts", "24", "--total-tokens", "4000", "--request-rate", "10,20,40,80", "--max-concurrency", "32"],
+  ),
+]);
+const kneeHtml = await report("knee", [
+  await sweep(
+    "ws",
+    ["--prefill-us-per-token", "20", "--cache-tokens", "20000", "--host-cache-tokens", "20000"],
+    ["--pcts", "90", "--num-prompts", "32", "--total-tokens", "2000", "--max-concurrency", "1", "--working-set", "1,2,4,8,16,32,64"],
+  ),
+]);
+const timelineHtml = await report("timeline", [
+  await sweep("timeline", ["--prefill-us-per-token", "20"], ["--pcts", "90", "--num-prompts", "64", "--total-tokens", "2000", "--max-concurrency", "8"]),
+]);
+const roundsHtml = await report("rounds", [
+  await multiturn("rounds", ["--num-clients", "4", "--num-rounds", "6", "--shared-system-tokens", "256", "--turn-tokens", "96"]),
+]);
 
 const browser = await openBrowser({ width: 1400, height: 900 });
 try {
@@ -97,12 +147,16 @@ try {
   // The two round charts side by side or one above the other, as the page lays them out: both sections in one clip.
   const box = await page.evaluate(() => {
     const doc = (globalThis as any).document;
-    const a = doc.getElementById("section-round-hit-ratio").getBoundingClientRect(), b = doc.getElementById("section-round-ttft").getBoundingClientRect();
-    const top = Math.min(a.top, b.top) + (globalThis as any).scrollY, left = Math.min(a.left, b.left);
+    const a = doc.getElementById("section-round-hit-ratio").getBoundingClientRect(),
+      b = doc.getElementById("section-round-ttft").getBoundingClientRect();
+    const top = Math.min(a.top, b.top) + (globalThis as any).scrollY,
+      left = Math.min(a.left, b.left);
     return { x: left, y: top, width: Math.max(a.right, b.right) - left, height: Math.max(a.bottom, b.bottom) + (globalThis as any).scrollY - top };
   });
   await page.screenshot({ path: join(outDir, "report-rounds.png"), fullPage: true, clip: box });
 } finally {
   await browser.close();
 }
-process.stderr.write(`wrote report.png, report-loop.png, report-load.png, report-knee.png, report-timeline.png, report-rounds.png under ${outDir} (reports: ${dir})\n`);
+process.stderr.write(
+  `wrote report.png, report-loop.png, report-load.png, report-knee.png, report-timeline.png, report-rounds.png under ${outDir} (reports: ${dir})\n`,
+);

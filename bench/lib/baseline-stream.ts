@@ -53,8 +53,15 @@ export interface StreamRequest {
 }
 
 const CONNECT_ERROR_CODES = new Set([
-  "ECONNREFUSED", "ConnectionRefused", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL",
-  "EAI_AGAIN", "FailedToOpenSocket", "UnableToConnect",
+  "ECONNREFUSED",
+  "ConnectionRefused",
+  "ENOTFOUND",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+  "EAI_AGAIN",
+  "FailedToOpenSocket",
+  "UnableToConnect",
 ]);
 
 /** Sends the request and measures it; never throws, every failure is a field of the record. */
@@ -193,11 +200,7 @@ function newStreamState(req: StreamRequest): StreamState {
 }
 
 /** Reads the body to its end, recording every event; rejects on a socket error or our abort. */
-async function readEvents(
-  body: ReadableStream<Uint8Array>,
-  rec: RequestRecord,
-  state: StreamState,
-): Promise<void> {
+async function readEvents(body: ReadableStream<Uint8Array>, rec: RequestRecord, state: StreamState): Promise<void> {
   // One fields object per request: a backend may keep a running token count in it.
   const fields = createEventFields();
   // Events of one chunk arrived together: they share the chunk's arrival time, taken once per read.
@@ -231,13 +234,7 @@ async function readEvents(
   if (!state.ended) fail(rec, "truncated", "stream ended before [DONE]");
 }
 
-function onTokenEvent(
-  payload: Uint8Array,
-  rec: RequestRecord,
-  state: StreamState,
-  fields: EventFields,
-  atMs: number,
-): void {
+function onTokenEvent(payload: Uint8Array, rec: RequestRecord, state: StreamState, fields: EventFields, atMs: number): void {
   recordCounts(rec, fields);
   if (state.cumulative) state.textPayloads[0] = payload;
   else state.textPayloads.push(payload);

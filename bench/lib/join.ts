@@ -231,7 +231,19 @@ export interface JoinResult {
 export function joinDetails(details: readonly DetailLine[], truth: readonly TruthLine[]): JoinResult {
   const byId = new Map<string, TruthLine>();
   for (const t of truth) if (t.requestId !== null) byId.set(t.requestId, t);
-  const r: JoinResult = { details: details.length, ok: 0, joined: 0, unmatched: 0, mismatched: 0, ttftErrorMs: [], itlErrorMs: [], eventDelayMs: [], eventWrittenMs: [], sendDelayMs: [], steadyDelayMs: [] };
+  const r: JoinResult = {
+    details: details.length,
+    ok: 0,
+    joined: 0,
+    unmatched: 0,
+    mismatched: 0,
+    ttftErrorMs: [],
+    itlErrorMs: [],
+    eventDelayMs: [],
+    eventWrittenMs: [],
+    sendDelayMs: [],
+    steadyDelayMs: [],
+  };
   const writtenMs = r.eventWrittenMs;
   let steadyFromMs = -Infinity;
   let steadyToMs = Infinity;

@@ -58,23 +58,31 @@ const cpuUs = (): number => {
 /** Runs `rounds` rounds of `streams` concurrent requests per side, after one untimed round of each. */
 export async function compareMacro(ctx: BenchContext, streams: number, outputLen: number, itlMs: number, rounds: number): Promise<MacroComparison> {
   const mock = await startMock(ctx.bin, join(ctx.workDir, "openai-cpu-truth.jsonl"), [
-    "--itl-ms", String(itlMs), "--ttft-base-ms", "5", "--prefill-us-per-token", "0", "--max-running", String(streams + 8),
+    "--itl-ms",
+    String(itlMs),
+    "--ttft-base-ms",
+    "5",
+    "--prefill-us-per-token",
+    "0",
+    "--max-running",
+    String(streams + 8),
   ]);
   try {
     const url = `${mock.url}/v1/completions`;
     const template = createOpenaiBodyTemplate({ maxNewTokens: outputLen, ignoreEos: true, extra: {}, model: null });
     const prefix = encoder.encode(Array.from({ length: 16 }, (_, k) => 1000 + k).join(","));
-    const request = (i: number) => ({
-      url,
-      body: buildBody(template, prefix, encoder.encode(String(2000 + i))),
-      index: i,
-      promptLen: 17,
-      maxNewTokens: outputLen,
-      textMode: "incremental",
-      requestTimeoutMs: 120_000,
-      stallTimeoutMs: 30_000,
-      deferText: true,
-    }) satisfies StreamRequest;
+    const request = (i: number) =>
+      ({
+        url,
+        body: buildBody(template, prefix, encoder.encode(String(2000 + i))),
+        index: i,
+        promptLen: 17,
+        maxNewTokens: outputLen,
+        textMode: "incremental",
+        requestTimeoutMs: 120_000,
+        stallTimeoutMs: 30_000,
+        deferText: true,
+      }) satisfies StreamRequest;
 
     const before = async (): Promise<RoundResult> => {
       Bun.gc(true);
@@ -126,10 +134,7 @@ export async function compareMacro(ctx: BenchContext, streams: number, outputLen
       beforeRetainedBytes: lastBefore ? lastBefore.retainedBytes / streams : NaN,
       afterRetainedBytes: lastAfter ? lastAfter.retainedBytes / streams : NaN,
       failed: [...beforeRounds, ...afterRounds].reduce((n, r) => n + r.failed, 0),
-      sameText:
-        lastBefore !== undefined &&
-        lastAfter !== undefined &&
-        lastAfter.texts.every((t, i) => t.length > 0 && t === lastBefore.texts[i]),
+      sameText: lastBefore !== undefined && lastAfter !== undefined && lastAfter.texts.every((t, i) => t.length > 0 && t === lastBefore.texts[i]),
     };
   } finally {
     await mock.stop();

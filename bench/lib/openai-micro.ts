@@ -36,7 +36,9 @@ function chunkLine(request: number, token: number, outputLen: number): string {
 function streamReads(request: number, outputLen: number, eventsPerRead: number): Uint8Array[] {
   const lines: string[] = [];
   for (let token = 1; token <= outputLen; token++) lines.push(chunkLine(request, token, outputLen));
-  lines.push(`data: ${JSON.stringify({ id: "c", object: "text_completion", created: 1, model: "m", choices: [], usage: { prompt_tokens: 70000, total_tokens: 70000 + outputLen, completion_tokens: outputLen, prompt_tokens_details: { cached_tokens: 69984 } } })}\n\n`);
+  lines.push(
+    `data: ${JSON.stringify({ id: "c", object: "text_completion", created: 1, model: "m", choices: [], usage: { prompt_tokens: 70000, total_tokens: 70000 + outputLen, completion_tokens: outputLen, prompt_tokens_details: { cached_tokens: 69984 } } })}\n\n`,
+  );
   lines.push("data: [DONE]\n\n");
   const reads: Uint8Array[] = [];
   for (let k = 0; k < lines.length; k += eventsPerRead) reads.push(encoder.encode(lines.slice(k, k + eventsPerRead).join("")));

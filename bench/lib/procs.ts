@@ -37,7 +37,10 @@ export function readProc(pid: number): ProcSample | null {
 /** The children of a process (Linux: /proc/PID/task/PID/children); [] when it has none or is gone. */
 function childrenOf(pid: number): number[] {
   try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").split(" ").filter((s) => s.trim() !== "").map(Number);
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8")
+      .split(" ")
+      .filter((s) => s.trim() !== "")
+      .map(Number);
   } catch {
     return [];
   }
@@ -62,7 +65,10 @@ export class ProcSampler {
   readonly samples: ProcSample[] = [];
   private readonly timer: ReturnType<typeof setInterval>;
 
-  constructor(readonly pid: number, everyMs = 100) {
+  constructor(
+    readonly pid: number,
+    everyMs = 100,
+  ) {
     this.take();
     this.timer = setInterval(() => this.take(), everyMs);
   }

@@ -81,10 +81,13 @@ const CANDIDATES = ["/usr/bin/python3", "python3"];
 export async function findPython(): Promise<{ exe: string; note: string } | null> {
   for (const exe of CANDIDATES) {
     try {
-      const proc = Bun.spawn([exe, "-c", "import aiohttp, numpy, requests\ntry:\n import tokenizers; print('tokenizers')\nexcept ImportError:\n print('fallback')"], {
-        stdout: "pipe",
-        stderr: "ignore",
-      });
+      const proc = Bun.spawn(
+        [exe, "-c", "import aiohttp, numpy, requests\ntry:\n import tokenizers; print('tokenizers')\nexcept ImportError:\n print('fallback')"],
+        {
+          stdout: "pipe",
+          stderr: "ignore",
+        },
+      );
       const out = (await new Response(proc.stdout).text()).trim();
       if ((await proc.exited) === 0) {
         const how = out === "tokenizers" ? "tokenizers package" : "crude whitespace tokenizer fallback (tokenizers not installed)";

@@ -38,7 +38,12 @@ export function renderMarkdown(results: readonly ScenarioResult[], info: RunInfo
   out.push("## Targets");
   out.push("");
   const targets = results.flatMap((r) => r.targets);
-  out.push(renderTable(["target", "measured", "result"], targets.map((t) => [t.target, t.measured, verdict(t)])));
+  out.push(
+    renderTable(
+      ["target", "measured", "result"],
+      targets.map((t) => [t.target, t.measured, verdict(t)]),
+    ),
+  );
   for (const r of results) {
     out.push("");
     out.push(`## ${r.title}`);

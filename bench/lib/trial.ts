@@ -80,7 +80,17 @@ export interface TrialResult {
   join: Omit<JoinResult, "ttftErrorMs" | "itlErrorMs" | "eventDelayMs" | "eventWrittenMs" | "sendDelayMs" | "steadyDelayMs"> | null;
   /** Synchronized bursts (emitter --sync): the delay of the last event of each burst, p50/p99 over the steady bursts, ms. */
   bursts: { count: number; lastDelayP50: number; lastDelayP99: number } | null;
-  errors: { ttftP50: number; ttftP99: number; itlP50: number; itlP99: number; delayP50: number; delayP99: number; sendP50: number; steadyDelayP99: number; steadyEvents: number } | null;
+  errors: {
+    ttftP50: number;
+    ttftP99: number;
+    itlP50: number;
+    itlP99: number;
+    delayP50: number;
+    delayP99: number;
+    sendP50: number;
+    steadyDelayP99: number;
+    steadyEvents: number;
+  } | null;
   /** The client's own reported distribution figures (warmbench: from details; Python: its JSONL), ms. */
   reported: { ttftP50: number; ttftMean: number; itlP50: number; itlP99: number; completed: number } | null;
   /** Epoch ms of the first /generate of this client's measured requests the mock received. */
@@ -131,10 +141,14 @@ async function startLoadServer(ctx: BenchContext, spec: TrialSpec, truthPath: st
     };
   }
   const m = await startMock(ctx.bin, truthPath, [
-    "--itl-ms", String(spec.itlMs),
-    "--ttft-base-ms", String(ttftMs),
-    "--prefill-us-per-token", "0",
-    "--max-running", String(Math.max(spec.streams, 1) + 8),
+    "--itl-ms",
+    String(spec.itlMs),
+    "--ttft-base-ms",
+    String(ttftMs),
+    "--prefill-us-per-token",
+    "0",
+    "--max-running",
+    String(Math.max(spec.streams, 1) + 8),
     ...(textModeOf(spec) === "incremental" ? ["--incremental"] : []),
   ]);
   return {
@@ -158,11 +172,28 @@ interface ClientRun {
 async function runWarmbench(ctx: BenchContext, spec: TrialSpec, url: string, dir: string): Promise<ClientRun> {
   const detailsPath = join(dir, "details.jsonl");
   const cmd = [
-    ctx.bin, "run", "--model", spec.tokenizer, "--base-url", url,
-    "--num-prompts", String(spec.streams), "--max-concurrency", String(spec.streams),
-    "--total-tokens", String(spec.totalTokens), "--output-len", String(spec.outputLen),
-    "--pcts", String(spec.pct), "--settle", String(spec.settleS ?? 0),
-    "--request-details", detailsPath, "--output-file", join(dir, "results.jsonl"),
+    ctx.bin,
+    "run",
+    "--model",
+    spec.tokenizer,
+    "--base-url",
+    url,
+    "--num-prompts",
+    String(spec.streams),
+    "--max-concurrency",
+    String(spec.streams),
+    "--total-tokens",
+    String(spec.totalTokens),
+    "--output-len",
+    String(spec.outputLen),
+    "--pcts",
+    String(spec.pct),
+    "--settle",
+    String(spec.settleS ?? 0),
+    "--request-details",
+    detailsPath,
+    "--output-file",
+    join(dir, "results.jsonl"),
   ];
   // The emitter has no cache to flush or verify: no flush, no canary requests, only the measured streams.
   if ((spec.server ?? "mock") === "emitter") cmd.push("--flush", "none", "--verify-cache", "off");
@@ -177,10 +208,24 @@ async function runPython(ctx: BenchContext, spec: TrialSpec, url: string, dir: s
   if (!ctx.python) throw new Error("python trial without a python interpreter");
   const out = join(dir, "py.jsonl");
   const cmd = [
-    ctx.python.exe, ctx.python.script, "--model", spec.tokenizer, "--base-url", url,
-    "--num-prompts", String(spec.streams), "--max-concurrency", String(spec.streams),
-    "--total-tokens", String(spec.totalTokens), "--output-len", String(spec.outputLen),
-    "--pcts", String(spec.pct), "--output-file", out,
+    ctx.python.exe,
+    ctx.python.script,
+    "--model",
+    spec.tokenizer,
+    "--base-url",
+    url,
+    "--num-prompts",
+    String(spec.streams),
+    "--max-concurrency",
+    String(spec.streams),
+    "--total-tokens",
+    String(spec.totalTokens),
+    "--output-len",
+    String(spec.outputLen),
+    "--pcts",
+    String(spec.pct),
+    "--output-file",
+    out,
   ];
   const proc = await runBounded(cmd, { env: { PYTHONPATH: ctx.python.shimDir, PYTHONUNBUFFERED: "1" }, timeoutMs: spec.timeoutMs });
   return { proc, details: null, pyResult: lastJsonLine(out) };
@@ -188,7 +233,10 @@ async function runPython(ctx: BenchContext, spec: TrialSpec, url: string, dir: s
 
 /** The last per-pct line of a results JSONL (both tools write the script's keys); null when absent or torn. */
 function lastJsonLine(path: string): Record<string, unknown> | null {
-  const lines = readIfExists(path).trim().split("\n").filter((l) => l !== "");
+  const lines = readIfExists(path)
+    .trim()
+    .split("\n")
+    .filter((l) => l !== "");
   // warmbench adds "run" and "summary" lines around the script's per-pct lines: take the last with its metrics.
   for (let i = lines.length - 1; i >= 0; i--) {
     try {

@@ -13,9 +13,22 @@ const ITL_MS = 20;
 
 /** Table columns shared with the capacity scenario. */
 export const TRIAL_COLUMNS = [
-  "tool", "server", "streams", "target ev/s", "achieved ev/s",
-  "TTFT err p50/p99 ms", "ITL err p50/p99 ms", "event delay p50/p99 ms", "steady delay p99 ms (events)",
-  "Δ median TTFT ms", "Δ ITL p99 ms", "server late p99 ms (steady)", "server CPU %", "client CPU %", "max in flight", "note",
+  "tool",
+  "server",
+  "streams",
+  "target ev/s",
+  "achieved ev/s",
+  "TTFT err p50/p99 ms",
+  "ITL err p50/p99 ms",
+  "event delay p50/p99 ms",
+  "steady delay p99 ms (events)",
+  "Δ median TTFT ms",
+  "Δ ITL p99 ms",
+  "server late p99 ms (steady)",
+  "server CPU %",
+  "client CPU %",
+  "max in flight",
+  "note",
 ];
 
 /** One table row of a trial. */
@@ -89,14 +102,15 @@ export async function runAccuracy(ctx: BenchContext): Promise<ScenarioResult> {
     trials.push(r);
     progress(`  -> ${accuracyRow(r).join(" | ")}`);
   }
-  const at = (tool: Tool, streams: number) =>
-    trials.find((t) => t.spec.tool === tool && t.spec.streams === streams && textModeOf(t.spec) === "incremental");
+  const at = (tool: Tool, streams: number) => trials.find((t) => t.spec.tool === tool && t.spec.streams === streams && textModeOf(t.spec) === "incremental");
   const checkStreams = ctx.quick ? 64 : 1024;
   const ref = at("warmbench", checkStreams);
   const targets = [
     {
       target: `timestamp error p99 <= 0.5 ms at 1024 x 50 ev/s${ctx.quick ? " (quick: measured at 64)" : ""}`,
-      measured: ref?.errors ? `${fmt(ref.errors.delayP99, 3)} ms (TTFT err p99 ${fmt(ref.errors.ttftP99, 3)}, ITL err p99 ${fmt(ref.errors.itlP99, 3)})${serverSaturated(ref) ? ", mock saturated" : ""}` : "no data",
+      measured: ref?.errors
+        ? `${fmt(ref.errors.delayP99, 3)} ms (TTFT err p99 ${fmt(ref.errors.ttftP99, 3)}, ITL err p99 ${fmt(ref.errors.itlP99, 3)})${serverSaturated(ref) ? ", mock saturated" : ""}`
+        : "no data",
       pass: ctx.quick || !ref?.errors ? null : ref.errors.delayP99 <= 0.5,
     },
   ];

@@ -45,21 +45,68 @@ export async function runCapacitySearch(ctx: BenchContext): Promise<ScenarioResu
     const truth = slots / SERVICE_S;
     const sloTruth = 1 / (1 / truth - SLACK_S / n);
     const mock = await startMock(ctx.bin, join(dir, `truth-${slots}.jsonl`), [
-      "--max-running", String(slots), "--ttft-base-ms", String(BASE_MS), "--itl-ms", String(ITL_MS), "--prefill-us-per-token", String(PREFILL_US),
+      "--max-running",
+      String(slots),
+      "--ttft-base-ms",
+      String(BASE_MS),
+      "--itl-ms",
+      String(ITL_MS),
+      "--prefill-us-per-token",
+      String(PREFILL_US),
     ]);
     const out = join(dir, `search-${slots}.jsonl`);
     try {
-      const r = await runBounded([ctx.bin, "capacity", "--model", ctx.tokenizers.llama2, "--base-url", mock.url, "--total-tokens", String(TOTAL),
-        "--output-len", String(OUT), "--pcts", String(PCT), "--num-prompts", String(n), "--burstiness", "inf", "--settle", "0", "--quiet",
-        "--start", String(Number((2 * truth).toPrecision(3))), "--precision", `${PRECISION * 100}%`, "--output-file", out,
-        "--gate", `ttft_from_intended_p99_ms<=${ALONE_MS + SLACK_S * 1000}`], { timeoutMs: 300_000 });
-      const line = readIfExists(out).split("\n").filter((l) => l.includes('"capacity"')).map((l) => parseJsonlLine(l)).find((l) => l.type === "capacity");
+      const r = await runBounded(
+        [
+          ctx.bin,
+          "capacity",
+          "--model",
+          ctx.tokenizers.llama2,
+          "--base-url",
+          mock.url,
+          "--total-tokens",
+          String(TOTAL),
+          "--output-len",
+          String(OUT),
+          "--pcts",
+          String(PCT),
+          "--num-prompts",
+          String(n),
+          "--burstiness",
+          "inf",
+          "--settle",
+          "0",
+          "--quiet",
+          "--start",
+          String(Number((2 * truth).toPrecision(3))),
+          "--precision",
+          `${PRECISION * 100}%`,
+          "--output-file",
+          out,
+          "--gate",
+          `ttft_from_intended_p99_ms<=${ALONE_MS + SLACK_S * 1000}`,
+        ],
+        { timeoutMs: 300_000 },
+      );
+      const line = readIfExists(out)
+        .split("\n")
+        .filter((l) => l.includes('"capacity"'))
+        .map((l) => parseJsonlLine(l))
+        .find((l) => l.type === "capacity");
       if (r.code !== 0 || line === undefined) progress(`capacity-search: ${slots} slots: exit ${r.code}, no capacity line`);
       searches.push({
-        slots, truth, sloTruth, found: line?.capacity_request_rate ?? null, bracket: line?.capacity_bracket ?? null,
-        probes: line?.probes_sent ?? 0, wallS: line?.search_wall_s ?? NaN, status: line?.capacity_status ?? `exit ${r.code}`,
+        slots,
+        truth,
+        sloTruth,
+        found: line?.capacity_request_rate ?? null,
+        bracket: line?.capacity_bracket ?? null,
+        probes: line?.probes_sent ?? 0,
+        wallS: line?.search_wall_s ?? NaN,
+        status: line?.capacity_status ?? `exit ${r.code}`,
       });
-      progress(`capacity-search: ${slots} slots: found ${fmt(line?.capacity_request_rate, 2)} req/s (C ${fmt(truth, 2)}) in ${line?.probes_sent} probes, ${fmt(line?.search_wall_s, 1)} s`);
+      progress(
+        `capacity-search: ${slots} slots: found ${fmt(line?.capacity_request_rate, 2)} req/s (C ${fmt(truth, 2)}) in ${line?.probes_sent} probes, ${fmt(line?.search_wall_s, 1)} s`,
+      );
     } finally {
       await mock.stop();
     }
@@ -82,8 +129,15 @@ export async function runCapacitySearch(ctx: BenchContext): Promise<ScenarioResu
     title: `Capacity search against the mock's known capacity (${PCT} % shared prefix, service time ${fmt(SERVICE_S * 1000, 0)} ms, ${n} requests a probe, evenly spaced, start 2x above C)`,
     columns: ["slots M", "truth C = M/S (req/s)", "SLO truth (req/s)", "found (req/s)", "found / C", "bracket", "status", "probes", "wall s"],
     rows: searches.map((s) => [
-      String(s.slots), fmt(s.truth, 2), fmt(s.sloTruth, 2), fmt(s.found, 2), s.found === null ? "n/a" : fmt(s.found / s.truth, 3),
-      s.bracket === null ? "n/a" : `${fmt(s.bracket[0], 2)} – ${fmt(s.bracket[1], 2)}`, s.status, String(s.probes), fmt(s.wallS, 1),
+      String(s.slots),
+      fmt(s.truth, 2),
+      fmt(s.sloTruth, 2),
+      fmt(s.found, 2),
+      s.found === null ? "n/a" : fmt(s.found / s.truth, 3),
+      s.bracket === null ? "n/a" : `${fmt(s.bracket[0], 2)} – ${fmt(s.bracket[1], 2)}`,
+      s.status,
+      String(s.probes),
+      fmt(s.wallS, 1),
     ]),
     targets,
     notes: [
@@ -91,7 +145,13 @@ export async function runCapacitySearch(ctx: BenchContext): Promise<ScenarioResu
       "Every probe is a controlled measurement: its own flush and proof, warm, then its requests; probes and wall time include them all (the tokenizer and the server checks once per search).",
     ],
     trials: [],
-    figures: Object.fromEntries(searches.flatMap((s) => [[`found${s.slots}`, s.found], [`probes${s.slots}`, s.probes], [`wallS${s.slots}`, s.wallS]])),
+    figures: Object.fromEntries(
+      searches.flatMap((s) => [
+        [`found${s.slots}`, s.found],
+        [`probes${s.slots}`, s.probes],
+        [`wallS${s.slots}`, s.wallS],
+      ]),
+    ),
     details: { searches },
     elapsedS: (performance.now() - t0) / 1000,
   };

@@ -70,7 +70,17 @@ async function climb(ctx: BenchContext, tool: Tool, streams: number, trials: Tri
   for (const rung of rungs) {
     const outputLen = Math.min(1000, Math.max(10, Math.round((durS * 1000) / rung.itlMs)));
     progress(`capacity: ${tool} ${streams} streams, target ${rung.total} ev/s (itl ${rung.itlMs.toFixed(2)} ms, ${outputLen} events)`);
-    const r = await runTrial(ctx, { tool, streams, itlMs: rung.itlMs, outputLen, totalTokens: 64, pct: 0, tokenizer: ctx.tokenizers.llama2, timeoutMs: 90_000, server: "emitter" });
+    const r = await runTrial(ctx, {
+      tool,
+      streams,
+      itlMs: rung.itlMs,
+      outputLen,
+      totalTokens: 64,
+      pct: 0,
+      tokenizer: ctx.tokenizers.llama2,
+      timeoutMs: 90_000,
+      server: "emitter",
+    });
     trials.push(r);
     worstEmitterP99Ms = Math.max(worstEmitterP99Ms, emitterP99(r));
     const verdict = verdictOf(r);
@@ -115,7 +125,10 @@ export async function runCapacity(ctx: BenchContext): Promise<ScenarioResult> {
     targets: [
       {
         target: ">= 20x the Python script's largest sustained event rate at equal accuracy",
-        measured: ratio === null ? "no Python figure" : `${fmt(ratio, 1)}x (${wb.toFixed(0)} vs ${py.toFixed(0)} ev/s)${lowerBound ? "; warmbench was stopped by the box, not its own error, so this is a lower bound" : ""}`,
+        measured:
+          ratio === null
+            ? "no Python figure"
+            : `${fmt(ratio, 1)}x (${wb.toFixed(0)} vs ${py.toFixed(0)} ev/s)${lowerBound ? "; warmbench was stopped by the box, not its own error, so this is a lower bound" : ""}`,
         pass: ctx.quick || ratio === null ? null : ratio >= 20,
       },
       {

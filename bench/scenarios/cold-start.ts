@@ -23,7 +23,15 @@ export async function runColdStart(ctx: BenchContext): Promise<ScenarioResult> {
     for (let rep = 0; rep < (tool === "python" ? 1 : reps); rep++) {
       progress(`cold start: ${tool}, 64 x 70000-token prompts, qwen3 vocabulary (run ${rep + 1})`);
       const r = await runTrial(ctx, {
-        tool, streams: 64, itlMs: 5, outputLen: 1, totalTokens: 70_000, pct: 0, tokenizer: ctx.tokenizers.qwen3, timeoutMs: 120_000, settleS: 0,
+        tool,
+        streams: 64,
+        itlMs: 5,
+        outputLen: 1,
+        totalTokens: 70_000,
+        pct: 0,
+        tokenizer: ctx.tokenizers.qwen3,
+        timeoutMs: 120_000,
+        settleS: 0,
       });
       trials.push(r);
       const ms = r.firstAnyReceivedMs - r.client.spawnEpochMs;
@@ -32,12 +40,7 @@ export async function runColdStart(ctx: BenchContext): Promise<ScenarioResult> {
     }
     const median = percentile(times, 50);
     medians[tool] = median;
-    rows.push([
-      tool,
-      times.map((t) => t.toFixed(0)).join(", "),
-      fmt(median, 0),
-      tool === "python" ? fmt(median - PY_SETTLE_MS, 0) : fmt(median, 0),
-    ]);
+    rows.push([tool, times.map((t) => t.toFixed(0)).join(", "), fmt(median, 0), tool === "python" ? fmt(median - PY_SETTLE_MS, 0) : fmt(median, 0)]);
   }
   const wb = medians.warmbench ?? NaN;
   return {

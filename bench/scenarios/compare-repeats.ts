@@ -29,8 +29,21 @@ const REPEAT = 3;
 /** Tiny runs, so that 3 runs a pair x 20 pairs fit in minutes on a shared 2-core box. */
 const SIZES = { num_prompts: 4, max_concurrency: 4, total_tokens: 2000, output_len: 16, pcts: "90", repeat: REPEAT };
 const RUN_ARGS = [
-  "--num-prompts", String(SIZES.num_prompts), "--max-concurrency", String(SIZES.max_concurrency), "--total-tokens", String(SIZES.total_tokens),
-  "--output-len", String(SIZES.output_len), "--pcts", SIZES.pcts, "--settle", "0", "--quiet", "--repeat", String(REPEAT),
+  "--num-prompts",
+  String(SIZES.num_prompts),
+  "--max-concurrency",
+  String(SIZES.max_concurrency),
+  "--total-tokens",
+  String(SIZES.total_tokens),
+  "--output-len",
+  String(SIZES.output_len),
+  "--pcts",
+  SIZES.pcts,
+  "--settle",
+  "0",
+  "--quiet",
+  "--repeat",
+  String(REPEAT),
 ];
 const TIGHT = "mean_itl_ms=2%";
 const TIGHT_LIMIT_PCT = 2;
@@ -41,7 +54,11 @@ type CompareRow = Record<string, string>;
 
 /** Splits a Markdown table line into cells, keeping escaped pipes, and undoes escapeMarkdownCell. */
 function cellsOf(line: string): string[] {
-  const cells = line.trim().replace(/^\|/, "").replace(/\|$/, "").split(/(?<!\\)\|/);
+  const cells = line
+    .trim()
+    .replace(/^\|/, "")
+    .replace(/\|$/, "")
+    .split(/(?<!\\)\|/);
   return cells.map((c) => c.trim().replace(/\\(.)/g, "$1"));
 }
 
@@ -83,9 +100,21 @@ function countRow(label: string, metric: string, judged: readonly Judged[]): str
   const other = rows.filter((r) => !(VERDICTS as readonly string[]).includes(r.verdict ?? "")).map((r) => r.verdict);
   const pct = (s: string | undefined) => Number.parseFloat((s ?? "").replace("%", ""));
   const deltas = rows.map((r) => pct(r["Δ%"])).filter(Number.isFinite);
-  const widths = rows.map((r) => (r["95% CI"] ?? "").split("..").map(pct)).filter((w) => w.length === 2 && w.every(Number.isFinite)).map(([lo, hi]) => hi! - lo!);
-  return [label, metric, rows[0]?.limit ?? "-", String(rows.length), ...VERDICTS.map((v) => String(count(v))),
-    other.length ? `${other.length} (${[...new Set(other)].join(", ")})` : "0", fmt(percentile(deltas, 50), 2), fmt(percentile(widths, 50), 2), fmt(Math.max(...widths), 2)];
+  const widths = rows
+    .map((r) => (r["95% CI"] ?? "").split("..").map(pct))
+    .filter((w) => w.length === 2 && w.every(Number.isFinite))
+    .map(([lo, hi]) => hi! - lo!);
+  return [
+    label,
+    metric,
+    rows[0]?.limit ?? "-",
+    String(rows.length),
+    ...VERDICTS.map((v) => String(count(v))),
+    other.length ? `${other.length} (${[...new Set(other)].join(", ")})` : "0",
+    fmt(percentile(deltas, 50), 2),
+    fmt(percentile(widths, 50), 2),
+    fmt(Math.max(...widths), 2),
+  ];
 }
 
 /** One pair's repeat values of mean_itl_ms, BASE and NEW. */
@@ -127,10 +156,16 @@ export async function runCompareRepeats(ctx: BenchContext): Promise<ScenarioResu
   const results: PairResult[] = [];
   const run = async (name: string, url: string) => {
     const out = join(dir, `${name}.jsonl`);
-    const r = await runBounded([ctx.bin, "run", "--model", ctx.tokenizers.llama2, "--base-url", url, ...RUN_ARGS, "--output-file", out], { timeoutMs: 120_000 });
+    const r = await runBounded([ctx.bin, "run", "--model", ctx.tokenizers.llama2, "--base-url", url, ...RUN_ARGS, "--output-file", out], {
+      timeoutMs: 120_000,
+    });
     if (r.code !== 0) failedRuns++;
     const lines = readResults(readIfExists(out), out).at(-1)?.pcts ?? [];
-    return { out, saturated: lines.some((l) => l.client_saturated !== false), itl: lines.map((l) => l.mean_itl_ms).filter((v): v is number => typeof v === "number") };
+    return {
+      out,
+      saturated: lines.some((l) => l.client_saturated !== false),
+      itl: lines.map((l) => l.mean_itl_ms).filter((v): v is number => typeof v === "number"),
+    };
   };
   const compare = async (name: string, base: string, next: string, extra: string[]): Promise<Judged> => {
     const md = join(dir, `${name}.md`);
@@ -163,12 +198,29 @@ export async function runCompareRepeats(ctx: BenchContext): Promise<ScenarioResu
 
   const gated = [...new Set(results.flatMap((p) => p.same.rows.filter((r) => r.limit !== "-").map((r) => r.metric!)))];
   const rows = [
-    ...gated.map((m) => countRow("identical mocks, default limits", m, results.map((p) => p.same))),
-    countRow(`identical mocks, --max-regress ${TIGHT}`, "mean_itl_ms", results.map((p) => p.sameTight)),
-    countRow(`NEW --itl-ms +${SHIFT_PCT}%, --max-regress ${TIGHT}`, "mean_itl_ms", results.map((p) => p.shifted)),
+    ...gated.map((m) =>
+      countRow(
+        "identical mocks, default limits",
+        m,
+        results.map((p) => p.same),
+      ),
+    ),
+    countRow(
+      `identical mocks, --max-regress ${TIGHT}`,
+      "mean_itl_ms",
+      results.map((p) => p.sameTight),
+    ),
+    countRow(
+      `NEW --itl-ms +${SHIFT_PCT}%, --max-regress ${TIGHT}`,
+      "mean_itl_ms",
+      results.map((p) => p.shifted),
+    ),
   ];
   const verdictOf = (j: Judged, metric: string) => j.rows.find((r) => r.metric === metric)?.verdict;
-  const falseRegressions = results.reduce((n, p) => n + p.same.rows.filter((r) => r.verdict === "REGRESSED").length + (verdictOf(p.sameTight, "mean_itl_ms") === "REGRESSED" ? 1 : 0), 0);
+  const falseRegressions = results.reduce(
+    (n, p) => n + p.same.rows.filter((r) => r.verdict === "REGRESSED").length + (verdictOf(p.sameTight, "mean_itl_ms") === "REGRESSED" ? 1 : 0),
+    0,
+  );
   const identicalFailExits = results.filter((p) => p.same.code !== 0 || p.sameTight.code !== 0).length;
   const caught = results.filter((p) => verdictOf(p.shifted, "mean_itl_ms") === "REGRESSED").length;
   const saturatedRuns = results.reduce((n, p) => n + p.saturated.filter(Boolean).length, 0);
@@ -180,7 +232,10 @@ export async function runCompareRepeats(ctx: BenchContext): Promise<ScenarioResu
   const neededCaught = Math.ceil((REQUIRED_OF_20 / 20) * pairs);
   const projectedNow = projectedCaught(shiftedRepeats, REPEAT, measuredShiftPct, TIGHT_LIMIT_PCT);
   const needed = repeatsFor(shiftedRepeats, neededCaught, measuredShiftPct, TIGHT_LIMIT_PCT);
-  const cvs = results.flatMap((p) => p.itl).filter((xs) => xs.length >= 2).map((xs) => meanInterval(xs).cv * 100);
+  const cvs = results
+    .flatMap((p) => p.itl)
+    .filter((xs) => xs.length >= 2)
+    .map((xs) => meanInterval(xs).cv * 100);
   const decided = !ctx.quick && failedRuns === 0;
 
   const pairRows = results.map((p, i) => {
@@ -189,14 +244,33 @@ export async function runCompareRepeats(ctx: BenchContext): Promise<ScenarioResu
       return r ? `${r["Δ%"]} (${r["95% CI"]}) ${r.verdict}` : "n/a";
     };
     const others = p.same.rows.filter((r) => r.limit !== "-" && r.verdict !== "same" && r.verdict !== "better").map((r) => `${r.metric} ${r.verdict}`);
-    return [String(i + 1), `${p.same.code} / ${p.sameTight.code} / ${p.shifted.code}`, itl(p.sameTight), itl(p.shifted), others.join(", ") || "-",
-      p.saturated.map((s) => (s ? "yes" : "no")).join(" / ")];
+    return [
+      String(i + 1),
+      `${p.same.code} / ${p.sameTight.code} / ${p.shifted.code}`,
+      itl(p.sameTight),
+      itl(p.shifted),
+      others.join(", ") || "-",
+      p.saturated.map((s) => (s ? "yes" : "no")).join(" / "),
+    ];
   });
   const load = (l: number[]) => l.map((x) => x.toFixed(2)).join(" ");
   return {
     name: "compare-repeats",
     title: `Compare with --repeat ${REPEAT}: verdicts over ${pairs} pairs of runs against identical mocks and against a mock ${SHIFT_PCT} % slower per token`,
-    columns: ["pairs", "metric", "limit", "pairs judged", "REGRESSED", "inconclusive", "same", "better", "other", "Δ% median", "95% CI width median (points)", "95% CI width max (points)"],
+    columns: [
+      "pairs",
+      "metric",
+      "limit",
+      "pairs judged",
+      "REGRESSED",
+      "inconclusive",
+      "same",
+      "better",
+      "other",
+      "Δ% median",
+      "95% CI width median (points)",
+      "95% CI width max (points)",
+    ],
     rows,
     targets: [
       {
@@ -216,11 +290,20 @@ export async function runCompareRepeats(ctx: BenchContext): Promise<ScenarioResu
       `Repeats needed: each shifted pair's two sides' spread of mean_itl_ms as measured over their ${REPEAT} repeats, the median Δ of all pairs as the shift, and the 95 % Welch half-width recomputed for N repeats a side; the fewest N at which ${neededCaught} of ${pairs} pairs clear the ${TIGHT_LIMIT_PCT} % limit is ${needed ?? "more than 50"} (the same projection at N = ${REPEAT} gives ${projectedNow}, the measured count ${caught}). A repeat the box stalled is what widens an interval: the projection assumes stalls stay as frequent per repeat.`,
       `Box: load average (1, 5, 15 min) ${load(loadBefore)} before and ${load(loadAfter)} after; ${fmt(elapsedS, 0)} s of runs; ${saturatedRuns} of ${results.length * 3} runs saw their client saturated.`,
     ],
-    extraTables: [{
-      title: "Compare with --repeat: every pair",
-      columns: ["pair", "exit: identical / identical tight / shifted", `identical, ${TIGHT}: mean_itl_ms Δ% (95% CI) verdict`, `shifted, ${TIGHT}: mean_itl_ms Δ% (95% CI) verdict`, "identical, default limits: not same/better", "client saturated: BASE / NEW / shifted NEW"],
-      rows: pairRows,
-    }],
+    extraTables: [
+      {
+        title: "Compare with --repeat: every pair",
+        columns: [
+          "pair",
+          "exit: identical / identical tight / shifted",
+          `identical, ${TIGHT}: mean_itl_ms Δ% (95% CI) verdict`,
+          `shifted, ${TIGHT}: mean_itl_ms Δ% (95% CI) verdict`,
+          "identical, default limits: not same/better",
+          "client saturated: BASE / NEW / shifted NEW",
+        ],
+        rows: pairRows,
+      },
+    ],
     trials: [],
     figures: { pairs, repeat: REPEAT, falseRegressions, caught, failedRuns, saturatedRuns, projectedAtRepeat: projectedNow, repeatsNeeded: needed },
     details: {

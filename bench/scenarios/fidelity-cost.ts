@@ -29,20 +29,62 @@ export async function runFidelityCost(ctx: BenchContext): Promise<ScenarioResult
   const n = ctx.quick ? 16 : 64;
   const dir = mkdtempSync(join(ctx.workDir, "fidelity-cost-"));
   const sides: Side[] = [];
-  for (const [label, extra] of [["without", []], ["with --check-fidelity", ["--check-fidelity", "--fidelity-sample", String(SAMPLE)]]] as const) {
-    const mock = await startMock(ctx.bin, join(dir, `truth-${sides.length}.jsonl`), ["--ttft-base-ms", "20", "--itl-ms", "5", "--prefill-us-per-token", "20", "--page-size", "16"]);
+  for (const [label, extra] of [
+    ["without", []],
+    ["with --check-fidelity", ["--check-fidelity", "--fidelity-sample", String(SAMPLE)]],
+  ] as const) {
+    const mock = await startMock(ctx.bin, join(dir, `truth-${sides.length}.jsonl`), [
+      "--ttft-base-ms",
+      "20",
+      "--itl-ms",
+      "5",
+      "--prefill-us-per-token",
+      "20",
+      "--page-size",
+      "16",
+    ]);
     const out = join(dir, `run-${sides.length}.jsonl`);
     try {
       const started = performance.now();
-      const r = await runBounded([ctx.bin, "run", "--model", ctx.tokenizers.llama2, "--base-url", mock.url, "--total-tokens", String(TOTAL),
-        "--output-len", String(OUT), "--pcts", PCTS.join(","), "--num-prompts", String(n), "--max-concurrency", "8", "--settle", "0", "--quiet",
-        "--output-file", out, ...extra], { timeoutMs: 300_000 });
+      const r = await runBounded(
+        [
+          ctx.bin,
+          "run",
+          "--model",
+          ctx.tokenizers.llama2,
+          "--base-url",
+          mock.url,
+          "--total-tokens",
+          String(TOTAL),
+          "--output-len",
+          String(OUT),
+          "--pcts",
+          PCTS.join(","),
+          "--num-prompts",
+          String(n),
+          "--max-concurrency",
+          "8",
+          "--settle",
+          "0",
+          "--quiet",
+          "--output-file",
+          out,
+          ...extra,
+        ],
+        { timeoutMs: 300_000 },
+      );
       const wallS = (performance.now() - started) / 1000;
       const stats = (await (await fetch(`${mock.url}/mock/stats`)).json()) as { generateRequests: number; flushes: number };
-      const lines = readIfExists(out).split("\n").filter((l) => l.trim() !== "").map((l) => parseJsonlLine(l));
+      const lines = readIfExists(out)
+        .split("\n")
+        .filter((l) => l.trim() !== "")
+        .map((l) => parseJsonlLine(l));
       if (r.code !== 0) progress(`fidelity-cost: ${label}: exit ${r.code}`);
       sides.push({
-        label, requests: stats.generateRequests, flushes: stats.flushes, wallS,
+        label,
+        requests: stats.generateRequests,
+        flushes: stats.flushes,
+        wallS,
         measured: JSON.stringify(lines.map((l) => [l.workload?.prompt_ids_hash, l.completed, l.total_input, l.total_output, l.mean_cached_tokens])),
       });
       progress(`fidelity-cost: ${label}: ${stats.generateRequests} requests, ${stats.flushes} flushes, ${fmt(wallS, 2)} s`);

@@ -73,8 +73,21 @@ async function openLoopRun(
   const detailsPath = join(dir, "details.jsonl");
   const mock = await startMock(ctx.bin, truthPath, ["--prefill-us-per-token", "0", "--incremental", ...mockArgs]);
   const cmd = [
-    ctx.bin, "run", "--model", opts.tokenizer, "--base-url", mock.url, "--pcts", "0", "--settle", "0",
-    "--output-file", out, "--request-details", detailsPath, ...clientArgs,
+    ctx.bin,
+    "run",
+    "--model",
+    opts.tokenizer,
+    "--base-url",
+    mock.url,
+    "--pcts",
+    "0",
+    "--settle",
+    "0",
+    "--output-file",
+    out,
+    "--request-details",
+    detailsPath,
+    ...clientArgs,
   ];
   // Set the fetch cap ourselves so warmbench does not re-exec: /proc and rusage then see the real client.
   const proc = await runBounded(cmd, { env: { BUN_CONFIG_MAX_HTTP_REQUESTS: String(opts.fetchCap), NO_COLOR: "1" }, timeoutMs: opts.timeoutMs });
@@ -87,7 +100,9 @@ async function openLoopRun(
   await mock.stop();
   const details = parseDetailLines(readIfExists(detailsPath));
   const ids = new Set(details.map((d) => d.requestId));
-  const receivedMs = parseTruth(readIfExists(truthPath)).filter((t) => t.requestId !== null && ids.has(t.requestId)).map((t) => t.receivedMs);
+  const receivedMs = parseTruth(readIfExists(truthPath))
+    .filter((t) => t.requestId !== null && ids.has(t.requestId))
+    .map((t) => t.receivedMs);
   const notes: string[] = [];
   if (proc.timedOut) notes.push(`client killed after ${(opts.timeoutMs / 1000).toFixed(0)} s`);
   else if (proc.code !== 0) notes.push(`client exit ${proc.code}: ${proc.stderrTail.trim().split("\n").pop()?.slice(0, 160) ?? ""}`);
@@ -170,8 +185,16 @@ async function memory(ctx: BenchContext, label: string, prompts: number, promptT
     ctx,
     ["--itl-ms", concurrency > 1000 ? "50" : "2", "--ttft-base-ms", "5", "--max-running", String(concurrency + 8)],
     [
-      "--num-prompts", String(prompts), "--max-concurrency", String(concurrency), "--total-tokens", String(promptTokens),
-      "--output-len", concurrency > 1000 ? "20" : "2", "--verify-cache", "off",
+      "--num-prompts",
+      String(prompts),
+      "--max-concurrency",
+      String(concurrency),
+      "--total-tokens",
+      String(promptTokens),
+      "--output-len",
+      concurrency > 1000 ? "20" : "2",
+      "--verify-cache",
+      "off",
     ],
     { tokenizer: ctx.tokenizers.qwen3, timeoutMs: timeoutS * 1000, fetchCap: concurrency + 64 },
   );
@@ -245,8 +268,22 @@ export async function runOpenLoop(ctx: BenchContext): Promise<ScenarioResult> {
   const co = await coordinatedOmission(ctx, rates, q ? 100 : 300);
 
   const rows: string[][] = [
-    ...pace.map((p) => ["pacing", `${p.rate} req/s Poisson, ${p.requests} requests`, `achieved ${fmt(p.achieved, 1)} req/s (${fmt((p.achieved / p.rate - 1) * 100, 2)} %), at the mock ${fmt(p.achievedAtMock, 1)}`, `schedule lag p50 ${fmt(p.lagP50, 3)} / p99 ${fmt(p.lagP99, 3)} / max ${fmt(p.lagMax, 2)} ms`, `client CPU ${fmt(p.cpuPct, 0)} %, its event-loop lag p99 ${fmt(p.loopLagP99, 2)} ms; at most ${p.run.mockMaxInFlight} in flight (slots: 512)`, p.run.note]),
-    ...[big, ...perN].map((m) => ["memory", `${m.prompts} prompts x ${m.promptTokens} tokens, pct 0, ${m.concurrency} in flight`, `peak RSS ${fmt(m.peakMiB, 0)} MiB`, `${m.completed} completed`, `${fmt(m.wallS, 1)} s`, m.note]),
+    ...pace.map((p) => [
+      "pacing",
+      `${p.rate} req/s Poisson, ${p.requests} requests`,
+      `achieved ${fmt(p.achieved, 1)} req/s (${fmt((p.achieved / p.rate - 1) * 100, 2)} %), at the mock ${fmt(p.achievedAtMock, 1)}`,
+      `schedule lag p50 ${fmt(p.lagP50, 3)} / p99 ${fmt(p.lagP99, 3)} / max ${fmt(p.lagMax, 2)} ms`,
+      `client CPU ${fmt(p.cpuPct, 0)} %, its event-loop lag p99 ${fmt(p.loopLagP99, 2)} ms; at most ${p.run.mockMaxInFlight} in flight (slots: 512)`,
+      p.run.note,
+    ]),
+    ...[big, ...perN].map((m) => [
+      "memory",
+      `${m.prompts} prompts x ${m.promptTokens} tokens, pct 0, ${m.concurrency} in flight`,
+      `peak RSS ${fmt(m.peakMiB, 0)} MiB`,
+      `${m.completed} completed`,
+      `${fmt(m.wallS, 1)} s`,
+      m.note,
+    ]),
   ];
   const bigPass = !q && big.note === "" && big.completed === 4096 ? big.peakMiB <= GIB_MIB : null;
   const hundredK = perN.find((m) => m.prompts === 100_000);
@@ -273,12 +310,14 @@ export async function runOpenLoop(ctx: BenchContext): Promise<ScenarioResult> {
     },
     {
       target: "over capacity, ttft_from_intended grows with the queue while the script's TTFT stays flat",
-      measured: top && low && lastDecile && firstDecile
-        ? `at ${top.rate} req/s: TTFT p99 ${fmt(top.ttftP99, 1)} ms from send vs ${fmt(top.intendedP99, 1)} ms from intended (at ${low.rate} req/s: ${fmt(low.ttftP99, 1)} vs ${fmt(low.intendedP99, 1)}); mean TTFT from intended ${firstDecile[2]} -> ${lastDecile[2]} ms over the run, from send ${firstDecile[1]} -> ${lastDecile[1]} ms`
-        : "no data",
-      pass: top && low && lastDecile && firstDecile
-        ? top.intendedP99 > 3 * top.ttftP99 && Number(lastDecile[2]) > 3 * Number(firstDecile[2]) && Number(lastDecile[1]) < 1.5 * Number(firstDecile[1])
-        : null,
+      measured:
+        top && low && lastDecile && firstDecile
+          ? `at ${top.rate} req/s: TTFT p99 ${fmt(top.ttftP99, 1)} ms from send vs ${fmt(top.intendedP99, 1)} ms from intended (at ${low.rate} req/s: ${fmt(low.ttftP99, 1)} vs ${fmt(low.intendedP99, 1)}); mean TTFT from intended ${firstDecile[2]} -> ${lastDecile[2]} ms over the run, from send ${firstDecile[1]} -> ${lastDecile[1]} ms`
+          : "no data",
+      pass:
+        top && low && lastDecile && firstDecile
+          ? top.intendedP99 > 3 * top.ttftP99 && Number(lastDecile[2]) > 3 * Number(firstDecile[2]) && Number(lastDecile[1]) < 1.5 * Number(firstDecile[1])
+          : null,
     },
   ];
   return {
@@ -303,8 +342,26 @@ export async function runOpenLoop(ctx: BenchContext): Promise<ScenarioResult> {
     extraTables: [
       {
         title: "Open loop: TTFT from the send (the script's) and from the intended send time, per rate (mock capacity ~114 req/s)",
-        columns: ["rate req/s", "achieved req/s", "throughput req/s", "TTFT p50 from send", "TTFT p99 from send", "TTFT p50 from intended", "TTFT p99 from intended", "schedule lag p99 ms"],
-        rows: co.rows.map((r) => [fmt(r.rate, 0), fmt(r.achieved, 1), fmt(r.throughput, 1), fmt(r.ttftP50, 1), fmt(r.ttftP99, 1), fmt(r.intendedP50, 1), fmt(r.intendedP99, 1), fmt(r.lagP99, 1)]),
+        columns: [
+          "rate req/s",
+          "achieved req/s",
+          "throughput req/s",
+          "TTFT p50 from send",
+          "TTFT p99 from send",
+          "TTFT p50 from intended",
+          "TTFT p99 from intended",
+          "schedule lag p99 ms",
+        ],
+        rows: co.rows.map((r) => [
+          fmt(r.rate, 0),
+          fmt(r.achieved, 1),
+          fmt(r.throughput, 1),
+          fmt(r.ttftP50, 1),
+          fmt(r.ttftP99, 1),
+          fmt(r.intendedP50, 1),
+          fmt(r.intendedP99, 1),
+          fmt(r.lagP99, 1),
+        ]),
       },
       {
         title: `Open loop at ${Math.max(...rates)} req/s: TTFT (ms) per tenth of the run, in send order`,

@@ -32,38 +32,77 @@ export async function runPassportScenario(ctx: BenchContext): Promise<ScenarioRe
   const within: boolean[] = [];
   for (const c of ctx.quick ? CASES.slice(0, 2) : CASES) {
     const mock = await startMock(ctx.bin, join(dir, "truth.jsonl"), [
-      "--page-size", String(c.page), "--cache-tokens", String(c.capacity), "--host-cache-tokens", String(c.host), "--itl-ms", "1", "--ttft-base-ms", "2",
-      "--prefill-us-per-token", "5", ...(c.outputs ? [] : ["--no-output-cache"]),
+      "--page-size",
+      String(c.page),
+      "--cache-tokens",
+      String(c.capacity),
+      "--host-cache-tokens",
+      String(c.host),
+      "--itl-ms",
+      "1",
+      "--ttft-base-ms",
+      "2",
+      "--prefill-us-per-token",
+      "5",
+      ...(c.outputs ? [] : ["--no-output-cache"]),
     ]);
     const file = join(dir, `${rows.length}.json`);
     try {
       const started = performance.now();
-      const r = await runBounded([ctx.bin, "passport", "--model", ctx.tokenizers.llama2, "--base-url", mock.url, "--quiet", "--output-file", file], { timeoutMs: 300_000 });
+      const r = await runBounded([ctx.bin, "passport", "--model", ctx.tokenizers.llama2, "--base-url", mock.url, "--quiet", "--output-file", file], {
+        timeoutMs: 300_000,
+      });
       const wallS = (performance.now() - started) / 1000;
       const p = r.code === 0 ? JSON.parse(readFileSync(file, "utf8")) : null;
       const capacity = p?.capacity_tokens.value ?? null;
-      const ok = p !== null && p.page_size_tokens.value === c.page && capacity !== null && capacity <= c.capacity && capacity > c.capacity - c.page - 1
-        && p.outputs_cached.value === c.outputs && p.second_tier.value?.present === c.host > 0;
+      const ok =
+        p !== null &&
+        p.page_size_tokens.value === c.page &&
+        capacity !== null &&
+        capacity <= c.capacity &&
+        capacity > c.capacity - c.page - 1 &&
+        p.outputs_cached.value === c.outputs &&
+        p.second_tier.value?.present === c.host > 0;
       within.push(ok);
       rows.push([
-        c.name, String(p?.page_size_tokens.value ?? "n/a"), fmt(capacity, 0), capacity === null ? "n/a" : `${fmt(((capacity - c.capacity) / c.capacity) * 100, 2)} %`,
-        String(p?.outputs_cached.value ?? "n/a"), String(p?.eviction.value ?? "n/a"), String(p?.second_tier.value?.present ?? "n/a"),
-        fmt(p?.second_tier.value?.total_capacity_tokens ?? null, 0), String(p?.requests_sent ?? "n/a"), fmt(wallS, 2),
+        c.name,
+        String(p?.page_size_tokens.value ?? "n/a"),
+        fmt(capacity, 0),
+        capacity === null ? "n/a" : `${fmt(((capacity - c.capacity) / c.capacity) * 100, 2)} %`,
+        String(p?.outputs_cached.value ?? "n/a"),
+        String(p?.eviction.value ?? "n/a"),
+        String(p?.second_tier.value?.present ?? "n/a"),
+        fmt(p?.second_tier.value?.total_capacity_tokens ?? null, 0),
+        String(p?.requests_sent ?? "n/a"),
+        fmt(wallS, 2),
       ]);
       progress(`passport: ${c.name}: exit ${r.code}, ${fmt(wallS, 2)} s`);
     } finally {
       await mock.stop();
     }
   }
-  const targets: TargetCheck[] = [{
-    target: "every figure recovered: the page size exactly, the capacity within one page, answers cached or not, the host tier present or not",
-    measured: `${within.filter(Boolean).length} of ${within.length} mocks`,
-    pass: within.every(Boolean),
-  }];
+  const targets: TargetCheck[] = [
+    {
+      target: "every figure recovered: the page size exactly, the capacity within one page, answers cached or not, the host tier present or not",
+      measured: `${within.filter(Boolean).length} of ${within.length} mocks`,
+      pass: within.every(Boolean),
+    },
+  ];
   return {
     name: "passport",
     title: "warmbench passport against mocks of known geometry (each figure against the truth; requests and wall time per passport)",
-    columns: ["mock", "page (tokens)", "capacity (tokens)", "capacity vs truth", "answers cached", "eviction", "second tier", "both tiers (tokens)", "requests", "wall s"],
+    columns: [
+      "mock",
+      "page (tokens)",
+      "capacity (tokens)",
+      "capacity vs truth",
+      "answers cached",
+      "eviction",
+      "second tier",
+      "both tiers (tokens)",
+      "requests",
+      "wall s",
+    ],
     rows,
     targets,
     notes: [

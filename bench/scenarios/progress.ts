@@ -32,16 +32,45 @@ export async function runProgress(ctx: BenchContext): Promise<ScenarioResult> {
   const streams = ctx.quick ? 16 : 64;
   const outputLen = ctx.quick ? 50 : 300;
   const dir = mkdtempSync(join(ctx.workDir, "progress-"));
-  const mock = await startMock(ctx.bin, join(dir, "truth.jsonl"), ["--itl-ms", String(ITL_MS), "--ttft-base-ms", "20", "--prefill-us-per-token", "0", "--max-running", String(streams + 8)]);
+  const mock = await startMock(ctx.bin, join(dir, "truth.jsonl"), [
+    "--itl-ms",
+    String(ITL_MS),
+    "--ttft-base-ms",
+    "20",
+    "--prefill-us-per-token",
+    "0",
+    "--max-running",
+    String(streams + 8),
+  ]);
   const samples: Record<Mode, Sample[]> = { terminal: [], plain: [], quiet: [] };
   let runs = 0;
   try {
     for (let rep = 0; rep < reps; rep++) {
       for (const mode of MODES) {
         const out = join(dir, `${mode}-${rep}.jsonl`);
-        const args = [ctx.bin, "run", "--model", ctx.tokenizers.llama2, "--base-url", mock.url, "--num-prompts", String(streams),
-          "--max-concurrency", String(streams), "--total-tokens", "256", "--output-len", String(outputLen), "--pcts", "0", "--settle", "0",
-          "--output-file", out, ...(mode === "quiet" ? ["--quiet"] : [])];
+        const args = [
+          ctx.bin,
+          "run",
+          "--model",
+          ctx.tokenizers.llama2,
+          "--base-url",
+          mock.url,
+          "--num-prompts",
+          String(streams),
+          "--max-concurrency",
+          String(streams),
+          "--total-tokens",
+          "256",
+          "--output-len",
+          String(outputLen),
+          "--pcts",
+          "0",
+          "--settle",
+          "0",
+          "--output-file",
+          out,
+          ...(mode === "quiet" ? ["--quiet"] : []),
+        ];
         const env = { BUN_CONFIG_MAX_HTTP_REQUESTS: String(streams + 64), NO_COLOR: "1" };
         // `script` gives the client a pseudo-terminal for stderr; its output (the terminal's bytes) comes back on stdout.
         const cmd = mode === "terminal" ? ["script", "-qec", args.map(shQuote).join(" "), "/dev/null"] : args;
@@ -59,7 +88,9 @@ export async function runProgress(ctx: BenchContext): Promise<ScenarioResult> {
           itlErrorUs: ((line.mean_itl_ms ?? NaN) - ITL_MS) * 1000,
           progressBytes,
         });
-        progress(`progress: ${mode} run ${rep + 1}/${reps}: JS CPU ${fmt(line.client_js_cpu_pct, 1)} %, lag p99 ${fmt(line.client_loop_lag_p99_ms, 2)} ms, mean ITL ${fmt(line.mean_itl_ms, 3)} ms`);
+        progress(
+          `progress: ${mode} run ${rep + 1}/${reps}: JS CPU ${fmt(line.client_js_cpu_pct, 1)} %, lag p99 ${fmt(line.client_loop_lag_p99_ms, 2)} ms, mean ITL ${fmt(line.mean_itl_ms, 3)} ms`,
+        );
       }
     }
   } finally {
@@ -69,8 +100,12 @@ export async function runProgress(ctx: BenchContext): Promise<ScenarioResult> {
   const rows = MODES.map((mode) => {
     const s = samples[mode];
     return [
-      mode, String(s.length), fmt(median(s.map((x) => x.jsCpuPct)), 1), fmt(median(s.map((x) => x.lagP99Ms)), 2),
-      fmt(median(s.map((x) => x.itlErrorUs)), 0), fmt(mean(s.map((x) => x.progressBytes)), 0),
+      mode,
+      String(s.length),
+      fmt(median(s.map((x) => x.jsCpuPct)), 1),
+      fmt(median(s.map((x) => x.lagP99Ms)), 2),
+      fmt(median(s.map((x) => x.itlErrorUs)), 0),
+      fmt(mean(s.map((x) => x.progressBytes)), 0),
     ];
   });
   const cpu = (m: Mode) => median(samples[m].map((x) => x.jsCpuPct));

@@ -68,10 +68,22 @@ async function stallMs(): Promise<{ building: number; idle: number }> {
   const building: number[] = [];
   const idle: number[] = [];
   for (let rep = 0; rep < 9; rep++) {
-    const req = { line: 1, index: 0, timestampMs: 0, inputLength: LONG_PROMPT, outputLength: 4, hashIds: Array.from({ length: blocks }, (_, j) => 1_000_000 * (rep + 1) + j) };
+    const req = {
+      line: 1,
+      index: 0,
+      timestampMs: 0,
+      inputLength: LONG_PROMPT,
+      outputLength: 4,
+      hashIds: Array.from({ length: blocks }, (_, j) => 1_000_000 * (rep + 1) + j),
+    };
     let done = false;
     const t0 = performance.now();
-    const source = new TraceSource([req], new BlockSource(population, BigInt(rep), BLOCK, null, blocks), () => template, () => undefined);
+    const source = new TraceSource(
+      [req],
+      new BlockSource(population, BigInt(rep), BLOCK, null, blocks),
+      () => template,
+      () => undefined,
+    );
     void source.filled().then(() => (done = true));
     building.push(await worstTimerGapMs(() => done));
     idle.push(await worstTimerGapMs(() => false, performance.now() - t0));
@@ -84,7 +96,16 @@ export async function runReplay(ctx: BenchContext): Promise<ScenarioResult> {
   const t0 = performance.now();
   const conversations = ctx.quick ? 250 : 2500;
   const trace = generateTrace({
-    blockSize: BLOCK, systems: 8, systemBlocks: 2, conversations, turns: 4, maxTurnTokens: 600, turnGapMs: 30_000, startGapMs: 240, outputLength: 4, seed: 22,
+    blockSize: BLOCK,
+    systems: 8,
+    systemBlocks: 2,
+    conversations,
+    turns: 4,
+    maxTurnTokens: 600,
+    turnGapMs: 30_000,
+    startGapMs: 240,
+    outputLength: 4,
+    seed: 22,
   });
   const dir = mkdtempSync(join(ctx.workDir, "replay-"));
   const tracePath = join(dir, "trace.jsonl");
@@ -93,12 +114,39 @@ export async function runReplay(ctx: BenchContext): Promise<ScenarioResult> {
   const maxInput = Math.max(...trace.map((l) => l.input_length));
   progress(`replay: ${trace.length} requests over ${fmt(spanS, 0)} trace s (x ${TIME_SCALE}), prompts up to ${maxInput} tokens`);
   const out = join(dir, "results.jsonl");
-  const mock = await startMock(ctx.bin, join(dir, "truth.jsonl"), ["--page-size", "16", "--prefill-us-per-token", "0", "--ttft-base-ms", "1", "--itl-ms", "1", "--cache-tokens", "50000000"]);
+  const mock = await startMock(ctx.bin, join(dir, "truth.jsonl"), [
+    "--page-size",
+    "16",
+    "--prefill-us-per-token",
+    "0",
+    "--ttft-base-ms",
+    "1",
+    "--itl-ms",
+    "1",
+    "--cache-tokens",
+    "50000000",
+  ]);
   let proc;
   try {
     const cmd = [
-      ctx.bin, "replay", tracePath, "--block-size", String(BLOCK), "--model", ctx.tokenizers.llama2, "--base-url", mock.url, "--settle", "0",
-      "--time-scale", String(TIME_SCALE), "--window", "60", "--quiet", "--output-file", out,
+      ctx.bin,
+      "replay",
+      tracePath,
+      "--block-size",
+      String(BLOCK),
+      "--model",
+      ctx.tokenizers.llama2,
+      "--base-url",
+      mock.url,
+      "--settle",
+      "0",
+      "--time-scale",
+      String(TIME_SCALE),
+      "--window",
+      "60",
+      "--quiet",
+      "--output-file",
+      out,
     ];
     // Set the fetch cap ourselves so warmbench does not re-exec: /proc and rusage then see the real client.
     proc = await runBounded(cmd, { env: { BUN_CONFIG_MAX_HTTP_REQUESTS: "4096", NO_COLOR: "1" }, timeoutMs: 900_000 });
@@ -107,27 +155,65 @@ export async function runReplay(ctx: BenchContext): Promise<ScenarioResult> {
   }
   const build = promptBuildMs();
   const stall = await stallMs();
-  const lines = readIfExists(out).split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as Record<string, any>);
+  const lines = readIfExists(out)
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as Record<string, any>);
   const whole = lines.find((l) => l.type !== "run" && l.window === undefined);
   if (proc.code !== 0 || whole === undefined) throw new Error(`replay bench: warmbench exited ${proc.code}: ${proc.stderrTail.slice(-800)}`);
   const windows = lines.filter((l) => typeof l.window === "number").length;
   const peakMiB = Math.max(proc.sampler.hwmKb / 1024, proc.maxRssMiB);
   const outside = Number(whole.cache_short_requests) + Number(whole.cache_over_requests);
   const figures = {
-    requests: trace.length, completed: Number(whole.completed), windows, lagP50Ms: Number(whole.schedule_lag_median_ms), lagP99Ms: Number(whole.schedule_lag_p99_ms),
-    loopLagP99Ms: Number(whole.client_loop_lag_p99_ms), ownLagP99Ms: Number(whole.client_own_lag_p99_ms),
-    peakRssMiB: peakMiB, outsideRange: outside, observedHitRatio: Number(whole.observed_hit_ratio), expectedHitRatio: Number(whole.expected_hit_ratio), wallS: proc.wallMs / 1000,
-    longPromptFreshMs: build.fresh, longPromptKeptMs: build.kept, longPromptStallMs: stall.building, idleStallMs: stall.idle,
+    requests: trace.length,
+    completed: Number(whole.completed),
+    windows,
+    lagP50Ms: Number(whole.schedule_lag_median_ms),
+    lagP99Ms: Number(whole.schedule_lag_p99_ms),
+    loopLagP99Ms: Number(whole.client_loop_lag_p99_ms),
+    ownLagP99Ms: Number(whole.client_own_lag_p99_ms),
+    peakRssMiB: peakMiB,
+    outsideRange: outside,
+    observedHitRatio: Number(whole.observed_hit_ratio),
+    expectedHitRatio: Number(whole.expected_hit_ratio),
+    wallS: proc.wallMs / 1000,
+    longPromptFreshMs: build.fresh,
+    longPromptKeptMs: build.kept,
+    longPromptStallMs: stall.building,
+    idleStallMs: stall.idle,
   };
   progress(`replay: lag p50 ${fmt(figures.lagP50Ms, 2)} ms, p99 ${fmt(figures.lagP99Ms, 2)} ms, peak RSS ${fmt(peakMiB, 0)} MiB, ${outside} outside the range`);
   return {
     name: "replay",
     title: `Trace replay: ${trace.length} requests (Mooncake format, ${BLOCK}-token blocks, prompts up to ${maxInput} tokens) over ${fmt(spanS, 0)} trace s at --time-scale ${TIME_SCALE}, against the mock`,
-    columns: ["requests", "completed", "window lines", "schedule lag p50 ms", "schedule lag p99 ms", "event-loop lag p99 ms (the client's own)", "peak RSS MiB", "requests outside the predicted range", "observed hit ratio", "expected hit ratio", "wall s"],
-    rows: [[
-      String(trace.length), String(figures.completed), String(windows), fmt(figures.lagP50Ms, 2), fmt(figures.lagP99Ms, 2), `${fmt(figures.loopLagP99Ms, 2)} (${fmt(figures.ownLagP99Ms, 2)})`, fmt(peakMiB, 0), String(outside),
-      fmt(figures.observedHitRatio, 3), fmt(figures.expectedHitRatio, 3), fmt(figures.wallS, 0),
-    ]],
+    columns: [
+      "requests",
+      "completed",
+      "window lines",
+      "schedule lag p50 ms",
+      "schedule lag p99 ms",
+      "event-loop lag p99 ms (the client's own)",
+      "peak RSS MiB",
+      "requests outside the predicted range",
+      "observed hit ratio",
+      "expected hit ratio",
+      "wall s",
+    ],
+    rows: [
+      [
+        String(trace.length),
+        String(figures.completed),
+        String(windows),
+        fmt(figures.lagP50Ms, 2),
+        fmt(figures.lagP99Ms, 2),
+        `${fmt(figures.loopLagP99Ms, 2)} (${fmt(figures.ownLagP99Ms, 2)})`,
+        fmt(peakMiB, 0),
+        String(outside),
+        fmt(figures.observedHitRatio, 3),
+        fmt(figures.expectedHitRatio, 3),
+        fmt(figures.wallS, 0),
+      ],
+    ],
     targets: [
       {
         target: "a 10k-request replay keeps its schedule (lag p99 < 10 ms) and every request's hit in its predicted range",

@@ -24,13 +24,31 @@ function ledgerCost(n: number, runs: number): { usPerRequest: number; heapMiB: n
   const records: RequestRecord[] = [];
   for (let i = 0; i < n; i++) {
     const group = i % 64;
-    prompts.push({ index: i, inputLength: 16 * page, outputLength: 8, hashIds: Array.from({ length: 16 }, (_, k) => (k < 12 ? 1 + group * 100 + k : 1e7 + i * 100 + k)) });
+    prompts.push({
+      index: i,
+      inputLength: 16 * page,
+      outputLength: 8,
+      hashIds: Array.from({ length: 16 }, (_, k) => (k < 12 ? 1 + group * 100 + k : 1e7 + i * 100 + k)),
+    });
     const start = i * 2;
-    records.push({ index: i, ok: true, startMs: start, firstTokenMs: start + 5, lastEventMs: start + 12, latencyMs: 12, ttftMs: 5, outputLen: 8, cachedTokens: 192 } as RequestRecord);
+    records.push({
+      index: i,
+      ok: true,
+      startMs: start,
+      firstTokenMs: start + 5,
+      lastEventMs: start + 12,
+      latencyMs: 12,
+      ttftMs: 5,
+      outputLen: 8,
+      cachedTokens: 192,
+    } as RequestRecord);
   }
   const input = {
-    prompts, records, replicaOf: (i: number) => i % 3,
-    replicas: [0, 1, 2].map((r) => ({ url: `http://r${r}`, capacityTokens: 64 * 16 * page, warmed: [] })), pageSize: page,
+    prompts,
+    records,
+    replicaOf: (i: number) => i % 3,
+    replicas: [0, 1, 2].map((r) => ({ url: `http://r${r}`, capacityTokens: 64 * 16 * page, warmed: [] })),
+    pageSize: page,
   };
   hitLedger(input);
   const times: number[] = [];
@@ -54,7 +72,9 @@ export async function runReplicasScenario(ctx: BenchContext): Promise<ScenarioRe
   const ledger = ledgerCost(n, ctx.quick ? 3 : 5);
   progress(`replicas: ledger of ${n} requests: ${fmt(ledger.usPerRequest, 2)} µs a request, heap +${fmt(ledger.heapMiB, 1)} MiB`);
   const dir = mkdtempSync(join(ctx.workDir, "replicas-"));
-  const mocks = await Promise.all([0, 1, 2].map((i) => startMock(ctx.bin, join(dir, `truth-${i}.jsonl`), ["--itl-ms", "0", "--ttft-base-ms", "1", "--page-size", "16"])));
+  const mocks = await Promise.all(
+    [0, 1, 2].map((i) => startMock(ctx.bin, join(dir, `truth-${i}.jsonl`), ["--itl-ms", "0", "--ttft-base-ms", "1", "--page-size", "16"])),
+  );
   const lines = ctx.quick ? 500 : 2000;
   const rows: string[][] = [];
   const perRequest: Record<string, number> = {};
@@ -63,15 +83,51 @@ export async function runReplicasScenario(ctx: BenchContext): Promise<ScenarioRe
       const out = join(dir, `${route}.jsonl`);
       const urls = route === "direct" ? [mocks[0]!.url] : mocks.map((m) => m.url);
       const started = performance.now();
-      const r = await runBounded([ctx.bin, "run", "--model", ctx.tokenizers.llama2, "--base-url", urls.join(","), ...(route === "direct" ? [] : ["--route", route]),
-        "--num-prompts", String(lines), "--total-tokens", "256", "--output-len", "4", "--pcts", "75", "--working-set", "16", "--max-concurrency", "32",
-        "--settle", "0", "--quiet", "--output-file", out], { timeoutMs: 300_000 });
+      const r = await runBounded(
+        [
+          ctx.bin,
+          "run",
+          "--model",
+          ctx.tokenizers.llama2,
+          "--base-url",
+          urls.join(","),
+          ...(route === "direct" ? [] : ["--route", route]),
+          "--num-prompts",
+          String(lines),
+          "--total-tokens",
+          "256",
+          "--output-len",
+          "4",
+          "--pcts",
+          "75",
+          "--working-set",
+          "16",
+          "--max-concurrency",
+          "32",
+          "--settle",
+          "0",
+          "--quiet",
+          "--output-file",
+          out,
+        ],
+        { timeoutMs: 300_000 },
+      );
       const wallS = (performance.now() - started) / 1000;
-      const line = readIfExists(out).split("\n").filter((l) => l.trim() !== "").map((l) => parseJsonlLine(l))[0];
+      const line = readIfExists(out)
+        .split("\n")
+        .filter((l) => l.trim() !== "")
+        .map((l) => parseJsonlLine(l))[0];
       const cpuMsPerRequest = line === undefined ? NaN : ((line.client_cpu_pct / 100) * line.benchmark_duration * 1000) / lines;
       perRequest[route] = cpuMsPerRequest;
-      rows.push([route, String(r.code), fmt(wallS, 2), fmt(line?.benchmark_duration ?? NaN, 2), fmt(cpuMsPerRequest * 1000, 1), fmt(line?.routing_imbalance ?? null, 2),
-        line?.loss_eviction_ratio === undefined ? "-" : `${fmt(line.loss_eviction_ratio * 100, 2)} %`]);
+      rows.push([
+        route,
+        String(r.code),
+        fmt(wallS, 2),
+        fmt(line?.benchmark_duration ?? NaN, 2),
+        fmt(cpuMsPerRequest * 1000, 1),
+        fmt(line?.routing_imbalance ?? null, 2),
+        line?.loss_eviction_ratio === undefined ? "-" : `${fmt(line.loss_eviction_ratio * 100, 2)} %`,
+      ]);
       progress(`replicas: ${route}: exit ${r.code}, ${fmt(wallS, 2)} s`);
     }
   } finally {
@@ -79,8 +135,16 @@ export async function runReplicasScenario(ctx: BenchContext): Promise<ScenarioRe
   }
   const worst = Math.max(...POLICIES.map((p) => perRequest[p] ?? NaN)) / (perRequest.direct ?? NaN);
   const targets: TargetCheck[] = [
-    { target: `the ledger costs under 50 µs of client CPU a request at ${n} requests`, measured: `${fmt(ledger.usPerRequest, 2)} µs, heap +${fmt(ledger.heapMiB, 1)} MiB`, pass: ledger.usPerRequest < 50 },
-    { target: "routing costs the client under 1.5x the CPU a request of sending directly (the worst policy)", measured: Number.isFinite(worst) ? `${fmt(worst, 2)}x` : "n/a", pass: ctx.quick ? null : worst < 1.5 },
+    {
+      target: `the ledger costs under 50 µs of client CPU a request at ${n} requests`,
+      measured: `${fmt(ledger.usPerRequest, 2)} µs, heap +${fmt(ledger.heapMiB, 1)} MiB`,
+      pass: ledger.usPerRequest < 50,
+    },
+    {
+      target: "routing costs the client under 1.5x the CPU a request of sending directly (the worst policy)",
+      measured: Number.isFinite(worst) ? `${fmt(worst, 2)}x` : "n/a",
+      pass: ctx.quick ? null : worst < 1.5,
+    },
   ];
   return {
     name: "replicas",

@@ -39,15 +39,25 @@ export async function runResources(ctx: BenchContext): Promise<ScenarioResult> {
   const totalTokens = ctx.quick ? 8000 : 70_000;
   const plan: Array<{ tool: Tool; streams: number; textMode: TextMode }> = ctx.quick
     ? [{ tool: "warmbench", streams: 64, textMode: "incremental" }]
-    : [{ tool: "warmbench", streams: 4096, textMode: "incremental" }, { tool: "warmbench", streams: 512, textMode: "incremental" }];
+    : [
+        { tool: "warmbench", streams: 4096, textMode: "incremental" },
+        { tool: "warmbench", streams: 512, textMode: "incremental" },
+      ];
   if (ctx.python) plan.push({ tool: "python", streams: ctx.quick ? 16 : 512, textMode: "incremental" });
   plan.push({ tool: "warmbench", streams: ctx.quick ? 64 : 512, textMode: "cumulative" });
   const trials: TrialResult[] = [];
   for (const { tool, streams, textMode } of plan) {
     progress(`resources: ${tool} ${streams} x ${totalTokens}-token prompts (pct 99), ${textMode} text`);
     const r = await runTrial(ctx, {
-      tool, streams, itlMs: 50, outputLen: 20, totalTokens, pct: 99, tokenizer: ctx.tokenizers.qwen3,
-      timeoutMs: (tool === "python" ? 180 : 240) * 1000, textMode,
+      tool,
+      streams,
+      itlMs: 50,
+      outputLen: 20,
+      totalTokens,
+      pct: 99,
+      tokenizer: ctx.tokenizers.qwen3,
+      timeoutMs: (tool === "python" ? 180 : 240) * 1000,
+      textMode,
     });
     trials.push(r);
     progress(`  -> ${row(r).join(" | ")}`);
@@ -57,7 +67,22 @@ export async function runResources(ctx: BenchContext): Promise<ScenarioResult> {
   return {
     name: "resources",
     title: `Client CPU per event and peak RSS, ${totalTokens}-token prompts at pct 99, 20 events per request (mock itl 50 ms)`,
-    columns: ["tool", "text mode", "streams", "prompt tokens", "pct", "events", "CPU µs/event (window)", "CPU µs/event (whole run)", "CPU s (whole run)", "wall s", "VmHWM MiB", "rusage maxrss MiB", "max in flight", "note"],
+    columns: [
+      "tool",
+      "text mode",
+      "streams",
+      "prompt tokens",
+      "pct",
+      "events",
+      "CPU µs/event (window)",
+      "CPU µs/event (whole run)",
+      "CPU s (whole run)",
+      "wall s",
+      "VmHWM MiB",
+      "rusage maxrss MiB",
+      "max in flight",
+      "note",
+    ],
     rows: trials.map(row),
     targets: [
       {

@@ -22,10 +22,27 @@ const ITL_MS = 20;
 function rec(index: number, startMs: number, ttftMs: number, e2eMs: number): RequestRecord {
   const gaps = 255;
   return {
-    index, ok: true, failureKind: null, failureMessage: "", httpStatus: 200, promptLen: 4096, intendedMs: startMs, startMs,
-    firstTokenMs: startMs + ttftMs, lastEventMs: startMs + e2eMs, ttftMs, latencyMs: e2eMs, outputLen: gaps + 1, cachedTokens: 3584,
-    cachedDeviceTokens: -1, cachedHostTokens: -1, cachedStorageTokens: -1, itlMs: new Float64Array(gaps).fill((e2eMs - ttftMs) / gaps),
-    tokenEvents: gaps + 1, finishReason: "length", generatedText: "",
+    index,
+    ok: true,
+    failureKind: null,
+    failureMessage: "",
+    httpStatus: 200,
+    promptLen: 4096,
+    intendedMs: startMs,
+    startMs,
+    firstTokenMs: startMs + ttftMs,
+    lastEventMs: startMs + e2eMs,
+    ttftMs,
+    latencyMs: e2eMs,
+    outputLen: gaps + 1,
+    cachedTokens: 3584,
+    cachedDeviceTokens: -1,
+    cachedHostTokens: -1,
+    cachedStorageTokens: -1,
+    itlMs: new Float64Array(gaps).fill((e2eMs - ttftMs) / gaps),
+    tokenEvents: gaps + 1,
+    finishReason: "length",
+    generatedText: "",
   };
 }
 
@@ -43,7 +60,11 @@ function postMeasurement(n: number, runs: number): { timelineMs: number; steadyM
     }
     return percentile(ms, 50);
   };
-  return { timelineMs: time(() => buildTimeline(records)), steadyMs: time(() => steadyState(records)), bytes: formatJsonl({ timeline: buildTimeline(records) }).length };
+  return {
+    timelineMs: time(() => buildTimeline(records)),
+    steadyMs: time(() => steadyState(records)),
+    bytes: formatJsonl({ timeline: buildTimeline(records) }).length,
+  };
 }
 
 const median = (xs: number[]) => (xs.length > 0 ? percentile(xs, 50) : NaN);
@@ -59,22 +80,37 @@ export async function runTimelineCost(ctx: BenchContext): Promise<ScenarioResult
   for (let p = 0; p < pairs; p++) {
     for (const { name, bin } of bins) {
       progress(`timeline-cost: ${name} (${bin}) ${streams} streams x ${outputLen} events, pair ${p + 1}/${pairs}`);
-      const r = await runTrial({ ...ctx, bin }, { tool: "warmbench", streams, itlMs: ITL_MS, outputLen, totalTokens: 64, pct: 0, tokenizer: ctx.tokenizers.llama2, timeoutMs: 120_000 });
+      const r = await runTrial(
+        { ...ctx, bin },
+        { tool: "warmbench", streams, itlMs: ITL_MS, outputLen, totalTokens: 64, pct: 0, tokenizer: ctx.tokenizers.llama2, timeoutMs: 120_000 },
+      );
       trials.push({ name, r });
     }
   }
   const row = ({ name, r }: { name: string; r: TrialResult }) => [
-    name, String(r.spec.streams), String(r.truth.events), fmt(r.clientCpuUsPerEvent, 1), r.errors ? fmt(r.errors.delayP99, 3) : "n/a",
-    r.errors ? fmt(r.errors.ttftP99, 3) : "n/a", r.errors ? fmt(r.errors.itlP99, 3) : "n/a", fmt(r.client.cpuMs / 1000, 2), fmt(r.client.wallMs / 1000, 1), r.note,
+    name,
+    String(r.spec.streams),
+    String(r.truth.events),
+    fmt(r.clientCpuUsPerEvent, 1),
+    r.errors ? fmt(r.errors.delayP99, 3) : "n/a",
+    r.errors ? fmt(r.errors.ttftP99, 3) : "n/a",
+    r.errors ? fmt(r.errors.itlP99, 3) : "n/a",
+    fmt(r.client.cpuMs / 1000, 2),
+    fmt(r.client.wallMs / 1000, 1),
+    r.note,
   ];
   const of = (name: string, f: (r: TrialResult) => number) => trials.filter((t) => t.name === name && t.r.note === "").map((t) => f(t.r));
   const cpu = (name: string) => of(name, (r) => r.clientCpuUsPerEvent);
-  const before = cpu("before"), after = cpu("after");
+  const before = cpu("before"),
+    after = cpu("after");
   // Within the spread of the baseline's own trials (or 5 % of its median, whichever is wider): not measurable.
   const slack = Math.max(Math.max(...before) - Math.min(...before), 0.05 * median(before));
   const hotTarget: TargetCheck = {
     target: "timeline: nothing measurable on the hot path (median client CPU µs/event after <= before + its spread)",
-    measured: before.length > 0 ? `before ${fmt(median(before), 1)}, after ${fmt(median(after), 1)} µs/event (medians of ${before.length} and ${after.length})` : "no --baseline: not compared",
+    measured:
+      before.length > 0
+        ? `before ${fmt(median(before), 1)}, after ${fmt(median(after), 1)} µs/event (medians of ${before.length} and ${after.length})`
+        : "no --baseline: not compared",
     pass: ctx.quick || before.length === 0 || after.length === 0 ? null : median(after) <= median(before) + slack,
   };
   const sizes = ctx.quick ? [3000] : [3000, 30_000];
@@ -83,7 +119,18 @@ export async function runTimelineCost(ctx: BenchContext): Promise<ScenarioResult
   return {
     name: "timeline-cost",
     title: `Timeline cost: the hot path before and after the timeline (${streams} streams x 50 ev/s, mock itl ${ITL_MS} ms), and the work after the measurement`,
-    columns: ["binary", "streams", "events", "CPU µs/event (window)", "event delay p99 ms", "TTFT err p99 ms", "ITL err p99 ms", "CPU s (whole run)", "wall s", "note"],
+    columns: [
+      "binary",
+      "streams",
+      "events",
+      "CPU µs/event (window)",
+      "event delay p99 ms",
+      "TTFT err p99 ms",
+      "ITL err p99 ms",
+      "CPU s (whole run)",
+      "wall s",
+      "note",
+    ],
     rows: trials.map(row),
     targets: [hotTarget],
     notes: [
@@ -92,11 +139,13 @@ export async function runTimelineCost(ctx: BenchContext): Promise<ScenarioResult
       "window = from the mock's first /generate receipt to its last event; the timeline and the steady state are computed after it, so they can show only in the whole run's CPU.",
       "The post-measurement table times buildTimeline and steadyState in the harness's own process (Bun; one unmeasured run first, then the median of 5), on synthetic lines of N requests x 256 tokens over 60 s.",
     ],
-    extraTables: [{
-      title: "Timeline cost: the work after the measurement, per line",
-      columns: ["requests x tokens", "timeline ms", "steady state ms", "timeline bytes (as written)"],
-      rows: post.map((p) => [`${p.n} x 256`, fmt(p.timelineMs, 1), fmt(p.steadyMs, 1), String(p.bytes)]),
-    }],
+    extraTables: [
+      {
+        title: "Timeline cost: the work after the measurement, per line",
+        columns: ["requests x tokens", "timeline ms", "steady state ms", "timeline bytes (as written)"],
+        rows: post.map((p) => [`${p.n} x 256`, fmt(p.timelineMs, 1), fmt(p.steadyMs, 1), String(p.bytes)]),
+      },
+    ],
     trials: trials.map((t) => t.r),
     figures: { loadAverage: load, cpuUsPerEventBefore: before.length ? median(before) : null, cpuUsPerEventAfter: after.length ? median(after) : null },
     details: { binaries: trials.map((t) => t.name), postMeasurement: post },

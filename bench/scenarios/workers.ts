@@ -38,14 +38,24 @@ function taken(r: TrialResult): string | null {
 async function climb(ctx: BenchContext, workers: number, trials: TrialResult[]): Promise<IngestOutcome> {
   const durS = ctx.quick ? 1 : 3;
   const streams = ctx.quick ? 64 : STREAMS;
-  const rungs = LADDER.map((total) => ({ total, itlMs: (streams * 1000) / total })).filter((r) => r.itlMs >= 1 && r.itlMs <= 1000).slice(0, ctx.quick ? 2 : undefined);
+  const rungs = LADDER.map((total) => ({ total, itlMs: (streams * 1000) / total }))
+    .filter((r) => r.itlMs >= 1 && r.itlMs <= 1000)
+    .slice(0, ctx.quick ? 2 : undefined);
   let best: IngestOutcome = { workers, bestRatePerS: 0, cpuUsPerEvent: NaN, limitedBy: "ladder top reached" };
   for (const rung of rungs) {
     const outputLen = Math.min(1000, Math.max(10, Math.round((durS * 1000) / rung.itlMs)));
     progress(`workers: ${workers} process(es), ${streams} streams, target ${rung.total} ev/s (itl ${rung.itlMs.toFixed(2)} ms)`);
     const r = await runTrial(ctx, {
-      tool: "warmbench", streams, itlMs: rung.itlMs, outputLen, totalTokens: 64, pct: 0, tokenizer: ctx.tokenizers.llama2,
-      timeoutMs: 90_000, server: "emitter", workers,
+      tool: "warmbench",
+      streams,
+      itlMs: rung.itlMs,
+      outputLen,
+      totalTokens: 64,
+      pct: 0,
+      tokenizer: ctx.tokenizers.llama2,
+      timeoutMs: 90_000,
+      server: "emitter",
+      workers,
     });
     trials.push(r);
     const why = taken(r);
@@ -63,8 +73,17 @@ async function bursts(ctx: BenchContext, workers: number | "auto", trials: Trial
   const streams = ctx.quick ? 128 : 1024;
   progress(`workers: bursts of ${streams} streams x 50 ev/s (--sync), --workers ${workers}`);
   const r = await runTrial(ctx, {
-    tool: "warmbench", streams, itlMs: 20, outputLen: ctx.quick ? 25 : 100, totalTokens: 64, pct: 0, tokenizer: ctx.tokenizers.llama2,
-    timeoutMs: 120_000, server: "emitter", sync: true, workers,
+    tool: "warmbench",
+    streams,
+    itlMs: 20,
+    outputLen: ctx.quick ? 25 : 100,
+    totalTokens: 64,
+    pct: 0,
+    tokenizer: ctx.tokenizers.llama2,
+    timeoutMs: 120_000,
+    server: "emitter",
+    sync: true,
+    workers,
   });
   trials.push(r);
   progress(`  -> last-of-burst delay p50/p99 ${fmt(r.bursts?.lastDelayP50, 2)} / ${fmt(r.bursts?.lastDelayP99, 2)} ms over ${r.bursts?.count ?? 0} bursts`);
@@ -84,9 +103,10 @@ export function burstTarget(
 ): { target: TargetCheck; ratio: number | null } {
   const fewest = Math.min(single.bursts?.count ?? 0, auto.bursts?.count ?? 0);
   const ratio = single.bursts && auto.bursts && fewest >= MIN_BURSTS ? auto.bursts.lastDelayP99 / single.bursts.lastDelayP99 : null;
-  const measured = ratio === null
-    ? `not measured: ${fewest} steady burst(s) on one side (a ratio needs >= ${MIN_BURSTS} on both); auto = ${autoCount} process(es) on ${cores} cores`
-    : `${fmt(ratio, 2)}x (p99 ${fmt(auto.bursts?.lastDelayP99, 2)} vs ${fmt(single.bursts?.lastDelayP99, 2)} ms) with auto = ${autoCount} process(es) on ${cores} cores`;
+  const measured =
+    ratio === null
+      ? `not measured: ${fewest} steady burst(s) on one side (a ratio needs >= ${MIN_BURSTS} on both); auto = ${autoCount} process(es) on ${cores} cores`
+      : `${fmt(ratio, 2)}x (p99 ${fmt(auto.bursts?.lastDelayP99, 2)} vs ${fmt(single.bursts?.lastDelayP99, 2)} ms) with auto = ${autoCount} process(es) on ${cores} cores`;
   return {
     target: {
       target: "burst stamping: the last event of a burst with --workers auto is delayed at most a third of one process's, where cores allow it",
@@ -112,7 +132,10 @@ export async function runWorkers(ctx: BenchContext): Promise<ScenarioResult> {
   const rows = [
     ...ingest.map((o) => ["ingest", String(o.workers), fmt(o.bestRatePerS, 0), fmt(o.cpuUsPerEvent, 1), o.limitedBy]),
     ...[single, auto].map((r) => [
-      "bursts", String(r.spec.workers === "auto" ? `auto (${autoCount})` : r.spec.workers), fmt(r.truth.eventRatePerS, 0), fmt(r.clientCpuUsPerEvent, 1),
+      "bursts",
+      String(r.spec.workers === "auto" ? `auto (${autoCount})` : r.spec.workers),
+      fmt(r.truth.eventRatePerS, 0),
+      fmt(r.clientCpuUsPerEvent, 1),
       `last-of-burst delay p50 ${fmt(r.bursts?.lastDelayP50, 2)} / p99 ${fmt(r.bursts?.lastDelayP99, 2)} ms (${r.bursts?.count ?? 0} bursts)`,
     ]),
   ];

@@ -10,22 +10,46 @@ import { welchInterval } from "../../src/metrics/intervals.ts";
 import { parseCompareMarkdown, projectedCaught, repeatsFor } from "../scenarios/compare-repeats.ts";
 
 const row = (metric: string, deltaPct: number, ciPct: [number, number], limitPct: number | null, verdict: DeltaRow["verdict"], label = "90%"): DeltaRow => ({
-  pct: 90, label, metric, better: "lower", source: "line", base: 30, next: 30 * (1 + deltaPct / 100), delta: 0.3 * deltaPct,
-  deltaPct, betterSide: deltaPct > 0 ? "base" : "new", limitPct, verdict, forced: false, ciPct, repeats: [3, 3],
+  pct: 90,
+  label,
+  metric,
+  better: "lower",
+  source: "line",
+  base: 30,
+  next: 30 * (1 + deltaPct / 100),
+  delta: 0.3 * deltaPct,
+  deltaPct,
+  betterSide: deltaPct > 0 ? "base" : "new",
+  limitPct,
+  verdict,
+  forced: false,
+  ciPct,
+  repeats: [3, 3],
 });
 
-const markdown = (rows: DeltaRow[]) => renderCompareMarkdown({
-  baseFile: "a|b_c.jsonl", newFile: "new.jsonl", rows, forced: [], onlyInBase: [], onlyInNew: [], allowMissing: false, saturated: [], findings: [],
-  noise: "verdicts from 95 % Welch intervals",
-});
+const markdown = (rows: DeltaRow[]) =>
+  renderCompareMarkdown({
+    baseFile: "a|b_c.jsonl",
+    newFile: "new.jsonl",
+    rows,
+    forced: [],
+    onlyInBase: [],
+    onlyInNew: [],
+    allowMissing: false,
+    saturated: [],
+    findings: [],
+    noise: "verdicts from 95 % Welch intervals",
+  });
 
 describe("parseCompareMarkdown", () => {
   test("reads metric, Δ%, 95% CI, limit and verdict of every row of compare's real Markdown", () => {
-    const rows = parseCompareMarkdown(markdown([
-      row("mean_itl_ms", 2.9, [2.6, 3.2], 2, "REGRESSED"),
-      row("p99_itl_ms", -13.6, [-109.2, 82], 10, "inconclusive"),
-      row("mean_ttft_ms", 0.4, [-0.5, 1.3], null, "same"),
-    ]));
+    const rows = parseCompareMarkdown(
+      markdown([
+        row("mean_itl_ms", 2.9, [2.6, 3.2], 2, "REGRESSED"),
+        row("p99_itl_ms", -13.6, [-109.2, 82], 10, "inconclusive"),
+        row("mean_ttft_ms", 0.4, [-0.5, 1.3], null, "same"),
+      ]),
+    );
     expect(rows.map((r) => [r.pct, r.metric, r["Δ%"], r["95% CI"], r.n, r.limit, r.verdict])).toEqual([
       ["90%", "mean_itl_ms", "+2.9%", "+2.6%..+3.2%", "3/3", "2%", "REGRESSED"],
       ["90%", "p99_itl_ms", "-13.6%", "-109.2%..+82.0%", "3/3", "10%", "inconclusive"],

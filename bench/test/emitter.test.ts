@@ -71,7 +71,12 @@ interface Received {
  * `onEvent` is called after each event.
  */
 async function stream(
-  url: string, body: unknown, headers: Record<string, string> = {}, stopAfter = Infinity, stop?: Promise<unknown>, onEvent?: () => void,
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  stopAfter = Infinity,
+  stop?: Promise<unknown>,
+  onEvent?: () => void,
 ): Promise<Received> {
   const abort = new AbortController();
   let stopped = false;
@@ -80,7 +85,12 @@ async function stream(
     abort.abort();
   });
   const startMs = epochMs();
-  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body), signal: abort.signal });
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+    signal: abort.signal,
+  });
   const events: Received["events"] = [];
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
@@ -145,7 +155,15 @@ describe("SGLang /generate through the emitter", () => {
       expect(ev.text).toBe(word(i));
       expect(ev.output_ids).toEqual([outputTokenId(i, VOCAB)]);
       expect(Object.keys(ev.meta_info).slice(0, 9)).toEqual([
-        "id", "finish_reason", "prompt_tokens", "weight_version", "num_retractions", "reasoning_tokens", "completion_tokens", "cached_tokens", "cached_tokens_details",
+        "id",
+        "finish_reason",
+        "prompt_tokens",
+        "weight_version",
+        "num_retractions",
+        "reasoning_tokens",
+        "completion_tokens",
+        "cached_tokens",
+        "cached_tokens_details",
       ]);
       expect(ev.meta_info.prompt_tokens).toBe(5);
       expect(ev.meta_info.completion_tokens).toBe(i + 1);
@@ -171,8 +189,16 @@ describe("SGLang /generate through the emitter", () => {
     // received after the emitter wrote it (within the cross-process clock agreement of a few µs).
     const firstMs = tokenEvents[0]!.receivedMs;
     const detail = {
-      request_id: "req-a", pct: 0, index: 0, ok: true, failure_kind: null, start_epoch_ms: got.startMs,
-      ttft_ms: firstMs - got.startMs, latency_ms: got.events.at(-1)!.receivedMs - got.startMs, output_len: 12, cached_tokens: 0,
+      request_id: "req-a",
+      pct: 0,
+      index: 0,
+      ok: true,
+      failure_kind: null,
+      start_epoch_ms: got.startMs,
+      ttft_ms: firstMs - got.startMs,
+      latency_ms: got.events.at(-1)!.receivedMs - got.startMs,
+      output_len: 12,
+      cached_tokens: 0,
       itl_ms: tokenEvents.slice(1).map((e, i) => e.receivedMs - tokenEvents[i]!.receivedMs),
     };
     const j = joinDetails(parseDetails(JSON.stringify(detail)), truth);
@@ -194,7 +220,7 @@ describe("SGLang /generate through the emitter", () => {
 
   test("megabytes of prompt ids are counted, not parsed; keys inside strings are not keys", async () => {
     const em = await startEmitter(["--ttft-ms", "1", "--itl-ms", "1"]);
-    const body = { note: 'max_new_tokens: 99, "input_ids": [1, 2]', ...generateBody(300_000, 3), rid: "x\\\"]}" };
+    const body = { note: 'max_new_tokens: 99, "input_ids": [1, 2]', ...generateBody(300_000, 3), rid: 'x\\"]}' };
     const got = await stream(`${em.url}/generate`, body);
     await em.stop();
     expect(JSON.stringify(body).length).toBeGreaterThan(1_500_000);
@@ -208,7 +234,9 @@ describe("SGLang /generate through the emitter", () => {
     const em = await startEmitter(["--ttft-ms", "1", "--itl-ms", "2", "--events", "3", "--tokens-per-event", "4"]);
     const got = await stream(`${em.url}/generate`, generateBody(8, 100), { "x-request-id": "multi" });
     await em.stop();
-    const tokenEvents = got.events.slice(0, -1).map((e) => JSON.parse(e.payload) as { text: string; output_ids: number[]; meta_info: { completion_tokens: number } });
+    const tokenEvents = got.events
+      .slice(0, -1)
+      .map((e) => JSON.parse(e.payload) as { text: string; output_ids: number[]; meta_info: { completion_tokens: number } });
     expect(tokenEvents.map((e) => e.meta_info.completion_tokens)).toEqual([4, 8, 12]);
     expect(tokenEvents[1]!.text).toBe([4, 5, 6, 7].map(word).join(""));
     expect(tokenEvents[1]!.output_ids).toEqual([4, 5, 6, 7].map((i) => outputTokenId(i, VOCAB)));
@@ -338,13 +366,29 @@ describe("--min-gap-us: streams hold slots of the ITL period", () => {
 describe("OpenAI /v1/completions through the emitter", () => {
   test("text deltas with usage on every chunk, a usage chunk, then [DONE]", async () => {
     const em = await startEmitter(["--ttft-ms", "1", "--itl-ms", "2", "--model-name", "m-1"]);
-    const body = { model: "m-1", prompt: [1, 2, 3], max_tokens: 4, temperature: 0, stream: true, stream_options: { include_usage: true, continuous_usage_stats: true }, ignore_eos: true };
+    const body = {
+      model: "m-1",
+      prompt: [1, 2, 3],
+      max_tokens: 4,
+      temperature: 0,
+      stream: true,
+      stream_options: { include_usage: true, continuous_usage_stats: true },
+      ignore_eos: true,
+    };
     const got = await stream(`${em.url}/v1/completions`, body, { "x-request-id": "oa" });
     const stats = await em.stats();
     await em.stop();
     const payloads = got.events.map((e) => e.payload);
     expect(payloads.at(-1)).toBe("[DONE]");
-    const chunks = payloads.slice(0, -1).map((p) => JSON.parse(p) as { id: string; model: string; choices: Array<{ text: string; finish_reason: string | null }>; usage?: { completion_tokens: number; prompt_tokens: number; total_tokens: number; prompt_tokens_details?: { cached_tokens: number } } });
+    const chunks = payloads.slice(0, -1).map(
+      (p) =>
+        JSON.parse(p) as {
+          id: string;
+          model: string;
+          choices: Array<{ text: string; finish_reason: string | null }>;
+          usage?: { completion_tokens: number; prompt_tokens: number; total_tokens: number; prompt_tokens_details?: { cached_tokens: number } };
+        },
+    );
     expect(chunks).toHaveLength(5);
     chunks.slice(0, 4).forEach((c, i) => {
       expect(c.id).toBe("cmpl-oa");
@@ -402,7 +446,9 @@ describe("the other endpoints and HTTP/1.1", () => {
     const text = await new Promise<string>((resolveText, reject) => {
       const sock = connect(Number(port), "127.0.0.1");
       let seen = "";
-      sock.on("connect", () => sock.write(`POST /generate HTTP/1.1\r\nhost: x\r\nexpect: 100-continue\r\nconnection: close\r\ncontent-length: ${body.length}\r\n\r\n`));
+      sock.on("connect", () =>
+        sock.write(`POST /generate HTTP/1.1\r\nhost: x\r\nexpect: 100-continue\r\nconnection: close\r\ncontent-length: ${body.length}\r\n\r\n`),
+      );
       sock.on("data", (d) => {
         // The body goes out only once the server asked for it.
         if (seen === "" && d.toString().startsWith("HTTP/1.1 100 Continue\r\n\r\n")) sock.write(body);

@@ -32,8 +32,16 @@ describe("parsing", () => {
 
   test("a bad line in the middle is an error naming the line; a missing field too", () => {
     expect(() => parseJsonl('{"a":1}\nnot json\n{"b":2}\n{"c":3}\n', "x")).toThrow("x:2: not JSON");
-    expect(() => parseTruth('{"request_id":"a","rid":"a","received_ms":"soon","prompt_tokens":1,"cached_tokens":0,"completion_tokens":1,"events_ms":[1],"events_tokens":[1]}\n')).toThrow('"received_ms" is not a number');
-    expect(() => parseTruth('{"request_id":"a","rid":"a","received_ms":1,"prompt_tokens":1,"cached_tokens":0,"completion_tokens":1,"events_ms":[1,2],"events_tokens":[1]}\n')).toThrow("differ in length");
+    expect(() =>
+      parseTruth(
+        '{"request_id":"a","rid":"a","received_ms":"soon","prompt_tokens":1,"cached_tokens":0,"completion_tokens":1,"events_ms":[1],"events_tokens":[1]}\n',
+      ),
+    ).toThrow('"received_ms" is not a number');
+    expect(() =>
+      parseTruth(
+        '{"request_id":"a","rid":"a","received_ms":1,"prompt_tokens":1,"cached_tokens":0,"completion_tokens":1,"events_ms":[1,2],"events_tokens":[1]}\n',
+      ),
+    ).toThrow("differ in length");
     expect(() => parseDetails('{"request_id":7}\n')).toThrow('"request_id" is not a string');
   });
 });
@@ -69,9 +77,30 @@ describe("joining details with truth on request_id", () => {
     // A and B do not overlap in time: no steady state at all.
     expect(r.steadyDelayMs).toEqual([]);
     const line = (id: string, eventsMs: number[]) =>
-      JSON.stringify({ request_id: id, rid: id, received_ms: 0, prompt_tokens: 1, cached_tokens: 0, completion_tokens: eventsMs.length, events_ms: eventsMs, events_tokens: eventsMs.map((_, i) => i + 1) });
+      JSON.stringify({
+        request_id: id,
+        rid: id,
+        received_ms: 0,
+        prompt_tokens: 1,
+        cached_tokens: 0,
+        completion_tokens: eventsMs.length,
+        events_ms: eventsMs,
+        events_tokens: eventsMs.map((_, i) => i + 1),
+      });
     const detail = (id: string, ttftMs: number, itlMs: number[]) =>
-      JSON.stringify({ request_id: id, pct: 0, index: 0, ok: true, failure_kind: null, start_epoch_ms: 0, ttft_ms: ttftMs, latency_ms: 0, output_len: 0, cached_tokens: 0, itl_ms: itlMs });
+      JSON.stringify({
+        request_id: id,
+        pct: 0,
+        index: 0,
+        ok: true,
+        failure_kind: null,
+        start_epoch_ms: 0,
+        ttft_ms: ttftMs,
+        latency_ms: 0,
+        output_len: 0,
+        cached_tokens: 0,
+        itl_ms: itlMs,
+      });
     // P: events 10, 20, 30, 40; Q: 25, 35, 45. Steady window (25, 40): P's 30 (delay 0.3), Q's 35 (delay 0.7).
     const t2 = parseTruth([line("p", [10, 20, 30, 40]), line("q", [25, 35, 45])].join("\n"));
     const d2 = parseDetails([detail("p", 10.1, [10.1, 10.1, 10.1]), detail("q", 25.5, [10.2, 10.2])].join("\n"));

@@ -26,7 +26,10 @@ const NOTHING = new Uint8Array(0);
 /** Serializes `payload` (key order kept) and splits it at the IDS_PLACEHOLDER (or TEXT_PLACEHOLDER) value. */
 export function createTemplate(payload: Record<string, unknown>): BodyTemplate {
   const json = JSON.stringify(payload);
-  for (const [placeholder, open, close, separator] of [[IDS_PLACEHOLDER, "[", "]", COMMA], [TEXT_PLACEHOLDER, '"', '"', NOTHING]] as const) {
+  for (const [placeholder, open, close, separator] of [
+    [IDS_PLACEHOLDER, "[", "]", COMMA],
+    [TEXT_PLACEHOLDER, '"', '"', NOTHING],
+  ] as const) {
     const mark = JSON.stringify(placeholder);
     const at = json.indexOf(mark);
     if (at < 0) continue;

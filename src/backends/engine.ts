@@ -5,17 +5,7 @@
  */
 import type { Control } from "./http.ts";
 import type { Wire } from "./wires.ts";
-import type {
-  Backend,
-  BackendName,
-  BodyParams,
-  EndpointName,
-  EngineName,
-  FlushOptions,
-  FlushResult,
-  PreflightInput,
-  ServerProfile,
-} from "./types.ts";
+import type { Backend, BackendName, BodyParams, EndpointName, EngineName, FlushOptions, FlushResult, PreflightInput, ServerProfile } from "./types.ts";
 
 /** What one engine brings to a Backend. */
 export interface EngineControl {

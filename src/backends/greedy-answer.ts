@@ -33,7 +33,10 @@ const obj = (v: unknown): Record<string, unknown> | null => (typeof v === "objec
 
 /** The request: temperature 0, a fixed seed where the engine takes one, `topK` log-probabilities per position. */
 export function greedyRequest(
-  backend: Pick<Backend, "engine" | "endpoint">, ids: readonly number[], maxNewTokens: number, topK: number,
+  backend: Pick<Backend, "engine" | "endpoint">,
+  ids: readonly number[],
+  maxNewTokens: number,
+  topK: number,
   o: { model: string | null; slot: number | null; extra: Record<string, unknown> },
 ): GreedyRequest {
   const prompt = [...ids];
@@ -41,7 +44,12 @@ export function greedyRequest(
     return {
       path: "/generate",
       body: {
-        ...o.extra, input_ids: prompt, stream: false, return_logprob: true, top_logprobs_num: topK, logprob_start_len: -1,
+        ...o.extra,
+        input_ids: prompt,
+        stream: false,
+        return_logprob: true,
+        top_logprobs_num: topK,
+        logprob_start_len: -1,
         sampling_params: { max_new_tokens: maxNewTokens, temperature: 0, ignore_eos: true },
       },
     };
@@ -50,16 +58,33 @@ export function greedyRequest(
     return {
       path: "/completion",
       body: {
-        ...o.extra, prompt, n_predict: maxNewTokens, temperature: 0, seed: 0, n_probs: topK, stream: false, cache_prompt: true,
-        return_tokens: true, ignore_eos: true, ...(o.slot === null ? {} : { id_slot: o.slot }),
+        ...o.extra,
+        prompt,
+        n_predict: maxNewTokens,
+        temperature: 0,
+        seed: 0,
+        n_probs: topK,
+        stream: false,
+        cache_prompt: true,
+        return_tokens: true,
+        ignore_eos: true,
+        ...(o.slot === null ? {} : { id_slot: o.slot }),
       },
     };
   }
   return {
     path: "/v1/completions",
     body: {
-      ...o.extra, ...(o.model === null ? {} : { model: o.model }), prompt, max_tokens: maxNewTokens, temperature: 0, seed: 0, logprobs: topK,
-      stream: false, ignore_eos: true, ...(backend.engine === "vllm" ? { return_tokens_as_token_ids: true } : {}),
+      ...o.extra,
+      ...(o.model === null ? {} : { model: o.model }),
+      prompt,
+      max_tokens: maxNewTokens,
+      temperature: 0,
+      seed: 0,
+      logprobs: topK,
+      stream: false,
+      ignore_eos: true,
+      ...(backend.engine === "vllm" ? { return_tokens_as_token_ids: true } : {}),
     },
   };
 }
@@ -78,11 +103,19 @@ function parseSglang(root: Record<string, unknown>): GreedyAnswer | string {
   const ids = root.output_ids;
   if (meta === null || !Array.isArray(ids)) return "no output_ids and meta_info in the answer";
   const tokens = ids.map((id) => byId(Number(id)));
-  const chosen = Array.isArray(meta.output_token_logprobs) ? meta.output_token_logprobs.map((t) => (Array.isArray(t) ? num(t[0]) : null)) : tokens.map(() => null);
+  const chosen = Array.isArray(meta.output_token_logprobs)
+    ? meta.output_token_logprobs.map((t) => (Array.isArray(t) ? num(t[0]) : null))
+    : tokens.map(() => null);
   const topRaw = meta.output_top_logprobs;
-  const top = Array.isArray(topRaw) && topRaw.length === tokens.length
-    ? topRaw.map((ranked) => new Map((Array.isArray(ranked) ? ranked : []).flatMap((t) => (Array.isArray(t) && num(t[0]) !== null ? [[byId(Number(t[1])), num(t[0])!] as const] : []))))
-    : null;
+  const top =
+    Array.isArray(topRaw) && topRaw.length === tokens.length
+      ? topRaw.map(
+          (ranked) =>
+            new Map(
+              (Array.isArray(ranked) ? ranked : []).flatMap((t) => (Array.isArray(t) && num(t[0]) !== null ? [[byId(Number(t[1])), num(t[0])!] as const] : [])),
+            ),
+        )
+      : null;
   return { tokens, chosenLogprob: chosen, top, cachedTokens: num(meta.cached_tokens) ?? -1 };
 }
 
@@ -93,11 +126,16 @@ function parseLlamacpp(root: Record<string, unknown>): GreedyAnswer | string {
   if (Array.isArray(probs) && probs.length > 0) {
     const entries = probs.map(obj);
     const tokens = entries.map((e) => (e !== null && num(e.id) !== null ? byId(num(e.id)!) : byText(String(e?.token ?? ""))));
-    const top = entries.map((e) => new Map((Array.isArray(e?.top_logprobs) ? e!.top_logprobs as unknown[] : []).flatMap((t) => {
-      const o = obj(t);
-      const lp = num(o?.logprob);
-      return o === null || lp === null ? [] : [[num(o.id) !== null ? byId(num(o.id)!) : byText(String(o.token)), lp] as const];
-    })));
+    const top = entries.map(
+      (e) =>
+        new Map(
+          (Array.isArray(e?.top_logprobs) ? (e!.top_logprobs as unknown[]) : []).flatMap((t) => {
+            const o = obj(t);
+            const lp = num(o?.logprob);
+            return o === null || lp === null ? [] : [[num(o.id) !== null ? byId(num(o.id)!) : byText(String(o.token)), lp] as const];
+          }),
+        ),
+    );
     return { tokens, chosenLogprob: entries.map((e) => num(e?.logprob)), top, cachedTokens: cached };
   }
   if (ids === null) return "no tokens and no completion_probabilities in the answer";
@@ -119,8 +157,9 @@ function parseCompletions(root: Record<string, unknown>): GreedyAnswer | string 
   }
   const tokens = (lp.tokens as unknown[]).map((t) => completionsKey(String(t)));
   const chosen = Array.isArray(lp.token_logprobs) ? lp.token_logprobs.map(num) : tokens.map(() => null);
-  const top = Array.isArray(lp.top_logprobs) && lp.top_logprobs.length === tokens.length
-    ? lp.top_logprobs.map((d) => new Map(Object.entries(obj(d) ?? {}).flatMap(([k, v]) => (num(v) === null ? [] : [[completionsKey(k), num(v)!] as const]))))
-    : null;
+  const top =
+    Array.isArray(lp.top_logprobs) && lp.top_logprobs.length === tokens.length
+      ? lp.top_logprobs.map((d) => new Map(Object.entries(obj(d) ?? {}).flatMap(([k, v]) => (num(v) === null ? [] : [[completionsKey(k), num(v)!] as const]))))
+      : null;
   return { tokens, chosenLogprob: chosen, top, cachedTokens: cached };
 }

@@ -35,7 +35,8 @@ export function unreachable(baseUrl: string, err: unknown): BenchError {
   const words = code === undefined ? undefined : WHY_BY_CODE[code];
   // A code nobody named (0.3 printed a bare "23") goes out with the error's own message beside it.
   const message = e?.message && e.message !== code ? e.message : null;
-  const why = words !== undefined ? `${words} (${code})` : code !== undefined ? `${message ?? "connection failed"} (error code ${code})` : (message ?? String(err));
+  const why =
+    words !== undefined ? `${words} (${code})` : code !== undefined ? `${message ?? "connection failed"} (error code ${code})` : (message ?? String(err));
   return new BenchError(`cannot reach the server at ${baseUrl}: ${why}`);
 }
 

@@ -109,7 +109,8 @@ const isDigit = (byte: number | undefined): boolean => byte !== undefined && byt
 export function numberEnd(bytes: Uint8Array, at: number): number {
   let i = at;
   if (bytes[i] === 45) i++; // "-"
-  if (bytes[i] === 48) i++; // a leading "0" stands alone
+  if (bytes[i] === 48)
+    i++; // a leading "0" stands alone
   else if (isDigit(bytes[i])) while (isDigit(bytes[i])) i++;
   else return -1;
   if (bytes[i] === 46) {

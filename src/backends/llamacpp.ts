@@ -29,7 +29,9 @@ const FALLBACK_VOCAB = 32_000;
 export async function preflightLlamacpp(ctl: Control, p: PreflightInput, _wire: Wire): Promise<ServerProfile> {
   const props = p.known?.props ?? (await fetchProps(ctl));
   if (props === null) {
-    throw new BenchError(`${ctl.baseUrl}/props did not answer: this does not look like llama.cpp's llama-server (check --base-url/--port, or use --backend auto)`);
+    throw new BenchError(
+      `${ctl.baseUrl}/props did not answer: this does not look like llama.cpp's llama-server (check --base-url/--port, or use --backend auto)`,
+    );
   }
   const slots = slotCountOf(props);
   if (slots === null) throw new BenchError(`${ctl.baseUrl}/props has no total_slots: cannot tell how many slot caches to warm and erase`);

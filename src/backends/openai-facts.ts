@@ -35,7 +35,14 @@ export interface ChunkFacts {
 
 /** The one scratch object every reader fills. */
 export const facts: ChunkFacts = {
-  error: null, choices: CHOICES_NONE, finishType: null, usage: false, usageTokens: -1, cachedTokens: -1, textStart: -1, textEnd: -1,
+  error: null,
+  choices: CHOICES_NONE,
+  finishType: null,
+  usage: false,
+  usageTokens: -1,
+  cachedTokens: -1,
+  textStart: -1,
+  textEnd: -1,
   timingsCached: -1,
   delta: false,
 };

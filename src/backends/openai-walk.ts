@@ -7,23 +7,11 @@
  * `choices[0].finish_reason`, `usage.completion_tokens` and `usage.prompt_tokens_details.cached_tokens` into `facts`. Keys are compared as written: an escaped key name
  * (`"te\u0078t"`) is not its decoded name here, as no server writes one.
  */
-import {
-  bytesEqual,
-  hasBackslash,
-  numberEnd,
-  onlyBlanksAfter,
-  plainUint,
-  QUOTE,
-  skipBlanks,
-  skipValue,
-  walkArrayFirst,
-  walkObject,
-} from "./json-bytes.ts";
+import { bytesEqual, hasBackslash, numberEnd, onlyBlanksAfter, plainUint, QUOTE, skipBlanks, skipValue, walkArrayFirst, walkObject } from "./json-bytes.ts";
 import { CHOICES_EMPTY, CHOICES_NONE, CHOICES_SOME, facts, resetFacts } from "./openai-facts.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-
 
 /** Read in full. */
 export const WALK_PLAIN = 0;

@@ -24,8 +24,7 @@ export function createOpenaiBodyTemplate(p: BodyParams): BodyTemplate {
   return completionsWire.bodyTemplate(p, {});
 }
 
-const NOT_DEV_MODE =
-  "POST /reset_prefix_cache answered 404: the server needs VLLM_SERVER_DEV_MODE=1 to reset its prefix cache (or use --flush none)";
+const NOT_DEV_MODE = "POST /reset_prefix_cache answered 404: the server needs VLLM_SERVER_DEV_MODE=1 to reset its prefix cache (or use --flush none)";
 
 /**
  * vLLM's POST /reset_prefix_cache (dev mode only). New servers answer {"success": bool}, and false means blocks

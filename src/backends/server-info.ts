@@ -6,8 +6,15 @@ const asNumber = (v: unknown): number | null => (typeof v === "number" && Number
 
 /** The answer of a server without either endpoint. */
 export const NO_SERVER_INFO: ServerInfo = {
-  source: null, version: null, pageSize: null, incremental: null, contextLength: null, maxReqInputLen: null,
-  cacheCapacityTokens: null, hostCacheCapacityTokens: null, raw: null,
+  source: null,
+  version: null,
+  pageSize: null,
+  incremental: null,
+  contextLength: null,
+  maxReqInputLen: null,
+  cacheCapacityTokens: null,
+  hostCacheCapacityTokens: null,
+  raw: null,
 };
 
 /**

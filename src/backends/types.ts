@@ -8,7 +8,6 @@ import type { BodyTemplate } from "./body.ts";
 import type { Control } from "./http.ts";
 import type { ByteRange } from "./json-bytes.ts";
 
-
 /** What a backend is called in the pct line's `backend` key (the resolved --backend choice). */
 export type BackendName = "sglang" | "openai" | "vllm" | "llamacpp";
 

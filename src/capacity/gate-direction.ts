@@ -34,7 +34,9 @@ export function gateDirectionProblem(gate: Gate): string | null {
 /** Refuses (exit 2) a search without a gate, or with one that cannot bound a capacity. */
 export function checkSearchGates(gates: readonly Gate[]): void {
   if (gates.length === 0) {
-    throw new UsageError("capacity: give at least one --gate (or --gates-file), e.g. --gate 'ttft_from_intended_p99_ms<=500': the capacity is the highest load at which every gate holds");
+    throw new UsageError(
+      "capacity: give at least one --gate (or --gates-file), e.g. --gate 'ttft_from_intended_p99_ms<=500': the capacity is the highest load at which every gate holds",
+    );
   }
   for (const gate of gates) {
     const why = gateDirectionProblem(gate);

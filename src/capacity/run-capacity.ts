@@ -55,8 +55,11 @@ export const cacheProven = (r: PctRecord): boolean => r.cache_check === "ok";
 /** A probe's line as the search reads it. */
 export function outcomeOf(r: PctRecord): ProbeOutcome {
   // A probe counts only a load the server carried: the evidence check fails it whatever its latency gates say.
-  const problems = judgeEvidence("capacity_probe", r).filter((p) => p.defect !== "interrupted").map((p) => p.text.replace(/^load_not_sustained: /, "load not sustained: "));
-  const failed = r.gates.filter((g) => !g.pass && !g.evidence?.some((e) => e.startsWith("load_not_sustained")))
+  const problems = judgeEvidence("capacity_probe", r)
+    .filter((p) => p.defect !== "interrupted")
+    .map((p) => p.text.replace(/^load_not_sustained: /, "load not sustained: "));
+  const failed = r.gates
+    .filter((g) => !g.pass && !g.evidence?.some((e) => e.startsWith("load_not_sustained")))
     .map((g) => `${g.expr} (${g.value === null ? "unmeasured" : Number(g.value.toPrecision(4))})`);
   return { cacheOk: cacheProven(r), pass: failed.length === 0 && problems.length === 0, failedGates: [...problems, ...failed], interrupted: r.interrupted };
 }
@@ -69,7 +72,7 @@ export async function runCapacity(opts: CapacityOptions, io: CapacityIo): Promis
     log.warn(
       `capacity: ${fromSend.map((g) => g.expr).join(", ")} read(s) latency from the send, while --max-concurrency ${opts.run.maxConcurrency} queues ` +
         "requests once the rate outgrows it: that wait shows only in ttft_from_intended_* (gate those to count it). A probe whose offered rate was " +
-        "not sent on schedule fails as \"load not sustained\" whatever its gates say.",
+        'not sent on schedule fails as "load not sustained" whatever its gates say.',
     );
   }
   const lines: CapacityRecord[] = [];

@@ -79,7 +79,10 @@ interface Votes {
 
 /** Stops the search with a status (a cache check that failed twice, an interrupt). */
 class Stop {
-  constructor(readonly status: SearchStatus, readonly reason: string) {}
+  constructor(
+    readonly status: SearchStatus,
+    readonly reason: string,
+  ) {}
 }
 
 const show = (v: number): string => String(Number(v.toPrecision(6)));
@@ -105,7 +108,8 @@ export async function searchCapacity(cfg: SearchConfig, probe: Probe, signal?: A
   const vote = async (load: number, phase: ProbeLog["phase"]): Promise<void> => {
     for (let attempt = 0; attempt < 2; attempt++) {
       if (signal?.aborted) throw new Stop("interrupted", "interrupted before the search ended");
-      if (probes.length >= MAX_PROBES) throw new Stop("probe_limit", `${MAX_PROBES} probes did not settle the verdicts: the server's latency is too noisy for this --confirm`);
+      if (probes.length >= MAX_PROBES)
+        throw new Stop("probe_limit", `${MAX_PROBES} probes did not settle the verdicts: the server's latency is too noisy for this --confirm`);
       const outcome = await probe(load, probes.length);
       const counted = outcome.cacheOk && outcome.interrupted !== true;
       probes.push({ index: probes.length, load, outcome, counted, phase });

@@ -43,7 +43,8 @@ export function parseBracket(text: string | undefined, search: SearchMode): [num
   if (parts.length !== 2) throw new UsageError(`--bracket ${text}: expected LOW:HIGH, e.g. 0.5:200`);
   const [lo, hi] = parts.map((p) => parseNumber("bracket", p)) as [number, number];
   if (!(lo > 0)) throw new UsageError(`--bracket ${text}: the low bound must be above 0 (a load of ${lo} sends nothing)`);
-  if (search === "concurrency" && (!Number.isInteger(lo) || !Number.isInteger(hi))) throw new UsageError(`--bracket ${text}: a concurrency is a whole number of requests`);
+  if (search === "concurrency" && (!Number.isInteger(lo) || !Number.isInteger(hi)))
+    throw new UsageError(`--bracket ${text}: a concurrency is a whole number of requests`);
   if (!(hi > lo)) throw new UsageError(`--bracket ${text}: the high bound must be above the low one`);
   return [lo, hi];
 }
@@ -71,12 +72,18 @@ export function requirementApplies(req: CapacityRequirement, pct: number): boole
   if (req.pct === null) return true;
   const v = req.pct.value;
   switch (req.pct.op) {
-    case "<": return pct < v;
-    case "<=": return pct <= v;
-    case ">": return pct > v;
-    case ">=": return pct >= v;
-    case "==": return pct === v;
-    case "!=": return pct !== v;
+    case "<":
+      return pct < v;
+    case "<=":
+      return pct <= v;
+    case ">":
+      return pct > v;
+    case ">=":
+      return pct >= v;
+    case "==":
+      return pct === v;
+    case "!=":
+      return pct !== v;
   }
 }
 
@@ -88,13 +95,16 @@ export function parseCapacityOptions(raw: RawFlags, env: Record<string, string |
   const durationRaw = str(raw, "duration");
   if (search === "concurrency") {
     for (const flag of ["max-concurrency", "burstiness", "duration"]) {
-      if (raw[flag] !== undefined) throw new UsageError(`--${flag}: a concurrency search runs a closed loop at the concurrency it probes, so --${flag} would do nothing`);
+      if (raw[flag] !== undefined)
+        throw new UsageError(`--${flag}: a concurrency search runs a closed loop at the concurrency it probes, so --${flag} would do nothing`);
     }
   }
-  if (durationRaw !== undefined && probeRequestsRaw !== undefined) throw new UsageError("--duration: --num-prompts is the other way to size a probe; give one of them");
+  if (durationRaw !== undefined && probeRequestsRaw !== undefined)
+    throw new UsageError("--duration: --num-prompts is the other way to size a probe; give one of them");
   const probeRequests = parseIntFlag("num-prompts", probeRequestsRaw ?? String(c.probeRequests), 1);
   const workingSet = str(raw, "working-set");
-  if (workingSet !== undefined && workingSet.includes(",")) throw new UsageError(`--working-set ${workingSet}: a capacity search probes one working-set size (run one search per size)`);
+  if (workingSet !== undefined && workingSet.includes(","))
+    throw new UsageError(`--working-set ${workingSet}: a capacity search probes one working-set size (run one search per size)`);
   // The workload through run's parser: the load and the gates are the search's, so they are left to it.
   const { gate: _g, "gates-file": _f, duration: _d, ...workload } = raw;
   const run = parseRunOptions(
@@ -113,8 +123,10 @@ export function parseCapacityOptions(raw: RawFlags, env: Record<string, string |
   const bracket = parseBracket(str(raw, "bracket"), search);
   const startText = str(raw, "start") ?? c.start;
   const start = startText === "auto" ? null : parseNumber("start", startText);
-  if (start !== null && (start < bracket[0] || start > bracket[1])) throw new UsageError(`--start ${startText}: outside the --bracket ${bracket.join(":")} the search stays within`);
-  if (start !== null && search === "concurrency" && !Number.isInteger(start)) throw new UsageError(`--start ${startText}: a concurrency is a whole number of requests`);
+  if (start !== null && (start < bracket[0] || start > bracket[1]))
+    throw new UsageError(`--start ${startText}: outside the --bracket ${bracket.join(":")} the search stays within`);
+  if (start !== null && search === "concurrency" && !Number.isInteger(start))
+    throw new UsageError(`--start ${startText}: a concurrency is a whole number of requests`);
   return {
     run: { ...run, gates },
     search,

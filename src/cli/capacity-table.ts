@@ -21,7 +21,13 @@ export function renderCapacityTable(lines: readonly CapacityRecord[]): string {
     ];
   });
   const table = renderTextTable(["pct", `capacity (${unit})`, "bracket [pass, fail]", "binding gate", "probes", "time", "note"], rows, [
-    "right", "right", "left", "left", "right", "right", "left",
+    "right",
+    "right",
+    "left",
+    "left",
+    "right",
+    "right",
+    "left",
   ]);
   return `Capacity at the gates (probes: counted/sent; a probe whose cache check failed is not counted)\n${table}`;
 }

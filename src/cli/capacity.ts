@@ -28,13 +28,17 @@ import { renderCapacityTable } from "./capacity-table.ts";
 import { warmbenchCommand, write } from "./command.ts";
 import { relaunchWithFetchCap } from "./relaunch.ts";
 
-export const capacityCommand = warmbenchCommand("capacity", "Find the highest load at which every --gate holds, per shared-prefix %, the cache controlled in every probe", async (raw) => {
-  const opts = parseCapacityOptions(raw);
-  const inFlight = opts.search === "concurrency" ? opts.bracket[1] : opts.run.maxConcurrency === 0 ? opts.probeRequests : opts.run.maxConcurrency;
-  const relaunched = await relaunchWithFetchCap(inFlight);
-  if (relaunched !== null) return relaunched;
-  return capacity(opts);
-});
+export const capacityCommand = warmbenchCommand(
+  "capacity",
+  "Find the highest load at which every --gate holds, per shared-prefix %, the cache controlled in every probe",
+  async (raw) => {
+    const opts = parseCapacityOptions(raw);
+    const inFlight = opts.search === "concurrency" ? opts.bracket[1] : opts.run.maxConcurrency === 0 ? opts.probeRequests : opts.run.maxConcurrency;
+    const relaunched = await relaunchWithFetchCap(inFlight);
+    if (relaunched !== null) return relaunched;
+    return capacity(opts);
+  },
+);
 
 /** The probe's run options: one pct, one line at the probe's load, nothing written by the sweep itself. */
 export function probeOptions(o: CapacityOptions, pct: number, load: Load): RunOptions {
@@ -68,9 +72,14 @@ async function openProbeSession(o: CapacityOptions, signal: AbortSignal): Promis
     progress: o.run.quiet ? noProgress : (total) => startProgress(total, what, { quiet: o.run.quiet }),
     ended() {},
   };
-  const session = await openSweepSession(probeOptions(o, o.run.pcts[0]!, { search: o.search, value: Infinity }), { sink, signal }, { kind: "single" }, (server) => {
-    for (const note of explainServerLimits(o.run, server)) log.warn(note);
-  });
+  const session = await openSweepSession(
+    probeOptions(o, o.run.pcts[0]!, { search: o.search, value: Infinity }),
+    { sink, signal },
+    { kind: "single" },
+    (server) => {
+      for (const note of explainServerLimits(o.run, server)) log.warn(note);
+    },
+  );
   return {
     runId: session.runId,
     measure({ pct, load, probe }) {
@@ -103,7 +112,9 @@ export async function capacity(opts: CapacityOptions): Promise<number> {
       },
       capacity(line: CapacityRecord, result: SearchResult) {
         lines.push(line);
-        log.info(`${line.shared_prefix_pct}%: ${result.status}, capacity ${formatCell(result.capacity)} in ${result.probesSent} probes (${result.wallS.toFixed(1)} s)`);
+        log.info(
+          `${line.shared_prefix_pct}%: ${result.status}, capacity ${formatCell(result.capacity)} in ${result.probesSent} probes (${result.wallS.toFixed(1)} s)`,
+        );
         if (file) guardedWrite("--output-file", file, () => appendJsonlLine(file, formatJsonl(line)));
       },
       signal: interrupt.signal,
@@ -129,7 +140,9 @@ function exitCodeOf(opts: CapacityOptions, lines: readonly CapacityRecord[], int
   }
   const unproven = lines.filter((l) => l.capacity_status === "cache_unproven");
   if (unproven.length > 0) {
-    log.error(`the cache check failed twice at a probe of ${unproven.map((l) => `${l.shared_prefix_pct}%`).join(", ")}: no capacity there (exit ${EXIT.cacheMismatch})`);
+    log.error(
+      `the cache check failed twice at a probe of ${unproven.map((l) => `${l.shared_prefix_pct}%`).join(", ")}: no capacity there (exit ${EXIT.cacheMismatch})`,
+    );
     return EXIT.cacheMismatch;
   }
   for (const req of opts.require) {

@@ -21,7 +21,15 @@ import { resolveBaseline, setStatus, storedRun } from "../history/store.ts";
 import { historyDbPath } from "./history-command.ts";
 import { describeDifference, pairLines } from "../compare/pairing.ts";
 import { noiseNote, pairRepeats, repeatsByLabel } from "../compare/repeats.ts";
-import { describeInconclusive, describeRegression, inconclusives, regressions, renderCompareConsole, renderCompareMarkdown, type Comparison } from "../compare/render.ts";
+import {
+  describeInconclusive,
+  describeRegression,
+  inconclusives,
+  regressions,
+  renderCompareConsole,
+  renderCompareMarkdown,
+  type Comparison,
+} from "../compare/render.ts";
 
 const HISTORY_PREFIX = "history:";
 
@@ -41,7 +49,8 @@ function historyBaseline(raw: RawFlags, spec: string, next: CompareLine[]): { li
     const name = `history:${spec} (run ${run.run_id}, ${run.started_at}${run.tag ? `, tag ${run.tag}` : ""})`;
     log.info(`compare: BASE is ${name} from ${path}`);
     // A tag or a run id is the user's own choice of baseline; one never accepted is judged against, but said so.
-    if (run.status !== "accepted") log.warn(`compare: BASE run ${run.run_id} is ${run.status} as a baseline (${run.status_reason}); history:last-green takes accepted runs only`);
+    if (run.status !== "accepted")
+      log.warn(`compare: BASE run ${run.run_id} is ${run.status} as a baseline (${run.status_reason}); history:last-green takes accepted runs only`);
     // Only a compare against the baseline of its time (last-green) decides whether a candidate becomes one.
     const newId = field(next[0]!, "run_id");
     const stored = typeof newId === "string" && (spec === "last-green" || spec === "last-accepted") ? storedRun(db, newId) : null;
@@ -78,7 +87,11 @@ export function compareCommand(raw: RawFlags & { _: string[] }, write: (text: st
   const allowMissing = raw["allow-missing"] === true;
 
   const nextLines = lastRunLines(newFile, "NEW");
-  const { lines: baseLines, name: baseName, candidate: historyRun } = baseFile.startsWith(HISTORY_PREFIX)
+  const {
+    lines: baseLines,
+    name: baseName,
+    candidate: historyRun,
+  } = baseFile.startsWith(HISTORY_PREFIX)
     ? historyBaseline(raw, baseFile.slice(HISTORY_PREFIX.length), nextLines)
     : { lines: lastRunLines(baseFile, "BASE"), name: baseFile, candidate: null };
   const pairing = pairLines(baseLines, nextLines);
@@ -88,7 +101,9 @@ export function compareCommand(raw: RawFlags & { _: string[] }, write: (text: st
   const mismatched = pairing.pairs.filter((p) => p.differences.length > 0);
   if (mismatched.length > 0 && raw.force !== true) {
     const more = mismatched.length > 1 ? ` (and ${mismatched.length - 1} more line(s))` : "";
-    throw new UsageError(`compare: refused: ${describeDifference(mismatched[0]!)}${more}; the runs did not measure the same workload (--force compares anyway)`);
+    throw new UsageError(
+      `compare: refused: ${describeDifference(mismatched[0]!)}${more}; the runs did not measure the same workload (--force compares anyway)`,
+    );
   }
   for (const p of mismatched) log.warn(`compare --force: ${describeDifference(p)}`);
   // NEW's saturated lines fail as untrustworthy (evidence.ts); BASE's are a note: the baseline may flatter or hide.
@@ -105,7 +120,9 @@ export function compareCommand(raw: RawFlags & { _: string[] }, write: (text: st
   const kinds = [...baseLines, ...nextLines];
   for (const name of named) {
     if (!kinds.some((l) => metricsOf(l).some((m) => m.name === name))) {
-      throw new UsageError(`compare: ${name} is not a metric of these files' lines (${[...new Set(kinds.map((l) => ("type" in l && l.type === "capacity" ? "capacity" : "point")))].join(", ")} lines), so its limit would judge nothing`);
+      throw new UsageError(
+        `compare: ${name} is not a metric of these files' lines (${[...new Set(kinds.map((l) => ("type" in l && l.type === "capacity" ? "capacity" : "point")))].join(", ")} lines), so its limit would judge nothing`,
+      );
     }
   }
   const judged = [...limits.keys()].map((name) => ({ name, named: named.has(name) }));
@@ -124,7 +141,12 @@ export function compareCommand(raw: RawFlags & { _: string[] }, write: (text: st
     findings: [
       ...sameRunFindings(baseLines, nextLines),
       ...(allowMissing ? [] : missingFindings(pairing.onlyInBase)),
-      ...pairing.pairs.flatMap((p) => pairFindings(p, judged.filter((j) => metricsOf(p.base).some((m) => m.name === j.name)))),
+      ...pairing.pairs.flatMap((p) =>
+        pairFindings(
+          p,
+          judged.filter((j) => metricsOf(p.base).some((m) => m.name === j.name)),
+        ),
+      ),
     ],
   };
   write(renderCompareConsole(comparison));
@@ -153,6 +175,8 @@ function compareExit(comparison: Comparison, allowInconclusive: boolean): number
     log.warn(`compare --allow-inconclusive: ${unsure.length} inconclusive verdict(s) accepted: ${unsure.map(describeInconclusive).join("; ")}`);
     return EXIT.ok;
   }
-  log.error(`${unsure.length} inconclusive verdict(s) (the 95 % interval straddles the limit; more repeats decide, --allow-inconclusive accepts): exit code ${EXIT.inconclusive}\n${unsure.map((r) => `  ${describeInconclusive(r)}`).join("\n")}`);
+  log.error(
+    `${unsure.length} inconclusive verdict(s) (the 95 % interval straddles the limit; more repeats decide, --allow-inconclusive accepts): exit code ${EXIT.inconclusive}\n${unsure.map((r) => `  ${describeInconclusive(r)}`).join("\n")}`,
+  );
   return EXIT.inconclusive;
 }

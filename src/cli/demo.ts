@@ -52,9 +52,20 @@ const LISTENING = /warmbench mock listening on (http:\/\/\S+)/;
  */
 export async function startDemoMock(o: { chat?: boolean } = {}, timeoutMs = 15_000): Promise<DemoMock> {
   const m = DEMO_DEFAULTS.mock;
-  const args = ["mock", "--port", "0", "--page-size", String(m.pageSize), "--ttft-base-ms", String(m.ttftBaseMs),
-    "--prefill-us-per-token", String(m.prefillUsPerToken), "--itl-ms", String(m.itlMs),
-    ...(o.chat === true ? ["--tokenizer", BUNDLED_TOKENIZER] : [])];
+  const args = [
+    "mock",
+    "--port",
+    "0",
+    "--page-size",
+    String(m.pageSize),
+    "--ttft-base-ms",
+    String(m.ttftBaseMs),
+    "--prefill-us-per-token",
+    String(m.prefillUsPerToken),
+    "--itl-ms",
+    String(m.itlMs),
+    ...(o.chat === true ? ["--tokenizer", BUNDLED_TOKENIZER] : []),
+  ];
   const child = Bun.spawn([...selfCommand(), ...args], {
     // stdin is the child's lifeline: it exits when this process is gone, however that happened.
     stdin: "pipe",

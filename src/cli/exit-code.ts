@@ -35,7 +35,9 @@ export function exitCodeFor(o: Verdicts, strict: boolean, unit: string): number 
   }
   if (o.gateFailures.length > 0) {
     const first = o.gateFailures[0]!;
-    log.error(`${o.gateFailures.length} gate verdict(s) failed, first ${first.expr} at ${first.line} (value ${formatCell(first.value)}): exit code ${EXIT.gateFailed}`);
+    log.error(
+      `${o.gateFailures.length} gate verdict(s) failed, first ${first.expr} at ${first.line} (value ${formatCell(first.value)}): exit code ${EXIT.gateFailed}`,
+    );
     return EXIT.gateFailed;
   }
   if (o.failedRequests > 0) {

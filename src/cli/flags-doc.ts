@@ -25,7 +25,8 @@ export function renderFlagsDoc(): string {
   for (const command of COMMAND_NAMES) {
     const meta = SUBCOMMANDS[command].meta as { description?: string } | undefined;
     out.push(`## warmbench ${command}`, "", meta?.description ?? "", "", "| flag | takes | default | what it does |", "| --- | --- | --- | --- |");
-    for (const f of flagsOf(command)) out.push(`| ${flagName(f)} | ${kind(f)} | ${cell(defaultText(f))} | ${cell(f.help)}${f.repeatable ? " (repeatable)" : ""} |`);
+    for (const f of flagsOf(command))
+      out.push(`| ${flagName(f)} | ${kind(f)} | ${cell(defaultText(f))} | ${cell(f.help)}${f.repeatable ? " (repeatable)" : ""} |`);
     out.push("");
   }
   return out.join("\n");

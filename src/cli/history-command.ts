@@ -27,9 +27,7 @@ export const str = (raw: RawFlags, flag: string): string | null => (typeof raw[f
  * Lines without a run_id are stored under an id derived from the file's content.
  */
 export function addFiles(db: Database, files: readonly string[], tag: string | null): number {
-  const runs = files.flatMap((file) =>
-    fileRuns(file, "history add").map((r, i) => ({ file, run: historyRun(r.runId, r.lines, contentId(r.lines, i)) })),
-  );
+  const runs = files.flatMap((file) => fileRuns(file, "history add").map((r, i) => ({ file, run: historyRun(r.runId, r.lines, contentId(r.lines, i)) })));
   if (runs.length === 0) throw new UsageError(`history add: ${files.join(", ")} hold(s) no pct or round line`);
   let added = 0;
   for (const { file, run } of runs) {
@@ -115,11 +113,17 @@ export function historyTarget(raw: RawFlags): string | null {
 export function addFinishedRun(path: string, records: readonly object[], interrupted: boolean, outputFile: string | null): void {
   if (records.length === 0) return;
   if (interrupted) {
-    log.warn(`--history: the run was interrupted, so it is not added to ${path}${outputFile ? ` (warmbench history add ${outputFile} --db ${path} adds it)` : ""}`);
+    log.warn(
+      `--history: the run was interrupted, so it is not added to ${path}${outputFile ? ` (warmbench history add ${outputFile} --db ${path} adds it)` : ""}`,
+    );
     return;
   }
   const lines = records.map((r) => parseJsonlLine(formatJsonl(r)) as CompareLine);
-  const run = historyRun(typeof (lines[0] as { run_id?: unknown }).run_id === "string" ? (lines[0] as { run_id: string }).run_id : null, lines, contentId(lines, 0));
+  const run = historyRun(
+    typeof (lines[0] as { run_id?: unknown }).run_id === "string" ? (lines[0] as { run_id: string }).run_id : null,
+    lines,
+    contentId(lines, 0),
+  );
   const db = openHistory(path, true);
   try {
     addRun(db, run, null, outputFile ?? "run --history");

@@ -36,10 +36,12 @@ export function mergeCommand(raw: RawFlags & { _: string[] }): number {
   if (files.length < 2) throw new UsageError("merge: expects two or more JSONL results files (warmbench merge A.jsonl B.jsonl -o M.jsonl)");
   if (out === undefined) throw new UsageError("merge: expects --output-file FILE (-o FILE), where the merged lines go");
   checkResultsAppend(out, "--output-file");
-  const lines = mergeResults(files.map((name) => {
-    const runs = readPointRuns(readResultsText(name, "merge"), name).map((run) => run.lines);
-    return { name, runs, details: detailsOf(name, runs[0]?.[0]) };
-  }));
+  const lines = mergeResults(
+    files.map((name) => {
+      const runs = readPointRuns(readResultsText(name, "merge"), name).map((run) => run.lines);
+      return { name, runs, details: detailsOf(name, runs[0]?.[0]) };
+    }),
+  );
   for (const line of lines) guardedWrite("--output-file", out, () => appendJsonlLine(out, formatJsonl(line)));
   if (outputFailures().length > 0) return EXIT.outputFailed;
   const what = lines[0] !== undefined && "type" in lines[0] ? "round" : "pct";

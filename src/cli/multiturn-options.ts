@@ -61,9 +61,11 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
   const planned = parsePlannedGates(raw, plannedRoundAxes(numRounds));
   const fidelity = parseFidelity(raw, "auto", planned);
   // The check runs once, after the last round: a fidelity gate without a round of its own judges that round's line.
-  const gates = planned.map((g) => (g.metric.startsWith("fidelity_") && !g.scope.some((c) => c.axis === "round")
-    ? { ...g, scope: [...g.scope, { axis: "round" as const, op: "==" as const, value: numRounds - 1 }] }
-    : g));
+  const gates = planned.map((g) =>
+    g.metric.startsWith("fidelity_") && !g.scope.some((c) => c.axis === "round")
+      ? { ...g, scope: [...g.scope, { axis: "round" as const, op: "==" as const, value: numRounds - 1 }] }
+      : g,
+  );
   // Every conversation keeps its history's ids to its last turn; the turns in flight hold their bodies too.
   const lastPrompt = promptLenOf({ sharedSystemTokens, firstTurnTokens, turnTokens, outputLen, numRounds }, numRounds - 1);
   const inFlight = maxConcurrency === 0 ? numClients : Math.min(maxConcurrency, numClients);

@@ -17,10 +17,16 @@ export const multiturnCommand = warmbenchCommand(
     const { parseMultiturnOptions } = await import("./multiturn-options.ts");
     const { runMultiturn } = await import("../multiturn/run-multiturn.ts");
     const opts = parseMultiturnOptions(raw);
-    const placement = resolvePlacement({ workers: opts.workers, shard: opts.shard, coordinator: opts.coordinator, inFlight: multiturnInFlight(opts) }, process.env, cpus().length);
+    const placement = resolvePlacement(
+      { workers: opts.workers, shard: opts.shard, coordinator: opts.coordinator, inFlight: multiturnInFlight(opts) },
+      process.env,
+      cpus().length,
+    );
     const size = placement.kind === "single" ? 1 : placement.size;
     if (size > opts.numClients) {
-      throw new UsageError(`--${opts.shard !== null ? "shard" : "workers"}: ${size} processes for --num-clients ${opts.numClients}: each process drives at least one conversation`);
+      throw new UsageError(
+        `--${opts.shard !== null ? "shard" : "workers"}: ${size} processes for --num-clients ${opts.numClients}: each process drives at least one conversation`,
+      );
     }
     const interrupt = createInterrupt({ warn: (m) => log.warn(m), exit: (code) => process.exit(code) });
     if (placement.kind === "worker" || (placement.kind === "shard" && placement.rank > 0)) {
@@ -40,7 +46,10 @@ export const multiturnCommand = warmbenchCommand(
     const outcome = await runMultiturn(opts, { sink: openMultiturnSink(opts, write), signal: interrupt.signal }, placement);
     return exitCodeFor(
       {
-        interrupted: outcome.interrupted, cacheFailures: outcome.cacheFailures, saturated: outcome.saturatedRounds, failedRequests: outcome.failedRequests,
+        interrupted: outcome.interrupted,
+        cacheFailures: outcome.cacheFailures,
+        saturated: outcome.saturatedRounds,
+        failedRequests: outcome.failedRequests,
         gateFailures: gateFailures(outcome.rounds),
       },
       opts.strict,

@@ -19,7 +19,16 @@ import { checkGatesMatchPlan } from "../gates/plan.ts";
 import { arrivalCount } from "../workload/arrivals.ts";
 import { splitPrompt } from "../workload/prompts.ts";
 import {
-  oneOf, parseBaseUrl, parseIntFlag, parseNumberFlag, parsePcts, parsePositive, parseRequestRates, parseWorkingSets, str, type RawFlags,
+  oneOf,
+  parseBaseUrl,
+  parseIntFlag,
+  parseNumberFlag,
+  parsePcts,
+  parsePositive,
+  parseRequestRates,
+  parseWorkingSets,
+  str,
+  type RawFlags,
 } from "../config/flag-values.ts";
 
 // The value parsers live in config/flag-values.ts, beside the declarations that carry them.
@@ -63,15 +72,19 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
   const workingSetAuto = str(raw, "working-set") === "auto";
   const workingSets = workingSetAuto ? [1] : parseWorkingSets(str(raw, "working-set") ?? d.workingSet);
   if (endpoint === "chat" && workingSets.some((k) => k > 1)) {
-    throw new UsageError("--working-set above 1 with --endpoint chat: text prompts are checked against one shared prefix; use --endpoint completions for cache-pressure studies");
+    throw new UsageError(
+      "--working-set above 1 with --endpoint chat: text prompts are checked against one shared prefix; use --endpoint completions for cache-pressure studies",
+    );
   }
   const shared = parseSharedTail(raw, env);
   const load = parseLoad(raw, shared.seed);
   const gates = parsePlannedGates(raw, plannedSweepAxes(pcts, workingSets, load.requestRates));
   if (workingSetAuto) {
     const scoped = gates.find((g) => g.scope.some((c) => c.axis === "working_set"));
-    if (scoped !== undefined) throw new UsageError(`${scoped.source}: --working-set auto chooses its sizes from the server's capacity, so a gate cannot name one; give the sizes`);
-    if (endpoint === "chat") throw new UsageError("--working-set auto with --endpoint chat: text prompts are checked against one shared prefix; use --endpoint completions");
+    if (scoped !== undefined)
+      throw new UsageError(`${scoped.source}: --working-set auto chooses its sizes from the server's capacity, so a gate cannot name one; give the sizes`);
+    if (endpoint === "chat")
+      throw new UsageError("--working-set auto with --endpoint chat: text prompts are checked against one shared prefix; use --endpoint completions");
   }
   const placement = parsePlacementFlags(raw);
   if (workingSetAuto && ((placement.workers !== null && placement.workers !== 1) || placement.shard !== null)) {
@@ -111,10 +124,13 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
 
 /** A list of replica URLs, each checked as --base-url is: distinct, one set of credentials. */
 function replicaUrls(flag: string, text: string): { baseUrl: string; urlCredentials: string | null }[] {
-  const parsed = text.split(",").map((u) => u.trim()).map((u) => {
-    if (u === "") throw new UsageError(`--${flag} "${text}": an empty replica URL`);
-    return parseBaseUrl(u, "", 0);
-  });
+  const parsed = text
+    .split(",")
+    .map((u) => u.trim())
+    .map((u) => {
+      if (u === "") throw new UsageError(`--${flag} "${text}": an empty replica URL`);
+      return parseBaseUrl(u, "", 0);
+    });
   const twice = parsed.find((p, i) => parsed.findIndex((q) => q.baseUrl === p.baseUrl) !== i);
   if (twice !== undefined) throw new UsageError(`--${flag}: a replica is named twice (${twice.baseUrl})`);
   return parsed;
@@ -131,14 +147,20 @@ function parseRoutedReplicas(raw: RawFlags, placement: Pick<RunOptions, "workers
   if (router === undefined || router.includes(",")) throw new UsageError("--replicas: the measured requests go to the router: give it as one --base-url");
   const servedHeader = str(raw, "replica-header");
   if (servedHeader === undefined) {
-    throw new UsageError("--replicas: the ledger needs the replica behind each answer: --replica-header NAME (a response header the router sets, e.g. nginx's $upstream_addr)");
+    throw new UsageError(
+      "--replicas: the ledger needs the replica behind each answer: --replica-header NAME (a response header the router sets, e.g. nginx's $upstream_addr)",
+    );
   }
   const keyRaw = str(raw, "routing-key");
   const keyHeader = keyRaw === undefined ? null : (ROUTING_KEY_PRESETS[keyRaw] ?? keyRaw);
-  for (const [flag, name] of [["routing-key", keyHeader], ["replica-header", servedHeader]] as const) {
+  for (const [flag, name] of [
+    ["routing-key", keyHeader],
+    ["replica-header", servedHeader],
+  ] as const) {
     if (name !== null && !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) throw new UsageError(`--${flag} "${name}": not a header name`);
   }
-  if ((placement.workers !== null && placement.workers !== 1) || placement.shard !== null) throw new UsageError("--replicas: the ledger is kept in one process (drop --workers and --shard)");
+  if ((placement.workers !== null && placement.workers !== 1) || placement.shard !== null)
+    throw new UsageError("--replicas: the ledger is kept in one process (drop --workers and --shard)");
   const urls = replicaUrls("replicas", str(raw, "replicas")!).map((p) => p.baseUrl);
   return { replicas: { urls, route: "router", via: { url: parseBaseUrl(router, "", 0).baseUrl, keyHeader, servedHeader } } };
 }
@@ -163,8 +185,10 @@ export function parseReplicas(raw: RawFlags, placement: Pick<RunOptions, "worker
   });
   if (parsed.some((p) => p.urlCredentials !== parsed[0]!.urlCredentials)) throw new UsageError("--base-url: every replica takes the same credentials");
   const distinct = new Set(parsed.map((p) => p.baseUrl));
-  if (distinct.size < parsed.length) throw new UsageError(`--base-url: a replica is named twice (${parsed.find((p, i) => parsed.findIndex((q) => q.baseUrl === p.baseUrl) !== i)!.baseUrl})`);
-  if ((placement.workers !== null && placement.workers !== 1) || placement.shard !== null) throw new UsageError("--base-url with several replicas: the client routes in one process (drop --workers and --shard)");
+  if (distinct.size < parsed.length)
+    throw new UsageError(`--base-url: a replica is named twice (${parsed.find((p, i) => parsed.findIndex((q) => q.baseUrl === p.baseUrl) !== i)!.baseUrl})`);
+  if ((placement.workers !== null && placement.workers !== 1) || placement.shard !== null)
+    throw new UsageError("--base-url with several replicas: the client routes in one process (drop --workers and --shard)");
   return { replicas: { urls: parsed.map((p) => p.baseUrl), route: oneOf(raw, "route", ROUTE_POLICIES, "round-robin") } };
 }
 
@@ -179,7 +203,8 @@ export function parseFidelity(raw: RawFlags, endpoint: string, gates: readonly G
     if (gate !== undefined) throw new UsageError(`${gate.source}: fidelity keys are measured only with --check-fidelity (add it)`);
     return {};
   }
-  if (endpoint === "chat") throw new UsageError("--check-fidelity with --endpoint chat: the check sends token ids and compares token ids; use --endpoint completions");
+  if (endpoint === "chat")
+    throw new UsageError("--check-fidelity with --endpoint chat: the check sends token ids and compares token ids; use --endpoint completions");
   const sample = parseIntFlag("fidelity-sample", sampleRaw ?? String(FIDELITY_DEFAULTS.sample), 1, 10_000);
   const tieNats = parseNumberFlag("fidelity-tie-nats", tieRaw ?? String(FIDELITY_DEFAULTS.tieNats), 0);
   return { fidelity: { sample, tieNats } };
@@ -223,15 +248,49 @@ export function parsePlacementFlags(raw: RawFlags): Pick<RunOptions, "workers" |
 /** The flags every measuring command takes with the same meaning (after the workload's), in RunOptions' order. */
 export type SharedTail = Pick<
   RunOptions,
-  | "seed" | "disableIgnoreEos" | "outputFile" | "extraRequestBody" | "dumpPrompts" | "settleMs" | "flushDeadlineS"
-  | "flushServerTimeoutS" | "requestTimeoutS" | "stallTimeoutS" | "pageSize" | "verbose" | "apiKey" | "servedModelName"
-  | "requestDetails" | "verifyCache" | "cacheTolerance" | "flush" | "strict" | "quiet"
+  | "seed"
+  | "disableIgnoreEos"
+  | "outputFile"
+  | "extraRequestBody"
+  | "dumpPrompts"
+  | "settleMs"
+  | "flushDeadlineS"
+  | "flushServerTimeoutS"
+  | "requestTimeoutS"
+  | "stallTimeoutS"
+  | "pageSize"
+  | "verbose"
+  | "apiKey"
+  | "servedModelName"
+  | "requestDetails"
+  | "verifyCache"
+  | "cacheTolerance"
+  | "flush"
+  | "strict"
+  | "quiet"
 >;
 
 /** The SharedTail's fields, each filled by the one declaration bound to it (config/flags: its parser and default). */
 export const SHARED_TAIL_FIELDS = [
-  "seed", "disableIgnoreEos", "outputFile", "extraRequestBody", "dumpPrompts", "settleMs", "flushDeadlineS", "requestTimeoutS", "stallTimeoutS",
-  "pageSize", "verbose", "apiKey", "servedModelName", "requestDetails", "verifyCache", "cacheTolerance", "flush", "strict", "quiet",
+  "seed",
+  "disableIgnoreEos",
+  "outputFile",
+  "extraRequestBody",
+  "dumpPrompts",
+  "settleMs",
+  "flushDeadlineS",
+  "requestTimeoutS",
+  "stallTimeoutS",
+  "pageSize",
+  "verbose",
+  "apiKey",
+  "servedModelName",
+  "requestDetails",
+  "verifyCache",
+  "cacheTolerance",
+  "flush",
+  "strict",
+  "quiet",
 ] as const satisfies readonly (keyof SharedTail)[];
 
 export function parseSharedTail(raw: RawFlags, env: Record<string, string | undefined>): SharedTail {
@@ -275,9 +334,14 @@ function parseLoad(raw: RawFlags, seed: bigint): Pick<RunOptions, "requestRates"
 }
 
 /** Where the server is and which tokenizer to load: what every command that talks to a server reads the same way. */
-export function parseServerTarget(raw: RawFlags, modelHint = "", replicasAllowed = false): Pick<RunOptions, "baseUrl" | "urlCredentials" | "model" | "tokenizer" | "revision"> {
+export function parseServerTarget(
+  raw: RawFlags,
+  modelHint = "",
+  replicasAllowed = false,
+): Pick<RunOptions, "baseUrl" | "urlCredentials" | "model" | "tokenizer" | "revision"> {
   const d = RUN_DEFAULTS;
-  if (!replicasAllowed && str(raw, "base-url")?.includes(",")) throw new UsageError("--base-url: several replicas (A,B,...) are routed by run and multiturn only; give one URL");
+  if (!replicasAllowed && str(raw, "base-url")?.includes(","))
+    throw new UsageError("--base-url: several replicas (A,B,...) are routed by run and multiturn only; give one URL");
   const model = str(raw, "model");
   if (!model || model.trim() === "") throw new UsageError(`--model is required (a model id, or a tokenizer.json file or directory)${modelHint}`);
   const port = parseIntFlag("port", str(raw, "port") ?? String(d.port), 1, 65535);

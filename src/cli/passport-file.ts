@@ -25,8 +25,12 @@ export function parsePassportFlag(raw: RawFlags): Pick<RunOptions, "passport"> {
   const text = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
   return {
     passport: {
-      file, pageSize: figure(p.page_size_tokens?.value), capacityTokens: bounded ? null : figure(p.capacity_tokens?.value),
-      engine: text(p.engine), serverVersion: text(p.server_version), baseUrl: text(p.base_url),
+      file,
+      pageSize: figure(p.page_size_tokens?.value),
+      capacityTokens: bounded ? null : figure(p.capacity_tokens?.value),
+      engine: text(p.engine),
+      serverVersion: text(p.server_version),
+      baseUrl: text(p.base_url),
     },
   };
 }

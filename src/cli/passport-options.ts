@@ -6,7 +6,10 @@ import type { PassportOptions } from "../passport/run-passport.ts";
 import { oneOf, parseIntFlag, parseNumberFlag, str, type RawFlags } from "../config/flag-values.ts";
 import { parseServerTarget, parseSharedTail } from "./options.ts";
 
-export function parsePassportOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env): PassportOptions & { outputFile: string | null; quiet: boolean } {
+export function parsePassportOptions(
+  raw: RawFlags,
+  env: Record<string, string | undefined> = process.env,
+): PassportOptions & { outputFile: string | null; quiet: boolean } {
   const target = parseServerTarget(raw);
   const shared = parseSharedTail(raw, env);
   return {

@@ -27,7 +27,9 @@ export async function passport(opts: PassportOptions & { outputFile: string | nu
     return EXIT.outputFailed;
   }
   if (p.requests_failed > 0) {
-    log.error(`${p.requests_failed} of the passport's ${p.requests_sent} requests failed (first: ${p.failures[0]}): the figures they were part of are not measured (exit ${EXIT.requestsFailed})`);
+    log.error(
+      `${p.requests_failed} of the passport's ${p.requests_sent} requests failed (first: ${p.failures[0]}): the figures they were part of are not measured (exit ${EXIT.requestsFailed})`,
+    );
     return EXIT.requestsFailed;
   }
   return EXIT.ok;

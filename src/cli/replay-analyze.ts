@@ -12,14 +12,26 @@ export function renderAnalysis(a: TraceAnalysis, path: string, o: AnalyzeOptions
   const cache = a.cacheTokens === null ? "" : `; an LRU cache of ${a.cacheTokens} tokens keeps ${ratio(a.lruHitRatio)}`;
   return [
     `Trace ${path}: ${a.requests} requests over ${formatCell(a.durationS, 1)} s (block size ${o.trace.blockSize}, page size ${o.pageSize})`,
-    renderTextTable(["tokens", "min", "mean", "p50", "p90", "p99", "max"], [["input_length", ...dist(a.inputLength)], ["output_length", ...dist(a.outputLength)]]),
+    renderTextTable(
+      ["tokens", "min", "mean", "p50", "p90", "p99", "max"],
+      [
+        ["input_length", ...dist(a.inputLength)],
+        ["output_length", ...dist(a.outputLength)],
+      ],
+    ),
     `Hit ratio of an infinite cache: ${ratio(a.infiniteHitRatio)}${cache}`,
     `Working set: ${a.workingSetTokens} distinct prompt tokens${a.cacheTokens === null ? "" : a.workingSetTokens <= a.cacheTokens ? " (fits the cache)" : " (exceeds the cache)"}`,
     renderTextTable(
       ["window", "from_s", "requests", "input_tokens", "working_set_tokens", "fits", "infinite_hit", "lru_hit"],
       a.windows.map((w) => [
-        String(w.window), formatCell(w.window * o.windowS, 1), String(w.requests), String(w.inputTokens), String(w.workingSetTokens),
-        a.cacheTokens === null ? "-" : w.workingSetTokens <= a.cacheTokens ? "yes" : "no", ratio(w.infiniteHitRatio), ratio(w.lruHitRatio),
+        String(w.window),
+        formatCell(w.window * o.windowS, 1),
+        String(w.requests),
+        String(w.inputTokens),
+        String(w.workingSetTokens),
+        a.cacheTokens === null ? "-" : w.workingSetTokens <= a.cacheTokens ? "yes" : "no",
+        ratio(w.infiniteHitRatio),
+        ratio(w.lruHitRatio),
       ]),
     ),
   ].join("\n");
@@ -27,12 +39,25 @@ export function renderAnalysis(a: TraceAnalysis, path: string, o: AnalyzeOptions
 
 /** The analysis as JSON, snake_case. */
 export const analysisJson = (a: TraceAnalysis, o: AnalyzeOptions) => ({
-  trace: o.tracePath, block_size: o.trace.blockSize, page_size: o.pageSize, requests: a.requests, duration_s: a.durationS,
-  input_length: a.inputLength, output_length: a.outputLength, infinite_hit_ratio: a.infiniteHitRatio, lru_hit_ratio: a.lruHitRatio,
-  working_set_tokens: a.workingSetTokens, cache_tokens: a.cacheTokens, window_s: o.windowS,
+  trace: o.tracePath,
+  block_size: o.trace.blockSize,
+  page_size: o.pageSize,
+  requests: a.requests,
+  duration_s: a.durationS,
+  input_length: a.inputLength,
+  output_length: a.outputLength,
+  infinite_hit_ratio: a.infiniteHitRatio,
+  lru_hit_ratio: a.lruHitRatio,
+  working_set_tokens: a.workingSetTokens,
+  cache_tokens: a.cacheTokens,
+  window_s: o.windowS,
   windows: a.windows.map((w) => ({
-    window: w.window, requests: w.requests, input_tokens: w.inputTokens, working_set_tokens: w.workingSetTokens,
-    infinite_hit_ratio: w.infiniteHitRatio, lru_hit_ratio: w.lruHitRatio,
+    window: w.window,
+    requests: w.requests,
+    input_tokens: w.inputTokens,
+    working_set_tokens: w.workingSetTokens,
+    infinite_hit_ratio: w.infiniteHitRatio,
+    lru_hit_ratio: w.lruHitRatio,
   })),
 });
 

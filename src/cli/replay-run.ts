@@ -22,7 +22,13 @@ export async function replayRun(raw: ParsedFlags): Promise<number> {
   process.on("SIGTERM", interrupt.onSignal);
   const outcome = await runReplay(opts, trace, { sink, signal: interrupt.signal });
   return exitCodeFor(
-    { interrupted: outcome.interrupted, cacheFailures: outcome.cacheFailures, saturated: outcome.saturated, failedRequests: outcome.failedRequests, gateFailures: [] },
+    {
+      interrupted: outcome.interrupted,
+      cacheFailures: outcome.cacheFailures,
+      saturated: outcome.saturated,
+      failedRequests: outcome.failedRequests,
+      gateFailures: [],
+    },
     false,
     "replay",
   );

@@ -29,8 +29,13 @@ export function openReplaySink(opts: Pick<ReplayOptions, "outputFile" | "dumpPro
         const c = checked.get(r.index)!;
         const t = requests[r.index]!;
         return formatReplayDetail(runId, r, {
-          trace_line: t.line, timestamp_ms: t.timestampMs, expected_cached_tokens_lower: c.lower, expected_cached_tokens_upper: c.upper,
-          expected_cached_tokens_infinite: c.infinite, predicted_eviction_tokens: c.evictionLoss, cache_verdict: c.verdict,
+          trace_line: t.line,
+          timestamp_ms: t.timestampMs,
+          expected_cached_tokens_lower: c.lower,
+          expected_cached_tokens_upper: c.upper,
+          expected_cached_tokens_infinite: c.infinite,
+          predicted_eviction_tokens: c.evictionLoss,
+          cache_verdict: c.verdict,
         });
       });
       const path = opts.requestDetails;

@@ -46,6 +46,8 @@ export async function reportCommand(raw: RawFlags & { _: string[] }, write: (tex
     const { renderHtmlReport } = await import("../report/html/page.ts");
     writeFileSync(html, renderHtmlReport(runs, differing, new Date(), trend));
   }
-  log.info(`report: ${runs.length} run(s) from ${files.length} file(s)${trend ? `, ${trend.runs.length} in the history trend` : ""} -> ${[html, md].filter((p) => p !== null).join(", ")}`);
+  log.info(
+    `report: ${runs.length} run(s) from ${files.length} file(s)${trend ? `, ${trend.runs.length} in the history trend` : ""} -> ${[html, md].filter((p) => p !== null).join(", ")}`,
+  );
   return EXIT.ok;
 }

@@ -33,7 +33,13 @@ export async function sweep(opts: RunOptions, historyDb: string | null = null): 
   // run --history: the coordinator (or a lone process) stores the whole run once it ended.
   if (historyDb !== null) addFinishedRun(historyDb, outcome.records, outcome.interrupted, opts.outputFile ?? null);
   return exitCodeFor(
-    { interrupted: outcome.interrupted, cacheFailures: outcome.cacheFailures, saturated: outcome.saturatedPcts, failedRequests: outcome.failedRequests, gateFailures: outcome.gateFailures },
+    {
+      interrupted: outcome.interrupted,
+      cacheFailures: outcome.cacheFailures,
+      saturated: outcome.saturatedPcts,
+      failedRequests: outcome.failedRequests,
+      gateFailures: outcome.gateFailures,
+    },
     opts.strict,
     "pct",
   );

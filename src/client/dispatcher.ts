@@ -197,10 +197,13 @@ export function dispatch<T>(opts: DispatchOptions<T>): Dispatch<T> {
     if (timer !== null) clearTimeout(timer);
     timerFor = scheduled;
     // Bun runs it after floor(delay) ms (at least 1): early by the fraction, which the next pump waits out or re-arms.
-    timer = setTimeout(() => {
-      timer = null;
-      pump();
-    }, Math.max(0, nextDueMs - nowMs()));
+    timer = setTimeout(
+      () => {
+        timer = null;
+        pump();
+      },
+      Math.max(0, nextDueMs - nowMs()),
+    );
   }
 
   // An interrupt must end a line that is only waiting for its next arrival.

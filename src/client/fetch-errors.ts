@@ -1,8 +1,15 @@
 /** What a fetch error says, in the record's terms: whether a connection was made at all, and one short line. */
 
 const CONNECT_ERROR_CODES = new Set([
-  "ECONNREFUSED", "ConnectionRefused", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL",
-  "EAI_AGAIN", "FailedToOpenSocket", "UnableToConnect",
+  "ECONNREFUSED",
+  "ConnectionRefused",
+  "ENOTFOUND",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+  "EAI_AGAIN",
+  "FailedToOpenSocket",
+  "UnableToConnect",
 ]);
 
 /** A failure to reach the server at all (no connection made): refused, unresolvable, unroutable. */

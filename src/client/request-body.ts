@@ -15,7 +15,10 @@ export class ReleasingBody {
   readonly length: number;
   private sent = false;
 
-  constructor(parts: Uint8Array[], private readonly onSent: () => void) {
+  constructor(
+    parts: Uint8Array[],
+    private readonly onSent: () => void,
+  ) {
     this.parts = parts.filter((p) => p.length > 0);
     let length = 0;
     for (const p of this.parts) length += p.length;

@@ -48,13 +48,7 @@ export function newStreamState(req: StreamRequest): StreamState {
   };
 }
 
-export function onTokenEvent(
-  payload: Uint8Array,
-  rec: RequestRecord,
-  state: StreamState,
-  fields: EventFields,
-  atMs: number,
-): void {
+export function onTokenEvent(payload: Uint8Array, rec: RequestRecord, state: StreamState, fields: EventFields, atMs: number): void {
   recordCounts(rec, fields);
   if (state.cumulative) state.lastTextPayload = payload;
   else {

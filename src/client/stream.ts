@@ -95,11 +95,7 @@ function requestHeaders(req: StreamRequest): Record<string, string> {
 }
 
 /** Reads the body to its end, recording every event; rejects on a socket error or our abort. */
-async function readEvents(
-  body: ReadableStream<Uint8Array>,
-  rec: RequestRecord,
-  state: StreamState,
-): Promise<void> {
+async function readEvents(body: ReadableStream<Uint8Array>, rec: RequestRecord, state: StreamState): Promise<void> {
   // One fields object per request: a backend may keep a running token count in it.
   const fields = createEventFields();
   // Events of one chunk arrived together: they share the chunk's arrival time, taken once per read.

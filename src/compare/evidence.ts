@@ -35,11 +35,19 @@ function untrustworthy(pair: LinePair): string {
 
 /** Lines of BASE with no partner in NEW: each a finding unless --allow-missing accepts them. */
 export const missingFindings = (onlyInBase: readonly string[]): Finding[] =>
-  onlyInBase.map((label) => ({ label, kind: "line_missing", text: `${label}: in BASE, missing from NEW (did the candidate stop early? --allow-missing accepts it)` }));
+  onlyInBase.map((label) => ({
+    label,
+    kind: "line_missing",
+    text: `${label}: in BASE, missing from NEW (did the candidate stop early? --allow-missing accepts it)`,
+  }));
 
 /** BASE and NEW share a run: the candidate would be judged against itself. */
 export function sameRunFindings(base: readonly CompareLine[], next: readonly CompareLine[]): Finding[] {
   const baseRuns = new Set(base.flatMap((l) => runIdsOf(l)));
   const shared = [...new Set(next.flatMap((l) => runIdsOf(l)))].filter((id) => baseRuns.has(id));
-  return shared.map((id) => ({ label: "", kind: "same_run_twice", text: `same_run_twice: run ${id} is in BASE and in NEW (a candidate judged against itself proves nothing)` }));
+  return shared.map((id) => ({
+    label: "",
+    kind: "same_run_twice",
+    text: `same_run_twice: run ${id} is in BASE and in NEW (a candidate judged against itself proves nothing)`,
+  }));
 }

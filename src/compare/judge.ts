@@ -45,8 +45,7 @@ export interface PairRepeats {
 /** Percent by which `row` is worse than base in the metric's bad direction (negative: better). */
 const regressionPct = (better: CompareMetric["better"], deltaPct: number): number => (better === "lower" ? deltaPct : -deltaPct);
 
-const values = (m: CompareMetric, lines: readonly CompareLine[]): number[] =>
-  lines.map((l) => m.read(l).value).filter((v): v is number => v !== null);
+const values = (m: CompareMetric, lines: readonly CompareLine[]): number[] => lines.map((l) => m.read(l).value).filter((v): v is number => v !== null);
 
 /**
  * The verdict from the 95 % interval of Δ% (`regLo`..`regHi`, worse positive): REGRESSED only when the whole interval
@@ -77,9 +76,8 @@ export function judgePair(pair: LinePair, limits: Limits, repeats?: PairRepeats,
     const delta = base !== null && next !== null ? next - base : null;
     const deltaPct = delta !== null && base !== 0 ? (delta / base!) * 100 : null;
     // The interval of the difference in percent of BASE's mean (its own noise is already in the interval's width).
-    const ciPct: [number, number] | null = noise !== null && noise.meanBase !== 0
-      ? [(noise.lo / Math.abs(noise.meanBase)) * 100, (noise.hi / Math.abs(noise.meanBase)) * 100]
-      : null;
+    const ciPct: [number, number] | null =
+      noise !== null && noise.meanBase !== 0 ? [(noise.lo / Math.abs(noise.meanBase)) * 100, (noise.hi / Math.abs(noise.meanBase)) * 100] : null;
     let betterSide: DeltaRow["betterSide"] = null;
     let verdict: Verdict = "n/a";
     if (delta !== null) {
@@ -97,8 +95,19 @@ export function judgePair(pair: LinePair, limits: Limits, repeats?: PairRepeats,
       if (untrustworthy) verdict = "untrustworthy";
     }
     rows.push({
-      pct: pair.pct, label: pair.label, metric: m.name, better: m.better, source: a.source === "hdr" && b.source === "hdr" ? "hdr" : "line",
-      base, next, delta, deltaPct, betterSide, limitPct, verdict, forced: pair.differences.length > 0,
+      pct: pair.pct,
+      label: pair.label,
+      metric: m.name,
+      better: m.better,
+      source: a.source === "hdr" && b.source === "hdr" ? "hdr" : "line",
+      base,
+      next,
+      delta,
+      deltaPct,
+      betterSide,
+      limitPct,
+      verdict,
+      forced: pair.differences.length > 0,
       ...(reps ? { ciPct, repeats: [reps.base.length, reps.next.length] as [number, number] } : {}),
     });
   }

@@ -3,7 +3,6 @@ import { UsageError } from "../errors.ts";
 import { COMPARE_METRICS, compareMetric } from "./metrics.ts";
 import { canonicalMetricName } from "../schema/metric-name.ts";
 
-
 /** Limit per metric name, percent. */
 export type Limits = Map<string, number>;
 
@@ -13,7 +12,10 @@ export type Limits = Map<string, number>;
  */
 export function parseLimits(text: string, flag = "--max-regress"): Limits {
   const limits: Limits = new Map();
-  for (const part of text.split(",").map((p) => p.trim()).filter((p) => p !== "")) {
+  for (const part of text
+    .split(",")
+    .map((p) => p.trim())
+    .filter((p) => p !== "")) {
     const m = /^([a-z0-9_.]+)\s*=\s*(\d+(?:\.\d+)?)\s*(%?)$/.exec(part);
     if (m === null) throw new UsageError(`${flag} "${part}": expected METRIC=PCT%, e.g. p99_ttft_ms=5%`);
     const [, written, pct, sign] = m as unknown as [string, string, string, string];
@@ -39,10 +41,15 @@ export function combineLimits(defaults: Limits, given: Limits | null, only: read
 
 /** `--only METRIC,...`: the metrics compare judges, each one it knows, named once. */
 export function parseOnly(text: string): string[] {
-  const names = text.split(",").map((p) => p.trim()).filter((p) => p !== "").map((n) => canonicalMetricName(n, (k) => compareMetric(k) !== undefined));
+  const names = text
+    .split(",")
+    .map((p) => p.trim())
+    .filter((p) => p !== "")
+    .map((n) => canonicalMetricName(n, (k) => compareMetric(k) !== undefined));
   if (names.length === 0) throw new UsageError("--only: no metric given (e.g. --only p99_ttft_ms,output_throughput)");
   for (const name of names) {
-    if (compareMetric(name) === undefined) throw new UsageError(`--only ${name}: compare knows no metric ${name} (one of: ${COMPARE_METRICS.map((c) => c.name).join(", ")})`);
+    if (compareMetric(name) === undefined)
+      throw new UsageError(`--only ${name}: compare knows no metric ${name} (one of: ${COMPARE_METRICS.map((c) => c.name).join(", ")})`);
   }
   const twice = names.find((n, i) => names.indexOf(n) !== i);
   if (twice !== undefined) throw new UsageError(`--only: ${twice} is named twice`);

@@ -18,7 +18,10 @@ export type CompareLine = PctLine | RoundLine | CapacityLine;
 export const field = (line: CompareLine, key: string): unknown => (line as Record<string, unknown>)[key];
 
 const isCapacityLine = (obj: unknown): obj is CapacityLine =>
-  typeof obj === "object" && obj !== null && (obj as Record<string, unknown>).type === "capacity" && typeof (obj as Record<string, unknown>).shared_prefix_pct === "number";
+  typeof obj === "object" &&
+  obj !== null &&
+  (obj as Record<string, unknown>).type === "capacity" &&
+  typeof (obj as Record<string, unknown>).shared_prefix_pct === "number";
 
 /** The kind of a line as read: a capacity line says so; a round line sits at a round; else a sweep line. */
 export function lineKindOf(line: object): LineKind {
@@ -56,7 +59,9 @@ export function fileRuns(file: string, who: string): { runId: string | null; lin
  * evidence, each at a load of its own, not points to pair), else its points.
  */
 function comparedLines(text: string, run: { runId: string | null; lines: CompareLine[] }): CompareLine[] {
-  const capacity = kindRuns(text, '"capacity"', isCapacityLine).filter((r) => r.runId === run.runId).flatMap((r) => r.lines);
+  const capacity = kindRuns(text, '"capacity"', isCapacityLine)
+    .filter((r) => r.runId === run.runId)
+    .flatMap((r) => r.lines);
   return capacity.length > 0 ? capacity : run.lines;
 }
 

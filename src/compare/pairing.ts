@@ -30,8 +30,17 @@ export interface Pairing<L extends CompareLine = CompareLine> {
 
 /** What a multi-turn run's rounds must share to be compared (its lines carry no workload fingerprint). */
 export const ROUND_SHAPE = [
-  "backend", "tokenizer", "num_clients", "num_rounds", "shared_system_tokens", "first_turn_tokens", "turn_tokens", "output_len",
-  "max_concurrency", "round_barrier", "seed",
+  "backend",
+  "tokenizer",
+  "num_clients",
+  "num_rounds",
+  "shared_system_tokens",
+  "first_turn_tokens",
+  "turn_tokens",
+  "output_len",
+  "max_concurrency",
+  "round_barrier",
+  "seed",
 ] as const;
 
 /** What two capacity searches must share to be compared (their lines carry no fingerprint: their probes do). */
@@ -59,7 +68,9 @@ const ROUTING_FIELDS = {
   },
 } as const;
 const routingDifferences = (base: CompareLine, next: CompareLine): string[] =>
-  Object.entries(ROUTING_FIELDS).filter(([, of]) => of(base) !== of(next)).map(([name]) => name);
+  Object.entries(ROUTING_FIELDS)
+    .filter(([, of]) => of(base) !== of(next))
+    .map(([name]) => name);
 
 /**
  * The fields in which two lines' workloads differ: fingerprint fields in FINGERPRINT_FIELDS order, or their kind's
@@ -86,7 +97,13 @@ export function pairLines<L extends CompareLine>(base: readonly L[], next: reado
     const partner = b.get(label);
     if (!partner) continue;
     const axes = axesOf(line);
-    pairs.push({ pct: isRoundAxes(axes) ? null : axes.shared_prefix_pct, label, base: partner, next: line, differences: fingerprintDifferences(partner, line) });
+    pairs.push({
+      pct: isRoundAxes(axes) ? null : axes.shared_prefix_pct,
+      label,
+      base: partner,
+      next: line,
+      differences: fingerprintDifferences(partner, line),
+    });
   }
   pairs.sort((x, y) => lineOrder(x.next, y.next));
   return {

@@ -39,8 +39,16 @@ const hasIntervals = (c: Comparison): boolean => c.rows.some((r) => r.repeats !=
 
 function cells(r: DeltaRow, intervals: boolean): string[] {
   const out = [
-    `${r.label}${r.forced ? "*" : ""}`, r.metric, r.source, formatCell(r.base), formatCell(r.next), signed(r.delta),
-    r.deltaPct === null ? "n/a" : signedPct(r.deltaPct), r.betterSide ?? "n/a", r.limitPct === null ? "-" : `${r.limitPct}%`, r.verdict,
+    `${r.label}${r.forced ? "*" : ""}`,
+    r.metric,
+    r.source,
+    formatCell(r.base),
+    formatCell(r.next),
+    signed(r.delta),
+    r.deltaPct === null ? "n/a" : signedPct(r.deltaPct),
+    r.betterSide ?? "n/a",
+    r.limitPct === null ? "-" : `${r.limitPct}%`,
+    r.verdict,
   ];
   if (intervals) {
     const ci = r.ciPct ? `${signedPct(r.ciPct[0])}..${signedPct(r.ciPct[1])}` : "-";
@@ -87,7 +95,8 @@ function notes(c: Comparison): string[] {
   if (c.onlyInNew.length > 0) out.push(`lines only in NEW (not compared): ${c.onlyInNew.join(", ")}`);
   if (c.noise !== undefined) out.push(c.noise);
   const unsure = inconclusives(c);
-  if (unsure.length > 0) out.push(`${unsure.length} inconclusive (more repeats would decide; exit 8 unless --allow-inconclusive): ${unsure.map(describeInconclusive).join("; ")}`);
+  if (unsure.length > 0)
+    out.push(`${unsure.length} inconclusive (more repeats would decide; exit 8 unless --allow-inconclusive): ${unsure.map(describeInconclusive).join("; ")}`);
   return out;
 }
 

@@ -29,6 +29,7 @@ export function noiseNote(pairs: number, withInterval: number): string {
   if (withInterval === 0) {
     return "no noise estimate: the lines have no repeats on both sides (run --repeat N for 95 % intervals); each verdict compares single values with the limits";
   }
-  if (withInterval < pairs) return `noise estimate for ${withInterval} of ${pairs} line(s) (2+ repeats a side); the others compare single values with the limits`;
+  if (withInterval < pairs)
+    return `noise estimate for ${withInterval} of ${pairs} line(s) (2+ repeats a side); the others compare single values with the limits`;
   return "verdicts from 95 % Welch intervals of Δ% over the repeats: REGRESSED only when the whole interval lies past the limit, inconclusive when it straddles it";
 }

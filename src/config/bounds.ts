@@ -57,7 +57,9 @@ const GIB = 1024 ** 3;
 export function checkMemory(bytes: number, because: string): void {
   const budget = memoryBudgetBytes();
   if (bytes > budget) {
-    throw new UsageError(`${because}: about ${(bytes / GIB).toFixed(1)} GiB of prompts in memory (token ids and request bodies), over half this machine's memory (${(budget / GIB).toFixed(1)} GiB); ask for less`);
+    throw new UsageError(
+      `${because}: about ${(bytes / GIB).toFixed(1)} GiB of prompts in memory (token ids and request bodies), over half this machine's memory (${(budget / GIB).toFixed(1)} GiB); ask for less`,
+    );
   }
 }
 

@@ -39,16 +39,17 @@ export function parseNumberFlag(flag: string, value: string, min: number): numbe
  * prompts of another length than --total-tokens), is explained and refused.
  */
 export function parsePcts(value: string): number[] {
-  const parts = value.split(",").map((p) => p.trim()).filter((p) => p !== "");
+  const parts = value
+    .split(",")
+    .map((p) => p.trim())
+    .filter((p) => p !== "");
   if (parts.length === 0) {
     throw new UsageError(`--pcts "${value}": no percentage to sweep, so nothing would be measured (e.g. --pcts 0,50,90)`);
   }
   const pcts = parts.map((p) => parseIntFlag("pcts", p, Number.MIN_SAFE_INTEGER));
   for (const p of pcts) {
     if (p < 0 || p > 100) {
-      throw new UsageError(
-        `--pcts ${p}: a shared-prefix percentage must be in [0, 100]; the script would build prompts of another length than --total-tokens`,
-      );
+      throw new UsageError(`--pcts ${p}: a shared-prefix percentage must be in [0, 100]; the script would build prompts of another length than --total-tokens`);
     }
   }
   return pcts;
@@ -59,7 +60,10 @@ export function parsePcts(value: string): number[] {
  * the sweep. 0 would leave the prompts nothing to share (and nothing to warm), so it is refused.
  */
 export function parseWorkingSets(value: string): number[] {
-  const parts = value.split(",").map((p) => p.trim()).filter((p) => p !== "");
+  const parts = value
+    .split(",")
+    .map((p) => p.trim())
+    .filter((p) => p !== "");
   if (parts.length === 0) throw new UsageError(`--working-set "${value}": no working-set size given (e.g. --working-set 1,4,16)`);
   return parts.map((p) => {
     const k = parseIntFlag("working-set", p, Number.MIN_SAFE_INTEGER);
@@ -81,7 +85,10 @@ function parsePyFloat(text: string): number | null {
 
 /** `--request-rate 4` or a list to sweep, `1,2,4,inf`: each > 0 requests/s, or inf (the closed loop). */
 export function parseRequestRates(value: string): number[] {
-  const parts = value.split(",").map((p) => p.trim()).filter((p) => p !== "");
+  const parts = value
+    .split(",")
+    .map((p) => p.trim())
+    .filter((p) => p !== "");
   if (parts.length === 0) throw new UsageError(`--request-rate "${value}": no rate given (e.g. --request-rate 8, or inf)`);
   return parts.map((p) => {
     const rate = parsePyFloat(p);

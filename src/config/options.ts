@@ -149,7 +149,14 @@ export interface RunOptions {
    * --passport FILE: the cache geometry `warmbench passport` measured, used where the server states none (its page
    * size, its capacity). Absent without the flag.
    */
-  passport?: { file: string; pageSize: number | null; capacityTokens: number | null; engine: string | null; serverVersion: string | null; baseUrl: string | null };
+  passport?: {
+    file: string;
+    pageSize: number | null;
+    capacityTokens: number | null;
+    engine: string | null;
+    serverVersion: string | null;
+    baseUrl: string | null;
+  };
   /** --working-set auto: the sizes are chosen around the cache's capacity once it is known (before anything is measured). */
   workingSetAuto?: true;
   /** --check-fidelity: after each line, compare `sample` greedy answers warm against cold. Absent without the flag. */
@@ -180,7 +187,6 @@ export const DEMO_DEFAULTS = {
 /** Requests in flight at once: --max-concurrency, or every request of a line when it is 0 (the script's "unlimited"). */
 export const inFlightLimit = (o: Pick<RunOptions, "maxConcurrency">, requests: number): number =>
   o.maxConcurrency === 0 ? Math.max(1, requests) : o.maxConcurrency;
-
 
 // --- warmbench multiturn -------------------------------------------------------------------
 
@@ -214,13 +220,13 @@ export const READY_QUEUE_POLICIES = ["fifo", "random", "round-robin"] as const;
 export type ReadyQueuePolicy = (typeof READY_QUEUE_POLICIES)[number];
 
 /** A client's pause between its turns, seconds. */
-export type ThinkTime =
-  | { kind: "fixed"; s: number }
-  | { kind: "exp"; meanS: number }
-  | { kind: "uniform"; lowS: number; highS: number };
+export type ThinkTime = { kind: "fixed"; s: number } | { kind: "exp"; meanS: number } | { kind: "uniform"; lowS: number; highS: number };
 
 /** Validated options of `warmbench multiturn`: the sweep's shared flags, and the conversation's shape. */
-export type MultiturnOptions = Omit<RunOptions, "numPrompts" | "totalTokens" | "pcts" | "workingSets" | "requestRates" | "burstiness" | "durationS" | "repeat" | "repeatUntilCv"> & {
+export type MultiturnOptions = Omit<
+  RunOptions,
+  "numPrompts" | "totalTokens" | "pcts" | "workingSets" | "requestRates" | "burstiness" | "durationS" | "repeat" | "repeatUntilCv"
+> & {
   numClients: number;
   numRounds: number;
   turnTokens: number;

@@ -11,11 +11,16 @@ export function parseRelative(flag: string, text: string, range: { min: number; 
   if (m === null) throw new UsageError(`--${flag} "${text}": expected a percent, e.g. 5%`);
   const [, digits, sign] = m as unknown as [string, string, string];
   const n = Number(digits);
-  if (sign !== "%" && n !== 0) throw new UsageError(`--${flag} ${text}: write the percent sign (${n * 100 >= 1 && n < 1 ? `${+(n * 100).toFixed(6)}%` : `${n}%`}): relative values take one in every command`);
+  if (sign !== "%" && n !== 0)
+    throw new UsageError(
+      `--${flag} ${text}: write the percent sign (${n * 100 >= 1 && n < 1 ? `${+(n * 100).toFixed(6)}%` : `${n}%`}): relative values take one in every command`,
+    );
   const f = sign === "%" ? n / 100 : 0;
   const low = range.minOpen ? f <= range.min : f < range.min;
   if (low || f > range.max) {
-    throw new UsageError(`--${flag} ${text}: must be ${range.minOpen ? "above" : "at least"} ${range.min * 100}% and at most ${range.max * 100}% (${range.what})`);
+    throw new UsageError(
+      `--${flag} ${text}: must be ${range.minOpen ? "above" : "at least"} ${range.min * 100}% and at most ${range.max * 100}% (${range.what})`,
+    );
   }
   return f;
 }

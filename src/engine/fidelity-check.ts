@@ -34,7 +34,10 @@ export interface FidelityCheckOptions {
 
 /** The check's options as a run has them (its --fidelity-tie-nats, its server, its timeouts), for answers of `outputLen`. */
 export function fidelityOptions(
-  ctx: { opts: Pick<RunOptions, "fidelity" | "extraRequestBody" | "flushDeadlineS" | "flushServerTimeoutS" | "requestTimeoutS">; server: Pick<ServerProfile, "pageSize" | "model" | "cacheSlots"> },
+  ctx: {
+    opts: Pick<RunOptions, "fidelity" | "extraRequestBody" | "flushDeadlineS" | "flushServerTimeoutS" | "requestTimeoutS">;
+    server: Pick<ServerProfile, "pageSize" | "model" | "cacheSlots">;
+  },
   outputLen: number,
 ): FidelityCheckOptions {
   const { opts, server } = ctx;

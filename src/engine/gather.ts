@@ -11,7 +11,6 @@ import { uniteShards } from "../shard/report.ts";
 import type { ShardsReport } from "../schema/nested.ts";
 import type { SendResult } from "./send.ts";
 
-
 /** How far ahead of now the shards are told to start a point: time for "go" to reach every one of them. */
 const GO_LEAD_MS = 20;
 
@@ -32,7 +31,10 @@ export interface GatheredSend extends SendResult {
  * stops when a shard fails, and the common start, nowMs clock) and gathers the union, records by index.
  */
 export async function sendAcrossShards(
-  group: ShardGroup, job: ShardJob, signal: AbortSignal | undefined, sendOwn: (signal: AbortSignal, startAtMs: number) => Promise<SendResult>,
+  group: ShardGroup,
+  job: ShardJob,
+  signal: AbortSignal | undefined,
+  sendOwn: (signal: AbortSignal, startAtMs: number) => Promise<SendResult>,
 ): Promise<GatheredSend> {
   const n = group.jobs++;
   const stop = () => group.coordinator.stopAll();

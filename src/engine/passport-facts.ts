@@ -13,10 +13,14 @@ export function withPassport(server: ServerProfile, passport: RunOptions["passpo
     throw new UsageError(`--passport ${passport.file}: measured on ${passport.engine}, but the server is ${engine}`);
   }
   if (passport.serverVersion !== null && server.info.version !== null && passport.serverVersion !== server.info.version) {
-    throw new UsageError(`--passport ${passport.file}: measured on server version ${passport.serverVersion}, but the server is ${server.info.version} (measure it again)`);
+    throw new UsageError(
+      `--passport ${passport.file}: measured on server version ${passport.serverVersion}, but the server is ${server.info.version} (measure it again)`,
+    );
   }
   if (passport.baseUrl !== null && passport.baseUrl !== baseUrl) {
-    log.warn(`--passport ${passport.file}: measured at ${passport.baseUrl}, used for ${baseUrl} (the same engine and version; its figures hold if its flags are the same)`);
+    log.warn(
+      `--passport ${passport.file}: measured at ${passport.baseUrl}, used for ${baseUrl} (the same engine and version; its figures hold if its flags are the same)`,
+    );
   }
   const out = { ...server, info: { ...server.info } };
   if (server.pageSizeSource === "backend default" && passport.pageSize !== null) {
@@ -32,4 +36,3 @@ export function withPassport(server: ServerProfile, passport: RunOptions["passpo
   }
   return out;
 }
-

@@ -15,9 +15,20 @@ import { withPassport } from "./passport-facts.ts";
 /** The options prepareRun reads. */
 export type PrepareOptions = Pick<
   RunOptions,
-  | "baseUrl" | "apiKey" | "urlCredentials" | "tokenizer" | "revision" | "backend" | "endpoint"
-  | "flush" | "verifyCache" | "pageSize" | "servedModelName" | "extraRequestBody"
-> & Partial<Pick<RunOptions, "passport">>;
+  | "baseUrl"
+  | "apiKey"
+  | "urlCredentials"
+  | "tokenizer"
+  | "revision"
+  | "backend"
+  | "endpoint"
+  | "flush"
+  | "verifyCache"
+  | "pageSize"
+  | "servedModelName"
+  | "extraRequestBody"
+> &
+  Partial<Pick<RunOptions, "passport">>;
 
 export interface PreparedRun {
   ctl: Control;
@@ -36,7 +47,8 @@ export async function prepareRun(opts: PrepareOptions, signal: AbortSignal | und
 
   const resolved = await resolveBackend(ctl, opts.backend, opts.endpoint, needs);
   const backend = resolved.backend;
-  if (resolved.engine.source === "detected") log.info(`Engine: ${backend.engine} (detected: ${resolved.engine.evidence}); requests go to ${backend.generatePath}`);
+  if (resolved.engine.source === "detected")
+    log.info(`Engine: ${backend.engine} (detected: ${resolved.engine.evidence}); requests go to ${backend.generatePath}`);
   ctl.freshConnections = backend.freshConnections;
   const checkFlush = opts.flush === "auto" && opts.verifyCache !== "off";
   const preflight = await backend.preflight(ctl, { pageSize: opts.pageSize, servedModelName: opts.servedModelName, checkFlush, known: resolved.known });

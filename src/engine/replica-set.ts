@@ -19,7 +19,8 @@ export interface ReplicaSet {
 }
 
 export async function prepareReplicas(
-  opts: Pick<RunOptions, "replicas" | "pageSize" | "servedModelName" | "flush" | "verifyCache" | "passport">, run: Pick<PreparedRun, "ctl" | "server" | "backend">,
+  opts: Pick<RunOptions, "replicas" | "pageSize" | "servedModelName" | "flush" | "verifyCache" | "passport">,
+  run: Pick<PreparedRun, "ctl" | "server" | "backend">,
 ): Promise<ReplicaSet> {
   const urls = opts.replicas!.urls;
   // Behind a router the run was prepared against the router: every replica is preflighted on its own address.
@@ -28,17 +29,29 @@ export async function prepareReplicas(
   const servers: ServerProfile[] = behindRouter ? [] : [run.server];
   for (const url of behindRouter ? urls : urls.slice(1)) {
     const ctl: Control = { ...run.ctl, baseUrl: url };
-    const server = withPassport(await run.backend.preflight(ctl, {
-      pageSize: opts.pageSize, servedModelName: opts.servedModelName ?? run.server.model, checkFlush: opts.flush === "auto" && opts.verifyCache !== "off",
-    }), opts.passport, url);
+    const server = withPassport(
+      await run.backend.preflight(ctl, {
+        pageSize: opts.pageSize,
+        servedModelName: opts.servedModelName ?? run.server.model,
+        checkFlush: opts.flush === "auto" && opts.verifyCache !== "off",
+      }),
+      opts.passport,
+      url,
+    );
     for (const warning of server.warnings) log.warn(`${url}: ${warning}`);
     if (server.pageSize !== run.server.pageSize) {
-      throw new BenchError(`--base-url: ${url} has a page size of ${server.pageSize}, ${urls[0]} of ${run.server.pageSize}; replicas must cache alike (pass --page-size to say which)`);
+      throw new BenchError(
+        `--base-url: ${url} has a page size of ${server.pageSize}, ${urls[0]} of ${run.server.pageSize}; replicas must cache alike (pass --page-size to say which)`,
+      );
     }
     ctls.push(ctl);
     servers.push(server);
   }
-  log.info(behindRouter ? `${urls.length} replicas behind the router ${opts.replicas!.via!.url}` : `${urls.length} replicas, routed by the client (--route ${opts.replicas!.route})`);
+  log.info(
+    behindRouter
+      ? `${urls.length} replicas behind the router ${opts.replicas!.via!.url}`
+      : `${urls.length} replicas, routed by the client (--route ${opts.replicas!.route})`,
+  );
   return { urls, ctls, servers };
 }
 
@@ -51,7 +64,8 @@ export function onReplica<C extends { ctl: Control; server: ServerProfile; opts:
 export async function resetReplicas<C extends ResetContext & Parameters<typeof onReplica>[0]>(ctx: C, set: ReplicaSet, input: ResetInput): Promise<CacheReset> {
   const resets: CacheReset[] = [];
   // The probe is the canary on each: the last prompt of a line ran on one replica only and proves nothing elsewhere.
-  for (let r = 0; r < set.urls.length; r++) resets.push(await resetCache(onReplica(ctx, set, r), { ...input, probeIds: null, label: `${input.label} on ${set.urls[r]}` }));
+  for (let r = 0; r < set.urls.length; r++)
+    resets.push(await resetCache(onReplica(ctx, set, r), { ...input, probeIds: null, label: `${input.label} on ${set.urls[r]}` }));
   const probes = resets.map((x) => x.probeCachedTokens);
   return {
     flushed: resets.every((x) => x.flushed),

@@ -83,7 +83,8 @@ export const probeLength = (pageSize: number): number => Math.max(65, 4 * pageSi
 
 export async function resetCache(ctx: ResetContext, input: ResetInput): Promise<CacheReset> {
   const { opts } = ctx;
-  if (opts.flush === "none") return { flushed: false, attempts: 0, probeCachedTokens: null, flushGap: null, probeIds: input.probeIds, templateHeadTokens: null };
+  if (opts.flush === "none")
+    return { flushed: false, attempts: 0, probeCachedTokens: null, flushGap: null, probeIds: input.probeIds, templateHeadTokens: null };
   const prove = opts.verifyCache !== "off";
   let probeIds = input.probeIds;
   if (prove && probeIds === null) probeIds = await sendCanary(ctx, input);
@@ -171,7 +172,10 @@ function samePrefix(a: Uint32Array, b: Uint32Array, n: number): boolean {
  * the canary instead.
  */
 export function nextProbe(
-  current: Uint32Array | null, lastFinishedProbeIds: Uint32Array | null, nextLineResends: boolean, opts: Pick<RunOptions, "flush" | "verifyCache">,
+  current: Uint32Array | null,
+  lastFinishedProbeIds: Uint32Array | null,
+  nextLineResends: boolean,
+  opts: Pick<RunOptions, "flush" | "verifyCache">,
 ): Uint32Array | null {
   if (opts.flush === "none" || opts.verifyCache === "off") return current;
   if (nextLineResends) return null;

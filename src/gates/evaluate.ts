@@ -8,7 +8,6 @@ import type { GateResult } from "../schema/nested.ts";
 import { judgeEvidence } from "../metrics/evidence-check.ts";
 import { gateApplies, holds } from "./parse.ts";
 
-
 /** The verdict of every gate whose scope holds the line, in the order the gates were given. */
 export function evaluateGates(gates: readonly Gate[], line: object): GateResult[] {
   const axes = axesOf(line);

@@ -11,10 +11,14 @@ import { GATE_OPS, type Gate, type GateOp, type ScopeClause } from "../schema/ga
 import { isGateMetric } from "./metrics.ts";
 import { canonicalMetricName } from "../schema/metric-name.ts";
 
-
 /** The names a scope may use for each axis. */
 const AXIS_NAMES: Record<string, Axis> = {
-  pct: "shared_prefix_pct", shared_prefix_pct: "shared_prefix_pct", working_set: "working_set", request_rate: "request_rate", round: "round", probe: "probe",
+  pct: "shared_prefix_pct",
+  shared_prefix_pct: "shared_prefix_pct",
+  working_set: "working_set",
+  request_rate: "request_rate",
+  round: "round",
+  probe: "probe",
 };
 
 const NUMBER = String.raw`[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?`;
@@ -52,7 +56,9 @@ export function parseGate(text: string, source = "--gate"): Gate {
   const [, written, op, value, scopeText] = m as unknown as [string, string, string, string, string];
   const metric = canonicalMetricName(written, isGateMetric);
   if (!isGateMetric(metric)) {
-    throw new UsageError(`${where}: ${metric} is not a numeric key of a pct or round line (e.g. p99_ttft_ms, mean_itl_ms, output_throughput, failed, cached_tokens_mismatched)`);
+    throw new UsageError(
+      `${where}: ${metric} is not a numeric key of a pct or round line (e.g. p99_ttft_ms, mean_itl_ms, output_throughput, failed, cached_tokens_mismatched)`,
+    );
   }
   if (op === "=") throw new UsageError(`${where}: use == to compare a metric (= is only for a @ scope)`);
   return { expr, metric, op: normalizeOp(op), value: Number(value), scope: parseScope(scopeText, where), source: `${source} "${expr}"` };

@@ -8,7 +8,15 @@ import { kindHasMetric } from "./metrics.ts";
 import { gateApplies } from "./parse.ts";
 import { type Gate } from "../schema/gate.ts";
 
-const AXIS_WORDS: Record<Axis, string> = { shared_prefix_pct: "pct", working_set: "working set", request_rate: "request rate", window: "window", round: "round", repeat: "repeat", probe: "probe" };
+const AXIS_WORDS: Record<Axis, string> = {
+  shared_prefix_pct: "pct",
+  working_set: "working set",
+  request_rate: "request rate",
+  window: "window",
+  round: "round",
+  repeat: "repeat",
+  probe: "probe",
+};
 /** An axis at its default in every planned line is left out of the description unless a gate names it. */
 const DEFAULTS: Partial<Record<Axis, number>> = { working_set: 1, request_rate: Infinity };
 
@@ -35,7 +43,8 @@ export function describePlan(planned: readonly LineAxes[], named: ReadonlySet<Ax
 /** Refuses a gate whose metric a line of this kind does not have (e.g. approximate_turns in a sweep, mean_cached_tokens in multiturn). */
 export function checkGateMetrics(gates: readonly Gate[], kind: LineKind): void {
   for (const gate of gates) {
-    if (!kindHasMetric(kind, gate.metric)) throw new UsageError(`${gate.source}: ${gate.metric} is not a numeric key of a ${kind} line, so it would judge nothing`);
+    if (!kindHasMetric(kind, gate.metric))
+      throw new UsageError(`${gate.source}: ${gate.metric} is not a numeric key of a ${kind} line, so it would judge nothing`);
   }
 }
 

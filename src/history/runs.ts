@@ -11,7 +11,13 @@ import { judgeEvidence } from "../metrics/evidence-check.ts";
 
 /** The key metrics kept as columns of `lines`, read as compare reads them (percentiles from the HDR histograms). */
 export const KEY_METRICS = [
-  "mean_ttft_ms", "p99_ttft_ms", "mean_itl_ms", "p99_itl_ms", "p99_e2e_latency_ms", "output_throughput", "request_throughput",
+  "mean_ttft_ms",
+  "p99_ttft_ms",
+  "mean_itl_ms",
+  "p99_itl_ms",
+  "p99_e2e_latency_ms",
+  "output_throughput",
+  "request_throughput",
 ] as const;
 
 export interface HistoryRun {
@@ -33,7 +39,10 @@ export interface HistoryRun {
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
   if (v !== null && typeof v === "object") {
-    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(",")}}`;
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(",")}}`;
   }
   return JSON.stringify(v ?? null);
 }
@@ -45,9 +54,10 @@ function canonical(v: unknown): string {
 export function runFingerprint(lines: readonly CompareLine[]): string {
   const byLabel = new Map<string, unknown>();
   for (const l of lines) {
-    const shape = isRoundAxes(axesOf(l)) && field(l, "workload") === undefined
-      ? Object.fromEntries(ROUND_SHAPE.map((k) => [k, field(l, k) ?? null]))
-      : (field(l, "workload") ?? null);
+    const shape =
+      isRoundAxes(axesOf(l)) && field(l, "workload") === undefined
+        ? Object.fromEntries(ROUND_SHAPE.map((k) => [k, field(l, k) ?? null]))
+        : (field(l, "workload") ?? null);
     byLabel.set(labelOf(l), shape);
   }
   const text = canonical([...byLabel.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));

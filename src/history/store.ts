@@ -64,19 +64,38 @@ export function addRun(db: Database, run: HistoryRun, tag: string | null, source
   const tx = db.transaction(() => {
     const { status, reason } = initialStatus(db, run);
     const r = insertRun.run(
-      run.runId, run.startedAt, new Date().toISOString(), tag, run.fingerprint, run.kind, run.lines.length, run.gateCount,
-      run.gatesFailed, run.interrupted ? 1 : 0, run.green ? 1 : 0, source, status, reason,
+      run.runId,
+      run.startedAt,
+      new Date().toISOString(),
+      tag,
+      run.fingerprint,
+      run.kind,
+      run.lines.length,
+      run.gateCount,
+      run.gatesFailed,
+      run.interrupted ? 1 : 0,
+      run.green ? 1 : 0,
+      source,
+      status,
+      reason,
     );
     if (r.changes === 0) return false;
     run.lines.forEach((line, seq) => {
       const axes = axesOf(line);
       const sweep = isRoundAxes(axes) ? null : axes;
       insertLine.run(
-        run.runId, seq, labelOf(line), sweep?.shared_prefix_pct ?? null, sweep?.working_set ?? null,
+        run.runId,
+        seq,
+        labelOf(line),
+        sweep?.shared_prefix_pct ?? null,
+        sweep?.working_set ?? null,
         // A closed loop (rate inf) is NULL: SQLite's REAL has no portable infinity.
         sweep && Number.isFinite(sweep.request_rate) ? sweep.request_rate : null,
-        isRoundAxes(axes) ? axes.round : null, finiteOrNull(field(line, "repeat")),
-        ...KEY_METRICS.map((m) => metricValue(line, m)), finiteOrNull(field(line, "failed")), formatJsonl(line).trimEnd(),
+        isRoundAxes(axes) ? axes.round : null,
+        finiteOrNull(field(line, "repeat")),
+        ...KEY_METRICS.map((m) => metricValue(line, m)),
+        finiteOrNull(field(line, "failed")),
+        formatJsonl(line).trimEnd(),
       );
     });
     return true;
@@ -104,7 +123,9 @@ function pickRun(db: Database, spec: string, newest: string, fingerprint: string
     // The evidence check's baseline_not_accepted: green is not enough, a baseline is a run that was accepted.
     const [run] = others(db.query(`SELECT * FROM runs WHERE fingerprint = ? AND status = 'accepted' ${newestFirst}`).all(fingerprint) as StoredRun[]);
     if (run) return run;
-    throw new UsageError(`compare: history:${spec}: no accepted run of NEW's workload (fingerprint ${fingerprint}) in the history${newest} (history list shows each run's status; history promote RUN accepts one)`);
+    throw new UsageError(
+      `compare: history:${spec}: no accepted run of NEW's workload (fingerprint ${fingerprint}) in the history${newest} (history list shows each run's status; history promote RUN accepts one)`,
+    );
   }
   const byId = db.query("SELECT * FROM runs WHERE run_id = ?").get(spec) as StoredRun | null;
   if (byId) return byId;

@@ -9,9 +9,7 @@ const gatesCell = (r: StoredRun): string =>
 /** One row per run, oldest first: id, when, tag, fingerprint, lines, gates, its status as a baseline and why. */
 export function renderRunList(runs: readonly StoredRun[]): string {
   if (runs.length === 0) return "history: no runs stored\n";
-  const rows = runs.map((r) => [
-    r.run_id, r.started_at, r.tag ?? "-", r.fingerprint, r.kind, String(r.line_count), gatesCell(r), r.status, r.status_reason,
-  ]);
+  const rows = runs.map((r) => [r.run_id, r.started_at, r.tag ?? "-", r.fingerprint, r.kind, String(r.line_count), gatesCell(r), r.status, r.status_reason]);
   return renderTextTable(["run_id", "started_at", "tag", "fingerprint", "kind", "lines", "gates", "status", "why"], rows) + "\n";
 }
 
@@ -21,9 +19,7 @@ export function renderRunList(runs: readonly StoredRun[]): string {
  */
 export function renderTrend(db: Database, runs: readonly StoredRun[], metric: string, pct: number | null): string {
   const where = pct === null ? "" : " AND shared_prefix_pct = ?";
-  const values = db.query(
-    `SELECT label, avg(${metric}) AS v, min(seq) AS first FROM lines WHERE run_id = ?${where} GROUP BY label ORDER BY first`,
-  );
+  const values = db.query(`SELECT label, avg(${metric}) AS v, min(seq) AS first FROM lines WHERE run_id = ?${where} GROUP BY label ORDER BY first`);
   const perRun = runs.map((r) => ({
     run: r,
     cells: new Map((values.all(...(pct === null ? [r.run_id] : [r.run_id, pct])) as { label: string; v: number | null }[]).map((c) => [c.label, c.v])),

@@ -60,7 +60,13 @@ export function tierStats(records: readonly RequestRecord[]): TierStats {
     byTier[tier] =
       xs.length === 0
         ? null
-        : { requests: xs.length, mean_ttft_ms: npMean(xs), median_ttft_ms: npMedian(xs), p99_ttft_ms: npPercentile(xs, 99), mean_cached_tokens: npMean(cached[tier]) };
+        : {
+            requests: xs.length,
+            mean_ttft_ms: npMean(xs),
+            median_ttft_ms: npMedian(xs),
+            p99_ttft_ms: npPercentile(xs, 99),
+            mean_cached_tokens: npMean(cached[tier]),
+          };
   }
   return { cachedTokensByTier: totals, ttftByTier: byTier };
 }

@@ -10,8 +10,17 @@ import { MUST_NOT_GROW_KEYS } from "../schema/key-table.ts";
 
 /** Every way evidence can be missing or wrong: the matrix's columns. */
 export const DEFECTS = [
-  "no_samples", "interrupted", "load_not_sustained", "line_missing", "more_failures", "cache_unproven", "client_saturated",
-  "same_run_twice", "metric_absent", "definition_mismatch", "baseline_not_accepted",
+  "no_samples",
+  "interrupted",
+  "load_not_sustained",
+  "line_missing",
+  "more_failures",
+  "cache_unproven",
+  "client_saturated",
+  "same_run_twice",
+  "metric_absent",
+  "definition_mismatch",
+  "baseline_not_accepted",
 ] as const;
 export type Defect = (typeof DEFECTS)[number];
 
@@ -163,8 +172,13 @@ export function sampleFamilyOf(metric: string): keyof LineEvidence["samples"] | 
 }
 
 const FAMILY_WORDS: Record<string, string> = {
-  ttft: "TTFT", tpot: "TPOT (a request with more than one output token)", itl: "ITL", e2e: "E2E latency",
-  from_intended: "latency-from-intended", schedule_lag: "schedule-lag", finished: "completed-request",
+  ttft: "TTFT",
+  tpot: "TPOT (a request with more than one output token)",
+  itl: "ITL",
+  e2e: "E2E latency",
+  from_intended: "latency-from-intended",
+  schedule_lag: "schedule-lag",
+  finished: "completed-request",
   fidelity: "compared-answer (--check-fidelity)",
   ledger: "ledger-request (several replicas)",
 };
@@ -194,9 +208,10 @@ export function lineProblems(line: object): Problem[] {
   }
   if (e !== null && e.load.sustained === false) {
     const l2 = e.load;
-    const what = l2.offered_request_rate !== null
-      ? `offered ${fmt(l2.offered_request_rate)} req/s, sent at ${l2.achieved_request_rate === null ? "n/a" : fmt(l2.achieved_request_rate)} req/s`
-      : `offered ${l2.offered_concurrency} in flight, at most ${l2.achieved_concurrency} were`;
+    const what =
+      l2.offered_request_rate !== null
+        ? `offered ${fmt(l2.offered_request_rate)} req/s, sent at ${l2.achieved_request_rate === null ? "n/a" : fmt(l2.achieved_request_rate)} req/s`
+        : `offered ${l2.offered_concurrency} in flight, at most ${l2.achieved_concurrency} were`;
     out.push({ defect: "load_not_sustained", text: `load_not_sustained: ${what}` });
   }
   const flushed = l.flush_verified === false || e?.cache.flush_proven === false;
@@ -241,19 +256,32 @@ export function pairProblems(base: object, next: object, metrics: readonly { nam
     if (family !== null && family !== "finished") {
       const inBase = evidenceOf(base)?.samples[family] ?? 0;
       const inNew = evidenceOf(next)?.samples[family] ?? 0;
-      if (inBase > 0 && inNew === 0) out.push({ defect: "no_samples", text: `no_samples: ${key} rests on ${inBase} samples in BASE, none in NEW (its check was dropped or compared nothing)` });
+      if (inBase > 0 && inNew === 0)
+        out.push({
+          defect: "no_samples",
+          text: `no_samples: ${key} rests on ${inBase} samples in BASE, none in NEW (its check was dropped or compared nothing)`,
+        });
     }
     const inBase = typeof b[key] === "number" ? (b[key] as number) : 0;
     if (typeof n[key] === "number" && (n[key] as number) > inBase) {
       const what = key === "failed" ? "" : `${key} `;
-      out.push({ defect: "more_failures", text: `more_failures: ${what}${typeof b[key] === "number" ? b[key] : "n/a"} in BASE, ${n[key]} in NEW (any increase fails)` });
+      out.push({
+        defect: "more_failures",
+        text: `more_failures: ${what}${typeof b[key] === "number" ? b[key] : "n/a"} in BASE, ${n[key]} in NEW (any increase fails)`,
+      });
     }
   }
   if (b.cache_check === "ok" && n.cache_check !== "ok") {
-    out.push({ defect: "cache_unproven", text: `cache_unproven: cache_check ok in BASE, ${String(n.cache_check ?? "absent")} in NEW (the cache was no longer proven)` });
+    out.push({
+      defect: "cache_unproven",
+      text: `cache_unproven: cache_check ok in BASE, ${String(n.cache_check ?? "absent")} in NEW (the cache was no longer proven)`,
+    });
   }
   if (b.flush_verified === true && n.flush_verified !== true) {
-    out.push({ defect: "cache_unproven", text: `cache_unproven: flush_verified true in BASE, ${n.flush_verified === undefined ? "absent" : String(n.flush_verified)} in NEW (the flush was not proven)` });
+    out.push({
+      defect: "cache_unproven",
+      text: `cache_unproven: flush_verified true in BASE, ${n.flush_verified === undefined ? "absent" : String(n.flush_verified)} in NEW (the flush was not proven)`,
+    });
   }
   for (const m of metrics) {
     const inNew = metricProblems(next, m.name);

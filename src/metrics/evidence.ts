@@ -54,7 +54,10 @@ function load(input: EvidenceInput): LineEvidence["load"] {
   const open = Number.isFinite(input.offeredRequestRate);
   const achievedConcurrency = records.length > 0 ? peakInFlight(records) : null;
   if (open) {
-    let firstIntended = Infinity, lastIntended = -Infinity, firstStart = Infinity, lastStart = -Infinity;
+    let firstIntended = Infinity,
+      lastIntended = -Infinity,
+      firstStart = Infinity,
+      lastStart = -Infinity;
     for (const r of records) {
       firstIntended = Math.min(firstIntended, r.intendedMs);
       lastIntended = Math.max(lastIntended, r.intendedMs);
@@ -65,7 +68,13 @@ function load(input: EvidenceInput): LineEvidence["load"] {
     const sentSpanMs = lastStart - firstIntended;
     const achieved = records.length > 1 && lastStart > firstStart ? (records.length - 1) / ((lastStart - firstStart) / 1000) : null;
     const sustained = !input.judgeLoad || records.length === 0 ? null : sentSpanMs <= intendedSpanMs + Math.max(intendedSpanMs * LOAD_TOLERANCE, LOAD_SLACK_MS);
-    return { offered_request_rate: input.offeredRequestRate, achieved_request_rate: achieved, offered_concurrency: null, achieved_concurrency: achievedConcurrency, sustained };
+    return {
+      offered_request_rate: input.offeredRequestRate,
+      achieved_request_rate: achieved,
+      offered_concurrency: null,
+      achieved_concurrency: achievedConcurrency,
+      sustained,
+    };
   }
   // --max-concurrency 0: every request at once.
   const offered = input.maxConcurrency === 0 ? input.planned : Math.min(input.maxConcurrency, input.planned);
@@ -74,7 +83,9 @@ function load(input: EvidenceInput): LineEvidence["load"] {
 }
 
 export function buildEvidence(input: EvidenceInput): LineEvidence {
-  let finished = 0, tpot = 0, itl = 0;
+  let finished = 0,
+    tpot = 0,
+    itl = 0;
   for (const r of input.records) {
     if (!r.ok) continue;
     finished += 1;
@@ -84,7 +95,12 @@ export function buildEvidence(input: EvidenceInput): LineEvidence {
   const sent = input.records.length;
   return {
     samples: {
-      ttft: finished, tpot, itl, e2e: finished, from_intended: finished, schedule_lag: sent,
+      ttft: finished,
+      tpot,
+      itl,
+      e2e: finished,
+      from_intended: finished,
+      schedule_lag: sent,
       ...(input.fidelityChecked === undefined ? {} : { fidelity: input.fidelityChecked }),
       ...(input.ledgerRequests === undefined ? {} : { ledger: input.ledgerRequests }),
     },

@@ -41,7 +41,10 @@ export function compareAnswers(cold: GreedyAnswer, warm: GreedyAnswer, tieNats: 
   if (coldTop.size === 0 || warmTop.size === 0) {
     return { verdict: "unclassified", position: p, gapNats: null, why: "the server returned no top log-probabilities at the diverging position" };
   }
-  const coldA = coldTop.get(a), coldB = coldTop.get(b), warmA = warmTop.get(a), warmB = warmTop.get(b);
+  const coldA = coldTop.get(a),
+    coldB = coldTop.get(b),
+    warmA = warmTop.get(a),
+    warmB = warmTop.get(b);
   if (coldA === undefined || coldB === undefined || warmA === undefined || warmB === undefined) {
     return { verdict: "diverged", position: p, gapNats: null, why: null };
   }

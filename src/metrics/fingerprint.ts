@@ -11,8 +11,17 @@ import type { WorkloadFingerprint } from "../schema/nested.ts";
  * vocabulary and the prompt ids, so the tokenizer is named first).
  */
 export const FINGERPRINT_FIELDS = [
-  "backend", "tokenizer_sha256", "vocab_size", "total_tokens", "output_len", "ignore_eos", "num_prompts",
-  "max_concurrency", "seed", "shared_prefix_pct", "prompt_ids_hash",
+  "backend",
+  "tokenizer_sha256",
+  "vocab_size",
+  "total_tokens",
+  "output_len",
+  "ignore_eos",
+  "num_prompts",
+  "max_concurrency",
+  "seed",
+  "shared_prefix_pct",
+  "prompt_ids_hash",
 ] as const satisfies ReadonlyArray<keyof WorkloadFingerprint>;
 
 type Unlisted = Exclude<keyof WorkloadFingerprint, (typeof FINGERPRINT_FIELDS)[number]>;

@@ -5,7 +5,6 @@
 import * as hdr from "hdr-histogram-js";
 import type { Histogram } from "hdr-histogram-js";
 
-
 /** Largest value tracked without resizing: one hour, in microseconds. */
 const HIGHEST_TRACKABLE_US = 3_600_000_000;
 

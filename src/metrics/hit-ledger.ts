@@ -75,7 +75,8 @@ export function hitLedger(i: LedgerInput): HitLedger {
   i.replicas.forEach((replica, r) => {
     const mine = i.records.filter((rec) => i.replicaOf(rec.index) === r);
     for (const [index, p] of predictFromRecords(i.prompts, mine, { ...page, capacityTokens: null }, replica.warmed)) onReplica.set(index, p.infinite);
-    const lru = replica.capacityTokens === null ? null : predictFromRecords(i.prompts, mine, { ...page, capacityTokens: replica.capacityTokens }, replica.warmed);
+    const lru =
+      replica.capacityTokens === null ? null : predictFromRecords(i.prompts, mine, { ...page, capacityTokens: replica.capacityTokens }, replica.warmed);
     for (const rec of mine) modelled.set(rec.index, lru === null ? onReplica.get(rec.index)! : lru.get(rec.index)!.lower);
   });
   const perRequest = new Map<number, LedgerTerms & { replica: number }>();
@@ -93,7 +94,12 @@ export function hitLedger(i: LedgerInput): HitLedger {
     const row = perReplica[replica]!;
     row.requests++;
     if (!rec.ok || rec.cachedTokens < 0 || !anywhere.has(rec.index)) continue;
-    const terms = { available: anywhere.get(rec.index)!.infinite, onReplica: onReplica.get(rec.index)!, modelled: modelled.get(rec.index)!, delivered: rec.cachedTokens };
+    const terms = {
+      available: anywhere.get(rec.index)!.infinite,
+      onReplica: onReplica.get(rec.index)!,
+      modelled: modelled.get(rec.index)!,
+      delivered: rec.cachedTokens,
+    };
     perRequest.set(rec.index, { ...terms, replica });
     for (const t of [totals, row]) {
       t.available += terms.available;

@@ -33,8 +33,7 @@ export interface PredictorOptions {
 }
 
 /** What a cache can serve of a shared prefix: whole pages, at most inputLength - 1 tokens. */
-export const cacheable = (shared: number, inputLength: number, pageSize: number): number =>
-  Math.floor(Math.min(shared, inputLength - 1) / pageSize) * pageSize;
+export const cacheable = (shared: number, inputLength: number, pageSize: number): number => Math.floor(Math.min(shared, inputLength - 1) / pageSize) * pageSize;
 
 type Req = BlockPrompt;
 
@@ -50,7 +49,11 @@ class LruPages {
   private total = 0;
   private readonly capacityPages: number;
 
-  constructor(capacityTokens: number, private readonly pageSize: number, private readonly blockSize: number) {
+  constructor(
+    capacityTokens: number,
+    private readonly pageSize: number,
+    private readonly blockSize: number,
+  ) {
     this.capacityPages = Math.floor(capacityTokens / pageSize);
   }
 

@@ -15,9 +15,18 @@ import { npMean, npMedian, npPercentile } from "./stats.ts";
 export type IntendedMetrics = Pick<
   SweepRecord,
   | "achieved_request_rate"
-  | "ttft_from_intended_mean_ms" | "ttft_from_intended_median_ms" | "ttft_from_intended_p90_ms" | "ttft_from_intended_p99_ms"
-  | "e2e_from_intended_mean_ms" | "e2e_from_intended_median_ms" | "e2e_from_intended_p90_ms" | "e2e_from_intended_p99_ms"
-  | "schedule_lag_mean_ms" | "schedule_lag_median_ms" | "schedule_lag_p90_ms" | "schedule_lag_p99_ms"
+  | "ttft_from_intended_mean_ms"
+  | "ttft_from_intended_median_ms"
+  | "ttft_from_intended_p90_ms"
+  | "ttft_from_intended_p99_ms"
+  | "e2e_from_intended_mean_ms"
+  | "e2e_from_intended_median_ms"
+  | "e2e_from_intended_p90_ms"
+  | "e2e_from_intended_p99_ms"
+  | "schedule_lag_mean_ms"
+  | "schedule_lag_median_ms"
+  | "schedule_lag_p90_ms"
+  | "schedule_lag_p99_ms"
 >;
 
 /** HDR histograms (µs) of the intended-time series. */

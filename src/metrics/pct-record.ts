@@ -6,7 +6,6 @@
  */
 import { SCRIPT_KEYS, type SweepRecord } from "../schema/lines.ts";
 
-
 export type ScriptKey = (typeof SCRIPT_KEYS)[number];
 
 /** One sweep line: the script's keys, then ours. */
@@ -25,4 +24,5 @@ export type OwnFields = Omit<PctRecord, ScriptKey>;
  * A pct line as read back from a file: ours, one written by 0.1, or one written by the script itself (which has
  * only the script's keys). Each of our sections is shown only when its keys are there.
  */
-export type PctLine = Pick<PctRecord, ScriptKey> & Partial<Omit<OwnFields, "hdr">> & { hdr?: Partial<PctRecord["hdr"]> & Pick<PctRecord["hdr"], "ttft_us" | "tpot_us" | "itl_us" | "e2e_latency_us"> };
+export type PctLine = Pick<PctRecord, ScriptKey> &
+  Partial<Omit<OwnFields, "hdr">> & { hdr?: Partial<PctRecord["hdr"]> & Pick<PctRecord["hdr"], "ttft_us" | "tpot_us" | "itl_us" | "e2e_latency_us"> };

@@ -17,7 +17,10 @@ const ORDER = { send: 0, first: 1, end: 2 } as const;
  * count as finished prefills from the start.
  */
 export function predictFromRecords(
-  requests: ReadonlyArray<BlockPrompt | undefined>, records: readonly RequestRecord[], o: PredictorOptions, cachedBefore: readonly BlockPrompt[] = [],
+  requests: ReadonlyArray<BlockPrompt | undefined>,
+  records: readonly RequestRecord[],
+  o: PredictorOptions,
+  cachedBefore: readonly BlockPrompt[] = [],
 ): Map<number, Prediction> {
   const events: Event[] = [];
   for (const r of records) {
@@ -48,4 +51,3 @@ export function predictFromRecords(
   }
   return out;
 }
-

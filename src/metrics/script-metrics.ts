@@ -17,12 +17,36 @@ const MS_PER_S = 1000;
 /** The script's BenchmarkMetrics: its fields, snake_case as in the JSONL (their meaning: the schema's key table). */
 export type ScriptMetrics = Pick<
   SweepRecord,
-  | "completed" | "total_input" | "total_output" | "total_output_retokenized" | "request_throughput" | "input_throughput"
-  | "output_throughput" | "output_throughput_retokenized" | "total_throughput" | "total_throughput_retokenized"
-  | "mean_ttft_ms" | "median_ttft_ms" | "std_ttft_ms" | "p90_ttft_ms" | "p99_ttft_ms"
-  | "mean_tpot_ms" | "median_tpot_ms" | "std_tpot_ms" | "p90_tpot_ms" | "p99_tpot_ms"
-  | "mean_itl_ms" | "median_itl_ms" | "std_itl_ms" | "p90_itl_ms" | "p99_itl_ms"
-  | "mean_e2e_latency_ms" | "median_e2e_latency_ms" | "std_e2e_latency_ms" | "p99_e2e_latency_ms" | "concurrency"
+  | "completed"
+  | "total_input"
+  | "total_output"
+  | "total_output_retokenized"
+  | "request_throughput"
+  | "input_throughput"
+  | "output_throughput"
+  | "output_throughput_retokenized"
+  | "total_throughput"
+  | "total_throughput_retokenized"
+  | "mean_ttft_ms"
+  | "median_ttft_ms"
+  | "std_ttft_ms"
+  | "p90_ttft_ms"
+  | "p99_ttft_ms"
+  | "mean_tpot_ms"
+  | "median_tpot_ms"
+  | "std_tpot_ms"
+  | "p90_tpot_ms"
+  | "p99_tpot_ms"
+  | "mean_itl_ms"
+  | "median_itl_ms"
+  | "std_itl_ms"
+  | "p90_itl_ms"
+  | "p99_itl_ms"
+  | "mean_e2e_latency_ms"
+  | "median_e2e_latency_ms"
+  | "std_e2e_latency_ms"
+  | "p99_e2e_latency_ms"
+  | "concurrency"
 >;
 
 /** The script's four latency series, in one unit, from successful requests only. */
@@ -55,11 +79,28 @@ export function latencySeriesMs(records: readonly RequestRecord[]): LatencySerie
 }
 
 /** The statistics of the four series (given in seconds), in the script's key order. */
-export type LatencyStats = Pick<ScriptMetrics,
-  | "mean_ttft_ms" | "median_ttft_ms" | "std_ttft_ms" | "p90_ttft_ms" | "p99_ttft_ms"
-  | "mean_tpot_ms" | "median_tpot_ms" | "std_tpot_ms" | "p90_tpot_ms" | "p99_tpot_ms"
-  | "mean_itl_ms" | "median_itl_ms" | "std_itl_ms" | "p90_itl_ms" | "p99_itl_ms"
-  | "mean_e2e_latency_ms" | "median_e2e_latency_ms" | "std_e2e_latency_ms" | "p99_e2e_latency_ms">;
+export type LatencyStats = Pick<
+  ScriptMetrics,
+  | "mean_ttft_ms"
+  | "median_ttft_ms"
+  | "std_ttft_ms"
+  | "p90_ttft_ms"
+  | "p99_ttft_ms"
+  | "mean_tpot_ms"
+  | "median_tpot_ms"
+  | "std_tpot_ms"
+  | "p90_tpot_ms"
+  | "p99_tpot_ms"
+  | "mean_itl_ms"
+  | "median_itl_ms"
+  | "std_itl_ms"
+  | "p90_itl_ms"
+  | "p99_itl_ms"
+  | "mean_e2e_latency_ms"
+  | "median_e2e_latency_ms"
+  | "std_e2e_latency_ms"
+  | "p99_e2e_latency_ms"
+>;
 
 /**
  * The script's `np.f(xs or 0) * 1000` for each series, except that a series with no sample has null statistics where
@@ -97,19 +138,16 @@ function statsOfSeries(s: LatencySeries): LatencyStats {
 }
 
 /** The same statistics of any requests' times (a merge's union of request details), numpy-exact as the line's. */
-export const latencyStats = (records: readonly (Pick<RequestRecord, "ok" | "ttftMs" | "latencyMs" | "outputLen"> & { itlMs: ArrayLike<number> })[]): LatencyStats =>
-  statsOfSeries(collectSeries(records as unknown as readonly RequestRecord[], (ms) => ms / MS_PER_S));
+export const latencyStats = (
+  records: readonly (Pick<RequestRecord, "ok" | "ttftMs" | "latencyMs" | "outputLen"> & { itlMs: ArrayLike<number> })[],
+): LatencyStats => statsOfSeries(collectSeries(records as unknown as readonly RequestRecord[], (ms) => ms / MS_PER_S));
 
 /**
  * calculate_metrics(outputs, dur_s, tokenizer) on our records. A failed request adds 0 to every sum, as the
  * script's `output_lens.append(0)`. A series with no sample has null statistics where the script writes 0 (`xs or 0`)
  * or raises (np.percentile of an empty e2e list): a number must rest on samples (docs: "Where we differ").
  */
-export function computeScriptMetrics(
-  records: readonly RequestRecord[],
-  durationS: number,
-  countTokens: (text: string) => number,
-): ScriptMetrics {
+export function computeScriptMetrics(records: readonly RequestRecord[], durationS: number, countTokens: (text: string) => number): ScriptMetrics {
   let completed = 0;
   let totalInput = 0;
   let totalOutput = 0;

@@ -116,4 +116,3 @@ export function npPercentile(values: ArrayLike<number>, q: number): number {
   const at = (i: number): number => sorted[i < 0 ? n + i : i]!;
   return numpyLerp(at(previousIndex), at(nextIndex), gamma);
 }
-

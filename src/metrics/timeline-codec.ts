@@ -66,7 +66,9 @@ export function encodeSeries(values: readonly (number | null)[], unit: number): 
 export function decodeSeries(text: string, unit: number): (number | null)[] {
   const decimals = Math.max(0, -Math.floor(Math.log10(unit) + 1e-9));
   const out: (number | null)[] = [];
-  let token = 0, scale = 1, prev = 0;
+  let token = 0,
+    scale = 1,
+    prev = 0;
   for (const c of text) {
     const d = ALPHABET.indexOf(c);
     if (d < 0) throw new Error(`timeline series: '${c}' is not a base64url character`);

@@ -8,7 +8,6 @@ import type { RequestRecord } from "../schema/record.ts";
 import type { Timeline } from "../schema/timeline-shape.ts";
 import { decodeSeries, encodeSeries, SERIES_NAMES, SERIES_UNITS, type SeriesName } from "./timeline-codec.ts";
 
-
 /** A timeline as numbers: one array per series, one value per bucket (null: nothing to average). */
 export type TimelineData = { bucket_s: number } & { [K in SeriesName]: K extends "ttft_ms" | "itl_ms" | "cached_pct" ? (number | null)[] : number[] };
 
@@ -77,10 +76,19 @@ export function timelineData(records: readonly RequestRecord[]): TimelineData | 
   // A time on the last edge (the line's last event) belongs to the last bucket.
   const at = (ms: number) => Math.min(n - 1, Math.max(0, Math.floor((ms - t0) / width)));
   const zeros = () => new Array<number>(n).fill(0);
-  const started = zeros(), finished = zeros(), busyMs = zeros(), tokens = zeros();
-  const ttftSum = zeros(), ttftN = zeros(), itlSum = zeros(), itlN = zeros(), cached = zeros(), prompt = zeros();
+  const started = zeros(),
+    finished = zeros(),
+    busyMs = zeros(),
+    tokens = zeros();
+  const ttftSum = zeros(),
+    ttftN = zeros(),
+    itlSum = zeros(),
+    itlN = zeros(),
+    cached = zeros(),
+    prompt = zeros();
   for (const r of records) {
-    const s = r.startMs, e = endMsOf(r);
+    const s = r.startMs,
+      e = endMsOf(r);
     started[at(s)]!++;
     finished[at(e)]!++;
     // Time in flight, spread over the buckets the request spans.

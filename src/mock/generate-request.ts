@@ -28,10 +28,31 @@ export type ParsedGenerate =
 
 /** Sampling keys SGLang's SamplingParams knows; the mock ignores the values of those it does not model. */
 const KNOWN_SAMPLING_KEYS = new Set([
-  "max_new_tokens", "temperature", "top_p", "top_k", "min_p", "ignore_eos", "min_new_tokens",
-  "stop", "stop_token_ids", "stop_regex", "skip_special_tokens", "spaces_between_special_tokens",
-  "no_stop_trim", "stream_interval", "frequency_penalty", "presence_penalty", "repetition_penalty",
-  "n", "json_schema", "regex", "ebnf", "structural_tag", "logit_bias", "sampling_seed", "custom_params",
+  "max_new_tokens",
+  "temperature",
+  "top_p",
+  "top_k",
+  "min_p",
+  "ignore_eos",
+  "min_new_tokens",
+  "stop",
+  "stop_token_ids",
+  "stop_regex",
+  "skip_special_tokens",
+  "spaces_between_special_tokens",
+  "no_stop_trim",
+  "stream_interval",
+  "frequency_penalty",
+  "presence_penalty",
+  "repetition_penalty",
+  "n",
+  "json_schema",
+  "regex",
+  "ebnf",
+  "structural_tag",
+  "logit_bias",
+  "sampling_seed",
+  "custom_params",
 ]);
 
 const DEFAULT_MAX_NEW_TOKENS = 128;
@@ -70,7 +91,8 @@ export function parseGenerateBody(bodyText: string, vocabSize: number): ParsedGe
   const returnLogprob = body.return_logprob ?? false;
   if (typeof returnLogprob !== "boolean") return badRequest("return_logprob must be a boolean.", stream);
   const topLogprobsNum = body.top_logprobs_num ?? 0;
-  if (typeof topLogprobsNum !== "number" || !Number.isInteger(topLogprobsNum) || topLogprobsNum < 0) return badRequest("top_logprobs_num must be a non-negative int.", stream);
+  if (typeof topLogprobsNum !== "number" || !Number.isInteger(topLogprobsNum) || topLogprobsNum < 0)
+    return badRequest("top_logprobs_num must be a non-negative int.", stream);
   return { ok: true, params: { inputIds: inputIds as number[], stream, rid, ...sampling, returnLogprob, topLogprobsNum } };
 }
 
@@ -86,9 +108,7 @@ function checkInputIds(value: unknown, vocabSize: number): string | null {
   return null;
 }
 
-type SamplingResult =
-  | Pick<GenerateParams, "maxNewTokens" | "temperature" | "ignoreEos" | "streamInterval">
-  | { valueError: string };
+type SamplingResult = Pick<GenerateParams, "maxNewTokens" | "temperature" | "ignoreEos" | "streamInterval"> | { valueError: string };
 
 /** A string result is a 400 before streaming (unknown key or wrong type); valueError is SamplingParams.verify(). */
 function parseSamplingParams(value: unknown): SamplingResult | string {

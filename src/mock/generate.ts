@@ -83,21 +83,28 @@ export async function handleGenerate(req: IncomingMessage, res: ServerResponse, 
     trace.finish("fault:fail");
   } else {
     ctx.liveRids.add(rid);
-    driveGeneration(res, {
-      inputIds: params.inputIds,
-      maxNewTokens: params.maxNewTokens,
-      stream: params.stream,
-      streamInterval: params.streamInterval ?? ctx.opts.streamInterval,
-      fault,
-      trace,
-      format: sglangFormat(meta, ctx.opts.vocabSize, ctx.opts.incremental && params.stream, params, { wrongKv: ctx.opts.faultWrongKv, tieFlip: ctx.opts.faultTieFlip }),
-      onPrefillStart(hit) {
-        meta.cachedTokens = hit.tokens;
-        meta.cachedHostTokens = hit.hostTokens;
-        received.cachedTokens = hit.tokens;
+    driveGeneration(
+      res,
+      {
+        inputIds: params.inputIds,
+        maxNewTokens: params.maxNewTokens,
+        stream: params.stream,
+        streamInterval: params.streamInterval ?? ctx.opts.streamInterval,
+        fault,
+        trace,
+        format: sglangFormat(meta, ctx.opts.vocabSize, ctx.opts.incremental && params.stream, params, {
+          wrongKv: ctx.opts.faultWrongKv,
+          tieFlip: ctx.opts.faultTieFlip,
+        }),
+        onPrefillStart(hit) {
+          meta.cachedTokens = hit.tokens;
+          meta.cachedHostTokens = hit.hostTokens;
+          received.cachedTokens = hit.tokens;
+        },
+        onEnd: () => ctx.liveRids.delete(rid),
       },
-      onEnd: () => ctx.liveRids.delete(rid),
-    }, ctx);
+      ctx,
+    );
   }
   if (ctx.faults.isExitPoint(ordinal)) ctx.die();
 }

@@ -19,13 +19,29 @@ export function llamacppNative(f: FormatInput): WireFormat {
   let streamed = 0;
   const partial = (k: number, text: string, withId: boolean): string =>
     JSON.stringify({
-      index: 0, content: text, tokens: f.params.returnTokens && withId ? [output.ids[k - 1]] : [], stop: false, id_slot: -1,
-      tokens_predicted: k, tokens_evaluated: promptTokens,
+      index: 0,
+      content: text,
+      tokens: f.params.returnTokens && withId ? [output.ids[k - 1]] : [],
+      stop: false,
+      id_slot: -1,
+      tokens_predicted: k,
+      tokens_evaluated: promptTokens,
     });
   const final = (n: number, content: string, tokens: number[]): Record<string, unknown> => ({
-    index: 0, content, tokens, id_slot: f.params.idSlot ?? 0, stop: true, model: f.model, tokens_predicted: n, tokens_evaluated: promptTokens,
+    index: 0,
+    content,
+    tokens,
+    id_slot: f.params.idSlot ?? 0,
+    stop: true,
+    model: f.model,
+    tokens_predicted: n,
+    tokens_evaluated: promptTokens,
     generation_settings: { n_predict: f.params.maxTokens, temperature: f.params.temperature, ignore_eos: f.params.ignoreEos, stream: f.params.stream },
-    prompt: "", has_new_line: false, truncated: false, stop_type: "limit", stopping_word: "",
+    prompt: "",
+    has_new_line: false,
+    truncated: false,
+    stop_type: "limit",
+    stopping_word: "",
     // The slot holds the prompt and the output but its last token, which was never decoded.
     tokens_cached: promptTokens + n - 1,
     timings: llamaTimings(f.usage, n),

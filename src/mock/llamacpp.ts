@@ -46,13 +46,19 @@ export function buildLlamaModels(opts: MockOptions, createdS: number): Record<st
 /** GET /slots: one object per slot, as an idle or busy llama.cpp slot shows itself. */
 export function handleSlots(res: ServerResponse, ctx: MockContext): void {
   const n = slotContext(ctx.opts);
-  sendJson(res, 200, ctx.slots!.describe().map((s) => ({ id: s.id, n_ctx: n, speculative: false, is_processing: s.is_processing })));
+  sendJson(
+    res,
+    200,
+    ctx.slots!.describe().map((s) => ({ id: s.id, n_ctx: n, speculative: false, is_processing: s.is_processing })),
+  );
 }
 
 /** POST /slots/{id}?action=erase. */
 export async function handleSlotAction(res: ServerResponse, ctx: MockContext, idText: string, action: string | null): Promise<void> {
   if (ctx.opts.noSlotSavePath) {
-    sendJson(res, 501, { error: { code: 501, message: "This server does not support slots action. Start it with `--slot-save-path`", type: "not_supported_error" } });
+    sendJson(res, 501, {
+      error: { code: 501, message: "This server does not support slots action. Start it with `--slot-save-path`", type: "not_supported_error" },
+    });
     return;
   }
   const id = Number(idText);

@@ -50,7 +50,10 @@ export function logprobAnswer(n: number, vocabSize: number, k: number, hitTokens
       [best, second] = [second, best];
       flipped = true;
     }
-    const ranked: RankedToken[] = [{ id: best, logprob: CHOSEN_LOGPROB }, { id: second, logprob: CHOSEN_LOGPROB - gap }];
+    const ranked: RankedToken[] = [
+      { id: best, logprob: CHOSEN_LOGPROB },
+      { id: second, logprob: CHOSEN_LOGPROB - gap },
+    ];
     for (let j = 2; j < k; j++) ranked.push({ id: (best + 1 + j) % vocabSize, logprob: CHOSEN_LOGPROB - gap - j });
     out.ids.push(best);
     out.chosen.push(CHOSEN_LOGPROB);

@@ -44,7 +44,13 @@ export function renderMetrics(metrics: MockMetrics, gauges: MetricsGauges, model
   add("sglang:prompt_tokens_total", "counter", "Number of prefill tokens processed.", model, metrics.promptTokens);
   add("sglang:generation_tokens_total", "counter", "Number of generation tokens processed.", model, metrics.generationTokens);
   // One series per tier, as SGLang >= 0.5.10 labels them; readers sum the series (skipping cache_source="total").
-  add("sglang:cached_tokens_total", "counter", "Number of cached prompt tokens.", `cache_source="device",${model}`, metrics.cachedTokens - metrics.hostCachedTokens);
+  add(
+    "sglang:cached_tokens_total",
+    "counter",
+    "Number of cached prompt tokens.",
+    `cache_source="device",${model}`,
+    metrics.cachedTokens - metrics.hostCachedTokens,
+  );
   if (metrics.hostCachedTokens > 0) lines.push(`sglang:cached_tokens_total{cache_source="host",${model}} ${metrics.hostCachedTokens.toFixed(1)}`);
   add("sglang:num_running_reqs", "gauge", "The number of running requests.", model, gauges.running);
   add("sglang:num_queue_reqs", "gauge", "The number of requests in the waiting queue.", model, gauges.queued);

@@ -39,7 +39,11 @@ const nowS = (): number => Math.floor((performance.timeOrigin + performance.now(
 
 function usageOf(u: UsageState, completionTokens: number, withDetails: boolean): Record<string, unknown> {
   withDetails &&= u.reportsCached;
-  const usage: Record<string, unknown> = { prompt_tokens: u.promptTokens, total_tokens: u.promptTokens + completionTokens, completion_tokens: completionTokens };
+  const usage: Record<string, unknown> = {
+    prompt_tokens: u.promptTokens,
+    total_tokens: u.promptTokens + completionTokens,
+    completion_tokens: completionTokens,
+  };
   if (withDetails) usage.prompt_tokens_details = { cached_tokens: u.cachedTokens };
   return usage;
 }
@@ -76,7 +80,10 @@ export function vllmCompletions(f: FormatInput): WireFormat {
   const chunk = (completionTokens: number, finishReason: string | null, extraText: string): string => {
     output.growTo(completionTokens);
     const payload: Record<string, unknown> = {
-      id: f.id, object: "text_completion", created, model: f.model,
+      id: f.id,
+      object: "text_completion",
+      created,
+      model: f.model,
       choices: [{ index: 0, text: output.nextSegment(true).text + extraText, logprobs: null, finish_reason: finishReason, stop_reason: null }],
     };
     if (f.params.continuousUsage) payload.usage = usageOf(f.usage, completionTokens, false);
@@ -86,7 +93,10 @@ export function vllmCompletions(f: FormatInput): WireFormat {
     output.growTo(completionTokens);
     if (f.params.logprobs !== null) return { ...wholeWithLogprobs(completionTokens, finishReason) };
     return {
-      id: f.id, object: "text_completion", created, model: f.model,
+      id: f.id,
+      object: "text_completion",
+      created,
+      model: f.model,
       choices: [{ index: 0, text: output.text, logprobs: null, finish_reason: finishReason, stop_reason: null }],
       usage: usageOf(f.usage, completionTokens, true),
     };
@@ -105,7 +115,10 @@ export function vllmCompletions(f: FormatInput): WireFormat {
       top_logprobs: a.top.map((ranked) => Object.fromEntries(ranked.map((t) => [name(t.id), t.logprob]))),
     };
     return {
-      id: f.id, object: "text_completion", created, model: f.model,
+      id: f.id,
+      object: "text_completion",
+      created,
+      model: f.model,
       choices: [{ index: 0, text: texts.join(""), logprobs, finish_reason: finishReason, stop_reason: null }],
       usage: usageOf(f.usage, n, true),
     };
@@ -115,7 +128,9 @@ export function vllmCompletions(f: FormatInput): WireFormat {
     abortEvent: (n) => chunk(n, "abort", ""),
     errorEvent: error500,
     trailerEvents: (n) =>
-      f.params.includeUsage ? [JSON.stringify({ id: f.id, object: "text_completion", created, model: f.model, choices: [], usage: usageOf(f.usage, n, true) })] : [],
+      f.params.includeUsage
+        ? [JSON.stringify({ id: f.id, object: "text_completion", created, model: f.model, choices: [], usage: usageOf(f.usage, n, true) })]
+        : [],
     sendWhole: (res, n) => sendJson(res, 200, whole(n, "length")),
     sendWholeFault: (res, fault, n) => sendFault(res, fault, () => whole(n, "abort")),
   };
@@ -127,7 +142,10 @@ export function vllmChat(f: FormatInput): WireFormat {
   const created = nowS();
   const chunk = (delta: Record<string, unknown>, finishReason: string | null, completionTokens: number): string => {
     const payload: Record<string, unknown> = {
-      id: f.id, object: "chat.completion.chunk", created, model: f.model,
+      id: f.id,
+      object: "chat.completion.chunk",
+      created,
+      model: f.model,
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
     };
     if (f.params.continuousUsage) payload.usage = usageOf(f.usage, completionTokens, false);
@@ -140,7 +158,10 @@ export function vllmChat(f: FormatInput): WireFormat {
   const whole = (n: number, finishReason: string): Record<string, unknown> => {
     output.growTo(n);
     return {
-      id: f.id, object: "chat.completion", created, model: f.model,
+      id: f.id,
+      object: "chat.completion",
+      created,
+      model: f.model,
       choices: [{ index: 0, message: { role: "assistant", content: output.text }, logprobs: null, finish_reason: finishReason }],
       usage: usageOf(f.usage, n, true),
     };
@@ -193,11 +214,23 @@ export function llamacppChat(f: FormatInput): WireFormat {
   let opened = false;
   const chunk = (delta: Record<string, unknown>, finishReason: string | null): Record<string, unknown> => ({
     choices: [{ finish_reason: finishReason, index: 0, delta }],
-    created, id: f.id, model: f.model, system_fingerprint: "b1-mock", object: "chat.completion.chunk",
+    created,
+    id: f.id,
+    model: f.model,
+    system_fingerprint: "b1-mock",
+    object: "chat.completion.chunk",
   });
   const usageChunk = (n: number): string =>
-    JSON.stringify({ choices: [], created, id: f.id, model: f.model, system_fingerprint: "b1-mock", object: "chat.completion.chunk",
-      usage: llamaUsage(f.usage, n), timings: llamaTimings(f.usage, n) });
+    JSON.stringify({
+      choices: [],
+      created,
+      id: f.id,
+      model: f.model,
+      system_fingerprint: "b1-mock",
+      object: "chat.completion.chunk",
+      usage: llamaUsage(f.usage, n),
+      timings: llamaTimings(f.usage, n),
+    });
   return {
     tokenEvent: (n, _done, extra) => {
       output.growTo(n);
@@ -218,7 +251,12 @@ export function llamacppChat(f: FormatInput): WireFormat {
       output.growTo(n);
       sendJson(res, 200, {
         choices: [{ finish_reason: "length", index: 0, message: { role: "assistant", content: output.text } }],
-        created, model: f.model, object: "chat.completion", usage: llamaUsage(f.usage, n), id: f.id, timings: llamaTimings(f.usage, n),
+        created,
+        model: f.model,
+        object: "chat.completion",
+        usage: llamaUsage(f.usage, n),
+        id: f.id,
+        timings: llamaTimings(f.usage, n),
       });
     },
     sendWholeFault: (res, fault) => sendFault(res, fault, () => chunk({}, "abort")),

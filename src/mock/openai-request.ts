@@ -146,9 +146,19 @@ function parseOpenaiBody(
   return {
     ok: true,
     params: {
-      model, inputIds: prompt, maxTokens, temperature, ignoreEos, stream, includeUsage, continuousUsage,
-      idSlot: idSlot < 0 ? null : idSlot, cachePrompt, returnTokens: b.return_tokens === true,
-      logprobs: logprobs === 0 ? null : logprobs, tokensAsIds: b.return_tokens_as_token_ids === true,
+      model,
+      inputIds: prompt,
+      maxTokens,
+      temperature,
+      ignoreEos,
+      stream,
+      includeUsage,
+      continuousUsage,
+      idSlot: idSlot < 0 ? null : idSlot,
+      cachePrompt,
+      returnTokens: b.return_tokens === true,
+      logprobs: logprobs === 0 ? null : logprobs,
+      tokensAsIds: b.return_tokens_as_token_ids === true,
     },
   };
 }

@@ -36,9 +36,11 @@ export async function handleOpenai(req: IncomingMessage, res: ServerResponse, ct
   const llama = opts.personality === "llamacpp";
   const limits = { ...opts, anyModel: llama };
   const parsed =
-    endpoint === "chat" ? parseChatBody(bodyText, limits, ctx.tokenizer)
-    : endpoint === "completion" ? parseNativeCompletionBody(bodyText, limits)
-    : parseCompletionBody(bodyText, limits);
+    endpoint === "chat"
+      ? parseChatBody(bodyText, limits, ctx.tokenizer)
+      : endpoint === "completion"
+        ? parseNativeCompletionBody(bodyText, limits)
+        : parseCompletionBody(bodyText, limits);
   if (!parsed.ok) {
     sendJson(res, parsed.status, parsed.body);
     trace.finish("error");
@@ -74,31 +76,55 @@ export async function handleOpenai(req: IncomingMessage, res: ServerResponse, ct
     sendJson(res, 503, openaiError("mock: injected failure", "ServiceUnavailableError", 503));
     trace.finish("fault:fail");
   } else {
-    const usage: UsageState = { promptTokens: params.inputIds.length, cachedTokens: 0, prefillStartMs: 0, firstTokenMs: 0, reportsCached: !opts.noPromptTokensDetails };
-    const input: FormatInput = { id, model: opts.modelName, params, usage, vocabSize: opts.vocabSize, faults: { wrongKv: opts.faultWrongKv, tieFlip: opts.faultTieFlip } };
-    const format = endpoint === "completion" ? llamacppNative(input)
-      : llama ? endpoint === "chat" ? llamacppChat(input) : llamacppCompletions(input)
-      : endpoint === "chat" ? vllmChat(input) : vllmCompletions(input);
-    driveGeneration(res, {
-      inputIds: params.inputIds,
-      idSlot: params.idSlot,
-      cachePrompt: params.cachePrompt,
-      maxNewTokens: params.maxTokens,
-      stream: params.stream,
-      streamInterval: opts.streamInterval,
-      fault,
-      trace,
-      format,
-      onPrefillStart(hit) {
-        usage.cachedTokens = hit.tokens;
-        usage.prefillStartMs = performance.now();
-        received.cachedTokens = hit.tokens;
+    const usage: UsageState = {
+      promptTokens: params.inputIds.length,
+      cachedTokens: 0,
+      prefillStartMs: 0,
+      firstTokenMs: 0,
+      reportsCached: !opts.noPromptTokensDetails,
+    };
+    const input: FormatInput = {
+      id,
+      model: opts.modelName,
+      params,
+      usage,
+      vocabSize: opts.vocabSize,
+      faults: { wrongKv: opts.faultWrongKv, tieFlip: opts.faultTieFlip },
+    };
+    const format =
+      endpoint === "completion"
+        ? llamacppNative(input)
+        : llama
+          ? endpoint === "chat"
+            ? llamacppChat(input)
+            : llamacppCompletions(input)
+          : endpoint === "chat"
+            ? vllmChat(input)
+            : vllmCompletions(input);
+    driveGeneration(
+      res,
+      {
+        inputIds: params.inputIds,
+        idSlot: params.idSlot,
+        cachePrompt: params.cachePrompt,
+        maxNewTokens: params.maxTokens,
+        stream: params.stream,
+        streamInterval: opts.streamInterval,
+        fault,
+        trace,
+        format,
+        onPrefillStart(hit) {
+          usage.cachedTokens = hit.tokens;
+          usage.prefillStartMs = performance.now();
+          received.cachedTokens = hit.tokens;
+        },
+        onFirstToken() {
+          usage.firstTokenMs = performance.now();
+        },
+        onEnd: () => {},
       },
-      onFirstToken() {
-        usage.firstTokenMs = performance.now();
-      },
-      onEnd: () => {},
-    }, ctx);
+      ctx,
+    );
   }
   if (ctx.faults.isExitPoint(ordinal)) ctx.die();
 }

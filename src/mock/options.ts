@@ -173,10 +173,19 @@ function wholeNumber(flag: string, text: string, min: number, max: number): numb
 }
 
 const int = (name: string, key: NumericKey, help: string, min = 0, max = Number.MAX_SAFE_INTEGER): MockFlag => ({
-  name, key, help, type: "string", default: m[key] as number, read: (v) => wholeNumber(name, String(v), min, max),
+  name,
+  key,
+  help,
+  type: "string",
+  default: m[key] as number,
+  read: (v) => wholeNumber(name, String(v), min, max),
 });
 const num = (name: string, key: NumericKey, help: string): MockFlag => ({
-  name, key, help, type: "string", default: m[key] as number,
+  name,
+  key,
+  help,
+  type: "string",
+  default: m[key] as number,
   read: (v) => {
     const n = String(v).trim() === "" ? NaN : Number(v);
     if (!Number.isFinite(n) || n < 0) throw new UsageError(`--${name}: expected a number >= 0, got "${v}"`);
@@ -185,7 +194,11 @@ const num = (name: string, key: NumericKey, help: string): MockFlag => ({
 });
 const flag = (name: string, key: keyof MockOptions, help: string): MockFlag => ({ name, key, help, type: "boolean", read: (v) => v === true });
 const text = (name: string, key: keyof MockOptions, help: string, dflt?: string): MockFlag => ({
-  name, key, help, type: "string", default: dflt,
+  name,
+  key,
+  help,
+  type: "string",
+  default: dflt,
   read: (v) => {
     if (String(v).trim() === "") throw new UsageError(`--${name}: expects a value`);
     return String(v);
@@ -194,10 +207,14 @@ const text = (name: string, key: keyof MockOptions, help: string, dflt?: string)
 
 /** Every flag of `warmbench mock`, once. */
 export const MOCK_FLAGS: readonly MockFlag[] = [
-  { ...text("personality", "personality", `Which server to answer as: ${PERSONALITIES.join(", ")}`, m.personality), read: (v) => {
-    if (!(PERSONALITIES as readonly unknown[]).includes(v)) throw new UsageError(`--personality: "${v}" is not supported (choose from: ${PERSONALITIES.join(", ")})`);
-    return v as Personality;
-  } },
+  {
+    ...text("personality", "personality", `Which server to answer as: ${PERSONALITIES.join(", ")}`, m.personality),
+    read: (v) => {
+      if (!(PERSONALITIES as readonly unknown[]).includes(v))
+        throw new UsageError(`--personality: "${v}" is not supported (choose from: ${PERSONALITIES.join(", ")})`);
+      return v as Personality;
+    },
+  },
   int("slots", "slots", "llamacpp: parallel slots, each with its own prompt cache", 1, 1024),
   flag("cache-ram", "cacheRam", "llamacpp: keep a host-RAM prompt cache that survives slot erases (llama.cpp's default)"),
   flag("no-slot-save-path", "noSlotSavePath", "llamacpp: slot erase answers 501 (a server started without --slot-save-path)"),
@@ -207,7 +224,11 @@ export const MOCK_FLAGS: readonly MockFlag[] = [
   int("page-size", "pageSize", "KV page size in tokens; cached_tokens come in whole pages", 1),
   int("cache-tokens", "cacheTokens", "Prefix-cache (device tier) capacity in tokens (LRU eviction)"),
   text("served-by-header", "servedByHeader", "Name this server (its host:port) in every answer's header NAME, as a router names its upstream (X-Served-By)"),
-  flag("no-prompt-tokens-details", "noPromptTokensDetails", "vllm: report no cached tokens (usage without prompt_tokens_details, as vLLM without --enable-prompt-tokens-details)"),
+  flag(
+    "no-prompt-tokens-details",
+    "noPromptTokensDetails",
+    "vllm: report no cached tokens (usage without prompt_tokens_details, as vLLM without --enable-prompt-tokens-details)",
+  ),
   flag("no-output-cache", "noOutputCache", "Cache prompts only: a finished request's answer is not cached (SGLang caches it)"),
   int("host-cache-tokens", "hostCacheTokens", "Host-tier capacity in tokens: the device tier's evicted pages move there (0 = no host tier)"),
   num("host-load-us-per-token", "hostLoadUsPerToken", "Cost of loading a cached token back from the host tier, µs"),
@@ -235,8 +256,16 @@ export const MOCK_FLAGS: readonly MockFlag[] = [
   flag("no-generate", "noGenerate", "Answer /generate with 404 (a server that is not SGLang)"),
   int("exit-after", "exitAfter", "Die (close every socket, exit 0) once the N-th measured request is admitted (0 = never)"),
   flag("flush-lies", "flushLies", "Flushes report success but keep the cache"),
-  flag("fault-wrong-kv", "faultWrongKv", "A request that hit the cache answers another text from its second token on (wrong KV; seen in answers with log-probabilities)"),
-  flag("fault-tie-flip", "faultTieFlip", "A request that hit the cache flips its first near-tied token (a numerics change; seen in answers with log-probabilities)"),
+  flag(
+    "fault-wrong-kv",
+    "faultWrongKv",
+    "A request that hit the cache answers another text from its second token on (wrong KV; seen in answers with log-probabilities)",
+  ),
+  flag(
+    "fault-tie-flip",
+    "faultTieFlip",
+    "A request that hit the cache flips its first near-tied token (a numerics change; seen in answers with log-probabilities)",
+  ),
   text("truth", "truthFile", "Append one ground-truth JSONL line per finished request to this file"),
   flag("no-dev-mode", "noDevMode", "Answer /reset_prefix_cache with 404 (vLLM without VLLM_SERVER_DEV_MODE=1)"),
   flag("no-metrics", "noMetrics", "Answer /metrics with 404 (SGLang without --enable-metrics)"),

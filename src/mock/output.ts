@@ -30,9 +30,7 @@ export interface MetaState {
 }
 
 /** finish_reason values the mock produces. */
-export type FinishReason =
-  | { type: "length"; length: number }
-  | { type: "abort"; message: string; status_code: number; err_type: string };
+export type FinishReason = { type: "length"; length: number } | { type: "abort"; message: string; status_code: number; err_type: string };
 
 const TIME_ORIGIN_MS = performance.timeOrigin;
 
@@ -45,12 +43,7 @@ export function wallClockS(): number {
  * meta_info in SGLang's key order. e2e_latency is added when the request finished (final event);
  * response_sent_to_client_ts when it is sent (first streamed event, or the one non-streaming object).
  */
-export function buildMetaInfo(
-  meta: MetaState,
-  completionTokens: number,
-  finishReason: FinishReason | null,
-  withSentTs: boolean,
-): Record<string, unknown> {
+export function buildMetaInfo(meta: MetaState, completionTokens: number, finishReason: FinishReason | null, withSentTs: boolean): Record<string, unknown> {
   const info: Record<string, unknown> = {
     id: meta.rid,
     finish_reason: finishReason,

@@ -129,7 +129,15 @@ export class MockScheduler {
   /** Queue a job; it starts as soon as a running slot is free. */
   submit(job: GenerationJob): JobTicket {
     const state: JobState = {
-      job, phase: "queued", timer: null, firstTokenAtMs: 0, delayMs: 0, nextTokens: 0, dueMs: 0, claim: null, generated: 0,
+      job,
+      phase: "queued",
+      timer: null,
+      firstTokenAtMs: 0,
+      delayMs: 0,
+      nextTokens: 0,
+      dueMs: 0,
+      claim: null,
+      generated: 0,
     };
     this.waiting.push(state);
     this.live.add(state);

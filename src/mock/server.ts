@@ -28,7 +28,6 @@ import { MockScheduler } from "./scheduler.ts";
 import { TruthLog } from "./truth.ts";
 import type { MockStats } from "./types.ts";
 
-
 /** The version a vLLM-personality mock reports at /version; "-mock" so nobody mistakes it for a real server. */
 export const MOCK_VLLM_VERSION = "0.11.0-mock";
 
@@ -167,7 +166,14 @@ export async function startMockServer(opts: MockOptions): Promise<MockServer> {
     } else if ((path === "/model_info" || path === "/get_model_info") && sglang) {
       if (allow("GET")) sendJson(res, 200, buildModelInfo(opts));
     } else if ((path === "/server_info" || path === "/get_server_info") && sglang) {
-      const state = { port, maxReqInputLen: ctx.maxReqInputLen, startupTimeS, running: scheduler.running, queued: scheduler.queued, cacheTokens: cache.cachedTokens };
+      const state = {
+        port,
+        maxReqInputLen: ctx.maxReqInputLen,
+        startupTimeS,
+        running: scheduler.running,
+        queued: scheduler.queued,
+        cacheTokens: cache.cachedTokens,
+      };
       if (allow("GET")) sendJson(res, 200, buildServerInfo(opts, state));
     } else if (path === "/v1/models") {
       if (allow("GET")) sendJson(res, 200, buildModelList(opts, Math.floor(startupTimeS)));

@@ -31,9 +31,7 @@ export class SglangEventBuilder {
     this.vocabSize = vocabSize;
     this.incremental = incremental;
     this.idPart = `],"meta_info":{"id":${JSON.stringify(meta.rid)},"finish_reason":`;
-    this.countsPart =
-      `,"prompt_tokens":${meta.promptTokens},"weight_version":"default","num_retractions":0,` +
-      `"reasoning_tokens":0,"completion_tokens":`;
+    this.countsPart = `,"prompt_tokens":${meta.promptTokens},"weight_version":"default","num_retractions":0,` + `"reasoning_tokens":0,"completion_tokens":`;
   }
 
   /**
@@ -48,8 +46,7 @@ export class SglangEventBuilder {
     }
     const text = extraText === "" ? this.textJson : this.textJson + JSON.stringify(extraText).slice(1, -1);
     let payload =
-      `{"text":"${text}","output_ids":[${this.idsJson}${this.idPart}${finishReasonJson ?? "null"}` +
-      `${this.countsPart}${completionTokens}${this.cachePart}`;
+      `{"text":"${text}","output_ids":[${this.idsJson}${this.idPart}${finishReasonJson ?? "null"}` + `${this.countsPart}${completionTokens}${this.cachePart}`;
     if (finishReasonJson !== null) payload += `,"e2e_latency":${(performance.now() - this.meta.receivedAtMs) / 1000}`;
     if (this.eventsBuilt++ === 0) payload += `,"response_sent_to_client_ts":${wallClockS()}`;
     if (this.incremental) {

@@ -38,7 +38,11 @@ export class SlotCache implements CachePolicy {
   private readonly eraseWaiters = new Map<number, Array<() => void>>();
 
   /** `vocabSize` settles the mock's output ids, which a slot keeps after its prompt as llama.cpp does. */
-  constructor(slotCount: number, ramCache: boolean, private readonly vocabSize: number = MOCK_DEFAULTS.vocabSize) {
+  constructor(
+    slotCount: number,
+    ramCache: boolean,
+    private readonly vocabSize: number = MOCK_DEFAULTS.vocabSize,
+  ) {
     this.slots = Array.from({ length: slotCount }, (_, id) => ({ id, tokens: [], busy: false, lastUsedTick: 0 }));
     this.ram = ramCache ? [] : null;
   }

@@ -27,9 +27,7 @@ function nativeHandle(res: ServerResponse): NativeResponse | null {
   }
   if (handleKey === null) return null;
   const handle = (res as unknown as Record<symbol, unknown>)[handleKey] as Partial<NativeResponse> | undefined;
-  return handle !== undefined && typeof handle.cork === "function" && typeof handle.write === "function"
-    ? (handle as NativeResponse)
-    : null;
+  return handle !== undefined && typeof handle.cork === "function" && typeof handle.write === "function" ? (handle as NativeResponse) : null;
 }
 
 /** A response body writer whose writes are on the wire when `write` returns (headers must be sent first). */

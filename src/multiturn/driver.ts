@@ -29,7 +29,13 @@ export interface DriverHooks {
 
 type Options = Pick<MultiturnOptions, "numClients" | "numRounds" | "roundBarrier" | "thinkTime" | "readyQueuePolicy" | "seed">;
 
-export function driveConversations(conversations: readonly Conversation[], inFlightLimit: number, o: Options, hooks: DriverHooks, signal?: AbortSignal): Promise<void> {
+export function driveConversations(
+  conversations: readonly Conversation[],
+  inFlightLimit: number,
+  o: Options,
+  hooks: DriverHooks,
+  signal?: AbortSignal,
+): Promise<void> {
   return new Driver(conversations, inFlightLimit, o, hooks, signal).run();
 }
 

@@ -35,14 +35,19 @@ export async function prepareCache(ctx: MultiturnContext, systemPrompts: readonl
   // One cache per slot (llama.cpp): a conversation's history stays cached only while no other conversation takes
   // its slot, so more conversations than slots evict each other and later turns miss (measured on the mock).
   if (slots[0] !== null && opts.numClients > slots.length) {
-    log.warn(`${opts.numClients} conversations share ${slots.length} cache slot(s): they evict each other's history between turns; use --num-clients <= ${slots.length} (or start the server with more slots, -np) for a cache study`);
+    log.warn(
+      `${opts.numClients} conversations share ${slots.length} cache slot(s): they evict each other's history between turns; use --num-clients <= ${slots.length} (or start the server with more slots, -np) for a cache study`,
+    );
   }
   const found = reset.probeCachedTokens;
   const flushVerified = found === null || found < 0 ? null : found === 0;
   if (systemPrompts.length > 0) log.info(`Warming ${systemPrompts.length} system prompt(s) of ${systemPrompts[0]?.length} tokens ...`);
   const template = (slot: number | null) =>
     ctx.backend.createBodyTemplate({ maxNewTokens: 1, ignoreEos: true, extra: opts.extraRequestBody, model: server.model, slot });
-  const requests = warmsOf(systemPrompts, slots).map(({ ids, slot }) => ({ body: bodyParts(template(slot), serializeIds(ids), new Uint8Array(0)), promptLen: ids.length }));
+  const requests = warmsOf(systemPrompts, slots).map(({ ids, slot }) => ({
+    body: bodyParts(template(slot), serializeIds(ids), new Uint8Array(0)),
+    promptLen: ids.length,
+  }));
   const warmed = await warm(ctx, requests, {
     during: "during the system-prompt warm",
     failed: (why) => `Warming the system prompt failed: ${why}`,

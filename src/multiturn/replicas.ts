@@ -25,7 +25,9 @@ export function conversationRouter(ctx: MultiturnContext, set: ReplicaSet): Repl
     seed: opts.seed,
     via: opts.replicas!.via,
     prefixes: systemShared ? Array.from({ length: opts.workingSet }, (_, s) => s) : [],
-    prefixesHeld: set.servers.map((s) => (s.info.cacheCapacityTokens === null || opts.sharedSystemTokens === 0 ? null : Math.floor(s.info.cacheCapacityTokens / opts.sharedSystemTokens))),
+    prefixesHeld: set.servers.map((s) =>
+      s.info.cacheCapacityTokens === null || opts.sharedSystemTokens === 0 ? null : Math.floor(s.info.cacheCapacityTokens / opts.sharedSystemTokens),
+    ),
     warmedEverywhere: true,
   });
 }
@@ -39,7 +41,11 @@ export class RoundLedger {
   private readonly records: RequestRecord[] = [];
   private readonly warmed: BlockPrompt[];
 
-  constructor(private readonly ctx: MultiturnContext, private readonly set: ReplicaSet, systemPrompts: readonly Uint32Array[]) {
+  constructor(
+    private readonly ctx: MultiturnContext,
+    private readonly set: ReplicaSet,
+    systemPrompts: readonly Uint32Array[],
+  ) {
     const page = ctx.server.pageSize;
     this.warmed = systemPrompts.map((ids, s) => ({ index: WARM_KEY + s, inputLength: ids.length, outputLength: 1, hashIds: pageChainHashes(ids, page) }));
   }

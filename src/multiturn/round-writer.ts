@@ -90,7 +90,8 @@ export class RoundWriter {
       ({ turns, health, report: shardsReport } = u);
       interrupted ||= u.interrupted;
       planned += turns.length - own;
-      if (u.startMs !== null && u.endMs !== null) window = { startMs: u.startMs, endMs: u.endMs, startedAt: w?.startedAt ?? new Date(performance.timeOrigin + u.startMs).toISOString() };
+      if (u.startMs !== null && u.endMs !== null)
+        window = { startMs: u.startMs, endMs: u.endMs, startedAt: w?.startedAt ?? new Date(performance.timeOrigin + u.startMs).toISOString() };
     }
     // A round no process started (every conversation had ended) has no line.
     if (ran || turns.length > 0) await this.write(round, turns, interrupted, health, window, planned, shardsReport);
@@ -98,8 +99,13 @@ export class RoundWriter {
   }
 
   private async write(
-    round: number, turns: TurnResult[], interrupted: boolean, health: ClientHealth, w: { startMs: number; endMs: number; startedAt: string } | undefined,
-    plannedTurns: number, shards: RoundRecord["shards"],
+    round: number,
+    turns: TurnResult[],
+    interrupted: boolean,
+    health: ClientHealth,
+    w: { startMs: number; endMs: number; startedAt: string } | undefined,
+    plannedTurns: number,
+    shards: RoundRecord["shards"],
   ): Promise<void> {
     const { ctx } = this;
     const { opts } = ctx;
@@ -114,12 +120,27 @@ export class RoundWriter {
     const fidelity = opts.fidelity !== undefined && round === opts.numRounds - 1 && !interrupted ? await checkLastTurns(ctx, turns) : null;
     const ledger = this.ledger?.round(turns) ?? null;
     const set = ctx.replicas;
-    const replicaKeys = ledger === null || set === undefined ? null : ledgerKeys(ledger, opts.replicas!.route, set.urls.map((url, r) => ({
-      url, serverVersion: set.servers[r]!.info.version, cacheCapacityTokens: set.servers[r]!.info.cacheCapacityTokens,
-    })));
+    const replicaKeys =
+      ledger === null || set === undefined
+        ? null
+        : ledgerKeys(
+            ledger,
+            opts.replicas!.route,
+            set.urls.map((url, r) => ({
+              url,
+              serverVersion: set.servers[r]!.info.version,
+              cacheCapacityTokens: set.servers[r]!.info.cacheCapacityTokens,
+            })),
+          );
     const { record, problems } = summarizeRound(
       {
-        round, turns, plannedTurns, interrupted, health, serverHitRate, shards,
+        round,
+        turns,
+        plannedTurns,
+        interrupted,
+        health,
+        serverHitRate,
+        shards,
         durationS: w === undefined ? 0 : Math.max(w.endMs - w.startMs, 1e-3) / 1000,
         startedAt: w?.startedAt ?? new Date().toISOString(),
         flushVerified: this.prepared.flushVerified,
@@ -133,7 +154,10 @@ export class RoundWriter {
     for (const problem of problems) log.warn(`cache check (round ${round}): ${problem}`);
     if (record.client_saturated) log.warn(`round ${round}: ${describeSaturation(health)}`);
     const failed = turns.filter((t) => !t.rec.ok);
-    if (failed.length > 0) log.warn(`round ${round}: ${failed.length}/${turns.length} turns failed (their conversations end): ${failed[0]?.rec.failureKind}: ${failed[0]?.rec.failureMessage.slice(0, 160)}`);
+    if (failed.length > 0)
+      log.warn(
+        `round ${round}: ${failed.length}/${turns.length} turns failed (their conversations end): ${failed[0]?.rec.failureKind}: ${failed[0]?.rec.failureMessage.slice(0, 160)}`,
+      );
     ctx.io.sink.line(record);
     const dump = opts.dumpPrompts;
     if (dump) guardedWrite("--dump-prompts", dump, () => appendFileSync(dump, turns.map((t) => dumpLine(t.plan)).join("")));

@@ -24,7 +24,6 @@ import { RoundWriter, type MultiturnOutcome } from "./round-writer.ts";
 import { conversationHash, RoundShards } from "./shards.ts";
 import { conversationsOf, drawSystemPrompts, inFlightOf, turnHooks } from "./turns.ts";
 
-
 export async function runMultiturn(opts: MultiturnOptions, io: MultiturnIo, placement: Placement = { kind: "single" }): Promise<MultiturnOutcome> {
   const { ctl, tokenizer, backend, server } = await prepareRun(opts, io.signal, { outputIds: true });
   checkConversationFits(opts, server);
@@ -41,8 +40,14 @@ export async function runMultiturn(opts: MultiturnOptions, io: MultiturnIo, plac
 
   const runId = newRunId();
   const setup = {
-    run_id: runId, options_hash: conversationHash(opts), model: server.model, page_size: server.pageSize, text_mode: server.textMode,
-    server_version: server.info.version, backend: backend.name, endpoint: backend.endpoint,
+    run_id: runId,
+    options_hash: conversationHash(opts),
+    model: server.model,
+    page_size: server.pageSize,
+    text_mode: server.textMode,
+    server_version: server.info.version,
+    backend: backend.name,
+    endpoint: backend.endpoint,
   };
   const group = await startShardGroup(placement, setup, io.signal);
   // A shard that fails stops the others and this process's turns: the rounds under way are written from what was measured.
@@ -53,10 +58,13 @@ export async function runMultiturn(opts: MultiturnOptions, io: MultiturnIo, plac
     ctx.replicas = await prepareReplicas(opts, { ctl, server, backend });
     ctx.router = conversationRouter(ctx, ctx.replicas);
   }
-  const shards = group === null ? null : new RoundShards(group, opts, () => {
-    group.coordinator.stopAll();
-    stopped.abort();
-  });
+  const shards =
+    group === null
+      ? null
+      : new RoundShards(group, opts, () => {
+          group.coordinator.stopAll();
+          stopped.abort();
+        });
   const stopShards = () => group?.coordinator.stopAll();
   io.signal?.addEventListener("abort", stopShards, { once: true });
   try {
@@ -74,11 +82,23 @@ async function converse(ctx: MultiturnContext, shards: RoundShards | null, share
   if (ctx.replicas !== undefined) rounds.ledger = new RoundLedger(ctx, ctx.replicas, systems);
   rounds.prepared = ctx.replicas === undefined ? await prepareCache(ctx, systems) : await prepareReplicaCaches(ctx, ctx.replicas, systems);
   const conversations = conversationsOf(ctx, systems, share);
-  const template = backend.createBodyTemplate({ maxNewTokens: opts.outputLen, ignoreEos: !opts.disableIgnoreEos, extra: opts.extraRequestBody, model: server.model });
+  const template = backend.createBodyTemplate({
+    maxNewTokens: opts.outputLen,
+    ignoreEos: !opts.disableIgnoreEos,
+    extra: opts.extraRequestBody,
+    model: server.model,
+  });
 
   io.sink.started({
-    num_clients: opts.numClients, num_rounds: opts.numRounds, shared_system_tokens: opts.sharedSystemTokens, first_turn_tokens: opts.firstTurnTokens,
-    turn_tokens: opts.turnTokens, output_len: opts.outputLen, round_barrier: opts.roundBarrier, ready_queue_policy: opts.readyQueuePolicy, working_set: opts.workingSet,
+    num_clients: opts.numClients,
+    num_rounds: opts.numRounds,
+    shared_system_tokens: opts.sharedSystemTokens,
+    first_turn_tokens: opts.firstTurnTokens,
+    turn_tokens: opts.turnTokens,
+    output_len: opts.outputLen,
+    round_barrier: opts.roundBarrier,
+    ready_queue_policy: opts.readyQueuePolicy,
+    working_set: opts.workingSet,
   });
   if (opts.roundBarrier) rounds.countersBefore.set(0, await scrapeCacheCounters(ctl));
   const processes = share === null ? "" : ` over ${share.size} processes`;
@@ -86,11 +106,17 @@ async function converse(ctx: MultiturnContext, shards: RoundShards | null, share
   // The flush and the warm are done: the shards may begin (with the barrier, round 0 only).
   if (opts.roundBarrier) shards?.release(0);
   else shards?.releaseAll();
-  await driveConversations(conversations, inFlightOf(multiturnInFlight(opts), share), opts, {
-    ...turnHooks(ctx, template, { sent: (turn) => rounds.noteSent(turn), ended: (turn, rec) => rounds.noteEnded(turn, rec) }),
-    roundStarted: (round) => rounds.start(round),
-    roundComplete: (round, interrupted, ran) => rounds.complete(round, interrupted, ran),
-  }, io.signal);
+  await driveConversations(
+    conversations,
+    inFlightOf(multiturnInFlight(opts), share),
+    opts,
+    {
+      ...turnHooks(ctx, template, { sent: (turn) => rounds.noteSent(turn), ended: (turn, rec) => rounds.noteEnded(turn, rec) }),
+      roundStarted: (round) => rounds.start(round),
+      roundComplete: (round, interrupted, ran) => rounds.complete(round, interrupted, ran),
+    },
+    io.signal,
+  );
   io.sink.ended(rounds.outcome.rounds);
   if (io.signal?.aborted) rounds.outcome.interrupted = true;
   if (shards !== null && shards.failures.length > 0) {

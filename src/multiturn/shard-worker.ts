@@ -41,10 +41,27 @@ async function shardContext(opts: MultiturnOptions, conn: ShardConnection, me: W
     server: profileFromSetup(setup),
     tokenizer,
     runId: setup.run_id,
-    run: { warmbench_version: VERSION, started_at: "", options: {}, served_model: setup.model, page_size: setup.page_size,
-      page_size_source: "server", server_info_source: null, server_version: setup.server_version, server_info: null,
-      engine: { name: backend.engine, source: "flag", evidence: "the coordinator's preflight", endpoint: backend.generatePath,
-        prompt_encoding: backend.promptEncoding, cache_slots: null, max_running: null, flush_gap: null } },
+    run: {
+      warmbench_version: VERSION,
+      started_at: "",
+      options: {},
+      served_model: setup.model,
+      page_size: setup.page_size,
+      page_size_source: "server",
+      server_info_source: null,
+      server_version: setup.server_version,
+      server_info: null,
+      engine: {
+        name: backend.engine,
+        source: "flag",
+        evidence: "the coordinator's preflight",
+        endpoint: backend.generatePath,
+        prompt_encoding: backend.promptEncoding,
+        cache_slots: null,
+        max_running: null,
+        flush_gap: null,
+      },
+    },
   };
 }
 
@@ -87,7 +104,12 @@ async function serve(conn: ShardConnection, ctx: MultiturnContext, me: WorkerPla
 
   const share = { rank: me.rank, size: me.size };
   const conversations = conversationsOf(ctx, drawSystemPrompts(ctx), share);
-  const template = ctx.backend.createBodyTemplate({ maxNewTokens: opts.outputLen, ignoreEos: !opts.disableIgnoreEos, extra: opts.extraRequestBody, model: ctx.server.model });
+  const template = ctx.backend.createBodyTemplate({
+    maxNewTokens: opts.outputLen,
+    ignoreEos: !opts.disableIgnoreEos,
+    extra: opts.extraRequestBody,
+    model: ctx.server.model,
+  });
   const turns = new Map<number, TurnResult[]>();
   const windows = new Map<number, { monitor: ClientMonitor; startEpochMs: number }>();
   const answered = new Set<number>();
@@ -105,21 +127,27 @@ async function serve(conn: ShardConnection, ctx: MultiturnContext, me: WorkerPla
 
   await releases.wait(0, stop.signal);
   if (!stop.signal.aborted) {
-    await driveConversations(conversations, inFlightOf(multiturnInFlight(opts), share), opts, {
-      ...turnHooks(ctx, template, {
-        sent: () => {},
-        ended: (turn, rec) => {
-          const list = turns.get(turn.round) ?? [];
-          list.push({ plan: turn, rec });
-          turns.set(turn.round, list);
+    await driveConversations(
+      conversations,
+      inFlightOf(multiturnInFlight(opts), share),
+      opts,
+      {
+        ...turnHooks(ctx, template, {
+          sent: () => {},
+          ended: (turn, rec) => {
+            const list = turns.get(turn.round) ?? [];
+            list.push({ plan: turn, rec });
+            turns.set(turn.round, list);
+          },
+        }),
+        roundStarted: (round) => windows.set(round, { monitor: startClientMonitor(), startEpochMs: epochNow() }),
+        roundComplete: async (round, interrupted) => {
+          sendRound(round, interrupted);
+          if (opts.roundBarrier && round + 1 < opts.numRounds) await releases.wait(round + 1, stop.signal);
         },
-      }),
-      roundStarted: (round) => windows.set(round, { monitor: startClientMonitor(), startEpochMs: epochNow() }),
-      roundComplete: async (round, interrupted) => {
-        sendRound(round, interrupted);
-        if (opts.roundBarrier && round + 1 < opts.numRounds) await releases.wait(round + 1, stop.signal);
       },
-    }, stop.signal);
+      stop.signal,
+    );
   }
   // Every round gets an answer, so the coordinator never waits for one this process will not run.
   for (let r = 0; r < opts.numRounds; r++) if (!answered.has(r)) sendRound(r, true);

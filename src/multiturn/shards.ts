@@ -16,10 +16,33 @@ import { fromWireTurn } from "./turns.ts";
 
 /** Every option that shapes the conversations or their requests: all processes must agree on them. */
 export function conversationHash(o: MultiturnOptions): string {
-  const shaping = [o.backend, o.endpoint, o.baseUrl, o.tokenizer, o.revision, o.numClients, o.numRounds, o.turnTokens, o.firstTurnTokens,
-    o.sharedSystemTokens, o.outputLen, o.maxConcurrency, o.seed.toString(), o.disableIgnoreEos, o.extraRequestBody, o.requestTimeoutS,
-    o.stallTimeoutS, o.pageSize, o.servedModelName, o.roundBarrier, o.thinkTime, o.readyQueuePolicy, o.workingSet,
-    o.dumpPrompts !== null, o.requestDetails !== null];
+  const shaping = [
+    o.backend,
+    o.endpoint,
+    o.baseUrl,
+    o.tokenizer,
+    o.revision,
+    o.numClients,
+    o.numRounds,
+    o.turnTokens,
+    o.firstTurnTokens,
+    o.sharedSystemTokens,
+    o.outputLen,
+    o.maxConcurrency,
+    o.seed.toString(),
+    o.disableIgnoreEos,
+    o.extraRequestBody,
+    o.requestTimeoutS,
+    o.stallTimeoutS,
+    o.pageSize,
+    o.servedModelName,
+    o.roundBarrier,
+    o.thinkTime,
+    o.readyQueuePolicy,
+    o.workingSet,
+    o.dumpPrompts !== null,
+    o.requestDetails !== null,
+  ];
   return createHash("sha256").update(JSON.stringify(shaping)).digest("hex").slice(0, 16);
 }
 
@@ -50,10 +73,13 @@ export class RoundShards {
   release(round: number): void {
     if (round >= this.o.numRounds || this.released.has(round)) return;
     const job = { t: "job" as const, job: round, pct: 0, working_set: this.o.workingSet, rate_index: 0, round };
-    this.released.set(round, this.group.coordinator.releaseJob(job, (f) => {
-      this.failures.push(f.message);
-      this.onFailure();
-    }));
+    this.released.set(
+      round,
+      this.group.coordinator.releaseJob(job, (f) => {
+        this.failures.push(f.message);
+        this.onFailure();
+      }),
+    );
   }
 
   releaseAll(): void {
@@ -64,7 +90,12 @@ export class RoundShards {
   async unite(round: number, own: readonly TurnResult[], ownHealth: ClientHealth, ownInterrupted: boolean): Promise<UnitedRound> {
     this.release(round);
     const { results, failures } = await this.released.get(round)!.done;
-    const u = uniteShards({ records: own.map((t) => t.rec), endMs: 0, interrupted: ownInterrupted, health: ownHealth }, results, this.group, failures.map((f) => f.message));
+    const u = uniteShards(
+      { records: own.map((t) => t.rec), endMs: 0, interrupted: ownInterrupted, health: ownHealth },
+      results,
+      this.group,
+      failures.map((f) => f.message),
+    );
     // uniteShards keeps our records first, then each shard's in rank order.
     const turns = [...own, ...u.records.slice(own.length).map(fromWireTurn)];
     let startMs: number | null = null;

@@ -18,7 +18,15 @@ export interface EndedTurn {
 /** The run's shape, as the round table's title shows it. */
 export type RoundsBanner = Pick<
   RoundRecord,
-  "num_clients" | "num_rounds" | "shared_system_tokens" | "first_turn_tokens" | "turn_tokens" | "output_len" | "round_barrier" | "ready_queue_policy" | "working_set"
+  | "num_clients"
+  | "num_rounds"
+  | "shared_system_tokens"
+  | "first_turn_tokens"
+  | "turn_tokens"
+  | "output_len"
+  | "round_barrier"
+  | "ready_queue_policy"
+  | "working_set"
 >;
 
 export interface MultiturnSink extends PointSink<RoundRecord> {

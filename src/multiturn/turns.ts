@@ -69,7 +69,12 @@ export function turnHooks(
       const requestId = opts.requestDetails ? turnRequestIdOf(ctx.runId, conv.client, turn.round) : undefined;
       noted.sent(turn);
       const request = {
-        ...streamRequestFor(ctx, bodyFromParts(template, turn.parts), { index: conv.client, promptLen: turn.promptLen, maxNewTokens: opts.outputLen, requestId }),
+        ...streamRequestFor(ctx, bodyFromParts(template, turn.parts), {
+          index: conv.client,
+          promptLen: turn.promptLen,
+          maxNewTokens: opts.outputLen,
+          requestId,
+        }),
         keepPayloads: true,
       };
       // Several replicas: the turn goes where the router sends it (keyed by round and conversation).
@@ -95,7 +100,11 @@ const textDecoder = new TextDecoder();
 const textEncoder = new TextEncoder();
 
 /** A turn's ids as the comma-separated digits its body carries. */
-export const turnIdsText = (t: TurnPlan): string => t.parts.filter((p) => p.length > 0).map((p) => textDecoder.decode(p)).join(",");
+export const turnIdsText = (t: TurnPlan): string =>
+  t.parts
+    .filter((p) => p.length > 0)
+    .map((p) => textDecoder.decode(p))
+    .join(",");
 
 /** A turn for the coordinator: its record and its plan (`withIds`: its prompt too, for --dump-prompts). */
 export function toWireTurn(t: TurnResult, withIds: boolean): WireRecord {
@@ -103,8 +112,14 @@ export function toWireTurn(t: TurnResult, withIds: boolean): WireRecord {
   const p = t.plan;
   return {
     ...toWireRecord(t.rec, performance.timeOrigin),
-    turnClient: p.client, turnRound: p.round, turnSystemIndex: p.systemIndex, turnPromptLen: p.promptLen, turnHistoryLen: p.historyLen,
-    turnExpectedCachedTokens: p.expectedCachedTokens, turnMinCachedTokens: p.minCachedTokens, turnApproximate: p.approximate,
+    turnClient: p.client,
+    turnRound: p.round,
+    turnSystemIndex: p.systemIndex,
+    turnPromptLen: p.promptLen,
+    turnHistoryLen: p.historyLen,
+    turnExpectedCachedTokens: p.expectedCachedTokens,
+    turnMinCachedTokens: p.minCachedTokens,
+    turnApproximate: p.approximate,
     ...(withIds ? { turnIds: turnIdsText(p) } : {}),
   };
 }
@@ -123,9 +138,15 @@ export function fromWireTurn(rec: RequestRecord): TurnResult {
   delete r.turnIds;
   delete r.turnApproximate;
   const plan: TurnPlan = {
-    client: int("turnClient"), round: int("turnRound"), systemIndex: int("turnSystemIndex"), promptLen: int("turnPromptLen"),
-    historyLen: int("turnHistoryLen"), expectedCachedTokens: int("turnExpectedCachedTokens"), minCachedTokens: int("turnMinCachedTokens"),
-    approximate, parts: ids === "" ? [] : [textEncoder.encode(ids)],
+    client: int("turnClient"),
+    round: int("turnRound"),
+    systemIndex: int("turnSystemIndex"),
+    promptLen: int("turnPromptLen"),
+    historyLen: int("turnHistoryLen"),
+    expectedCachedTokens: int("turnExpectedCachedTokens"),
+    minCachedTokens: int("turnMinCachedTokens"),
+    approximate,
+    parts: ids === "" ? [] : [textEncoder.encode(ids)],
   };
   return { plan, rec };
 }

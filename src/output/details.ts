@@ -7,7 +7,6 @@ import { toEpochMs } from "../client/clock.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import { requestIdOf, turnRequestIdOf, type DetailLine } from "../engine/request-id.ts";
 
-
 /** What every details line holds about its request. */
 function recordFields(r: RequestRecord): Record<string, unknown> {
   return {
@@ -31,7 +30,6 @@ function recordFields(r: RequestRecord): Record<string, unknown> {
   };
 }
 
-
 /** One details line of one record. */
 export function formatRequestDetail(runId: string, line: DetailLine, r: RequestRecord): string {
   const { pct, rate } = line;
@@ -52,7 +50,14 @@ export function formatReplayDetail(runId: string, r: RequestRecord, extra: Recor
 }
 
 /** One details line of a multi-turn turn. */
-export function formatTurnDetail(runId: string, client: number, round: number, expectedCachedTokens: number, r: RequestRecord, extra?: Record<string, unknown>): string {
+export function formatTurnDetail(
+  runId: string,
+  client: number,
+  round: number,
+  expectedCachedTokens: number,
+  r: RequestRecord,
+  extra?: Record<string, unknown>,
+): string {
   return JSON.stringify({
     request_id: turnRequestIdOf(runId, client, round),
     client,

@@ -11,7 +11,10 @@ export type OutputPaths = Pick<RunOptions, "outputFile" | "dumpPrompts" | "reque
 
 export function openOutputs(opts: OutputPaths): void {
   if (opts.outputFile) checkResultsAppend(opts.outputFile, "--output-file");
-  for (const [path, flag] of [[opts.dumpPrompts, "--dump-prompts"], [opts.requestDetails, "--request-details"]] as const) {
+  for (const [path, flag] of [
+    [opts.dumpPrompts, "--dump-prompts"],
+    [opts.requestDetails, "--request-details"],
+  ] as const) {
     if (path) checkOutputWritable(path, flag);
   }
   for (const path of [opts.dumpPrompts, opts.requestDetails]) if (path) writeFileSync(path, "");

@@ -109,7 +109,12 @@ function isJsonObjectStart(line: string, truncated: boolean): boolean {
   if (!t.startsWith("{")) return false;
   try {
     const v = JSON.parse(t.replace(/\bNaN\b|-?\bInfinity\b/g, "null")) as Record<string, unknown>;
-    return typeof v === "object" && v !== null && !Array.isArray(v) && (typeof v.shared_prefix_pct === "number" || ["round", "capacity", "run"].includes(String(v.type)));
+    return (
+      typeof v === "object" &&
+      v !== null &&
+      !Array.isArray(v) &&
+      (typeof v.shared_prefix_pct === "number" || ["round", "capacity", "run"].includes(String(v.type)))
+    );
   } catch {
     return truncated && /"(shared_prefix_pct|type)"/.test(t);
   }

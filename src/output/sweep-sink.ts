@@ -32,18 +32,29 @@ export function openSweepSink(opts: SinkOptions, out: (text: string) => void, en
     },
     line(record) {
       const pct = record.shared_prefix_pct;
-      for (const g of record.gates) if (!g.pass) log.warn(`gate failed at ${pct}%: ${g.expr} (value ${formatCell(g.value)}${g.repeats === undefined ? "" : `, the mean of ${g.repeats} repeats`})`);
+      for (const g of record.gates)
+        if (!g.pass)
+          log.warn(`gate failed at ${pct}%: ${g.expr} (value ${formatCell(g.value)}${g.repeats === undefined ? "" : `, the mean of ${g.repeats} repeats`})`);
       out(renderConsole(record));
       const path = opts.outputFile;
       if (path) guardedWrite("--output-file", path, () => appendJsonlLine(path, formatJsonl(record)));
     },
-    repeated: (repeats) => out(renderRepeats(repeats, opts.repeat ?? repeats.length, (opts.gates ?? []).map((g) => g.metric))),
+    repeated: (repeats) =>
+      out(
+        renderRepeats(
+          repeats,
+          opts.repeat ?? repeats.length,
+          (opts.gates ?? []).map((g) => g.metric),
+        ),
+      ),
     progress: (total, label) => startProgress(total, label, { quiet: opts.quiet }),
     ended(records, ttftModel) {
       out(renderSweepEnd(records, ttftModel));
       if (!env.GITHUB_STEP_SUMMARY || records.length === 0) return;
       const run = reportRunOf(records, opts.outputFile ?? "this run", ttftModel);
-      guardedWrite("GITHUB_STEP_SUMMARY", env.GITHUB_STEP_SUMMARY, () => appendStepSummary(renderMarkdownReport([run], [], `warmbench run: ${run.pcts[0]!.model}`), env));
+      guardedWrite("GITHUB_STEP_SUMMARY", env.GITHUB_STEP_SUMMARY, () =>
+        appendStepSummary(renderMarkdownReport([run], [], `warmbench run: ${run.pcts[0]!.model}`), env),
+      );
     },
   };
 }

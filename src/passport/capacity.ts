@@ -46,7 +46,13 @@ async function unlessUnreported<T>(method: string, f: () => Promise<PassportFigu
 }
 
 /** One trial: is P intact (in `tier`) after F tokens of fill? Also the TTFT of its re-send and where it came from. */
-async function trial(ctx: PassportContext, draws: PromptDraws, fillTokens: number, chunk: number, tier: Tier): Promise<{ intact: boolean; ttftMs: number; device: number; total: number }> {
+async function trial(
+  ctx: PassportContext,
+  draws: PromptDraws,
+  fillTokens: number,
+  chunk: number,
+  tier: Tier,
+): Promise<{ intact: boolean; ttftMs: number; device: number; total: number }> {
   await flush(ctx);
   const p = draws.draw(chunk);
   const first = await ask(ctx, p);
@@ -63,7 +69,8 @@ async function trial(ctx: PassportContext, draws: PromptDraws, fillTokens: numbe
 async function search(ctx: PassportContext, draws: PromptDraws, page: number, maxTokens: number, tier: Tier): Promise<{ tokens: number; bounded: boolean }> {
   const chunk = chunkTokens(page);
   // Without any fill the probe must come back whole: else the server keeps no prefix at all, and no capacity is seen.
-  if (!(await trial(ctx, draws, 0, chunk, tier)).intact) throw new Unreported(`the probe prompt did not come back cached even without a fill: no prefix cache to measure`);
+  if (!(await trial(ctx, draws, 0, chunk, tier)).intact)
+    throw new Unreported(`the probe prompt did not come back cached even without a fill: no prefix cache to measure`);
   let good = 0;
   let bad: number | null = null;
   for (let f = chunk; chunk + f <= maxTokens; f *= 2) {
@@ -99,10 +106,23 @@ export async function measureCapacity(ctx: PassportContext, draws: PromptDraws, 
 }
 
 /** Does a second tier serve what the first evicted, how much do both hold, and how fast is a hit from each? */
-type SecondTier = { present: boolean; total_capacity_tokens: number | null; ttft_device_hit_ms: number | null; ttft_second_tier_hit_ms: number | null; ttft_cold_ms: number | null };
+type SecondTier = {
+  present: boolean;
+  total_capacity_tokens: number | null;
+  ttft_device_hit_ms: number | null;
+  ttft_second_tier_hit_ms: number | null;
+  ttft_cold_ms: number | null;
+};
 
-export async function measureSecondTier(ctx: PassportContext, draws: PromptDraws, page: number, capacity: number, maxTokens: number): Promise<PassportFigure<SecondTier>> {
-  const method = "the capacity search's probe re-sent after a fill that evicts it from the first tier: cached tokens still reported (from another tier) or not; then the same search on its total cached tokens";
+export async function measureSecondTier(
+  ctx: PassportContext,
+  draws: PromptDraws,
+  page: number,
+  capacity: number,
+  maxTokens: number,
+): Promise<PassportFigure<SecondTier>> {
+  const method =
+    "the capacity search's probe re-sent after a fill that evicts it from the first tier: cached tokens still reported (from another tier) or not; then the same search on its total cached tokens";
   return unlessUnreported<SecondTier>(method, async () => {
     const chunk = chunkTokens(page);
     const beyond = Math.max(chunk, capacity);
@@ -111,11 +131,22 @@ export async function measureSecondTier(ctx: PassportContext, draws: PromptDraws
     await flush(ctx);
     const cold = await ask(ctx, draws.draw(chunk + 1));
     if (evicted.total < chunk) {
-      return { value: { present: false, total_capacity_tokens: null, ttft_device_hit_ms: hit.ttftMs, ttft_second_tier_hit_ms: null, ttft_cold_ms: cold.ttftMs }, method, uncertainty: null, why: null };
+      return {
+        value: { present: false, total_capacity_tokens: null, ttft_device_hit_ms: hit.ttftMs, ttft_second_tier_hit_ms: null, ttft_cold_ms: cold.ttftMs },
+        method,
+        uncertainty: null,
+        why: null,
+      };
     }
     const total = await search(ctx, draws, page, maxTokens, "total");
     return {
-      value: { present: true, total_capacity_tokens: total.tokens, ttft_device_hit_ms: hit.ttftMs, ttft_second_tier_hit_ms: evicted.ttftMs, ttft_cold_ms: cold.ttftMs },
+      value: {
+        present: true,
+        total_capacity_tokens: total.tokens,
+        ttft_device_hit_ms: hit.ttftMs,
+        ttft_second_tier_hit_ms: evicted.ttftMs,
+        ttft_cold_ms: cold.ttftMs,
+      },
       method,
       uncertainty: total.bounded ? `total capacity a lower bound (--max-tokens ${maxTokens})` : `total capacity -0/+${page} tokens`,
       why: null,
@@ -125,13 +156,20 @@ export async function measureSecondTier(ctx: PassportContext, draws: PromptDraws
 
 /** Is a finished request's answer cached? A prompt answered with 2 pages and more, then the prompt and that answer again. */
 export async function measureOutputsCached(ctx: PassportContext, draws: PromptDraws, page: number): Promise<PassportFigure<boolean>> {
-  const method = "a prompt answered with more than two pages of tokens, then the prompt, the answer and a token of its own: cached beyond the prompt's whole pages or not";
+  const method =
+    "a prompt answered with more than two pages of tokens, then the prompt, the answer and a token of its own: cached beyond the prompt's whole pages or not";
   await flush(ctx);
   const q = draws.draw(4 * page + 1);
   const m = 2 * page + 2;
   const first = await ask(ctx, q, m);
   if (!first.ok) return { value: null, method, uncertainty: null, why: `the prompt failed: ${first.failure}` };
-  if (first.outputIds === null) return { value: null, method, uncertainty: null, why: "the server streams no output ids (or their count disagreed), so the answer cannot be sent back exactly" };
+  if (first.outputIds === null)
+    return {
+      value: null,
+      method,
+      uncertainty: null,
+      why: "the server streams no output ids (or their count disagreed), so the answer cannot be sent back exactly",
+    };
   const again = await ask(ctx, joined(joined(q, first.outputIds), draws.draw(1)));
   if (again.cachedTokens < 0) return { value: null, method, uncertainty: null, why: UNREPORTED };
   const promptPages = Math.floor(q.length / page) * page;
@@ -142,10 +180,16 @@ export async function measureOutputsCached(ctx: PassportContext, draws: PromptDr
 }
 
 /** LRU or FIFO: A and B cached, the cache filled to its brim, A touched, then a little more: which lost a page? */
-export async function measureEviction(ctx: PassportContext, draws: PromptDraws, page: number, capacity: number): Promise<PassportFigure<"lru" | "fifo" | "other">> {
+export async function measureEviction(
+  ctx: PassportContext,
+  draws: PromptDraws,
+  page: number,
+  capacity: number,
+): Promise<PassportFigure<"lru" | "fifo" | "other">> {
   const method = "prompts A then B cached, fresh prompts up to the capacity, A sent again, two pages more: A intact and B not is LRU, the reverse FIFO";
   const chunk = chunkTokens(page);
-  if (capacity < 3 * chunk) return { value: null, method, uncertainty: null, why: `the capacity (${capacity} tokens) holds fewer than three probe prompts of ${chunk}` };
+  if (capacity < 3 * chunk)
+    return { value: null, method, uncertainty: null, why: `the capacity (${capacity} tokens) holds fewer than three probe prompts of ${chunk}` };
   await flush(ctx);
   const a = draws.draw(chunk);
   const b = draws.draw(chunk);
@@ -163,7 +207,12 @@ export async function measureEviction(ctx: PassportContext, draws: PromptDraws, 
   return { value, method, uncertainty: null, why: value === "other" ? `A ${aWhole ? "whole" : "evicted"}, B ${bWhole ? "whole" : "evicted"}` : null };
 }
 
-export async function measureIdleExpiry(ctx: PassportContext, draws: PromptDraws, page: number, waitS: number): Promise<PassportFigure<"none_within_wait" | "expired_within_wait">> {
+export async function measureIdleExpiry(
+  ctx: PassportContext,
+  draws: PromptDraws,
+  page: number,
+  waitS: number,
+): Promise<PassportFigure<"none_within_wait" | "expired_within_wait">> {
   const method = `a prompt cached, then sent again after ${waitS} s idle`;
   if (waitS <= 0) return { value: null, method, uncertainty: null, why: "--idle-wait 0" };
   await flush(ctx);

@@ -68,7 +68,10 @@ export class PromptDraws {
   private readonly rng: PyRandom;
   private next = 0;
 
-  constructor(private readonly population: Uint32Array, seed: bigint) {
+  constructor(
+    private readonly population: Uint32Array,
+    seed: bigint,
+  ) {
     this.rng = new PyRandom(seed + 0x9a55_90a7n);
   }
 

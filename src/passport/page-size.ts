@@ -27,14 +27,24 @@ export async function measurePageSize(ctx: PassportContext, draws: PromptDraws, 
     seen.push([k, r.cachedTokens]);
   }
   if (seen.every(([, c]) => c === 0)) {
-    return { value: null, method: METHOD, uncertainty: null, why: `no shared prefix came back cached (up to ${SHARED[0]} tokens): no prefix cache, or pages longer than that` };
+    return {
+      value: null,
+      method: METHOD,
+      uncertainty: null,
+      why: `no shared prefix came back cached (up to ${SHARED[0]} tokens): no prefix cache, or pages longer than that`,
+    };
   }
   const consistent: number[] = [];
   for (let p = 1; p <= MAX_PAGE; p++) if (seen.every(([k, c]) => Math.floor(k / p) * p === c)) consistent.push(p);
   if (consistent.length === 1) return { value: consistent[0]!, method: METHOD, uncertainty: "exact: the only page size every answer agrees with", why: null };
   const shown = seen.map(([k, c]) => `${k}->${c}`).join(", ");
   if (consistent.length === 0) {
-    return { value: null, method: METHOD, uncertainty: null, why: `no page size up to ${MAX_PAGE} explains the cached tokens (shared->cached: ${shown}): not a paged prefix cache of one slot` };
+    return {
+      value: null,
+      method: METHOD,
+      uncertainty: null,
+      why: `no page size up to ${MAX_PAGE} explains the cached tokens (shared->cached: ${shown}): not a paged prefix cache of one slot`,
+    };
   }
   return { value: consistent[0]!, method: METHOD, uncertainty: `one of ${consistent.join(", ")}`, why: `several page sizes explain the answers (${shown})` };
 }

@@ -16,8 +16,23 @@ import { measureSlots } from "./slots.ts";
 
 export type PassportOptions = Pick<
   RunOptions,
-  | "backend" | "endpoint" | "baseUrl" | "urlCredentials" | "apiKey" | "tokenizer" | "revision" | "servedModelName" | "extraRequestBody"
-  | "flushDeadlineS" | "flushServerTimeoutS" | "requestTimeoutS" | "stallTimeoutS" | "seed" | "flush" | "verifyCache" | "pageSize"
+  | "backend"
+  | "endpoint"
+  | "baseUrl"
+  | "urlCredentials"
+  | "apiKey"
+  | "tokenizer"
+  | "revision"
+  | "servedModelName"
+  | "extraRequestBody"
+  | "flushDeadlineS"
+  | "flushServerTimeoutS"
+  | "requestTimeoutS"
+  | "stallTimeoutS"
+  | "seed"
+  | "flush"
+  | "verifyCache"
+  | "pageSize"
 > & { maxTokens: number; idleWaitS: number };
 
 const notMeasured = <T>(method: string, why: string): PassportFigure<T> => ({ value: null, method, uncertainty: null, why });
@@ -33,7 +48,9 @@ export async function runPassport(opts: PassportOptions, signal?: AbortSignal): 
   const perSlot = (server.cacheSlots ?? null) !== null;
   log.info("Measuring the cache's page size ...");
   await flush(ctx);
-  const slots = perSlot ? await measureSlots(ctx, draws, server.info.contextLength) : notMeasured<Passport["slots"]["value"] & object>("llama.cpp slots", "the server has one shared cache, not per-slot caches");
+  const slots = perSlot
+    ? await measureSlots(ctx, draws, server.info.contextLength)
+    : notMeasured<Passport["slots"]["value"] & object>("llama.cpp slots", "the server has one shared cache, not per-slot caches");
   const slotContext = slots.value?.context_tokens ?? null;
   await flush(ctx);
   const pageSize = await measurePageSize(ctx, draws, slotContext);
@@ -42,9 +59,20 @@ export async function runPassport(opts: PassportOptions, signal?: AbortSignal): 
   let secondTier: Passport["second_tier"];
   let eviction: Passport["eviction"];
   if (perSlot) {
-    capacity = { value: slotContext, method: "a slot holds one sequence, up to its context (the slots figure)", uncertainty: slots.uncertainty, why: "per slot: the next prompt in a slot replaces what it does not share with the last" };
+    capacity = {
+      value: slotContext,
+      method: "a slot holds one sequence, up to its context (the slots figure)",
+      uncertainty: slots.uncertainty,
+      why: "per slot: the next prompt in a slot replaces what it does not share with the last",
+    };
     secondTier = {
-      value: { present: slots.value?.ram_cache_restores ?? false, total_capacity_tokens: null, ttft_device_hit_ms: null, ttft_second_tier_hit_ms: null, ttft_cold_ms: null },
+      value: {
+        present: slots.value?.ram_cache_restores ?? false,
+        total_capacity_tokens: null,
+        ttft_device_hit_ms: null,
+        ttft_second_tier_hit_ms: null,
+        ttft_cold_ms: null,
+      },
       method: "the host-RAM prompt cache: an erased slot's prompt comes back cached (found at preflight)",
       uncertainty: null,
       why: "its capacity is --cache-ram MiB, not measured in tokens",
@@ -54,10 +82,14 @@ export async function runPassport(opts: PassportOptions, signal?: AbortSignal): 
     log.info(`Searching the cache's capacity (page ${page}, up to ${opts.maxTokens} tokens) ...`);
     capacity = await measureCapacity(ctx, draws, page, opts.maxTokens);
     const bounded = capacity.uncertainty?.startsWith("a lower bound") === true;
-    secondTier = bounded || capacity.value === null
-      ? notMeasured("a second tier", "the first tier's capacity was not reached within --max-tokens")
-      : await measureSecondTier(ctx, draws, page, capacity.value, opts.maxTokens);
-    eviction = bounded || capacity.value === null ? notMeasured("eviction order", "the capacity was not reached within --max-tokens") : await measureEviction(ctx, draws, page, capacity.value);
+    secondTier =
+      bounded || capacity.value === null
+        ? notMeasured("a second tier", "the first tier's capacity was not reached within --max-tokens")
+        : await measureSecondTier(ctx, draws, page, capacity.value, opts.maxTokens);
+    eviction =
+      bounded || capacity.value === null
+        ? notMeasured("eviction order", "the capacity was not reached within --max-tokens")
+        : await measureEviction(ctx, draws, page, capacity.value);
   }
   log.info("Checking whether answers are cached ...");
   const outputs = await measureOutputsCached(ctx, draws, page);
@@ -78,7 +110,12 @@ export async function runPassport(opts: PassportOptions, signal?: AbortSignal): 
     idle_expiry: idle,
     second_tier: secondTier,
     slots,
-    stated: { page_size: server.info.pageSize, capacity_tokens: server.info.cacheCapacityTokens, host_capacity_tokens: server.info.hostCacheCapacityTokens, slots: server.cacheSlots ?? null },
+    stated: {
+      page_size: server.info.pageSize,
+      capacity_tokens: server.info.cacheCapacityTokens,
+      host_capacity_tokens: server.info.hostCacheCapacityTokens,
+      slots: server.cacheSlots ?? null,
+    },
     requests_sent: ctx.sent.count,
     requests_failed: ctx.sent.failures.length,
     failures: ctx.sent.failures.slice(0, 5),

@@ -9,14 +9,16 @@ import { ask, flush, type PassportContext, type PromptDraws } from "./context.ts
 type Slots = { count: number; context_tokens: number | null; separate_caches: boolean; ram_cache_restores: boolean | null };
 
 export async function measureSlots(ctx: PassportContext, draws: PromptDraws, statedContext: number | null): Promise<PassportFigure<Slots>> {
-  const method = "a prompt cached in slot 0 sent to slot 1 (separate caches: 0 cached there); the longest prompt slot 0 accepts, by bisection; an erased slot's prompt sent again (the RAM cache restores it or not)";
+  const method =
+    "a prompt cached in slot 0 sent to slot 1 (separate caches: 0 cached there); the longest prompt slot 0 accepts, by bisection; an erased slot's prompt sent again (the RAM cache restores it or not)";
   const count = ctx.server.cacheSlots ?? null;
   if (count === null) return { value: null, method, uncertainty: null, why: "the server has one shared cache, not per-slot caches" };
   await flush(ctx);
   const a = draws.draw(64);
   await ask(ctx, a, 1, 0);
   const other = count > 1 ? await ask(ctx, a, 1, 1) : null;
-  if (other !== null && other.cachedTokens < 0) return { value: null, method, uncertainty: null, why: "the server reports no cached tokens, so whether its slots share a cache cannot be seen" };
+  if (other !== null && other.cachedTokens < 0)
+    return { value: null, method, uncertainty: null, why: "the server reports no cached tokens, so whether its slots share a cache cannot be seen" };
   const separate = other === null ? true : other.cachedTokens === 0;
   // The longest prompt (with one output token) slot 0 takes: the slot's context less one.
   let good = 64;

@@ -98,7 +98,10 @@ export function analyzeTrace(trace: Trace, o: { pageSize: number; cacheTokens: n
     window,
     requests: idx.length,
     inputTokens: idx.reduce((a, i) => a + rs[i]!.inputLength, 0),
-    workingSetTokens: workingSet(idx.map((i) => rs[i]!), trace.blockSize),
+    workingSetTokens: workingSet(
+      idx.map((i) => rs[i]!),
+      trace.blockSize,
+    ),
     infiniteHitRatio: ratio(idx, (i) => hits[i]!.inf),
     lruHitRatio: lru === null ? null : ratio(idx, (i) => hits[i]!.lru!),
   }));

@@ -37,7 +37,15 @@ export interface CheckTotals {
 
 export function totals(checked: readonly CheckedRequest[]): CheckTotals {
   const t: CheckTotals = {
-    checked: 0, ok: 0, short: 0, over: 0, expectedInfiniteTokens: 0, expectedLowerTokens: 0, observedTokens: 0, predictedEvictionTokens: 0, observedShortfallTokens: 0,
+    checked: 0,
+    ok: 0,
+    short: 0,
+    over: 0,
+    expectedInfiniteTokens: 0,
+    expectedLowerTokens: 0,
+    observedTokens: 0,
+    predictedEvictionTokens: 0,
+    observedShortfallTokens: 0,
   };
   for (const c of checked) {
     if (c.verdict === "failed" || c.verdict === "unreported") continue;

@@ -2,8 +2,21 @@
 import type { RunOptions } from "../config/options.ts";
 import type { TraceOptions } from "./trace.ts";
 
-
-export type ReplayOptions = Omit<RunOptions, "numPrompts" | "totalTokens" | "outputLen" | "pcts" | "workingSets" | "requestRates" | "burstiness" | "durationS" | "gates" | "workers" | "shard" | "coordinator"> & {
+export type ReplayOptions = Omit<
+  RunOptions,
+  | "numPrompts"
+  | "totalTokens"
+  | "outputLen"
+  | "pcts"
+  | "workingSets"
+  | "requestRates"
+  | "burstiness"
+  | "durationS"
+  | "gates"
+  | "workers"
+  | "shard"
+  | "coordinator"
+> & {
   tracePath: string;
   trace: TraceOptions;
   /** Scales the trace's timestamps: 0.1 sends ten times faster. */

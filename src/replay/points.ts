@@ -59,7 +59,9 @@ export function replayPoints(i: PointsInput): PctRecord[] {
   // the exit (a first signal must end the run within moments, plus the time to write what was measured).
   const reached = m.interrupted && m.records.length > 0 ? m.records.reduce((most, r) => Math.max(most, r.index), 0) + 1 : trace.requests.length;
   const analysis = analyzeTrace(reached < trace.requests.length ? { ...trace, requests: trace.requests.slice(0, reached) } : trace, {
-    pageSize: page, cacheTokens: null, windowS: i.opts.windowS,
+    pageSize: page,
+    cacheTokens: null,
+    windowS: i.opts.windowS,
   });
   const windowOf = (timestampMs: number) => Math.floor(timestampMs / 1000 / i.opts.windowS);
   const byWindow = new Map<number, RequestRecord[]>();
@@ -78,8 +80,13 @@ export function replayPoints(i: PointsInput): PctRecord[] {
   for (const [w, records] of [...byWindow.entries()].sort((a, b) => a[0] - b[0])) {
     const spanS = i.opts.windowS * i.opts.timeScale;
     const point = onePoint(i, records, {
-      window: w, analyzed: windows.get(w)!, planned: planned.get(w)!, rate: i.opts.ignoreTimestamps ? Infinity : planned.get(w)! / spanS,
-      first: out.length === 0, fit, idsHash,
+      window: w,
+      analyzed: windows.get(w)!,
+      planned: planned.get(w)!,
+      rate: i.opts.ignoreTimestamps ? Infinity : planned.get(w)! / spanS,
+      first: out.length === 0,
+      fit,
+      idsHash,
     });
     fit = point.fit;
     out.push(point.record);
@@ -88,7 +95,12 @@ export function replayPoints(i: PointsInput): PctRecord[] {
   const first = trace.requests[0]!.timestampMs;
   const spanS = ((trace.requests.at(-1)!.timestampMs - first) / 1000) * i.opts.timeScale;
   const whole: AnalyzedWindow = {
-    window: -1, requests: analysis.requests, inputTokens: 0, workingSetTokens: analysis.workingSetTokens, infiniteHitRatio: analysis.infiniteHitRatio, lruHitRatio: null,
+    window: -1,
+    requests: analysis.requests,
+    inputTokens: 0,
+    workingSetTokens: analysis.workingSetTokens,
+    infiniteHitRatio: analysis.infiniteHitRatio,
+    lruHitRatio: null,
   };
   const rate = i.opts.ignoreTimestamps ? Infinity : trace.requests.length / Math.max(spanS, i.opts.windowS * i.opts.timeScale);
   // The whole replay's TTFT model is fitted on its own requests: each was already counted once in its window's.

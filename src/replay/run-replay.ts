@@ -59,7 +59,15 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
 
   const runId = newRunId();
   const ctx = { opts, io: { signal: io.signal }, backend, ctl, server, tokenizer };
-  const resetInput = { probeIds: null, canaryMaxTokens: canaryMax, slots: cacheSlotsOf(server), prefixes: [], prefixLen: 0, learnTemplateHead: false, label: "replay" };
+  const resetInput = {
+    probeIds: null,
+    canaryMaxTokens: canaryMax,
+    slots: cacheSlotsOf(server),
+    prefixes: [],
+    prefixLen: 0,
+    learnTemplateHead: false,
+    label: "replay",
+  };
   // Several replicas: each flushed and proven on its own; the trace's requests routed by their root block.
   const set = opts.replicas === undefined ? null : await prepareReplicas(opts, { ctl, server, backend });
   const reset = set === null ? await resetCache(ctx, resetInput) : await resetReplicas(ctx, set, resetInput);
@@ -89,20 +97,38 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
     progress: { start: io.sink.progress, label: "replay" },
     announce: `Replaying ${requests.length} requests of ${trace.path} ${how} ...`,
   });
-  const replicaKeys = set === null || router === undefined ? null : ledgerKeys(hitLedger({
-    prompts: requests,
-    records: m.records,
-    replicaOf: (index) => router.assigned.get(index) ?? null,
-    replicas: set.urls.map((url, r) => ({ url, capacityTokens: set.servers[r]!.info.cacheCapacityTokens, warmed: [] })),
-    pageSize: server.pageSize,
-    blockSize: trace.blockSize,
-  }), router.policy, set.urls.map((url, r) => ({ url, serverVersion: set.servers[r]!.info.version, cacheCapacityTokens: set.servers[r]!.info.cacheCapacityTokens })));
+  const replicaKeys =
+    set === null || router === undefined
+      ? null
+      : ledgerKeys(
+          hitLedger({
+            prompts: requests,
+            records: m.records,
+            replicaOf: (index) => router.assigned.get(index) ?? null,
+            replicas: set.urls.map((url, r) => ({ url, capacityTokens: set.servers[r]!.info.cacheCapacityTokens, warmed: [] })),
+            pageSize: server.pageSize,
+            blockSize: trace.blockSize,
+          }),
+          router.policy,
+          set.urls.map((url, r) => ({ url, serverVersion: set.servers[r]!.info.version, cacheCapacityTokens: set.servers[r]!.info.cacheCapacityTokens })),
+        );
   const predictions = predictFromRecords(requests, m.records, { blockSize: trace.blockSize, pageSize: server.pageSize, capacityTokens });
   const checked = new Map<number, CheckedRequest>(m.records.map((r) => [r.index, judge(r, predictions.get(r.index)!)]));
   io.sink.details(runId, m.records, requests, checked);
   const run = runInfo(opts, server, backend);
-  const fidelity = opts.fidelity !== undefined && !m.interrupted ? await checkReplayFidelity(opts, requests, predictions, blocks, { backend, ctl, server }) : null;
-  const points = replayPoints({ trace, m, checked, reset, opts, capacityTokens, summary: { opts: summaryOpts(opts, requests), server, tokenizer, backend, runId, run }, fidelity, replicaKeys });
+  const fidelity =
+    opts.fidelity !== undefined && !m.interrupted ? await checkReplayFidelity(opts, requests, predictions, blocks, { backend, ctl, server }) : null;
+  const points = replayPoints({
+    trace,
+    m,
+    checked,
+    reset,
+    opts,
+    capacityTokens,
+    summary: { opts: summaryOpts(opts, requests), server, tokenizer, backend, runId, run },
+    fidelity,
+    replicaKeys,
+  });
   const outcome: ReplayOutcome = { records: [], interrupted: m.interrupted, failedRequests: 0, cacheFailures: 0, saturated: 0 };
   for (const record of points) {
     io.sink.line(record);
@@ -124,13 +150,18 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
  * that prefix alone, with the trace's own prompt.
  */
 async function checkReplayFidelity(
-  opts: ReplayOptions, requests: Trace["requests"], predictions: ReadonlyMap<number, Prediction>, blocks: BlockSource,
+  opts: ReplayOptions,
+  requests: Trace["requests"],
+  predictions: ReadonlyMap<number, Prediction>,
+  blocks: BlockSource,
   ctx: { backend: Backend; ctl: Control; server: ServerProfile },
 ): Promise<FidelityGroup> {
   const f = opts.fidelity!;
   const hits = requests.map((r, index) => ({ r, index })).filter(({ index }) => (predictions.get(index)?.infinite ?? 0) > 0);
   const step = Math.max(1, Math.floor(hits.length / f.sample));
-  const samples: FidelitySample[] = hits.filter((_, k) => k % step === 0).slice(0, f.sample)
+  const samples: FidelitySample[] = hits
+    .filter((_, k) => k % step === 0)
+    .slice(0, f.sample)
     .map(({ r, index }) => ({ ids: [...blocks.prompt(r)], prefixLen: predictions.get(index)!.infinite }));
   const outputLen = Math.max(1, Math.round(requests.reduce((a, r) => a + r.outputLength, 0) / requests.length));
   return checkFidelity({ backend: ctx.backend, ctl: ctx.ctl }, samples, fidelityOptions({ opts, server: ctx.server }, outputLen));
@@ -146,6 +177,10 @@ function summaryOpts(opts: ReplayOptions, requests: Trace["requests"]) {
 function traceRouter(opts: ReplayOptions, set: ReplicaSet, requests: Trace["requests"]): ReplicaRouter {
   const root = (index: number) => requests[index]?.hashIds[0] ?? index;
   return new ReplicaRouter(set.urls, opts.replicas!.route, (index) => ({ session: root(index), prefix: root(index) }), {
-    seed: opts.seed, prefixes: [], prefixesHeld: set.urls.map(() => null), warmedEverywhere: true, via: opts.replicas!.via,
+    seed: opts.seed,
+    prefixes: [],
+    prefixesHeld: set.urls.map(() => null),
+    warmedEverywhere: true,
+    via: opts.replicas!.via,
   });
 }

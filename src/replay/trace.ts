@@ -42,7 +42,10 @@ export interface Trace {
 
 /** Why a line is refused: a short reason (the counting key) and the detail shown. */
 class BadLine extends Error {
-  constructor(readonly reason: string, detail: string) {
+  constructor(
+    readonly reason: string,
+    detail: string,
+  ) {
     super(detail);
   }
 }
@@ -54,7 +57,8 @@ function checkLine(value: unknown, blockSize: number, lastMs: number): Omit<Trac
   if (value === null || typeof value !== "object" || Array.isArray(value)) throw new BadLine("malformed", "expected a JSON object");
   const o = value as Record<string, unknown>;
   const ts = o.timestamp;
-  if (typeof ts !== "number" || !Number.isFinite(ts) || ts < 0) throw new BadLine("malformed", `"timestamp" must be a number of ms >= 0, got ${JSON.stringify(ts)}`);
+  if (typeof ts !== "number" || !Number.isFinite(ts) || ts < 0)
+    throw new BadLine("malformed", `"timestamp" must be a number of ms >= 0, got ${JSON.stringify(ts)}`);
   if (!isCount(o.input_length, 1)) throw new BadLine("malformed", `"input_length" must be an integer >= 1, got ${JSON.stringify(o.input_length)}`);
   // Without an output token there is no first token: neither TTFT nor the end of the prefill can be observed.
   if (!isCount(o.output_length, 1)) throw new BadLine("malformed", `"output_length" must be an integer >= 1, got ${JSON.stringify(o.output_length)}`);
@@ -99,7 +103,8 @@ export function parseTrace(path: string, text: string, opts: TraceOptions): Trac
   }
   if (all.length === 0) throw new UsageError(`${path}: no valid request in the trace`);
   const requests = sliceTrace(all, opts);
-  if (requests.length === 0) throw new UsageError(`${path}: --start ${opts.startS}${opts.durationS === null ? "" : ` --duration ${opts.durationS}`} selects no request`);
+  if (requests.length === 0)
+    throw new UsageError(`${path}: --start ${opts.startS}${opts.durationS === null ? "" : ` --duration ${opts.durationS}`} selects no request`);
   return { path, blockSize: opts.blockSize, requests, validLines: all.length, skipped };
 }
 

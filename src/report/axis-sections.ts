@@ -13,7 +13,8 @@ import { formatCell } from "./text-table.ts";
 
 export const ms = (title: string): AxisData => ({ title: `${title} (ms)`, type: "linear", min: 0 });
 export const pair = (first: [KeyName, string], second: [KeyName, string]) => [
-  { key: first[0], name: first[1] }, { key: second[0], name: second[1], dashed: true },
+  { key: first[0], name: first[1] },
+  { key: second[0], name: second[1], dashed: true },
 ];
 export const present = (s: ReportSection | null): s is ReportSection => s !== null;
 
@@ -35,28 +36,70 @@ export function rateSections(groups: readonly RunGroup[]): ReportSection[] {
   const offeredAxis: AxisData = { title: "offered request rate (req/s)", type: "linear", min: 0 };
   const latency = (id: string, name: string, metrics: CurveSpec["metrics"], what: string): ReportSection | null =>
     curveSection(groups, {
-      id, title: `${name} against the achieved request rate`, x: achieved, xValue: (l) => valueOf(l, "achieved_request_rate"), y: ms(name), metrics,
-      over: "request_rate", include: openLoop,
+      id,
+      title: `${name} against the achieved request rate`,
+      x: achieved,
+      xValue: (l) => valueOf(l, "achieved_request_rate"),
+      y: ms(name),
+      metrics,
+      over: "request_rate",
+      include: openLoop,
       note: `${what}, median (solid) and P99 (dashed), at the rate the client really sent (achieved_request_rate); one curve per shared-prefix %. Where it bends up the server is saturated.`,
     });
   const perOffered = (id: string, title: string, y: AxisData, key: KeyName, note: string, diagonal: boolean): ReportSection | null =>
     curveSection(groups, {
-      id, title, note, x: offeredAxis, xValue: offered, y, metrics: [{ key, name: key }], over: "request_rate", include: openLoop,
-      extras: diagonal ? (lines) => {
-        const top = Math.max(...lines.map(({ line }) => offered(line) ?? 0));
-        return [{ label: "completed = offered", series: -1, style: "reference", data: [{ x: 0, y: 0 }, { x: top, y: top }] }];
-      } : undefined,
+      id,
+      title,
+      note,
+      x: offeredAxis,
+      xValue: offered,
+      y,
+      metrics: [{ key, name: key }],
+      over: "request_rate",
+      include: openLoop,
+      extras: diagonal
+        ? (lines) => {
+            const top = Math.max(...lines.map(({ line }) => offered(line) ?? 0));
+            return [
+              {
+                label: "completed = offered",
+                series: -1,
+                style: "reference",
+                data: [
+                  { x: 0, y: 0 },
+                  { x: top, y: top },
+                ],
+              },
+            ];
+          }
+        : undefined,
     });
   return [
     latency("rate-ttft", "TTFT", pair(["median_ttft_ms", "median"], ["p99_ttft_ms", "p99"]), "Time to first token"),
-    latency("rate-ttft-intended", "TTFT from the intended send", pair(["ttft_from_intended_median_ms", "median"], ["ttft_from_intended_p99_ms", "p99"]),
-      "Time to first token counted from the schedule's send time, the client's queueing included (what a user waits)"),
+    latency(
+      "rate-ttft-intended",
+      "TTFT from the intended send",
+      pair(["ttft_from_intended_median_ms", "median"], ["ttft_from_intended_p99_ms", "p99"]),
+      "Time to first token counted from the schedule's send time, the client's queueing included (what a user waits)",
+    ),
     latency("rate-itl", "ITL", pair(["median_itl_ms", "median"], ["p99_itl_ms", "p99"]), "Inter-token latency"),
     latency("rate-e2e", "E2E latency", pair(["median_e2e_latency_ms", "median"], ["p99_e2e_latency_ms", "p99"]), "End-to-end latency"),
-    perOffered("rate-throughput", "Output throughput against the offered request rate", { title: "output tokens/s", type: "linear", min: 0 },
-      "output_throughput", "Generated tokens per second at each offered rate; it stops growing where the server saturates.", false),
-    perOffered("rate-goodput", "Goodput against the offered request rate", { title: "completed requests/s", type: "linear", min: 0 },
-      "request_throughput", "Requests completed successfully per second (request_throughput: failures excluded) against the rate offered; below the diagonal the server falls behind.", true),
+    perOffered(
+      "rate-throughput",
+      "Output throughput against the offered request rate",
+      { title: "output tokens/s", type: "linear", min: 0 },
+      "output_throughput",
+      "Generated tokens per second at each offered rate; it stops growing where the server saturates.",
+      false,
+    ),
+    perOffered(
+      "rate-goodput",
+      "Goodput against the offered request rate",
+      { title: "completed requests/s", type: "linear", min: 0 },
+      "request_throughput",
+      "Requests completed successfully per second (request_throughput: failures excluded) against the rate offered; below the diagonal the server falls behind.",
+      true,
+    ),
   ].filter(present);
 }
 
@@ -79,7 +122,20 @@ function capacityLines(lines: readonly { line: AnyLine }[], curves: readonly Dat
 /** The lines whose observed hits fell below expected, marked on a metric's curve. */
 function evicting(lines: readonly { line: AnyLine }[], key: KeyName): DatasetData[] {
   const marked = lines.map((l) => l.line).filter((l) => l.eviction === true);
-  return marked.length === 0 ? [] : [{ label: "evicting (eviction: true)", series: -1, style: "marker", data: points(marked, (l) => valueOf(l, "working_set_tokens"), (l) => valueOf(l, key)) }];
+  return marked.length === 0
+    ? []
+    : [
+        {
+          label: "evicting (eviction: true)",
+          series: -1,
+          style: "marker",
+          data: points(
+            marked,
+            (l) => valueOf(l, "working_set_tokens"),
+            (l) => valueOf(l, key),
+          ),
+        },
+      ];
 }
 
 /** Hit ratio and TTFT against the working set's tokens: the knee where it outgrows the cache. */
@@ -87,7 +143,10 @@ export function workingSetSections(groups: readonly RunGroup[]): ReportSection[]
   if (!varies(groups, (a) => (isRoundAxes(a) ? undefined : a.working_set))) return [];
   const x: AxisData = { title: "working set (tokens, log)", type: "logarithmic" };
   const base = {
-    x, xValue: (l: AnyLine) => valueOf(l, "working_set_tokens"), over: "working_set" as const, include: (l: AnyLine) => !isRoundAxes(axesOf(l)),
+    x,
+    xValue: (l: AnyLine) => valueOf(l, "working_set_tokens"),
+    over: "working_set" as const,
+    include: (l: AnyLine) => !isRoundAxes(axesOf(l)),
     columns: [
       ["working_set", (l: AnyLine) => formatCell(valueOf(l, "working_set"))],
       ["fits the device", (l: AnyLine) => String(l.working_set_fits ?? "n/a")],
@@ -99,13 +158,20 @@ export function workingSetSections(groups: readonly RunGroup[]): ReportSection[]
   const capacities = "vertical lines at the device cache capacity and at the device and host tiers together; crosses mark the lines with eviction";
   return [
     curveSection(groups, {
-      ...base, id: "ws-hit-ratio", title: "Hit ratio against the working set", y: { title: "hit ratio", type: "linear", min: 0, max: 1 },
+      ...base,
+      id: "ws-hit-ratio",
+      title: "Hit ratio against the working set",
+      y: { title: "hit ratio", type: "linear", min: 0, max: 1 },
       metrics: pair(["observed_hit_ratio", "observed"], ["expected_hit_ratio", "expected"]),
       note: `Share of prompt tokens the server reported cached (solid) and that should be (dashed) as the working set grows; ${capacities}.`,
       extras: (lines, curves) => [...capacityLines(lines, curves, 1), ...evicting(lines, "observed_hit_ratio")],
     }),
     curveSection(groups, {
-      ...base, id: "ws-ttft", title: "TTFT against the working set", y: ms("TTFT"), metrics: pair(["mean_ttft_ms", "mean"], ["p99_ttft_ms", "p99"]),
+      ...base,
+      id: "ws-ttft",
+      title: "TTFT against the working set",
+      y: ms("TTFT"),
+      metrics: pair(["mean_ttft_ms", "mean"], ["p99_ttft_ms", "p99"]),
       note: `Time to first token, mean (solid) and P99 (dashed): it jumps where the prefixes no longer fit; ${capacities}.`,
       extras: (lines, curves) => [...capacityLines(lines, curves), ...evicting(lines, "mean_ttft_ms")],
     }),
@@ -142,13 +208,32 @@ export function loopSections(groups: readonly RunGroup[]): ReportSection[] {
   const spread = Math.min(...values) > 0 && Math.max(...values) / Math.min(...values) >= 8;
   const x: AxisData = spread ? { title: `${setting.name} (log)`, type: "logarithmic" } : { title: setting.name, type: "linear" };
   const base = { x, xValue: (_l: AnyLine, g: RunGroup) => setting.value.get(g.index), across: true };
-  const note = (what: string) => `${what} in each run against ${setting.name}, the one setting the runs differ in; one curve per shared-prefix % (or cell, or round).`;
+  const note = (what: string) =>
+    `${what} in each run against ${setting.name}, the one setting the runs differ in; one curve per shared-prefix % (or cell, or round).`;
   return [
-    curveSection(groups, { ...base, id: "loop-ttft", title: `TTFT against ${setting.name}`, y: ms("TTFT"), metrics: pair(["mean_ttft_ms", "mean"], ["p99_ttft_ms", "p99"]),
-      note: note("Time to first token, mean (solid) and P99 (dashed),") }),
-    curveSection(groups, { ...base, id: "loop-throughput", title: `Output throughput against ${setting.name}`, y: { title: "output tokens/s", type: "linear", min: 0 },
-      metrics: [{ key: "output_throughput", name: "output_throughput" }], note: note("Generated tokens per second") }),
-    curveSection(groups, { ...base, id: "loop-itl", title: `ITL against ${setting.name}`, y: ms("ITL"), metrics: pair(["mean_itl_ms", "mean"], ["p99_itl_ms", "p99"]),
-      note: note("Inter-token latency, mean (solid) and P99 (dashed),") }),
+    curveSection(groups, {
+      ...base,
+      id: "loop-ttft",
+      title: `TTFT against ${setting.name}`,
+      y: ms("TTFT"),
+      metrics: pair(["mean_ttft_ms", "mean"], ["p99_ttft_ms", "p99"]),
+      note: note("Time to first token, mean (solid) and P99 (dashed),"),
+    }),
+    curveSection(groups, {
+      ...base,
+      id: "loop-throughput",
+      title: `Output throughput against ${setting.name}`,
+      y: { title: "output tokens/s", type: "linear", min: 0 },
+      metrics: [{ key: "output_throughput", name: "output_throughput" }],
+      note: note("Generated tokens per second"),
+    }),
+    curveSection(groups, {
+      ...base,
+      id: "loop-itl",
+      title: `ITL against ${setting.name}`,
+      y: ms("ITL"),
+      metrics: pair(["mean_itl_ms", "mean"], ["p99_itl_ms", "p99"]),
+      note: note("Inter-token latency, mean (solid) and P99 (dashed),"),
+    }),
   ].filter(present);
 }

@@ -17,7 +17,10 @@ const gatesOf = (p: PctLine) => p.gates ?? [];
 const capacityOf = (c: CapacityLine): number | null => c.capacity_request_rate ?? c.capacity_concurrency ?? null;
 const isRate = (runs: ReadonlyArray<Pick<ReportRun, "capacity">>): boolean => runs.every((r) => (r.capacity ?? []).every((c) => c.search !== "concurrency"));
 /** A probe's load: its rate (the estimate, a closed loop, has none and is left out) or its concurrency. */
-const loadOf = (rate: boolean) => (p: PctLine): number | null => (rate ? p.request_rate : p.max_concurrency);
+const loadOf =
+  (rate: boolean) =>
+  (p: PctLine): number | null =>
+    rate ? p.request_rate : p.max_concurrency;
 
 /** The gate a pct's chart draws: the binding one (the first to fail above the capacity), else the first latency gate. */
 function chartedGate(c: CapacityLine, probes: readonly PctLine[]): string | null {
@@ -40,7 +43,16 @@ function probeDatasets(runs: readonly SeriesRun[], pct: number, rate: boolean): 
     out.push({ label: `${r.label} failing`, series: r.series, style: "marker", data: points(pass(false), loadOf(rate), value) });
     const loads = points(probes, loadOf(rate), value);
     const xs = loads.map((p) => p.x);
-    if (xs.length > 0) out.push({ label: `${r.label} SLO ${gate.op} ${gate.value}`, series: -1, style: "reference", data: [{ x: 0, y: gate.value }, { x: Math.max(...xs), y: gate.value }] });
+    if (xs.length > 0)
+      out.push({
+        label: `${r.label} SLO ${gate.op} ${gate.value}`,
+        series: -1,
+        style: "reference",
+        data: [
+          { x: 0, y: gate.value },
+          { x: Math.max(...xs), y: gate.value },
+        ],
+      });
     const found = capacityOf(c);
     if (found !== null) out.push({ ...verticalLine(`${r.label} capacity ${formatCell(found)}`, found, out), series: r.series });
   }
@@ -66,12 +78,18 @@ export function searchVerdict(runs: readonly ReportRun[]): { text: string; pass:
   const searches = runs.filter((r) => (r.capacity?.length ?? 0) > 0);
   if (searches.length === 0) return null;
   const unit = isRate(searches) ? "req/s" : "requests";
-  const parts = searches.flatMap((r) => r.capacity!.map((c) => {
-    const found = capacityOf(c);
-    const value = c.capacity_status === "at_max" ? `>= ${formatCell(found)} ${unit} (the highest load probed)`
-      : found === null ? `unknown (${c.capacity_status})` : `${formatCell(found)} ${unit}${c.capacity_status === "below_min" ? " (the lowest load failed)" : ""}`;
-    return `${searches.length > 1 ? `${r.label} ` : ""}${c.shared_prefix_pct}%: ${value}, ${c.probes_sent} probes`;
-  }));
+  const parts = searches.flatMap((r) =>
+    r.capacity!.map((c) => {
+      const found = capacityOf(c);
+      const value =
+        c.capacity_status === "at_max"
+          ? `>= ${formatCell(found)} ${unit} (the highest load probed)`
+          : found === null
+            ? `unknown (${c.capacity_status})`
+            : `${formatCell(found)} ${unit}${c.capacity_status === "below_min" ? " (the lowest load failed)" : ""}`;
+      return `${searches.length > 1 ? `${r.label} ` : ""}${c.shared_prefix_pct}%: ${value}, ${c.probes_sent} probes`;
+    }),
+  );
   const pass = searches.every((r) => r.capacity!.every((c) => c.capacity_status === "found" || c.capacity_status === "at_max"));
   return { text: `Capacity search: ${parts.join("; ")}.`, pass };
 }
@@ -93,10 +111,18 @@ export function capacitySections(runs: readonly SeriesRun[]): ReportSection[] {
     const bottom = Math.min(...ys);
     for (const sets of Object.values(byPct)) for (const d of sets) if (isVertical(d)) d.data[0] = { ...d.data[0]!, y: bottom };
   }
-  const rows = searches.flatMap((r) => r.capacity!.map((c) => [
-    r.label, String(c.shared_prefix_pct), formatCell(capacityOf(c)), (c.capacity_bracket ?? [null, null]).map((v) => formatCell(v)).join(" – "),
-    c.binding_gate ?? "", String(c.capacity_status ?? ""), String(c.probes_sent ?? ""), formatCell(c.search_wall_s ?? null),
-  ]));
+  const rows = searches.flatMap((r) =>
+    r.capacity!.map((c) => [
+      r.label,
+      String(c.shared_prefix_pct),
+      formatCell(capacityOf(c)),
+      (c.capacity_bracket ?? [null, null]).map((v) => formatCell(v)).join(" – "),
+      c.binding_gate ?? "",
+      String(c.capacity_status ?? ""),
+      String(c.probes_sent ?? ""),
+      formatCell(c.search_wall_s ?? null),
+    ]),
+  );
   const columns = ["series", "shared prefix (%)", `capacity (${rate ? "req/s" : "requests"})`, "bracket", "binding gate", "status", "probes", "search (s)"];
   return [
     {
@@ -104,18 +130,34 @@ export function capacitySections(runs: readonly SeriesRun[]): ReportSection[] {
       title: "Capacity search: the probes against the load",
       note: "Each probe's value of the gate that bounds the capacity against the load it offered (filled: every gate held; marked: one failed), the gate's SLO as a horizontal line and the capacity found as a vertical one; choose the shared-prefix % above the chart.",
       chart: {
-        id: "capacity-probes", x: { title: load, type: "linear", min: 0 }, y: yAxis,
-        datasets: byPct[String(selected)] ?? [], byPct: { pcts, selected, datasets: byPct }, legend: true,
+        id: "capacity-probes",
+        x: { title: load, type: "linear", min: 0 },
+        y: yAxis,
+        datasets: byPct[String(selected)] ?? [],
+        byPct: { pcts, selected, datasets: byPct },
+        legend: true,
       },
-      table: { id: "capacity-probes", title: "Capacity search: the probes", columns: ["series", "shared prefix (%)", "probe", load, "cache_check", "verdict"], rows: probeRows(searches, rate) },
+      table: {
+        id: "capacity-probes",
+        title: "Capacity search: the probes",
+        columns: ["series", "shared prefix (%)", "probe", load, "cache_check", "verdict"],
+        rows: probeRows(searches, rate),
+      },
     },
     {
       id: "capacity-pct",
       title: "Capacity against the shared prefix",
       note: "The highest load at which every gate held, per shared-prefix %: how much more load the prefix cache lets the server carry within its SLO.",
       chart: {
-        id: "capacity-pct", x: { title: "shared prefix (%)", type: "linear", min: 0, max: 100 }, y: { title: `capacity, ${load}`, type: "linear", min: 0 },
-        datasets: searches.map((r) => ({ label: r.label, series: r.series, style: "line" as const, data: points(r.capacity!, (c) => c.shared_prefix_pct, capacityOf) })),
+        id: "capacity-pct",
+        x: { title: "shared prefix (%)", type: "linear", min: 0, max: 100 },
+        y: { title: `capacity, ${load}`, type: "linear", min: 0 },
+        datasets: searches.map((r) => ({
+          label: r.label,
+          series: r.series,
+          style: "line" as const,
+          data: points(r.capacity!, (c) => c.shared_prefix_pct, capacityOf),
+        })),
       },
       table: { id: "capacity-pct", title: "Capacity per shared prefix", columns, rows },
     },
@@ -123,8 +165,19 @@ export function capacitySections(runs: readonly SeriesRun[]): ReportSection[] {
 }
 
 function probeRows(runs: readonly SeriesRun[], rate: boolean): string[][] {
-  return runs.flatMap((r) => r.pcts.map((p) => [
-    r.label, String(p.shared_prefix_pct), String(p.probe ?? ""), formatCell(loadOf(rate)(p)), String(p.cache_check),
-    gatesOf(p).every((g) => g.pass) ? "pass" : `fail: ${gatesOf(p).filter((g) => !g.pass).map((g) => g.expr).join(", ")}`,
-  ]));
+  return runs.flatMap((r) =>
+    r.pcts.map((p) => [
+      r.label,
+      String(p.shared_prefix_pct),
+      String(p.probe ?? ""),
+      formatCell(loadOf(rate)(p)),
+      String(p.cache_check),
+      gatesOf(p).every((g) => g.pass)
+        ? "pass"
+        : `fail: ${gatesOf(p)
+            .filter((g) => !g.pass)
+            .map((g) => g.expr)
+            .join(", ")}`,
+    ]),
+  );
 }

@@ -71,4 +71,3 @@ export function points<L>(lines: readonly L[], x: (l: L) => number | null | unde
   }
   return out.sort((a, b) => a.x - b.x);
 }
-

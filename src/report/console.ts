@@ -120,10 +120,7 @@ function openLoopLines(r: PctLine): string[] {
   if (!Number.isFinite(r.request_rate) || typeof r.ttft_from_intended_mean_ms !== "number") return [];
   const pair = (label: string, sent: number | null, intended: number | null | undefined) =>
     row(label, `${sent === null ? "n/a" : formatFixed2(sent)} / ${typeof intended === "number" ? formatFixed2(intended) : "n/a"}`);
-  const lines = [
-    section("Latency from Intended Send Time"),
-    rowFixed2("Achieved request rate (req/s):", r.achieved_request_rate ?? NaN),
-  ];
+  const lines = [section("Latency from Intended Send Time"), rowFixed2("Achieved request rate (req/s):", r.achieved_request_rate ?? NaN)];
   if (typeof r.duration_limit_s === "number") {
     lines.push(row(`Sent / completed in ${formatPythonFloat(r.duration_limit_s)} s:`, `${r.sent ?? "n/a"} / ${r.completed}`));
   }
@@ -210,7 +207,10 @@ function fidelityLines(r: PctLine): string[] {
   const lines = [
     section("Cache Fidelity"),
     row("Answers compared (warm vs cold):", String(r.fidelity_checked)),
-    row("Identical / near tie / diverged:", `${r.fidelity_identical} / ${r.fidelity_near_tie} / ${r.fidelity_diverged}${(r.fidelity_diverged ?? 0) > 0 ? "  DIVERGED: suspect wrong KV" : ""}`),
+    row(
+      "Identical / near tie / diverged:",
+      `${r.fidelity_identical} / ${r.fidelity_near_tie} / ${r.fidelity_diverged}${(r.fidelity_diverged ?? 0) > 0 ? "  DIVERGED: suspect wrong KV" : ""}`,
+    ),
   ];
   if ((r.fidelity_unclassified ?? 0) > 0) lines.push(row("Unclassified (no log-probabilities):", String(r.fidelity_unclassified)));
   if ((r.fidelity_first_divergence ?? []).length > 0) lines.push(row("First differing token:", r.fidelity_first_divergence!.join(" ")));
@@ -221,7 +221,20 @@ function fidelityLines(r: PctLine): string[] {
 }
 
 /** Working set against capacity: shown for a working set of several prefixes, or when hits fell short. */
-export function pressureLines(r: Partial<Pick<PctRecord, "working_set" | "working_set_tokens" | "cache_capacity_tokens" | "host_cache_capacity_tokens" | "working_set_fits" | "cache_shortfall_requests" | "eviction">>): string[] {
+export function pressureLines(
+  r: Partial<
+    Pick<
+      PctRecord,
+      | "working_set"
+      | "working_set_tokens"
+      | "cache_capacity_tokens"
+      | "host_cache_capacity_tokens"
+      | "working_set_fits"
+      | "cache_shortfall_requests"
+      | "eviction"
+    >
+  >,
+): string[] {
   if (typeof r.working_set_tokens !== "number") return [];
   if (!((r.working_set ?? 1) > 1 || r.eviction === true)) return [];
   const fits = r.working_set_fits;

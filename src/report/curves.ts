@@ -109,7 +109,9 @@ export function curveSection(groups: readonly RunGroup[], spec: CurveSpec): Repo
   const many = spec.metrics.length > 1;
   const datasets: DatasetData[] = curves.flatMap((c, series) =>
     spec.metrics.map((m) => ({
-      label: many ? `${c.label} ${m.name}` : c.label, series, style: m.dashed ? ("dashed" as const) : ("line" as const),
+      label: many ? `${c.label} ${m.name}` : c.label,
+      series,
+      style: m.dashed ? ("dashed" as const) : ("line" as const),
       data: points(c.lines, x, (l) => valueOf(l, m.key)),
     })),
   );
@@ -134,5 +136,13 @@ export function curveSection(groups: readonly RunGroup[], spec: CurveSpec): Repo
 /** A vertical line at x across the y range the curves span. */
 export function verticalLine(label: string, x: number, curves: readonly DatasetData[], yMax?: number): DatasetData {
   const top = yMax ?? Math.max(1, ...curves.flatMap((d) => d.data.map((p) => p.y)));
-  return { label, series: -1, style: "reference", data: [{ x, y: 0 }, { x, y: top }] };
+  return {
+    label,
+    series: -1,
+    style: "reference",
+    data: [
+      { x, y: 0 },
+      { x, y: top },
+    ],
+  };
 }

@@ -103,4 +103,3 @@ function replaceNonFiniteTokens(line: string, replacement: (token: NonFiniteToke
   }
   return out;
 }
-

@@ -8,8 +8,25 @@ import type { RunInfo } from "../schema/nested.ts";
 
 /** Last path segments that change from launch to launch or name where output went, never what was measured. */
 const VOLATILE_KEYS = new Set([
-  "port", "host", "base_url", "urls", "startup_time", "status", "internal_states", "random_seed", "nccl_port", "dist_init_addr",
-  "output_file", "dump_prompts", "request_details", "verbose", "quiet", "gates", "api_key", "pid", "file_storage_path",
+  "port",
+  "host",
+  "base_url",
+  "urls",
+  "startup_time",
+  "status",
+  "internal_states",
+  "random_seed",
+  "nccl_port",
+  "dist_init_addr",
+  "output_file",
+  "dump_prompts",
+  "request_details",
+  "verbose",
+  "quiet",
+  "gates",
+  "api_key",
+  "pid",
+  "file_storage_path",
 ]);
 
 /** Shown before "+N more" in a label. */

@@ -22,28 +22,71 @@ export function ledgerSections(runs: readonly SeriesRun[]): ReportSection[] {
   const lines = runs.flatMap((r) => r.pcts.filter(routed).map((l) => ({ r, l })));
   if (lines.length === 0) return [];
   const id = "ledger";
-  const datasets: DatasetData[] = runs.flatMap((r) => PARTS.map(([name, value], shade) => ({
-    label: `${r.label} ${name}`, series: r.series, style: "bar" as const, stack: String(r.series), shade,
-    data: points(r.pcts.filter(routed), (l) => l.shared_prefix_pct, value),
-  })));
+  const datasets: DatasetData[] = runs.flatMap((r) =>
+    PARTS.map(([name, value], shade) => ({
+      label: `${r.label} ${name}`,
+      series: r.series,
+      style: "bar" as const,
+      stack: String(r.series),
+      shade,
+      data: points(r.pcts.filter(routed), (l) => l.shared_prefix_pct, value),
+    })),
+  );
   const ratio = (v: number | null | undefined) => (typeof v === "number" ? `${formatCell(v * 100)}%` : "n/a");
   const rows = lines.map(({ r, l }) => [
-    r.label, pointLabel(l), String(l.route ?? ""), String(l.ledger_requests ?? ""), String(l.ledger_available_tokens), String(l.ledger_on_replica_tokens),
-    String(l.ledger_modelled_tokens), String(l.ledger_delivered_tokens), ratio(l.loss_routing_ratio), ratio(l.loss_eviction_ratio), ratio(l.loss_engine_ratio),
+    r.label,
+    pointLabel(l),
+    String(l.route ?? ""),
+    String(l.ledger_requests ?? ""),
+    String(l.ledger_available_tokens),
+    String(l.ledger_on_replica_tokens),
+    String(l.ledger_modelled_tokens),
+    String(l.ledger_delivered_tokens),
+    ratio(l.loss_routing_ratio),
+    ratio(l.loss_eviction_ratio),
+    ratio(l.loss_engine_ratio),
     formatCell(l.routing_imbalance ?? null),
   ]);
-  const replicaRows = lines.flatMap(({ r, l }) => (l.replicas ?? []).map((x) => [
-    r.label, pointLabel(l), x.url, String(x.requests), String(x.available_tokens), String(x.delivered_tokens), formatCell(x.mean_ttft_ms),
-  ]));
+  const replicaRows = lines.flatMap(({ r, l }) =>
+    (l.replicas ?? []).map((x) => [
+      r.label,
+      pointLabel(l),
+      x.url,
+      String(x.requests),
+      String(x.available_tokens),
+      String(x.delivered_tokens),
+      formatCell(x.mean_ttft_ms),
+    ]),
+  );
   return [
     {
       id,
       title: "Where the cache hits went: the hit-loss ledger",
       note: "Per line, the hits one cache shared by every replica would have given (available) that were lost, stacked by where: to routing (the request went where its prefix was not), to eviction (the replica's cache was too small to keep it) and in the engine (the model says it was held, the server did not deliver it; negative: more than the model expected). The table has the tokens.",
-      chart: { id, x: { title: "shared prefix (%)", type: "linear", min: 0 }, y: { title: "hits lost (% of available)", type: "linear" }, datasets, stacked: true },
+      chart: {
+        id,
+        x: { title: "shared prefix (%)", type: "linear", min: 0 },
+        y: { title: "hits lost (% of available)", type: "linear" },
+        datasets,
+        stacked: true,
+      },
       table: {
-        id, title: "Hit-loss ledger",
-        columns: ["run", "line", "route", "requests", "available", "on replica", "modelled", "delivered", "lost: routing", "lost: eviction", "lost: engine", "imbalance"],
+        id,
+        title: "Hit-loss ledger",
+        columns: [
+          "run",
+          "line",
+          "route",
+          "requests",
+          "available",
+          "on replica",
+          "modelled",
+          "delivered",
+          "lost: routing",
+          "lost: eviction",
+          "lost: engine",
+          "imbalance",
+        ],
         rows,
       },
     },
@@ -52,17 +95,32 @@ export function ledgerSections(runs: readonly SeriesRun[]): ReportSection[] {
       title: "Per replica",
       note: "What each replica served: requests, the hits available to them and delivered, and their mean TTFT.",
       chart: {
-        id: "ledger-replicas", x: { title: "shared prefix (%)", type: "linear", min: 0 }, y: { title: "requests", type: "linear", min: 0 },
+        id: "ledger-replicas",
+        x: { title: "shared prefix (%)", type: "linear", min: 0 },
+        y: { title: "requests", type: "linear", min: 0 },
         datasets: runs.flatMap((r) => {
           const urls = [...new Set(r.pcts.filter(routed).flatMap((l) => (l.replicas ?? []).map((x) => x.url)))];
           return urls.map((url, shade) => ({
-            label: `${r.label} ${url}`, series: r.series, style: "bar" as const, stack: String(r.series), shade,
-            data: points(r.pcts.filter(routed), (l) => l.shared_prefix_pct, (l) => l.replicas?.find((x) => x.url === url)?.requests),
+            label: `${r.label} ${url}`,
+            series: r.series,
+            style: "bar" as const,
+            stack: String(r.series),
+            shade,
+            data: points(
+              r.pcts.filter(routed),
+              (l) => l.shared_prefix_pct,
+              (l) => l.replicas?.find((x) => x.url === url)?.requests,
+            ),
           }));
         }),
         stacked: true,
       },
-      table: { id: "ledger-replicas", title: "Per replica", columns: ["run", "line", "replica", "requests", "available", "delivered", "mean TTFT (ms)"], rows: replicaRows },
+      table: {
+        id: "ledger-replicas",
+        title: "Per replica",
+        columns: ["run", "line", "replica", "requests", "available", "delivered", "mean TTFT (ms)"],
+        rows: replicaRows,
+      },
     },
   ];
 }

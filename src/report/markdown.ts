@@ -21,7 +21,12 @@ export function renderMarkdownTable(t: Pick<ReportTable, "columns" | "rows">): s
 }
 
 /** The whole Markdown report of some runs. */
-export function renderMarkdownReport(runs: readonly ReportRun[], differing: readonly string[], title = "warmbench report", trend: HistoryTrend | null = null): string {
+export function renderMarkdownReport(
+  runs: readonly ReportRun[],
+  differing: readonly string[],
+  title = "warmbench report",
+  trend: HistoryTrend | null = null,
+): string {
   const out: string[] = [`## ${escapeMarkdownCell(title)}`, ""];
   const gates = gatesTable(runs);
   const failed = gates.rows.filter((r) => r[4] === "FAIL").length;

@@ -14,8 +14,23 @@ import type { MergeLine } from "./merge-rules.ts";
  * one shape (the clients add up).
  */
 const SAME = [
-  "shared_prefix_pct", "prefix_len", "suffix_len", "total_tokens", "round", "num_rounds", "shared_system_tokens", "first_turn_tokens",
-  "turn_tokens", "round_barrier", "ready_queue_policy", "output_len", "backend", "request_rate", "working_set", "model", "tokenizer",
+  "shared_prefix_pct",
+  "prefix_len",
+  "suffix_len",
+  "total_tokens",
+  "round",
+  "num_rounds",
+  "shared_system_tokens",
+  "first_turn_tokens",
+  "turn_tokens",
+  "round_barrier",
+  "ready_queue_policy",
+  "output_len",
+  "backend",
+  "request_rate",
+  "working_set",
+  "model",
+  "tokenizer",
   // How the requests were routed over replicas (absent: one server): each run's replicas are its own, the policy is not.
   "route",
 ] as const;
@@ -36,9 +51,21 @@ function checkAgree(values: unknown[], what: string, line: number, names: readon
 
 /** Refuses (UsageError naming the field and the files) a group of lines, one per file, that did not measure the same work. */
 export function checkSameWork(group: readonly MergeLine[], line: number, names: readonly string[]): void {
-  for (const key of SAME) checkAgree(group.map((l) => sameValue(l, key)), key, line, names);
+  for (const key of SAME)
+    checkAgree(
+      group.map((l) => sameValue(l, key)),
+      key,
+      line,
+      names,
+    );
   const workloads = group.map((l) => l.workload as WorkloadFingerprint | undefined);
   // Lines without a fingerprint are refused by mergedWorkload, with their own message.
   if (!workloads.every((w) => w !== undefined && w !== null)) return;
-  for (const f of SAME_FINGERPRINT) checkAgree(workloads.map((w) => w![f]), `the workload fingerprint's ${f}`, line, names);
+  for (const f of SAME_FINGERPRINT)
+    checkAgree(
+      workloads.map((w) => w![f]),
+      `the workload fingerprint's ${f}`,
+      line,
+      names,
+    );
 }

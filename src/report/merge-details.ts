@@ -30,8 +30,13 @@ export function parseDetails(text: string): DetailSample[] {
     }
     if (typeof d.request_id !== "string" || typeof d.ok !== "boolean" || !Array.isArray(d.itl_ms)) continue;
     out.push({
-      requestId: d.request_id, ok: d.ok, ttftMs: Number(d.ttft_ms), latencyMs: Number(d.latency_ms), outputLen: Number(d.output_len),
-      itlMs: d.itl_ms as number[], round: typeof d.round === "number" ? d.round : null,
+      requestId: d.request_id,
+      ok: d.ok,
+      ttftMs: Number(d.ttft_ms),
+      latencyMs: Number(d.latency_ms),
+      outputLen: Number(d.output_len),
+      itlMs: d.itl_ms as number[],
+      round: typeof d.round === "number" ? d.round : null,
     });
   }
   return out;
@@ -69,7 +74,10 @@ export function samplesOfLine(line: LineAxes, samples: readonly DetailSample[]):
 }
 
 /** The union's statistics when every line's requests are all there (as many as it sent), else null. */
-export function exactStats(lines: readonly (LineAxes & { sent?: number; completed?: number; failed?: number })[], details: readonly (readonly DetailSample[] | null)[]): LatencyStats | null {
+export function exactStats(
+  lines: readonly (LineAxes & { sent?: number; completed?: number; failed?: number })[],
+  details: readonly (readonly DetailSample[] | null)[],
+): LatencyStats | null {
   const union: DetailSample[] = [];
   for (let i = 0; i < lines.length; i++) {
     const d = details[i];

@@ -13,9 +13,15 @@ export type IntendedSource = Partial<IntendedMetrics> & { completed?: number; se
 
 /** Intended-time keys taken from the merged histograms. */
 export const INTENDED_FROM_HISTOGRAMS = [
-  "ttft_from_intended_median_ms", "ttft_from_intended_p90_ms", "ttft_from_intended_p99_ms",
-  "e2e_from_intended_median_ms", "e2e_from_intended_p90_ms", "e2e_from_intended_p99_ms",
-  "schedule_lag_median_ms", "schedule_lag_p90_ms", "schedule_lag_p99_ms",
+  "ttft_from_intended_median_ms",
+  "ttft_from_intended_p90_ms",
+  "ttft_from_intended_p99_ms",
+  "e2e_from_intended_median_ms",
+  "e2e_from_intended_p90_ms",
+  "e2e_from_intended_p99_ms",
+  "schedule_lag_median_ms",
+  "schedule_lag_p90_ms",
+  "schedule_lag_p99_ms",
 ];
 
 const HDR_KEYS = ["ttft_from_intended_us", "e2e_from_intended_us", "schedule_lag_us"] as const;
@@ -37,15 +43,21 @@ export function mergedIntended(
       metrics: {
         achieved_request_rate: null,
         ttft_from_intended_mean_ms: script.ttftMeanMs,
-        ttft_from_intended_median_ms: x?.median_ttft_ms ?? pctMs(ttft, 50), ttft_from_intended_p90_ms: x?.p90_ttft_ms ?? pctMs(ttft, 90),
+        ttft_from_intended_median_ms: x?.median_ttft_ms ?? pctMs(ttft, 50),
+        ttft_from_intended_p90_ms: x?.p90_ttft_ms ?? pctMs(ttft, 90),
         ttft_from_intended_p99_ms: x?.p99_ttft_ms ?? pctMs(ttft, 99),
         e2e_from_intended_mean_ms: script.e2eMeanMs,
-        e2e_from_intended_median_ms: x?.median_e2e_latency_ms ?? pctMs(e2e, 50), e2e_from_intended_p90_ms: pctMs(e2e, 90),
+        e2e_from_intended_median_ms: x?.median_e2e_latency_ms ?? pctMs(e2e, 50),
+        e2e_from_intended_p90_ms: pctMs(e2e, 90),
         e2e_from_intended_p99_ms: x?.p99_e2e_latency_ms ?? pctMs(e2e, 99),
         ...lagFree,
       },
       // Every file's requests, as the script figures above: not the first file's histograms alone.
-      hdr: { ttft_from_intended_us: encodeHistogram(ttft), e2e_from_intended_us: encodeHistogram(e2e), schedule_lag_us: encodeHistogram(createLatencyHistogram()) },
+      hdr: {
+        ttft_from_intended_us: encodeHistogram(ttft),
+        e2e_from_intended_us: encodeHistogram(e2e),
+        schedule_lag_us: encodeHistogram(createLatencyHistogram()),
+      },
     };
   }
   const union = (key: (typeof HDR_KEYS)[number]) => mergedHistogram(lines.map((l) => l.hdr![key]!));
@@ -57,11 +69,17 @@ export function mergedIntended(
     metrics: {
       achieved_request_rate: rates.every((r) => typeof r === "number") ? sum(rates as number[]) : null,
       ttft_from_intended_mean_ms: mean("ttft_from_intended_mean_ms", (l) => num(l.completed)),
-      ttft_from_intended_median_ms: pctMs(h.ttft, 50), ttft_from_intended_p90_ms: pctMs(h.ttft, 90), ttft_from_intended_p99_ms: pctMs(h.ttft, 99),
+      ttft_from_intended_median_ms: pctMs(h.ttft, 50),
+      ttft_from_intended_p90_ms: pctMs(h.ttft, 90),
+      ttft_from_intended_p99_ms: pctMs(h.ttft, 99),
       e2e_from_intended_mean_ms: mean("e2e_from_intended_mean_ms", (l) => num(l.completed)),
-      e2e_from_intended_median_ms: pctMs(h.e2e, 50), e2e_from_intended_p90_ms: pctMs(h.e2e, 90), e2e_from_intended_p99_ms: pctMs(h.e2e, 99),
+      e2e_from_intended_median_ms: pctMs(h.e2e, 50),
+      e2e_from_intended_p90_ms: pctMs(h.e2e, 90),
+      e2e_from_intended_p99_ms: pctMs(h.e2e, 99),
       schedule_lag_mean_ms: mean("schedule_lag_mean_ms", (l) => num(l.sent ?? l.completed)),
-      schedule_lag_median_ms: pctMs(h.lag, 50), schedule_lag_p90_ms: pctMs(h.lag, 90), schedule_lag_p99_ms: pctMs(h.lag, 99),
+      schedule_lag_median_ms: pctMs(h.lag, 50),
+      schedule_lag_p90_ms: pctMs(h.lag, 90),
+      schedule_lag_p99_ms: pctMs(h.lag, 99),
     },
     hdr: { ttft_from_intended_us: encodeHistogram(h.ttft), e2e_from_intended_us: encodeHistogram(h.e2e), schedule_lag_us: encodeHistogram(h.lag) },
   };

@@ -76,8 +76,7 @@ export function allOf(values: unknown[]): boolean | null {
 }
 
 /** The sum of the numbers, or null when none of the lines has one (null: not measured). */
-export const sumOrNull = (values: unknown[]): number | null =>
-  values.some((v) => typeof v === "number") ? sum(values.map(num)) : null;
+export const sumOrNull = (values: unknown[]): number | null => (values.some((v) => typeof v === "number") ? sum(values.map(num)) : null);
 
 /** Weighted mean of the values the lines have; null when none has one. */
 export function weightedOrNull(values: unknown[], weights: number[]): number | null {

@@ -36,7 +36,9 @@ export function mergeResults(files: NamedRuns[]): Point[] {
       // Each search chose its own loads, in its own order: its probes are no points to pair, its verdict no sum.
       const axes = axesOf(l);
       if (!isRoundAxes(axes) && axes.probe !== undefined) {
-        throw new UsageError(`merge: ${f.name} holds a capacity search (warmbench capacity), which is not mergeable: each search chose its own loads; compare searches with warmbench compare, or run one search from one client`);
+        throw new UsageError(
+          `merge: ${f.name} holds a capacity search (warmbench capacity), which is not mergeable: each search chose its own loads; compare searches with warmbench compare, or run one search from one client`,
+        );
       }
       if (typeof l.hdr !== "object" || l.hdr === null) throw new UsageError(`merge: ${f.name} has lines without HDR histograms (not written by warmbench)`);
     }
@@ -47,7 +49,9 @@ export function mergeResults(files: NamedRuns[]): Point[] {
   const twice = repeatedRun(runsOfFile);
   if (twice !== null) {
     const where = runsOfFile.flatMap((runs, k) => (runs.includes(twice) ? [names[k]] : []));
-    throw new UsageError(`merge: run ${twice} would be counted twice (it is in ${where.join(" and ")}${where.length === 1 ? " twice" : ""}); merge each run once`);
+    throw new UsageError(
+      `merge: run ${twice} would be counted twice (it is in ${where.join(" and ")}${where.length === 1 ? " twice" : ""}); merge each run once`,
+    );
   }
   const kinds = lineLists.map((lines) => kindName(lines[0]!));
   const other = kinds.findIndex((k) => k !== kinds[0]);
@@ -61,14 +65,23 @@ export function mergeResults(files: NamedRuns[]): Point[] {
   for (let i = 0; i < n; i++) {
     const group = lineLists.map((lines) => lines[i]!);
     checkSameWork(group, i + 1, names);
-    out.push(mergeGroup(group, names, files.map((f) => f.details ?? null)));
+    out.push(
+      mergeGroup(
+        group,
+        names,
+        files.map((f) => f.details ?? null),
+      ),
+    );
   }
   return out;
 }
 
 /** The lines of one point, one per file, as one line of their kind: each key by its rule, in the kind's order. */
 function mergeGroup(lines: readonly MergeLine[], files: string[], details: readonly ({ file: string; samples: readonly DetailSample[] } | null)[]): Point {
-  const exact = exactStats(lines as Parameters<typeof exactStats>[0], details.map((d) => d?.samples ?? null));
+  const exact = exactStats(
+    lines as Parameters<typeof exactStats>[0],
+    details.map((d) => d?.samples ?? null),
+  );
   const m = mergingOf(lines, files, kindName(lines[0]!), exact === null ? null : { stats: exact, files: details.map((d) => d!.file) });
   const fields: Record<string, unknown> = {};
   for (const key of KEYS_OF[m.kind]) if (key !== "run" && key !== "schema_version") fields[key] = RULES[key](m);

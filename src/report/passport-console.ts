@@ -27,10 +27,17 @@ export function renderPassport(p: Passport): string {
     ...figure("Answers cached:", p.outputs_cached, (v) => (v ? "yes" : "no")),
     ...figure("Eviction order:", p.eviction, (v) => v.toUpperCase()),
     ...figure("Idle expiry:", p.idle_expiry, (v) => (v === "none_within_wait" ? "none within the wait" : "expired within the wait")),
-    ...figure("Second tier:", p.second_tier, (v) => (v.present
-      ? `yes${v.total_capacity_tokens === null ? "" : `, both tiers hold ${v.total_capacity_tokens} tokens`}; TTFT first-tier hit ${ms(v.ttft_device_hit_ms)}, second-tier hit ${ms(v.ttft_second_tier_hit_ms)}, cold ${ms(v.ttft_cold_ms)}`
-      : `no; TTFT hit ${ms(v.ttft_device_hit_ms)}, cold ${ms(v.ttft_cold_ms)}`)),
-    ...figure("Slots (llama.cpp):", p.slots, (v) => `${v.count} slots of ${v.context_tokens ?? "?"} tokens, ${v.separate_caches ? "each its own cache" : "one cache"}; RAM cache ${v.ram_cache_restores ? "restores an erased slot" : "does not restore an erased slot"}`),
+    ...figure("Second tier:", p.second_tier, (v) =>
+      v.present
+        ? `yes${v.total_capacity_tokens === null ? "" : `, both tiers hold ${v.total_capacity_tokens} tokens`}; TTFT first-tier hit ${ms(v.ttft_device_hit_ms)}, second-tier hit ${ms(v.ttft_second_tier_hit_ms)}, cold ${ms(v.ttft_cold_ms)}`
+        : `no; TTFT hit ${ms(v.ttft_device_hit_ms)}, cold ${ms(v.ttft_cold_ms)}`,
+    ),
+    ...figure(
+      "Slots (llama.cpp):",
+      p.slots,
+      (v) =>
+        `${v.count} slots of ${v.context_tokens ?? "?"} tokens, ${v.separate_caches ? "each its own cache" : "one cache"}; RAM cache ${v.ram_cache_restores ? "restores an erased slot" : "does not restore an erased slot"}`,
+    ),
     row("The server states:", stated.length > 0 ? stated.join(", ") : "nothing of it"),
     row("Cost:", `${p.requests_sent} requests, ${p.wall_s.toFixed(1)} s`),
     "=".repeat(60),

@@ -19,7 +19,11 @@ export type PointRun = {
 
 /** Every run of a results file: its sweeps, then its multi-turn runs; a line that is not JSON is a UsageError naming it. */
 export function readPointRuns(text: string, name?: string): PointRun[] {
-  const sweeps = readResults(text, name).map((r): PointRun => ({ kind: "sweep", runId: r.runId, lines: r.pcts, ttftModel: r.ttftModel, hasTtftModel: r.hasTtftModel }));
-  const rounds = groupRounds(readRoundLines(text)).map((lines): PointRun => ({ kind: "round", runId: lines[0]?.run_id ?? null, lines, ttftModel: null, hasTtftModel: false }));
+  const sweeps = readResults(text, name).map(
+    (r): PointRun => ({ kind: "sweep", runId: r.runId, lines: r.pcts, ttftModel: r.ttftModel, hasTtftModel: r.hasTtftModel }),
+  );
+  const rounds = groupRounds(readRoundLines(text)).map(
+    (lines): PointRun => ({ kind: "round", runId: lines[0]?.run_id ?? null, lines, ttftModel: null, hasTtftModel: false }),
+  );
   return [...sweeps, ...rounds];
 }

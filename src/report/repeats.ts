@@ -9,7 +9,13 @@ import { formatCell, renderTextTable } from "./text-table.ts";
 
 /** The metrics every repeated line is summarized by (a gated metric is added to them). */
 export const REPEAT_METRICS = [
-  "mean_ttft_ms", "p99_ttft_ms", "mean_itl_ms", "p99_itl_ms", "mean_e2e_latency_ms", "output_throughput", "request_throughput",
+  "mean_ttft_ms",
+  "p99_ttft_ms",
+  "mean_itl_ms",
+  "p99_itl_ms",
+  "mean_e2e_latency_ms",
+  "output_throughput",
+  "request_throughput",
 ] as const;
 
 type Line = object & { gates?: readonly GateResult[] };
@@ -36,7 +42,9 @@ export function renderRepeats(repeats: readonly Line[], planned: number, extra: 
   });
   const title = `Repeats of ${labelOf(last)}: ${repeats.length} of ${planned} (mean, 95 % CI, CV = sd/mean)`;
   const table = renderTextTable(["metric", "mean", "95% CI", "CV"], rows, ["left", "right", "right", "right"]);
-  const gates = (last.gates ?? []).map((g) =>
-    `gate ${g.expr}: ${g.pass ? "pass" : "FAIL"} on the mean ${formatCell(g.value)} (95% CI ${interval(g.ci95_low ?? NaN, g.ci95_high ?? NaN)}, ${g.repeats ?? repeats.length} repeats)`);
+  const gates = (last.gates ?? []).map(
+    (g) =>
+      `gate ${g.expr}: ${g.pass ? "pass" : "FAIL"} on the mean ${formatCell(g.value)} (95% CI ${interval(g.ci95_low ?? NaN, g.ci95_high ?? NaN)}, ${g.repeats ?? repeats.length} repeats)`,
+  );
   return [`\n${title}`, table, ...gates, ""].join("\n");
 }

@@ -16,7 +16,15 @@ const TIERS = ["device", "host", "storage"] as const;
 const allRounds = (runs: readonly SeriesRun[]): number[] => [...new Set(runs.flatMap((r) => r.rounds.map((l) => l.round)))].sort((a, b) => a - b);
 
 /** Two metrics of each run against the round, the second drawn dashed: a chart and its table (a row per round). */
-function pairSection(runs: readonly SeriesRun[], id: string, title: string, note: string, y: AxisData, [first, firstValue]: [string, Value], [second, secondValue]: [string, Value]): ReportSection {
+function pairSection(
+  runs: readonly SeriesRun[],
+  id: string,
+  title: string,
+  note: string,
+  y: AxisData,
+  [first, firstValue]: [string, Value],
+  [second, secondValue]: [string, Value],
+): ReportSection {
   const datasets: DatasetData[] = runs.flatMap((r) => [
     { label: `${r.label} ${first}`, series: r.series, style: "line" as const, data: points(r.rounds, (l) => l.round, firstValue) },
     { label: `${r.label} ${second}`, series: r.series, style: "fit" as const, data: points(r.rounds, (l) => l.round, secondValue) },
@@ -37,8 +45,16 @@ function tierSection(runs: readonly SeriesRun[]): ReportSection {
   const id = "round-tiers";
   const datasets: DatasetData[] = runs.flatMap((r) =>
     TIERS.map((tier, shade) => ({
-      label: `${r.label} ${tier}`, series: r.series, style: "bar" as const, stack: String(r.series), shade,
-      data: points(r.rounds, (l) => l.round, (l) => l.cached_tokens_by_tier?.[tier]),
+      label: `${r.label} ${tier}`,
+      series: r.series,
+      style: "bar" as const,
+      stack: String(r.series),
+      shade,
+      data: points(
+        r.rounds,
+        (l) => l.round,
+        (l) => l.cached_tokens_by_tier?.[tier],
+      ),
     })),
   );
   const rows = runs.flatMap((r) => r.rounds.map((l) => [r.label, `round ${l.round}`, ...TIERS.map((t) => formatCell(l.cached_tokens_by_tier?.[t] ?? null))]));
@@ -54,13 +70,22 @@ function tierSection(runs: readonly SeriesRun[]): ReportSection {
 export function roundSections(runs: readonly SeriesRun[]): ReportSection[] {
   return [
     pairSection(
-      runs, "round-hit-ratio", "Hit ratio per round: expected and observed",
+      runs,
+      "round-hit-ratio",
+      "Hit ratio per round: expected and observed",
       "Share of each round's prompt tokens that should come from the cache (solid) and that the server reported cached (dashed); a gap is eviction.",
-      { title: "hit ratio", type: "linear", min: 0, max: 1 }, ["expected", (l) => l.expected_hit_ratio], ["observed", (l) => l.observed_hit_ratio],
+      { title: "hit ratio", type: "linear", min: 0, max: 1 },
+      ["expected", (l) => l.expected_hit_ratio],
+      ["observed", (l) => l.observed_hit_ratio],
     ),
     pairSection(
-      runs, "round-ttft", "TTFT per round: mean and P99", "Time to first token over each round's turns: mean (solid) and 99th percentile (dashed).",
-      { title: "TTFT (ms)", type: "linear", min: 0 }, ["mean", (l) => l.mean_ttft_ms], ["p99", (l) => l.p99_ttft_ms],
+      runs,
+      "round-ttft",
+      "TTFT per round: mean and P99",
+      "Time to first token over each round's turns: mean (solid) and 99th percentile (dashed).",
+      { title: "TTFT (ms)", type: "linear", min: 0 },
+      ["mean", (l) => l.mean_ttft_ms],
+      ["p99", (l) => l.p99_ttft_ms],
     ),
     tierSection(runs),
   ];

@@ -13,8 +13,18 @@ import { parseJsonlLine } from "./jsonl.ts";
 export type RoundLine = Partial<RoundRecord> & { type: "round"; round: number };
 
 const COLUMNS: Array<[string, number]> = [
-  ["round", 5], ["turns", 9], ["prompt", 8], ["expected hit", 12], ["observed hit", 12], ["short", 6],
-  ["host tok", 9], ["TTFT mean", 10], ["TTFT p99", 10], ["ITL mean", 9], ["out tok/s", 10], ["check", 10],
+  ["round", 5],
+  ["turns", 9],
+  ["prompt", 8],
+  ["expected hit", 12],
+  ["observed hit", 12],
+  ["short", 6],
+  ["host tok", 9],
+  ["TTFT mean", 10],
+  ["TTFT p99", 10],
+  ["ITL mean", 9],
+  ["out tok/s", 10],
+  ["check", 10],
 ];
 const WIDTH = COLUMNS.reduce((w, [, n]) => w + n + 1, 0);
 
@@ -70,7 +80,8 @@ export function renderRoundTableFooter(rounds: readonly RoundLine[]): string {
     if (host > 0 || storage > 0) lines.push(`Hits from lower tiers: ${host} tokens from the host, ${storage} from storage`);
     const approximate = rounds.reduce((sum, r) => sum + (r.approximate_turns ?? 0), 0);
     if (approximate > 0) lines.push(`Approximate turns (answers re-tokenized from text): ${approximate}`);
-    if (last.flush_verified !== undefined) lines.push(`Flush verified (canary found 0 cached): ${last.flush_verified === true ? "yes" : last.flush_verified === false ? "NO" : "n/a"}`);
+    if (last.flush_verified !== undefined)
+      lines.push(`Flush verified (canary found 0 cached): ${last.flush_verified === true ? "yes" : last.flush_verified === false ? "NO" : "n/a"}`);
     const verdicts = rounds.flatMap((r) => (r.gates ?? []).map((g) => [g.expr, String(r.round), formatCell(g.value), verdictText(g.pass)]));
     if (verdicts.length > 0) {
       const failed = verdicts.filter((v) => v[3] !== "pass").length;
@@ -112,7 +123,20 @@ export function renderRoundsReport(lines: readonly RoundLine[]): string {
 }
 
 /** The table's title: the conversation's shape. */
-export function roundTitle(r: Pick<RoundLine, "num_clients" | "num_rounds" | "shared_system_tokens" | "first_turn_tokens" | "turn_tokens" | "output_len" | "round_barrier" | "ready_queue_policy" | "working_set">): string {
+export function roundTitle(
+  r: Pick<
+    RoundLine,
+    | "num_clients"
+    | "num_rounds"
+    | "shared_system_tokens"
+    | "first_turn_tokens"
+    | "turn_tokens"
+    | "output_len"
+    | "round_barrier"
+    | "ready_queue_policy"
+    | "working_set"
+  >,
+): string {
   const barrier = r.round_barrier ? ", round barrier" : "";
   const ws = (r.working_set ?? 1) > 1 ? `, ${r.working_set} system prompts` : "";
   return (

@@ -51,8 +51,13 @@ export function loadReportRuns(files: readonly string[], who = "report"): { runs
   for (const file of files) {
     const text = readResultsText(file, who);
     const runs = readPointRuns(text, file).map((run) => ({
-      file, runId: run.runId, kind: run.kind, header: (run.lines as Array<{ run?: RunInfo }>).find((l) => l.run !== undefined)?.run,
-      pcts: run.kind === "sweep" ? run.lines : [], rounds: run.kind === "round" ? run.lines : [], ttftModel: run.ttftModel,
+      file,
+      runId: run.runId,
+      kind: run.kind,
+      header: (run.lines as Array<{ run?: RunInfo }>).find((l) => l.run !== undefined)?.run,
+      pcts: run.kind === "sweep" ? run.lines : [],
+      rounds: run.kind === "round" ? run.lines : [],
+      ttftModel: run.ttftModel,
       ...capacityOf(text, run.runId),
     }));
     if (runs.length === 0) throw new UsageError(`${who}: ${file} holds no results line (neither a pct line nor a round line)`);
@@ -66,7 +71,10 @@ export function loadReportRuns(files: readonly string[], who = "report"): { runs
 /** The capacity lines of a run (warmbench capacity writes them after its probes, with the same run_id). */
 function capacityOf(text: string, runId: string | null): { capacity?: CapacityLine[] } {
   if (runId === null || !text.includes('"capacity"')) return {};
-  const lines = text.split("\n").filter((raw) => raw.includes('"capacity"') && raw.includes(runId)).map((raw) => parseJsonlLine(raw.trim()) as CapacityLine)
+  const lines = text
+    .split("\n")
+    .filter((raw) => raw.includes('"capacity"') && raw.includes(runId))
+    .map((raw) => parseJsonlLine(raw.trim()) as CapacityLine)
     .filter((l) => l.type === "capacity" && l.run_id === runId);
   return lines.length > 0 ? { capacity: lines } : {};
 }
@@ -91,7 +99,13 @@ export function splitByCell(run: ReportRun): ReportRun[] {
 /** The run just measured, as a report run (for its step summary). */
 export function reportRunOf(records: readonly PctLine[], name: string, ttftModel: TtftModel | null): ReportRun {
   return {
-    file: name, runId: records[0]?.run_id ?? null, kind: "sweep", header: records.find((p) => p.run !== undefined)?.run, pcts: [...records], rounds: [],
-    ttftModel, label: basename(name),
+    file: name,
+    runId: records[0]?.run_id ?? null,
+    kind: "sweep",
+    header: records.find((p) => p.run !== undefined)?.run,
+    pcts: [...records],
+    rounds: [],
+    ttftModel,
+    label: basename(name),
   };
 }

@@ -16,7 +16,6 @@ import { groupsOf } from "./curves.ts";
 import { timelineSections } from "./timeline-sections.ts";
 import { capacitySections } from "./capacity-sections.ts";
 
-
 const PCT_AXIS: AxisData = { title: "shared prefix (%)", type: "linear", min: 0, max: 100 };
 
 /** A metric against pct, one line per run. */
@@ -29,22 +28,49 @@ function pctChart(runs: readonly SeriesRun[], id: string, yTitle: string, value:
   };
 }
 
-function pctSection(runs: readonly SeriesRun[], id: string, title: string, note: string, yTitle: string, value: (l: PctLine) => number | null | undefined): ReportSection {
+function pctSection(
+  runs: readonly SeriesRun[],
+  id: string,
+  title: string,
+  note: string,
+  yTitle: string,
+  value: (l: PctLine) => number | null | undefined,
+): ReportSection {
   return { id, title, note, chart: pctChart(runs, id, yTitle, value), table: pctTable(runs, id, title, value) };
 }
 
 /** Expected (x) against observed (y) mean cached tokens; points on the diagonal are right. */
 function cacheSection(runs: readonly SeriesRun[]): ReportSection {
   const datasets: DatasetData[] = runs.map((r) => ({
-    label: r.label, series: r.series, style: "points", data: points(r.pcts, (l) => l.expected_cached_tokens, (l) => l.mean_cached_tokens),
+    label: r.label,
+    series: r.series,
+    style: "points",
+    data: points(
+      r.pcts,
+      (l) => l.expected_cached_tokens,
+      (l) => l.mean_cached_tokens,
+    ),
   }));
   const top = Math.max(1, ...datasets.flatMap((d) => d.data.flatMap((p) => [p.x, p.y])));
-  datasets.push({ label: "observed = expected", series: -1, style: "reference", data: [{ x: 0, y: 0 }, { x: top, y: top }] });
+  datasets.push({
+    label: "observed = expected",
+    series: -1,
+    style: "reference",
+    data: [
+      { x: 0, y: 0 },
+      { x: top, y: top },
+    ],
+  });
   return {
     id: "cached-tokens",
     title: "Expected vs observed cached tokens",
     note: "Mean cached tokens the server reported per request against the page-aligned prefix it should hold; every point belongs on the diagonal.",
-    chart: { id: "cached-tokens", x: { title: "expected cached tokens", type: "linear", min: 0 }, y: { title: "observed mean cached tokens", type: "linear", min: 0 }, datasets },
+    chart: {
+      id: "cached-tokens",
+      x: { title: "expected cached tokens", type: "linear", min: 0 },
+      y: { title: "observed mean cached tokens", type: "linear", min: 0 },
+      datasets,
+    },
     table: cacheTable(runs),
   };
 }
@@ -67,7 +93,13 @@ function cdfSection(runs: readonly SeriesRun[], series: HdrSeries, name: string)
     id,
     title: `${name} distribution (CDF)`,
     note: `Share of requests (TTFT) or of token gaps (ITL) at or below a latency, from each line's HDR histogram; choose the shared-prefix % above the chart.`,
-    chart: { id, x: { title: `${name} (ms)`, type: "linear", min: 0 }, y: { title: "fraction at or below", type: "linear", min: 0, max: 1 }, datasets: byPct[String(selected)] ?? [], byPct: { pcts, selected, datasets: byPct } },
+    chart: {
+      id,
+      x: { title: `${name} (ms)`, type: "linear", min: 0 },
+      y: { title: "fraction at or below", type: "linear", min: 0, max: 1 },
+      datasets: byPct[String(selected)] ?? [],
+      byPct: { pcts, selected, datasets: byPct },
+    },
     table: distributionTable(runs, series, `${name} percentiles from the HDR histograms (ms)`),
   };
 }
@@ -77,11 +109,16 @@ function modelSection(runs: readonly SeriesRun[]): ReportSection {
   const datasets: DatasetData[] = [];
   runs.forEach((r) => {
     const i = r.series;
-    const pts = points(r.pcts, (l) => l.ttft_fit?.mean_uncached_tokens, (l) => l.ttft_fit?.mean_ttft_ms);
+    const pts = points(
+      r.pcts,
+      (l) => l.ttft_fit?.mean_uncached_tokens,
+      (l) => l.ttft_fit?.mean_ttft_ms,
+    );
     datasets.push({ label: r.label, series: i, style: "points", data: pts });
     const m = r.ttftModel;
     const xs = pts.map((p) => p.x);
-    const line = m === null || xs.length === 0 ? [] : [Math.min(0, ...xs), Math.max(...xs)].map((x) => ({ x, y: m.fixed_ms + (m.prefill_us_per_token / 1000) * x }));
+    const line =
+      m === null || xs.length === 0 ? [] : [Math.min(0, ...xs), Math.max(...xs)].map((x) => ({ x, y: m.fixed_ms + (m.prefill_us_per_token / 1000) * x }));
     datasets.push({ label: `${r.label} (fit)`, series: i, style: "fit", data: line });
   });
   return {
@@ -108,7 +145,15 @@ export function buildSections(all: readonly ReportRun[]): ReportSection[] {
   const axes = [...loopSections(groups), ...rateSections(groups), ...workingSetSections(groups), ...windowSections(groups)];
   // With a rate or working-set axis of their own, one-pct runs would draw a dot per series against pct.
   const pctCurves = axes.length === 0 || sweeps.some((r) => new Set(r.pcts.map((l) => l.shared_prefix_pct)).size > 1);
-  const sections = [...axes, ...(sweeps.length > 0 ? sweepSections(sweeps, pctCurves) : []), ...(multiturn.length > 0 ? roundSections(multiturn) : []), ...timelineSections(runs), ...ledgerSections(runs), ...fidelitySections(runs), ...capacitySections(everyRun)];
+  const sections = [
+    ...axes,
+    ...(sweeps.length > 0 ? sweepSections(sweeps, pctCurves) : []),
+    ...(multiturn.length > 0 ? roundSections(multiturn) : []),
+    ...timelineSections(runs),
+    ...ledgerSections(runs),
+    ...fidelitySections(runs),
+    ...capacitySections(everyRun),
+  ];
   return sections.map((s) => ({ ...s, chart: { ...s.chart, legend: s.chart.legend ?? !namesOnlyRuns(s.chart, everyRun) } }));
 }
 
@@ -119,13 +164,7 @@ const namesOnlyRuns = (chart: ChartData, runs: readonly SeriesRun[]): boolean =>
   );
 
 function sweepSections(runs: readonly SeriesRun[], pctCurves: boolean): ReportSection[] {
-  return [
-    ...(pctCurves ? pctSections(runs) : []),
-    modelSection(runs),
-    cacheSection(runs),
-    cdfSection(runs, "ttft", "TTFT"),
-    cdfSection(runs, "itl", "ITL"),
-  ];
+  return [...(pctCurves ? pctSections(runs) : []), modelSection(runs), cacheSection(runs), cdfSection(runs, "ttft", "TTFT"), cdfSection(runs, "itl", "ITL")];
 }
 
 function pctSections(runs: readonly SeriesRun[]): ReportSection[] {
@@ -133,7 +172,14 @@ function pctSections(runs: readonly SeriesRun[]): ReportSection[] {
     pctSection(runs, "ttft-mean", "Mean TTFT", "Time to first token, mean over the pct's requests.", "mean TTFT (ms)", (l) => l.mean_ttft_ms),
     pctSection(runs, "ttft-median", "Median TTFT", "Time to first token, median.", "median TTFT (ms)", (l) => l.median_ttft_ms),
     pctSection(runs, "ttft-p99", "P99 TTFT", "Time to first token, 99th percentile.", "P99 TTFT (ms)", (l) => l.p99_ttft_ms),
-    pctSection(runs, "output-throughput", "Output throughput", "Generated tokens per second over the pct's wall-clock duration.", "output tokens/s", (l) => l.output_throughput),
+    pctSection(
+      runs,
+      "output-throughput",
+      "Output throughput",
+      "Generated tokens per second over the pct's wall-clock duration.",
+      "output tokens/s",
+      (l) => l.output_throughput,
+    ),
     pctSection(runs, "itl-p99", "P99 inter-token latency", "99th percentile of the gaps between tokens.", "P99 ITL (ms)", (l) => l.p99_itl_ms),
   ];
 }

@@ -43,8 +43,16 @@ export function cacheTable(runs: readonly ReportRun[]): ReportTable {
   const rows: string[][] = [];
   for (const r of runs) {
     for (const l of r.pcts) {
-      rows.push([r.label, pointLabel(l), formatCell(l.expected_cached_tokens), formatCell(l.mean_cached_tokens), formatCell(l.min_cached_tokens),
-        formatCell(l.max_cached_tokens), formatCell(l.cached_tokens_mismatched), l.cache_check ?? "n/a"]);
+      rows.push([
+        r.label,
+        pointLabel(l),
+        formatCell(l.expected_cached_tokens),
+        formatCell(l.mean_cached_tokens),
+        formatCell(l.min_cached_tokens),
+        formatCell(l.max_cached_tokens),
+        formatCell(l.cached_tokens_mismatched),
+        l.cache_check ?? "n/a",
+      ]);
     }
   }
   return {
@@ -60,8 +68,12 @@ export function distributionTable(runs: readonly ReportRun[], series: HdrSeries,
   const rows: string[][] = [];
   for (const r of runs) {
     for (const l of r.pcts) {
-      rows.push([r.label, pointLabel(l), ...HDR_PERCENTILES.map((p) => formatCell(linePercentileMs(l, series, p.percentile).value)),
-        formatCell(hdrPercentileMs(l.hdr, series, 100))]);
+      rows.push([
+        r.label,
+        pointLabel(l),
+        ...HDR_PERCENTILES.map((p) => formatCell(linePercentileMs(l, series, p.percentile).value)),
+        formatCell(hdrPercentileMs(l.hdr, series, 100)),
+      ]);
     }
   }
   return { id: `${series}-distribution`, title, columns: ["run", "pct", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms"], rows };
@@ -75,7 +87,9 @@ export function modelTable(runs: readonly ReportRun[]): ReportTable {
     columns: ["run", "requests", "fixed overhead ms", "prefill µs/uncached token", "R²"],
     rows: runs.map((r) => {
       const m = r.ttftModel;
-      return m === null ? [r.label, "n/a", "n/a", "n/a", "n/a"] : [r.label, String(m.n), formatCell(m.fixed_ms), formatCell(m.prefill_us_per_token, 3), formatCell(m.r2, 4)];
+      return m === null
+        ? [r.label, "n/a", "n/a", "n/a", "n/a"]
+        : [r.label, String(m.n), formatCell(m.fixed_ms), formatCell(m.prefill_us_per_token, 3), formatCell(m.r2, 4)];
     }),
   };
 }
@@ -111,7 +125,8 @@ function workloadCell(r: ReportRun): string {
 /** What each run was: file, when, against what, with which workload. */
 export function metadataTable(runs: readonly ReportRun[]): ReportTable {
   // A cache passport (--passport) informed a run: what it measured, beside the run (a column only when one did).
-  const passportOf = (r: ReportRun) => (r.header?.options as { passport?: { file: string; page_size: number | null; capacity_tokens: number | null } } | undefined)?.passport;
+  const passportOf = (r: ReportRun) =>
+    (r.header?.options as { passport?: { file: string; page_size: number | null; capacity_tokens: number | null } } | undefined)?.passport;
   const withPassport = runs.some((r) => passportOf(r) !== undefined);
   const passportCell = (r: ReportRun): string[] => {
     if (!withPassport) return [];
@@ -121,15 +136,35 @@ export function metadataTable(runs: readonly ReportRun[]): ReportTable {
   return {
     id: "runs",
     title: "Runs",
-    columns: ["run", "file", "run id", "started", "warmbench", "backend", "model", "server", "workload", "concurrency", "lines", ...(withPassport ? ["cache passport"] : [])],
+    columns: [
+      "run",
+      "file",
+      "run id",
+      "started",
+      "warmbench",
+      "backend",
+      "model",
+      "server",
+      "workload",
+      "concurrency",
+      "lines",
+      ...(withPassport ? ["cache passport"] : []),
+    ],
     rows: runs.map((r) => {
       const placed = placedLines(r);
       const first = placed[0]!.line;
       const h = r.header;
       return [
-        r.label, basename(r.file), r.runId ?? "-", h?.started_at ?? first.started_at ?? "-", h?.warmbench_version ?? first.warmbench_version ?? "-",
-        first.backend ?? "-", first.model ?? h?.served_model ?? "-", h?.server_version ?? first.server_version ?? "-",
-        workloadCell(r), first.max_concurrency ? String(first.max_concurrency) : "unlimited",
+        r.label,
+        basename(r.file),
+        r.runId ?? "-",
+        h?.started_at ?? first.started_at ?? "-",
+        h?.warmbench_version ?? first.warmbench_version ?? "-",
+        first.backend ?? "-",
+        first.model ?? h?.served_model ?? "-",
+        h?.server_version ?? first.server_version ?? "-",
+        workloadCell(r),
+        first.max_concurrency ? String(first.max_concurrency) : "unlimited",
         placed.map((p) => p.at).join(", "),
         ...passportCell(r),
       ];

@@ -25,7 +25,14 @@ function timedLines(runs: readonly SeriesRun[]): TimedLine[] {
       const timeline = (line as { timeline?: Timeline | null }).timeline;
       if (!timeline || timeline.buckets === 0) return [];
       const place = labelOf(line);
-      return [{ label: groups.length > 1 ? `${g.label} · ${place}` : place, line, timeline: unpackTimeline(timeline), window: (line as { steady_state?: SteadyState | null }).steady_state ?? null }];
+      return [
+        {
+          label: groups.length > 1 ? `${g.label} · ${place}` : place,
+          line,
+          timeline: unpackTimeline(timeline),
+          window: (line as { steady_state?: SteadyState | null }).steady_state ?? null,
+        },
+      ];
     }),
   );
 }
@@ -45,7 +52,17 @@ function series(t: TimelineData, values: readonly (number | null)[], scale = 1):
 function band(w: SteadyState | null, curves: readonly DatasetData[]): DatasetData[] {
   if (w === null) return [];
   const top = Math.max(1, ...curves.filter((d) => d.axis === undefined).flatMap((d) => d.data.map((p) => p.y)));
-  return [{ label: `steady state (>= ${Math.round(w.rule * 100)} % of peak in flight)`, series: -1, style: "window", data: [{ x: w.start_s, y: top }, { x: w.end_s, y: top }] }];
+  return [
+    {
+      label: `steady state (>= ${Math.round(w.rule * 100)} % of peak in flight)`,
+      series: -1,
+      style: "window",
+      data: [
+        { x: w.start_s, y: top },
+        { x: w.end_s, y: top },
+      ],
+    },
+  ];
 }
 
 function throughputSets(l: TimedLine): DatasetData[] {
@@ -66,7 +83,11 @@ function latencySets(l: TimedLine): DatasetData[] {
   return [...curves, ...band(l.window, curves)];
 }
 
-const byLine = (lines: readonly TimedLine[], sets: (l: TimedLine) => DatasetData[]) => ({ labels: lines.map((l) => l.label), selected: 0, datasets: lines.map(sets) });
+const byLine = (lines: readonly TimedLine[], sets: (l: TimedLine) => DatasetData[]) => ({
+  labels: lines.map((l) => l.label),
+  selected: 0,
+  datasets: lines.map(sets),
+});
 
 const X = { title: "seconds from the line's first send", type: "linear" as const, min: 0 };
 
@@ -79,11 +100,31 @@ export function timelineSections(runs: readonly SeriesRun[]): ReportSection[] {
   const windows = {
     id: "timeline",
     title: "Steady-state window of every line",
-    columns: ["line", "start_s", "end_s", "requests", "completed", "mean_ttft_ms", "steady mean_ttft_ms", "p99_ttft_ms", "steady p99_ttft_ms", "output_throughput", "steady output_throughput"],
+    columns: [
+      "line",
+      "start_s",
+      "end_s",
+      "requests",
+      "completed",
+      "mean_ttft_ms",
+      "steady mean_ttft_ms",
+      "p99_ttft_ms",
+      "steady p99_ttft_ms",
+      "output_throughput",
+      "steady output_throughput",
+    ],
     rows: lines.map((l) => [
-      l.label, w(l, "start_s"), w(l, "end_s"), w(l, "requests"), formatCell(valueOf(l.line, "completed")),
-      formatCell(valueOf(l.line, "mean_ttft_ms")), w(l, "mean_ttft_ms"), formatCell(valueOf(l.line, "p99_ttft_ms")), w(l, "p99_ttft_ms"),
-      formatCell(valueOf(l.line, "output_throughput")), w(l, "output_throughput"),
+      l.label,
+      w(l, "start_s"),
+      w(l, "end_s"),
+      w(l, "requests"),
+      formatCell(valueOf(l.line, "completed")),
+      formatCell(valueOf(l.line, "mean_ttft_ms")),
+      w(l, "mean_ttft_ms"),
+      formatCell(valueOf(l.line, "p99_ttft_ms")),
+      w(l, "p99_ttft_ms"),
+      formatCell(valueOf(l.line, "output_throughput")),
+      w(l, "output_throughput"),
     ]),
   };
   const t = first.timeline;
@@ -92,8 +133,14 @@ export function timelineSections(runs: readonly SeriesRun[]): ReportSection[] {
     title: `Buckets of ${first.label}`,
     columns: ["t_s", "started", "finished", "in_flight", "output_tokens", "ttft_ms", "itl_ms", "cached_pct"],
     rows: t.started.map((_, k) => [
-      formatCell(midS(t, k), 3), String(t.started[k]), String(t.finished[k]), formatCell(t.in_flight[k]), String(t.output_tokens[k]),
-      formatCell(t.ttft_ms[k]), formatCell(t.itl_ms[k]), formatCell(t.cached_pct[k]),
+      formatCell(midS(t, k), 3),
+      String(t.started[k]),
+      String(t.finished[k]),
+      formatCell(t.in_flight[k]),
+      String(t.output_tokens[k]),
+      formatCell(t.ttft_ms[k]),
+      formatCell(t.itl_ms[k]),
+      formatCell(t.cached_pct[k]),
     ]),
   };
   return [
@@ -101,14 +148,29 @@ export function timelineSections(runs: readonly SeriesRun[]): ReportSection[] {
       id: "timeline",
       title: "A line over time: throughput and requests in flight",
       note: "Output tokens per second and requests in flight in each bucket of the chosen line; the shaded band is its steady-state window, whose figures the table sets beside the whole line's.",
-      chart: { id: "timeline", x: X, y: { title: "output tokens/s", type: "linear", min: 0 }, y2: { title: "requests in flight", type: "linear", min: 0 }, datasets: throughputSets(first), byLine: byLine(lines, throughputSets), legend: true },
+      chart: {
+        id: "timeline",
+        x: X,
+        y: { title: "output tokens/s", type: "linear", min: 0 },
+        y2: { title: "requests in flight", type: "linear", min: 0 },
+        datasets: throughputSets(first),
+        byLine: byLine(lines, throughputSets),
+        legend: true,
+      },
       table: windows,
     },
     {
       id: "timeline-latency",
       title: "A line over time: TTFT and ITL",
       note: "Mean TTFT of the requests whose first token came in each bucket, and the mean gap between tokens, for the chosen line; the steady-state window shaded. The table holds the first line's buckets.",
-      chart: { id: "timeline-latency", x: X, y: { title: "ms", type: "linear", min: 0 }, datasets: latencySets(first), byLine: byLine(lines, latencySets), legend: true },
+      chart: {
+        id: "timeline-latency",
+        x: X,
+        y: { title: "ms", type: "linear", min: 0 },
+        datasets: latencySets(first),
+        byLine: byLine(lines, latencySets),
+        legend: true,
+      },
       table: buckets,
     },
   ];

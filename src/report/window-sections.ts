@@ -32,12 +32,19 @@ export function windowSections(groups: readonly RunGroup[]): ReportSection[] {
   const base = { x, xValue, over: "window" as const, include: (l: AnyLine) => windowOf(l) !== undefined };
   return [
     curveSection(groups, {
-      ...base, id: "window-hit-ratio", title: "Hit ratio over trace time", y: { title: "hit ratio", type: "linear", min: 0, max: 1 },
+      ...base,
+      id: "window-hit-ratio",
+      title: "Hit ratio over trace time",
+      y: { title: "hit ratio", type: "linear", min: 0, max: 1 },
       metrics: pair(["observed_hit_ratio", "observed"], ["expected_hit_ratio", "expected"]),
       note: "Share of each window's prompt tokens the server reported cached (solid) and that the client predicted (dashed: the lower bounds, eviction included); where solid falls below dashed the cache lost what it should have kept.",
     }),
     curveSection(groups, {
-      ...base, id: "window-ttft", title: "TTFT over trace time", y: ms("TTFT"), metrics: pair(["median_ttft_ms", "median"], ["p99_ttft_ms", "p99"]),
+      ...base,
+      id: "window-ttft",
+      title: "TTFT over trace time",
+      y: ms("TTFT"),
+      metrics: pair(["median_ttft_ms", "median"], ["p99_ttft_ms", "p99"]),
       note: "Time to first token of each window's requests, median (solid) and P99 (dashed), against the trace time the window starts at.",
     }),
     cachedFractionSection(groups),
@@ -64,16 +71,31 @@ function cachedFractionSection(groups: readonly RunGroup[]): ReportSection | nul
   });
   if (curves.length === 0) return null;
   const datasets: DatasetData[] = curves.map((c, series) => ({
-    label: curves.length > 1 ? c.group.label : "median TTFT", series, style: "line",
+    label: curves.length > 1 ? c.group.label : "median TTFT",
+    series,
+    style: "line",
     data: c.buckets.filter((b) => b.median_ttft_ms !== null).map((b) => ({ x: (b.from + b.to) / 2, y: b.median_ttft_ms! })),
   }));
   if (!datasets.some((d) => d.data.length > 1)) return null;
-  const rows = curves.flatMap((c) => c.buckets.map((b) => [c.group.label, formatCell(b.from), formatCell(b.to), String(b.requests), formatCell(b.median_ttft_ms)]));
+  const rows = curves.flatMap((c) =>
+    c.buckets.map((b) => [c.group.label, formatCell(b.from), formatCell(b.to), String(b.requests), formatCell(b.median_ttft_ms)]),
+  );
   return {
     id: "cached-fraction-ttft",
     title: "TTFT against the cached fraction of the prompt",
     note: "Median TTFT of the whole replay's requests in each quartile of cached tokens / prompt tokens (ttft_by_cached_fraction), at the quartile's middle: how much a cached prefix buys on this trace.",
-    chart: { id: "cached-fraction-ttft", x: { title: "cached fraction of the prompt", type: "linear", min: 0, max: 1 }, y: ms("median TTFT"), datasets, legend: curves.length > 1 },
-    table: { id: "cached-fraction-ttft", title: "TTFT against the cached fraction of the prompt", columns: ["series", "from", "to", "requests", "median_ttft_ms"], rows },
+    chart: {
+      id: "cached-fraction-ttft",
+      x: { title: "cached fraction of the prompt", type: "linear", min: 0, max: 1 },
+      y: ms("median TTFT"),
+      datasets,
+      legend: curves.length > 1,
+    },
+    table: {
+      id: "cached-fraction-ttft",
+      title: "TTFT against the cached fraction of the prompt",
+      columns: ["series", "from", "to", "requests", "median_ttft_ms"],
+      rows,
+    },
   };
 }

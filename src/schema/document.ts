@@ -42,7 +42,7 @@ export function lineSchemaDocument(): JsonSchema {
       "One line of a warmbench results file: a sweep line (one per pct, working set and request rate; the reference script's " +
       "keys first, in its order), a multi-turn round line, or a capacity search's result per pct. Keys are written in the order listed. Non-finite numbers: " +
       "like Python's json.dumps, the file holds the bare tokens Infinity, -Infinity and NaN (e.g. request_rate in a closed " +
-      "loop), which are not JSON; a reader maps them to the strings \"Infinity\", \"-Infinity\" and \"NaN\" before validating " +
+      'loop), which are not JSON; a reader maps them to the strings "Infinity", "-Infinity" and "NaN" before validating ' +
       "(pandas and Python's json.loads read them as floats).",
     oneOf: [{ $ref: "#/$defs/sweep_line" }, { $ref: "#/$defs/round_line" }, { $ref: "#/$defs/capacity_line" }],
     $defs: {

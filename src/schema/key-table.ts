@@ -5,8 +5,21 @@
  * list of each line kind that carries it (lines.ts). To add an axis: mark its key `axis` (and give axes.ts its label).
  */
 import {
-  cachedTokensByTierShape, errorEntryShape, evidenceShape, replicasShape, gateResultShape, mergedShape, promptDriftShape, roundHdrShape, runInfoShape,
-  shardsShape, sweepHdrShape, ttftByTierShape, ttftFitShape, ttftModelShape, workloadShape,
+  cachedTokensByTierShape,
+  errorEntryShape,
+  evidenceShape,
+  replicasShape,
+  gateResultShape,
+  mergedShape,
+  promptDriftShape,
+  roundHdrShape,
+  runInfoShape,
+  shardsShape,
+  sweepHdrShape,
+  ttftByTierShape,
+  ttftFitShape,
+  ttftModelShape,
+  workloadShape,
 } from "./nested.ts";
 import { steadyStateShape, timelineShape } from "./timeline-shape.ts";
 import { array, bool, field, int, label, literal, nullable, num, object, pair, record, str, type Shape } from "./shape.ts";
@@ -76,10 +89,25 @@ export const KEYS = {
   output_throughput_retokenized: s(num(), "tok/s", "Generated tokens (re-tokenized) per second."),
   total_throughput: s(num(), "tok/s", "Prompt and generated tokens per second."),
   total_throughput_retokenized: s(num(), "tok/s", "Prompt and generated (re-tokenized) tokens per second."),
-  mean_ttft_ms: ttft.mean, median_ttft_ms: ttft.median, std_ttft_ms: ttft.std, p90_ttft_ms: ttft.p90, p99_ttft_ms: ttft.p99,
-  mean_tpot_ms: tpot.mean, median_tpot_ms: tpot.median, std_tpot_ms: tpot.std, p90_tpot_ms: tpot.p90, p99_tpot_ms: tpot.p99,
-  mean_itl_ms: itl.mean, median_itl_ms: itl.median, std_itl_ms: itl.std, p90_itl_ms: itl.p90, p99_itl_ms: itl.p99,
-  mean_e2e_latency_ms: e2e.mean, median_e2e_latency_ms: e2e.median, std_e2e_latency_ms: e2e.std, p99_e2e_latency_ms: e2e.p99,
+  mean_ttft_ms: ttft.mean,
+  median_ttft_ms: ttft.median,
+  std_ttft_ms: ttft.std,
+  p90_ttft_ms: ttft.p90,
+  p99_ttft_ms: ttft.p99,
+  mean_tpot_ms: tpot.mean,
+  median_tpot_ms: tpot.median,
+  std_tpot_ms: tpot.std,
+  p90_tpot_ms: tpot.p90,
+  p99_tpot_ms: tpot.p99,
+  mean_itl_ms: itl.mean,
+  median_itl_ms: itl.median,
+  std_itl_ms: itl.std,
+  p90_itl_ms: itl.p90,
+  p99_itl_ms: itl.p99,
+  mean_e2e_latency_ms: e2e.mean,
+  median_e2e_latency_ms: e2e.median,
+  std_e2e_latency_ms: e2e.std,
+  p99_e2e_latency_ms: e2e.p99,
   concurrency: s(num(), "requests", "Mean requests in flight: the sum of E2E latencies over benchmark_duration."),
 
   // The line's kind and place.
@@ -89,21 +117,39 @@ export const KEYS = {
   }),
   run_id: k(str(), null, "Shared by every line of one run: group lines by it."),
   run: k(runInfoShape, null, "The run's description; in the run's first line only."),
-  gates: k(array(gateResultShape), null,
+  gates: k(
+    array(gateResultShape),
+    null,
     "Every --gate whose scope holds this line, evaluated on its numbers; [] without gates. With --repeat, a gate judges the cell (its line at " +
       "every repeat) once, on the mean over its repeats: only the cell's last repeat carries the verdicts (value = the mean, with " +
-      "`repeats` and the 95 % interval beside it); its earlier repeats carry []."),
-  repeat: k(int(), null, "With --repeat N: which measurement of the line this is (0-based); each from a flushed, proven, warmed cache with the same prompts. Absent without --repeat.", {
-    axis: true,
-  }),
+      "`repeats` and the 95 % interval beside it); its earlier repeats carry [].",
+  ),
+  repeat: k(
+    int(),
+    null,
+    "With --repeat N: which measurement of the line this is (0-based); each from a flushed, proven, warmed cache with the same prompts. Absent without --repeat.",
+    {
+      axis: true,
+    },
+  ),
   workload: k(workloadShape, null, "What was sent, for pairing lines of two runs (warmbench compare)."),
   // What later producers add to a sweep line's axes (absent otherwise): the engine's summarize takes them as data.
-  probe: k(int(), null, "The probe of a capacity search (0-based, in the order sent): one measured load of the search (warmbench capacity); its load is request_rate or max_concurrency. Absent in other lines.", {
-    axis: true,
-  }),
-  window: k(int(), null, "The time window of a trace replay (0-based, --window trace seconds each): the requests whose trace timestamp falls in it. Absent in other lines and in the replay's line for the whole trace.", {
-    axis: true,
-  }),
+  probe: k(
+    int(),
+    null,
+    "The probe of a capacity search (0-based, in the order sent): one measured load of the search (warmbench capacity); its load is request_rate or max_concurrency. Absent in other lines.",
+    {
+      axis: true,
+    },
+  ),
+  window: k(
+    int(),
+    null,
+    "The time window of a trace replay (0-based, --window trace seconds each): the requests whose trace timestamp falls in it. Absent in other lines and in the replay's line for the whole trace.",
+    {
+      axis: true,
+    },
+  ),
   round: k(int(), null, "The round (0-based, as bench_multiturn.py's round_0, round_1...): every client's turn with this index.", {
     axis: true,
   }),
@@ -117,15 +163,20 @@ export const KEYS = {
   turn_tokens: k(int(), "tokens", "Length of each later user turn."),
 
   // Requests.
-  sent: k(int(), "requests", "Measured requests sent (completed + failed; cancelled ones are not counted).", { roundDoc: "Turns that ended (completed + failed; cancelled ones are not counted)." }),
+  sent: k(int(), "requests", "Measured requests sent (completed + failed; cancelled ones are not counted).", {
+    roundDoc: "Turns that ended (completed + failed; cancelled ones are not counted).",
+  }),
   failed: k(int(), "requests", "Requests that failed.", { mustNotGrow: true }),
   errors: k(array(errorEntryShape, { maxItems: 20 }), null, "At most 20 buckets of failures with the same kind and message, largest first."),
   errors_by_kind: k(record(int()), "requests", "Failures per kind, over all failures."),
   interrupted: k(bool(), null, "The run was stopped (SIGINT/SIGTERM) while this line was measured: it holds the requests that completed."),
-  evidence: k(evidenceShape, null,
+  evidence: k(
+    evidenceShape,
+    null,
     "What the line's numbers rest on: samples per metric family, requests planned / sent / finished, offered and achieved load, the cache proof, " +
       "the client's health and the runs measured. Every verdict (gates, capacity, compare, history, merge) asks src/metrics/evidence-check.ts of it: " +
-      "no evidence is a fail, never a pass (docs/reference/evidence-matrix.md)."),
+      "no evidence is a fail, never a pass (docs/reference/evidence-matrix.md).",
+  ),
   burstiness: k(nullable(num()), null, "Gamma shape of the gaps between arrivals (1 = Poisson, Infinity = evenly spaced); null in a closed loop."),
   duration_limit_s: k(nullable(num()), "s", "--duration: arrivals stopped after this many seconds (num_prompts then holds how many were due); null without."),
   achieved_request_rate: k(nullable(num()), "req/s", "Requests sent per second, from the start of sending to the last send; null when all went at once."),
@@ -175,53 +226,134 @@ export const KEYS = {
   working_set_fits: k(nullable(bool()), null, "working_set_tokens <= the device capacity; null when the capacity is unknown."),
   cache_shortfall_requests: k(nullable(int()), "requests", "Successful requests that reported fewer cached tokens than expected; null when none reported any."),
   eviction: k(nullable(bool()), null, "Some request's observed hit fell below expected; null when none reported cached tokens."),
-  cached_tokens_by_tier: k(cachedTokensByTierShape, "tokens", "Cached prompt tokens per cache tier over the line's requests; null when the server reports no breakdown."),
+  cached_tokens_by_tier: k(
+    cachedTokensByTierShape,
+    "tokens",
+    "Cached prompt tokens per cache tier over the line's requests; null when the server reports no breakdown.",
+  ),
   ttft_by_tier: k(ttftByTierShape, null, "TTFT of the requests each tier served (the deepest tier a prefix needed); null without the breakdown."),
   // A trace replay's own (replay lines only): every request's hit predicted from what the client saw (docs/guides/replay.md).
   block_size: k(int(), "tokens", "Tokens per hash id of the replayed trace (--block-size). Replay lines only."),
   time_scale: k(nullable(num()), null, "Factor on the trace's timestamps (--time-scale); null in a closed loop (--ignore-timestamps). Replay lines only."),
-  infinite_hit_ratio: k(nullable(num()), "ratio", "Cached tokens an infinite cache would have served (the longest prefix shared with a request whose first token had arrived when this one was sent) / prompt tokens; null in a merged line. Replay lines only."),
-  predicted_eviction_tokens: k(int(), "tokens", "Of those, the cached tokens the LRU model of the cache (cache_capacity_tokens, in pages) predicts eviction takes. Replay lines only."),
+  infinite_hit_ratio: k(
+    nullable(num()),
+    "ratio",
+    "Cached tokens an infinite cache would have served (the longest prefix shared with a request whose first token had arrived when this one was sent) / prompt tokens; null in a merged line. Replay lines only.",
+  ),
+  predicted_eviction_tokens: k(
+    int(),
+    "tokens",
+    "Of those, the cached tokens the LRU model of the cache (cache_capacity_tokens, in pages) predicts eviction takes. Replay lines only.",
+  ),
   observed_shortfall_tokens: k(int(), "tokens", "Cached tokens the server reported below the infinite cache's, summed over the requests. Replay lines only."),
-  cache_short_requests: k(int(), "requests", "Requests that reported fewer cached tokens than their predicted lower bound (the model's, eviction included): unexplained shortfalls. Replay lines only."),
-  cache_over_requests: k(int(), "requests", "Requests that reported more cached tokens than any earlier request could have given (the upper bound). Replay lines only."),
-  ttft_by_cached_fraction: k(nullable(array(object({
-    from: field(num(), "Lowest cached fraction of the bucket (cached tokens / prompt tokens)."),
-    to: field(num(), "Highest (exclusive; 1 included in the last bucket)."),
-    requests: field(int(), "Successful requests in the bucket that reported cached tokens."),
-    median_ttft_ms: field(nullable(num()), "Their median TTFT, ms; null: none."),
-  }))), null, "TTFT by how much of the prompt was cached, in quartiles of the cached fraction; null in a merged line. Replay lines only."),
+  cache_short_requests: k(
+    int(),
+    "requests",
+    "Requests that reported fewer cached tokens than their predicted lower bound (the model's, eviction included): unexplained shortfalls. Replay lines only.",
+  ),
+  cache_over_requests: k(
+    int(),
+    "requests",
+    "Requests that reported more cached tokens than any earlier request could have given (the upper bound). Replay lines only.",
+  ),
+  ttft_by_cached_fraction: k(
+    nullable(
+      array(
+        object({
+          from: field(num(), "Lowest cached fraction of the bucket (cached tokens / prompt tokens)."),
+          to: field(num(), "Highest (exclusive; 1 included in the last bucket)."),
+          requests: field(int(), "Successful requests in the bucket that reported cached tokens."),
+          median_ttft_ms: field(nullable(num()), "Their median TTFT, ms; null: none."),
+        }),
+      ),
+    ),
+    null,
+    "TTFT by how much of the prompt was cached, in quartiles of the cached fraction; null in a merged line. Replay lines only.",
+  ),
   // Several replicas (--base-url A,B,...): the routing and the hit-loss ledger (metrics/hit-ledger.ts).
-  route: k(str(), null, "How each request was routed over the replicas: the client's --route (round-robin, random, least-in-flight, session, prefix, oracle), or router (a router in front, --replicas). Replica lines only."),
+  route: k(
+    str(),
+    null,
+    "How each request was routed over the replicas: the client's --route (round-robin, random, least-in-flight, session, prefix, oracle), or router (a router in front, --replicas). Replica lines only.",
+  ),
   replicas: k(nullable(replicasShape), null, "Per replica: its server, the requests it served and its part of the ledger; null in a merged line."),
   routing_imbalance: k(nullable(num()), "ratio", "Requests of the busiest replica over the mean per replica (1: even); null: none measured."),
   ledger_requests: k(int(), "requests", "Requests in the ledger: answered, with cached tokens reported."),
   ledger_unattributed_requests: k(int(), "requests", "Requests no replica is known for (behind a router whose response named none): left out of the ledger."),
-  ledger_available_tokens: k(int(), "tokens", "Sum of each request's page-aligned longest prefix shared with an earlier finished request (or warm) on any replica: the hits one shared infinite cache would give."),
+  ledger_available_tokens: k(
+    int(),
+    "tokens",
+    "Sum of each request's page-aligned longest prefix shared with an earlier finished request (or warm) on any replica: the hits one shared infinite cache would give.",
+  ),
   ledger_on_replica_tokens: k(int(), "tokens", "The same, counting only what the replica that served the request had served or been warmed with."),
-  ledger_modelled_tokens: k(int(), "tokens", "What each replica's LRU model at its capacity (its /server_info) holds of those; without a capacity, on_replica."),
+  ledger_modelled_tokens: k(
+    int(),
+    "tokens",
+    "What each replica's LRU model at its capacity (its /server_info) holds of those; without a capacity, on_replica.",
+  ),
   ledger_delivered_tokens: k(int(), "tokens", "The cached tokens the servers reported."),
   loss_routing_tokens: k(int(), "tokens", "available - on_replica: hits lost to where requests were routed."),
   loss_eviction_tokens: k(int(), "tokens", "on_replica - modelled: hits the replicas' caches were too small to keep."),
-  loss_engine_tokens: k(int(), "tokens", "modelled - delivered: hits the engines did not deliver though the model says they held them (negative: more than expected)."),
-  loss_routing_ratio: k(nullable(num()), "ratio", "loss_routing_tokens / ledger_available_tokens; null: nothing was available. Gate it: loss_routing_ratio<=0.05."),
+  loss_engine_tokens: k(
+    int(),
+    "tokens",
+    "modelled - delivered: hits the engines did not deliver though the model says they held them (negative: more than expected).",
+  ),
+  loss_routing_ratio: k(
+    nullable(num()),
+    "ratio",
+    "loss_routing_tokens / ledger_available_tokens; null: nothing was available. Gate it: loss_routing_ratio<=0.05.",
+  ),
   loss_eviction_ratio: k(nullable(num()), "ratio", "loss_eviction_tokens / ledger_available_tokens; null: nothing was available."),
   loss_engine_ratio: k(nullable(num()), "ratio", "loss_engine_tokens / ledger_available_tokens; null: nothing was available."),
   // The cache-fidelity check (--check-fidelity): greedy answers after a cache hit against answers after a flush.
-  fidelity_checked: k(int(), "samples", "Sampled prompts whose cold (after a proven flush) and warm (prefix proven cached) greedy answers were compared. --check-fidelity lines only."),
+  fidelity_checked: k(
+    int(),
+    "samples",
+    "Sampled prompts whose cold (after a proven flush) and warm (prefix proven cached) greedy answers were compared. --check-fidelity lines only.",
+  ),
   fidelity_identical: k(int(), "samples", "Of those, the ones whose warm answer was token for token the cold one."),
-  fidelity_near_tie: k(int(), "samples", "The ones that first differed at a near tie: each chosen token in the other's top list, no more than --fidelity-tie-nats apart (a numerics change on the cached path)."),
-  fidelity_diverged: k(int(), "samples", "The ones that differed in a way no near tie explains: suspect wrong KV. Gate it: fidelity_diverged==0; compare fails any increase.", { mustNotGrow: true }),
-  fidelity_unclassified: k(int(), "samples", "The ones that differed where the server gave no top log-probabilities to weigh the difference (fidelity_note says why)."),
-  fidelity_unproven: k(int(), "samples", "Sampled prompts not compared: the cold or warm cache state was not proven, or a request failed (fidelity_note says why)."),
-  fidelity_first_divergence: k(array(int()), "tokens", "The first differing output position (0-based) of every answer that differed, ascending: their distribution."),
-  fidelity_max_gap_nats: k(nullable(num()), "nats", "The largest log-probability gap between the two chosen tokens at a first difference; null: no difference was weighed."),
+  fidelity_near_tie: k(
+    int(),
+    "samples",
+    "The ones that first differed at a near tie: each chosen token in the other's top list, no more than --fidelity-tie-nats apart (a numerics change on the cached path).",
+  ),
+  fidelity_diverged: k(
+    int(),
+    "samples",
+    "The ones that differed in a way no near tie explains: suspect wrong KV. Gate it: fidelity_diverged==0; compare fails any increase.",
+    { mustNotGrow: true },
+  ),
+  fidelity_unclassified: k(
+    int(),
+    "samples",
+    "The ones that differed where the server gave no top log-probabilities to weigh the difference (fidelity_note says why).",
+  ),
+  fidelity_unproven: k(
+    int(),
+    "samples",
+    "Sampled prompts not compared: the cold or warm cache state was not proven, or a request failed (fidelity_note says why).",
+  ),
+  fidelity_first_divergence: k(
+    array(int()),
+    "tokens",
+    "The first differing output position (0-based) of every answer that differed, ascending: their distribution.",
+  ),
+  fidelity_max_gap_nats: k(
+    nullable(num()),
+    "nats",
+    "The largest log-probability gap between the two chosen tokens at a first difference; null: no difference was weighed.",
+  ),
   fidelity_note: k(nullable(str()), null, "Why differences are unclassified or samples unproven; null when nothing needs saying."),
   cache_check: k(literal("ok", "mismatch", "unreported", "off"), null, "The verdict on the reported cached tokens against expected (--verify-cache)."),
   flushed: k(bool(), null, "Whether the cache was flushed before the line."),
   flush_attempts: k(int(), "attempts", "Flush requests it took."),
   flush_verified: k(nullable(bool()), null, "A probe after the flush found 0 cached tokens; null: not probed."),
-  flush_probe_cached_tokens: k(nullable(int()), "tokens", "Cached tokens a probe of a sequence cached before the flush found after it (must be 0); null: not probed."),
+  flush_probe_cached_tokens: k(
+    nullable(int()),
+    "tokens",
+    "Cached tokens a probe of a sequence cached before the flush found after it (must be 0); null: not probed.",
+  ),
   warm_verified: k(nullable(bool()), null, "The warm request reported the prefix cached afterwards; null: no warm or no report."),
   warm_cached_tokens: k(nullable(int()), "tokens", "Cached tokens the warm request found (0 after a flush proves it); null: no warm.", {
     roundDoc: "Cached tokens the system-prompt warm requests found after the flush (0 proves it); null: no warm.",
@@ -229,16 +361,29 @@ export const KEYS = {
 
   // A capacity search (warmbench capacity): one line per pct after its probes.
   search: k(literal("rate", "concurrency"), null, "What the search varied: the open-loop request rate, or the closed loop's concurrency (--search)."),
-  capacity_request_rate: k(nullable(num()), "req/s", "The highest request rate at which every gate held (0: the lowest failed); null: undecided or a concurrency search.", {
-    better: "higher",
-  }),
-  capacity_concurrency: k(nullable(int()), "requests", "The highest concurrency at which every gate held (0: the lowest failed); null: undecided or a rate search.", {
-    better: "higher",
-  }),
+  capacity_request_rate: k(
+    nullable(num()),
+    "req/s",
+    "The highest request rate at which every gate held (0: the lowest failed); null: undecided or a concurrency search.",
+    {
+      better: "higher",
+    },
+  ),
+  capacity_concurrency: k(
+    nullable(int()),
+    "requests",
+    "The highest concurrency at which every gate held (0: the lowest failed); null: undecided or a rate search.",
+    {
+      better: "higher",
+    },
+  ),
   capacity_bracket: k(pair(nullable(num()), nullable(num())), null, "[highest passing load, lowest failing load] the probes found; null where none was found."),
   binding_gate: k(nullable(str()), null, "The first gate to fail at the bracket's failing end (with the value seen); null when none failed."),
-  capacity_status: k(literal("found", "below_min", "at_max", "cache_unproven", "interrupted", "probe_limit"), null,
-    "found; below_min: the lowest load failed (capacity 0); at_max: the highest passed (capacity >= it); cache_unproven: a cache check failed twice at a load; interrupted; probe_limit: the votes never settled."),
+  capacity_status: k(
+    literal("found", "below_min", "at_max", "cache_unproven", "interrupted", "probe_limit"),
+    null,
+    "found; below_min: the lowest load failed (capacity 0); at_max: the highest passed (capacity >= it); cache_unproven: a cache check failed twice at a load; interrupted; probe_limit: the votes never settled.",
+  ),
   capacity_reason: k(nullable(str()), null, "Why the capacity is 0, the maximum or unknown; null when found."),
   probes_counted: k(int(), "probes", "Probes that voted (a probe whose cache check failed does not)."),
   probes_sent: k(int(), "probes", "Probes sent, cache-failed ones included."),
@@ -260,13 +405,19 @@ export const KEYS = {
   ttft_fit: k(ttftFitShape, null, "This line's sufficient statistics of (uncached tokens, TTFT): merge them to refit the run's model."),
   ttft_model: k(ttftModelShape, null, "The TTFT model (TTFT = fixed + slope x uncached tokens) over the run's lines up to and including this one."),
   // The line over time (src/metrics/timeline.ts, steady-state.ts).
-  steady_state: k(steadyStateShape, null,
+  steady_state: k(
+    steadyStateShape,
+    null,
     "The steady-state window: the longest interval in which requests in flight stay at or above 80 % of their peak (SGLang's steady-state rule; " +
-      "dips under 5 ms, a slot handed from one request to the next, do not end it), and the main metrics over it, beside the whole line's; null: nothing sent."),
-  timeline: k(timelineShape, null,
+      "dips under 5 ms, a slot handed from one request to the next, do not end it), and the main metrics over it, beside the whole line's; null: nothing sent.",
+  ),
+  timeline: k(
+    timelineShape,
+    null,
     "The line over time in fixed buckets from its first send (at most 120): requests sent, ended and in flight, output tokens, mean TTFT and ITL, " +
       "and the share cached, one string per figure: each bucket's value as its difference from the previous one, 1-3 base64url characters " +
-      "(src/metrics/timeline-codec.ts has a 10-line Python decoder), because seven plain arrays take 3.4-4.2 KB a line, half of it separators, and these 1.1-1.3 KB; null: nothing sent."),
+      "(src/metrics/timeline-codec.ts has a 10-line Python decoder), because seven plain arrays take 3.4-4.2 KB a line, half of it separators, and these 1.1-1.3 KB; null: nothing sent.",
+  ),
   hdr: k(sweepHdrShape, null, "HDR histograms of the line's latencies, to merge runs exactly.", { roundShape: roundHdrShape }),
   hdr_unit: k(literal("us"), null, 'The unit of the hdr histograms: "us" (microseconds).'),
 
@@ -289,4 +440,6 @@ export const KEYS = {
 export type KeyName = keyof typeof KEYS;
 
 /** The counts any increase of which fails compare (KeyDef.mustNotGrow), in table order. */
-export const MUST_NOT_GROW_KEYS: readonly string[] = Object.entries(KEYS).filter(([, d]) => (d as KeyDef).mustNotGrow === true).map(([name]) => name);
+export const MUST_NOT_GROW_KEYS: readonly string[] = Object.entries(KEYS)
+  .filter(([, d]) => (d as KeyDef).mustNotGrow === true)
+  .map(([name]) => name);

@@ -18,7 +18,10 @@ export const runInfoShape = object({
   options: field(openObject(), 'Every option of the run, snake_case; the API key only as "(set)" or null.'),
   served_model: field(nullable(str()), "The model name sent to the server (OpenAI backends); null for SGLang native."),
   page_size: field(int(), "Tokens per cache page (cached tokens are counted in whole pages)."),
-  page_size_source: field(literal("flag", "server", "backend default", "passport"), "Where page_size came from (passport: --passport, where the server states none)."),
+  page_size_source: field(
+    literal("flag", "server", "backend default", "passport"),
+    "Where page_size came from (passport: --passport, where the server states none).",
+  ),
   server_info_source: field(nullable(str()), "The server endpoint that described it (/server_info, /props...), or null."),
   server_version: field(nullable(str()), "The server's version, as it reports it; null: not reported."),
   server_info: field(nullable(openObject()), "The server's own description, secrets redacted; null: none."),
@@ -31,7 +34,11 @@ export const gateResultShape = object({
   expr: field(str(), "The gate as given (--gate or --gates-file)."),
   value: field(nullable(num()), "The metric's value in this line; null when it could not be measured (the gate then fails)."),
   pass: field(bool(), "Whether the value is within the gate (a gate passes only on evidence)."),
-  evidence: field(array(str()), "Why the gate failed whatever its value: the evidence the line lacks (src/metrics/evidence-check.ts), e.g. \"no_samples: p99_itl_ms has no ITL sample\". Absent when the evidence holds.", true),
+  evidence: field(
+    array(str()),
+    'Why the gate failed whatever its value: the evidence the line lacks (src/metrics/evidence-check.ts), e.g. "no_samples: p99_itl_ms has no ITL sample". Absent when the evidence holds.',
+    true,
+  ),
   repeats: field(int(), "With --repeat: the repeats the mean (value) is over.", true),
   ci95_low: field(num(), "With --repeat: the 95 % t interval of the mean, low end (NaN with one repeat).", true),
   ci95_high: field(num(), "With --repeat: the 95 % t interval of the mean, high end (NaN with one repeat).", true),
@@ -186,40 +193,59 @@ export const mergedShape = object({
   files: field(array(str()), "The files merged."),
   run_ids: field(array(nullable(str())), "Their run ids (null: a file without one)."),
   histogram_derived: field(array(str()), "The keys computed from the merged HDR histograms rather than exactly (3 significant digits)."),
-  request_details: field(array(str()), "The --request-details files the TTFT, TPOT, ITL and E2E statistics were computed from exactly (numpy's definition, as in a line of one run); absent when they came from the histograms.", true),
+  request_details: field(
+    array(str()),
+    "The --request-details files the TTFT, TPOT, ITL and E2E statistics were computed from exactly (numpy's definition, as in a line of one run); absent when they came from the histograms.",
+    true,
+  ),
 });
 export type MergedFrom = TypeOf<typeof mergedShape>;
 
 /** A line's evidence (src/metrics/evidence.ts builds it, src/metrics/evidence-check.ts judges it for every verdict). */
 export const evidenceShape = object({
-  samples: field(object({
-    ttft: field(int(), "Successful requests, each one TTFT sample (also the E2E and throughput samples)."),
-    tpot: field(int(), "Successful requests with more than one output token: the TPOT samples."),
-    itl: field(int(), "Inter-token gaps over the successful requests: the ITL samples."),
-    e2e: field(int(), "E2E latency samples (successful requests)."),
-    from_intended: field(int(), "Samples of the latencies from the intended send time (successful requests)."),
-    schedule_lag: field(int(), "Schedule-lag samples (every sent request)."),
-    fidelity: field(int(), "Answers compared by the cache-fidelity check (--check-fidelity lines only): the samples of every fidelity_* key.", true),
-    ledger: field(int(), "Requests in the hit-loss ledger (several replicas only): the samples of every ledger_* and loss_* key.", true),
-  }), "How many samples each metric family was computed from: a family with 0 samples has null metrics."),
-  requests: field(object({
-    planned: field(int(), "Requests the line was to send."),
-    sent: field(int(), "Requests sent (completed + failed)."),
-    finished: field(int(), "Requests that completed successfully."),
-  }), "Planned, sent and finished requests."),
+  samples: field(
+    object({
+      ttft: field(int(), "Successful requests, each one TTFT sample (also the E2E and throughput samples)."),
+      tpot: field(int(), "Successful requests with more than one output token: the TPOT samples."),
+      itl: field(int(), "Inter-token gaps over the successful requests: the ITL samples."),
+      e2e: field(int(), "E2E latency samples (successful requests)."),
+      from_intended: field(int(), "Samples of the latencies from the intended send time (successful requests)."),
+      schedule_lag: field(int(), "Schedule-lag samples (every sent request)."),
+      fidelity: field(int(), "Answers compared by the cache-fidelity check (--check-fidelity lines only): the samples of every fidelity_* key.", true),
+      ledger: field(int(), "Requests in the hit-loss ledger (several replicas only): the samples of every ledger_* and loss_* key.", true),
+    }),
+    "How many samples each metric family was computed from: a family with 0 samples has null metrics.",
+  ),
+  requests: field(
+    object({
+      planned: field(int(), "Requests the line was to send."),
+      sent: field(int(), "Requests sent (completed + failed)."),
+      finished: field(int(), "Requests that completed successfully."),
+    }),
+    "Planned, sent and finished requests.",
+  ),
   complete: field(bool(), "Every planned request was sent and the line was not interrupted."),
-  load: field(object({
-    offered_request_rate: field(nullable(num()), "The request rate the line offered (its axis); null in a closed loop."),
-    achieved_request_rate: field(nullable(num()), "Requests sent per second; null when all went at once or in a closed loop."),
-    offered_concurrency: field(nullable(int()), "Requests the closed loop was to keep in flight (min of max_concurrency and planned); null in an open loop."),
-    achieved_concurrency: field(nullable(int()), "Most requests in flight at once; null when nothing was sent."),
-    sustained: field(nullable(bool()), "The offered load was carried: open loop, the sends kept to the schedule (their span within 5 % or 10 ms of the intended span); closed loop, the peak in flight reached the offered concurrency. null: not judged (a round, or nothing sent)."),
-  }), "Offered and achieved load."),
-  cache: field(object({
-    flush_proven: field(nullable(bool()), "A probe after the flush found nothing cached; null: not probed."),
-    warm_proven: field(nullable(bool()), "The warm request's cached tokens proved the prefix cached; null: no warm or no report."),
-    per_request: field(literal("ok", "mismatch", "unreported", "off"), "The per-request cached-token check (cache_check)."),
-  }), "The cache proof."),
+  load: field(
+    object({
+      offered_request_rate: field(nullable(num()), "The request rate the line offered (its axis); null in a closed loop."),
+      achieved_request_rate: field(nullable(num()), "Requests sent per second; null when all went at once or in a closed loop."),
+      offered_concurrency: field(nullable(int()), "Requests the closed loop was to keep in flight (min of max_concurrency and planned); null in an open loop."),
+      achieved_concurrency: field(nullable(int()), "Most requests in flight at once; null when nothing was sent."),
+      sustained: field(
+        nullable(bool()),
+        "The offered load was carried: open loop, the sends kept to the schedule (their span within 5 % or 10 ms of the intended span); closed loop, the peak in flight reached the offered concurrency. null: not judged (a round, or nothing sent).",
+      ),
+    }),
+    "Offered and achieved load.",
+  ),
+  cache: field(
+    object({
+      flush_proven: field(nullable(bool()), "A probe after the flush found nothing cached; null: not probed."),
+      warm_proven: field(nullable(bool()), "The warm request's cached tokens proved the prefix cached; null: no warm or no report."),
+      per_request: field(literal("ok", "mismatch", "unreported", "off"), "The per-request cached-token check (cache_check)."),
+    }),
+    "The cache proof.",
+  ),
   client_healthy: field(bool(), "The client was not saturated (client_saturated false)."),
   run_ids: field(array(str()), "The runs the line measured: one, or every input run of a merged line."),
 });

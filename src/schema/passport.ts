@@ -35,7 +35,13 @@ export interface Passport {
   /** Whether an idle entry survives --idle-wait seconds. */
   idle_expiry: PassportFigure<"none_within_wait" | "expired_within_wait">;
   /** Whether a second tier (host memory, disk) serves hits the first tier evicted, and its capacity. */
-  second_tier: PassportFigure<{ present: boolean; total_capacity_tokens: number | null; ttft_device_hit_ms: number | null; ttft_second_tier_hit_ms: number | null; ttft_cold_ms: number | null }>;
+  second_tier: PassportFigure<{
+    present: boolean;
+    total_capacity_tokens: number | null;
+    ttft_device_hit_ms: number | null;
+    ttft_second_tier_hit_ms: number | null;
+    ttft_cold_ms: number | null;
+  }>;
   /** llama.cpp: slots, each with a cache of its own, their context, and whether the host-RAM cache restores an erased slot. */
   slots: PassportFigure<{ count: number; context_tokens: number | null; separate_caches: boolean; ram_cache_restores: boolean | null }>;
   /** What /server_info (or the engine's info endpoint) states, to compare with. */

@@ -29,13 +29,11 @@ export const int = (): Shape<number> => shape({ type: "integer" }, true);
 export const label = (): Shape<number> => shape({ type: "integer", minimum: 1 });
 export const str = (): Shape<string> => shape({ type: "string" });
 export const bool = (): Shape<boolean> => shape({ type: "boolean" });
-export const literal = <const L extends string>(...values: L[]): Shape<L> =>
-  shape(values.length === 1 ? { const: values[0] } : { enum: values });
+export const literal = <const L extends string>(...values: L[]): Shape<L> => shape(values.length === 1 ? { const: values[0] } : { enum: values });
 
 export const nullable = <T>(s: Shape<T>): Shape<T | null> => shape({ anyOf: [s.json, { type: "null" }] }, s.numeric);
 export const array = <T>(items: Shape<T>, extra: JsonSchema = {}): Shape<T[]> => shape({ type: "array", items: items.json, ...extra });
-export const pair = <A, B>(a: Shape<A>, b: Shape<B>): Shape<[A, B]> =>
-  shape({ type: "array", prefixItems: [a.json, b.json], items: false, minItems: 2 });
+export const pair = <A, B>(a: Shape<A>, b: Shape<B>): Shape<[A, B]> => shape({ type: "array", prefixItems: [a.json, b.json], items: false, minItems: 2 });
 /** A map with free keys and values of one shape. */
 export const record = <T>(values: Shape<T>): Shape<Record<string, T>> => shape({ type: "object", additionalProperties: values.json });
 /** An object whose keys are not ours to close (the run's options, the server's own description). */
@@ -64,6 +62,8 @@ export type ObjectOf<F extends Fields> = Flat<Required<F> & Optional<F>>;
 export function object<F extends Fields>(fields: F): Shape<ObjectOf<F>> {
   const properties: Record<string, JsonSchema> = {};
   for (const [name, f] of Object.entries(fields)) properties[name] = { ...f.shape.json, description: f.doc };
-  const required = Object.entries(fields).filter(([, f]) => !f.optional).map(([name]) => name);
+  const required = Object.entries(fields)
+    .filter(([, f]) => !f.optional)
+    .map(([name]) => name);
   return shape({ type: "object", properties, required, additionalProperties: false });
 }

@@ -8,7 +8,8 @@ import { field, int, nullable, num, object, str, type TypeOf } from "./shape.ts"
 const PACKED =
   "Packed (src/metrics/timeline-codec.ts): per bucket, the value as an integer count of its unit, written as the difference from the previous " +
   "bucket's (zigzag, + 1; 0 = null), 5 bits per base64url character, low bits first, a character >= 32 meaning more follow";
-const perBucket = (what: string, unit: string) => field(str(), `${what}, one value per bucket (bucket k covers [k x bucket_s, (k + 1) x bucket_s) from the line's first send); unit ${unit}. ${PACKED}.`);
+const perBucket = (what: string, unit: string) =>
+  field(str(), `${what}, one value per bucket (bucket k covers [k x bucket_s, (k + 1) x bucket_s) from the line's first send); unit ${unit}. ${PACKED}.`);
 const meanOrNull = nullable(num());
 
 export const timelineShape = nullable(
@@ -17,11 +18,17 @@ export const timelineShape = nullable(
     buckets: field(int(), "How many buckets every series holds."),
     started: perBucket("Requests sent", "1 request"),
     finished: perBucket("Requests that ended (completed or failed)", "1 request"),
-    in_flight: perBucket("Requests in flight, time-weighted mean over the bucket (kept rather than derived from started - finished, which gives only the count at each edge and misses requests shorter than a bucket)", "0.1 request"),
+    in_flight: perBucket(
+      "Requests in flight, time-weighted mean over the bucket (kept rather than derived from started - finished, which gives only the count at each edge and misses requests shorter than a bucket)",
+      "0.1 request",
+    ),
     output_tokens: perBucket("Output tokens that arrived (the first at its first token event, each later one at the end of its gap)", "1 token"),
     ttft_ms: perBucket("Mean TTFT of the successful requests whose first token arrived in the bucket, rounded to 3 significant digits; null: none", "0.01 ms"),
     itl_ms: perBucket("Mean inter-token gap of the gaps that ended in the bucket, rounded to 3 significant digits; null: none", "0.01 ms"),
-    cached_pct: perBucket("Share of prompt tokens the server reported cached, over the requests sent in the bucket, rounded to 3 significant digits; null: none reported", "0.1 %"),
+    cached_pct: perBucket(
+      "Share of prompt tokens the server reported cached, over the requests sent in the bucket, rounded to 3 significant digits; null: none reported",
+      "0.1 %",
+    ),
   }),
 );
 export type Timeline = NonNullable<TypeOf<typeof timelineShape>>;

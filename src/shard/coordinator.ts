@@ -10,8 +10,6 @@ import { Link, LINK_HANDLERS } from "./link.ts";
 import { parseShardMessage, PROTOCOL_VERSION, type JobMessage, type RecordsMessage } from "./messages.ts";
 import { ShardFailure, type CoordinatorOptions, type JobResults, type ReleasedJob, type ShardPeer } from "./coordinator-types.ts";
 
-
-
 interface PeerState extends ShardPeer {
   link: Link;
   lastHeardMs: number;
@@ -66,7 +64,9 @@ export class Coordinator {
 
   /** The shards that joined, by rank. */
   get shards(): ShardPeer[] {
-    return [...this.peers.values()].sort((a, b) => a.rank - b.rank).map(({ rank, host, pid, clockOffsetMs, clockRttMs }) => ({ rank, host, pid, clockOffsetMs, clockRttMs }));
+    return [...this.peers.values()]
+      .sort((a, b) => a.rank - b.rank)
+      .map(({ rank, host, pid, clockOffsetMs, clockRttMs }) => ({ rank, host, pid, clockOffsetMs, clockRttMs }));
   }
 
   /** Resolves once every rank 1..size-1 joined; rejects after joinTimeoutMs naming the ranks still missing. */
@@ -78,10 +78,14 @@ export class Coordinator {
         for (let r = 1; r < this.o.size; r++) if (!this.peers.has(r)) missing.push(r);
         reject(new ShardFailure(missing[0] ?? 0, `shard(s) ${missing.join(", ")} of ${this.o.size} did not connect within ${this.o.joinTimeoutMs / 1000} s`));
       }, this.o.joinTimeoutMs);
-      signal?.addEventListener("abort", () => {
-        clearTimeout(timer);
-        reject(new ShardFailure(0, "interrupted while waiting for the shards"));
-      }, { once: true });
+      signal?.addEventListener(
+        "abort",
+        () => {
+          clearTimeout(timer);
+          reject(new ShardFailure(0, "interrupted while waiting for the shards"));
+        },
+        { once: true },
+      );
       this.joinedWaiter = () => {
         clearTimeout(timer);
         resolve();
@@ -239,8 +243,21 @@ export class Coordinator {
           if (m.size !== this.o.size) return refuse(`rank ${m.rank} says ${m.size} shards, this run has ${this.o.size}`);
           if (m.rank < 1 || m.rank >= this.o.size) return refuse(`rank ${m.rank} is not in 1..${this.o.size - 1}`);
           if (this.peers.has(m.rank)) return refuse(`rank ${m.rank} joined already`);
-          peer = { rank: m.rank, host: m.host, pid: m.pid, clockOffsetMs: 0, clockRttMs: 0, link, lastHeardMs: performance.now(),
-            onRecords: new Map(), onReady: new Map(), early: new Map(), onPong: null, failure: null, onFailure: [] };
+          peer = {
+            rank: m.rank,
+            host: m.host,
+            pid: m.pid,
+            clockOffsetMs: 0,
+            clockRttMs: 0,
+            link,
+            lastHeardMs: performance.now(),
+            onRecords: new Map(),
+            onReady: new Map(),
+            early: new Map(),
+            onPong: null,
+            failure: null,
+            onFailure: [],
+          };
           clearTimeout(helloTimer);
           this.peers.set(m.rank, peer);
           link.send({ t: "welcome", setup: this.o.setup });

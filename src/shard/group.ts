@@ -100,7 +100,8 @@ export async function startShardGroup(placement: Placement, setup: ShardSetup, s
     if (err instanceof ShardFailure) throw new BenchError(err.message, signal?.aborted ? 130 : 1);
     throw err;
   }
-  for (const s of coordinator.shards) log.debug(`shard ${s.rank}: ${s.host} pid ${s.pid}, clock offset ${s.clockOffsetMs.toFixed(3)} ms (rtt ${s.clockRttMs.toFixed(3)} ms)`);
+  for (const s of coordinator.shards)
+    log.debug(`shard ${s.rank}: ${s.host} pid ${s.pid}, clock offset ${s.clockOffsetMs.toFixed(3)} ms (rtt ${s.clockRttMs.toFixed(3)} ms)`);
   return group;
 }
 

@@ -39,7 +39,8 @@ export interface JobMessage {
 }
 
 /** One request record on the wire: times that are points in time are epoch ms; the rest as in RequestRecord. */
-export type WireRecord = Omit<RequestRecord, "itlMs" | "textBytes" | "payloads" | TimePoint> & { itlMs: number[] } & Record<`${string}EpochMs`, number> & Record<string, unknown>;
+export type WireRecord = Omit<RequestRecord, "itlMs" | "textBytes" | "payloads" | TimePoint> & { itlMs: number[] } & Record<`${string}EpochMs`, number> &
+  Record<string, unknown>;
 
 /** The record's points in time (nowMs clock): on the wire each is `<name minus Ms>EpochMs`, and 0 (none) stays 0. */
 const TIME_POINTS = ["intendedMs", "startMs", "firstTokenMs", "lastEventMs"] as const;
@@ -123,8 +124,13 @@ function parseRecords(v: Record<string, unknown>): RecordsMessage | string {
 
 function isHealth(v: unknown): v is ClientHealth {
   return (
-    isObject(v) && isNum(v.loopLagP99Ms) && isNum(v.loopLagMaxMs) && isNum(v.ownLagP99Ms) && isNum(v.jsCpuPct) &&
-    (v.httpCpuPct === null || isNum(v.httpCpuPct)) && isNum(v.processCpuPct)
+    isObject(v) &&
+    isNum(v.loopLagP99Ms) &&
+    isNum(v.loopLagMaxMs) &&
+    isNum(v.ownLagP99Ms) &&
+    isNum(v.jsCpuPct) &&
+    (v.httpCpuPct === null || isNum(v.httpCpuPct)) &&
+    isNum(v.processCpuPct)
   );
 }
 
@@ -153,9 +159,16 @@ export function parseCoordinatorMessage(v: unknown): CoordinatorMessage | string
   switch (v.t) {
     case "welcome": {
       const s = v.setup;
-      const ok = isObject(s) && isStr(s.run_id) && isStr(s.options_hash) && (s.model === null || isStr(s.model)) && isInt(s.page_size, 1) &&
-        (s.text_mode === "cumulative" || s.text_mode === "incremental") && (s.server_version === null || isStr(s.server_version)) &&
-        isStr(s.backend, 64) && isStr(s.endpoint, 64);
+      const ok =
+        isObject(s) &&
+        isStr(s.run_id) &&
+        isStr(s.options_hash) &&
+        (s.model === null || isStr(s.model)) &&
+        isInt(s.page_size, 1) &&
+        (s.text_mode === "cumulative" || s.text_mode === "incremental") &&
+        (s.server_version === null || isStr(s.server_version)) &&
+        isStr(s.backend, 64) &&
+        isStr(s.endpoint, 64);
       return ok ? (v as CoordinatorMessage) : "malformed welcome";
     }
     case "reject":

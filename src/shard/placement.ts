@@ -22,10 +22,16 @@ export type Placement =
   | { kind: "local"; size: number }
   /** One shard of a run whose processes were started by a launcher; rank 0 coordinates. */
   | {
-    kind: "shard"; rank: number; size: number; launcher: "slurm" | "flag"; address: ListenAddress; token: string; nodes: string[];
-    /** A one-node Slurm step without WARMBENCH_SHARD_TOKEN: rank 0 writes a random token here, the others read it (rendezvous.ts). */
-    tokenFile?: string;
-  }
+      kind: "shard";
+      rank: number;
+      size: number;
+      launcher: "slurm" | "flag";
+      address: ListenAddress;
+      token: string;
+      nodes: string[];
+      /** A one-node Slurm step without WARMBENCH_SHARD_TOKEN: rank 0 writes a random token here, the others read it (rendezvous.ts). */
+      tokenFile?: string;
+    }
   /** A local worker started by a coordinator of this machine. */
   | { kind: "worker"; rank: number; size: number; address: ListenAddress; token: string };
 
@@ -84,7 +90,8 @@ export function resolvePlacement(f: PlacementFlags, env: Record<string, string |
   if (workerRank !== undefined) {
     const token = env[TOKEN_ENV];
     const path = env[WORKER_ENV.socket];
-    if (!token || !path) throw new UsageError(`${WORKER_ENV.rank} is set without ${TOKEN_ENV} and ${WORKER_ENV.socket}: not started by a warmbench coordinator`);
+    if (!token || !path)
+      throw new UsageError(`${WORKER_ENV.rank} is set without ${TOKEN_ENV} and ${WORKER_ENV.socket}: not started by a warmbench coordinator`);
     return { kind: "worker", rank: Number(workerRank), size: Number(env[WORKER_ENV.size]), address: { kind: "unix", path }, token };
   }
   if (f.workers !== null && f.shard !== null) throw new UsageError("--workers and --shard exclude each other: --workers starts the shards itself");
@@ -104,8 +111,11 @@ function slurmPlacement(f: PlacementFlags, env: Record<string, string | undefine
   const nTasks = env.SLURM_NTASKS;
   // An sbatch script's own shell has SLURM_PROCID=0 and SLURM_NTASKS but no step: it must not think it is rank 0.
   if (procId === undefined || nTasks === undefined || env.SLURM_STEP_ID === undefined) {
-    const hint = env.JOB_COMPLETION_INDEX !== undefined ? ` (a Kubernetes Indexed Job: use --shard $JOB_COMPLETION_INDEX/<completions> --coordinator HOST:PORT)` : "";
-    throw new UsageError(`--shard auto: not inside a Slurm step (SLURM_PROCID / SLURM_NTASKS / SLURM_STEP_ID are not all set; start it with srun)${hint}; use --shard I/N otherwise`);
+    const hint =
+      env.JOB_COMPLETION_INDEX !== undefined ? ` (a Kubernetes Indexed Job: use --shard $JOB_COMPLETION_INDEX/<completions> --coordinator HOST:PORT)` : "";
+    throw new UsageError(
+      `--shard auto: not inside a Slurm step (SLURM_PROCID / SLURM_NTASKS / SLURM_STEP_ID are not all set; start it with srun)${hint}; use --shard I/N otherwise`,
+    );
   }
   const rank = Number(procId);
   const size = Number(nTasks);

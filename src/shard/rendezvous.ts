@@ -15,7 +15,8 @@ export function securePrivateDir(dir: string): void {
   try {
     mkdirSync(dir, { mode: 0o700 });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw new UsageError(`--shard auto: cannot create ${dir}: ${(err as NodeJS.ErrnoException).code ?? err}`);
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST")
+      throw new UsageError(`--shard auto: cannot create ${dir}: ${(err as NodeJS.ErrnoException).code ?? err}`);
   }
   const st = lstatSync(dir);
   const why = st.isSymbolicLink()
@@ -48,7 +49,9 @@ export async function readPublishedToken(file: string, deadlineMs: number): Prom
     try {
       const st = lstatSync(file);
       if (!st.isFile() || st.uid !== uid() || (st.mode & 0o077) !== 0) {
-        throw new BenchError(`--shard auto: the token file ${file} is not this user's private file (uid ${st.uid}, mode ${(st.mode & 0o777).toString(8)}); refusing to join`);
+        throw new BenchError(
+          `--shard auto: the token file ${file} is not this user's private file (uid ${st.uid}, mode ${(st.mode & 0o777).toString(8)}); refusing to join`,
+        );
       }
       const token = readFileSync(file, "utf8").trim();
       if (token !== "") return token;

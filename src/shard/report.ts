@@ -46,7 +46,15 @@ export function uniteShards(
   return { records, endMs, interrupted, health: worstHealth(healths), report: { count: group.size, launcher: group.launcher, ranks, failed } };
 }
 
-export function shardRow(rank: number, host: string, pid: number, records: readonly RequestRecord[], offsetMs: number, rttMs: number, h: ClientHealth): ShardRow {
+export function shardRow(
+  rank: number,
+  host: string,
+  pid: number,
+  records: readonly RequestRecord[],
+  offsetMs: number,
+  rttMs: number,
+  h: ClientHealth,
+): ShardRow {
   return {
     rank,
     host,

@@ -45,7 +45,9 @@ const describe = (a: ListenAddress): string => (a.kind === "unix" ? a.path : `${
 
 /** Connects (retrying until `deadlineMs` while nothing listens yet) and joins; throws BenchError when refused or unreachable. */
 export async function joinCoordinator(
-  address: ListenAddress, me: ShardIdentity & { readToken?: () => Promise<string> }, deadlineMs: number,
+  address: ListenAddress,
+  me: ShardIdentity & { readToken?: () => Promise<string> },
+  deadlineMs: number,
 ): Promise<ShardConnection> {
   const until = performance.now() + deadlineMs;
   let link: Link | null = null;

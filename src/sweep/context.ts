@@ -52,8 +52,6 @@ export interface SweepContext {
   router?: ReplicaRouter;
 }
 
-
-
 /** What one line leaves for the next: an input of each line, and a new value returned by it. */
 export interface SweepState {
   /** Lines written so far (the first one carries `run`). */
@@ -70,4 +68,3 @@ export interface SweepState {
 }
 
 export const FIRST_LINE: SweepState = { linesWritten: 0, ttftFit: null, probeIds: null, templateHeadTokens: 0 };
-

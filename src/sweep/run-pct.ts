@@ -103,11 +103,18 @@ async function runLine(plan: PctPlan, line: LinePlan, batch: PromptBatch, ctx: S
     prompts.close();
   }
   const ledger = replicas === undefined || router === undefined ? null : lineLedger(plan, measurement.records, router, ctx, replicas);
-  const replicaKeys = replicas === undefined || router === undefined || ledger === null ? null : ledgerKeys(
-    ledger,
-    router.policy,
-    replicas.urls.map((url, r) => ({ url, serverVersion: replicas.servers[r]!.info.version, cacheCapacityTokens: replicas.servers[r]!.info.cacheCapacityTokens })),
-  );
+  const replicaKeys =
+    replicas === undefined || router === undefined || ledger === null
+      ? null
+      : ledgerKeys(
+          ledger,
+          router.policy,
+          replicas.urls.map((url, r) => ({
+            url,
+            serverVersion: replicas.servers[r]!.info.version,
+            cacheCapacityTokens: replicas.servers[r]!.info.cacheCapacityTokens,
+          })),
+        );
   // After the measurement (its figures are taken) and before the line is built: its keys and gates are the line's.
   const fidelity = measurement.interrupted ? null : await checkLineFidelity(plan, batch, ctx, state.linesWritten);
   const templateHeadTokens = reset.templateHeadTokens ?? state.templateHeadTokens;
@@ -115,15 +122,19 @@ async function runLine(plan: PctPlan, line: LinePlan, batch: PromptBatch, ctx: S
   return {
     summary,
     measurement,
-    detailExtra: ledger === null || replicas === undefined ? undefined : (index) => {
-      const replica = router!.assigned.get(index);
-      const terms = ledger.perRequest.get(index);
-      return {
-        replica: replica ?? null,
-        replica_url: replica === undefined ? null : replicas.urls[replica]!,
-        ledger: terms === undefined ? null : { available: terms.available, on_replica: terms.onReplica, modelled: terms.modelled, delivered: terms.delivered },
-      };
-    },
+    detailExtra:
+      ledger === null || replicas === undefined
+        ? undefined
+        : (index) => {
+            const replica = router!.assigned.get(index);
+            const terms = ledger.perRequest.get(index);
+            return {
+              replica: replica ?? null,
+              replica_url: replica === undefined ? null : replicas.urls[replica]!,
+              ledger:
+                terms === undefined ? null : { available: terms.available, on_replica: terms.onReplica, modelled: terms.modelled, delivered: terms.delivered },
+            };
+          },
     next: (nextLineResends) => ({
       linesWritten: state.linesWritten + 1,
       ttftFit: summary.sweepFit,

@@ -17,7 +17,6 @@ import { runInFlightLimit } from "./plan.ts";
 import { openSweepSession, type SweepSession } from "./session.ts";
 import type { Placement } from "../shard/placement.ts";
 
-
 export interface SweepOutcome {
   records: PctRecord[];
   /** Measured requests that failed, over all pcts. */
@@ -63,7 +62,9 @@ async function runPcts(session: SweepSession): Promise<SweepOutcome> {
   if (opts.workingSets.some((k) => k > 1)) logCapacity(ctx.server, opts);
   const unused = opts.workingSets.filter((k) => k > opts.numPrompts);
   if (unused.length > 0) {
-    log.warn(`--working-set ${unused.join(",")} > --num-prompts ${opts.numPrompts}: only ${opts.numPrompts} of the prefixes are used by measured prompts (all are warmed)`);
+    log.warn(
+      `--working-set ${unused.join(",")} > --num-prompts ${opts.numPrompts}: only ${opts.numPrompts} of the prefixes are used by measured prompts (all are warmed)`,
+    );
   }
   for (const cell of sweepCells(opts)) {
     if (io.signal?.aborted) {

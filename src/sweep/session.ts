@@ -41,7 +41,10 @@ export interface SweepSession extends PointSession<CellPoint> {
 
 /** Prepares the run (throws UsageError/BenchError for what stops it, before anything is measured). */
 export async function openSweepSession(
-  opts: RunOptions, io: SweepIo, placement: Placement = { kind: "single" }, prepared: (server: ServerProfile) => void = () => {},
+  opts: RunOptions,
+  io: SweepIo,
+  placement: Placement = { kind: "single" },
+  prepared: (server: ServerProfile) => void = () => {},
 ): Promise<SweepSession> {
   const run = await prepareRun(opts, io.signal);
   if (opts.workingSetAuto === true) {
@@ -97,11 +100,22 @@ export async function openSweepSession(
 }
 
 function contextOf(
-  opts: RunOptions, io: SweepIo, prepared: PreparedRun, runId: string, prompts: PromptFeed | null, shards: SweepContext["shards"],
+  opts: RunOptions,
+  io: SweepIo,
+  prepared: PreparedRun,
+  runId: string,
+  prompts: PromptFeed | null,
+  shards: SweepContext["shards"],
 ): SweepContext {
   const { ctl, tokenizer, backend, server } = prepared;
   return {
-    opts, io, backend, ctl, server, tokenizer, prompts,
+    opts,
+    io,
+    backend,
+    ctl,
+    server,
+    tokenizer,
+    prompts,
     rng: new PyRandom(opts.seed),
     runId,
     run: runInfo(opts, server, backend),
@@ -113,7 +127,13 @@ function contextOf(
 /** What every shard needs from the preflight, and the proof that it runs the same workload. */
 function shardSetup(runId: string, opts: RunOptions, server: ServerProfile, backend: Backend): ShardSetup {
   return {
-    run_id: runId, options_hash: workloadHash(opts), model: server.model, page_size: server.pageSize, text_mode: server.textMode,
-    server_version: server.info.version, backend: backend.name, endpoint: backend.endpoint,
+    run_id: runId,
+    options_hash: workloadHash(opts),
+    model: server.model,
+    page_size: server.pageSize,
+    text_mode: server.textMode,
+    server_version: server.info.version,
+    backend: backend.name,
+    endpoint: backend.endpoint,
   };
 }

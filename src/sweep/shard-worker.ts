@@ -27,7 +27,9 @@ import { WORKER_SINK } from "./sink.ts";
 import { CLIENT_FLAGS } from "../config/flags/index.ts";
 
 /** The option fields that shape run's workload: its declarations say which (config/flags: `bind.shapesWorkload`). */
-export const WORKLOAD_FIELDS: readonly string[] = CLIENT_FLAGS.filter((d) => d.commands.run !== undefined && d.bind?.shapesWorkload === true).map((d) => d.bind!.field);
+export const WORKLOAD_FIELDS: readonly string[] = CLIENT_FLAGS.filter((d) => d.commands.run !== undefined && d.bind?.shapesWorkload === true).map(
+  (d) => d.bind!.field,
+);
 
 /** Every option that shapes the workload or the requests: all shards must agree on them. */
 export function workloadHash(opts: RunOptions): string {
@@ -67,10 +69,27 @@ async function workerContext(opts: RunOptions, setup: ShardSetup, me: WorkerPlac
     prompts: backend.promptEncoding === "token_ids" ? new PromptFeed(tokenizer.population, opts.seed) : null,
     rng: new PyRandom(opts.seed),
     runId: setup.run_id,
-    run: { warmbench_version: VERSION, started_at: "", options: {}, served_model: setup.model, page_size: setup.page_size,
-      page_size_source: "server", server_info_source: null, server_version: setup.server_version, server_info: null,
-      engine: { name: backend.engine, source: "flag", evidence: "the coordinator's preflight", endpoint: backend.generatePath,
-        prompt_encoding: backend.promptEncoding, cache_slots: null, max_running: null, flush_gap: null } },
+    run: {
+      warmbench_version: VERSION,
+      started_at: "",
+      options: {},
+      served_model: setup.model,
+      page_size: setup.page_size,
+      page_size_source: "server",
+      server_info_source: null,
+      server_version: setup.server_version,
+      server_info: null,
+      engine: {
+        name: backend.engine,
+        source: "flag",
+        evidence: "the coordinator's preflight",
+        endpoint: backend.generatePath,
+        prompt_encoding: backend.promptEncoding,
+        cache_slots: null,
+        max_running: null,
+        flush_gap: null,
+      },
+    },
     share: { rank: me.rank, size: me.size },
   };
 }
@@ -102,7 +121,10 @@ async function serve(conn: ShardConnection, ctx: SweepContext, opts: RunOptions,
         const expected = jobs[nextJob];
         if (m.job !== nextJob || expected?.pct !== m.pct || expected.workingSet !== m.working_set || expected.rateIndex !== m.rate_index) {
           const want = expected ? `pct ${expected.pct}, working set ${expected.workingSet}, rate ${expected.rateIndex}` : "none";
-          conn.link.send({ t: "failed", message: `expected job ${nextJob} (${want}), got job ${m.job} (pct ${m.pct}, working set ${m.working_set}, rate ${m.rate_index})` });
+          conn.link.send({
+            t: "failed",
+            message: `expected job ${nextJob} (${want}), got job ${m.job} (pct ${m.pct}, working set ${m.working_set}, rate ${m.rate_index})`,
+          });
           return EXIT.runtime;
         }
         nextJob++;
@@ -138,7 +160,13 @@ interface CellPrompts {
  * coordinator's "go" says (`started`: that time, epoch ms on this process's clock), and report every record.
  */
 async function runJob(
-  conn: ShardConnection, ctx: SweepContext, job: JobMessage, expected: SweepJob, cell: CellPrompts, started: Promise<number>, signal: AbortSignal,
+  conn: ShardConnection,
+  ctx: SweepContext,
+  job: JobMessage,
+  expected: SweepJob,
+  cell: CellPrompts,
+  started: Promise<number>,
+  signal: AbortSignal,
 ): Promise<void> {
   try {
     ctx.io = { ...ctx.io, signal };

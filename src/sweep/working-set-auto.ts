@@ -14,7 +14,9 @@ export const AUTO_FILLS = [0.5, 1, 2] as const;
 export function autoWorkingSets(opts: Pick<RunOptions, "totalTokens" | "pcts">, server: Pick<ServerProfile, "info">): number[] {
   const capacity = server.info.cacheCapacityTokens;
   if (capacity === null) {
-    throw new UsageError("--working-set auto: the server states no cache capacity; measure one (warmbench passport --output-file F) and pass --passport F, or give the sizes");
+    throw new UsageError(
+      "--working-set auto: the server states no cache capacity; measure one (warmbench passport --output-file F) and pass --passport F, or give the sizes",
+    );
   }
   const prefix = splitPrompt(opts.totalTokens, Math.max(...opts.pcts)).prefixLen;
   if (prefix === 0) throw new UsageError("--working-set auto: the pcts share no prefix, so there is nothing to rotate");

@@ -58,8 +58,7 @@ export function hfCacheDir(env: HubEnv): string {
 }
 
 /** models--ORG--NAME under the cache root. */
-export const repoCacheDir = (cacheDir: string, repo: string): string =>
-  join(cacheDir, `models--${repo.split("/").join("--")}`);
+export const repoCacheDir = (cacheDir: string, repo: string): string => join(cacheDir, `models--${repo.split("/").join("--")}`);
 
 const isFile = async (path: string): Promise<boolean> => {
   try {
@@ -198,9 +197,7 @@ export async function resolveHubTokenizer(repo: string, revision: string, env: H
   const cached = await findCachedFile(cacheDir, repo, revision, TOKENIZER_FILE);
   if (cached !== null) return cached;
   if (isTrue(env.HF_HUB_OFFLINE)) {
-    throw new UsageError(
-      `tokenizer "${repo}" is not in the Hugging Face cache (${cacheDir}) and HF_HUB_OFFLINE=${env.HF_HUB_OFFLINE} forbids downloading it`,
-    );
+    throw new UsageError(`tokenizer "${repo}" is not in the Hugging Face cache (${cacheDir}) and HF_HUB_OFFLINE=${env.HF_HUB_OFFLINE} forbids downloading it`);
   }
   return downloadTokenizer(cacheDir, repo, revision, env, signal);
 }

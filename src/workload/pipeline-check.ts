@@ -12,7 +12,19 @@ const COMPONENT_TYPES: Record<string, { key: string; types: ReadonlySet<string>;
   },
   pre_tokenizer: {
     key: "pre_tokenizer",
-    types: new Set(["BertPreTokenizer", "Sequence", "Whitespace", "WhitespaceSplit", "Metaspace", "ByteLevel", "Split", "Punctuation", "Digits", "Replace", "FixedLength"]),
+    types: new Set([
+      "BertPreTokenizer",
+      "Sequence",
+      "Whitespace",
+      "WhitespaceSplit",
+      "Metaspace",
+      "ByteLevel",
+      "Split",
+      "Punctuation",
+      "Digits",
+      "Replace",
+      "FixedLength",
+    ]),
     nested: "pretokenizers",
   },
   post_processor: {

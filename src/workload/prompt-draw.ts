@@ -78,7 +78,13 @@ export function joinDigits(parts: readonly Uint8Array[]): Uint8Array {
  * index % workingSet, whose digits are `prefixDigits`.
  */
 export function promptDumpLine(
-  pct: number, index: number, prefixLen: number, suffixLen: number, workingSet: number, prefixDigits: Uint8Array, suffix: DrawnSuffix,
+  pct: number,
+  index: number,
+  prefixLen: number,
+  suffixLen: number,
+  workingSet: number,
+  prefixDigits: Uint8Array,
+  suffix: DrawnSuffix,
 ): Uint8Array {
   const which = workingSet > 1 ? `,"working_set":${workingSet},"prefix_index":${index % workingSet}` : "";
   const head = encoder.encode(`{"shared_prefix_pct":${pct},"index":${index},"prefix_len":${prefixLen},"suffix_len":${suffixLen}${which},"input_ids":[`);

@@ -104,9 +104,7 @@ function startPct(msg: Extract<ToWorker, { type: "pct" }>): void {
   post({ type: "prefix", pct: msg.pct, prefixLen, suffixLen, prefixes, prefixDigits, idsHash });
 }
 
-function dump(
-  path: string, p: { pct: number; prefixLen: number; suffixLen: number; prefixDigits: Uint8Array[] }, drawer: SuffixDrawer, count: number,
-): void {
+function dump(path: string, p: { pct: number; prefixLen: number; suffixLen: number; prefixDigits: Uint8Array[] }, drawer: SuffixDrawer, count: number): void {
   const out = batchedAppender(path);
   for (let i = 0; i < count; i++) {
     const k = p.prefixDigits.length;

@@ -82,8 +82,7 @@ export const prefixIndexOf = (set: PromptSet, i: number): number => i % set.pref
 export const prefixOf = (set: PromptSet, i: number): Uint32Array => set.prefixes[prefixIndexOf(set, i)] as Uint32Array;
 
 /** Prompt i's suffix, a view into set.suffixes (no copy). */
-export const suffixIds = (set: PromptSet, i: number): Uint32Array =>
-  set.suffixes.subarray(i * set.suffixLen, (i + 1) * set.suffixLen);
+export const suffixIds = (set: PromptSet, i: number): Uint32Array => set.suffixes.subarray(i * set.suffixLen, (i + 1) * set.suffixLen);
 
 /** Prompt i's full ids (prefix + suffix) as a new array; for tests and the prompt dump. */
 export function promptIds(set: PromptSet, i: number): Uint32Array {
@@ -100,7 +99,13 @@ export function promptIds(set: PromptSet, i: number): Uint32Array {
  * Equal for two runs exactly when they send the same prompts (barring collisions), and computed without drawing a
  * single suffix, so a prompt worker that draws them just in time can give it before the pct starts.
  */
-export function promptIdsHash(p: { population: Uint32Array; prefixes: readonly Uint32Array[]; afterPrefixes: PyRandom; suffixLen: number; count: number }): string {
+export function promptIdsHash(p: {
+  population: Uint32Array;
+  prefixes: readonly Uint32Array[];
+  afterPrefixes: PyRandom;
+  suffixLen: number;
+  count: number;
+}): string {
   const bytes = (ids: Uint32Array) => new Uint8Array(ids.buffer, ids.byteOffset, ids.byteLength);
   let h = BigInt(Bun.hash.wyhash(bytes(p.population), BigInt(p.prefixes.length)));
   for (const prefix of p.prefixes) h = BigInt(Bun.hash.wyhash(bytes(prefix), h ^ BigInt(prefix.length)));
@@ -152,9 +157,7 @@ export function formatPromptDump(set: PromptSet): string {
     const suffixText = textDecoder.decode(serializeIds(suffixIds(set, i)));
     const ids = prefixText && suffixText ? `${prefixText},${suffixText}` : prefixText || suffixText;
     const which = rotating ? `,"working_set":${set.prefixes.length},"prefix_index":${prefixIndexOf(set, i)}` : "";
-    lines.push(
-      `{"shared_prefix_pct":${set.pct},"index":${i},"prefix_len":${set.prefixLen},"suffix_len":${set.suffixLen}${which},"input_ids":[${ids}]}\n`,
-    );
+    lines.push(`{"shared_prefix_pct":${set.pct},"index":${i},"prefix_len":${set.prefixLen},"suffix_len":${set.suffixLen}${which},"input_ids":[${ids}]}\n`);
   }
   return lines.join("");
 }

@@ -50,8 +50,7 @@ export function buildTextPrompts(set: PromptSet, decoder: TextCodec): TextPrompt
   for (let i = 0; i < set.numPrompts; i++) suffixTexts.push(codec.decode(suffixIds(set, i)));
   const cut = windowCut(prefixText, prefixIds, codec);
   const tailIds = prefixIds.subarray(cut.tokens);
-  const sharedAfter = (continuation: string): number =>
-    cut.tokens + commonPrefix(codec.encode(prefixText.slice(cut.chars) + continuation), tailIds);
+  const sharedAfter = (continuation: string): number => cut.tokens + commonPrefix(codec.encode(prefixText.slice(cut.chars) + continuation), tailIds);
   const sharedTokens = new Int32Array(set.numPrompts);
   let stableTokens = prefixIds.length;
   for (let i = 0; i < set.numPrompts; i++) {

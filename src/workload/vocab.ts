@@ -4,14 +4,13 @@
  * so the sorted id set is the one reproducible choice (and the one SGLang's own tools use).
  */
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 const isTokenId = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 0xffffffff;
 
 /** Ids of `model.vocab`: token->id for BPE/WordPiece/WordLevel, a [piece, score] array (id = index) for Unigram. */
 function modelVocabIds(model: unknown): number[] {
-  if (!isPlainObject(model)) throw new Error("tokenizer.json has no \"model\" object");
+  if (!isPlainObject(model)) throw new Error('tokenizer.json has no "model" object');
   const vocab = model.vocab;
   const type = typeof model.type === "string" ? model.type : "unknown";
   if (Array.isArray(vocab)) {
@@ -37,7 +36,7 @@ function modelVocabIds(model: unknown): number[] {
 
 function addedTokenIds(addedTokens: unknown): number[] {
   if (addedTokens === undefined || addedTokens === null) return [];
-  if (!Array.isArray(addedTokens)) throw new Error("tokenizer.json \"added_tokens\" is not an array");
+  if (!Array.isArray(addedTokens)) throw new Error('tokenizer.json "added_tokens" is not an array');
   return addedTokens.map((token, index) => {
     const id: unknown = isPlainObject(token) ? token.id : undefined;
     if (!isTokenId(id)) throw new Error(`tokenizer.json added_tokens[${index}] has no valid "id"`);

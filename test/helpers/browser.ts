@@ -9,7 +9,12 @@ import { chromium, type BrowserContext } from "playwright-core";
 
 /** Flags for a quiet, offline-friendly headless Chromium; root needs --no-sandbox. */
 export const CHROMIUM_FLAGS = [
-  "--headless", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync",
+  "--headless",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--no-first-run",
+  "--disable-sync",
   ...(process.getuid?.() === 0 ? ["--no-sandbox"] : []),
 ];
 

@@ -54,7 +54,10 @@ export async function stopMocks(): Promise<void> {
 
 export function readLines(path: string): Record<string, any>[] {
   if (!existsSync(path)) return [];
-  return readFileSync(path, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l.replaceAll("Infinity", "1e999")));
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l.replaceAll("Infinity", "1e999")));
 }
 
 /** One shell word (for the `script -c` command line). */
@@ -132,7 +135,25 @@ export function sentSignature(o: Observation): string[] {
 
 /** The per-request facts of a details file that do not depend on timing. */
 export function detailSignature(o: Observation, file = "d.jsonl"): string[] {
-  return o.lines(file).map((l) => JSON.stringify([l.pct, l.round, l.index, l.ok, l.failure_kind, l.http_status, l.prompt_len, l.output_len, l.cached_tokens, l.cached_device_tokens, l.cached_host_tokens, l.token_events, l.finish_reason]));
+  return o
+    .lines(file)
+    .map((l) =>
+      JSON.stringify([
+        l.pct,
+        l.round,
+        l.index,
+        l.ok,
+        l.failure_kind,
+        l.http_status,
+        l.prompt_len,
+        l.output_len,
+        l.cached_tokens,
+        l.cached_device_tokens,
+        l.cached_host_tokens,
+        l.token_events,
+        l.finish_reason,
+      ]),
+    );
 }
 
 export const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);

@@ -31,11 +31,31 @@ export const GOLDEN_RUNS: GoldenRun[] = [
   { name: "sweep-llamacpp", mock: [...FAST, "--personality", "llamacpp", "--slots", "2"], cli: [...SWEEP, "--backend", "llamacpp", "--pcts", "0,50,90"] },
   // Open loop: a burstiness of inf spaces arrivals evenly, so nothing drawn depends on timing.
   { name: "rates", mock: [...FAST, "--page-size", "16"], cli: [...SWEEP, "--pcts", "50", "--request-rate", "200,inf", "--burstiness", "inf"] },
-  { name: "working-set", mock: [...FAST, "--page-size", "16", "--cache-tokens", "2000"], cli: [...SWEEP, "--max-concurrency", "1", "--pcts", "90", "--working-set", "2,8"] },
+  {
+    name: "working-set",
+    mock: [...FAST, "--page-size", "16", "--cache-tokens", "2000"],
+    cli: [...SWEEP, "--max-concurrency", "1", "--pcts", "90", "--working-set", "2,8"],
+  },
   {
     name: "multiturn",
     mock: [...FAST, "--page-size", "16"],
-    cli: ["multiturn", "--num-clients", "2", "--num-rounds", "3", "--shared-system-tokens", "32", "--turn-tokens", "48", "--output-len", "4", "--settle", "0", "--seed", "5"],
+    cli: [
+      "multiturn",
+      "--num-clients",
+      "2",
+      "--num-rounds",
+      "3",
+      "--shared-system-tokens",
+      "32",
+      "--turn-tokens",
+      "48",
+      "--output-len",
+      "4",
+      "--settle",
+      "0",
+      "--seed",
+      "5",
+    ],
   },
 ];
 
@@ -62,9 +82,14 @@ export const ADDED_KEYS = new Set<string>([
   "schema_version",
   // Round lines (issue 17 item 2): the gates' verdicts and the shards report, as pct lines have them; the multiturn
   // options' echo of --gate, --workers, --shard and --coordinator, which multiturn now takes.
-  "gates", "shards", "workers", "shard", "coordinator",
+  "gates",
+  "shards",
+  "workers",
+  "shard",
+  "coordinator",
   // Every line over time (issue 19 item 2): its buckets and its steady-state window.
-  "timeline", "steady_state",
+  "timeline",
+  "steady_state",
   // Evidence on every line (issue 25): what every verdict asks of a line.
   "evidence",
   // One line builder (issue 26): the round line carries the client's own lag its client_saturated is computed from.
@@ -78,7 +103,8 @@ const IDENTITY = /^(warmbench_version|started_at|run_id|base_url|output_file|por
 /** Echoes of the flags (the client's and the mock's): exact but for the identity keys, whatever their names. */
 const CONFIG_TREES = new Set(["options", "mock"]);
 /** Measured on the clock (latencies, rates, CPU, fits of TTFT): typed only. */
-const TIMING = /^(achieved_|client_)|(_ms|_us|_cpu_pct|duration|throughput|throughput_retokenized)$|^(concurrency|c_uncached_ttft|r2|saved_us_per_cached_token|prefill_us_per_token)$/;
+const TIMING =
+  /^(achieved_|client_)|(_ms|_us|_cpu_pct|duration|throughput|throughput_retokenized)$|^(concurrency|c_uncached_ttft|r2|saved_us_per_cached_token|prefill_us_per_token)$/;
 /** Subtrees of timings only (the HDR histograms' buckets). */
 const TIMING_TREES = new Set(["hdr"]);
 

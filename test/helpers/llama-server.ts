@@ -117,8 +117,18 @@ export async function startLlamaServer(options: Partial<LlamaServerOptions> = {}
   const build = llamaBuild();
   const saveDir = opts.slotSavePath ? mkdtempSync(join(tmpdir(), "warmbench-llama-slots-")) : null;
   const args = [
-    "-m", build.model, "--host", "127.0.0.1", "--port", "0",
-    "-np", String(opts.slots), "-c", String(opts.slots * opts.ctxTokensPerSlot), "-t", String(opts.threads),
+    "-m",
+    build.model,
+    "--host",
+    "127.0.0.1",
+    "--port",
+    "0",
+    "-np",
+    String(opts.slots),
+    "-c",
+    String(opts.slots * opts.ctxTokensPerSlot),
+    "-t",
+    String(opts.threads),
     ...(opts.cacheRam ? [] : ["--cache-ram", "0"]),
     ...(saveDir ? ["--slot-save-path", saveDir] : []),
     ...(opts.metrics ? ["--metrics"] : []),
@@ -173,7 +183,10 @@ export async function startLlamaServer(options: Partial<LlamaServerOptions> = {}
   // It listens before the model is loaded: /health answers 503 "Loading model" until then.
   for (;;) {
     if (proc.exitCode !== null || proc.signalCode !== null) return fail(`exited with ${proc.exitCode ?? proc.signalCode}`);
-    const status = await fetch(`${url}/health`).then((r) => r.status, () => 0);
+    const status = await fetch(`${url}/health`).then(
+      (r) => r.status,
+      () => 0,
+    );
     if (status === 200) break;
     if (Date.now() > deadline) return fail(`was not healthy in time (last /health status ${status})`);
     await Bun.sleep(HEALTH_POLL_MS);

@@ -34,7 +34,9 @@ export async function startNginxRouter(upstreams: readonly string[], keyHeader: 
   const dir = mkdtempSync(join(tmpdir(), "warmbench-nginx-"));
   const port = await freePort();
   const variable = `$http_${keyHeader.toLowerCase().replaceAll("-", "_")}`;
-  writeFileSync(join(dir, "nginx.conf"), `
+  writeFileSync(
+    join(dir, "nginx.conf"),
+    `
 worker_processes 1;
 pid ${dir}/nginx.pid;
 error_log ${dir}/error.log warn;
@@ -59,8 +61,13 @@ ${upstreams.map((u) => `    server ${new URL(u).host};`).join("\n")}
     }
   }
 }
-`);
-  const proc = Bun.spawn([nginx, "-p", dir, "-c", join(dir, "nginx.conf"), "-g", "daemon off; user root;"], { stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+`,
+  );
+  const proc = Bun.spawn([nginx, "-p", dir, "-c", join(dir, "nginx.conf"), "-g", "daemon off; user root;"], {
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "pipe",
+  });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
     if (proc.exitCode !== null) throw new Error(`nginx exited ${proc.exitCode}: ${await new Response(proc.stderr).text()}`);

@@ -8,9 +8,27 @@ import type { RequestRecord } from "../../src/schema/record.ts";
 export function makeRecord(over: Partial<RequestRecord> = {}): RequestRecord {
   const ok = over.ok ?? true;
   return {
-    index: 0, ok, failureKind: ok ? null : "http", failureMessage: "", httpStatus: 200, promptLen: 1000, intendedMs: 0, startMs: 0,
-    firstTokenMs: 1, lastEventMs: 2, ttftMs: 1, latencyMs: 2, outputLen: 2, cachedTokens: 0, cachedDeviceTokens: -1, cachedHostTokens: -1,
-    cachedStorageTokens: -1, itlMs: new Float64Array(1), tokenEvents: 2, finishReason: "length", generatedText: "",
+    index: 0,
+    ok,
+    failureKind: ok ? null : "http",
+    failureMessage: "",
+    httpStatus: 200,
+    promptLen: 1000,
+    intendedMs: 0,
+    startMs: 0,
+    firstTokenMs: 1,
+    lastEventMs: 2,
+    ttftMs: 1,
+    latencyMs: 2,
+    outputLen: 2,
+    cachedTokens: 0,
+    cachedDeviceTokens: -1,
+    cachedHostTokens: -1,
+    cachedStorageTokens: -1,
+    itlMs: new Float64Array(1),
+    tokenEvents: 2,
+    finishReason: "length",
+    generatedText: "",
     ...over,
   };
 }

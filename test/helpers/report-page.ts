@@ -19,10 +19,15 @@ export async function openReport(html: string, b: Browser): Promise<{ charts: Re
   const charts = await page.evaluate(() => {
     const all = (globalThis as any).warmbenchCharts as Record<string, any>;
     return Object.fromEntries(
-      Object.entries(all).map(([id, c]) => [id, {
-        type: c.config.type, xType: c.options.scales.x.type, legend: c.options.plugins.legend.display !== false,
-        datasets: c.data.datasets.map((d: any, i: number) => ({ label: d.label, data: d.data, drawn: c.getDatasetMeta(i).data.length })),
-      }]),
+      Object.entries(all).map(([id, c]) => [
+        id,
+        {
+          type: c.config.type,
+          xType: c.options.scales.x.type,
+          legend: c.options.plugins.legend.display !== false,
+          datasets: c.data.datasets.map((d: any, i: number) => ({ label: d.label, data: d.data, drawn: c.getDatasetMeta(i).data.length })),
+        },
+      ]),
     );
   });
   const overflow = await page.evaluate(() => {

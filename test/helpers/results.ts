@@ -35,7 +35,8 @@ const isResultsLine = (l: Record<string, unknown>): boolean => "warmbench_versio
 /** The pct lines, in file order; a results file holds nothing else (as the script's), which this checks. */
 export function readPctLines(path: string): any[] {
   const lines = readJsonl(path);
-  for (const l of lines) if (typeof l.shared_prefix_pct !== "number" || "type" in l) throw new Error(`${path}: not a pct line: ${JSON.stringify(l).slice(0, 200)}`);
+  for (const l of lines)
+    if (typeof l.shared_prefix_pct !== "number" || "type" in l) throw new Error(`${path}: not a pct line: ${JSON.stringify(l).slice(0, 200)}`);
   return lines;
 }
 

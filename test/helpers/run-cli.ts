@@ -22,10 +22,6 @@ export async function runCli(args: string[], opts: { env?: Record<string, string
     env: { ...process.env, NO_COLOR: "1", ...opts.env },
     timeout: opts.timeoutMs ?? 120_000,
   });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { code, stdout, stderr };
 }

@@ -82,7 +82,14 @@ function checkAvailability(): Availability {
     return { available: false, reason: `the local Slurm is not running (start-slurm.sh status: ${pids})` };
   }
   const sinfo = Bun.spawnSync(["sinfo", "-h", "-N", "-o", "%N"], { env: slurmEnv(), stdout: "pipe", stderr: "pipe", timeout: 20_000 });
-  const nodes = [...new Set(sinfo.stdout.toString().split("\n").filter((line) => line !== ""))];
+  const nodes = [
+    ...new Set(
+      sinfo.stdout
+        .toString()
+        .split("\n")
+        .filter((line) => line !== ""),
+    ),
+  ];
   if (sinfo.exitCode !== 0 || nodes.length === 0) return { available: false, reason: `sinfo lists no node (${sinfo.stderr.toString().trim()})` };
   return { available: true, nodes };
 }
@@ -96,9 +103,7 @@ const NOTED = Symbol.for("warmbench.test.slurm-skip-noted");
  */
 export function describeSlurm(name: string, body: () => void, { minNodes = 1 }: { minNodes?: number } = {}): void {
   const nodeCount = slurmNodes().length;
-  const reason =
-    slurmUnavailableReason() ??
-    (nodeCount < minNodes ? `the local Slurm has ${nodeCount} node(s) and these tests need ${minNodes}` : null);
+  const reason = slurmUnavailableReason() ?? (nodeCount < minNodes ? `the local Slurm has ${nodeCount} node(s) and these tests need ${minNodes}` : null);
   if (reason === null) {
     describe(name, body);
     return;
@@ -140,11 +145,7 @@ export async function slurmExec(argv: string[], opts: SlurmRunOptions = {}): Pro
     proc.kill("SIGTERM"); // srun passes SIGTERM on to the tasks and cancels the step
     killTimer = setTimeout(() => proc.kill("SIGKILL"), KILL_GRACE_MS);
   }, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   clearTimeout(termTimer);
   clearTimeout(killTimer);
   return { code, stdout, stderr, timedOut, elapsedMs: performance.now() - startMs };

@@ -202,9 +202,7 @@ function startRawServer(steps: ScriptStep[]): TestServer {
         seen.rawStarted.add(socket);
         seen.bodies.push(new TextDecoder().decode(data));
         seen.contentTypes.push(null);
-        socket.write(
-          "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
-        );
+        socket.write("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n");
         for (const step of steps) {
           if (step.afterMs > 0) await Bun.sleep(step.afterMs);
           const bytes = encoder.encode(step.raw);

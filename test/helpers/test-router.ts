@@ -28,7 +28,11 @@ export function startTestRouter(upstreams: readonly string[], keyHeader: string 
       const upstream = upstreams[index]!;
       const headers = new Headers(req.headers);
       headers.delete("host");
-      const res = await fetch(upstream + url.pathname + url.search, { method: req.method, headers, body: req.method === "GET" ? undefined : await req.arrayBuffer() });
+      const res = await fetch(upstream + url.pathname + url.search, {
+        method: req.method,
+        headers,
+        body: req.method === "GET" ? undefined : await req.arrayBuffer(),
+      });
       const out = new Headers(res.headers);
       out.set("X-Served-By", new URL(upstream).host);
       return new Response(res.body, { status: res.status, headers: out });

@@ -134,8 +134,24 @@ describe("--extra-request-body that overrides input_ids", () => {
   test("runs, sends the override, and warns on stderr that the prompts are not warmbench's", async () => {
     const out = join(dir, "override.jsonl");
     const r = await runCli([
-      "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", "0", "--total-tokens", "100", "--output-len", "4",
-      "--num-prompts", "3", "--settle", "0", "--output-file", out, "--extra-request-body", '{"input_ids": [1, 2, 3]}',
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      mock.url,
+      "--pcts",
+      "0",
+      "--total-tokens",
+      "100",
+      "--output-len",
+      "4",
+      "--num-prompts",
+      "3",
+      "--settle",
+      "0",
+      "--output-file",
+      out,
+      "--extra-request-body",
+      '{"input_ids": [1, 2, 3]}',
     ]);
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/--extra-request-body overrides input_ids: the measured prompts are not what warmbench built/);

@@ -20,8 +20,25 @@ beforeAll(async () => {
   mock = await startMockServer(mockOptions({ port: 0, pageSize: 16, itlMs: 0, ttftBaseMs: 1 }));
   for (const name of ["A", "B"]) {
     files[name] = join(dir, `${name}.jsonl`);
-    const r = await runCli(["--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", "0", "--num-prompts", "2", "--total-tokens", "64",
-      "--output-len", "2", "--settle", "0", "--quiet", "--output-file", files[name]!]);
+    const r = await runCli([
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      mock.url,
+      "--pcts",
+      "0",
+      "--num-prompts",
+      "2",
+      "--total-tokens",
+      "64",
+      "--output-len",
+      "2",
+      "--settle",
+      "0",
+      "--quiet",
+      "--output-file",
+      files[name]!,
+    ]);
     if (r.code !== 0) throw new Error(r.stderr);
   }
   const line = readFileSync(files.A!, "utf8");
@@ -38,7 +55,9 @@ beforeAll(async () => {
 afterAll(() => mock.stop());
 
 const expand = (s: string): string =>
-  s.replace(/\{(\w+)\}/g, (_, name: string) => (name === "TOK" ? LLAMA2_TOKENIZER : name === "MOCK" ? mock.url : name === "DIR" ? dir : files[name] ?? `{${name}}`));
+  s.replace(/\{(\w+)\}/g, (_, name: string) =>
+    name === "TOK" ? LLAMA2_TOKENIZER : name === "MOCK" ? mock.url : name === "DIR" ? dir : (files[name] ?? `{${name}}`),
+  );
 
 describe("every bad input of the table: its exit and one line naming it, nothing sent", () => {
   for (const c of BAD_INPUTS) {

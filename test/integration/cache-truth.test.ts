@@ -25,12 +25,30 @@ async function sweep(mock: Partial<MockOptions>, args: string[]): Promise<Sweep>
   const out = join(dir, `out-${++fileNo}.jsonl`);
   try {
     const r = await runCli([
-      "--model", LLAMA2_TOKENIZER, "--base-url", server.url, "--num-prompts", "4", "--total-tokens", "1000",
-      "--output-len", "4", "--max-concurrency", "2", "--settle", "0", "--output-file", out, ...args,
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      server.url,
+      "--num-prompts",
+      "4",
+      "--total-tokens",
+      "1000",
+      "--output-len",
+      "4",
+      "--max-concurrency",
+      "2",
+      "--settle",
+      "0",
+      "--output-file",
+      out,
+      ...args,
     ]);
     let lines: any[] = [];
     try {
-      lines = readFileSync(out, "utf8").trim().split("\n").map((l) => JSON.parse(l.replace(/: Infinity/, ": null")));
+      lines = readFileSync(out, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l.replace(/: Infinity/, ": null")));
     } catch {
       // no output file: the run failed before the first line
     }
@@ -111,7 +129,14 @@ describe("an evicting cache is detected", () => {
 describe("TTFT model", () => {
   test("the fitted prefill cost matches the mock's configured µs per token within 5%", async () => {
     const r = await sweep({ prefillUsPerToken: 50, ttftBaseMs: 3 }, [
-      "--pcts", "0,50,90", "--total-tokens", "4000", "--max-concurrency", "1", "--num-prompts", "4",
+      "--pcts",
+      "0,50,90",
+      "--total-tokens",
+      "4000",
+      "--max-concurrency",
+      "1",
+      "--num-prompts",
+      "4",
     ]);
     expect(r.code).toBe(0);
     const fit = r.summary.ttft_model;

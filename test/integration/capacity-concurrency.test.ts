@@ -25,18 +25,52 @@ const ALONE_TTFT_MS = BASE_MS + (PREFILL_US * (TOTAL - Math.floor((TOTAL * PCT) 
 /** Service time, ms: a waiter waits this long for a slot, beyond the slack. */
 const SERVICE_MS = ALONE_TTFT_MS + (OUT - 1) * ITL_MS;
 
-const mockArgs = (slots: number) => ["--max-running", String(slots), "--ttft-base-ms", String(BASE_MS), "--itl-ms", String(ITL_MS), "--prefill-us-per-token", String(PREFILL_US)];
+const mockArgs = (slots: number) => [
+  "--max-running",
+  String(slots),
+  "--ttft-base-ms",
+  String(BASE_MS),
+  "--itl-ms",
+  String(ITL_MS),
+  "--prefill-us-per-token",
+  String(PREFILL_US),
+];
 
 let dir: string;
 let eight: MockProcess;
 let four: MockProcess;
 const runs: Record<string, { code: number; stderr: string; stdout: string }> = {};
 const file = (name: string) => join(dir, name);
-const search = (url: string, name: string) => runCli([
-  "capacity", "--model", LLAMA2_TOKENIZER, "--base-url", url, "--total-tokens", String(TOTAL), "--output-len", String(OUT), "--pcts", String(PCT),
-  "--search", "concurrency", "--num-prompts", "32", "--settle", "0", "--output-file", file(name), "--quiet",
-  "--gate", `p99_ttft_ms<=${ALONE_TTFT_MS + SLACK_MS}`, "--gate", "failed==0",
-], { timeoutMs: 300_000 });
+const search = (url: string, name: string) =>
+  runCli(
+    [
+      "capacity",
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      url,
+      "--total-tokens",
+      String(TOTAL),
+      "--output-len",
+      String(OUT),
+      "--pcts",
+      String(PCT),
+      "--search",
+      "concurrency",
+      "--num-prompts",
+      "32",
+      "--settle",
+      "0",
+      "--output-file",
+      file(name),
+      "--quiet",
+      "--gate",
+      `p99_ttft_ms<=${ALONE_TTFT_MS + SLACK_MS}`,
+      "--gate",
+      "failed==0",
+    ],
+    { timeoutMs: 300_000 },
+  );
 
 beforeAll(async () => {
   expect(SERVICE_MS).toBeGreaterThan(SLACK_MS * 1.5);
@@ -54,7 +88,10 @@ afterAll(async () => {
 const capacityOf = (name: string) => readJsonl(file(name)).filter((l) => l.type === "capacity");
 
 describe("--search concurrency against a known capacity", () => {
-  for (const [name, slots] of [["eight", 8], ["four", 4]] as const) {
+  for (const [name, slots] of [
+    ["eight", 8],
+    ["four", 4],
+  ] as const) {
     test(`${slots} slots: capacity_concurrency is exactly ${slots}, bracketed by [${slots}, ${slots + 1}], in a bounded number of probes`, () => {
       expect(runs[name]!.code, runs[name]!.stderr).toBe(0);
       const [line] = capacityOf(`${name}.jsonl`);

@@ -25,11 +25,41 @@ afterAll(() => mock.stop());
 describe("capacity never reports a load the server did not carry", () => {
   test("a 3-slot server behind --max-concurrency 3: the search lands near what it carried, not at the bracket's top", async () => {
     const out = join(dir, "capacity.jsonl");
-    const r = await runCli([
-      "capacity", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", "90", "--total-tokens", "200", "--output-len", "8",
-      "--max-concurrency", "3", "--bracket", "5:100", "--burstiness", "inf", "--num-prompts", "24", "--precision", "20%",
-      "--gate", "p99_ttft_ms<=80", "--require", "60@pct>=90", "--settle", "0", "--quiet", "--output-file", out,
-    ], { timeoutMs: 180_000 });
+    const r = await runCli(
+      [
+        "capacity",
+        "--model",
+        LLAMA2_TOKENIZER,
+        "--base-url",
+        mock.url,
+        "--pcts",
+        "90",
+        "--total-tokens",
+        "200",
+        "--output-len",
+        "8",
+        "--max-concurrency",
+        "3",
+        "--bracket",
+        "5:100",
+        "--burstiness",
+        "inf",
+        "--num-prompts",
+        "24",
+        "--precision",
+        "20%",
+        "--gate",
+        "p99_ttft_ms<=80",
+        "--require",
+        "60@pct>=90",
+        "--settle",
+        "0",
+        "--quiet",
+        "--output-file",
+        out,
+      ],
+      { timeoutMs: 180_000 },
+    );
     const lines = readJsonl(out);
     const capacity = lines.find((l) => l.type === "capacity")!;
     const probes = lines.filter((l) => l.type === undefined && typeof l.probe === "number");

@@ -43,8 +43,22 @@ afterAll(async () => {
 });
 
 const workload = (url: string, file: string) => [
-  "capacity", "--model", LLAMA2_TOKENIZER, "--base-url", url, "--total-tokens", String(TOTAL), "--output-len", String(OUT),
-  "--num-prompts", String(N), "--settle", "0", "--output-file", join(dir, file), "--quiet",
+  "capacity",
+  "--model",
+  LLAMA2_TOKENIZER,
+  "--base-url",
+  url,
+  "--total-tokens",
+  String(TOTAL),
+  "--output-len",
+  String(OUT),
+  "--num-prompts",
+  String(N),
+  "--settle",
+  "0",
+  "--output-file",
+  join(dir, file),
+  "--quiet",
 ];
 
 const capacityLines = (file: string) => readJsonl(join(dir, file)).filter((l) => l.type === "capacity");
@@ -54,8 +68,26 @@ describe("against a known capacity, evenly spaced arrivals", () => {
   let even: { code: number; stderr: string; stdout: string };
   beforeAll(async () => {
     // From a start 2x above pct 90's capacity (2.4x above pct 0's); --require far above what the mock carries: exit 6.
-    even = await runCli([...workload(mock.url, "even.jsonl"), "--pcts", "0,90", "--burstiness", "inf", "--start", "40",
-      "--gate", gateAt(0), "--gate", gateAt(90), "--gate", "failed==0", "--require", "1000@pct>=90"], { timeoutMs: 400_000 });
+    even = await runCli(
+      [
+        ...workload(mock.url, "even.jsonl"),
+        "--pcts",
+        "0,90",
+        "--burstiness",
+        "inf",
+        "--start",
+        "40",
+        "--gate",
+        gateAt(0),
+        "--gate",
+        gateAt(90),
+        "--gate",
+        "failed==0",
+        "--require",
+        "1000@pct>=90",
+      ],
+      { timeoutMs: 400_000 },
+    );
   }, 420_000);
 
   for (const pct of [0, 90]) {
@@ -63,8 +95,10 @@ describe("against a known capacity, evenly spaced arrivals", () => {
       const line = capacityLines("even.jsonl").find((l) => l.shared_prefix_pct === pct)!;
       expect(line.capacity_status).toBe("found");
       const found = line.capacity_request_rate as number;
-      console.error(`capacity at ${pct}%: ${found.toFixed(2)} req/s (truth ${truth(pct).toFixed(2)}, SLO truth ${sloTruth(pct).toFixed(2)}), ` +
-        `${line.probes_sent} probes (${line.probes_counted} votes), ${line.search_wall_s.toFixed(1)} s`);
+      console.error(
+        `capacity at ${pct}%: ${found.toFixed(2)} req/s (truth ${truth(pct).toFixed(2)}, SLO truth ${sloTruth(pct).toFixed(2)}), ` +
+          `${line.probes_sent} probes (${line.probes_counted} votes), ${line.search_wall_s.toFixed(1)} s`,
+      );
       expect(found).toBeGreaterThanOrEqual(truth(pct) * 0.95);
       expect(found).toBeLessThanOrEqual(sloTruth(pct) * 1.05);
       const [lo, hi] = line.capacity_bracket;
@@ -104,8 +138,9 @@ describe("against a known capacity, evenly spaced arrivals", () => {
 
   test("Poisson arrivals give a lower capacity than even spacing on the same mock (queueing); --require below it passes", async () => {
     // Without --start: the first probe is a closed loop whose throughput is the estimate (written, not a vote).
-    const r = await runCli([...workload(mock.url, "poisson.jsonl"), "--pcts", "90", "--burstiness", "1",
-      "--gate", gateAt(90), "--require", "1"], { timeoutMs: 300_000 });
+    const r = await runCli([...workload(mock.url, "poisson.jsonl"), "--pcts", "90", "--burstiness", "1", "--gate", gateAt(90), "--require", "1"], {
+      timeoutMs: 300_000,
+    });
     expect(r.code).toBe(0);
     const poisson = capacityLines("poisson.jsonl")[0]!.capacity_request_rate as number;
     const even90 = capacityLines("even.jsonl").find((l) => l.shared_prefix_pct === 90)!.capacity_request_rate as number;
@@ -122,8 +157,21 @@ describe("a probe whose cache check failed", () => {
   test("is repeated once at the same load, never counted, and the pct reports no capacity (exit 4)", async () => {
     const liar = await startMockProcess(["--flush-lies"]);
     try {
-      const r = await runCli([...workload(liar.url, "liar.jsonl"), "--pcts", "90", "--start", "10", "--num-prompts", "10",
-        "--total-tokens", "200", "--output-len", "4", "--gate", "p99_ttft_ms<=1000"]);
+      const r = await runCli([
+        ...workload(liar.url, "liar.jsonl"),
+        "--pcts",
+        "90",
+        "--start",
+        "10",
+        "--num-prompts",
+        "10",
+        "--total-tokens",
+        "200",
+        "--output-len",
+        "4",
+        "--gate",
+        "p99_ttft_ms<=1000",
+      ]);
       expect(r.code).toBe(4);
       const probes = probeLines("liar.jsonl");
       expect(probes.map((p) => p.request_rate)).toEqual([10, 10]);
@@ -145,7 +193,9 @@ describe("faults", () => {
   test("SIGINT writes the probes so far and exits 130", async () => {
     const file = join(dir, "sigint.jsonl");
     const proc = Bun.spawn([BINARY, ...workload(mock.url, "sigint.jsonl"), "--pcts", "0", "--start", "5", "--gate", gateAt(0)], {
-      stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" },
+      stdout: "pipe",
+      stderr: "pipe",
+      env: { ...process.env, NO_COLOR: "1" },
     });
     // Each probe takes ~8 s at 5 req/s: after 12 s one has finished and the second is under way.
     await Bun.sleep(12_000);
@@ -164,8 +214,23 @@ describe("faults", () => {
   test("a server that dies mid-search: exit 1, every finished probe written", async () => {
     const dying = await startMockProcess(["--exit-after", "25"]);
     try {
-      const r = await runCli([...workload(dying.url, "dying.jsonl"), "--pcts", "0", "--start", "20", "--num-prompts", "10",
-        "--total-tokens", "200", "--output-len", "4", "--gate", "p99_ttft_ms<=1000", "--gate", "failed==0"]);
+      const r = await runCli([
+        ...workload(dying.url, "dying.jsonl"),
+        "--pcts",
+        "0",
+        "--start",
+        "20",
+        "--num-prompts",
+        "10",
+        "--total-tokens",
+        "200",
+        "--output-len",
+        "4",
+        "--gate",
+        "p99_ttft_ms<=1000",
+        "--gate",
+        "failed==0",
+      ]);
       expect(r.code).toBe(1);
       const probes = probeLines("dying.jsonl");
       expect(probes.length).toBeGreaterThanOrEqual(2);
@@ -194,7 +259,11 @@ describe("bad input: exit 2 before anything is sent", () => {
     ["precision 50 %", ["--gate", "p99_ttft_ms<=5", "--precision", "50%"], /--precision 50%: must be above 0/],
     ["a start outside the bracket", ["--gate", "p99_ttft_ms<=5", "--start", "50000"], /--start 50000: outside the --bracket/],
     ["a --require no pct matches", ["--gate", "p99_ttft_ms<=5", "--require", "10@pct>=95"], /--require "10@pct>=95": its scope matches none/],
-    ["--max-concurrency with a concurrency search", ["--gate", "p99_ttft_ms<=5", "--search", "concurrency", "--max-concurrency", "4"], /--max-concurrency: a concurrency search/],
+    [
+      "--max-concurrency with a concurrency search",
+      ["--gate", "p99_ttft_ms<=5", "--search", "concurrency", "--max-concurrency", "4"],
+      /--max-concurrency: a concurrency search/,
+    ],
     ["a run flag the search sets", ["--gate", "p99_ttft_ms<=5", "--request-rate", "4"], /request-rate/],
     ["two working-set sizes", ["--gate", "p99_ttft_ms<=5", "--working-set", "1,4"], /one working-set size/],
     ["--duration with --num-prompts", ["--gate", "p99_ttft_ms<=5", "--duration", "5", "--num-prompts", "100"], /--duration: --num-prompts is the other way/],

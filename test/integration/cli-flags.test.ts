@@ -66,7 +66,23 @@ describe("flag validation: one line naming the flag, exit 2, nothing sent", () =
   test("--help exits 0 and lists the script's flags", async () => {
     const r = await runCli(["run", "--help"]);
     expect(r.code).toBe(0);
-    for (const flag of ["--backend", "--base-url", "--host", "--port", "--model", "--tokenizer", "--num-prompts", "--total-tokens", "--output-len", "--max-concurrency", "--pcts", "--seed", "--disable-ignore-eos", "--output-file", "--extra-request-body"]) {
+    for (const flag of [
+      "--backend",
+      "--base-url",
+      "--host",
+      "--port",
+      "--model",
+      "--tokenizer",
+      "--num-prompts",
+      "--total-tokens",
+      "--output-len",
+      "--max-concurrency",
+      "--pcts",
+      "--seed",
+      "--disable-ignore-eos",
+      "--output-file",
+      "--extra-request-body",
+    ]) {
       expect(r.stdout).toContain(flag);
     }
   });

@@ -30,10 +30,29 @@ async function mockWith(over: Partial<MockOptions> = {}): Promise<MockServer> {
 async function sweep(over: Partial<MockOptions>, name: string, pcts = "0,80", code = 0): Promise<string> {
   const mock = await mockWith(over);
   const out = join(dir, `${name}.jsonl`);
-  const r = await healthyRun([
-    "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", pcts, "--num-prompts", "8", "--total-tokens", "1000",
-    "--output-len", "8", "--max-concurrency", "4", "--settle", "0", "--output-file", out,
-  ], out);
+  const r = await healthyRun(
+    [
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      mock.url,
+      "--pcts",
+      pcts,
+      "--num-prompts",
+      "8",
+      "--total-tokens",
+      "1000",
+      "--output-len",
+      "8",
+      "--max-concurrency",
+      "4",
+      "--settle",
+      "0",
+      "--output-file",
+      out,
+    ],
+    out,
+  );
   if (r.code !== code) throw new Error(`run ${name} exited ${r.code}: ${r.stderr}`);
   return out;
 }
@@ -42,10 +61,30 @@ async function multiturn(name: string): Promise<string> {
   // Steps long enough that every answer streams token by token (an ITL of 0 would make any change "worse from 0").
   const mock = await mockWith({ itlMs: 8 });
   const out = join(dir, `${name}.jsonl`);
-  const r = await healthyRun([
-    "multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--num-clients", "3", "--num-rounds", "3",
-    "--shared-system-tokens", "64", "--turn-tokens", "32", "--output-len", "8", "--settle", "0", "--output-file", out,
-  ], out);
+  const r = await healthyRun(
+    [
+      "multiturn",
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      mock.url,
+      "--num-clients",
+      "3",
+      "--num-rounds",
+      "3",
+      "--shared-system-tokens",
+      "64",
+      "--turn-tokens",
+      "32",
+      "--output-len",
+      "8",
+      "--settle",
+      "0",
+      "--output-file",
+      out,
+    ],
+    out,
+  );
   if (r.code !== 0) throw new Error(`multiturn ${name} exited ${r.code}: ${r.stderr}`);
   return out;
 }
@@ -53,9 +92,13 @@ async function multiturn(name: string): Promise<string> {
 /** A copy of a results file with `edit` applied to each parsed line (null drops it). */
 function edited(file: string, name: string, edit: (line: any) => any): string {
   // A run of its own (compare refuses the same run on both sides), then the edit.
-  const lines = readFileSync(file, "utf8").trim().split("\n").map(parseJsonlLine)
+  const lines = readFileSync(file, "utf8")
+    .trim()
+    .split("\n")
+    .map(parseJsonlLine)
     .map((l: any) => ({ ...l, run_id: name, evidence: l.evidence ? { ...l.evidence, run_ids: [name] } : undefined }))
-    .map(edit).filter((l) => l !== null);
+    .map(edit)
+    .filter((l) => l !== null);
   const out = join(dir, `${name}.jsonl`);
   writeFileSync(out, lines.map(formatJsonl).join(""));
   return out;
@@ -125,7 +168,10 @@ describe("compare fails on missing evidence", () => {
   });
 
   test("a NEW whose flush was not proven exits 7: flush_verified and cache_check lost", async () => {
-    expect(readPctLines(base).map((l) => [l.flush_verified, l.cache_check])).toEqual([[true, "ok"], [true, "ok"]]);
+    expect(readPctLines(base).map((l) => [l.flush_verified, l.cache_check])).toEqual([
+      [true, "ok"],
+      [true, "ok"],
+    ]);
     expect(readPctLines(lying).map((l) => l.flush_verified)).toEqual([false, false]);
     const r = await compare([base, lying]);
     expect(r.code).toBe(7);

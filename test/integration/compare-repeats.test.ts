@@ -20,8 +20,23 @@ const mocks: MockServer[] = [];
 async function runOnce(mock: MockServer, name: string): Promise<string> {
   const file = join(dir, `${name}.jsonl`);
   const r = await runCli([
-    "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", "50", "--num-prompts", "4", "--total-tokens", "600",
-    "--output-len", "16", "--settle", "0", "--quiet", "--output-file", file,
+    "--model",
+    LLAMA2_TOKENIZER,
+    "--base-url",
+    mock.url,
+    "--pcts",
+    "50",
+    "--num-prompts",
+    "4",
+    "--total-tokens",
+    "600",
+    "--output-len",
+    "16",
+    "--settle",
+    "0",
+    "--quiet",
+    "--output-file",
+    file,
   ]);
   if (r.code !== 0) throw new Error(`run ${name} exited ${r.code}: ${r.stderr}`);
   return file;
@@ -31,7 +46,10 @@ async function runOnce(mock: MockServer, name: string): Promise<string> {
 async function repeated(mock: MockServer, name: string): Promise<string> {
   const lines: Record<string, unknown>[] = [];
   for (let i = 0; i < 3; i++) {
-    const [line] = readFileSync(await runOnce(mock, `${name}-${i}`), "utf8").trim().split("\n").map(parseJsonlLine);
+    const [line] = readFileSync(await runOnce(mock, `${name}-${i}`), "utf8")
+      .trim()
+      .split("\n")
+      .map(parseJsonlLine);
     lines.push({ ...line, run_id: `${name}-rep`, repeat: i });
   }
   const file = join(dir, `${name}.jsonl`);
@@ -84,7 +102,10 @@ describe("compare with repeats", () => {
       const lines = readFileSync(file, "utf8").trim().split("\n").map(parseJsonlLine);
       const out = join(dir, `${name}.jsonl`);
       // A run of its own: compare refuses the same run on both sides.
-      writeFileSync(out, lines.map((l, i) => formatJsonl({ ...l, mean_itl_ms: itls[i], run_id: name, evidence: { ...l.evidence, run_ids: [`${name}-${i}`] } })).join(""));
+      writeFileSync(
+        out,
+        lines.map((l, i) => formatJsonl({ ...l, mean_itl_ms: itls[i], run_id: name, evidence: { ...l.evidence, run_ids: [`${name}-${i}`] } })).join(""),
+      );
       return out;
     };
     const a = withItl(base, "wide-a", [9.5, 10.5, 10.0]);

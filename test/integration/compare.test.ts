@@ -25,8 +25,24 @@ const mocks: MockServer[] = [];
 async function sweep(mock: MockServer, name: string, tokenizer = LLAMA2_TOKENIZER): Promise<string> {
   const out = join(dir, `${name}.jsonl`);
   const r = await runCli([
-    "--model", tokenizer, "--base-url", mock.url, "--pcts", "0,80", "--num-prompts", "8", "--total-tokens", "2000",
-    "--output-len", "30", "--max-concurrency", "8", "--settle", "0", "--output-file", out,
+    "--model",
+    tokenizer,
+    "--base-url",
+    mock.url,
+    "--pcts",
+    "0,80",
+    "--num-prompts",
+    "8",
+    "--total-tokens",
+    "2000",
+    "--output-len",
+    "30",
+    "--max-concurrency",
+    "8",
+    "--settle",
+    "0",
+    "--output-file",
+    out,
   ]);
   if (r.code !== 0) throw new Error(`run ${name} exited ${r.code}: ${r.stderr}`);
   return out;
@@ -128,7 +144,9 @@ describe("compare", () => {
   test("runs with another tokenizer are refused, naming the field", async () => {
     const r = await compare([base, qwen]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/compare: refused: 0%: the workloads differ in tokenizer_sha256 \(base [0-9a-f]{12}…, new [0-9a-f]{12}…\); also vocab_size, prompt_ids_hash/);
+    expect(r.stderr).toMatch(
+      /compare: refused: 0%: the workloads differ in tokenizer_sha256 \(base [0-9a-f]{12}…, new [0-9a-f]{12}…\); also vocab_size, prompt_ids_hash/,
+    );
     expect(r.stderr).toContain("--force compares anyway");
     expect(r.stdout).toBe("");
   });

@@ -34,8 +34,27 @@ interface Run extends CliResult {
 async function sweep(url: string, args: string[]): Promise<Run> {
   const out = join(dir, `out-${++fileNo}.jsonl`);
   const r = await runCli([
-    "--model", LLAMA2_TOKENIZER, "--base-url", url, "--num-prompts", "8", "--total-tokens", "400", "--output-len", "4",
-    "--pcts", "0,50,90", "--max-concurrency", "4", "--settle", "0", "--seed", "3", "--output-file", out, ...args,
+    "--model",
+    LLAMA2_TOKENIZER,
+    "--base-url",
+    url,
+    "--num-prompts",
+    "8",
+    "--total-tokens",
+    "400",
+    "--output-len",
+    "4",
+    "--pcts",
+    "0,50,90",
+    "--max-concurrency",
+    "4",
+    "--settle",
+    "0",
+    "--seed",
+    "3",
+    "--output-file",
+    out,
+    ...args,
   ]);
   return { ...r, lines: readPctLines(out) };
 }
@@ -53,9 +72,11 @@ describe("--backend auto (the default) against SGLang", () => {
       runs.push(await sweep(proxy.url, args));
       seen.push(proxy.requests.map((r) => `${r.method} ${r.path}`));
       // The flush probe re-sends the start of the prompt that happened to finish last: its ids depend on timing.
-      const bodies = m.stats().received.map((r) =>
-        r.maxNewTokens === 1 && r.inputIds.length === 65 ? "probe" : JSON.stringify([r.inputIds, r.maxNewTokens, r.temperature, r.ignoreEos, r.stream]),
-      );
+      const bodies = m
+        .stats()
+        .received.map((r) =>
+          r.maxNewTokens === 1 && r.inputIds.length === 65 ? "probe" : JSON.stringify([r.inputIds, r.maxNewTokens, r.temperature, r.ignoreEos, r.stream]),
+        );
       seen.push(bodies);
       await proxy.stop();
     }
@@ -72,7 +93,9 @@ describe("--backend auto (the default) against SGLang", () => {
       // ttft_by_tier holds TTFTs too (per serving tier), the shards' self-checks are timings, and so are the
       // timeline's buckets and the steady-state window.
       const { run, run_id, started_at, base_url, hdr, ttft_fit, ttft_model, ttft_by_tier, timeline, steady_state, evidence, ...rest } = l;
-      const times = Object.fromEntries(Object.entries(rest).filter(([k]) => !/(_ms|duration|throughput|concurrency|client_|achieved_)/.test(k) || k === "max_concurrency"));
+      const times = Object.fromEntries(
+        Object.entries(rest).filter(([k]) => !/(_ms|duration|throughput|concurrency|client_|achieved_)/.test(k) || k === "max_concurrency"),
+      );
       // The evidence holds the run's id and the load it achieved (timings); its counts and verdicts are compared.
       times.evidence = { ...evidence, run_ids: null, load: { ...evidence.load, achieved_request_rate: null, achieved_concurrency: null } };
       if (!run) return times;
@@ -83,7 +106,13 @@ describe("--backend auto (the default) against SGLang", () => {
     expect(detected.lines.map(strip)).toEqual(named.lines.map(strip));
     expect(detected.lines[0].backend).toBe("sglang");
     expect(detected.lines[0].run.options.backend).toBe("sglang");
-    expect(detected.lines[0].run.engine).toMatchObject({ name: "sglang", source: "detected", endpoint: "/generate", prompt_encoding: "token_ids", cache_slots: null });
+    expect(detected.lines[0].run.engine).toMatchObject({
+      name: "sglang",
+      source: "detected",
+      endpoint: "/generate",
+      prompt_encoding: "token_ids",
+      cache_slots: null,
+    });
     expect(named.lines[0].run.engine).toMatchObject({ name: "sglang", source: "flag" });
   });
 });
@@ -138,7 +167,10 @@ describe("llama.cpp (the mock's llama-server personality)", () => {
     expect(r.code).toBe(4);
     expect(r.stderr).toContain("llama.cpp: after every slot was erased, a prompt the server had seen came back with 63 of 64 tokens cached");
     expect(r.stderr).toContain("start llama-server with --cache-ram 0");
-    expect(r.lines.map((l) => [l.flush_verified, l.cache_check])).toEqual([[false, "mismatch"], [false, "mismatch"]]);
+    expect(r.lines.map((l) => [l.flush_verified, l.cache_check])).toEqual([
+      [false, "mismatch"],
+      [false, "mismatch"],
+    ]);
     expect(r.lines[0].run.engine.flush_gap).toContain("host-RAM prompt cache");
   });
 
@@ -146,7 +178,9 @@ describe("llama.cpp (the mock's llama-server personality)", () => {
     const m = await mock({ personality: "llamacpp", noSlotSavePath: true });
     const r = await sweep(m.url, []);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain("warmbench: error: POST /slots/0?action=erase answered 501: llama-server answers slot actions only when started with --slot-save-path DIR");
+    expect(r.stderr).toContain(
+      "warmbench: error: POST /slots/0?action=erase answered 501: llama-server answers slot actions only when started with --slot-save-path DIR",
+    );
     expect(r.lines).toEqual([]);
   });
 
@@ -168,7 +202,12 @@ describe("llama.cpp (the mock's llama-server personality)", () => {
 });
 
 describe("--endpoint chat: text prompts", () => {
-  for (const [personality, pageSize] of [["vllm", 1], ["vllm", 16], ["llamacpp", 1], ["sglang", 16]] as const) {
+  for (const [personality, pageSize] of [
+    ["vllm", 1],
+    ["vllm", 16],
+    ["llamacpp", 1],
+    ["sglang", 16],
+  ] as const) {
     test(`${personality}, page size ${pageSize}`, async () => {
       const m = await mock({ personality, slots: 4, pageSize, tokenizer: LLAMA2_TOKENIZER });
       const r = await sweep(m.url, ["--endpoint", "chat", "--verify-cache", "strict", ...(personality === "vllm" ? ["--page-size", String(pageSize)] : [])]);

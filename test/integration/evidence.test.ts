@@ -27,7 +27,10 @@ const SMALL = ["--model", LLAMA2_TOKENIZER, "--total-tokens", "600", "--settle",
 
 /** A copy of a results file as a run of its own (`name` its run id), each parsed line edited. */
 function edited(file: string, name: string, edit: (line: any) => any = (l) => l): string {
-  const lines = readFileSync(file, "utf8").trim().split("\n").map(parseJsonlLine)
+  const lines = readFileSync(file, "utf8")
+    .trim()
+    .split("\n")
+    .map(parseJsonlLine)
     .map((l: any) => edit({ ...l, run_id: name, evidence: { ...l.evidence, run_ids: [name] } }));
   const out = join(dir, `${name}.jsonl`);
   writeFileSync(out, lines.map(formatJsonl).join(""));
@@ -55,13 +58,32 @@ describe("gates", () => {
   test("a run with one output token per request has null ITL and TPOT, and gates on them fail (exit 6)", async () => {
     const out = join(dir, "one-token.jsonl");
     const r = await runCli([
-      ...SMALL, "--base-url", mock.url, "--pcts", "50", "--num-prompts", "6", "--output-len", "1", "--output-file", out,
-      "--gate", "p99_itl_ms<=5", "--gate", "mean_tpot_ms<=5", "--gate", "p99_ttft_ms<=100000",
+      ...SMALL,
+      "--base-url",
+      mock.url,
+      "--pcts",
+      "50",
+      "--num-prompts",
+      "6",
+      "--output-len",
+      "1",
+      "--output-file",
+      out,
+      "--gate",
+      "p99_itl_ms<=5",
+      "--gate",
+      "mean_tpot_ms<=5",
+      "--gate",
+      "p99_ttft_ms<=100000",
     ]);
     expect(r.code).toBe(6);
     const [line] = readPctLines(out);
     expect([line.p99_itl_ms, line.mean_tpot_ms, line.evidence.samples.itl, line.evidence.samples.tpot]).toEqual([null, null, 0, 0]);
-    expect(line.gates.map((g: any) => [g.expr, g.pass])).toEqual([["p99_itl_ms<=5", false], ["mean_tpot_ms<=5", false], ["p99_ttft_ms<=100000", true]]);
+    expect(line.gates.map((g: any) => [g.expr, g.pass])).toEqual([
+      ["p99_itl_ms<=5", false],
+      ["mean_tpot_ms<=5", false],
+      ["p99_ttft_ms<=100000", true],
+    ]);
     expect(line.gates[0].evidence).toEqual(["no_samples: p99_itl_ms has no ITL sample"]);
     expect(r.stdout).toMatch(/p99_itl_ms<=5 +50% +n\/a +FAIL \(no_samples\)/);
   });
@@ -71,8 +93,23 @@ describe("gates", () => {
     const slowMock = await mockWith({ itlMs: 6 });
     const out = join(dir, "unsustained.jsonl");
     const r = await runCli([
-      ...SMALL, "--base-url", slowMock.url, "--pcts", "0", "--num-prompts", "8", "--output-len", "8", "--request-rate", "200",
-      "--max-concurrency", "1", "--output-file", out, "--gate", "p99_ttft_ms<=100000",
+      ...SMALL,
+      "--base-url",
+      slowMock.url,
+      "--pcts",
+      "0",
+      "--num-prompts",
+      "8",
+      "--output-len",
+      "8",
+      "--request-rate",
+      "200",
+      "--max-concurrency",
+      "1",
+      "--output-file",
+      out,
+      "--gate",
+      "p99_ttft_ms<=100000",
     ]);
     expect(r.code).toBe(6);
     const [line] = readPctLines(out);
@@ -84,8 +121,23 @@ describe("gates", () => {
     // The control: the same rate with room in flight is carried, and the gate holds.
     const ok = join(dir, "sustained.jsonl");
     const c = await runCli([
-      ...SMALL, "--base-url", slowMock.url, "--pcts", "0", "--num-prompts", "8", "--output-len", "8", "--request-rate", "50",
-      "--max-concurrency", "0", "--output-file", ok, "--gate", "p99_ttft_ms<=100000",
+      ...SMALL,
+      "--base-url",
+      slowMock.url,
+      "--pcts",
+      "0",
+      "--num-prompts",
+      "8",
+      "--output-len",
+      "8",
+      "--request-rate",
+      "50",
+      "--max-concurrency",
+      "0",
+      "--output-file",
+      ok,
+      "--gate",
+      "p99_ttft_ms<=100000",
     ]);
     expect(c.code).toBe(0);
     expect(readPctLines(ok)[0].evidence.load.sustained).toBe(true);

@@ -38,8 +38,27 @@ async function fastMock(overrides: Partial<MockOptions>): Promise<MockServer> {
 async function sweep(url: string, extra: string[] = [], env?: Record<string, string>): Promise<CliResult & { out: string }> {
   const out = nextOutput();
   const r = await runCli(
-    ["--model", LLAMA2_TOKENIZER, "--base-url", url, "--pcts", PCTS.join(","), "--num-prompts", String(N), "--total-tokens", "200",
-      "--output-len", String(OUT_LEN), "--max-concurrency", "4", "--settle", "0", "--output-file", out, ...extra],
+    [
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      url,
+      "--pcts",
+      PCTS.join(","),
+      "--num-prompts",
+      String(N),
+      "--total-tokens",
+      "200",
+      "--output-len",
+      String(OUT_LEN),
+      "--max-concurrency",
+      "4",
+      "--settle",
+      "0",
+      "--output-file",
+      out,
+      ...extra,
+    ],
     { env },
   );
   return { ...r, out };
@@ -48,22 +67,23 @@ async function sweep(url: string, extra: string[] = [], env?: Record<string, str
 const errorLines = (stderr: string) => stderr.split("\n").filter((l) => l.startsWith("warmbench: "));
 
 describe("per-request faults: the request fails with its kind, the sweep completes, exit 3", () => {
-  const cases: Array<{ name: string; flag: keyof MockOptions; injected: string; kind: string; message: RegExp; mock?: Partial<MockOptions>; args?: string[] }> = [
-    { name: "5xx before streaming", flag: "failEvery", injected: "fail", kind: "http", message: /^HTTP 503: .*mock: injected failure/ },
-    { name: "an error event in the stream", flag: "errorEventEvery", injected: "error-event", kind: "server_error", message: /^mock: injected error$/ },
-    { name: "an abort finish_reason", flag: "abortEvery", injected: "abort", kind: "abort", message: /Request running timeout reached/ },
-    { name: "a TCP reset mid-stream", flag: "resetEvery", injected: "reset", kind: "network", message: /ECONNRESET|reset|closed/i },
-    { name: "a malformed JSON event", flag: "malformedEvery", injected: "malformed", kind: "parse", message: /^invalid JSON event: / },
-    {
-      name: "a stall longer than --stall-timeout",
-      flag: "stallEvery",
-      injected: "stall",
-      kind: "stall",
-      message: /^no bytes for 500 ms$/,
-      mock: { stallS: 3 },
-      args: ["--stall-timeout", "0.5"],
-    },
-  ];
+  const cases: Array<{ name: string; flag: keyof MockOptions; injected: string; kind: string; message: RegExp; mock?: Partial<MockOptions>; args?: string[] }> =
+    [
+      { name: "5xx before streaming", flag: "failEvery", injected: "fail", kind: "http", message: /^HTTP 503: .*mock: injected failure/ },
+      { name: "an error event in the stream", flag: "errorEventEvery", injected: "error-event", kind: "server_error", message: /^mock: injected error$/ },
+      { name: "an abort finish_reason", flag: "abortEvery", injected: "abort", kind: "abort", message: /Request running timeout reached/ },
+      { name: "a TCP reset mid-stream", flag: "resetEvery", injected: "reset", kind: "network", message: /ECONNRESET|reset|closed/i },
+      { name: "a malformed JSON event", flag: "malformedEvery", injected: "malformed", kind: "parse", message: /^invalid JSON event: / },
+      {
+        name: "a stall longer than --stall-timeout",
+        flag: "stallEvery",
+        injected: "stall",
+        kind: "stall",
+        message: /^no bytes for 500 ms$/,
+        mock: { stallS: 3 },
+        args: ["--stall-timeout", "0.5"],
+      },
+    ];
 
   for (const c of cases) {
     test(c.name, async () => {

@@ -30,8 +30,25 @@ let n = 0;
 async function run(m: MockServer, more: string[] = []) {
   const file = join(dir, `r${n++}.jsonl`);
   const r = await runCli([
-    "run", "--model", LLAMA2_TOKENIZER, "--base-url", m.url, "--num-prompts", "4", "--total-tokens", "96", "--output-len", "8",
-    "--pcts", "50", "--settle", "0", "--quiet", "--output-file", file, ...more,
+    "run",
+    "--model",
+    LLAMA2_TOKENIZER,
+    "--base-url",
+    m.url,
+    "--num-prompts",
+    "4",
+    "--total-tokens",
+    "96",
+    "--output-len",
+    "8",
+    "--pcts",
+    "50",
+    "--settle",
+    "0",
+    "--quiet",
+    "--output-file",
+    file,
+    ...more,
   ]);
   return { ...r, file, lines: readJsonl(file, { validate: true }) };
 }
@@ -67,7 +84,13 @@ describe("the check is judged like every metric, and costs the measurement nothi
   test("compare: a candidate whose answers diverged fails against a correct baseline (exit 7), naming the count", async () => {
     const base = await run(await mock({}), CHECK);
     const cand = await run(await mock({ faultWrongKv: true }), CHECK);
-    const r = await runCli(["compare", base.file, cand.file, "--max-regress", "p99_ttft_ms=100000%,mean_ttft_ms=100000%,mean_itl_ms=100000%,output_throughput=100000%"]);
+    const r = await runCli([
+      "compare",
+      base.file,
+      cand.file,
+      "--max-regress",
+      "p99_ttft_ms=100000%,mean_ttft_ms=100000%,mean_itl_ms=100000%,output_throughput=100000%",
+    ]);
     expect(r.code).toBe(7);
     expect(r.stdout + r.stderr).toMatch(/more_failures: fidelity_diverged 0 in BASE, 3 in NEW/);
     // A candidate that dropped the check has diverged nowhere only because it never looked: it fails too.
@@ -90,7 +113,10 @@ describe("the check is judged like every metric, and costs the measurement nothi
 
   test("a fidelity gate or setting without --check-fidelity is exit 2 before anything is sent", async () => {
     const m = await mock({});
-    for (const more of [["--gate", "fidelity_diverged==0"], ["--fidelity-sample", "2"]]) {
+    for (const more of [
+      ["--gate", "fidelity_diverged==0"],
+      ["--fidelity-sample", "2"],
+    ]) {
       const r = await run(m, more);
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/--check-fidelity/);
@@ -116,8 +142,24 @@ describe("--check-fidelity after the last round of a multi-turn run, and after a
   const multiturn = async (m: MockServer, more: string[]) => {
     const file = join(dir, `m${n++}.jsonl`);
     const r = await runCli([
-      "multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", m.url, "--num-clients", "4", "--num-rounds", "3", "--turn-tokens", "40", "--output-len", "8",
-      "--settle", "0", "--output-file", file, ...more,
+      "multiturn",
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      m.url,
+      "--num-clients",
+      "4",
+      "--num-rounds",
+      "3",
+      "--turn-tokens",
+      "40",
+      "--output-len",
+      "8",
+      "--settle",
+      "0",
+      "--output-file",
+      file,
+      ...more,
     ]);
     return { ...r, lines: readJsonl(file, { validate: true }) };
   };
@@ -136,11 +178,46 @@ describe("--check-fidelity after the last round of a multi-turn run, and after a
 
   test("replay: the whole replay's line carries the check on requests that shared a prefix; windows do not", async () => {
     const trace = join(dir, "trace.jsonl");
-    writeFileSync(trace, traceText(generateTrace({ blockSize: 16, systems: 1, systemBlocks: 4, conversations: 3, turns: 3, maxTurnTokens: 40, turnGapMs: 100, startGapMs: 50, outputLength: 8, seed: 3 })));
-    for (const [overrides, verdict] of [[{}, "fidelity_identical"], [{ faultTieFlip: true }, "fidelity_near_tie"]] as const) {
+    writeFileSync(
+      trace,
+      traceText(
+        generateTrace({
+          blockSize: 16,
+          systems: 1,
+          systemBlocks: 4,
+          conversations: 3,
+          turns: 3,
+          maxTurnTokens: 40,
+          turnGapMs: 100,
+          startGapMs: 50,
+          outputLength: 8,
+          seed: 3,
+        }),
+      ),
+    );
+    for (const [overrides, verdict] of [
+      [{}, "fidelity_identical"],
+      [{ faultTieFlip: true }, "fidelity_near_tie"],
+    ] as const) {
       const file = join(dir, `replay${n++}.jsonl`);
-      const r = await runCli(["replay", trace, "--block-size", "16", "--model", LLAMA2_TOKENIZER, "--base-url", (await mock(overrides)).url,
-        "--time-scale", "0.1", "--settle", "0", "--quiet", "--output-file", file, ...CHECK]);
+      const r = await runCli([
+        "replay",
+        trace,
+        "--block-size",
+        "16",
+        "--model",
+        LLAMA2_TOKENIZER,
+        "--base-url",
+        (await mock(overrides)).url,
+        "--time-scale",
+        "0.1",
+        "--settle",
+        "0",
+        "--quiet",
+        "--output-file",
+        file,
+        ...CHECK,
+      ]);
       expect(r.code, r.stderr).toBe(0);
       const lines = readJsonl(file, { validate: true });
       const whole = lines.filter((l) => l.window === undefined);

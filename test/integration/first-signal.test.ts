@@ -50,7 +50,10 @@ const server = () => ["--base-url", mock.url, "--settle", "0", "--quiet"];
 
 describe("the first SIGINT ends the run within moments in every long phase", () => {
   test("drawing a prompt of five million tokens", async () => {
-    const r = await interruptAt(["--model", LLAMA2_TOKENIZER, ...server(), "--pcts", "99", "--total-tokens", "5000000", "--num-prompts", "2", "--output-len", "2"], /Drawing the shared prefix/);
+    const r = await interruptAt(
+      ["--model", LLAMA2_TOKENIZER, ...server(), "--pcts", "99", "--total-tokens", "5000000", "--num-prompts", "2", "--output-len", "2"],
+      /Drawing the shared prefix/,
+    );
     expect(r.code).toBe(130);
     expect(r.ms).toBeLessThan(BOUND_MS);
     expect(r.stderr).toContain("interrupted while drawing the shared prefix");
@@ -66,20 +69,43 @@ describe("the first SIGINT ends the run within moments in every long phase", () 
     // Every request at once (more than 256 in flight): the process relaunches itself, and the signal goes to the parent.
     const trace = join(dir, "trace.jsonl");
     const lines: string[] = [];
-    for (let i = 0; i < 30_000; i++) lines.push(JSON.stringify({ timestamp: i, input_length: 64 * 8, output_length: 2, hash_ids: Array.from({ length: 8 }, (_, j) => (i * 8 + j) % 50_000) }));
+    for (let i = 0; i < 30_000; i++)
+      lines.push(JSON.stringify({ timestamp: i, input_length: 64 * 8, output_length: 2, hash_ids: Array.from({ length: 8 }, (_, j) => (i * 8 + j) % 50_000) }));
     writeFileSync(trace, lines.join("\n") + "\n");
     const out = join(dir, "replay.jsonl");
-    const r = await interruptAt(["replay", trace, "--block-size", "64", "--model", LLAMA2_TOKENIZER, ...server(), "--time-scale", "0.01", "--output-file", out], /Replaying 30000 requests/, 300);
+    const r = await interruptAt(
+      ["replay", trace, "--block-size", "64", "--model", LLAMA2_TOKENIZER, ...server(), "--time-scale", "0.01", "--output-file", out],
+      /Replaying 30000 requests/,
+      300,
+    );
     expect(r.code).toBe(130);
     expect(r.ms).toBeLessThan(BOUND_MS);
     expect(r.stderr).toContain("SIGINT: stopping");
   });
 
   test("a capacity search between its probes", async () => {
-    const r = await interruptAt([
-      "capacity", "--model", LLAMA2_TOKENIZER, ...server(), "--pcts", "50", "--total-tokens", "200", "--output-len", "2", "--num-prompts", "8",
-      "--bracket", "1:64", "--gate", "p99_ttft_ms<=100000",
-    ], /probe 0 at/, 0);
+    const r = await interruptAt(
+      [
+        "capacity",
+        "--model",
+        LLAMA2_TOKENIZER,
+        ...server(),
+        "--pcts",
+        "50",
+        "--total-tokens",
+        "200",
+        "--output-len",
+        "2",
+        "--num-prompts",
+        "8",
+        "--bracket",
+        "1:64",
+        "--gate",
+        "p99_ttft_ms<=100000",
+      ],
+      /probe 0 at/,
+      0,
+    );
     expect(r.code).toBe(130);
     expect(r.ms).toBeLessThan(BOUND_MS);
   });

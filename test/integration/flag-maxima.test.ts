@@ -22,9 +22,19 @@ let mock: MockServer;
 const trace = join(dir, "trace.jsonl");
 
 /** Flags that take a number (their default is one, or they have a most). */
-const NUMERIC_NO_DEFAULT = new Set(["duration", "repeat", "repeat-until-cv", "workers", "page-size", "num-prompts", "cache-tokens", "first-turn-tokens", "start"]);
+const NUMERIC_NO_DEFAULT = new Set([
+  "duration",
+  "repeat",
+  "repeat-until-cv",
+  "workers",
+  "page-size",
+  "num-prompts",
+  "cache-tokens",
+  "first-turn-tokens",
+  "start",
+]);
 const isNumeric = (name: string, dflt: unknown): boolean =>
-  name in FLAG_MAXIMA || NUMERIC_NO_DEFAULT.has(name) || (typeof dflt === "number" || (typeof dflt === "string" && /^[\d.,%]+$/.test(dflt) && dflt !== ""));
+  name in FLAG_MAXIMA || NUMERIC_NO_DEFAULT.has(name) || typeof dflt === "number" || (typeof dflt === "string" && /^[\d.,%]+$/.test(dflt) && dflt !== "");
 
 /** Flags whose any value is meaningful, with why: the run they make at 10^14 must still end by itself. */
 const ANY_VALUE: Record<string, string> = {
@@ -43,7 +53,23 @@ const base = (command: CommandName, out: string): string[] => {
     case "multiturn":
       return ["multiturn", ...server, "--num-clients", "2", "--num-rounds", "2", "--turn-tokens", "16", "--output-len", "2"];
     case "capacity":
-      return ["capacity", ...server, "--pcts", "50", "--total-tokens", "100", "--output-len", "2", "--num-prompts", "4", "--bracket", "1:4", "--gate", "p99_ttft_ms<=100000", "--quiet"];
+      return [
+        "capacity",
+        ...server,
+        "--pcts",
+        "50",
+        "--total-tokens",
+        "100",
+        "--output-len",
+        "2",
+        "--num-prompts",
+        "4",
+        "--bracket",
+        "1:4",
+        "--gate",
+        "p99_ttft_ms<=100000",
+        "--quiet",
+      ];
     case "replay":
       return ["replay", trace, "--block-size", "16", ...server, "--time-scale", "0.01", "--quiet"];
     default:
@@ -53,7 +79,23 @@ const base = (command: CommandName, out: string): string[] => {
 
 beforeAll(async () => {
   mock = await startMockServer(mockOptions({ port: 0, pageSize: 16, itlMs: 0, ttftBaseMs: 1 }));
-  writeFileSync(trace, traceText(generateTrace({ blockSize: 16, systems: 1, systemBlocks: 2, conversations: 2, turns: 2, maxTurnTokens: 20, turnGapMs: 100, startGapMs: 50, outputLength: 2, seed: 1 })));
+  writeFileSync(
+    trace,
+    traceText(
+      generateTrace({
+        blockSize: 16,
+        systems: 1,
+        systemBlocks: 2,
+        conversations: 2,
+        turns: 2,
+        maxTurnTokens: 20,
+        turnGapMs: 100,
+        startGapMs: 50,
+        outputLength: 2,
+        seed: 1,
+      }),
+    ),
+  );
 });
 afterAll(() => mock.stop());
 
@@ -65,9 +107,10 @@ describe("the largest value of every numeric flag", () => {
       const outcomes: string[] = [];
       for (const f of numeric) {
         // --port is ignored beside --base-url: tried alone, without one.
-        const args = f.name === "port" || f.name === "host"
-          ? base(command, join(dir, `${command}-${f.name}.jsonl`)).filter((a, i, all) => a !== "--base-url" && all[i - 1] !== "--base-url")
-          : base(command, join(dir, `${command}-${f.name}.jsonl`));
+        const args =
+          f.name === "port" || f.name === "host"
+            ? base(command, join(dir, `${command}-${f.name}.jsonl`)).filter((a, i, all) => a !== "--base-url" && all[i - 1] !== "--base-url")
+            : base(command, join(dir, `${command}-${f.name}.jsonl`));
         const r = await runCli([...args, `--${f.name}`, HUGE], { timeoutMs: 60_000 });
         if (f.name in ANY_VALUE) {
           outcomes.push(`${f.name}: ${r.code === 2 ? "refused" : "ran"}`);

@@ -32,9 +32,34 @@ afterAll(async () => {
 async function candidate(name: string, server: MockServer, compare = true): Promise<{ run: CliResult; compare: CliResult | null }> {
   const file = join(dir, `${name}.jsonl`);
   const run = await runCli([
-    "--model", LLAMA2_TOKENIZER, "--base-url", server.url, "--pcts", "0,90", "--num-prompts", "8", "--total-tokens", "600",
-    "--output-len", "8", "--settle", "0", "--quiet", "--output-file", file, "--repeat", "3", "--history", "--db", db,
-    "--gate", "p99_ttft_ms<=100000@pct>=90", "--gate", "failed==0", "--verify-cache", "strict",
+    "--model",
+    LLAMA2_TOKENIZER,
+    "--base-url",
+    server.url,
+    "--pcts",
+    "0,90",
+    "--num-prompts",
+    "8",
+    "--total-tokens",
+    "600",
+    "--output-len",
+    "8",
+    "--settle",
+    "0",
+    "--quiet",
+    "--output-file",
+    file,
+    "--repeat",
+    "3",
+    "--history",
+    "--db",
+    db,
+    "--gate",
+    "p99_ttft_ms<=100000@pct>=90",
+    "--gate",
+    "failed==0",
+    "--verify-cache",
+    "strict",
   ]);
   if (run.code !== 0) throw new Error(`${name}: run exited ${run.code}: ${run.stderr}`);
   if (!compare) return { run, compare: null };
@@ -55,7 +80,10 @@ describe("the README's gate flow", () => {
     expect(slow2.compare!.code).toBe(7);
     expect(slow2.compare!.stderr).not.toContain("slow-1");
     const list = await runCli(["history", "list", "--db", db]);
-    const statuses = list.stdout.split("\n").filter((l) => /^\S{8}\s+\d{4}-/.test(l)).map((l) => l.split(/\s{2,}/)[7]);
+    const statuses = list.stdout
+      .split("\n")
+      .filter((l) => /^\S{8}\s+\d{4}-/.test(l))
+      .map((l) => l.split(/\s{2,}/)[7]);
     expect(statuses).toEqual(["accepted", "accepted", "rejected", "rejected"]);
     expect(list.stdout).toMatch(/rejected +regressed against history:last-green \(run \S+, .*mean_itl_ms/);
   }, 240_000);

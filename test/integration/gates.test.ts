@@ -15,8 +15,22 @@ import { readPctLines } from "../helpers/results.ts";
 const dir = mkdtempSync(join(tmpdir(), "warmbench-gates-"));
 let mock: MockServer;
 const workload = (url: string) => [
-  "--model", LLAMA2_TOKENIZER, "--base-url", url, "--pcts", "0,50,90", "--num-prompts", "6", "--total-tokens", "1000",
-  "--output-len", "6", "--max-concurrency", "3", "--settle", "0",
+  "--model",
+  LLAMA2_TOKENIZER,
+  "--base-url",
+  url,
+  "--pcts",
+  "0,50,90",
+  "--num-prompts",
+  "6",
+  "--total-tokens",
+  "1000",
+  "--output-len",
+  "6",
+  "--max-concurrency",
+  "3",
+  "--settle",
+  "0",
 ];
 
 let failing: CliResult;
@@ -28,9 +42,12 @@ beforeAll(async () => {
   writeFileSync(gatesFile, "# release budget\nfailed==0\n\ncached_tokens_mismatched == 0   # the cache held\n");
   // TTFT is never negative: this gate cannot hold at 50 %; the other two always hold.
   failing = await runCli([...workload(mock.url), "--output-file", join(dir, "failing.jsonl"), "--gate", "mean_ttft_ms<0@pct=50", "--gate", "completed>=6"]);
-  passing = await runCli([...workload(mock.url), "--output-file", join(dir, "passing.jsonl"), "--gates-file", gatesFile, "--gate", "p99_itl_ms<10000@pct>=50"], {
-    env: { GITHUB_STEP_SUMMARY: join(dir, "summary.md") },
-  });
+  passing = await runCli(
+    [...workload(mock.url), "--output-file", join(dir, "passing.jsonl"), "--gates-file", gatesFile, "--gate", "p99_itl_ms<10000@pct>=50"],
+    {
+      env: { GITHUB_STEP_SUMMARY: join(dir, "summary.md") },
+    },
+  );
 });
 
 afterAll(async () => {
@@ -83,7 +100,10 @@ describe("gates", () => {
   });
 
   test("report rebuilds the console, gates and end-of-sweep table included, byte for byte", async () => {
-    for (const [name, run] of [["failing", failing], ["passing", passing]] as const) {
+    for (const [name, run] of [
+      ["failing", failing],
+      ["passing", passing],
+    ] as const) {
       const r = await runCli(["report", join(dir, `${name}.jsonl`)]);
       expect(r.code).toBe(0);
       expect(r.stdout).toBe(run.stdout);
@@ -113,9 +133,7 @@ describe("gates", () => {
     try {
       const r = await runCli([...workload(idle.url).map((a) => (a === "0,50,90" ? "0,50" : a)), "--gate", "p99_ttft_ms<=0.001@pct=90"]);
       expect(r.code).toBe(2);
-      expect(r.stderr.trim()).toBe(
-        'warmbench: error: --gate "p99_ttft_ms<=0.001@pct=90": its scope matches no line of this run, which will have pct 0, 50',
-      );
+      expect(r.stderr.trim()).toBe('warmbench: error: --gate "p99_ttft_ms<=0.001@pct=90": its scope matches no line of this run, which will have pct 0, 50');
       // The other axes, and a gate from a file, are checked the same way.
       const ws = await runCli([...workload(idle.url), "--gate", "failed==0@working_set=4"]);
       expect(ws.code).toBe(2);
@@ -141,8 +159,15 @@ describe("gates", () => {
     const r = await runCli([
       // Nothing in flight capped at 200 req/s: the client sends on schedule, so the line's load is carried and its gate
       // judges its value (at --max-concurrency 3 the sends fall behind, and the evidence check fails the gate).
-      ...workload(mock.url).map((a) => (a === "0,50,90" ? "50" : a === "3" ? "0" : a)), "--request-rate", "200,inf", "--output-file", out,
-      "--gate", "completed>=6@request_rate=200", "--gate", "mean_ttft_ms<0@request_rate=inf",
+      ...workload(mock.url).map((a) => (a === "0,50,90" ? "50" : a === "3" ? "0" : a)),
+      "--request-rate",
+      "200,inf",
+      "--output-file",
+      out,
+      "--gate",
+      "completed>=6@request_rate=200",
+      "--gate",
+      "mean_ttft_ms<0@request_rate=inf",
     ]);
     expect(r.code).toBe(6);
     const lines = readPctLines(out);

@@ -22,8 +22,22 @@ let mock: MockServer;
 async function run(name: string, extra: string[], expectCode = 0): Promise<{ file: string; runId: string }> {
   const file = join(dir, `${name}.jsonl`);
   const r = await runCli([
-    "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", "0,80", "--total-tokens", "600", "--output-len", "4",
-    "--settle", "0", "--quiet", "--output-file", file, ...extra,
+    "--model",
+    LLAMA2_TOKENIZER,
+    "--base-url",
+    mock.url,
+    "--pcts",
+    "0,80",
+    "--total-tokens",
+    "600",
+    "--output-len",
+    "4",
+    "--settle",
+    "0",
+    "--quiet",
+    "--output-file",
+    file,
+    ...extra,
   ]);
   if (r.code !== expectCode) throw new Error(`run ${name} exited ${r.code} (expected ${expectCode}): ${r.stderr}`);
   return { file, runId: readPctLines(file)[0].run_id };
@@ -124,7 +138,12 @@ describe("history", () => {
     expect(proc.stderr.toString()).toBe("");
     const out = JSON.parse(proc.stdout.toString());
     expect(out.version).toBe(SCHEMA_VERSION);
-    expect(out.runs).toEqual([[a.runId, "v1", 1], [b.runId, null, 1], [c.runId, null, 0], [other.runId, null, 1]]);
+    expect(out.runs).toEqual([
+      [a.runId, "v1", 1],
+      [b.runId, null, 1],
+      [c.runId, null, 0],
+      [other.runId, null, 1],
+    ]);
     expect(out.lines).toHaveLength(8);
     const fromFile = readPctLines(a.file);
     const stored = out.lines.filter((l: unknown[]) => l[0] === a.runId);
@@ -133,7 +152,7 @@ describe("history", () => {
 
   test("a corrupt, foreign or newer database exits 2 and is left byte for byte", async () => {
     const garbage = join(dir, "garbage.db");
-    writeFileSync(garbage, "{\"not\": \"a database\"}\n".repeat(100));
+    writeFileSync(garbage, '{"not": "a database"}\n'.repeat(100));
     // A real history cut short: the header says SQLite, the pages are gone.
     const truncated = join(dir, "truncated.db");
     const whole = join(dir, "whole.db");
@@ -150,12 +169,18 @@ describe("history", () => {
     n.run("CREATE TABLE runs (run_id TEXT)");
     n.close();
     const cases: [string, RegExp][] = [
-      [garbage, /not SQLite at all/], [truncated, /not a readable warmbench history|malformed|not a database/i],
-      [foreign, /another program/], [newer, /newer warmbench/],
+      [garbage, /not SQLite at all/],
+      [truncated, /not a readable warmbench history|malformed|not a database/i],
+      [foreign, /another program/],
+      [newer, /newer warmbench/],
     ];
     for (const [path, why] of cases) {
       const before = readFileSync(path);
-      for (const args of [["history", "add", a.file], ["history", "list"], ["compare", "history:last-green", next.file]]) {
+      for (const args of [
+        ["history", "add", a.file],
+        ["history", "list"],
+        ["compare", "history:last-green", next.file],
+      ]) {
         const r = await runCli([...args, "--db", path]);
         expect({ path, args, code: r.code }).toEqual({ path, args, code: 2 });
         expect(r.stderr).toMatch(why);

@@ -50,8 +50,27 @@ describe("SIGINT mid-pct", () => {
   test("summarizes the completed requests, writes interrupted: true, exits 130", async () => {
     const out = join(dir, "sigint.jsonl");
     const proc = Bun.spawn(
-      [BINARY, "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", "0,50", "--total-tokens", "200",
-        "--output-len", "20", "--num-prompts", "40", "--max-concurrency", "2", "--settle", "0", "--output-file", out],
+      [
+        BINARY,
+        "--model",
+        LLAMA2_TOKENIZER,
+        "--base-url",
+        mock.url,
+        "--pcts",
+        "0,50",
+        "--total-tokens",
+        "200",
+        "--output-len",
+        "20",
+        "--num-prompts",
+        "40",
+        "--max-concurrency",
+        "2",
+        "--settle",
+        "0",
+        "--output-file",
+        out,
+      ],
       { stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } },
     );
     // 2 at a time, ~1 s each: after 3.5 s about 6 requests have completed and 2 are in flight.
@@ -87,7 +106,9 @@ describe("a warm request that fails", () => {
     try {
       const r = await runCli([...small, "--pcts", "0,50", "--base-url", proxy.url, "--output-file", out, "--request-details", join(dir, "d.jsonl")]);
       expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/warmbench: error: Warmup failed - Please make sure benchmark arguments are correctly specified\. Error: http: HTTP 503: .*mock: warm refused/);
+      expect(r.stderr).toMatch(
+        /warmbench: error: Warmup failed - Please make sure benchmark arguments are correctly specified\. Error: http: HTTP 503: .*mock: warm refused/,
+      );
       const pcts = readFileSync(out, "utf8").trim().split("\n");
       expect(pcts).toHaveLength(1);
       expect(pcts[0]).toContain('"shared_prefix_pct": 0');
@@ -103,7 +124,9 @@ describe("a second signal", () => {
     const mock = await startMockServer(mockOptions({ port: 0, flushFailFirst: 1_000_000 }));
     try {
       const proc = Bun.spawn([BINARY, ...small, "--base-url", mock.url, "--flush-deadline", "600"], {
-        stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" },
+        stdout: "pipe",
+        stderr: "pipe",
+        env: { ...process.env, NO_COLOR: "1" },
       });
       // After the mock turned the 4th flush away the client waits 800 ms (backoff 100, 200, 400, 800 ms): the signal
       // goes 300 ms into that wait, which it must end. A fixed 1.5 s sleep raced a busy box, where the signal could land
@@ -125,7 +148,9 @@ describe("a second signal", () => {
   test("SIGINT during a /server_info that never answers: exit 130 within a second, nothing written", async () => {
     const seen: string[] = [];
     const server = Bun.serve({
-      port: 0, hostname: "127.0.0.1", idleTimeout: 0,
+      port: 0,
+      hostname: "127.0.0.1",
+      idleTimeout: 0,
       fetch: (req) => {
         seen.push(new URL(req.url).pathname);
         return new Promise<Response>(() => {});
@@ -134,7 +159,9 @@ describe("a second signal", () => {
     const out = join(dir, "preflight-int.jsonl");
     try {
       const proc = Bun.spawn([BINARY, ...small, "--base-url", `http://127.0.0.1:${server.port}`, "--output-file", out], {
-        stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" },
+        stdout: "pipe",
+        stderr: "pipe",
+        env: { ...process.env, NO_COLOR: "1" },
       });
       for (let i = 0; i < 100 && seen.length === 0; i++) await Bun.sleep(50);
       expect(seen).toEqual(["/server_info"]);
@@ -156,8 +183,24 @@ describe("concurrency above Bun's 256-per-origin fetch cap", () => {
     const mock = await startMockServer(mockOptions({ port: 0, itlMs: 25, maxRunning: 1000, prefillUsPerToken: 0 }));
     try {
       const r = await runCli(
-        ["--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", "0", "--total-tokens", "50", "--output-len", "40",
-          "--num-prompts", "300", "--max-concurrency", "300", "--settle", "0"],
+        [
+          "--model",
+          LLAMA2_TOKENIZER,
+          "--base-url",
+          mock.url,
+          "--pcts",
+          "0",
+          "--total-tokens",
+          "50",
+          "--output-len",
+          "40",
+          "--num-prompts",
+          "300",
+          "--max-concurrency",
+          "300",
+          "--settle",
+          "0",
+        ],
         { env: { BUN_CONFIG_MAX_HTTP_REQUESTS: "" } },
       );
       expect(r.code).toBe(0);

@@ -26,12 +26,39 @@ afterAll(async () => {
 describe.skipIf(skip)("--check-fidelity against a real llama-server", () => {
   test("every sample is compared with proven cache states, and none diverged", async () => {
     const out = join(dir, "f.jsonl");
-    const r = await runCli([
-      "run", "--model", llamaBuild().tokenizer, "--base-url", server!.url, "--num-prompts", "2", "--total-tokens", "512", "--output-len", "8",
-      "--pcts", "50,90", "--settle", "0", "--quiet", "--check-fidelity", "--fidelity-sample", "3", "--gate", "fidelity_diverged==0", "--output-file", out,
-    ], { timeoutMs: 300_000 });
+    const r = await runCli(
+      [
+        "run",
+        "--model",
+        llamaBuild().tokenizer,
+        "--base-url",
+        server!.url,
+        "--num-prompts",
+        "2",
+        "--total-tokens",
+        "512",
+        "--output-len",
+        "8",
+        "--pcts",
+        "50,90",
+        "--settle",
+        "0",
+        "--quiet",
+        "--check-fidelity",
+        "--fidelity-sample",
+        "3",
+        "--gate",
+        "fidelity_diverged==0",
+        "--output-file",
+        out,
+      ],
+      { timeoutMs: 300_000 },
+    );
     const lines = readJsonl(out, { validate: true });
-    const seen = lines.map((l) => `${l.shared_prefix_pct}%: ${l.fidelity_checked} compared, ${l.fidelity_identical} identical, ${l.fidelity_near_tie} near ties (largest gap ${l.fidelity_max_gap_nats ?? "-"} nats, first at ${l.fidelity_first_divergence.join(" ") || "-"}), ${l.fidelity_diverged} diverged, ${l.fidelity_unproven} unproven${l.fidelity_note ? ` (${l.fidelity_note})` : ""}`);
+    const seen = lines.map(
+      (l) =>
+        `${l.shared_prefix_pct}%: ${l.fidelity_checked} compared, ${l.fidelity_identical} identical, ${l.fidelity_near_tie} near ties (largest gap ${l.fidelity_max_gap_nats ?? "-"} nats, first at ${l.fidelity_first_divergence.join(" ") || "-"}), ${l.fidelity_diverged} diverged, ${l.fidelity_unproven} unproven${l.fidelity_note ? ` (${l.fidelity_note})` : ""}`,
+    );
     console.log(`llama.cpp fidelity: ${seen.join("; ")}`);
     if (r.code !== 0) console.error(`${r.stderr}\n--- server log tail ---\n${server!.log().slice(-2000)}`);
     expect(r.code).toBe(0);

@@ -19,13 +19,18 @@ afterAll(async () => {
 });
 
 describe.skipIf(skip)("a passport of a real llama-server", () => {
-  for (const [slots, cacheRam] of [[2, false], [4, true]] as const) {
+  for (const [slots, cacheRam] of [
+    [2, false],
+    [4, true],
+  ] as const) {
     test(`-np ${slots}, 512 tokens a slot, --cache-ram ${cacheRam ? "on" : "0"}`, async () => {
       const server = await startLlamaServer({ slots, ctxTokensPerSlot: 512, cacheRam });
       servers.push(server);
       const file = join(dir, `np${slots}.json`);
       const t0 = performance.now();
-      const r = await runCli(["passport", "--model", llamaBuild().tokenizer, "--base-url", server.url, "--quiet", "--output-file", file], { timeoutMs: 300_000 });
+      const r = await runCli(["passport", "--model", llamaBuild().tokenizer, "--base-url", server.url, "--quiet", "--output-file", file], {
+        timeoutMs: 300_000,
+      });
       const wallS = (performance.now() - t0) / 1000;
       if (r.code !== 0) console.error(`${r.stderr}\n--- server log tail ---\n${server.log().slice(-2000)}`);
       expect(r.code).toBe(0);

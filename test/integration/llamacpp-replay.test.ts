@@ -17,7 +17,18 @@ import { runCli } from "../helpers/run-cli.ts";
 const skip = skipWithoutLlamaBuild();
 const dir = mkdtempSync(join(tmpdir(), "warmbench-llama-replay-"));
 const B = 64;
-const lines = generateTrace({ blockSize: B, systems: 1, systemBlocks: 4, conversations: 1, turns: 6, maxTurnTokens: 150, turnGapMs: 300, startGapMs: 100, outputLength: 2, seed: 9 });
+const lines = generateTrace({
+  blockSize: B,
+  systems: 1,
+  systemBlocks: 4,
+  conversations: 1,
+  turns: 6,
+  maxTurnTokens: 150,
+  turnGapMs: 300,
+  startGapMs: 100,
+  outputLength: 2,
+  seed: 9,
+});
 const trace = join(dir, "trace.jsonl");
 writeFileSync(trace, traceText(lines));
 
@@ -33,10 +44,30 @@ describe.skipIf(skip)("replay against llama.cpp (1 slot)", () => {
   test("every request finds exactly its predicted prefix under --verify-cache strict", async () => {
     const out = join(dir, "o.jsonl");
     const details = join(dir, "d.jsonl");
-    const r = await runCli([
-      "replay", trace, "--block-size", String(B), "--model", llamaBuild().tokenizer, "--base-url", server!.url, "--settle", "0",
-      "--verify-cache", "strict", "--ignore-timestamps", "--max-concurrency", "1", "--output-file", out, "--request-details", details,
-    ], { timeoutMs: 300_000 });
+    const r = await runCli(
+      [
+        "replay",
+        trace,
+        "--block-size",
+        String(B),
+        "--model",
+        llamaBuild().tokenizer,
+        "--base-url",
+        server!.url,
+        "--settle",
+        "0",
+        "--verify-cache",
+        "strict",
+        "--ignore-timestamps",
+        "--max-concurrency",
+        "1",
+        "--output-file",
+        out,
+        "--request-details",
+        details,
+      ],
+      { timeoutMs: 300_000 },
+    );
     if (r.code !== 0) console.error(`${r.stderr}\n--- server log tail ---\n${server!.log().slice(-3000)}`);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain("Engine: llama.cpp (detected: GET /props lists ");

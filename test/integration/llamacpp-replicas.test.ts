@@ -22,7 +22,10 @@ let router: NginxRouter | null = null;
 beforeAll(async () => {
   if (skip) return;
   servers = await Promise.all([0, 1].map(() => startLlamaServer({ slots: 4, ctxTokensPerSlot: 1024 })));
-  router = await startNginxRouter(servers.map((s) => s.url), "X-Session-Affinity");
+  router = await startNginxRouter(
+    servers.map((s) => s.url),
+    "X-Session-Affinity",
+  );
 }, 120_000);
 afterAll(async () => {
   await router?.stop();
@@ -32,10 +35,33 @@ afterAll(async () => {
 async function conversations(name: string, routing: string[]) {
   const out = join(dir, `${name}.jsonl`);
   const details = join(dir, `${name}-details.jsonl`);
-  const r = await runCli([
-    "multiturn", "--model", llamaBuild().tokenizer, ...routing, "--num-clients", "4", "--num-rounds", "3", "--shared-system-tokens", "64",
-    "--turn-tokens", "48", "--output-len", "4", "--settle", "0", "--verify-cache", "strict", "--output-file", out, "--request-details", details,
-  ], { timeoutMs: 300_000 });
+  const r = await runCli(
+    [
+      "multiturn",
+      "--model",
+      llamaBuild().tokenizer,
+      ...routing,
+      "--num-clients",
+      "4",
+      "--num-rounds",
+      "3",
+      "--shared-system-tokens",
+      "64",
+      "--turn-tokens",
+      "48",
+      "--output-len",
+      "4",
+      "--settle",
+      "0",
+      "--verify-cache",
+      "strict",
+      "--output-file",
+      out,
+      "--request-details",
+      details,
+    ],
+    { timeoutMs: 300_000 },
+  );
   if (r.code !== 0) console.error(r.stderr);
   return { code: r.code, rounds: readJsonl(out, { validate: true }), details: readJsonl(details) };
 }
@@ -51,10 +77,19 @@ describe.skipIf(skip)("two real llama-servers as replicas", () => {
 
   test("behind nginx (consistent hash of X-Session-Affinity): every answer attributed by X-Served-By, strict cache checks hold", async () => {
     const run = await conversations("nginx", [
-      "--base-url", router!.url, "--replicas", servers.map((s) => s.url).join(","), "--routing-key", "aiperf", "--replica-header", "X-Served-By",
+      "--base-url",
+      router!.url,
+      "--replicas",
+      servers.map((s) => s.url).join(","),
+      "--routing-key",
+      "aiperf",
+      "--replica-header",
+      "X-Served-By",
     ]);
     expect(run.code).toBe(0);
-    expect(run.rounds.map((l: any) => [l.route, l.cache_check, l.ledger_unattributed_requests, l.loss_routing_tokens])).toEqual(run.rounds.map(() => ["router", "ok", 0, 0]));
+    expect(run.rounds.map((l: any) => [l.route, l.cache_check, l.ledger_unattributed_requests, l.loss_routing_tokens])).toEqual(
+      run.rounds.map(() => ["router", "ok", 0, 0]),
+    );
     for (const d of run.details) expect(servers.map((s) => s.url)).toContain(d.replica_url);
     for (const c of [0, 1, 2, 3]) expect(new Set(run.details.filter((d: any) => d.client === c).map((d: any) => d.replica)).size).toBe(1);
   }, 300_000);

@@ -90,7 +90,12 @@ async function stream(server: LlamaServer, path: string, body: Record<string, un
 /** Streams `prompt` (token ids) through /v1/completions and returns the final chunk, which carries usage + timings. */
 async function complete(server: LlamaServer, prompt: number[], extra: Record<string, unknown> = {}): Promise<Chunk> {
   const s = await stream(server, "/v1/completions", {
-    prompt, max_tokens: 1, temperature: 0, ignore_eos: true, cache_prompt: true, ...extra,
+    prompt,
+    max_tokens: 1,
+    temperature: 0,
+    ignore_eos: true,
+    cache_prompt: true,
+    ...extra,
   });
   expect(s.status).toBe(200);
   expect(s.done).toBe(true);
@@ -148,7 +153,12 @@ describe.skipIf(skip)("llama-server, 1 slot, --cache-ram 0, --metrics", () => {
     await erase(server(), 0);
     const prompt = withSuffix(1);
     const s = await stream(server(), "/v1/completions", {
-      prompt, max_tokens: 3, temperature: 0, ignore_eos: true, cache_prompt: true, stream_options: { include_usage: true },
+      prompt,
+      max_tokens: 3,
+      temperature: 0,
+      ignore_eos: true,
+      cache_prompt: true,
+      stream_options: { include_usage: true },
     });
     expect(s.status).toBe(200);
     expect(s.contentType).toBe("text/event-stream");
@@ -164,7 +174,12 @@ describe.skipIf(skip)("llama-server, 1 slot, --cache-ram 0, --metrics", () => {
     // At most one chunk per token: a token ending inside a UTF-8 character is held back and sent with the next.
     expect(s.chunks.length - 1).toBeLessThanOrEqual(3);
     // Token ids are used as sent: no BOS added.
-    expect(last.usage).toEqual({ prompt_tokens: prompt.length, completion_tokens: 3, total_tokens: prompt.length + 3, prompt_tokens_details: { cached_tokens: 0 } });
+    expect(last.usage).toEqual({
+      prompt_tokens: prompt.length,
+      completion_tokens: 3,
+      total_tokens: prompt.length + 3,
+      prompt_tokens_details: { cached_tokens: 0 },
+    });
     expect(last.timings).toMatchObject({ cache_n: 0, prompt_n: prompt.length, predicted_n: 3 });
     expect(last.timings!.prompt_ms).toBeGreaterThan(0);
   });
@@ -173,7 +188,10 @@ describe.skipIf(skip)("llama-server, 1 slot, --cache-ram 0, --metrics", () => {
     const plain = await stream(server(), "/v1/completions", { prompt: tokenIds(7, 8), max_tokens: 2, temperature: 0, ignore_eos: true });
     expect(plain.chunks.at(-1)!.usage).toMatchObject({ prompt_tokens: 8, completion_tokens: 2 });
     const continuous = await stream(server(), "/v1/completions", {
-      prompt: tokenIds(8, 8), max_tokens: 3, temperature: 0, ignore_eos: true,
+      prompt: tokenIds(8, 8),
+      max_tokens: 3,
+      temperature: 0,
+      ignore_eos: true,
       stream_options: { include_usage: true, continuous_usage_stats: true },
     });
     expect(continuous.chunks.filter((c) => c.usage !== undefined)).toHaveLength(1);
@@ -242,7 +260,11 @@ describe.skipIf(skip)("llama-server, 1 slot, --cache-ram 0, --metrics", () => {
   test("/v1/chat/completions streams a role chunk, delta chunks, a finish chunk, then a usage chunk with choices []", async () => {
     const messages = [{ role: "user", content: "Hello" }];
     const s = await stream(server(), "/v1/chat/completions", {
-      messages, max_tokens: 3, temperature: 0, ignore_eos: true, stream_options: { include_usage: true },
+      messages,
+      max_tokens: 3,
+      temperature: 0,
+      ignore_eos: true,
+      stream_options: { include_usage: true },
     });
     expect(s.status).toBe(200);
     expect(s.done).toBe(true);

@@ -30,8 +30,23 @@ async function sweep(server: LlamaServer, args: string[]): Promise<Run> {
   const out = join(dir, `out-${++fileNo}.jsonl`);
   const r = await runCli(
     [
-      "--model", llamaBuild().tokenizer, "--base-url", server.url, "--total-tokens", String(TOTAL), "--output-len", "2",
-      "--pcts", PCTS.join(","), "--settle", "0", "--verify-cache", "strict", "--output-file", out, ...args,
+      "--model",
+      llamaBuild().tokenizer,
+      "--base-url",
+      server.url,
+      "--total-tokens",
+      String(TOTAL),
+      "--output-len",
+      "2",
+      "--pcts",
+      PCTS.join(","),
+      "--settle",
+      "0",
+      "--verify-cache",
+      "strict",
+      "--output-file",
+      out,
+      ...args,
     ],
     { timeoutMs: 300_000 },
   );
@@ -85,7 +100,13 @@ describe.skipIf(skip)("real llama-server, 1 slot", () => {
     expect(r.lines.map((l) => l.expected_cached_tokens)).toEqual(PCTS.map(prefixOf));
     // 1024 tokens computed at 0%, 512 at 50%, 103 at 90%. Other load on a shared machine only ever adds time, so
     // each pct's fastest request shows its prefill cost: compare those.
-    const fastest = PCTS.map((p) => Math.min(...readJsonl(details).filter((d) => d.pct === p).map((d) => d.ttft_ms)));
+    const fastest = PCTS.map((p) =>
+      Math.min(
+        ...readJsonl(details)
+          .filter((d) => d.pct === p)
+          .map((d) => d.ttft_ms),
+      ),
+    );
     expect(fastest[1]!).toBeLessThan(fastest[0]!);
     expect(fastest[2]!).toBeLessThan(fastest[0]! * 0.6);
     expect(r.lines[2].ttft_model.prefill_us_per_token).toBeGreaterThan(0);
@@ -118,7 +139,10 @@ describe.skipIf(skip)("real llama-server, 4 slots", () => {
   test("chat at concurrency 4", async () => {
     const r = await sweep(server(), ["--endpoint", "chat", "--num-prompts", "4", "--max-concurrency", "4", "--pcts", "0,90"]);
     expect(r.code).toBe(0);
-    expect(r.lines.map((l) => [l.cache_check, l.completed])).toEqual([["ok", 4], ["ok", 4]]);
+    expect(r.lines.map((l) => [l.cache_check, l.completed])).toEqual([
+      ["ok", 4],
+      ["ok", 4],
+    ]);
   });
 
   test("more requests in flight than slots: explained, and they still hit", async () => {

@@ -28,9 +28,30 @@ const file = (tag: string) => join(dir, `${tag}.jsonl`);
 
 const client = (tag: string, seed: number, clients: number, more: string[] = []) =>
   runCli([
-    "multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--num-clients", String(clients), "--num-rounds", "3",
-    "--turn-tokens", "16", "--output-len", "6", "--settle", "0", "--seed", String(seed), "--flush", "none",
-    "--output-file", file(tag), "--request-details", join(dir, `${tag}-details.jsonl`), ...more,
+    "multiturn",
+    "--model",
+    LLAMA2_TOKENIZER,
+    "--base-url",
+    mock.url,
+    "--num-clients",
+    String(clients),
+    "--num-rounds",
+    "3",
+    "--turn-tokens",
+    "16",
+    "--output-len",
+    "6",
+    "--settle",
+    "0",
+    "--seed",
+    String(seed),
+    "--flush",
+    "none",
+    "--output-file",
+    file(tag),
+    "--request-details",
+    join(dir, `${tag}-details.jsonl`),
+    ...more,
   ]);
 
 beforeAll(async () => {
@@ -51,10 +72,25 @@ describe("merge of two uncoordinated multi-turn runs", () => {
   test("one round line per round, of the round kind and schema; turns, clients and tokens add up", () => {
     expect(mergeRun.code).toBe(0);
     expect(mergeRun.stderr).toContain("into 3 round line(s)");
-    expect(merged.map((l) => [l.type, l.round])).toEqual([["round", 0], ["round", 1], ["round", 2]]);
+    expect(merged.map((l) => [l.type, l.round])).toEqual([
+      ["round", 0],
+      ["round", 1],
+      ["round", 2],
+    ]);
     merged.forEach((m, k) => {
       expect(schemaProblems(m)).toEqual([]);
-      for (const key of ["num_clients", "clients_in_round", "sent", "completed", "failed", "total_input", "total_output", "expected_cached_tokens", "observed_cached_tokens", "working_set_tokens"]) {
+      for (const key of [
+        "num_clients",
+        "clients_in_round",
+        "sent",
+        "completed",
+        "failed",
+        "total_input",
+        "total_output",
+        "expected_cached_tokens",
+        "observed_cached_tokens",
+        "working_set_tokens",
+      ]) {
         expect([key, m[key]]).toEqual([key, a[k][key] + b[k][key]]);
       }
       for (const key of ["round", "num_rounds", "turn_tokens", "output_len", "ready_queue_policy"]) expect([key, m[key]]).toEqual([key, a[k][key]]);
@@ -103,8 +139,24 @@ describe("merge of two uncoordinated multi-turn runs", () => {
     const rounds = await runCli(["merge", file("a"), file("short"), "-o", file("never")]);
     expect(rounds.code).toBe(2);
     expect(rounds.stderr).toContain(`merge: ${file("short")} has 2 round lines, ${file("a")} has 3`);
-    const sweep = await runCli(["--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", "0", "--num-prompts", "2",
-      "--total-tokens", "300", "--output-len", "6", "--settle", "0", "--output-file", file("sweep")]);
+    const sweep = await runCli([
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      mock.url,
+      "--pcts",
+      "0",
+      "--num-prompts",
+      "2",
+      "--total-tokens",
+      "300",
+      "--output-len",
+      "6",
+      "--settle",
+      "0",
+      "--output-file",
+      file("sweep"),
+    ]);
     expect(sweep.code).toBe(0);
     const mixed = await runCli(["merge", file("a"), file("sweep"), "-o", file("never")]);
     expect(mixed.code).toBe(2);

@@ -25,11 +25,36 @@ let union: any[];
 
 const client = (tag: string, numPrompts: number, concurrency: number, seed: number) =>
   runCli([
-    "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", PCTS.join(","), "--num-prompts", String(numPrompts), "--total-tokens", "300",
-    "--output-len", String(OUTPUT), "--max-concurrency", String(concurrency), "--settle", "0", "--seed", String(seed), "--flush", "none",
-    "--output-file", join(dir, `${tag}.jsonl`), "--request-details", join(dir, `${tag}-details.jsonl`),
+    "--model",
+    LLAMA2_TOKENIZER,
+    "--base-url",
+    mock.url,
+    "--pcts",
+    PCTS.join(","),
+    "--num-prompts",
+    String(numPrompts),
+    "--total-tokens",
+    "300",
+    "--output-len",
+    String(OUTPUT),
+    "--max-concurrency",
+    String(concurrency),
+    "--settle",
+    "0",
+    "--seed",
+    String(seed),
+    "--flush",
+    "none",
+    "--output-file",
+    join(dir, `${tag}.jsonl`),
+    "--request-details",
+    join(dir, `${tag}-details.jsonl`),
   ]);
-const details = (tag: string): any[] => readFileSync(join(dir, `${tag}-details.jsonl`), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+const details = (tag: string): any[] =>
+  readFileSync(join(dir, `${tag}-details.jsonl`), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
 
 beforeAll(async () => {
   mock = await startMockServer(mockOptions({ port: 0, itlMs: 3, prefillUsPerToken: 20, ttftBaseMs: 2, maxRunning: 2 }));
@@ -65,10 +90,14 @@ function fromDetails(pct: number) {
   const cached = ok.filter((d) => typeof d.cached_tokens === "number");
   return {
     sizes: [sent.length, ok.length],
-    mean_ttft_ms: npMean(ttft), std_ttft_ms: npStd(ttft),
-    mean_tpot_ms: npMean(tpot), std_tpot_ms: npStd(tpot),
-    mean_itl_ms: npMean(itl), std_itl_ms: npStd(itl),
-    mean_e2e_latency_ms: npMean(e2e), std_e2e_latency_ms: npStd(e2e),
+    mean_ttft_ms: npMean(ttft),
+    std_ttft_ms: npStd(ttft),
+    mean_tpot_ms: npMean(tpot),
+    std_tpot_ms: npStd(tpot),
+    mean_itl_ms: npMean(itl),
+    std_itl_ms: npStd(itl),
+    mean_e2e_latency_ms: npMean(e2e),
+    std_e2e_latency_ms: npStd(e2e),
     ttft_from_intended_mean_ms: npMean(ok.map((d) => d.ttft_ms + lag(d))),
     e2e_from_intended_mean_ms: npMean(ok.map((d) => d.latency_ms + lag(d))),
     schedule_lag_mean_ms: npMean(sent.map(lag)),
@@ -78,8 +107,19 @@ function fromDetails(pct: number) {
 }
 
 const EXACT = [
-  "mean_ttft_ms", "std_ttft_ms", "mean_tpot_ms", "std_tpot_ms", "mean_itl_ms", "std_itl_ms", "mean_e2e_latency_ms", "std_e2e_latency_ms",
-  "ttft_from_intended_mean_ms", "e2e_from_intended_mean_ms", "schedule_lag_mean_ms", "mean_cached_tokens", "observed_hit_ratio",
+  "mean_ttft_ms",
+  "std_ttft_ms",
+  "mean_tpot_ms",
+  "std_tpot_ms",
+  "mean_itl_ms",
+  "std_itl_ms",
+  "mean_e2e_latency_ms",
+  "std_e2e_latency_ms",
+  "ttft_from_intended_mean_ms",
+  "e2e_from_intended_mean_ms",
+  "schedule_lag_mean_ms",
+  "mean_cached_tokens",
+  "observed_hit_ratio",
 ] as const;
 
 const FROM_EPOCHS = new Set<string>(["ttft_from_intended_mean_ms", "e2e_from_intended_mean_ms", "schedule_lag_mean_ms"]);

@@ -25,9 +25,30 @@ let mergeRun: Awaited<ReturnType<typeof runCli>>;
 
 const client = (tag: string, seed: number) =>
   runCli([
-    "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", "0,50", "--num-prompts", "10", "--total-tokens", "300",
-    "--output-len", "8", "--max-concurrency", "3", "--settle", "0", "--seed", String(seed), "--flush", "none",
-    "--output-file", join(dir, `${tag}.jsonl`), "--request-details", join(dir, `${tag}-details.jsonl`),
+    "--model",
+    LLAMA2_TOKENIZER,
+    "--base-url",
+    mock.url,
+    "--pcts",
+    "0,50",
+    "--num-prompts",
+    "10",
+    "--total-tokens",
+    "300",
+    "--output-len",
+    "8",
+    "--max-concurrency",
+    "3",
+    "--settle",
+    "0",
+    "--seed",
+    String(seed),
+    "--flush",
+    "none",
+    "--output-file",
+    join(dir, `${tag}.jsonl`),
+    "--request-details",
+    join(dir, `${tag}-details.jsonl`),
   ]);
 
 beforeAll(async () => {
@@ -41,7 +62,11 @@ beforeAll(async () => {
 });
 afterAll(() => mock.stop());
 
-const details = (tag: string) => readFileSync(join(dir, `${tag}-details.jsonl`), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+const details = (tag: string) =>
+  readFileSync(join(dir, `${tag}-details.jsonl`), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
 
 describe("merge of two uncoordinated runs", () => {
   test("one line per pct; counts and tokens add up; throughputs over the union window", () => {
@@ -85,7 +110,10 @@ describe("merge of two uncoordinated runs", () => {
     // The same runs with their details out of reach: merge says so in the line and takes the histograms.
     const strip = (tag: string) => {
       const out = join(dir, `${tag}-nodetails.jsonl`);
-      const lines = readFileSync(join(dir, `${tag}.jsonl`), "utf8").trim().split("\n").map(parseJsonlLine)
+      const lines = readFileSync(join(dir, `${tag}.jsonl`), "utf8")
+        .trim()
+        .split("\n")
+        .map(parseJsonlLine)
         .map((l: any) => (l.run ? { ...l, run: { ...l.run, options: { ...l.run.options, request_details: join(dir, "gone.jsonl") } } } : l));
       writeFileSync(out, lines.map(formatJsonl).join(""));
       return out;
@@ -113,7 +141,10 @@ describe("merge of two uncoordinated runs", () => {
 
   test("files written before the intended-time figures: the script's TTFT and E2E of every file stand in", async () => {
     const older = (tag: string) => {
-      const lines = readFileSync(join(dir, `${tag}.jsonl`), "utf8").trim().split("\n").map(parseJsonlLine);
+      const lines = readFileSync(join(dir, `${tag}.jsonl`), "utf8")
+        .trim()
+        .split("\n")
+        .map(parseJsonlLine);
       for (const l of lines) {
         for (const key of Object.keys(l)) if (key.includes("from_intended") || key.startsWith("schedule_lag") || key === "achieved_request_rate") delete l[key];
         for (const key of ["ttft_from_intended_us", "e2e_from_intended_us", "schedule_lag_us"]) delete l.hdr[key];
@@ -145,8 +176,24 @@ describe("merge of two uncoordinated runs", () => {
   test("refused: one file, different pcts, missing -o", async () => {
     expect((await runCli(["merge", join(dir, "a.jsonl"), "-o", join(dir, "x.jsonl")])).stderr).toContain("merge: expects two or more");
     expect((await runCli(["merge", join(dir, "a.jsonl"), join(dir, "b.jsonl")])).stderr).toContain("merge: expects --output-file FILE (-o FILE)");
-    const other = await runCli(["--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", "0,60", "--num-prompts", "2",
-      "--total-tokens", "300", "--output-len", "8", "--settle", "0", "--output-file", join(dir, "c.jsonl")]);
+    const other = await runCli([
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      mock.url,
+      "--pcts",
+      "0,60",
+      "--num-prompts",
+      "2",
+      "--total-tokens",
+      "300",
+      "--output-len",
+      "8",
+      "--settle",
+      "0",
+      "--output-file",
+      join(dir, "c.jsonl"),
+    ]);
     expect(other.code).toBe(0);
     const r = await runCli(["merge", join(dir, "a.jsonl"), join(dir, "c.jsonl"), "-o", join(dir, "y.jsonl")]);
     expect(r.code).toBe(2);
@@ -154,8 +201,26 @@ describe("merge of two uncoordinated runs", () => {
   });
 
   test("refused: lines of different working sets, naming the field and the files", async () => {
-    const ws = await runCli(["--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", "0,50", "--num-prompts", "4",
-      "--total-tokens", "300", "--output-len", "8", "--settle", "0", "--working-set", "2", "--output-file", join(dir, "ws2.jsonl")]);
+    const ws = await runCli([
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      mock.url,
+      "--pcts",
+      "0,50",
+      "--num-prompts",
+      "4",
+      "--total-tokens",
+      "300",
+      "--output-len",
+      "8",
+      "--settle",
+      "0",
+      "--working-set",
+      "2",
+      "--output-file",
+      join(dir, "ws2.jsonl"),
+    ]);
     expect(ws.code).toBe(0);
     const r = await runCli(["merge", join(dir, "a.jsonl"), join(dir, "ws2.jsonl"), "-o", join(dir, "ws-m.jsonl")]);
     expect(r.code).toBe(2);
@@ -177,7 +242,9 @@ describe("merge of two uncoordinated runs", () => {
     expect(tokenizer.stderr).toContain("merge: line 1: tokenizer differs");
     const vocab = await merge(edit("vocab", (l) => ({ ...l, workload: { ...l.workload, vocab_size: 151_936 } })));
     expect(vocab.code).toBe(2);
-    expect(vocab.stderr).toContain(`merge: line 1: the workload fingerprint's vocab_size differs (${join(dir, "a.jsonl")}: 32000, ${join(dir, "vocab.jsonl")}: 151936)`);
+    expect(vocab.stderr).toContain(
+      `merge: line 1: the workload fingerprint's vocab_size differs (${join(dir, "a.jsonl")}: 32000, ${join(dir, "vocab.jsonl")}: 151936)`,
+    );
     // A run routed over replicas and a run against one server were not sent the same way.
     const route = await merge(edit("route", (l) => ({ ...l, route: "prefix" })));
     expect(route.code).toBe(2);

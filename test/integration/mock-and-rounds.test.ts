@@ -46,11 +46,30 @@ describe("a round whose every turn failed", () => {
     mocks.push(mock);
     const out = join(dir, "dead-round.jsonl");
     const r = await runCli([
-      "multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--num-clients", "2", "--num-rounds", "3", "--turn-tokens", "16",
-      "--output-len", "4", "--settle", "0", "--round-barrier", "--output-file", out,
+      "multiturn",
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      mock.url,
+      "--num-clients",
+      "2",
+      "--num-rounds",
+      "3",
+      "--turn-tokens",
+      "16",
+      "--output-len",
+      "4",
+      "--settle",
+      "0",
+      "--round-barrier",
+      "--output-file",
+      out,
     ]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("warmbench: error: All turns of round 1 failed (2 sent)");
-    expect(readJsonl(out).map((l) => [l.round, l.completed, l.failed])).toEqual([[0, 2, 0], [1, 0, 2]]);
+    expect(readJsonl(out).map((l) => [l.round, l.completed, l.failed])).toEqual([
+      [0, 2, 0],
+      [1, 0, 2],
+    ]);
   });
 });

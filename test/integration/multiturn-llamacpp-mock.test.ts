@@ -30,15 +30,43 @@ const expectedCached = (r: number): number => (r === 0 ? SYSTEM : promptLen(r - 
 for (const backend of ["auto", "llamacpp"]) {
   describe(`--backend ${backend} against the llama.cpp mock`, () => {
     test("native /completion: the history holds the server's ids, no turn approximate, strict verification passes", async () => {
-      const server = await startMockServer(mockOptions({ port: 0, personality: "llamacpp", slots: SLOTS, ttftBaseMs: 1, prefillUsPerToken: 5, itlMs: 1, recordInputs: true }));
+      const server = await startMockServer(
+        mockOptions({ port: 0, personality: "llamacpp", slots: SLOTS, ttftBaseMs: 1, prefillUsPerToken: 5, itlMs: 1, recordInputs: true }),
+      );
       const out = join(dir, `rounds-${backend}.jsonl`);
       const details = join(dir, `turns-${backend}.jsonl`);
       try {
         const r = await runCli([
-          "multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", server.url, "--backend", backend, "--num-clients", String(CLIENTS),
-          "--num-rounds", String(ROUNDS), "--shared-system-tokens", String(SYSTEM), "--first-turn-tokens", String(TURN), "--turn-tokens", String(TURN),
-          "--output-len", String(OUTPUT), "--max-concurrency", String(CLIENTS), "--round-barrier", "--settle", "0", "--verify-cache", "strict",
-          "--output-file", out, "--request-details", details,
+          "multiturn",
+          "--model",
+          LLAMA2_TOKENIZER,
+          "--base-url",
+          server.url,
+          "--backend",
+          backend,
+          "--num-clients",
+          String(CLIENTS),
+          "--num-rounds",
+          String(ROUNDS),
+          "--shared-system-tokens",
+          String(SYSTEM),
+          "--first-turn-tokens",
+          String(TURN),
+          "--turn-tokens",
+          String(TURN),
+          "--output-len",
+          String(OUTPUT),
+          "--max-concurrency",
+          String(CLIENTS),
+          "--round-barrier",
+          "--settle",
+          "0",
+          "--verify-cache",
+          "strict",
+          "--output-file",
+          out,
+          "--request-details",
+          details,
         ]);
         if (r.code !== 0) console.error(r.stderr);
         expect(r.code).toBe(0);
@@ -61,7 +89,12 @@ for (const backend of ["auto", "llamacpp"]) {
           expect(ids.slice(promptLen(r0 - 1), promptLen(r0 - 1) + OUTPUT)).toEqual(answer);
         }
         // The system prompt was warmed into each slot (pinned), as the sweep warms its prefixes.
-        expect(stats.received.filter((q) => q.maxNewTokens === 1 && q.inputIds.length === SYSTEM).map((q) => q.idSlot).sort()).toEqual([0, 1]);
+        expect(
+          stats.received
+            .filter((q) => q.maxNewTokens === 1 && q.inputIds.length === SYSTEM)
+            .map((q) => q.idSlot)
+            .sort(),
+        ).toEqual([0, 1]);
       } finally {
         await server.stop();
       }
@@ -73,7 +106,24 @@ test("the sweep against the same mock keeps /v1/completions", async () => {
   const server = await startMockServer(mockOptions({ port: 0, personality: "llamacpp", slots: 1, ttftBaseMs: 1, prefillUsPerToken: 0, itlMs: 1 }));
   const out = join(dir, "sweep.jsonl");
   try {
-    const r = await runCli(["--model", LLAMA2_TOKENIZER, "--base-url", server.url, "--num-prompts", "2", "--total-tokens", "64", "--output-len", "2", "--pcts", "50", "--settle", "0", "--output-file", out]);
+    const r = await runCli([
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      server.url,
+      "--num-prompts",
+      "2",
+      "--total-tokens",
+      "64",
+      "--output-len",
+      "2",
+      "--pcts",
+      "50",
+      "--settle",
+      "0",
+      "--output-file",
+      out,
+    ]);
     expect(r.code).toBe(0);
     expect(readJsonl(out)[0].run.engine.endpoint).toBe("/v1/completions");
     expect(server.stats().completionsRequests).toBeGreaterThan(0);
@@ -87,8 +137,25 @@ test("more conversations than slots: warned before round 0, and the eviction it 
   const out = join(dir, "over-slots.jsonl");
   try {
     const r = await runCli([
-      "multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", server.url, "--num-clients", String(2 * SLOTS), "--num-rounds", "2",
-      "--shared-system-tokens", String(SYSTEM), "--turn-tokens", String(TURN), "--output-len", String(OUTPUT), "--settle", "0", "--output-file", out,
+      "multiturn",
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      server.url,
+      "--num-clients",
+      String(2 * SLOTS),
+      "--num-rounds",
+      "2",
+      "--shared-system-tokens",
+      String(SYSTEM),
+      "--turn-tokens",
+      String(TURN),
+      "--output-len",
+      String(OUTPUT),
+      "--settle",
+      "0",
+      "--output-file",
+      out,
     ]);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain(`${2 * SLOTS} conversations share ${SLOTS} cache slot(s): they evict each other's history between turns`);
@@ -103,8 +170,23 @@ test("no more conversations than slots: no such warning", async () => {
   const server = await startMockServer(mockOptions({ port: 0, personality: "llamacpp", slots: SLOTS, ttftBaseMs: 1, prefillUsPerToken: 0, itlMs: 1 }));
   try {
     const r = await runCli([
-      "multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", server.url, "--num-clients", String(SLOTS), "--num-rounds", "1",
-      "--shared-system-tokens", String(SYSTEM), "--turn-tokens", String(TURN), "--output-len", String(OUTPUT), "--settle", "0",
+      "multiturn",
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      server.url,
+      "--num-clients",
+      String(SLOTS),
+      "--num-rounds",
+      "1",
+      "--shared-system-tokens",
+      String(SYSTEM),
+      "--turn-tokens",
+      String(TURN),
+      "--output-len",
+      String(OUTPUT),
+      "--settle",
+      "0",
     ]);
     expect(r.code).toBe(0);
     expect(r.stderr).not.toContain("cache slot(s): they evict");

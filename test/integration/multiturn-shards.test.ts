@@ -22,8 +22,23 @@ const OUTPUT = 8;
 const CLIENTS = 7;
 const ROUNDS = 4;
 const conversation = [
-  "multiturn", "--model", LLAMA2_TOKENIZER, "--num-clients", String(CLIENTS), "--num-rounds", String(ROUNDS), "--shared-system-tokens", String(SYSTEM),
-  "--turn-tokens", String(TURN), "--output-len", String(OUTPUT), "--settle", "0", "--verify-cache", "strict",
+  "multiturn",
+  "--model",
+  LLAMA2_TOKENIZER,
+  "--num-clients",
+  String(CLIENTS),
+  "--num-rounds",
+  String(ROUNDS),
+  "--shared-system-tokens",
+  String(SYSTEM),
+  "--turn-tokens",
+  String(TURN),
+  "--output-len",
+  String(OUTPUT),
+  "--settle",
+  "0",
+  "--verify-cache",
+  "strict",
 ];
 const promptLen = (r: number) => SYSTEM + TURN + r * (OUTPUT + TURN);
 const expectedTurn = (r: number) => (r === 0 ? SYSTEM : Math.floor((promptLen(r - 1) + OUTPUT - 1) / PAGE) * PAGE);
@@ -53,9 +68,14 @@ async function run(tag: string, extra: string[], env: Record<string, string> = {
   const details = join(dir, `${tag}-turns.jsonl`);
   const dump = join(dir, `${tag}-dump.jsonl`);
   const before = mock.stats().received.length;
-  const proc = Bun.spawn([BINARY, ...conversation, "--base-url", mock.url, "--output-file", out, "--request-details", details, "--dump-prompts", dump, ...extra], {
-    stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1", ...env },
-  });
+  const proc = Bun.spawn(
+    [BINARY, ...conversation, "--base-url", mock.url, "--output-file", out, "--request-details", details, "--dump-prompts", dump, ...extra],
+    {
+      stdout: "pipe",
+      stderr: "pipe",
+      env: { ...process.env, NO_COLOR: "1", ...env },
+    },
+  );
   const children = new Set<number>();
   const watch = (async () => {
     while (proc.exitCode === null) {
@@ -66,7 +86,10 @@ async function run(tag: string, extra: string[], env: Record<string, string> = {
   const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
   await watch;
   if (code !== 0) console.error(stderr);
-  const measured = mock.stats().received.slice(before).filter((q) => q.maxNewTokens === OUTPUT)
+  const measured = mock
+    .stats()
+    .received.slice(before)
+    .filter((q) => q.maxNewTokens === OUTPUT)
     .map((q, k) => ({ ids: q.inputIds.join(","), at: k, len: q.inputIds.length }));
   return { code, stderr, rounds: readJsonl(out), turns: readJsonl(details), dump: readJsonl(dump), measured, pid: proc.pid, children: [...children] };
 }
@@ -147,7 +170,9 @@ describe("--shard I/N --coordinator (processes a launcher started)", () => {
     const env = { ...process.env, NO_COLOR: "1", WARMBENCH_SHARD_TOKEN: "by-hand-secret" };
     const base = [BINARY, ...conversation, "--base-url", mock.url, "--round-barrier", "--coordinator", `127.0.0.1:${port}`];
     const before = mock.stats().received.length;
-    const procs = [0, 1, 2].map((rank) => Bun.spawn([...base, "--shard", `${rank}/3`, ...(rank === 0 ? ["--output-file", out] : [])], { stdout: "pipe", stderr: "pipe", env }));
+    const procs = [0, 1, 2].map((rank) =>
+      Bun.spawn([...base, "--shard", `${rank}/3`, ...(rank === 0 ? ["--output-file", out] : [])], { stdout: "pipe", stderr: "pipe", env }),
+    );
     const codes = await Promise.all(procs.map((p) => p.exited));
     expect(codes).toEqual([0, 0, 0]);
     const lines = readJsonl(out);
@@ -155,6 +180,11 @@ describe("--shard I/N --coordinator (processes a launcher started)", () => {
       [...Array(ROUNDS).keys()].map((k) => [k, CLIENTS, CLIENTS * expectedTurn(k), 3, "flag"]),
     );
     expect(lines[0].shards.ranks.map((s: any) => s.pid)).toEqual(procs.map((p) => p.pid));
-    expect(mock.stats().received.slice(before).filter((q) => q.maxNewTokens === OUTPUT)).toHaveLength(CLIENTS * ROUNDS);
+    expect(
+      mock
+        .stats()
+        .received.slice(before)
+        .filter((q) => q.maxNewTokens === OUTPUT),
+    ).toHaveLength(CLIENTS * ROUNDS);
   });
 });

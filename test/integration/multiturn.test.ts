@@ -26,8 +26,18 @@ const OUTPUT = 8;
 const CLIENTS = 4;
 const ROUNDS = 5;
 const conversation = [
-  "--num-clients", String(CLIENTS), "--num-rounds", String(ROUNDS), "--shared-system-tokens", String(SYSTEM),
-  "--turn-tokens", String(TURN), "--output-len", String(OUTPUT), "--settle", "0",
+  "--num-clients",
+  String(CLIENTS),
+  "--num-rounds",
+  String(ROUNDS),
+  "--shared-system-tokens",
+  String(SYSTEM),
+  "--turn-tokens",
+  String(TURN),
+  "--output-len",
+  String(OUTPUT),
+  "--settle",
+  "0",
 ];
 
 interface Run extends CliResult {
@@ -48,8 +58,19 @@ async function multiturn(mock: Partial<MockOptions>, args: string[]): Promise<Ru
   const dump = join(dir, `dump-${n}.jsonl`);
   try {
     const r = await runCli([
-      "multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", server.url, ...conversation,
-      "--output-file", out, "--request-details", details, "--dump-prompts", dump, ...args,
+      "multiturn",
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      server.url,
+      ...conversation,
+      "--output-file",
+      out,
+      "--request-details",
+      details,
+      "--dump-prompts",
+      dump,
+      ...args,
     ]);
     return { ...r, out, rounds: readJsonl(out), turns: readJsonl(details), dump: readJsonl(dump), stats: server.stats() };
   } finally {
@@ -201,9 +222,15 @@ describe("bad input: one line, exit 2, nothing sent", () => {
   };
 
   test("a gate scoped to a pct: no round line can match it", async () =>
-    refused(await multiturn({}, ["--gate", "p99_ttft_ms<=800@pct>=90"]), /--gate "p99_ttft_ms<=800@pct>=90": its scope matches no line of this run, which will have rounds 0\.\.4/));
+    refused(
+      await multiturn({}, ["--gate", "p99_ttft_ms<=800@pct>=90"]),
+      /--gate "p99_ttft_ms<=800@pct>=90": its scope matches no line of this run, which will have rounds 0\.\.4/,
+    ));
   test("a gate on a key a round line does not have", async () =>
-    refused(await multiturn({}, ["--gate", "mean_cached_tokens>=1"]), /--gate "mean_cached_tokens>=1": mean_cached_tokens is not a numeric key of a round line/));
+    refused(
+      await multiturn({}, ["--gate", "mean_cached_tokens>=1"]),
+      /--gate "mean_cached_tokens>=1": mean_cached_tokens is not a numeric key of a round line/,
+    ));
   test("more processes than conversations", async () =>
     refused(await multiturn({}, ["--workers", "5"]), /--workers: 5 processes for --num-clients 4: each process drives at least one conversation/));
   test("zero rounds", async () => refused(await multiturn({}, ["--num-rounds", "0"]), /--num-rounds 0: each client needs at least one round/));
@@ -252,8 +279,26 @@ describe("SIGINT mid-run", () => {
     const out = join(dir, "sigint.jsonl");
     try {
       const proc = Bun.spawn(
-        [BINARY, "multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", server.url, "--num-clients", "3", "--num-rounds", "50",
-          "--turn-tokens", "16", "--output-len", "10", "--settle", "0", "--output-file", out],
+        [
+          BINARY,
+          "multiturn",
+          "--model",
+          LLAMA2_TOKENIZER,
+          "--base-url",
+          server.url,
+          "--num-clients",
+          "3",
+          "--num-rounds",
+          "50",
+          "--turn-tokens",
+          "16",
+          "--output-len",
+          "10",
+          "--settle",
+          "0",
+          "--output-file",
+          out,
+        ],
         { stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } },
       );
       // Each turn takes ~0.4 s: wait for the first rounds to be written, then stop the run mid-round.

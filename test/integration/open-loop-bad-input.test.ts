@@ -18,9 +18,21 @@ const cases: Array<[string, string[], RegExp]> = [
   ["an infinite duration", ["--request-rate", "5", "--duration", "inf"], /^warmbench: error: --duration: expected a number of seconds, got "inf"/],
   ["a duration without a rate", ["--duration", "10"], /^warmbench: error: --duration 10: needs a finite --request-rate/],
   ["a duration with inf among the rates", ["--request-rate", "5,inf", "--duration", "10"], /^warmbench: error: --duration 10: needs a finite --request-rate/],
-  ["a duration and --num-prompts", ["--request-rate", "5", "--duration", "10", "--num-prompts", "9"], /^warmbench: error: --duration 10: --num-prompts is the other way/],
-  ["a duration in which no request is due", ["--request-rate", "0.01", "--duration", "1"], /^warmbench: error: --duration 1: at 0.01 req\/s no request is due within 1 s/],
-  ["a duration of too many requests", ["--request-rate", "1e6", "--duration", "3600"], /^warmbench: error: --duration 3600: rate x duration = 3600000000 requests per line/],
+  [
+    "a duration and --num-prompts",
+    ["--request-rate", "5", "--duration", "10", "--num-prompts", "9"],
+    /^warmbench: error: --duration 10: --num-prompts is the other way/,
+  ],
+  [
+    "a duration in which no request is due",
+    ["--request-rate", "0.01", "--duration", "1"],
+    /^warmbench: error: --duration 1: at 0.01 req\/s no request is due within 1 s/,
+  ],
+  [
+    "a duration of too many requests",
+    ["--request-rate", "1e6", "--duration", "3600"],
+    /^warmbench: error: --duration 3600: rate x duration = 3600000000 requests per line/,
+  ],
 ];
 
 describe("bad open-loop flags: exit 2, one line naming the flag", () => {

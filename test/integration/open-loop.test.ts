@@ -26,7 +26,19 @@ async function mock(over: Partial<MockOptions> = {}) {
 }
 
 const small = (url: string, extra: string[]) => [
-  "--model", LLAMA2_TOKENIZER, "--base-url", url, "--total-tokens", "16", "--output-len", "1", "--settle", "0", "--pcts", "0", ...extra,
+  "--model",
+  LLAMA2_TOKENIZER,
+  "--base-url",
+  url,
+  "--total-tokens",
+  "16",
+  "--output-len",
+  "1",
+  "--settle",
+  "0",
+  "--pcts",
+  "0",
+  ...extra,
 ];
 
 function gapStats(timesMs: number[]): { mean: number; cv: number } {
@@ -48,16 +60,31 @@ function windowCv(timesMs: number[], width: number): number {
 }
 
 describe("arrivals over 2000 requests at 200 req/s", () => {
-  for (const [burstiness, cv] of [[1, 1], [4, 0.5]] as const) {
+  for (const [burstiness, cv] of [
+    [1, 1],
+    [4, 0.5],
+  ] as const) {
     test(`burstiness ${burstiness}: gaps of mean 1/R and CV ${cv}, as scheduled and as the mock received them`, async () => {
       const truth = join(dir, `truth-${burstiness}.jsonl`);
       const details = join(dir, `details-${burstiness}.jsonl`);
       const out = join(dir, `poisson-${burstiness}.jsonl`);
       const m = await startMockServer(mockOptions({ port: 0, ttftBaseMs: 1, prefillUsPerToken: 0, itlMs: 1, truthFile: truth }));
-      const r = await runCli(small(m.url, [
-        "--num-prompts", "2000", "--max-concurrency", "64", "--request-rate", "200", "--burstiness", String(burstiness),
-        "--request-details", details, "--output-file", out,
-      ]));
+      const r = await runCli(
+        small(m.url, [
+          "--num-prompts",
+          "2000",
+          "--max-concurrency",
+          "64",
+          "--request-rate",
+          "200",
+          "--burstiness",
+          String(burstiness),
+          "--request-details",
+          details,
+          "--output-file",
+          out,
+        ]),
+      );
       await m.stop();
       if (r.code !== 0) console.error(r.stderr);
       expect(r.code).toBe(0);
@@ -76,7 +103,9 @@ describe("arrivals over 2000 requests at 200 req/s", () => {
 
       // What the server saw: every request, at the rate; the shape survives the client's and the network's jitter.
       const ids = new Set(readJsonl(details).map((d) => d.request_id as string));
-      const received = readJsonl(truth).filter((t) => ids.has(t.request_id)).map((t) => t.received_ms as number);
+      const received = readJsonl(truth)
+        .filter((t) => ids.has(t.request_id))
+        .map((t) => t.received_ms as number);
       expect(received).toHaveLength(2000);
       const seen = gapStats(received);
       expect(seen.mean).toBeGreaterThan(4.75);
@@ -96,13 +125,36 @@ describe("a rate sweep", () => {
     const m = await mock({ recordInputs: true, pageSize: 16 });
     const out = join(dir, "sweep.jsonl");
     const r = await runCli([
-      "--model", LLAMA2_TOKENIZER, "--base-url", m.url, "--total-tokens", "400", "--output-len", "2", "--settle", "0",
-      "--pcts", "0,50", "--num-prompts", "8", "--request-rate", "100,inf,50", "--output-file", out,
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      m.url,
+      "--total-tokens",
+      "400",
+      "--output-len",
+      "2",
+      "--settle",
+      "0",
+      "--pcts",
+      "0,50",
+      "--num-prompts",
+      "8",
+      "--request-rate",
+      "100,inf,50",
+      "--output-file",
+      out,
     ]);
     if (r.code !== 0) console.error(r.stderr);
     expect(r.code).toBe(0);
     const lines = readPctLines(out);
-    expect(lines.map((l) => [l.shared_prefix_pct, l.request_rate])).toEqual([[0, 100], [0, "Infinity"], [0, 50], [50, 100], [50, "Infinity"], [50, 50]]);
+    expect(lines.map((l) => [l.shared_prefix_pct, l.request_rate])).toEqual([
+      [0, 100],
+      [0, "Infinity"],
+      [0, 50],
+      [50, 100],
+      [50, "Infinity"],
+      [50, 50],
+    ]);
     for (const l of lines) {
       expect(schemaProblems(l)).toEqual([]);
       expect(l.completed).toBe(8);
@@ -113,7 +165,10 @@ describe("a rate sweep", () => {
     }
     expect(m.stats().flushes).toBe(6);
     // Per pct, each rate sent the same eight prompts.
-    const measured = m.stats().received.filter((q) => q.maxNewTokens === 2).map((q) => q.inputIds.join(","));
+    const measured = m
+      .stats()
+      .received.filter((q) => q.maxNewTokens === 2)
+      .map((q) => q.inputIds.join(","));
     expect(measured).toHaveLength(48);
     for (const pct of [0, 1]) {
       const rates = [0, 1, 2].map((k) => measured.slice((pct * 3 + k) * 8, (pct * 3 + k + 1) * 8).sort());
@@ -133,10 +188,22 @@ describe("latency from the intended send time", () => {
     const m = await mock({ ttftBaseMs: 40, maxRunning: 1 });
     const open = join(dir, "saturated.jsonl");
     const details = join(dir, "saturated-details.jsonl");
-    const r = await runCli(small(m.url, [
-      "--num-prompts", "15", "--max-concurrency", "1", "--request-rate", "100", "--burstiness", "inf",
-      "--output-file", open, "--request-details", details,
-    ]));
+    const r = await runCli(
+      small(m.url, [
+        "--num-prompts",
+        "15",
+        "--max-concurrency",
+        "1",
+        "--request-rate",
+        "100",
+        "--burstiness",
+        "inf",
+        "--output-file",
+        open,
+        "--request-details",
+        details,
+      ]),
+    );
     expect(r.code).toBe(0);
     const line = readPctLines(open)[0];
     // Request k waited about 30k ms for the slot: the last ones over 300 ms, while the server answered each in ~40 ms.
@@ -169,17 +236,47 @@ describe("prompts do not depend on the rate", () => {
       const dump = join(dir, `dump-${rate}.jsonl`);
       const rateFlags = rate === null ? [] : ["--request-rate", rate, "--burstiness", "0.5"];
       const r = await runCli([
-        "--model", LLAMA2_TOKENIZER, "--base-url", m.url, "--total-tokens", "3000", "--output-len", "1", "--settle", "0",
-        "--pcts", "0,40,90", "--num-prompts", "12", "--max-concurrency", "3", "--seed", "11", "--dump-prompts", dump, ...rateFlags,
+        "--model",
+        LLAMA2_TOKENIZER,
+        "--base-url",
+        m.url,
+        "--total-tokens",
+        "3000",
+        "--output-len",
+        "1",
+        "--settle",
+        "0",
+        "--pcts",
+        "0,40,90",
+        "--num-prompts",
+        "12",
+        "--max-concurrency",
+        "3",
+        "--seed",
+        "11",
+        "--dump-prompts",
+        dump,
+        ...rateFlags,
       ]);
       expect(r.code).toBe(0);
-      sent.push(m.stats().received.filter((q) => q.maxNewTokens === 1 && q.inputIds.length === 3000).map((q) => q.inputIds.join(",")));
+      sent.push(
+        m
+          .stats()
+          .received.filter((q) => q.maxNewTokens === 1 && q.inputIds.length === 3000)
+          .map((q) => q.inputIds.join(",")),
+      );
       dumps.push(readFileSync(dump, "utf8"));
     }
     expect(sent[0]).toHaveLength(36);
     expect([...sent[1]!].sort()).toEqual([...sent[0]!].sort());
     expect(dumps[1]).toBe(dumps[0]!);
-    expect(dumps[0]!.trim().split("\n").map((l) => JSON.parse(l).input_ids.join(",")).sort()).toEqual([...sent[0]!].sort());
+    expect(
+      dumps[0]!
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l).input_ids.join(","))
+        .sort(),
+    ).toEqual([...sent[0]!].sort());
   }, 120_000);
 });
 
@@ -203,10 +300,32 @@ describe("--duration", () => {
 describe("memory follows what is in flight, not the number of prompts", () => {
   /** Peak RSS of one run, MiB (rusage). */
   async function peakRssMiB(url: string, numPrompts: number): Promise<number> {
-    const proc = Bun.spawn([BINARY, ...[
-      "--model", LLAMA2_TOKENIZER, "--base-url", url, "--total-tokens", "64000", "--output-len", "1", "--settle", "0",
-      "--pcts", "0", "--num-prompts", String(numPrompts), "--max-concurrency", "8", "--verify-cache", "off",
-    ]], { stdout: "ignore", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
+    const proc = Bun.spawn(
+      [
+        BINARY,
+        ...[
+          "--model",
+          LLAMA2_TOKENIZER,
+          "--base-url",
+          url,
+          "--total-tokens",
+          "64000",
+          "--output-len",
+          "1",
+          "--settle",
+          "0",
+          "--pcts",
+          "0",
+          "--num-prompts",
+          String(numPrompts),
+          "--max-concurrency",
+          "8",
+          "--verify-cache",
+          "off",
+        ],
+      ],
+      { stdout: "ignore", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } },
+    );
     const stderr = await new Response(proc.stderr).text();
     if ((await proc.exited) !== 0) throw new Error(stderr);
     return proc.resourceUsage()!.maxRSS / 2 ** 20;

@@ -20,7 +20,22 @@ let mock: MockServer;
 let mounted = false;
 
 const run = (extra: string[]) =>
-  runCli(["--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--total-tokens", "300", "--output-len", "8", "--num-prompts", "8", "--settle", "0", "--quiet", ...extra]);
+  runCli([
+    "--model",
+    LLAMA2_TOKENIZER,
+    "--base-url",
+    mock.url,
+    "--total-tokens",
+    "300",
+    "--output-len",
+    "8",
+    "--num-prompts",
+    "8",
+    "--settle",
+    "0",
+    "--quiet",
+    ...extra,
+  ]);
 
 beforeAll(async () => {
   mock = await startMockServer(mockOptions({ port: 0, pageSize: 16, itlMs: 1, ttftBaseMs: 2 }));

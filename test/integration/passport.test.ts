@@ -33,8 +33,16 @@ describe("a passport recovers the mock's cache geometry", () => {
   const cases: Array<[string, Partial<MockOptions>, { page: number; capacity: number; outputs: boolean; host: boolean }]> = [
     ["page 1, 3000 tokens", { pageSize: 1, cacheTokens: 3000 }, { page: 1, capacity: 3000, outputs: true, host: false }],
     ["page 16, 5000 tokens", { pageSize: 16, cacheTokens: 5000 }, { page: 16, capacity: 5000, outputs: true, host: false }],
-    ["page 64, 20000 tokens, answers not cached", { pageSize: 64, cacheTokens: 20000, noOutputCache: true }, { page: 64, capacity: 20000, outputs: false, host: false }],
-    ["page 16, 4000 tokens and a host tier of 6000", { pageSize: 16, cacheTokens: 4000, hostCacheTokens: 6000 }, { page: 16, capacity: 4000, outputs: true, host: true }],
+    [
+      "page 64, 20000 tokens, answers not cached",
+      { pageSize: 64, cacheTokens: 20000, noOutputCache: true },
+      { page: 64, capacity: 20000, outputs: false, host: false },
+    ],
+    [
+      "page 16, 4000 tokens and a host tier of 6000",
+      { pageSize: 16, cacheTokens: 4000, hostCacheTokens: 6000 },
+      { page: 16, capacity: 4000, outputs: true, host: true },
+    ],
   ];
   for (const [name, over, want] of cases) {
     test(name, async () => {
@@ -100,23 +108,68 @@ describe("a passport used: --passport FILE", () => {
     expect(p.stated).toMatchObject({ page_size: null, capacity_tokens: null });
     const file = join(dir, `p${n - 1}.json`);
     const out = join(dir, "with-passport.jsonl");
-    const run = await runCli(["run", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--passport", file, "--num-prompts", "4", "--total-tokens", "240",
-      "--pcts", "50", "--output-len", "2", "--settle", "0", "--verify-cache", "strict", "--output-file", out]);
+    const run = await runCli([
+      "run",
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      mock.url,
+      "--passport",
+      file,
+      "--num-prompts",
+      "4",
+      "--total-tokens",
+      "240",
+      "--pcts",
+      "50",
+      "--output-len",
+      "2",
+      "--settle",
+      "0",
+      "--verify-cache",
+      "strict",
+      "--output-file",
+      out,
+    ]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).not.toMatch(/page size unknown/);
     const line = readJsonl(out, { validate: true })[0];
     expect([line.page_size, line.run.page_size_source, line.cache_capacity_tokens, line.cache_check]).toEqual([32, "passport", 8000, "ok"]);
     // What the passport was measured on is recorded beside what was taken from it.
     expect([p.engine, p.base_url]).toEqual(["vllm", mock.url]);
-    expect(line.run.options.passport).toEqual({ file, page_size: 32, capacity_tokens: 8000, engine: "vllm", server_version: p.server_version, base_url: mock.url });
+    expect(line.run.options.passport).toEqual({
+      file,
+      page_size: 32,
+      capacity_tokens: 8000,
+      engine: "vllm",
+      server_version: p.server_version,
+      base_url: mock.url,
+    });
     // The report shows the passport beside the run it informed.
     const md = join(dir, "with-passport.md");
     const rep = await runCli(["report", out, "--md", md]);
     expect(rep.code, rep.stderr).toBe(0);
     expect(readFileSync(md, "utf8")).toMatch(/\| cache passport \|[\s\S]*p\d+\.json: page 32, capacity 8000 tokens \|/);
     // Without it the client guesses vLLM's block size (16): it expects 112 of a 120-token prefix cached, the server holds 96.
-    const guessed = await runCli(["run", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--num-prompts", "4", "--total-tokens", "240",
-      "--pcts", "50", "--output-len", "2", "--settle", "0", "--verify-cache", "strict"]);
+    const guessed = await runCli([
+      "run",
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      mock.url,
+      "--num-prompts",
+      "4",
+      "--total-tokens",
+      "240",
+      "--pcts",
+      "50",
+      "--output-len",
+      "2",
+      "--settle",
+      "0",
+      "--verify-cache",
+      "strict",
+    ]);
     expect(guessed.code).toBe(4);
   });
 
@@ -125,7 +178,10 @@ describe("a passport used: --passport FILE", () => {
     mocks.push(m);
     const notPassport = join(dir, "not.json");
     await Bun.write(notPassport, '{"kind":"something"}');
-    for (const [file, message] of [[notPassport, /not a warmbench passport/], [join(dir, "none.json"), /no such file/]] as const) {
+    for (const [file, message] of [
+      [notPassport, /not a warmbench passport/],
+      [join(dir, "none.json"), /no such file/],
+    ] as const) {
       const r = await runCli(["run", "--model", LLAMA2_TOKENIZER, "--base-url", m.url, "--passport", file]);
       expect([r.code, r.stderr]).toEqual([2, expect.stringMatching(message)]);
     }
@@ -145,8 +201,25 @@ describe("a passport used: --passport FILE", () => {
       const file = join(dir, `other-${Object.keys(over)[0]}.json`);
       await Bun.write(file, JSON.stringify({ ...p, ...over }));
       const before = mock.stats().generateRequests;
-      const run = await runCli(["run", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--passport", file, "--num-prompts", "2", "--total-tokens", "240",
-        "--pcts", "50", "--output-len", "2", "--settle", "0"]);
+      const run = await runCli([
+        "run",
+        "--model",
+        LLAMA2_TOKENIZER,
+        "--base-url",
+        mock.url,
+        "--passport",
+        file,
+        "--num-prompts",
+        "2",
+        "--total-tokens",
+        "240",
+        "--pcts",
+        "50",
+        "--output-len",
+        "2",
+        "--settle",
+        "0",
+      ]);
       expect([run.code, run.stderr], JSON.stringify(over)).toEqual([code, expect.stringMatching(message)]);
       if (code !== 0) expect(mock.stats().generateRequests).toBe(before);
     }
@@ -157,8 +230,30 @@ describe("a passport used: --passport FILE", () => {
     expect(p.capacity_tokens.value).toBe(4000);
     const file = join(dir, `p${n - 1}.json`);
     const out = join(dir, "auto.jsonl");
-    const r = await runCli(["run", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--passport", file, "--working-set", "auto", "--num-prompts", "8",
-      "--total-tokens", "200", "--pcts", "80", "--output-len", "2", "--settle", "0", "--quiet", "--output-file", out]);
+    const r = await runCli([
+      "run",
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      mock.url,
+      "--passport",
+      file,
+      "--working-set",
+      "auto",
+      "--num-prompts",
+      "8",
+      "--total-tokens",
+      "200",
+      "--pcts",
+      "80",
+      "--output-len",
+      "2",
+      "--settle",
+      "0",
+      "--quiet",
+      "--output-file",
+      out,
+    ]);
     expect(r.code, r.stderr).toBe(0);
     // A prefix of 160 tokens: 4000 x 0.5 / 160 = 12.5 -> 13, 25, 50.
     expect(readJsonl(out).map((l) => l.working_set)).toEqual([1, 13, 25, 50]);

@@ -54,8 +54,25 @@ describe("every line the binary writes matches the published schema", () => {
     const out = join(dir, "rounds.jsonl");
     try {
       const r = await runCli([
-        "multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--num-clients", "2", "--num-rounds", "3",
-        "--shared-system-tokens", "32", "--turn-tokens", "32", "--output-len", "4", "--settle", "0", "--output-file", out,
+        "multiturn",
+        "--model",
+        LLAMA2_TOKENIZER,
+        "--base-url",
+        mock.url,
+        "--num-clients",
+        "2",
+        "--num-rounds",
+        "3",
+        "--shared-system-tokens",
+        "32",
+        "--turn-tokens",
+        "32",
+        "--output-len",
+        "4",
+        "--settle",
+        "0",
+        "--output-file",
+        out,
       ]);
       expect(r.code).toBe(0);
     } finally {

@@ -43,7 +43,14 @@ describe("run --repeat", () => {
     expect(single.lines.every((l) => !("repeat" in l))).toBe(true);
     const r = await run(["--repeat", "3"]);
     expect(r.code).toBe(0);
-    expect(r.lines.map((l) => [l.shared_prefix_pct, l.repeat])).toEqual([[0, 0], [0, 1], [0, 2], [50, 0], [50, 1], [50, 2]]);
+    expect(r.lines.map((l) => [l.shared_prefix_pct, l.repeat])).toEqual([
+      [0, 0],
+      [0, 1],
+      [0, 2],
+      [50, 0],
+      [50, 1],
+      [50, 2],
+    ]);
     // Each repeat is flushed (and proven) as a single line is: three times the flushes of the run without --repeat.
     expect(single.flushes).toBeGreaterThanOrEqual(2);
     expect(r.flushes).toBe(3 * single.flushes);
@@ -98,7 +105,12 @@ describe("run --repeat", () => {
     // Two positive values never have a CV above √2: below 1.5 the stop at 2 does not depend on the machine's noise.
     const early = await run(["--repeat", "5", "--repeat-until-cv", "150%"]);
     expect(early.code).toBe(0);
-    expect(early.lines.map((l) => [l.shared_prefix_pct, l.repeat])).toEqual([[0, 0], [0, 1], [50, 0], [50, 1]]);
+    expect(early.lines.map((l) => [l.shared_prefix_pct, l.repeat])).toEqual([
+      [0, 0],
+      [0, 1],
+      [50, 0],
+      [50, 1],
+    ]);
     expect(early.stdout).toContain("Repeats of 0%: 2 of 5");
     const full = await run(["--repeat", "3", "--repeat-until-cv", "0.0000001%", "--pcts", "50"]);
     expect(full.lines.map((l) => l.repeat)).toEqual([0, 1, 2]);

@@ -21,7 +21,18 @@ import { schemaProblems } from "../helpers/schema.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-replay-"));
 const B = 64;
-const lines = generateTrace({ blockSize: B, systems: 2, systemBlocks: 3, conversations: 8, turns: 4, maxTurnTokens: 150, turnGapMs: 2000, startGapMs: 700, outputLength: 4, seed: 5 });
+const lines = generateTrace({
+  blockSize: B,
+  systems: 2,
+  systemBlocks: 3,
+  conversations: 8,
+  turns: 4,
+  maxTurnTokens: 150,
+  turnGapMs: 2000,
+  startGapMs: 700,
+  outputLength: 4,
+  seed: 5,
+});
 const tracePath = join(dir, "trace.jsonl");
 writeFileSync(tracePath, traceText(lines));
 let n = 0;
@@ -39,8 +50,25 @@ async function replay(mock: Partial<MockOptions>, args: string[], trace = traceP
   const [out, det, dump] = ["o", "d", "p"].map((f) => join(dir, `${f}-${k}.jsonl`));
   try {
     const r = await runCli([
-      "replay", trace, "--block-size", String(B), "--model", LLAMA2_TOKENIZER, "--base-url", server.url, "--settle", "0", "--window", "2",
-      "--output-file", out!, "--request-details", det!, "--dump-prompts", dump!, ...args,
+      "replay",
+      trace,
+      "--block-size",
+      String(B),
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      server.url,
+      "--settle",
+      "0",
+      "--window",
+      "2",
+      "--output-file",
+      out!,
+      "--request-details",
+      det!,
+      "--dump-prompts",
+      dump!,
+      ...args,
     ]);
     const received = (await (await fetch(`${server.url}/mock/received`)).json()) as ReceivedRequest[];
     const read = (p: string) => (existsSync(p) ? readJsonl(p) : []);
@@ -87,7 +115,10 @@ describe("replay against the mock with a cache larger than the trace", () => {
     const md = join(dir, "whole.md");
     const rep = await runCli(["report", file, "--md", md]);
     expect(rep.code).toBe(0);
-    const runsTable = readFileSync(md, "utf8").split("### Runs")[1]!.split("\n").filter((l) => l.startsWith("| whole.jsonl"));
+    const runsTable = readFileSync(md, "utf8")
+      .split("### Runs")[1]!
+      .split("\n")
+      .filter((l) => l.startsWith("| whole.jsonl"));
     expect(runsTable).toHaveLength(1);
     expect(readFileSync(md, "utf8")).toContain("| whole.jsonl | ");
     expect(readFileSync(md, "utf8")).toMatch(/\| whole\.jsonl \| \d+% window 0 \|/);
@@ -170,7 +201,21 @@ describe("replay --analyze", () => {
   test("the infinite-cache hit ratio is the one this test computes from the hash ids", async () => {
     const out = join(dir, "analysis.json");
     for (const page of [1, 16]) {
-      const r = await runCli(["replay", tracePath, "--analyze", "--block-size", String(B), "--page-size", String(page), "--window", "2", "--cache-tokens", "1000", "--output-file", out]);
+      const r = await runCli([
+        "replay",
+        tracePath,
+        "--analyze",
+        "--block-size",
+        String(B),
+        "--page-size",
+        String(page),
+        "--window",
+        "2",
+        "--cache-tokens",
+        "1000",
+        "--output-file",
+        out,
+      ]);
       expect(r.code).toBe(0);
       const a = JSON.parse(readFileSync(out, "utf8"));
       expect(a.requests).toBe(lines.length);
@@ -191,13 +236,30 @@ describe("bad input: exit 2 naming the file and line, before anything is sent", 
   const good = traceText(lines.slice(0, 3)).trimEnd().split("\n");
   const cases: Array<[string, string, RegExp]> = [
     ["malformed", [...good, "{oops", ""].join("\n"), /malformed\.jsonl:4: not JSON/],
-    ["short-ids", [...good, JSON.stringify({ ...lines[3]!, hash_ids: lines[3]!.hash_ids.slice(1) })].join("\n"), /short-ids\.jsonl:4: input_length \d+ needs ceil\(\d+\/64\) = \d+ hash ids/],
-    ["back-in-time", [...good, JSON.stringify({ ...lines[3]!, timestamp: -1 + lines[2]!.timestamp - 1 })].join("\n"), /back-in-time\.jsonl:4: timestamp \d+ ms is before the previous request's \d+ ms/],
+    [
+      "short-ids",
+      [...good, JSON.stringify({ ...lines[3]!, hash_ids: lines[3]!.hash_ids.slice(1) })].join("\n"),
+      /short-ids\.jsonl:4: input_length \d+ needs ceil\(\d+\/64\) = \d+ hash ids/,
+    ],
+    [
+      "back-in-time",
+      [...good, JSON.stringify({ ...lines[3]!, timestamp: -1 + lines[2]!.timestamp - 1 })].join("\n"),
+      /back-in-time\.jsonl:4: timestamp \d+ ms is before the previous request's \d+ ms/,
+    ],
   ];
   for (const [name, text, re] of cases) {
     test(name, async () => {
       // Nothing listens on port 9: a request would fail with exit 1, not 2.
-      const r = await runCli(["replay", bad(`${name}.jsonl`, text), "--block-size", String(B), "--model", LLAMA2_TOKENIZER, "--base-url", "http://127.0.0.1:9"]);
+      const r = await runCli([
+        "replay",
+        bad(`${name}.jsonl`, text),
+        "--block-size",
+        String(B),
+        "--model",
+        LLAMA2_TOKENIZER,
+        "--base-url",
+        "http://127.0.0.1:9",
+      ]);
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(re);
       const a = await runCli(["replay", join(dir, `${name}.jsonl`), "--block-size", String(B), "--analyze"]);
@@ -218,7 +280,9 @@ describe("bad input: exit 2 naming the file and line, before anything is sent", 
     const r = await replay({ cacheTokens: 1_000_000, contextLength: 500 }, []);
     expect(r.code).toBe(2);
     const first = lines.findIndex((l) => l.input_length + l.output_length > 500);
-    expect(r.stderr).toContain(`trace.jsonl:${first + 1}: input_length ${lines[first]!.input_length} + output_length 4 exceeds the model's context of 500 tokens`);
+    expect(r.stderr).toContain(
+      `trace.jsonl:${first + 1}: input_length ${lines[first]!.input_length} + output_length 4 exceeds the model's context of 500 tokens`,
+    );
     expect(r.received.filter((q) => q.maxNewTokens === 4)).toHaveLength(0);
   });
 });
@@ -228,9 +292,30 @@ describe("SIGINT mid-replay", () => {
     const server = await startMockServer(mockOptions({ port: 0, pageSize: 1, ttftBaseMs: 1, itlMs: 1, cacheTokens: 1_000_000 }));
     const out = join(dir, "interrupted.jsonl");
     try {
-      const proc = Bun.spawn([BINARY, "replay", tracePath, "--block-size", String(B), "--model", LLAMA2_TOKENIZER, "--base-url", server.url, "--settle", "0", "--window", "2", "--output-file", out], {
-        stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" },
-      });
+      const proc = Bun.spawn(
+        [
+          BINARY,
+          "replay",
+          tracePath,
+          "--block-size",
+          String(B),
+          "--model",
+          LLAMA2_TOKENIZER,
+          "--base-url",
+          server.url,
+          "--settle",
+          "0",
+          "--window",
+          "2",
+          "--output-file",
+          out,
+        ],
+        {
+          stdout: "pipe",
+          stderr: "pipe",
+          env: { ...process.env, NO_COLOR: "1" },
+        },
+      );
       // The trace spans 8 s at scale 1: stop it after about 3.
       await Bun.sleep(3500);
       proc.kill("SIGINT");

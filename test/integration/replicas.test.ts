@@ -42,8 +42,32 @@ async function run(route: string) {
   const out = join(dir, `${route}.jsonl`);
   const details = join(dir, `${route}-details.jsonl`);
   const r = await runCli([
-    "run", "--model", LLAMA2_TOKENIZER, "--base-url", urls.join(","), "--route", route, "--num-prompts", "60", "--total-tokens", "200", "--output-len", "4",
-    "--pcts", "80", "--working-set", "6", "--max-concurrency", "3", "--settle", "0", "--quiet", "--output-file", out, "--request-details", details,
+    "run",
+    "--model",
+    LLAMA2_TOKENIZER,
+    "--base-url",
+    urls.join(","),
+    "--route",
+    route,
+    "--num-prompts",
+    "60",
+    "--total-tokens",
+    "200",
+    "--output-len",
+    "4",
+    "--pcts",
+    "80",
+    "--working-set",
+    "6",
+    "--max-concurrency",
+    "3",
+    "--settle",
+    "0",
+    "--quiet",
+    "--output-file",
+    out,
+    "--request-details",
+    details,
   ]);
   expect(r.code, r.stderr).toBe(0);
   await Bun.sleep(250); // the mocks append their truth every 100 ms
@@ -65,7 +89,10 @@ describe("three mock replicas, client-routed", () => {
       expect(line.replicas.reduce((a: number, x: any) => a + x.requests, 0)).toBe(60);
       const truthById = new Map<string, { replica: number; cached: number }>();
       truths.forEach((t, replica) => {
-        for (const l of readFileSync(t, "utf8").split("\n").filter(Boolean).map((x) => JSON.parse(x))) {
+        for (const l of readFileSync(t, "utf8")
+          .split("\n")
+          .filter(Boolean)
+          .map((x) => JSON.parse(x))) {
           if (l.request_id) truthById.set(l.request_id, { replica, cached: l.cached_tokens });
         }
       });
@@ -79,8 +106,12 @@ describe("three mock replicas, client-routed", () => {
         expect(on_replica).toBeGreaterThanOrEqual(modelled);
       }
       const sum = (k: string) => details.reduce((a: number, d: any) => a + d.ledger[k], 0);
-      expect([line.ledger_available_tokens, line.ledger_on_replica_tokens, line.ledger_modelled_tokens, line.ledger_delivered_tokens])
-        .toEqual([sum("available"), sum("on_replica"), sum("modelled"), sum("delivered")]);
+      expect([line.ledger_available_tokens, line.ledger_on_replica_tokens, line.ledger_modelled_tokens, line.ledger_delivered_tokens]).toEqual([
+        sum("available"),
+        sum("on_replica"),
+        sum("modelled"),
+        sum("delivered"),
+      ]);
       expect(line.ledger_available_tokens - line.loss_routing_tokens - line.loss_eviction_tokens - line.loss_engine_tokens).toBe(line.ledger_delivered_tokens);
       expect(line.evidence.samples.ledger).toBe(60);
     }, 60_000);
@@ -102,8 +133,32 @@ describe("three mock replicas, client-routed", () => {
     const { urls } = await replicas();
     const out = join(dir, "gated.jsonl");
     const r = await runCli([
-      "run", "--model", LLAMA2_TOKENIZER, "--base-url", urls.join(","), "--route", "round-robin", "--num-prompts", "60", "--total-tokens", "200", "--output-len", "4",
-      "--pcts", "80", "--working-set", "6", "--max-concurrency", "3", "--settle", "0", "--quiet", "--output-file", out, "--gate", "loss_eviction_ratio<=0.001",
+      "run",
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      urls.join(","),
+      "--route",
+      "round-robin",
+      "--num-prompts",
+      "60",
+      "--total-tokens",
+      "200",
+      "--output-len",
+      "4",
+      "--pcts",
+      "80",
+      "--working-set",
+      "6",
+      "--max-concurrency",
+      "3",
+      "--settle",
+      "0",
+      "--quiet",
+      "--output-file",
+      out,
+      "--gate",
+      "loss_eviction_ratio<=0.001",
     ]);
     expect(r.code).toBe(6);
     const md = join(dir, "ledger.md");
@@ -147,8 +202,29 @@ describe("a multi-turn run over three mock replicas", () => {
     const out = join(dir, `mt-${route}.jsonl`);
     const details = join(dir, `mt-${route}-details.jsonl`);
     const r = await runCli([
-      "multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", urls.join(","), "--route", route, "--num-clients", "4", "--num-rounds", "4",
-      "--shared-system-tokens", String(SYSTEM), "--turn-tokens", "40", "--output-len", "8", "--settle", "0", "--output-file", out, "--request-details", details,
+      "multiturn",
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      urls.join(","),
+      "--route",
+      route,
+      "--num-clients",
+      "4",
+      "--num-rounds",
+      "4",
+      "--shared-system-tokens",
+      String(SYSTEM),
+      "--turn-tokens",
+      "40",
+      "--output-len",
+      "8",
+      "--settle",
+      "0",
+      "--output-file",
+      out,
+      "--request-details",
+      details,
     ]);
     expect(r.code, r.stderr).toBe(0);
     return { rounds: readJsonl(out, { validate: true }), details: readJsonl(details) };
@@ -158,7 +234,11 @@ describe("a multi-turn run over three mock replicas", () => {
   function routingLossByRound(details: any[]): number[] {
     const pages = (x: number) => Math.floor(x / PAGE) * PAGE;
     const byClient = new Map<number, any[]>();
-    for (const d of details) byClient.set(d.client, [...(byClient.get(d.client) ?? []), d].sort((a, b) => a.round - b.round));
+    for (const d of details)
+      byClient.set(
+        d.client,
+        [...(byClient.get(d.client) ?? []), d].sort((a, b) => a.round - b.round),
+      );
     const loss = [0, 0, 0, 0];
     for (const turns of byClient.values()) {
       turns.forEach((t, k) => {
@@ -197,9 +277,35 @@ describe("replicas behind a router (--replicas, --routing-key, --replica-header)
       const out = join(dir, `router-${n}.jsonl`);
       const details = join(dir, `router-${n}-details.jsonl`);
       const r = await runCli([
-        "run", "--model", LLAMA2_TOKENIZER, "--base-url", router.url, "--replicas", urls.join(","), "--replica-header", "X-Served-By", ...more,
-        "--num-prompts", "60", "--total-tokens", "200", "--output-len", "4", "--pcts", "80", "--working-set", "6", "--max-concurrency", "3", "--settle", "0",
-        "--quiet", "--output-file", out, "--request-details", details,
+        "run",
+        "--model",
+        LLAMA2_TOKENIZER,
+        "--base-url",
+        router.url,
+        "--replicas",
+        urls.join(","),
+        "--replica-header",
+        "X-Served-By",
+        ...more,
+        "--num-prompts",
+        "60",
+        "--total-tokens",
+        "200",
+        "--output-len",
+        "4",
+        "--pcts",
+        "80",
+        "--working-set",
+        "6",
+        "--max-concurrency",
+        "3",
+        "--settle",
+        "0",
+        "--quiet",
+        "--output-file",
+        out,
+        "--request-details",
+        details,
       ]);
       expect(r.code, r.stderr).toBe(0);
       await Bun.sleep(250);
@@ -215,7 +321,11 @@ describe("replicas behind a router (--replicas, --routing-key, --replica-header)
     expect(line.ledger_unattributed_requests).toBe(0);
     const truthReplica = new Map<string, number>();
     truths.forEach((t, replica) => {
-      for (const l of readFileSync(t, "utf8").split("\n").filter(Boolean).map((x) => JSON.parse(x))) if (l.request_id) truthReplica.set(l.request_id, replica);
+      for (const l of readFileSync(t, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((x) => JSON.parse(x)))
+        if (l.request_id) truthReplica.set(l.request_id, replica);
     });
     for (const d of details) expect([d.request_id, d.replica_url]).toEqual([d.request_id, urls[truthReplica.get(d.request_id)!]]);
     // One prefix group, one replica: the router kept each session where its prefix was.
@@ -236,7 +346,10 @@ describe("replicas behind a router (--replicas, --routing-key, --replica-header)
     for (const [args, message] of [
       [["--replicas", urls.join(",")], /--replica-header NAME/],
       [["--routing-key", "smg"], /--routing-key: only --replicas reads it/],
-      [["--replicas", urls.join(","), "--replica-header", "X-Served-By", "--route", "session"], /--route: not with --replicas: with --replicas a router routes/],
+      [
+        ["--replicas", urls.join(","), "--replica-header", "X-Served-By", "--route", "session"],
+        /--route: not with --replicas: with --replicas a router routes/,
+      ],
       [["--replicas", urls.join(","), "--replica-header", "bad header"], /not a header name/],
     ] as const) {
       const r = await runCli([...base, ...args]);
@@ -248,13 +361,48 @@ describe("replicas behind a router (--replicas, --routing-key, --replica-header)
 describe("a trace replayed over three mock replicas", () => {
   test("routed by root block (session) a conversation stays on one replica: no routing loss; round-robin loses to routing; the ledger adds up", async () => {
     const trace = join(dir, "trace.jsonl");
-    await Bun.write(trace, traceText(generateTrace({ blockSize: 16, systems: 4, systemBlocks: 2, conversations: 8, turns: 3, maxTurnTokens: 40, turnGapMs: 60, startGapMs: 20, outputLength: 4, seed: 5 })));
+    await Bun.write(
+      trace,
+      traceText(
+        generateTrace({
+          blockSize: 16,
+          systems: 4,
+          systemBlocks: 2,
+          conversations: 8,
+          turns: 3,
+          maxTurnTokens: 40,
+          turnGapMs: 60,
+          startGapMs: 20,
+          outputLength: 4,
+          seed: 5,
+        }),
+      ),
+    );
     const replayed = async (route: string) => {
       const { urls } = await replicas();
       const out = join(dir, `replay-${route}.jsonl`);
       const details = join(dir, `replay-${route}-details.jsonl`);
-      const r = await runCli(["replay", trace, "--block-size", "16", "--model", LLAMA2_TOKENIZER, "--base-url", urls.join(","), "--route", route,
-        "--time-scale", "0.2", "--settle", "0", "--quiet", "--output-file", out, "--request-details", details]);
+      const r = await runCli([
+        "replay",
+        trace,
+        "--block-size",
+        "16",
+        "--model",
+        LLAMA2_TOKENIZER,
+        "--base-url",
+        urls.join(","),
+        "--route",
+        route,
+        "--time-scale",
+        "0.2",
+        "--settle",
+        "0",
+        "--quiet",
+        "--output-file",
+        out,
+        "--request-details",
+        details,
+      ]);
       expect(r.code, r.stderr).toBe(0);
       const whole = readJsonl(out, { validate: true }).find((l) => l.window === undefined);
       return { whole, details: readJsonl(details) };
@@ -264,7 +412,9 @@ describe("a trace replayed over three mock replicas", () => {
     for (const { whole, details } of [session, rr]) {
       expect(whole.ledger_requests).toBe(details.filter((d: any) => d.ok && d.cached_tokens >= 0).length);
       expect(whole.ledger_delivered_tokens).toBe(details.reduce((a: number, d: any) => a + (d.ok && d.cached_tokens >= 0 ? d.cached_tokens : 0), 0));
-      expect(whole.ledger_available_tokens - whole.loss_routing_tokens - whole.loss_eviction_tokens - whole.loss_engine_tokens).toBe(whole.ledger_delivered_tokens);
+      expect(whole.ledger_available_tokens - whole.loss_routing_tokens - whole.loss_eviction_tokens - whole.loss_engine_tokens).toBe(
+        whole.ledger_delivered_tokens,
+      );
     }
     expect(session.whole.loss_routing_tokens).toBe(0);
     expect(rr.whole.loss_routing_tokens).toBeGreaterThan(0);

@@ -49,7 +49,8 @@ describe("a file that holds no results line", () => {
       "foreign.jsonl": '{"foo":1}\n',
       "array.jsonl": "[1,2,3]\n",
       // One line of bench_serving.py's --output-file: its keys, no shared_prefix_pct, so no line of ours or the warm-cache script's.
-      "bench-serving.jsonl": '{"backend":"sglang","dataset_name":"random","request_rate":"inf","max_concurrency":8,"completed":100,"mean_ttft_ms":51.2,"median_ttft_ms":49.8}\n',
+      "bench-serving.jsonl":
+        '{"backend":"sglang","dataset_name":"random","request_rate":"inf","max_concurrency":8,"completed":100,"mean_ttft_ms":51.2,"median_ttft_ms":49.8}\n',
     };
     for (const [name, text] of Object.entries(files)) {
       const path = join(dir, name);

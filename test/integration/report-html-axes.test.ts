@@ -26,7 +26,20 @@ async function sweep(name: string, mock: Partial<MockOptions>, args: string[]): 
   const file = join(dir, `${name}.jsonl`);
   try {
     const r = await runCli([
-      "--model", LLAMA2_TOKENIZER, "--base-url", server.url, "--total-tokens", "1000", "--output-len", "3", "--settle", "0", "--quiet", "--output-file", file, ...args,
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      server.url,
+      "--total-tokens",
+      "1000",
+      "--output-len",
+      "3",
+      "--settle",
+      "0",
+      "--quiet",
+      "--output-file",
+      file,
+      ...args,
     ]);
     if (r.code !== 0) throw new Error(`${name} exited ${r.code}: ${r.stderr}`);
   } finally {
@@ -62,7 +75,16 @@ describe("a rate sweep: the load curve", () => {
   let lines: any[];
   let html: string;
   beforeAll(async () => {
-    const run = await sweep("rates", { prefillUsPerToken: 10 }, ["--pcts", "0,90", "--num-prompts", "8", "--request-rate", RATES.join(","), "--max-concurrency", "4"]);
+    const run = await sweep("rates", { prefillUsPerToken: 10 }, [
+      "--pcts",
+      "0,90",
+      "--num-prompts",
+      "8",
+      "--request-rate",
+      RATES.join(","),
+      "--max-concurrency",
+      "4",
+    ]);
     lines = run.lines;
     html = join(dir, "rates.html");
     const r = await runCli(["report", run.file, "--html", html, "--md", join(dir, "rates.md")]);
@@ -72,7 +94,8 @@ describe("a rate sweep: the load curve", () => {
   test("latency against the achieved rate and throughput against the offered one, one curve per pct", async () => {
     const { charts, problems, page } = await open(html);
     expect(problems).toEqual([]);
-    for (const id of ["rate-ttft", "rate-ttft-intended", "rate-itl", "rate-e2e"]) expect(charts[id]!.datasets.map((d) => d.label)).toEqual(["0% median", "0% p99", "90% median", "90% p99"]);
+    for (const id of ["rate-ttft", "rate-ttft-intended", "rate-itl", "rate-e2e"])
+      expect(charts[id]!.datasets.map((d) => d.label)).toEqual(["0% median", "0% p99", "90% median", "90% p99"]);
     for (const pct of [0, 90]) {
       const at = lines.filter((l) => l.shared_prefix_pct === pct);
       expect(at.map((l) => l.request_rate)).toEqual(RATES);
@@ -82,7 +105,10 @@ describe("a rate sweep: the load curve", () => {
       expect(byLabel(charts["rate-throughput"]!, `${pct}%`)).toEqual(curve(at, (l) => l.request_rate, "output_throughput"));
       expect(byLabel(charts["rate-goodput"]!, `${pct}%`)).toEqual(curve(at, (l) => l.request_rate, "request_throughput"));
     }
-    expect(byLabel(charts["rate-goodput"]!, "completed = offered")).toEqual([{ x: 0, y: 0 }, { x: 40, y: 40 }]);
+    expect(byLabel(charts["rate-goodput"]!, "completed = offered")).toEqual([
+      { x: 0, y: 0 },
+      { x: 40, y: 40 },
+    ]);
     // Two pcts: the pct charts still apply, one series per rate; no working-set or loop chart.
     expect(charts["ttft-mean"]!.datasets).toHaveLength(RATES.length);
     expect(Object.keys(charts).filter((id) => id.startsWith("ws-") || id.startsWith("loop-"))).toEqual([]);
@@ -107,15 +133,39 @@ describe("a working-set sweep and a multi-turn file in one report: the knee and 
   let html: string;
   beforeAll(async () => {
     const run = await sweep("ws", { cacheTokens: DEVICE, hostCacheTokens: HOST, prefillUsPerToken: 20 }, [
-      "--pcts", "90", "--num-prompts", "16", "--max-concurrency", "1", "--working-set", "2,4,8,16,32",
+      "--pcts",
+      "90",
+      "--num-prompts",
+      "16",
+      "--max-concurrency",
+      "1",
+      "--working-set",
+      "2,4,8,16,32",
     ]);
     lines = run.lines;
     const mock = await startMockServer(mockOptions({ port: 0, pageSize: 16, itlMs: 1, ttftBaseMs: 2, modelName: LONG }));
     const mt = join(dir, "multiturn.jsonl");
     try {
       const r = await runCli([
-        "multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--num-clients", "3", "--num-rounds", "3",
-        "--shared-system-tokens", "64", "--turn-tokens", "48", "--output-len", "4", "--settle", "0", "--output-file", mt,
+        "multiturn",
+        "--model",
+        LLAMA2_TOKENIZER,
+        "--base-url",
+        mock.url,
+        "--num-clients",
+        "3",
+        "--num-rounds",
+        "3",
+        "--shared-system-tokens",
+        "64",
+        "--turn-tokens",
+        "48",
+        "--output-len",
+        "4",
+        "--settle",
+        "0",
+        "--output-file",
+        mt,
       ]);
       if (r.code !== 0) throw new Error(`multiturn exited ${r.code}: ${r.stderr}`);
     } finally {
@@ -136,7 +186,11 @@ describe("a working-set sweep and a multi-turn file in one report: the knee and 
     const hit = charts["ws-hit-ratio"]!;
     expect(hit.xType).toBe("logarithmic");
     expect(hit.datasets.map((d) => d.label)).toEqual([
-      "90% observed", "90% expected", `device cache capacity (${DEVICE} tokens)`, `device + host capacity (${DEVICE + HOST} tokens)`, "evicting (eviction: true)",
+      "90% observed",
+      "90% expected",
+      `device cache capacity (${DEVICE} tokens)`,
+      `device + host capacity (${DEVICE + HOST} tokens)`,
+      "evicting (eviction: true)",
     ]);
     const tokens = (l: any) => l.working_set_tokens;
     expect(byLabel(hit, "90% observed")).toEqual(curve(lines, tokens, "observed_hit_ratio"));
@@ -168,7 +222,9 @@ describe("a working-set sweep and a multi-turn file in one report: the knee and 
     const { problems, overflow, page } = await open(html, phone);
     expect(problems).toEqual([]);
     expect(overflow).toBeLessThanOrEqual(0);
-    const widest = await page.evaluate(() => Math.max(...[...(globalThis as any).document.querySelectorAll(".card")].map((c: any) => c.getBoundingClientRect().right as number)));
+    const widest = await page.evaluate(() =>
+      Math.max(...[...(globalThis as any).document.querySelectorAll(".card")].map((c: any) => c.getBoundingClientRect().right as number)),
+    );
     expect(widest).toBeLessThanOrEqual(390);
     await page.close();
   });
@@ -180,7 +236,8 @@ describe("three runs of a loop over one server flag: the loop's variable", () =>
   const runs: Array<{ file: string; lines: any[] }> = [];
   let html: string;
   beforeAll(async () => {
-    for (const us of PREFILL) runs.push(await sweep(`loop-${us}`, { prefillUsPerToken: us }, ["--pcts", PCTS.join(","), "--num-prompts", "6", "--max-concurrency", "3"]));
+    for (const us of PREFILL)
+      runs.push(await sweep(`loop-${us}`, { prefillUsPerToken: us }, ["--pcts", PCTS.join(","), "--num-prompts", "6", "--max-concurrency", "3"]));
     html = join(dir, "loop.html");
     const r = await runCli(["report", ...runs.map((r) => r.file), "--html", html, "--md", join(dir, "loop.md")]);
     expect(r.code).toBe(0);
@@ -207,7 +264,9 @@ describe("three runs of a loop over one server flag: the loop's variable", () =>
     expect(charts["ttft-mean"]!.datasets).toHaveLength(3);
     expect(charts["ttft-mean"]!.legend).toBe(false);
     expect(ttft.legend).toBe(true);
-    expect(await page.$$eval("#series li", (items: any[]) => items.map((li) => li.textContent))).toEqual(PREFILL.map((us) => `mock.prefill_us_per_token=${us}`));
+    expect(await page.$$eval("#series li", (items: any[]) => items.map((li) => li.textContent))).toEqual(
+      PREFILL.map((us) => `mock.prefill_us_per_token=${us}`),
+    );
     expect(Object.keys(charts).filter((id) => id.startsWith("rate-") || id.startsWith("ws-"))).toEqual([]);
     for (const c of Object.values(charts)) for (const d of c.datasets) expect(d.drawn).toBe(d.data.length);
     await page.close();

@@ -27,11 +27,39 @@ let capacity: any[];
 beforeAll(async () => {
   // 8 slots, ~0.25 s a request: a capacity of ~30 req/s at 90 %, found coarsely (20 %) to keep the test short.
   server = await startMockServer(mockOptions({ port: 0, maxRunning: 8, ttftBaseMs: 50, itlMs: 10, prefillUsPerToken: 50 }));
-  const r = await runCli([
-    "capacity", "--model", LLAMA2_TOKENIZER, "--base-url", server.url, "--total-tokens", "2000", "--output-len", "20", "--pcts", "0,90",
-    "--num-prompts", "24", "--burstiness", "inf", "--start", "20", "--precision", "20%", "--settle", "0", "--quiet", "--output-file", file,
-    "--gate", `ttft_from_intended_p99_ms<=${SLO[0]}@pct=0`, "--gate", `ttft_from_intended_p99_ms<=${SLO[90]}@pct=90`,
-  ], { timeoutMs: 240_000 });
+  const r = await runCli(
+    [
+      "capacity",
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      server.url,
+      "--total-tokens",
+      "2000",
+      "--output-len",
+      "20",
+      "--pcts",
+      "0,90",
+      "--num-prompts",
+      "24",
+      "--burstiness",
+      "inf",
+      "--start",
+      "20",
+      "--precision",
+      "20%",
+      "--settle",
+      "0",
+      "--quiet",
+      "--output-file",
+      file,
+      "--gate",
+      `ttft_from_intended_p99_ms<=${SLO[0]}@pct=0`,
+      "--gate",
+      `ttft_from_intended_p99_ms<=${SLO[90]}@pct=90`,
+    ],
+    { timeoutMs: 240_000 },
+  );
   expect(r.code, r.stderr).toBe(0);
   const lines = readJsonl(file);
   probes = lines.filter((l) => l.type === undefined);
@@ -58,10 +86,15 @@ async function charts(): Promise<{ charts: Drawn; problems: string[] }> {
   await page.waitForSelector("html[data-charts-ready]", { timeout: 15_000 });
   const drawn = await page.evaluate(() => {
     const all = (globalThis as any).warmbenchCharts as Record<string, any>;
-    return Object.fromEntries(Object.entries(all).map(([id, c]) => [id, {
-      yType: c.scales.y?.type,
-      datasets: c.data.datasets.map((d: any, i: number) => ({ label: d.label, data: d.data, drawn: c.getDatasetMeta(i).data.length })),
-    }]));
+    return Object.fromEntries(
+      Object.entries(all).map(([id, c]) => [
+        id,
+        {
+          yType: c.scales.y?.type,
+          datasets: c.data.datasets.map((d: any, i: number) => ({ label: d.label, data: d.data, drawn: c.getDatasetMeta(i).data.length })),
+        },
+      ]),
+    );
   });
   await page.close();
   return { charts: drawn as Drawn, problems };
@@ -87,7 +120,10 @@ describe("a capacity search's report", () => {
     expect(data(`${gate} passing`)).toEqual(sorted(passing.map(point)));
     expect(data("failing")).toEqual(sorted(failing.map(point)));
     const top = Math.max(...at90.map((p) => p.request_rate));
-    expect(data(`SLO <= ${SLO[90]}`)).toEqual([{ x: 0, y: SLO[90]! }, { x: top, y: SLO[90]! }]);
+    expect(data(`SLO <= ${SLO[90]}`)).toEqual([
+      { x: 0, y: SLO[90]! },
+      { x: top, y: SLO[90]! },
+    ]);
     const found = capacity.find((l) => l.shared_prefix_pct === 90).capacity_request_rate;
     const vertical = chart.datasets.find((d) => d.label.includes("capacity"))!;
     expect(vertical.data.map((p) => p.x)).toEqual([found, found]);

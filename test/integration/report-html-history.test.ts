@@ -34,8 +34,24 @@ async function measure(i: number, extra: string[]): Promise<{ file: string; line
   const file = join(dir, `run${i}.jsonl`);
   try {
     const r = await runCli([
-      "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", PCTS.join(","), "--num-prompts", "3", "--total-tokens", "600",
-      "--output-len", "3", "--settle", "0", "--quiet", "--output-file", file, ...extra,
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      mock.url,
+      "--pcts",
+      PCTS.join(","),
+      "--num-prompts",
+      "3",
+      "--total-tokens",
+      "600",
+      "--output-len",
+      "3",
+      "--settle",
+      "0",
+      "--quiet",
+      "--output-file",
+      file,
+      ...extra,
     ]);
     if (r.code !== 0) throw new Error(`run ${i} exited ${r.code}: ${r.stderr}`);
   } finally {
@@ -75,14 +91,21 @@ async function open(html: string): Promise<{ trends: Record<string, DrawnTrend>;
   const { trends, ids } = await page.evaluate(() => {
     const all = (globalThis as any).warmbenchCharts as Record<string, any>;
     const trends = Object.fromEntries(
-      Object.entries(all).filter(([id]) => id.startsWith("history-")).map(([id, c]) => [id, {
-        datasets: c.data.datasets.map((d: any, i: number) => ({ label: d.label, data: d.data, drawn: c.getDatasetMeta(i).data.length })),
-        ticks: c.scales.x.ticks.map((t: any) => String(t.label)),
-      }]),
+      Object.entries(all)
+        .filter(([id]) => id.startsWith("history-"))
+        .map(([id, c]) => [
+          id,
+          {
+            datasets: c.data.datasets.map((d: any, i: number) => ({ label: d.label, data: d.data, drawn: c.getDatasetMeta(i).data.length })),
+            ticks: c.scales.x.ticks.map((t: any) => String(t.label)),
+          },
+        ]),
     );
     return { trends, ids: Object.keys(all) };
   });
-  const rows = await page.$$eval("#table-history-mean_ttft_ms tbody tr", (trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent ?? "")));
+  const rows = await page.$$eval("#table-history-mean_ttft_ms tbody tr", (trs) =>
+    trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent ?? "")),
+  );
   await page.close();
   return { trends, ids, problems, rows };
 }
@@ -92,7 +115,16 @@ const xLabel = (lines: any[], name: string | null) => `${lines[0].run.started_at
 const valueOf = (line: any, metric: string): number => compareMetric(metric)!.read(line).value!;
 /** Each line key's points: one per run, x its place, y its value. */
 const expected = (runs: any[][], metric: string) =>
-  PCTS.map((pct) => ({ label: `${pct}%`, data: runs.map((lines, x) => ({ x, y: valueOf(lines.find((l) => l.shared_prefix_pct === pct), metric) })) }));
+  PCTS.map((pct) => ({
+    label: `${pct}%`,
+    data: runs.map((lines, x) => ({
+      x,
+      y: valueOf(
+        lines.find((l) => l.shared_prefix_pct === pct),
+        metric,
+      ),
+    })),
+  }));
 
 describe("report --html --history", () => {
   test("one chart per key metric: a series per line key, a point per stored run, oldest first, tags on the x axis", async () => {
@@ -116,7 +148,18 @@ describe("report --html --history", () => {
       expect(d.data[1]!.y).toBeLessThan(d.data[2]!.y);
     }
     // The table beside the chart: a row per run, its label and id, then each line's value.
-    expect(rows).toEqual(stored.map((lines, i) => [labels[i]!, lines[0].run_id, ...PCTS.map((p) => valueOf(lines.find((l) => l.shared_prefix_pct === p), "mean_ttft_ms").toFixed(2))]));
+    expect(rows).toEqual(
+      stored.map((lines, i) => [
+        labels[i]!,
+        lines[0].run_id,
+        ...PCTS.map((p) =>
+          valueOf(
+            lines.find((l) => l.shared_prefix_pct === p),
+            "mean_ttft_ms",
+          ).toFixed(2),
+        ),
+      ]),
+    );
   });
 
   test("FILES beside --history are the newest points, drawn with their own charts, and not stored", async () => {

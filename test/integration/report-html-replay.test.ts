@@ -33,7 +33,18 @@ const byLabel = (c: DrawnChart, label: string) => {
 const cell = (v: number): string => (Number.isInteger(v) ? String(v) : v.toFixed(2));
 
 beforeAll(async () => {
-  const trace = generateTrace({ blockSize: B, systems: 2, systemBlocks: 3, conversations: 8, turns: 4, maxTurnTokens: 150, turnGapMs: 2000, startGapMs: 700, outputLength: 4, seed: 9 });
+  const trace = generateTrace({
+    blockSize: B,
+    systems: 2,
+    systemBlocks: 3,
+    conversations: 8,
+    turns: 4,
+    maxTurnTokens: 150,
+    turnGapMs: 2000,
+    startGapMs: 700,
+    outputLength: 4,
+    seed: 9,
+  });
   const tracePath = join(dir, "trace.jsonl");
   writeFileSync(tracePath, traceText(trace));
   // A slow prefill makes the cached fraction show in TTFT.
@@ -41,8 +52,23 @@ beforeAll(async () => {
   const out = join(dir, "replay.jsonl");
   try {
     const r = await runCli([
-      "replay", tracePath, "--block-size", String(B), "--model", LLAMA2_TOKENIZER, "--base-url", server.url, "--settle", "0",
-      "--window", String(WINDOW_S), "--time-scale", "0.5", "--quiet", "--output-file", out,
+      "replay",
+      tracePath,
+      "--block-size",
+      String(B),
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      server.url,
+      "--settle",
+      "0",
+      "--window",
+      String(WINDOW_S),
+      "--time-scale",
+      "0.5",
+      "--quiet",
+      "--output-file",
+      out,
     ]);
     if (r.code !== 0) throw new Error(`replay exited ${r.code}: ${r.stderr}`);
   } finally {
@@ -66,7 +92,11 @@ describe("a replay's report", () => {
     const whole = lines.find((l) => l.window === undefined);
     expect(windows.length).toBeGreaterThan(2);
     expect(whole).toBeDefined();
-    const over = (key: string) => windows.map((l) => ({ x: l.window * WINDOW_S, y: l[key] })).filter((p) => typeof p.y === "number").sort((a, b) => a.x - b.x);
+    const over = (key: string) =>
+      windows
+        .map((l) => ({ x: l.window * WINDOW_S, y: l[key] }))
+        .filter((p) => typeof p.y === "number")
+        .sort((a, b) => a.x - b.x);
     const { charts, problems, page } = await openReport(html, browser);
     try {
       expect(problems).toEqual([]);

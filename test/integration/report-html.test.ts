@@ -35,8 +35,27 @@ beforeAll(async () => {
     mocks.push(mock);
     const out = join(dir, `run${i}.jsonl`);
     const r = await runCli([
-      "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", PCTS.join(","), "--num-prompts", "6", "--total-tokens", "2000",
-      "--output-len", "6", "--max-concurrency", "3", "--settle", "0", "--output-file", out, "--request-details", join(dir, `details${i}.jsonl`), ...extra,
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      mock.url,
+      "--pcts",
+      PCTS.join(","),
+      "--num-prompts",
+      "6",
+      "--total-tokens",
+      "2000",
+      "--output-len",
+      "6",
+      "--max-concurrency",
+      "3",
+      "--settle",
+      "0",
+      "--output-file",
+      out,
+      "--request-details",
+      join(dir, `details${i}.jsonl`),
+      ...extra,
     ]);
     if (r.code !== 0 && r.code !== 6) throw new Error(`run ${i} exited ${r.code}: ${r.stderr}`);
     files.push(out);
@@ -94,11 +113,19 @@ describe("report --html / --md", () => {
     expect(problems).toEqual([]);
     expect(requests).toEqual([]);
     const expected: Record<string, number> = {
-      "chart-ttft-mean": 3, "chart-ttft-median": 3, "chart-ttft-p99": 3, "chart-output-throughput": 3, "chart-itl-p99": 3,
+      "chart-ttft-mean": 3,
+      "chart-ttft-median": 3,
+      "chart-ttft-p99": 3,
+      "chart-output-throughput": 3,
+      "chart-itl-p99": 3,
       // Points and the fitted line per run; points per run and the diagonal.
-      "chart-ttft-model": 6, "chart-cached-tokens": 4, "chart-ttft-cdf": 3, "chart-itl-cdf": 3,
+      "chart-ttft-model": 6,
+      "chart-cached-tokens": 4,
+      "chart-ttft-cdf": 3,
+      "chart-itl-cdf": 3,
       // One line over time (the first; a selector picks another): two curves and the steady-state band.
-      "chart-timeline": 3, "chart-timeline-latency": 3,
+      "chart-timeline": 3,
+      "chart-timeline-latency": 3,
     };
     expect(Object.fromEntries(charts.map((c) => [c.id, c.datasets]))).toEqual(expected);
     for (const c of charts) {
@@ -114,11 +141,19 @@ describe("report --html / --md", () => {
     await page.goto(`file://${join(dir, "report.html")}`);
     const table = (id: string) =>
       page.evaluate(
-        (tableId) => [...(globalThis as any).document.querySelectorAll(`#${tableId} tbody tr`)].map((tr: any) => [...tr.querySelectorAll("td")].map((td: any) => td.textContent as string)),
+        (tableId) =>
+          [...(globalThis as any).document.querySelectorAll(`#${tableId} tbody tr`)].map((tr: any) =>
+            [...tr.querySelectorAll("td")].map((td: any) => td.textContent as string),
+          ),
         id,
       );
     const lines = files.map((f) => readPctLines(f));
-    for (const [id, key] of [["table-ttft-mean", "mean_ttft_ms"], ["table-ttft-p99", "p99_ttft_ms"], ["table-output-throughput", "output_throughput"], ["table-itl-p99", "p99_itl_ms"]] as const) {
+    for (const [id, key] of [
+      ["table-ttft-mean", "mean_ttft_ms"],
+      ["table-ttft-p99", "p99_ttft_ms"],
+      ["table-output-throughput", "output_throughput"],
+      ["table-itl-p99", "p99_itl_ms"],
+    ] as const) {
       expect(await table(id)).toEqual(PCTS.map((pct, row) => [`${pct}%`, ...lines.map((l) => cell(l[row][key]))]));
     }
     const gates = await table("table-gates");
@@ -148,11 +183,16 @@ describe("report --html / --md", () => {
     expect(dialogs).toBe(0);
     // Choosing another pct redraws the CDFs from that pct's histograms.
     await page.selectOption("#select-ttft-cdf", "0");
-    const medians = await page.evaluate(() => (globalThis as any).warmbenchCharts["ttft-cdf"].data.datasets.map((d: { data: Array<{ x: number; y: number }> }) => d.data.find((p) => p.y >= 0.5)!.x));
+    const medians = await page.evaluate(() =>
+      (globalThis as any).warmbenchCharts["ttft-cdf"].data.datasets.map((d: { data: Array<{ x: number; y: number }> }) => d.data.find((p) => p.y >= 0.5)!.x),
+    );
     // The CDF's median is the first TTFT at which half the requests are done: with 6 requests the 3rd smallest (the
     // script's median_ttft_ms averages the 3rd and 4th, which a busy box can push apart), to the histogram's precision.
     for (const [i, m] of medians.entries()) {
-      const ttfts = readJsonl(join(dir, `details${i}.jsonl`)).filter((d) => d.pct === PCTS[0] && d.ok).map((d) => d.ttft_ms as number).sort((a, b) => a - b);
+      const ttfts = readJsonl(join(dir, `details${i}.jsonl`))
+        .filter((d) => d.pct === PCTS[0] && d.ok)
+        .map((d) => d.ttft_ms as number)
+        .sort((a, b) => a - b);
       expect(ttfts).toHaveLength(6);
       expect(Math.abs(m - ttfts[2]!)).toBeLessThan(0.01 * ttfts[2]! + 0.01);
     }
@@ -179,8 +219,25 @@ describe("report --html / --md of a sweep file and a multi-turn file together", 
     mocks.push(mock);
     const out = join(dir, "multiturn.jsonl");
     const r = await runCli([
-      "multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--num-clients", "3", "--num-rounds", String(ROUNDS),
-      "--shared-system-tokens", "64", "--turn-tokens", "48", "--output-len", "4", "--settle", "0", "--output-file", out,
+      "multiturn",
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      mock.url,
+      "--num-clients",
+      "3",
+      "--num-rounds",
+      String(ROUNDS),
+      "--shared-system-tokens",
+      "64",
+      "--turn-tokens",
+      "48",
+      "--output-len",
+      "4",
+      "--settle",
+      "0",
+      "--output-file",
+      out,
     ]);
     if (r.code !== 0) throw new Error(`multiturn exited ${r.code}: ${r.stderr}`);
     rounds = readJsonl(out);
@@ -197,10 +254,13 @@ describe("report --html / --md of a sweep file and a multi-turn file together", 
     const charts: Record<string, any> = await page.evaluate(() => {
       const all = (globalThis as any).warmbenchCharts as Record<string, any>;
       return Object.fromEntries(
-        Object.entries(all).map(([id, c]) => [id, {
-          type: c.config.type,
-          datasets: c.data.datasets.map((d: any, i: number) => ({ label: d.label, stack: d.stack, data: d.data, drawn: c.getDatasetMeta(i).data.length })),
-        }]),
+        Object.entries(all).map(([id, c]) => [
+          id,
+          {
+            type: c.config.type,
+            datasets: c.data.datasets.map((d: any, i: number) => ({ label: d.label, stack: d.stack, data: d.data, drawn: c.getDatasetMeta(i).data.length })),
+          },
+        ]),
       );
     });
     expect(errors).toEqual([]);

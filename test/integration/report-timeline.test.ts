@@ -29,16 +29,41 @@ beforeAll(async () => {
   const file = join(dir, "phases.jsonl");
   try {
     const r = await runCli([
-      "--model", LLAMA2_TOKENIZER, "--base-url", server.url, "--total-tokens", "400", "--output-len", "20", "--num-prompts", String(PROMPTS),
-      "--max-concurrency", String(CAP), "--request-rate", String(1 / GAP_S), "--burstiness", "inf", "--pcts", "0,90", "--settle", "0", "--quiet", "--output-file", file,
-      "--request-details", join(dir, "details.jsonl"),
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      server.url,
+      "--total-tokens",
+      "400",
+      "--output-len",
+      "20",
+      "--num-prompts",
+      String(PROMPTS),
+      "--max-concurrency",
+      String(CAP),
+      "--request-rate",
+      String(1 / GAP_S),
+      "--burstiness",
+      "inf",
+      "--pcts",
+      "0,90",
+      "--settle",
+      "0",
+      "--quiet",
+      "--output-file",
+      file,
+      "--request-details",
+      join(dir, "details.jsonl"),
     ]);
     if (r.code !== 0) throw new Error(`run exited ${r.code}: ${r.stderr}`);
   } finally {
     await server.stop();
   }
   lines = readPctLines(file);
-  details = readFileSync(join(dir, "details.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  details = readFileSync(join(dir, "details.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
   html = join(dir, "phases.html");
   const r = await runCli(["report", file, "--html", html, "--md", join(dir, "phases.md")]);
   if (r.code !== 0) throw new Error(`report exited ${r.code}: ${r.stderr}`);
@@ -109,7 +134,13 @@ describe("a run with a ramp, a plateau and a drain", () => {
         const all = (globalThis as any).warmbenchCharts as Record<string, any>;
         return ["timeline", "timeline-latency"].map((id) => ({
           y2: all[id].options.scales.y2?.position ?? null,
-          datasets: all[id].data.datasets.map((d: any, i: number) => ({ label: d.label, data: d.data, axis: d.yAxisID ?? "y", fill: d.fill ?? false, drawn: all[id].getDatasetMeta(i).data.length })),
+          datasets: all[id].data.datasets.map((d: any, i: number) => ({
+            label: d.label,
+            data: d.data,
+            axis: d.yAxisID ?? "y",
+            fill: d.fill ?? false,
+            drawn: all[id].getDatasetMeta(i).data.length,
+          })),
         }));
       });
     const check = async (l: any) => {

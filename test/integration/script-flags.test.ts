@@ -42,8 +42,24 @@ describe("the script's command lines", () => {
     const server = await startMockServer(mockOptions({ port: 0, itlMs: 25, maxRunning: 1000, prefillUsPerToken: 0 }));
     try {
       const r = await runCli(
-        ["--model", LLAMA2_TOKENIZER, "--base-url", server.url, "--pcts", "0", "--total-tokens", "50", "--output-len", "40",
-          "--num-prompts", "300", "--max-concurrency", "0", "--settle", "0"],
+        [
+          "--model",
+          LLAMA2_TOKENIZER,
+          "--base-url",
+          server.url,
+          "--pcts",
+          "0",
+          "--total-tokens",
+          "50",
+          "--output-len",
+          "40",
+          "--num-prompts",
+          "300",
+          "--max-concurrency",
+          "0",
+          "--settle",
+          "0",
+        ],
         { env: { BUN_CONFIG_MAX_HTTP_REQUESTS: "" } },
       );
       expect(r.code).toBe(0);

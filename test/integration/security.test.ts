@@ -57,8 +57,28 @@ async function secureRun(name: string, keyArgs: string[], keyEnv: Record<string,
   const hubRequestsBefore = hub.requests.length;
   try {
     const result = await runCli(
-      ["--model", REPO, "--base-url", proxy.url, "--pcts", "0,50", "--num-prompts", "4", "--total-tokens", "200", "--output-len", "4",
-        "--settle", "0", "--verbose", "--output-file", out, "--request-details", details, ...keyArgs],
+      [
+        "--model",
+        REPO,
+        "--base-url",
+        proxy.url,
+        "--pcts",
+        "0,50",
+        "--num-prompts",
+        "4",
+        "--total-tokens",
+        "200",
+        "--output-len",
+        "4",
+        "--settle",
+        "0",
+        "--verbose",
+        "--output-file",
+        out,
+        "--request-details",
+        details,
+        ...keyArgs,
+      ],
       { env: { HF_ENDPOINT: hub.url, HF_HUB_CACHE: mkdtempSync(join(dir, "hf-")), HF_HUB_OFFLINE: "0", HF_TOKEN, ...keyEnv } },
     );
     return { result, proxy, files: { jsonl: readFileSync(out, "utf8"), details: readFileSync(details, "utf8") }, jsonlPath: out, hubRequestsBefore };
@@ -139,8 +159,26 @@ describe("credentials in --base-url", () => {
     const html = join(dir, "creds.html");
     try {
       const r = await runCli([
-        "--model", LLAMA2_TOKENIZER, "--base-url", withCreds, "--pcts", "0", "--num-prompts", "4", "--total-tokens", "200", "--output-len", "4",
-        "--settle", "0", "--verbose", "--output-file", out, "--history", "--db", db,
+        "--model",
+        LLAMA2_TOKENIZER,
+        "--base-url",
+        withCreds,
+        "--pcts",
+        "0",
+        "--num-prompts",
+        "4",
+        "--total-tokens",
+        "200",
+        "--output-len",
+        "4",
+        "--settle",
+        "0",
+        "--verbose",
+        "--output-file",
+        out,
+        "--history",
+        "--db",
+        db,
       ]);
       expect(r.code === 0 || r.code === 3).toBe(true);
       const basic = `Basic ${Buffer.from(`admin:${PASSWORD}`).toString("base64")}`;
@@ -148,7 +186,13 @@ describe("credentials in --base-url", () => {
       for (const req of proxy.requests) expect(req.headers.authorization).toBe(basic);
       const report = await runCli(["report", out, "--html", html]);
       expect(report.code).toBe(0);
-      const outputs: [string, string][] = [["stdout", r.stdout], ["stderr", r.stderr], ["jsonl", readFileSync(out, "utf8")], ["history", readFileSync(db).toString("latin1")], ["html", readFileSync(html, "utf8")]];
+      const outputs: [string, string][] = [
+        ["stdout", r.stdout],
+        ["stderr", r.stderr],
+        ["jsonl", readFileSync(out, "utf8")],
+        ["history", readFileSync(db).toString("latin1")],
+        ["html", readFileSync(html, "utf8")],
+      ];
       for (const [what, text] of outputs) {
         expect([what, text.includes(PASSWORD)]).toEqual([what, false]);
       }
@@ -177,8 +221,22 @@ describe("text from a server reaches the terminal escaped", () => {
     try {
       const out = join(dir, "escapes.jsonl");
       const r = await runCli([
-        "--model", LLAMA2_TOKENIZER, "--base-url", proxy.url, "--pcts", "0", "--num-prompts", "2", "--total-tokens", "200", "--output-len", "4",
-        "--settle", "0", "--output-file", out,
+        "--model",
+        LLAMA2_TOKENIZER,
+        "--base-url",
+        proxy.url,
+        "--pcts",
+        "0",
+        "--num-prompts",
+        "2",
+        "--total-tokens",
+        "200",
+        "--output-len",
+        "4",
+        "--settle",
+        "0",
+        "--output-file",
+        out,
       ]);
       expect([0, 3]).toContain(r.code);
       for (const text of [r.stderr, r.stdout]) {

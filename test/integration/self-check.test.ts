@@ -13,7 +13,11 @@ import { BINARY, LLAMA2_TOKENIZER } from "../helpers/run-cli.ts";
 
 describe("self-check", () => {
   test("the demo runs its mock as a child process, prints no saturation warning, and leaves no process behind", async () => {
-    const proc = Bun.spawn([BINARY, "demo", "--pcts", "0,50", "--num-prompts", "8"], { stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
+    const proc = Bun.spawn([BINARY, "demo", "--pcts", "0,50", "--num-prompts", "8"], {
+      stdout: "pipe",
+      stderr: "pipe",
+      env: { ...process.env, NO_COLOR: "1" },
+    });
     const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
     if (code !== 0) console.error(stderr);
     expect(code).toBe(0);
@@ -38,7 +42,13 @@ describe("self-check", () => {
     }, 20);
     try {
       const opts = parseRunOptions({
-        model: LLAMA2_TOKENIZER, "base-url": mock.url, pcts: "0", "num-prompts": "8", "total-tokens": "100", "output-len": "60", settle: "0",
+        model: LLAMA2_TOKENIZER,
+        "base-url": mock.url,
+        pcts: "0",
+        "num-prompts": "8",
+        "total-tokens": "100",
+        "output-len": "60",
+        settle: "0",
       });
       const outcome = await runSweep(opts, { sink: openSweepSink(opts, () => {}) });
       expect(outcome.saturatedPcts).toBe(1);

@@ -131,7 +131,10 @@ describeSlurm("srun on the local Slurm (what --shard auto relies on)", () => {
     for (const [flags, expected] of cases) {
       const run = await srun(["-Q", "-J", JOB_NAME, "-n", "2", ...flags, BUN, "-e", DUMP_ENV], { env: { WARMBENCH_SHARD_TOKEN: token } });
       expect(run.code).toBe(0);
-      const seen = run.stdout.split("\n").filter(Boolean).map((line) => (JSON.parse(line) as TaskEnv).WARMBENCH_SHARD_TOKEN);
+      const seen = run.stdout
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => (JSON.parse(line) as TaskEnv).WARMBENCH_SHARD_TOKEN);
       expect({ flags, seen }).toEqual({ flags, seen: [expected, expected] });
     }
   });
@@ -234,7 +237,7 @@ describeSlurm("srun on the local Slurm (what --shard auto relies on)", () => {
   });
 
   test("srun exits with the highest task exit code when no task is killed", async () => {
-    const run = await srun(["-Q", "-J", JOB_NAME, "-n", "4", "bash", "-c", 'exit $(( SLURM_PROCID == 2 ? 3 : 0 ))']);
+    const run = await srun(["-Q", "-J", JOB_NAME, "-n", "4", "bash", "-c", "exit $(( SLURM_PROCID == 2 ? 3 : 0 ))"]);
     expect(run.code).toBe(3);
     expect(run.stderr).toContain("task 2: Exited with exit code 3");
   });
@@ -256,7 +259,11 @@ describeSlurm("srun on the local Slurm (what --shard auto relies on)", () => {
       ].join("\n"),
     );
     const token = freshToken();
-    const run = await slurmExec(["sbatch", "--wait", "--parsable", "-J", JOB_NAME, script], { env: { WARMBENCH_SHARD_TOKEN: token }, cwd: tmp, timeoutMs: SBATCH_TIMEOUT_MS });
+    const run = await slurmExec(["sbatch", "--wait", "--parsable", "-J", JOB_NAME, script], {
+      env: { WARMBENCH_SHARD_TOKEN: token },
+      cwd: tmp,
+      timeoutMs: SBATCH_TIMEOUT_MS,
+    });
     expect(run.code).toBe(0);
     const jobId = run.stdout.trim();
     expect(jobId).toMatch(/^[1-9]\d*$/);
@@ -266,7 +273,9 @@ describeSlurm("srun on the local Slurm (what --shard auto relies on)", () => {
     // treat that as a shard.
     expect(lines[0]).toBe("batch procid=0 ntasks=2 step=unset");
     const steps = lines.slice(1).map((line) => JSON.parse(line) as TaskEnv);
-    const summary = steps.map((env) => `${env.SLURM_JOB_ID}.${env.SLURM_STEP_ID} ${env.SLURM_PROCID}/${env.SLURM_NTASKS} ${env.WARMBENCH_SHARD_TOKEN === token}`);
+    const summary = steps.map(
+      (env) => `${env.SLURM_JOB_ID}.${env.SLURM_STEP_ID} ${env.SLURM_PROCID}/${env.SLURM_NTASKS} ${env.WARMBENCH_SHARD_TOKEN === token}`,
+    );
     expect(summary.sort()).toEqual([`${jobId}.0 0/2 true`, `${jobId}.0 1/2 true`, `${jobId}.1 0/2 true`, `${jobId}.1 1/2 true`]);
   });
 
@@ -276,7 +285,6 @@ describeSlurm("srun on the local Slurm (what --shard auto relies on)", () => {
     const run = await slurmExec(["sbatch", "--wait", "--parsable", "-J", JOB_NAME, script], { cwd: tmp, timeoutMs: SBATCH_TIMEOUT_MS });
     expect(run.code).toBe(3);
   });
-
 });
 
 describeSlurm(
@@ -317,7 +325,13 @@ describeSlurm(
           },
         });
       }
-      expect(first).toMatchObject({ SLURM_NTASKS: "8", SLURM_STEP_NUM_TASKS: "8", SLURM_STEP_ID: "0", SLURM_LAUNCH_NODE_IPADDR: "127.0.0.1", WARMBENCH_SHARD_TOKEN: token });
+      expect(first).toMatchObject({
+        SLURM_NTASKS: "8",
+        SLURM_STEP_NUM_TASKS: "8",
+        SLURM_STEP_ID: "0",
+        SLURM_LAUNCH_NODE_IPADDR: "127.0.0.1",
+        WARMBENCH_SHARD_TOKEN: token,
+      });
     });
 
     test("every rank reaches a server at the first host of SLURM_STEP_NODELIST (node names resolve)", async () => {

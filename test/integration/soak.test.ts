@@ -27,10 +27,29 @@ let all: any[];
 beforeAll(async () => {
   mock = await startMockServer(mockOptions({ port: 0, ttftBaseMs: 2, itlMs: 2, prefillUsPerToken: 0, ...FAULTS }));
   const out = join(mkdtempSync(join(tmpdir(), "warmbench-soak-")), "soak.jsonl");
-  run = await runCli([
-    "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", PCTS.join(","), "--num-prompts", String(PER_PCT),
-    "--total-tokens", "16", "--output-len", "4", "--max-concurrency", "256", "--settle", "0", "--output-file", out,
-  ], { timeoutMs: 110_000 });
+  run = await runCli(
+    [
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      mock.url,
+      "--pcts",
+      PCTS.join(","),
+      "--num-prompts",
+      String(PER_PCT),
+      "--total-tokens",
+      "16",
+      "--output-len",
+      "4",
+      "--max-concurrency",
+      "256",
+      "--settle",
+      "0",
+      "--output-file",
+      out,
+    ],
+    { timeoutMs: 110_000 },
+  );
   all = readJsonl(out);
   lines = all;
 }, 120_000);
@@ -87,8 +106,11 @@ describe(`soak: ${TOTAL} measured requests, concurrency 256, five faults mixed i
 /** The faults.ts rule, independently: request k gets the first of fail, reset, error-event, abort, malformed that divides k. */
 function expectedFaultCounts(requests: number): Record<string, number> {
   const order: Array<[string, number]> = [
-    ["fail", FAULTS.failEvery], ["reset", FAULTS.resetEvery], ["error-event", FAULTS.errorEventEvery],
-    ["abort", FAULTS.abortEvery], ["malformed", FAULTS.malformedEvery],
+    ["fail", FAULTS.failEvery],
+    ["reset", FAULTS.resetEvery],
+    ["error-event", FAULTS.errorEventEvery],
+    ["abort", FAULTS.abortEvery],
+    ["malformed", FAULTS.malformedEvery],
   ];
   const counts: Record<string, number> = {};
   for (let k = 1; k <= requests; k++) {

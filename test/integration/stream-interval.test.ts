@@ -42,17 +42,38 @@ let truthById: Map<string, Truth>;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "warmbench-stream-interval-"));
   const truthFile = join(dir, "truth.jsonl");
-  mock = await startMockServer(
-    mockOptions({ port: 0, streamInterval: STREAM_INTERVAL, itlMs: ITL_MS, ttftBaseMs: 2, truthFile }),
-  );
+  mock = await startMockServer(mockOptions({ port: 0, streamInterval: STREAM_INTERVAL, itlMs: ITL_MS, ttftBaseMs: 2, truthFile }));
   run = await runCli([
-    "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", "50", "--num-prompts", String(N),
-    "--total-tokens", "300", "--output-len", String(OUT_LEN), "--max-concurrency", "2", "--settle", "0",
-    "--output-file", join(dir, "out.jsonl"), "--request-details", join(dir, "details.jsonl"),
+    "--model",
+    LLAMA2_TOKENIZER,
+    "--base-url",
+    mock.url,
+    "--pcts",
+    "50",
+    "--num-prompts",
+    String(N),
+    "--total-tokens",
+    "300",
+    "--output-len",
+    String(OUT_LEN),
+    "--max-concurrency",
+    "2",
+    "--settle",
+    "0",
+    "--output-file",
+    join(dir, "out.jsonl"),
+    "--request-details",
+    join(dir, "details.jsonl"),
   ]);
   await mock.stop(); // writes the remaining truth lines
-  details = readFileSync(join(dir, "details.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Detail);
-  const truths = readFileSync(truthFile, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Truth);
+  details = readFileSync(join(dir, "details.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Detail);
+  const truths = readFileSync(truthFile, "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Truth);
   truthById = new Map(truths.filter((t) => t.request_id !== null).map((t) => [t.request_id!, t]));
 });
 

@@ -11,13 +11,47 @@ import { mockOptions } from "../../src/mock/options.ts";
 import { LLAMA2_TOKENIZER, runCli, type CliResult } from "../helpers/run-cli.ts";
 
 const SCRIPT_KEYS = [
-  "backend", "dataset_name", "request_rate", "max_concurrency", "shared_prefix_pct", "prefix_len", "suffix_len",
-  "total_tokens", "num_prompts", "output_len", "completed", "benchmark_duration", "total_input", "total_output",
-  "total_output_retokenized", "request_throughput", "input_throughput", "output_throughput",
-  "output_throughput_retokenized", "total_throughput", "total_throughput_retokenized", "mean_ttft_ms",
-  "median_ttft_ms", "std_ttft_ms", "p90_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "std_tpot_ms",
-  "p90_tpot_ms", "p99_tpot_ms", "mean_itl_ms", "median_itl_ms", "std_itl_ms", "p90_itl_ms", "p99_itl_ms",
-  "mean_e2e_latency_ms", "median_e2e_latency_ms", "std_e2e_latency_ms", "p99_e2e_latency_ms", "concurrency",
+  "backend",
+  "dataset_name",
+  "request_rate",
+  "max_concurrency",
+  "shared_prefix_pct",
+  "prefix_len",
+  "suffix_len",
+  "total_tokens",
+  "num_prompts",
+  "output_len",
+  "completed",
+  "benchmark_duration",
+  "total_input",
+  "total_output",
+  "total_output_retokenized",
+  "request_throughput",
+  "input_throughput",
+  "output_throughput",
+  "output_throughput_retokenized",
+  "total_throughput",
+  "total_throughput_retokenized",
+  "mean_ttft_ms",
+  "median_ttft_ms",
+  "std_ttft_ms",
+  "p90_ttft_ms",
+  "p99_ttft_ms",
+  "mean_tpot_ms",
+  "median_tpot_ms",
+  "std_tpot_ms",
+  "p90_tpot_ms",
+  "p99_tpot_ms",
+  "mean_itl_ms",
+  "median_itl_ms",
+  "std_itl_ms",
+  "p90_itl_ms",
+  "p99_itl_ms",
+  "mean_e2e_latency_ms",
+  "median_e2e_latency_ms",
+  "std_e2e_latency_ms",
+  "p99_e2e_latency_ms",
+  "concurrency",
 ];
 
 const PAGE = 16;
@@ -38,12 +72,33 @@ beforeAll(async () => {
   );
   dir = mkdtempSync(join(tmpdir(), "warmbench-sweep-"));
   run = await runCli([
-    "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", PCTS.join(","), "--num-prompts", String(N),
-    "--total-tokens", String(TOTAL), "--output-len", String(OUT_LEN), "--max-concurrency", "2", "--settle", "0",
-    "--output-file", join(dir, "out.jsonl"), "--dump-prompts", join(dir, "prompts.jsonl"), "--seed", "7",
+    "--model",
+    LLAMA2_TOKENIZER,
+    "--base-url",
+    mock.url,
+    "--pcts",
+    PCTS.join(","),
+    "--num-prompts",
+    String(N),
+    "--total-tokens",
+    String(TOTAL),
+    "--output-len",
+    String(OUT_LEN),
+    "--max-concurrency",
+    "2",
+    "--settle",
+    "0",
+    "--output-file",
+    join(dir, "out.jsonl"),
+    "--dump-prompts",
+    join(dir, "prompts.jsonl"),
+    "--seed",
+    "7",
   ]);
   // JSON.parse has no Infinity: the script writes request_rate as Python's bare Infinity.
-  lines = readFileSync(join(dir, "out.jsonl"), "utf8").trim().split("\n")
+  lines = readFileSync(join(dir, "out.jsonl"), "utf8")
+    .trim()
+    .split("\n")
     .map((l) => JSON.parse(l.replace(/"request_rate": ?Infinity/, '"request_rate": "inf"')));
   all = lines;
 });
@@ -115,7 +170,10 @@ describe("full sweep by the compiled binary against the mock", () => {
   });
 
   test("--dump-prompts holds exactly the ids that went on the wire", () => {
-    const dumped = readFileSync(join(dir, "prompts.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const dumped = readFileSync(join(dir, "prompts.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     const measured = mock.stats().received.filter((r) => r.maxNewTokens === OUT_LEN);
     expect(dumped).toHaveLength(PCTS.length * N);
     expect(dumped.map((d) => d.input_ids.join(","))).toEqual(measured.map((r) => r.inputIds.join(",")));
@@ -188,12 +246,34 @@ describe("large prompts (bodies streamed from shared parts)", () => {
     const dump = join(dir, "large-prompts.jsonl");
     try {
       const r = await runCli([
-        "--model", LLAMA2_TOKENIZER, "--base-url", server.url, "--pcts", "0,95", "--num-prompts", "3",
-        "--total-tokens", "70000", "--output-len", "2", "--max-concurrency", "3", "--settle", "0", "--dump-prompts", dump,
+        "--model",
+        LLAMA2_TOKENIZER,
+        "--base-url",
+        server.url,
+        "--pcts",
+        "0,95",
+        "--num-prompts",
+        "3",
+        "--total-tokens",
+        "70000",
+        "--output-len",
+        "2",
+        "--max-concurrency",
+        "3",
+        "--settle",
+        "0",
+        "--dump-prompts",
+        dump,
       ]);
       expect(r.code).toBe(0);
-      const dumped = readFileSync(dump, "utf8").trim().split("\n").map((l) => JSON.parse(l).input_ids.join(","));
-      const measured = server.stats().received.filter((x) => x.maxNewTokens === 2).map((x) => x.inputIds.join(","));
+      const dumped = readFileSync(dump, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l).input_ids.join(","));
+      const measured = server
+        .stats()
+        .received.filter((x) => x.maxNewTokens === 2)
+        .map((x) => x.inputIds.join(","));
       // Concurrent requests reach the server in any order.
       expect(measured.sort()).toEqual(dumped.sort());
       const warm = server.stats().received.find((x) => x.inputIds.length === 66500)!;

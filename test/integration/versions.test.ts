@@ -42,8 +42,20 @@ describe("one version everywhere", () => {
     const rounds = join(dir, "rounds.jsonl");
     const common = ["--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--settle", "0", "--output-len", "4"];
     const a = await runCli([...common, "--pcts", "0,50", "--num-prompts", "4", "--total-tokens", "200", "--output-file", sweep]);
-    const b = await runCli(["multiturn", ...common, "--num-clients", "2", "--num-rounds", "2", "--shared-system-tokens", "32", "--turn-tokens", "16",
-      "--output-file", rounds]);
+    const b = await runCli([
+      "multiturn",
+      ...common,
+      "--num-clients",
+      "2",
+      "--num-rounds",
+      "2",
+      "--shared-system-tokens",
+      "32",
+      "--turn-tokens",
+      "16",
+      "--output-file",
+      rounds,
+    ]);
     expect([a.code, b.code]).toEqual([0, 0]);
     const lines = [...jsonl(sweep), ...jsonl(rounds)];
     expect(lines.length).toBe(2 + 2);
@@ -54,12 +66,18 @@ describe("one version everywhere", () => {
 describe("files of 0.1, 0.2 and the script still read", () => {
   test("the fixtures are what they claim: 0.2's lines are real lines of the 0.2 binary", () => {
     expect(jsonl(V01).map((l) => l.type)).toContain("summary");
-    for (const file of [V02, V02B]) for (const l of jsonl(file)) expect([l.warmbench_version, typeof l.hdr, typeof l.workload]).toEqual(["0.1.0", "object", "object"]);
+    for (const file of [V02, V02B])
+      for (const l of jsonl(file)) expect([l.warmbench_version, typeof l.hdr, typeof l.workload]).toEqual(["0.1.0", "object", "object"]);
     expect(jsonl(V02_MULTITURN).map((l) => l.type)).toEqual(["round", "round", "round"]);
   });
 
   test("report renders each", async () => {
-    for (const [file, marker] of [[V01, "shared_prefix=90%"], [V02, "shared_prefix=50%"], [V02_MULTITURN, "multi-turn: 2 clients"], [SCRIPT, "shared_prefix=90%"]] as const) {
+    for (const [file, marker] of [
+      [V01, "shared_prefix=90%"],
+      [V02, "shared_prefix=50%"],
+      [V02_MULTITURN, "multi-turn: 2 clients"],
+      [SCRIPT, "shared_prefix=90%"],
+    ] as const) {
       const r = await runCli(["report", file]);
       expect([file, r.code]).toEqual([file, 0]);
       expect(r.stdout).toContain(marker);
@@ -74,7 +92,10 @@ describe("files of 0.1, 0.2 and the script still read", () => {
     const v02 = await runCli(["compare", V02, V02B, "--force", "--only", "mean_ttft_ms", "--max-regress", "mean_ttft_ms=100000%"]);
     expect(v02.code).toBe(0);
     expect(v02.stdout).toContain("No regression beyond the limits (2 lines compared)");
-    for (const [file, lines] of [[V01, 3], [SCRIPT, 2]] as const) {
+    for (const [file, lines] of [
+      [V01, 3],
+      [SCRIPT, 2],
+    ] as const) {
       const refused = await runCli(["compare", file, file]);
       expect(refused.code).toBe(2);
       expect(refused.stderr).toContain("workload fingerprint");

@@ -18,8 +18,21 @@ const dir = mkdtempSync(join(tmpdir(), "warmbench-workers-"));
 const PCTS = [0, 50, 90];
 const N = 12;
 const OUT_LEN = 6;
-const COUNTS = ["completed", "failed", "sent", "total_input", "total_output", "total_output_retokenized", "expected_cached_tokens",
-  "mean_cached_tokens", "min_cached_tokens", "max_cached_tokens", "cached_tokens_mismatched", "cache_check", "flush_verified"];
+const COUNTS = [
+  "completed",
+  "failed",
+  "sent",
+  "total_input",
+  "total_output",
+  "total_output_retokenized",
+  "expected_cached_tokens",
+  "mean_cached_tokens",
+  "min_cached_tokens",
+  "max_cached_tokens",
+  "cached_tokens_mismatched",
+  "cache_check",
+  "flush_verified",
+];
 
 let mock: MockServer;
 beforeAll(async () => {
@@ -32,11 +45,34 @@ async function sweep(tag: string, extra: string[]) {
   const prompts = join(dir, `${tag}-prompts.jsonl`);
   const before = mock.stats().received.length;
   const r = await runCli([
-    "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", PCTS.join(","), "--num-prompts", String(N), "--total-tokens", "600",
-    "--output-len", String(OUT_LEN), "--max-concurrency", "6", "--settle", "0", "--output-file", out, "--dump-prompts", prompts, ...extra,
+    "--model",
+    LLAMA2_TOKENIZER,
+    "--base-url",
+    mock.url,
+    "--pcts",
+    PCTS.join(","),
+    "--num-prompts",
+    String(N),
+    "--total-tokens",
+    "600",
+    "--output-len",
+    String(OUT_LEN),
+    "--max-concurrency",
+    "6",
+    "--settle",
+    "0",
+    "--output-file",
+    out,
+    "--dump-prompts",
+    prompts,
+    ...extra,
   ]);
   if (r.code !== 0) console.error(r.stderr);
-  const measured = mock.stats().received.slice(before).filter((x) => x.maxNewTokens === OUT_LEN).map((x) => x.inputIds.join(","));
+  const measured = mock
+    .stats()
+    .received.slice(before)
+    .filter((x) => x.maxNewTokens === OUT_LEN)
+    .map((x) => x.inputIds.join(","));
   return { ...r, lines: readPctLines(out), dumped: readFileSync(prompts, "utf8"), measured };
 }
 
@@ -78,7 +114,10 @@ describe("--workers with working sets", () => {
     const sharded = await sweep("ws-w2", ["--working-set", "1,3", "--workers", "2", "--request-details", details]);
     expect(sharded.code).toBe(0);
     // Every line's requests have ids of their own: the working set is in the id when the run sweeps several.
-    const ids = readFileSync(details, "utf8").trim().split("\n").map((l) => JSON.parse(l).request_id as string);
+    const ids = readFileSync(details, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l).request_id as string);
     expect(ids.length).toBe(PCTS.length * 2 * N);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids.filter((id) => id.includes("w3-")).length).toBe(PCTS.length * N);
@@ -96,7 +135,10 @@ describe("--workers with a request rate", () => {
     const run = async (tag: string, extra: string[]) => {
       const details = join(dir, `${tag}-details.jsonl`);
       const r = await sweep(tag, ["--pcts", "50", "--num-prompts", "40", "--request-rate", "100,inf", "--request-details", details, ...extra]);
-      const rows = readFileSync(details, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+      const rows = readFileSync(details, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
       return { ...r, rows };
     };
     const single = await run("rate-single", []);
@@ -124,7 +166,12 @@ describe("--workers with a request rate", () => {
     expect(open.achieved_request_rate).toBeGreaterThan(60);
     expect(open.achieved_request_rate).toBeLessThan(160);
     expect([...sharded.measured].sort()).toEqual([...single.measured].sort());
-    expect(sharded.rows.filter((d) => d.request_rate === 100).map((d) => d.request_id).every((id: string) => id.includes("-50@100-"))).toBe(true);
+    expect(
+      sharded.rows
+        .filter((d) => d.request_rate === 100)
+        .map((d) => d.request_id)
+        .every((id: string) => id.includes("-50@100-")),
+    ).toBe(true);
   });
 });
 
@@ -134,8 +181,26 @@ describe("--shard I/N --coordinator, for any other launcher (a Kubernetes Indexe
     const port = probe.port;
     probe.stop(true);
     const out = join(dir, "by-hand.jsonl");
-    const base = ["--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", "0,50", "--num-prompts", "9", "--total-tokens", "300",
-      "--output-len", "4", "--max-concurrency", "3", "--settle", "0", "--coordinator", `127.0.0.1:${port}`];
+    const base = [
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      mock.url,
+      "--pcts",
+      "0,50",
+      "--num-prompts",
+      "9",
+      "--total-tokens",
+      "300",
+      "--output-len",
+      "4",
+      "--max-concurrency",
+      "3",
+      "--settle",
+      "0",
+      "--coordinator",
+      `127.0.0.1:${port}`,
+    ];
     const env = { ...process.env, NO_COLOR: "1", WARMBENCH_SHARD_TOKEN: "by-hand-secret" };
     const procs = [0, 1, 2].map((rank) =>
       Bun.spawn([BINARY, ...base, "--shard", `${rank}/3`, ...(rank === 0 ? ["--output-file", out] : [])], { stdout: "pipe", stderr: "pipe", env }),
@@ -143,7 +208,10 @@ describe("--shard I/N --coordinator, for any other launcher (a Kubernetes Indexe
     const codes = await Promise.all(procs.map((p) => p.exited));
     expect(codes).toEqual([0, 0, 0]);
     const lines = readPctLines(out);
-    expect(lines.map((l) => [l.shared_prefix_pct, l.completed, l.shards.count, l.shards.launcher])).toEqual([[0, 9, 3, "flag"], [50, 9, 3, "flag"]]);
+    expect(lines.map((l) => [l.shared_prefix_pct, l.completed, l.shards.count, l.shards.launcher])).toEqual([
+      [0, 9, 3, "flag"],
+      [50, 9, 3, "flag"],
+    ]);
     const stray = await runCli([...base, "--shard", "1/3"], { env: { WARMBENCH_SHARD_TOKEN: "" } });
     expect(stray.code).toBe(2);
     expect(stray.stderr).toContain("--shard 1/3: set WARMBENCH_SHARD_TOKEN to the same secret for every shard");
@@ -153,13 +221,35 @@ describe("--shard I/N --coordinator, for any other launcher (a Kubernetes Indexe
 /** Children of a process (the local workers of a coordinator). */
 async function childrenOf(pid: number): Promise<number[]> {
   const text = await Bun.$`pgrep -P ${pid}`.nothrow().text();
-  return text.split("\n").filter((l) => l.trim() !== "").map(Number);
+  return text
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map(Number);
 }
 
 describe("a failing shard and an interrupted coordinator", () => {
   const slowArgs = (out: string, mockUrl: string) => [
-    BINARY, "--model", LLAMA2_TOKENIZER, "--base-url", mockUrl, "--pcts", "0,50", "--num-prompts", "12", "--total-tokens", "200",
-    "--output-len", "20", "--max-concurrency", "6", "--settle", "0", "--workers", "3", "--output-file", out,
+    BINARY,
+    "--model",
+    LLAMA2_TOKENIZER,
+    "--base-url",
+    mockUrl,
+    "--pcts",
+    "0,50",
+    "--num-prompts",
+    "12",
+    "--total-tokens",
+    "200",
+    "--output-len",
+    "20",
+    "--max-concurrency",
+    "6",
+    "--settle",
+    "0",
+    "--workers",
+    "3",
+    "--output-file",
+    out,
   ];
 
   test("a worker killed mid-pct: exit 1 naming the shard within seconds, the pct written from the others, no process left", async () => {

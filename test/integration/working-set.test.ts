@@ -22,12 +22,29 @@ const CAPACITY = 10_000;
 const PREFILL_US = 20;
 
 async function sweep(mock: Partial<MockOptions>, args: string[]): Promise<CliResult & { lines: any[]; received: number[][] }> {
-  const server = await startMockServer(mockOptions({ port: 0, pageSize: 16, ttftBaseMs: 1, prefillUsPerToken: PREFILL_US, itlMs: 1, recordInputs: true, ...mock }));
+  const server = await startMockServer(
+    mockOptions({ port: 0, pageSize: 16, ttftBaseMs: 1, prefillUsPerToken: PREFILL_US, itlMs: 1, recordInputs: true, ...mock }),
+  );
   const out = join(dir, `ws-${++fileNo}.jsonl`);
   try {
     const r = await runCli([
-      "--model", LLAMA2_TOKENIZER, "--base-url", server.url, "--total-tokens", "1000", "--num-prompts", "16", "--output-len", "3",
-      "--max-concurrency", "1", "--settle", "0", "--output-file", out, ...args,
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      server.url,
+      "--total-tokens",
+      "1000",
+      "--num-prompts",
+      "16",
+      "--output-len",
+      "3",
+      "--max-concurrency",
+      "1",
+      "--settle",
+      "0",
+      "--output-file",
+      out,
+      ...args,
     ]);
     return { ...r, lines: readPctLines(out), received: server.stats().received.map((q) => q.inputIds) };
   } finally {

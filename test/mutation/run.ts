@@ -101,7 +101,10 @@ interface AreaSummary {
 function areaSummary(area: Area, byFile: Map<string, Tally>, total: Tally): AreaSummary {
   const commit = Bun.spawnSync(["git", "rev-parse", "HEAD"], { cwd: root }).stdout.toString().trim();
   // "+changes" when the code under test or the area's tests differ from the commit (other files do not change a score).
-  const dirty = Bun.spawnSync(["git", "status", "--porcelain", "--", "src", ...area.tests], { cwd: root }).stdout.toString().trim() !== "";
+  const dirty =
+    Bun.spawnSync(["git", "status", "--porcelain", "--", "src", ...area.tests], { cwd: root })
+      .stdout.toString()
+      .trim() !== "";
   const files: AreaSummary["files"] = {};
   for (const [file, t] of byFile) {
     const detected = t.killed + t.timeout;
@@ -124,9 +127,7 @@ function areaSummary(area: Area, byFile: Map<string, Tally>, total: Tally): Area
 
 const round1 = (x: number): number => Math.round(x * 10) / 10;
 const summaryPath = join(root, "test/mutation/summary.json");
-const summary: { areas: Record<string, AreaSummary> } = existsSync(summaryPath)
-  ? JSON.parse(readFileSync(summaryPath, "utf8"))
-  : { areas: {} };
+const summary: { areas: Record<string, AreaSummary> } = existsSync(summaryPath) ? JSON.parse(readFileSync(summaryPath, "utf8")) : { areas: {} };
 
 let failed = false;
 const rows: string[] = [];

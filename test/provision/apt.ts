@@ -16,7 +16,10 @@ export const aptCommand = (packages: string[]): string =>
 /** Installs `packages` (as root); false, with apt's output shown, when it failed. */
 export function aptInstall(packages: string[]): boolean {
   const t0 = performance.now();
-  for (const args of [["update", "-qq"], ["install", "-y", "-qq", "--no-install-recommends", ...packages]]) {
+  for (const args of [
+    ["update", "-qq"],
+    ["install", "-y", "-qq", "--no-install-recommends", ...packages],
+  ]) {
     const r = Bun.spawnSync(["apt-get", ...LOCK, ...args], { env: ENV, stdout: "pipe", stderr: "pipe" });
     if (r.exitCode !== 0) {
       say(`apt-get ${args[0]} failed (exit ${r.exitCode}):\n${(r.stdout.toString() + r.stderr.toString()).trim().slice(-3000)}`);

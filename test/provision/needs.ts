@@ -30,7 +30,9 @@ export interface Need {
  */
 function testsImporting(helper: string): string[] {
   const dir = join("test", "integration");
-  const files = readdirSync(join(ROOT, dir)).filter((f) => f.endsWith(".test.ts")).map((f) => join(dir, f));
+  const files = readdirSync(join(ROOT, dir))
+    .filter((f) => f.endsWith(".test.ts"))
+    .map((f) => join(dir, f));
   return files.filter((f) => readFileSync(join(ROOT, f), "utf8").includes(`helpers/${helper}.ts"`)).sort();
 }
 

@@ -5,7 +5,9 @@ import { normalizeFlags } from "../../src/cli/normalize.ts";
 
 test("a repeatable flag is collected into one value, joined by newlines, in order", () => {
   expect(checkedArgv("run", ["--gate", "failed==0", "--seed", "1", "--gate=p99_ttft_ms<=5@pct>=90", "--gate", "x<1"])).toEqual([
-    "--seed", "1", "--gate=failed==0\np99_ttft_ms<=5@pct>=90\nx<1",
+    "--seed",
+    "1",
+    "--gate=failed==0\np99_ttft_ms<=5@pct>=90\nx<1",
   ]);
 });
 

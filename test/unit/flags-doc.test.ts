@@ -66,6 +66,10 @@ describe("every flag of each command's --help is in the reference, and every fla
   test("a flag missing from the reference is caught", async () => {
     const help = await inHelp("merge");
     expect(help).toContain("--output-file");
-    expect(documented("merge").filter((f) => f !== "--output-file").toSorted()).not.toEqual(help.toSorted());
+    expect(
+      documented("merge")
+        .filter((f) => f !== "--output-file")
+        .toSorted(),
+    ).not.toEqual(help.toSorted());
   });
 });

@@ -16,7 +16,11 @@ function importedNames(source: string): Set<string> {
   const names = new Set<string>();
   for (const m of source.matchAll(/^import\s+(?:type\s+)?\{([^}]*)\}\s+from/gm)) {
     for (const part of m[1]!.split(",")) {
-      const name = part.replace(/^\s*type\s+/, "").split(/\s+as\s+/).at(-1)!.trim();
+      const name = part
+        .replace(/^\s*type\s+/, "")
+        .split(/\s+as\s+/)
+        .at(-1)!
+        .trim();
       if (name !== "") names.add(name);
     }
   }
@@ -30,7 +34,10 @@ function reExports(source: string): boolean {
   const imported = importedNames(source);
   for (const m of source.matchAll(/^export\s+(?:type\s+)?\{([^}]*)\}\s*;/gm)) {
     for (const part of m[1]!.split(",")) {
-      const name = part.replace(/^\s*type\s+/, "").split(/\s+as\s+/)[0]!.trim();
+      const name = part
+        .replace(/^\s*type\s+/, "")
+        .split(/\s+as\s+/)[0]!
+        .trim();
       if (imported.has(name)) return true;
     }
   }
@@ -73,6 +80,23 @@ describe("habits", () => {
       }
     }
     expect(missing).toEqual([]);
+  });
+
+  test("every source, test, bench and docs script is formatted as biome.json says (fix: npx biome format --write .)", () => {
+    const run = Bun.spawnSync([join(ROOT, "node_modules/.bin/biome"), "format", "."], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+    const said = `${run.stdout.toString()}${run.stderr.toString()}`;
+    if (run.exitCode !== 0) throw new Error(`not formatted (run: npx biome format --write .):\n${said.slice(0, 4000)}`);
+    expect(said).toMatch(/Checked \d+ files/);
+  });
+
+  test("the formatter check sees a file that is not formatted", () => {
+    const run = Bun.spawnSync([join(ROOT, "node_modules/.bin/biome"), "format", "--stdin-file-path=src/x.ts"], {
+      cwd: ROOT,
+      stdin: new TextEncoder().encode("const  a = { b:1 }\n"),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(run.stdout.toString()).toBe("const a = { b: 1 };\n");
   });
 
   test("the compiler refuses unused locals and imports", () => {

@@ -9,8 +9,15 @@ import type { FlagDecl } from "./types.ts";
 
 /** run's flags that capacity takes with run's meaning, and the ones whose help or default differ there. */
 const FROM_RUN: Record<string, true | FlagDecl["commands"]["run"]> = {
-  backend: true, endpoint: true, "base-url": true, host: true, port: true, model: true, tokenizer: true,
-  "total-tokens": true, "output-len": true,
+  backend: true,
+  endpoint: true,
+  "base-url": true,
+  host: true,
+  port: true,
+  model: true,
+  tokenizer: true,
+  "total-tokens": true,
+  "output-len": true,
   "num-prompts": { help: "Requests per probe (a p99 needs about 100 or more)", default: c.probeRequests },
   duration: { help: "--search rate: seconds of arrivals per probe, instead of --num-prompts" },
   "max-concurrency": {
@@ -20,12 +27,23 @@ const FROM_RUN: Record<string, true | FlagDecl["commands"]["run"]> = {
   pcts: { help: "Comma-separated shared-prefix percentages: one search each", default: c.pcts },
   burstiness: { help: "--search rate: gamma shape of the gaps between arrivals (1 = Poisson, inf = evenly spaced)" },
   "working-set": { help: "Distinct shared prefixes in rotation during every probe (one size)" },
-  seed: true, "disable-ignore-eos": true,
+  seed: true,
+  "disable-ignore-eos": true,
   "output-file": { help: "JSONL file to append every probe's line and one capacity line per pct" },
-  "extra-request-body": true, settle: true, "flush-deadline": true, "request-timeout": true, "stall-timeout": true,
+  "extra-request-body": true,
+  settle: true,
+  "flush-deadline": true,
+  "request-timeout": true,
+  "stall-timeout": true,
   "cache-tolerance": { help: "Share of a probe's requests whose cached tokens may disagree before its cache check fails (a percent, e.g. 5%)" },
   gate: { help: "An SLO every probe must meet, METRIC OP VALUE, e.g. 'ttft_from_intended_p99_ms<=500' or 'failed==0'; repeatable; at least one" },
-  "gates-file": true, quiet: true, verbose: true, revision: true, "api-key": true, "served-model-name": true, "page-size": true,
+  "gates-file": true,
+  quiet: true,
+  verbose: true,
+  revision: true,
+  "api-key": true,
+  "served-model-name": true,
+  "page-size": true,
 };
 
 /** Adds `capacity` to the commands of the run flags it takes. */

@@ -9,9 +9,14 @@ import { PASSPORT_FLAGS, withPassport } from "./passport.ts";
 import { RESULTS_FLAGS } from "./results.ts";
 import type { CommandName, FlagDecl, FlagSpec } from "./types.ts";
 
-
 /** Every flag of run, demo, multiturn, capacity, replay, report, compare and merge, each declared once. */
-export const CLIENT_FLAGS: readonly FlagDecl[] = [...withPassport(withCapacity(MEASURE_FLAGS)), ...CAPACITY_FLAGS, ...REPLAY_FLAGS, ...PASSPORT_FLAGS, ...RESULTS_FLAGS];
+export const CLIENT_FLAGS: readonly FlagDecl[] = [
+  ...withPassport(withCapacity(MEASURE_FLAGS)),
+  ...CAPACITY_FLAGS,
+  ...REPLAY_FLAGS,
+  ...PASSPORT_FLAGS,
+  ...RESULTS_FLAGS,
+];
 
 /** The flags `command` takes, in declaration order, as that command shows them. */
 export function flagsFor(decls: readonly FlagDecl[], command: CommandName): FlagSpec[] {

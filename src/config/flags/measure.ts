@@ -21,7 +21,11 @@ type Commands = FlagDecl["commands"];
 const text = (name: string, help: string, commands: Commands, more: Partial<FlagDecl> = {}): FlagDecl => ({ name, type: "string", help, commands, ...more });
 const bool = (name: string, help: string, commands: Commands, more: Partial<FlagDecl> = {}): FlagDecl => ({ name, type: "boolean", help, commands, ...more });
 /** A boolean flag's field: true when given. */
-const flagField = (name: string, field: string, shapesWorkload = false): FlagBinding => ({ field, parse: (raw) => raw[name] === true, ...(shapesWorkload ? { shapesWorkload: true as const } : {}) });
+const flagField = (name: string, field: string, shapesWorkload = false): FlagBinding => ({
+  field,
+  parse: (raw) => raw[name] === true,
+  ...(shapesWorkload ? { shapesWorkload: true as const } : {}),
+});
 /** A path's field: null when not given. */
 const pathField = (name: string, field: string): FlagBinding => ({ field, parse: (raw) => str(raw, name) ?? null });
 /** A flag whose field shapes the workload, parsed with the options it is checked against (its command's parser). */
@@ -46,16 +50,34 @@ const TOKENIZER_FLAGS: FlagDecl[] = [
 ];
 
 const SERVER_FLAGS: FlagDecl[] = [
-  shaped(text("backend", "auto (ask the server), sglang (native /generate), vllm, llamacpp or openai (/v1/completions)", {
-    run: true,
-    demo: { help: "auto (the demo's mock answers as SGLang), sglang, vllm or openai (/v1/completions)" },
-    multiturn: { help: "auto (ask the server), sglang (native /generate, token ids from output_ids), llamacpp (native /completion, ids from return_tokens), or openai / vllm (/v1/completions, output re-tokenized)" },
-    replay: { help: "auto (ask the server), sglang (native /generate), vllm, llamacpp or openai (/v1/completions); token-id prompts" },
-  }, { default: d.backend, choices: BACKENDS }), "backend"),
-  shaped(text("endpoint", "auto (the engine's own: /generate for SGLang, else /v1/completions), generate, completions, or chat (/v1/chat/completions, text prompts)", {
-    run: true,
-    demo: { help: "auto, generate, completions or chat (/v1/chat/completions, text prompts)" },
-  }, { default: d.endpoint, choices: ENDPOINTS }), "endpoint"),
+  shaped(
+    text(
+      "backend",
+      "auto (ask the server), sglang (native /generate), vllm, llamacpp or openai (/v1/completions)",
+      {
+        run: true,
+        demo: { help: "auto (the demo's mock answers as SGLang), sglang, vllm or openai (/v1/completions)" },
+        multiturn: {
+          help: "auto (ask the server), sglang (native /generate, token ids from output_ids), llamacpp (native /completion, ids from return_tokens), or openai / vllm (/v1/completions, output re-tokenized)",
+        },
+        replay: { help: "auto (ask the server), sglang (native /generate), vllm, llamacpp or openai (/v1/completions); token-id prompts" },
+      },
+      { default: d.backend, choices: BACKENDS },
+    ),
+    "backend",
+  ),
+  shaped(
+    text(
+      "endpoint",
+      "auto (the engine's own: /generate for SGLang, else /v1/completions), generate, completions, or chat (/v1/chat/completions, text prompts)",
+      {
+        run: true,
+        demo: { help: "auto, generate, completions or chat (/v1/chat/completions, text prompts)" },
+      },
+      { default: d.endpoint, choices: ENDPOINTS },
+    ),
+    "endpoint",
+  ),
   shaped(text("base-url", "Server base URL if not using --host and --port", NET), "baseUrl"),
   text("host", "Server host", NET, { default: d.host }),
   text("port", "Server port", NET, { default: d.port }),
@@ -65,81 +87,202 @@ const SERVER_FLAGS: FlagDecl[] = [
   text("served-model-name", "Model name for the OpenAI backend (default: the first of /v1/models)", NET, {
     bind: { field: "servedModelName", parse: (raw) => str(raw, "served-model-name") ?? null, shapesWorkload: true },
   }),
-  text("page-size", "Server KV page size for the expected cached tokens (default: /server_info's, else 1 for sglang and llamacpp, 16 for openai/vllm)", {
-    run: true,
-    multiturn: { help: "Server KV page size for the expected cached tokens (default: /server_info's, else 1 for sglang and 16 for openai/vllm)" },
-    replay: { help: "Server KV page size for the expected cached tokens (default: /server_info's, else the backend's; --analyze: 1)" },
-  }, {
-    bind: {
-      field: "pageSize",
-      parse: (raw) => {
-        const v = str(raw, "page-size");
-        return v === undefined ? null : parseIntFlag("page-size", v, 1);
-      },
-      shapesWorkload: true,
+  text(
+    "page-size",
+    "Server KV page size for the expected cached tokens (default: /server_info's, else 1 for sglang and llamacpp, 16 for openai/vllm)",
+    {
+      run: true,
+      multiturn: { help: "Server KV page size for the expected cached tokens (default: /server_info's, else 1 for sglang and 16 for openai/vllm)" },
+      replay: { help: "Server KV page size for the expected cached tokens (default: /server_info's, else the backend's; --analyze: 1)" },
     },
-  }),
+    {
+      bind: {
+        field: "pageSize",
+        parse: (raw) => {
+          const v = str(raw, "page-size");
+          return v === undefined ? null : parseIntFlag("page-size", v, 1);
+        },
+        shapesWorkload: true,
+      },
+    },
+  ),
 ];
 
 const WORKLOAD_FLAGS: FlagDecl[] = [
-  shaped(text("num-prompts", "Prompts per shared-prefix percentage", {
-    run: true,
-    demo: { default: dd.numPrompts },
-    replay: { help: "Replay at most this many requests (of the slice)", default: null },
-  }, { default: d.numPrompts }), "numPrompts"),
-  shaped(text("total-tokens", "Input tokens per request (shared prefix + unique suffix)", { run: true, demo: { default: dd.totalTokens } }, { default: d.totalTokens }), "totalTokens"),
-  shaped(text("output-len", "Output tokens per request", {
-    run: true,
-    demo: { default: dd.outputLen },
-    multiturn: { help: "Output tokens per turn", default: md.outputLen },
-  }, { default: d.outputLen }), "outputLen"),
-  shaped(text("max-concurrency", "Maximum concurrent requests; 0 = all prompts at once", {
-    run: true,
-    demo: { default: dd.maxConcurrency },
-    multiturn: { help: "Turns in flight at once (bench_multiturn's max-parallel); 0 = every client", default: md.maxConcurrency },
-    replay: { help: "Requests in flight at most; 0 = no limit (--ignore-timestamps needs one)", default: 0 },
-  }, { default: d.maxConcurrency }), "maxConcurrency"),
+  shaped(
+    text(
+      "num-prompts",
+      "Prompts per shared-prefix percentage",
+      {
+        run: true,
+        demo: { default: dd.numPrompts },
+        replay: { help: "Replay at most this many requests (of the slice)", default: null },
+      },
+      { default: d.numPrompts },
+    ),
+    "numPrompts",
+  ),
+  shaped(
+    text(
+      "total-tokens",
+      "Input tokens per request (shared prefix + unique suffix)",
+      { run: true, demo: { default: dd.totalTokens } },
+      { default: d.totalTokens },
+    ),
+    "totalTokens",
+  ),
+  shaped(
+    text(
+      "output-len",
+      "Output tokens per request",
+      {
+        run: true,
+        demo: { default: dd.outputLen },
+        multiturn: { help: "Output tokens per turn", default: md.outputLen },
+      },
+      { default: d.outputLen },
+    ),
+    "outputLen",
+  ),
+  shaped(
+    text(
+      "max-concurrency",
+      "Maximum concurrent requests; 0 = all prompts at once",
+      {
+        run: true,
+        demo: { default: dd.maxConcurrency },
+        multiturn: { help: "Turns in flight at once (bench_multiturn's max-parallel); 0 = every client", default: md.maxConcurrency },
+        replay: { help: "Requests in flight at most; 0 = no limit (--ignore-timestamps needs one)", default: 0 },
+      },
+      { default: d.maxConcurrency },
+    ),
+    "maxConcurrency",
+  ),
   shaped(text("pcts", "Comma-separated shared-prefix percentages to sweep", { run: true, demo: { default: dd.pcts } }, { default: d.pcts }), "pcts"),
-  shaped(text("request-rate", "Requests per second, or a comma list to sweep (one line per pct and rate); inf = next request when a slot is free", SWEEPS, { default: d.requestRate }), "requestRates"),
-  shaped(text("burstiness", "Gamma shape of the gaps between arrivals: 1 = Poisson, larger = more regular, inf = evenly spaced", SWEEPS, { default: d.burstiness }), "burstiness"),
-  shaped(text("duration", "Open loop: seconds during which requests arrive at the rate (instead of --num-prompts)", { ...SWEEPS, replay: { help: "Replay this many trace seconds from --start" } }), "durationS"),
-  shaped(text("working-set", "Distinct shared prefixes in rotation per pct (cache pressure); a list, e.g. 1,4,16, sweeps them; auto: sizes whose prefixes fill half, all and twice the cache's capacity (from the server or --passport)", {
-    run: true,
-    multiturn: { help: "Distinct system prompts (client c uses c mod K): cache pressure", default: md.workingSet },
-  }, { default: d.workingSet }), "workingSets"),
-  text("repeat", "Measure every line N times, each from a flushed, proven, warmed cache with the same prompts (lines get a `repeat` axis; the console shows each metric's mean, 95 % CI and CV; gates judge the mean)", { run: true }),
-  text("route", "With several --base-url replicas: how the client routes each request (round-robin, random, least-in-flight, session, prefix, oracle); every line then has a hit-loss ledger", {
-    run: true,
-    multiturn: { help: "With several --base-url replicas: how the client routes each turn (session: by conversation); every round then has a hit-loss ledger" },
-    replay: { help: "With several --base-url replicas: how the client routes each request (session, prefix: by the trace's root block); the whole replay then has a hit-loss ledger" },
-  }, {
-    default: "round-robin", choices: ROUTE_POLICIES,
-    conflicts: { replicas: "with --replicas a router routes; --route is the client's own routing (--base-url A,B,...)" },
-  }),
+  shaped(
+    text("request-rate", "Requests per second, or a comma list to sweep (one line per pct and rate); inf = next request when a slot is free", SWEEPS, {
+      default: d.requestRate,
+    }),
+    "requestRates",
+  ),
+  shaped(
+    text("burstiness", "Gamma shape of the gaps between arrivals: 1 = Poisson, larger = more regular, inf = evenly spaced", SWEEPS, { default: d.burstiness }),
+    "burstiness",
+  ),
+  shaped(
+    text("duration", "Open loop: seconds during which requests arrive at the rate (instead of --num-prompts)", {
+      ...SWEEPS,
+      replay: { help: "Replay this many trace seconds from --start" },
+    }),
+    "durationS",
+  ),
+  shaped(
+    text(
+      "working-set",
+      "Distinct shared prefixes in rotation per pct (cache pressure); a list, e.g. 1,4,16, sweeps them; auto: sizes whose prefixes fill half, all and twice the cache's capacity (from the server or --passport)",
+      {
+        run: true,
+        multiturn: { help: "Distinct system prompts (client c uses c mod K): cache pressure", default: md.workingSet },
+      },
+      { default: d.workingSet },
+    ),
+    "workingSets",
+  ),
+  text(
+    "repeat",
+    "Measure every line N times, each from a flushed, proven, warmed cache with the same prompts (lines get a `repeat` axis; the console shows each metric's mean, 95 % CI and CV; gates judge the mean)",
+    { run: true },
+  ),
+  text(
+    "route",
+    "With several --base-url replicas: how the client routes each request (round-robin, random, least-in-flight, session, prefix, oracle); every line then has a hit-loss ledger",
+    {
+      run: true,
+      multiturn: {
+        help: "With several --base-url replicas: how the client routes each turn (session: by conversation); every round then has a hit-loss ledger",
+      },
+      replay: {
+        help: "With several --base-url replicas: how the client routes each request (session, prefix: by the trace's root block); the whole replay then has a hit-loss ledger",
+      },
+    },
+    {
+      default: "round-robin",
+      choices: ROUTE_POLICIES,
+      conflicts: { replicas: "with --replicas a router routes; --route is the client's own routing (--base-url A,B,...)" },
+    },
+  ),
   text("passport", "A cache passport (warmbench passport --output-file): its page size and capacity are used where the server states none", {
-    run: true, multiturn: true, replay: true,
-  }),
-  text("replicas", "Behind a router at --base-url: the replicas' own URLs (A,B,...), used for the control plane only (flush, proof, warm, /server_info); the line gets a hit-loss ledger", {
-    run: true, multiturn: true, replay: true,
-  }),
-  text("routing-key", "With --replicas: the header carrying each request's session key to the router: smg (X-SMG-Routing-Key), dynamo (X-Dynamo-Session-ID), aiperf (X-Session-Affinity), or a header name", {
-    run: true, multiturn: true, replay: true,
-  }, { requires: "replicas" }),
-  text("replica-header", "With --replicas: the response header naming the replica the router chose (a URL, host:port as nginx's $upstream_addr, or an index)", { run: true, multiturn: true, replay: true }, {
-    requires: "replicas",
-  }),
-  bool("check-fidelity", "After each line, compare greedy answers after a proven cache hit with answers after a proven flush, with log-probabilities (fidelity_* keys; gate fidelity_diverged==0)", {
     run: true,
-    multiturn: { help: "After the last round, compare greedy answers to conversations' last turns after their history was proven cached with answers after a proven flush (fidelity_* keys on the last round's line)" },
-    replay: { help: "After the replay, compare greedy answers to trace requests after their shared prefix was proven cached with answers after a proven flush (fidelity_* keys on the whole replay's line)" },
+    multiturn: true,
+    replay: true,
   }),
-  text("fidelity-sample", "--check-fidelity: prompts compared per line (each costs two flushes and three unmeasured requests)", { run: true, multiturn: { help: "--check-fidelity: conversations whose last turn is compared" }, replay: { help: "--check-fidelity: trace requests compared (of those a prefix was shared with)" } }, {
-    default: FIDELITY_DEFAULTS.sample, requires: "check-fidelity",
-  }),
-  text("fidelity-tie-nats", "--check-fidelity: a first difference whose two tokens are each in the other's top 5 and at most this many nats apart is a near tie, not a divergence", { run: true, multiturn: true, replay: true }, {
-    default: FIDELITY_DEFAULTS.tieNats, requires: "check-fidelity",
-  }),
-  text("repeat-until-cv", "With --repeat N as the most: stop repeating a line once the CV (sd/mean) of its gated metrics (else p99_ttft_ms and mean_itl_ms) is below this percent (e.g. 5%), after 2 repeats at least", { run: true }),
+  text(
+    "replicas",
+    "Behind a router at --base-url: the replicas' own URLs (A,B,...), used for the control plane only (flush, proof, warm, /server_info); the line gets a hit-loss ledger",
+    {
+      run: true,
+      multiturn: true,
+      replay: true,
+    },
+  ),
+  text(
+    "routing-key",
+    "With --replicas: the header carrying each request's session key to the router: smg (X-SMG-Routing-Key), dynamo (X-Dynamo-Session-ID), aiperf (X-Session-Affinity), or a header name",
+    {
+      run: true,
+      multiturn: true,
+      replay: true,
+    },
+    { requires: "replicas" },
+  ),
+  text(
+    "replica-header",
+    "With --replicas: the response header naming the replica the router chose (a URL, host:port as nginx's $upstream_addr, or an index)",
+    { run: true, multiturn: true, replay: true },
+    {
+      requires: "replicas",
+    },
+  ),
+  bool(
+    "check-fidelity",
+    "After each line, compare greedy answers after a proven cache hit with answers after a proven flush, with log-probabilities (fidelity_* keys; gate fidelity_diverged==0)",
+    {
+      run: true,
+      multiturn: {
+        help: "After the last round, compare greedy answers to conversations' last turns after their history was proven cached with answers after a proven flush (fidelity_* keys on the last round's line)",
+      },
+      replay: {
+        help: "After the replay, compare greedy answers to trace requests after their shared prefix was proven cached with answers after a proven flush (fidelity_* keys on the whole replay's line)",
+      },
+    },
+  ),
+  text(
+    "fidelity-sample",
+    "--check-fidelity: prompts compared per line (each costs two flushes and three unmeasured requests)",
+    {
+      run: true,
+      multiturn: { help: "--check-fidelity: conversations whose last turn is compared" },
+      replay: { help: "--check-fidelity: trace requests compared (of those a prefix was shared with)" },
+    },
+    {
+      default: FIDELITY_DEFAULTS.sample,
+      requires: "check-fidelity",
+    },
+  ),
+  text(
+    "fidelity-tie-nats",
+    "--check-fidelity: a first difference whose two tokens are each in the other's top 5 and at most this many nats apart is a near tie, not a divergence",
+    { run: true, multiturn: true, replay: true },
+    {
+      default: FIDELITY_DEFAULTS.tieNats,
+      requires: "check-fidelity",
+    },
+  ),
+  text(
+    "repeat-until-cv",
+    "With --repeat N as the most: stop repeating a line once the CV (sd/mean) of its gated metrics (else p99_ttft_ms and mean_itl_ms) is below this percent (e.g. 5%), after 2 repeats at least",
+    { run: true },
+  ),
 ];
 
 /** The conversation's shape (names as SGLang's bench_multiturn.py). */
@@ -148,71 +291,136 @@ const CONVERSATION_FLAGS: FlagDecl[] = [
   text("num-rounds", "Turns per conversation", { multiturn: true }, { default: md.numRounds }),
   text("turn-tokens", "New user tokens in every turn (bench_multiturn's sub-question-input-length)", { multiturn: true }, { default: md.turnTokens }),
   text("first-turn-tokens", "New user tokens of the first turn (bench_multiturn's request-length; default: --turn-tokens)", { multiturn: true }),
-  text("shared-system-tokens", "A system prompt every conversation starts with (warmed before round 0)", { multiturn: true }, { default: md.sharedSystemTokens }),
+  text(
+    "shared-system-tokens",
+    "A system prompt every conversation starts with (warmed before round 0)",
+    { multiturn: true },
+    { default: md.sharedSystemTokens },
+  ),
   bool("round-barrier", "Hold round r until every client finished round r-1 (bench_multiturn's --enable-round-barrier)", { multiturn: true }),
   text("think-time", "Seconds a client waits between its turns: 0.5, exp:MEAN or uniform:LOW:HIGH", { multiturn: true }, { default: md.thinkTime }),
-  text("ready-queue-policy", `Which ready client goes next: ${READY_QUEUE_POLICIES.join(", ")}`, { multiturn: true }, { default: md.readyQueuePolicy, choices: READY_QUEUE_POLICIES }),
+  text(
+    "ready-queue-policy",
+    `Which ready client goes next: ${READY_QUEUE_POLICIES.join(", ")}`,
+    { multiturn: true },
+    { default: md.readyQueuePolicy, choices: READY_QUEUE_POLICIES },
+  ),
 ];
 
 /** What every measuring command takes with the same meaning (their help differs where a pct is a round). */
 const SHARED_FLAGS: FlagDecl[] = [
   text("seed", "Random seed for prompt generation (Python random.Random compatible)", MEASURING, {
-    default: d.seed, bind: { field: "seed", parse: (raw) => parseSeed(str(raw, "seed") ?? String(d.seed)), shapesWorkload: true },
+    default: d.seed,
+    bind: { field: "seed", parse: (raw) => parseSeed(str(raw, "seed") ?? String(d.seed)), shapesWorkload: true },
   }),
   bool("disable-ignore-eos", "Let requests stop at EOS (ignore_eos=false)", MEASURING, { bind: flagField("disable-ignore-eos", "disableIgnoreEos", true) }),
-  text("output-file", "JSONL file to append one result object per shared-prefix percentage", {
-    ...SWEEPS,
-    multiturn: { help: "JSONL file to append one line per round" },
-    replay: { help: "JSONL file to append one line per --window and one for the whole replay (--analyze: the analysis as one JSON object)" },
-  }, { bind: pathField("output-file", "outputFile") }),
+  text(
+    "output-file",
+    "JSONL file to append one result object per shared-prefix percentage",
+    {
+      ...SWEEPS,
+      multiturn: { help: "JSONL file to append one line per round" },
+      replay: { help: "JSONL file to append one line per --window and one for the whole replay (--analyze: the analysis as one JSON object)" },
+    },
+    { bind: pathField("output-file", "outputFile") },
+  ),
   text("extra-request-body", "JSON object merged into every request payload", MEASURING, {
     bind: { field: "extraRequestBody", parse: (raw) => parseExtraBody(str(raw, "extra-request-body") ?? "{}"), shapesWorkload: true },
   }),
-  text("dump-prompts", "Write every prompt's token ids, one JSON line per prompt, to this file", {
-    ...SWEEPS,
-    multiturn: { help: "Write every turn's token ids, one JSON line per turn, to this file" },
-    replay: { help: "Write every request's token ids, one JSON line per request (its trace line and hash ids), to this file" },
-  }, { bind: pathField("dump-prompts", "dumpPrompts") }),
-  text("request-details", "Write one JSONL line per measured request (timestamps, cached tokens) to this file", {
-    ...SWEEPS,
-    multiturn: { help: "Write one JSONL line per turn (timestamps, cached tokens per tier) to this file" },
-    replay: { help: "Write one JSONL line per request (timestamps, cached tokens, the predicted range) to this file" },
-  }, { bind: pathField("request-details", "requestDetails") }),
-  text("settle", "Seconds to wait after each cache flush", {
-    run: true,
-    demo: { default: dd.settleS },
-    multiturn: { help: "Seconds to wait after the cache flush" },
-    replay: { help: "Seconds to wait after the cache flush" },
-  }, { default: d.settleMs / 1000, bind: { field: "settleMs", parse: (raw) => parseNumberFlag("settle", str(raw, "settle") ?? String(d.settleMs / 1000), 0) * 1000 } }),
+  text(
+    "dump-prompts",
+    "Write every prompt's token ids, one JSON line per prompt, to this file",
+    {
+      ...SWEEPS,
+      multiturn: { help: "Write every turn's token ids, one JSON line per turn, to this file" },
+      replay: { help: "Write every request's token ids, one JSON line per request (its trace line and hash ids), to this file" },
+    },
+    { bind: pathField("dump-prompts", "dumpPrompts") },
+  ),
+  text(
+    "request-details",
+    "Write one JSONL line per measured request (timestamps, cached tokens) to this file",
+    {
+      ...SWEEPS,
+      multiturn: { help: "Write one JSONL line per turn (timestamps, cached tokens per tier) to this file" },
+      replay: { help: "Write one JSONL line per request (timestamps, cached tokens, the predicted range) to this file" },
+    },
+    { bind: pathField("request-details", "requestDetails") },
+  ),
+  text(
+    "settle",
+    "Seconds to wait after each cache flush",
+    {
+      run: true,
+      demo: { default: dd.settleS },
+      multiturn: { help: "Seconds to wait after the cache flush" },
+      replay: { help: "Seconds to wait after the cache flush" },
+    },
+    {
+      default: d.settleMs / 1000,
+      bind: { field: "settleMs", parse: (raw) => parseNumberFlag("settle", str(raw, "settle") ?? String(d.settleMs / 1000), 0) * 1000 },
+    },
+  ),
   // Not the demo's: its own mock is idle whenever it is flushed, so it never answers busy (refused below).
   text("flush-deadline", "Seconds to keep retrying a busy /flush_cache", NET, {
-    default: d.flushDeadlineS, bind: { field: "flushDeadlineS", parse: (raw) => parseNumberFlag("flush-deadline", str(raw, "flush-deadline") ?? String(d.flushDeadlineS), 0) },
+    default: d.flushDeadlineS,
+    bind: { field: "flushDeadlineS", parse: (raw) => parseNumberFlag("flush-deadline", str(raw, "flush-deadline") ?? String(d.flushDeadlineS), 0) },
   }),
   text("request-timeout", "Seconds one request may take in all", MEASURING, {
     default: d.requestTimeoutS,
-    bind: { field: "requestTimeoutS", parse: (raw) => parseNumberFlag("request-timeout", str(raw, "request-timeout") ?? String(d.requestTimeoutS), 0.001), shapesWorkload: true },
+    bind: {
+      field: "requestTimeoutS",
+      parse: (raw) => parseNumberFlag("request-timeout", str(raw, "request-timeout") ?? String(d.requestTimeoutS), 0.001),
+      shapesWorkload: true,
+    },
   }),
   text("stall-timeout", "Seconds without any byte before a request fails as stalled", MEASURING, {
     default: d.stallTimeoutS,
-    bind: { field: "stallTimeoutS", parse: (raw) => parseNumberFlag("stall-timeout", str(raw, "stall-timeout") ?? String(d.stallTimeoutS), 0.001), shapesWorkload: true },
+    bind: {
+      field: "stallTimeoutS",
+      parse: (raw) => parseNumberFlag("stall-timeout", str(raw, "stall-timeout") ?? String(d.stallTimeoutS), 0.001),
+      shapesWorkload: true,
+    },
   }),
-  text("flush", "Cache flush before each pct: auto (the backend's way) or none", {
-    ...SWEEPS,
-    multiturn: { help: "Cache flush before round 0: auto (the backend's way) or none" },
-    replay: { help: "Cache flush before the first request: auto (the backend's way) or none" },
-  }, { default: d.flush, choices: FLUSH_MODES, bind: { field: "flush", parse: (raw) => oneOf(raw, "flush", FLUSH_MODES, d.flush) } }),
+  text(
+    "flush",
+    "Cache flush before each pct: auto (the backend's way) or none",
+    {
+      ...SWEEPS,
+      multiturn: { help: "Cache flush before round 0: auto (the backend's way) or none" },
+      replay: { help: "Cache flush before the first request: auto (the backend's way) or none" },
+    },
+    { default: d.flush, choices: FLUSH_MODES, bind: { field: "flush", parse: (raw) => oneOf(raw, "flush", FLUSH_MODES, d.flush) } },
+  ),
   text("verify-cache", "Check cached tokens against the expected prefix: off, warn or strict (exit 4)", MEASURING, {
-    default: d.verifyCache, choices: VERIFY_CACHE_MODES, bind: { field: "verifyCache", parse: (raw) => oneOf(raw, "verify-cache", VERIFY_CACHE_MODES, d.verifyCache) },
+    default: d.verifyCache,
+    choices: VERIFY_CACHE_MODES,
+    bind: { field: "verifyCache", parse: (raw) => oneOf(raw, "verify-cache", VERIFY_CACHE_MODES, d.verifyCache) },
   }),
-  text("cache-tolerance", "Share of requests per pct that may disagree under --verify-cache strict (a percent, e.g. 5%)", {
-    ...SWEEPS,
-    multiturn: { help: "Share of a round's turns that may disagree under --verify-cache strict (a percent, e.g. 5%)" },
-    replay: { help: "Share of the replay's requests whose cached tokens may fall short of their predicted range unexplained under --verify-cache strict (a percent, e.g. 5%)" },
-  }, { default: d.cacheTolerance, bind: { field: "cacheTolerance", parse: (raw) => parseFraction("cache-tolerance", str(raw, "cache-tolerance") ?? String(d.cacheTolerance)) } }),
-  bool("strict", "Exit 5 when the client itself was saturated (event-loop lag or JS-thread CPU) during a pct", {
-    ...SWEEPS,
-    multiturn: { help: "Exit 5 when the client itself was saturated (event-loop lag or JS-thread CPU) during a round" },
-  }, { bind: flagField("strict", "strict") }),
+  text(
+    "cache-tolerance",
+    "Share of requests per pct that may disagree under --verify-cache strict (a percent, e.g. 5%)",
+    {
+      ...SWEEPS,
+      multiturn: { help: "Share of a round's turns that may disagree under --verify-cache strict (a percent, e.g. 5%)" },
+      replay: {
+        help: "Share of the replay's requests whose cached tokens may fall short of their predicted range unexplained under --verify-cache strict (a percent, e.g. 5%)",
+      },
+    },
+    {
+      default: d.cacheTolerance,
+      bind: { field: "cacheTolerance", parse: (raw) => parseFraction("cache-tolerance", str(raw, "cache-tolerance") ?? String(d.cacheTolerance)) },
+    },
+  ),
+  bool(
+    "strict",
+    "Exit 5 when the client itself was saturated (event-loop lag or JS-thread CPU) during a pct",
+    {
+      ...SWEEPS,
+      multiturn: { help: "Exit 5 when the client itself was saturated (event-loop lag or JS-thread CPU) during a round" },
+    },
+    { bind: flagField("strict", "strict") },
+  ),
   text("workers", "Processes on this machine sharing the load (this one included), or auto: one per 256 streams, up to cores-1", {
     ...SWEEPS,
     multiturn: { help: "Processes on this machine sharing the conversations (this one included; client c runs in process c mod N), or auto" },
@@ -220,16 +428,35 @@ const SHARED_FLAGS: FlagDecl[] = [
   // A process of a run that a launcher (srun, a Kubernetes Indexed Job, a script) started.
   text("shard", "This process's part of a run started by a launcher: I/N, or auto under Slurm's srun (needs $WARMBENCH_SHARD_TOKEN across nodes)", RUN_MT),
   text("coordinator", "HOST:PORT where shard 0 listens (--shard I/N; under Slurm derived from the job and step ids)", RUN_MT),
-  text("gate", "Pass/fail threshold METRIC OP VALUE[@pct OP N], e.g. 'p99_ttft_ms<=800@pct>=90'; repeatable; exit 6 when one fails", {
-    ...SWEEPS,
-    multiturn: { help: "Pass/fail threshold METRIC OP VALUE judged on every round line, e.g. 'p99_ttft_ms<=800'; repeatable; exit 6 when one fails" },
-  }, { repeatable: true }),
+  text(
+    "gate",
+    "Pass/fail threshold METRIC OP VALUE[@pct OP N], e.g. 'p99_ttft_ms<=800@pct>=90'; repeatable; exit 6 when one fails",
+    {
+      ...SWEEPS,
+      multiturn: { help: "Pass/fail threshold METRIC OP VALUE judged on every round line, e.g. 'p99_ttft_ms<=800'; repeatable; exit 6 when one fails" },
+    },
+    { repeatable: true },
+  ),
   text("gates-file", "File with one gate per line (# comments)", ALL),
   // Not multiturn's: it draws no progress line (refused below).
-  bool("quiet", "No progress line on stderr", { ...SWEEPS, replay: true, multiturn: { help: "Only warnings and errors on stderr (multiturn draws no progress line; --quiet means the same quiet in every command)" } }, {
-    bind: flagField("quiet", "quiet"),
-  }),
-  bool("verbose", "Show stack traces and debug logs", { ...MEASURING, report: true, compare: true, merge: true, history: true }, { bind: flagField("verbose", "verbose") }),
+  bool(
+    "quiet",
+    "No progress line on stderr",
+    {
+      ...SWEEPS,
+      replay: true,
+      multiturn: { help: "Only warnings and errors on stderr (multiturn draws no progress line; --quiet means the same quiet in every command)" },
+    },
+    {
+      bind: flagField("quiet", "quiet"),
+    },
+  ),
+  bool(
+    "verbose",
+    "Show stack traces and debug logs",
+    { ...MEASURING, report: true, compare: true, merge: true, history: true },
+    { bind: flagField("verbose", "verbose") },
+  ),
 ];
 
 /** run's order in --help: the script's flags first, then ours. */
@@ -247,12 +474,18 @@ export const MEASURE_FLAGS: FlagDecl[] = [
 /** Flags that would silently do nothing in a command: refused there by name, with the reason. */
 export const REFUSED_FLAGS: RefusedFlag[] = [
   // Server flags, in the demo, which brings its own server.
-  ...["base-url", "host", "port"].map((name): RefusedFlag => ({
-    name,
+  ...["base-url", "host", "port"].map(
+    (name): RefusedFlag => ({
+      name,
+      commands: ["demo"],
+      reason: `the demo runs against its own mock server; use \`warmbench run --${name} ...\` for yours`,
+    }),
+  ),
+  {
+    name: "flush-deadline",
     commands: ["demo"],
-    reason: `the demo runs against its own mock server; use \`warmbench run --${name} ...\` for yours`,
-  })),
-  { name: "flush-deadline", commands: ["demo"], reason: "the demo's own mock is idle whenever it is flushed: it never answers busy, so there is nothing to retry" },
+    reason: "the demo's own mock is idle whenever it is flushed: it never answers busy, so there is nothing to retry",
+  },
   // The request count is --num-prompts and the seconds of arrivals --duration in every command (renamed in 0.4).
   { name: "probe-requests", commands: ["capacity"], reason: "renamed: the requests per probe are --num-prompts, the request count of every command" },
   { name: "probe-duration", commands: ["capacity"], reason: "renamed: the seconds of arrivals per probe are --duration, as in run" },

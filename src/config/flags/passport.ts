@@ -13,10 +13,23 @@ export const PASSPORT_DEFAULTS = {
 
 /** run's flags that passport takes, and the ones whose help differs there. */
 const FROM_RUN: Record<string, true | FlagDecl["commands"]["run"]> = {
-  backend: true, "base-url": true, host: true, port: true, model: true, tokenizer: true, revision: true, "api-key": true, "served-model-name": true,
+  backend: true,
+  "base-url": true,
+  host: true,
+  port: true,
+  model: true,
+  tokenizer: true,
+  revision: true,
+  "api-key": true,
+  "served-model-name": true,
   seed: { help: "Seed of the passport's random prompts" },
   "output-file": { help: "Write the passport as JSON to this file (replay and the replicas' ledger read it)" },
-  "extra-request-body": true, "flush-deadline": true, "request-timeout": true, "stall-timeout": true, quiet: true, verbose: true,
+  "extra-request-body": true,
+  "flush-deadline": true,
+  "request-timeout": true,
+  "stall-timeout": true,
+  quiet: true,
+  verbose: true,
 };
 
 /** Adds `passport` to the commands of the run flags it takes. */
@@ -24,6 +37,18 @@ export const withPassport = (decls: readonly FlagDecl[]): FlagDecl[] =>
   decls.map((d) => (d.name in FROM_RUN && d.commands.run !== undefined ? { ...d, commands: { ...d.commands, passport: FROM_RUN[d.name]! } } : d));
 
 export const PASSPORT_FLAGS: FlagDecl[] = [
-  { name: "max-tokens", type: "string", help: "Most tokens the capacity search fills the cache with; past it the capacity is reported as a lower bound", default: PASSPORT_DEFAULTS.maxTokens, commands: { passport: true } },
-  { name: "idle-wait", type: "string", help: "Seconds a cached prompt is left idle before it is checked again (idle expiry); 0: not measured", default: PASSPORT_DEFAULTS.idleWaitS, commands: { passport: true } },
+  {
+    name: "max-tokens",
+    type: "string",
+    help: "Most tokens the capacity search fills the cache with; past it the capacity is reported as a lower bound",
+    default: PASSPORT_DEFAULTS.maxTokens,
+    commands: { passport: true },
+  },
+  {
+    name: "idle-wait",
+    type: "string",
+    help: "Seconds a cached prompt is left idle before it is checked again (idle expiry); 0: not measured",
+    default: PASSPORT_DEFAULTS.idleWaitS,
+    commands: { passport: true },
+  },
 ];

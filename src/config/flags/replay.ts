@@ -24,7 +24,10 @@ export const REPLAY_FLAGS: FlagDecl[] = [
   { name: "trace", type: "positional", help: "Mooncake-format JSONL trace: one {timestamp, input_length, output_length, hash_ids} per line", commands: replay },
   bool("analyze", "Describe the trace without a server: lengths, the hit ratio of an infinite cache, the working set per --window against --cache-tokens"),
   text("block-size", "Tokens per hash id of the trace (Mooncake's FAST'25 release: 512; others use 16 or 64)", { default: r.blockSize }),
-  bool("skip-invalid", "Drop (and count) trace lines that are malformed, do not fit --block-size, go back in time or exceed the model's context, instead of exit 2"),
+  bool(
+    "skip-invalid",
+    "Drop (and count) trace lines that are malformed, do not fit --block-size, go back in time or exceed the model's context, instead of exit 2",
+  ),
   text("start", "Replay from this trace second on", { default: 0 }),
   text("time-scale", "Multiply the trace's timestamps: 0.1 sends ten times faster", { default: r.timeScale }),
   bool("ignore-timestamps", "Closed loop in trace order: the next request as soon as one of --max-concurrency slots is free"),

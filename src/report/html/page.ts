@@ -42,7 +42,9 @@ function renderTable(t: Pick<ReportTable, "id" | "columns" | "rows">, caption = 
 
 function renderSelect(chart: ChartData): string {
   if (chart.byLine) {
-    const options = chart.byLine.labels.map((l, i) => `<option value="${i}"${i === chart.byLine!.selected ? " selected" : ""}>${escapeHtml(l)}</option>`).join("");
+    const options = chart.byLine.labels
+      .map((l, i) => `<option value="${i}"${i === chart.byLine!.selected ? " selected" : ""}>${escapeHtml(l)}</option>`)
+      .join("");
     return `<div class="controls"><label>line <select id="select-${chart.id}">${options}</select></label></div>`;
   }
   if (!chart.byPct) return "";
@@ -64,14 +66,19 @@ function renderVerdict(runs: readonly ReportRun[], gates: ReportTable): string {
   const found = search === null ? "" : `<p class="verdict ${search.pass ? "pass" : "fail"}">${escapeHtml(search.text)}</p>`;
   if (gates.rows.length === 0) return found;
   const failed = gates.rows.filter((r) => r[4] === "FAIL").length;
-  return found + (failed === 0
-    ? `<p class="verdict pass">All ${gates.rows.length} gate verdicts pass.</p>`
-    : `<p class="verdict fail">${failed} of ${gates.rows.length} gate verdicts FAIL.</p>`);
+  return (
+    found +
+    (failed === 0
+      ? `<p class="verdict pass">All ${gates.rows.length} gate verdicts pass.</p>`
+      : `<p class="verdict fail">${failed} of ${gates.rows.length} gate verdicts FAIL.</p>`)
+  );
 }
 
 function renderHeaders(runs: readonly ReportRun[]): string {
   return runs
-    .map((r) => `<details><summary>${escapeHtml(r.label)}: full run header</summary><pre>${escapeHtml(JSON.stringify(r.header ?? null, null, 2))}</pre></details>`)
+    .map(
+      (r) => `<details><summary>${escapeHtml(r.label)}: full run header</summary><pre>${escapeHtml(JSON.stringify(r.header ?? null, null, 2))}</pre></details>`,
+    )
     .join("\n");
 }
 
@@ -90,7 +97,12 @@ ${renderHeaders(runs)}
 }
 
 /** The whole page; with a history trend (report --history), its charts come first. */
-export function renderHtmlReport(runs: readonly ReportRun[], differing: readonly string[], generatedAt = new Date(), trend: HistoryTrend | null = null): string {
+export function renderHtmlReport(
+  runs: readonly ReportRun[],
+  differing: readonly string[],
+  generatedAt = new Date(),
+  trend: HistoryTrend | null = null,
+): string {
   const sections = [...historySections(trend), ...buildSections(runs)];
   const gates = gatesTable(runs);
   const files = new Set(runs.map((r) => r.file)).size;
@@ -103,9 +115,7 @@ export function renderHtmlReport(runs: readonly ReportRun[], differing: readonly
     "base-uri 'none'",
     "form-action 'none'",
   ].join("; ");
-  const legend = runs
-    .map((r, i) => `<li><span class="swatch" style="background:${PALETTE[i % PALETTE.length]}"></span>${escapeHtml(r.label)}</li>`)
-    .join("");
+  const legend = runs.map((r, i) => `<li><span class="swatch" style="background:${PALETTE[i % PALETTE.length]}"></span>${escapeHtml(r.label)}</li>`).join("");
   const diff = differencesTable(runs, differing);
   return `<!doctype html>
 <html lang="en">

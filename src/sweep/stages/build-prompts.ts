@@ -80,14 +80,18 @@ async function buildJustInTime(plan: PctPlan, ctx: SweepContext): Promise<Prompt
   const what = plan.workingSet > 1 ? `${plan.workingSet} shared prefixes` : "the shared prefix";
   log.info(`Drawing ${what} (${plan.prefixLen} tokens); ${plan.numPrompts} prompts follow just in time ...`);
   const headLen = probeLength(ctx.server.pageSize);
-  const drawn = await abortable(feed.startPct({
-    pct: plan.pct,
-    totalTokens: plan.promptLen,
-    workingSet: plan.workingSet,
-    count: plan.numPrompts,
-    headLen,
-    dumpPath: ctx.opts.dumpPrompts,
-  }), ctx.io.signal, `while drawing ${what}`);
+  const drawn = await abortable(
+    feed.startPct({
+      pct: plan.pct,
+      totalTokens: plan.promptLen,
+      workingSet: plan.workingSet,
+      count: plan.numPrompts,
+      headLen,
+      dumpPath: ctx.opts.dumpPrompts,
+    }),
+    ctx.io.signal,
+    `while drawing ${what}`,
+  );
   const { measured, warm } = templates(ctx);
   const empty = new Uint8Array(0);
   const k = drawn.prefixes.length;
@@ -126,7 +130,11 @@ function buildAtOnce(plan: PctPlan, ctx: SweepContext): PromptBatch {
   const { opts } = ctx;
   log.info(`Building ${plan.numPrompts} prompts ...`);
   const set = buildPrompts({
-    population: ctx.tokenizer.population, totalTokens: plan.promptLen, pct: plan.pct, numPrompts: plan.numPrompts, rng: ctx.rng,
+    population: ctx.tokenizer.population,
+    totalTokens: plan.promptLen,
+    pct: plan.pct,
+    numPrompts: plan.numPrompts,
+    rng: ctx.rng,
     workingSet: plan.workingSet,
   });
   const dump = opts.dumpPrompts;
@@ -163,6 +171,7 @@ function logDrift(plan: PctPlan, text: TextPrompts): void {
   if (plan.prefixLen === 0) return;
   let min = Infinity;
   for (const shared of text.sharedTokens) min = Math.min(min, shared);
-  const moved = text.prefixDriftAt >= 0 ? `re-tokenizes to ${text.prefixTokens} tokens (ids differ from position ${text.prefixDriftAt})` : "re-tokenizes to the same ids";
+  const moved =
+    text.prefixDriftAt >= 0 ? `re-tokenizes to ${text.prefixTokens} tokens (ids differ from position ${text.prefixDriftAt})` : "re-tokenizes to the same ids";
   log.info(`text prompts: the ${plan.prefixLen}-id prefix ${moved}; every prompt shares at least ${min} of them`);
 }

@@ -51,7 +51,10 @@ export function lineSend(plan: PctPlan, line: LinePlan, prompts: LinePrompts, ct
     }
   };
   const arrivalsMs = Number.isFinite(line.rate)
-    ? shareOfArrivals(arrivalOffsetsMs({ ratePerS: line.rate, burstiness: opts.burstiness, seed: opts.seed, count: line.count, durationS: opts.durationS }), plan.share)
+    ? shareOfArrivals(
+        arrivalOffsetsMs({ ratePerS: line.rate, burstiness: opts.burstiness, seed: opts.seed, count: line.count, durationS: opts.durationS }),
+        plan.share,
+      )
     : null;
   return {
     options: {
@@ -62,7 +65,10 @@ export function lineSend(plan: PctPlan, line: LinePlan, prompts: LinePrompts, ct
       arrivalsMs,
       ratePerS: line.rate,
       name: `${plan.pct}%`,
-      progress: { start: (total, label) => ctx.io.sink.progress(total, label), label: opts.requestRates.length > 1 ? `${plan.pct}% @ ${rate}` : `${plan.pct}%` },
+      progress: {
+        start: (total, label) => ctx.io.sink.progress(total, label),
+        label: opts.requestRates.length > 1 ? `${plan.pct}% @ ${rate}` : `${plan.pct}%`,
+      },
       onSettled,
     },
     lastFinished: () => (last.suffixHead === null ? null : { index: last.index, suffixHead: last.suffixHead }),
@@ -70,6 +76,13 @@ export function lineSend(plan: PctPlan, line: LinePlan, prompts: LinePrompts, ct
 }
 
 /** Sends this process's share of the line (a shard worker's job); `startAtMs` (nowMs clock): the line's common start. */
-export function sendShare(plan: PctPlan, line: LinePlan, prompts: LinePrompts, ctx: SweepContext, signal: AbortSignal, startAtMs?: number): Promise<SendResult> {
+export function sendShare(
+  plan: PctPlan,
+  line: LinePlan,
+  prompts: LinePrompts,
+  ctx: SweepContext,
+  signal: AbortSignal,
+  startAtMs?: number,
+): Promise<SendResult> {
   return send({ ...lineSend(plan, line, prompts, ctx).options, signal, startAtMs });
 }

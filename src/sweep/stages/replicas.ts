@@ -18,7 +18,6 @@ import type { PctPlan } from "../plan.ts";
 import type { PromptBatch } from "./build-prompts.ts";
 import { warmCell } from "./warm-cell.ts";
 
-
 /** Each replica warmed with the prefixes the router may send it (router.warmsOn), in the working set's order. */
 export async function warmReplicas(plan: PctPlan, batch: PromptBatch, ctx: SweepContext, replicas: ReplicaSet, router: ReplicaRouter): Promise<WarmResult> {
   const warms: WarmResult[] = [];
@@ -53,7 +52,9 @@ export function lineRouter(plan: PctPlan, ctx: SweepContext, replicas: ReplicaSe
     seed: ctx.opts.seed,
     via: ctx.opts.replicas!.via,
     prefixes: shared ? Array.from({ length: plan.workingSet }, (_, g) => g) : [],
-    prefixesHeld: replicas.servers.map((s) => (s.info.cacheCapacityTokens === null || plan.prefixLen === 0 ? null : Math.floor(s.info.cacheCapacityTokens / plan.prefixLen))),
+    prefixesHeld: replicas.servers.map((s) =>
+      s.info.cacheCapacityTokens === null || plan.prefixLen === 0 ? null : Math.floor(s.info.cacheCapacityTokens / plan.prefixLen),
+    ),
   });
 }
 
@@ -74,13 +75,18 @@ const WARM_INDEX = 1e9;
 export function lineLedger(plan: PctPlan, records: readonly RequestRecord[], router: ReplicaRouter, ctx: SweepContext, replicas: ReplicaSet): HitLedger {
   const page = ctx.server.pageSize;
   const prompts: BlockPrompt[] = [];
-  for (const r of records) prompts[r.index] = { ...sweepPrompt(r.index, r.index % plan.workingSet, plan.promptLen, plan.prefixLen, page), outputLength: ctx.opts.outputLen };
+  for (const r of records)
+    prompts[r.index] = { ...sweepPrompt(r.index, r.index % plan.workingSet, plan.promptLen, plan.prefixLen, page), outputLength: ctx.opts.outputLen };
   const warmPrompt = (g: number) => sweepPrompt(WARM_INDEX + g, g, plan.prefixLen, plan.prefixLen, page);
   return hitLedger({
     prompts,
     records,
     replicaOf: (index) => router.assigned.get(index) ?? null,
-    replicas: replicas.urls.map((url, r) => ({ url, capacityTokens: replicas.servers[r]!.info.cacheCapacityTokens, warmed: warmedGroups(plan, router, r).map(warmPrompt) })),
+    replicas: replicas.urls.map((url, r) => ({
+      url,
+      capacityTokens: replicas.servers[r]!.info.cacheCapacityTokens,
+      warmed: warmedGroups(plan, router, r).map(warmPrompt),
+    })),
     pageSize: page,
   });
 }

@@ -12,9 +12,33 @@ import { exits, fails, proofBodies, sends, verboseEntry, writes, type Entry, typ
 import { revisionEntry } from "./measuring.ts";
 
 const BASE = [
-  "capacity", "--model", LLAMA2_TOKENIZER, "--base-url", "{url}", "--total-tokens", "64", "--output-len", "2", "--pcts", "0", "--settle", "0",
-  "--num-prompts", "4", "--start", "50", "--bracket", "1:100", "--precision", "40%", "--confirm", "1", "--gate", "failed==0",
-  "--output-file", "{dir}/o.jsonl",
+  "capacity",
+  "--model",
+  LLAMA2_TOKENIZER,
+  "--base-url",
+  "{url}",
+  "--total-tokens",
+  "64",
+  "--output-len",
+  "2",
+  "--pcts",
+  "0",
+  "--settle",
+  "0",
+  "--num-prompts",
+  "4",
+  "--start",
+  "50",
+  "--bracket",
+  "1:100",
+  "--precision",
+  "40%",
+  "--confirm",
+  "1",
+  "--gate",
+  "failed==0",
+  "--output-file",
+  "{dir}/o.jsonl",
 ];
 /** Holds at no load: the search fails at --start and at the bracket's bottom (40 with BOTTOM). */
 const UNMEETABLE = "p99_ttft_ms<=0.001";
@@ -25,10 +49,12 @@ const SLO = ["--gate", "ttft_from_intended_p99_ms<=150", "--num-prompts", "8", "
 
 const probes = (o: Observation) => o.lines("o.jsonl").filter((l) => l.type === undefined);
 const result = (o: Observation) => o.lines("o.jsonl").find((l) => l.type === "capacity")!;
-const differs = (read: (o: Observation) => unknown): Proof => (o, b) => {
-  expect(o.code).toBe(b.code);
-  expect(JSON.stringify(read(o))).not.toBe(JSON.stringify(read(b)));
-};
+const differs =
+  (read: (o: Observation) => unknown): Proof =>
+  (o, b) => {
+    expect(o.code).toBe(b.code);
+    expect(JSON.stringify(read(o))).not.toBe(JSON.stringify(read(b)));
+  };
 const moreProbes: Proof = (o, b) => expect(result(o).probes_sent).toBeGreaterThan(result(b).probes_sent);
 
 const CAPACITY: Record<string, Entry> = {
@@ -38,18 +64,30 @@ const CAPACITY: Record<string, Entry> = {
   "extra-request-body": { args: ["--extra-request-body", '{"max_new_tokens_hint":1}'], proof: sends },
   settle: { args: ["--settle", "1.5"], proof: (o, b) => expect(o.wallMs).toBeGreaterThan(b.wallMs + 2000) },
   "request-timeout": { args: ["--request-timeout", "0.001"], proof: fails },
-  gate: { args: ["--gate", UNMEETABLE, ...BOTTOM], vs: BOTTOM, proof: (o, b) => {
-    expect([result(o).capacity_status, result(o).capacity_request_rate]).toEqual(["below_min", 0]);
-    expect(result(b).capacity_status).toBe("at_max");
-  } },
-  "gates-file": { args: ["--gates-file", "{dir}/gates.txt", ...BOTTOM], vs: BOTTOM, setup: (dir) => writeFileSync(join(dir, "gates.txt"), `# unmeetable\n${UNMEETABLE}\n`),
-    proof: (o, b) => expect([result(o).capacity_status, result(b).capacity_status]).toEqual(["below_min", "at_max"]) },
+  gate: {
+    args: ["--gate", UNMEETABLE, ...BOTTOM],
+    vs: BOTTOM,
+    proof: (o, b) => {
+      expect([result(o).capacity_status, result(o).capacity_request_rate]).toEqual(["below_min", 0]);
+      expect(result(b).capacity_status).toBe("at_max");
+    },
+  },
+  "gates-file": {
+    args: ["--gates-file", "{dir}/gates.txt", ...BOTTOM],
+    vs: BOTTOM,
+    setup: (dir) => writeFileSync(join(dir, "gates.txt"), `# unmeetable\n${UNMEETABLE}\n`),
+    proof: (o, b) => expect([result(o).capacity_status, result(b).capacity_status]).toEqual(["below_min", "at_max"]),
+  },
   verbose: verboseEntry(["--base-url", "http://127.0.0.1:9"]),
-  quiet: { args: ["--quiet"], tty: true, proof: (o, b) => {
-    expect([o.code, b.code]).toEqual([0, 0]);
-    expect(b.stdout).toMatch(/\d+\/\d+ requests, /);
-    expect(o.stdout).not.toMatch(/\d+\/\d+ requests, /);
-  } },
+  quiet: {
+    args: ["--quiet"],
+    tty: true,
+    proof: (o, b) => {
+      expect([o.code, b.code]).toEqual([0, 0]);
+      expect(b.stdout).toMatch(/\d+\/\d+ requests, /);
+      expect(o.stdout).not.toMatch(/\d+\/\d+ requests, /);
+    },
+  },
   backend: { args: ["--backend", "openai"], proof: sends },
   endpoint: { args: ["--endpoint", "completions"], proof: sends },
   ...SERVER_FLAGS,
@@ -59,18 +97,28 @@ const CAPACITY: Record<string, Entry> = {
   "total-tokens": { args: ["--total-tokens", "80"], proof: sends },
   "output-len": { args: ["--output-len", "3"], proof: sends },
   // 100 ms requests every 20 ms: four overlap unless one at a time is allowed.
-  "max-concurrency": { args: ["--max-concurrency", "1"], server: ["--itl-ms", "100"], vs: [], proof: (o, b) => {
-    expect(probes(o).every((l) => l.concurrency <= 1.05)).toBe(true);
-    expect(probes(b).some((l) => l.concurrency > 1.5)).toBe(true);
-  } },
+  "max-concurrency": {
+    args: ["--max-concurrency", "1"],
+    server: ["--itl-ms", "100"],
+    vs: [],
+    proof: (o, b) => {
+      expect(probes(o).every((l) => l.concurrency <= 1.05)).toBe(true);
+      expect(probes(b).some((l) => l.concurrency > 1.5)).toBe(true);
+    },
+  },
   pcts: { args: ["--pcts", "90"], proof: sends },
   burstiness: { args: ["--burstiness", "inf"], proof: differs((o) => probes(o).map((l) => l.burstiness)) },
   "working-set": { args: ["--pcts", "50", "--working-set", "2"], vs: ["--pcts", "50"], proof: sends },
   "flush-deadline": FLUSH_DEADLINE,
-  "stall-timeout": { args: ["--stall-timeout", "0.3", ...BOTTOM], server: ["--stall-every", "2", "--stall-s", "3"], vs: BOTTOM, proof: (o, b) => {
-    expect(probes(o).some((l) => (l.errors_by_kind.stall ?? 0) > 0)).toBe(true);
-    expect(probes(b).every((l) => l.failed === 0)).toBe(true);
-  } },
+  "stall-timeout": {
+    args: ["--stall-timeout", "0.3", ...BOTTOM],
+    server: ["--stall-every", "2", "--stall-s", "3"],
+    vs: BOTTOM,
+    proof: (o, b) => {
+      expect(probes(o).some((l) => (l.errors_by_kind.stall ?? 0) > 0)).toBe(true);
+      expect(probes(b).every((l) => l.failed === 0)).toBe(true);
+    },
+  },
   // The server counts cached tokens in pages of 16; told 1, the client expects 35 where 32 come back: every probe's
   // cache check fails (exit 4) unless the tolerance lets all of them disagree.
   "cache-tolerance": {
@@ -85,32 +133,52 @@ const CAPACITY: Record<string, Entry> = {
     server: ["--page-size", "16"],
     proof: (o, b) => expect([b.code, o.code]).toEqual([0, 4]),
   },
-  "api-key": { args: ["--api-key", "sekrit-key"], proof: (o, b) => {
-    expect(o.requests.every((r) => r.headers.authorization === "Bearer sekrit-key")).toBe(true);
-    expect(b.requests.some((r) => r.headers.authorization !== undefined)).toBe(false);
-  } },
-  "served-model-name": { args: ["--backend", "openai", "--served-model-name", "other-model"], vs: ["--backend", "openai"], proof: (o) => {
-    expect(o.requests.filter((r) => r.path === "/v1/completions").every((r) => JSON.parse(r.body).model === "other-model")).toBe(true);
-  } },
+  "api-key": {
+    args: ["--api-key", "sekrit-key"],
+    proof: (o, b) => {
+      expect(o.requests.every((r) => r.headers.authorization === "Bearer sekrit-key")).toBe(true);
+      expect(b.requests.some((r) => r.headers.authorization !== undefined)).toBe(false);
+    },
+  },
+  "served-model-name": {
+    args: ["--backend", "openai", "--served-model-name", "other-model"],
+    vs: ["--backend", "openai"],
+    proof: (o) => {
+      expect(o.requests.filter((r) => r.path === "/v1/completions").every((r) => JSON.parse(r.body).model === "other-model")).toBe(true);
+    },
+  },
 
-  search: { args: ["--search", "concurrency"], proof: (o, b) => {
-    expect([result(o).search, result(b).search]).toEqual(["concurrency", "rate"]);
-    expect(probes(o)[0]!.max_concurrency).toBe(50);
-    expect(probes(o)[0]!.request_rate).toBe(Infinity);
-  } },
-  "num-prompts": { args: ["--num-prompts", "6"], proof: (o, b) => {
-    expect(probes(o).map((l) => l.completed)).toEqual([6, 6]);
-    expect(probes(b).map((l) => l.completed)).toEqual([4, 4]);
-  } },
-  "duration": { args: ["--duration", "0.2"], drop: ["--num-prompts"], proof: (o) => {
-    expect(probes(o).map((l) => l.completed)).toEqual([10, 20]); // 50 and 100 req/s for 0.2 s
-  } },
+  search: {
+    args: ["--search", "concurrency"],
+    proof: (o, b) => {
+      expect([result(o).search, result(b).search]).toEqual(["concurrency", "rate"]);
+      expect(probes(o)[0]!.max_concurrency).toBe(50);
+      expect(probes(o)[0]!.request_rate).toBe(Infinity);
+    },
+  },
+  "num-prompts": {
+    args: ["--num-prompts", "6"],
+    proof: (o, b) => {
+      expect(probes(o).map((l) => l.completed)).toEqual([6, 6]);
+      expect(probes(b).map((l) => l.completed)).toEqual([4, 4]);
+    },
+  },
+  duration: {
+    args: ["--duration", "0.2"],
+    drop: ["--num-prompts"],
+    proof: (o) => {
+      expect(probes(o).map((l) => l.completed)).toEqual([10, 20]); // 50 and 100 req/s for 0.2 s
+    },
+  },
   // The bisection from [25, 50] needs 2 steps to 40 % and 4 to 5 %, whatever the verdicts.
   precision: { args: [...SLO, "--precision", "5%"], vs: SLO, server: SLOW, proof: moreProbes },
-  confirm: { args: ["--confirm", "3"], proof: (o, b) => {
-    expect(probes(o).filter((l) => l.request_rate === 100)).toHaveLength(3);
-    expect(probes(b).filter((l) => l.request_rate === 100)).toHaveLength(1);
-  } },
+  confirm: {
+    args: ["--confirm", "3"],
+    proof: (o, b) => {
+      expect(probes(o).filter((l) => l.request_rate === 100)).toHaveLength(3);
+      expect(probes(b).filter((l) => l.request_rate === 100)).toHaveLength(1);
+    },
+  },
   start: { args: ["--start", "10"], proof: differs((o) => probes(o)[0]!.request_rate) },
   bracket: { args: ["--bracket", "1:60"], proof: (o, b) => expect([result(o).capacity_request_rate, result(b).capacity_request_rate]).toEqual([60, 100]) },
   require: { args: ["--require", "1000"], proof: exits(6) },

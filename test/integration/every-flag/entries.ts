@@ -37,45 +37,56 @@ export interface Entry {
 
 /** Each entry's body: the base line (shared with other entries where it is the same) against the flagged line. */
 export function proofBodies(base: string[], entries: Record<string, Entry>): ProofBodies {
-  return Object.fromEntries(Object.entries(entries).map(([flag, entry]) => [flag, async () => {
-    const line = (extra: string[], drop: string[] = []) => withFlags(base, extra, drop);
-    const probe = (args: string[], flagged: boolean): Probe => ({
-      args,
-      server: entry.server,
-      intercept: flagged || entry.flaggedOnly !== true ? entry.intercept : undefined,
-      setup: entry.setup,
-      env: entry.env,
-      tty: entry.tty,
-    });
-    const b = await observeBase(probe(entry.vs === undefined ? base : line(entry.vs), false));
-    let o = await observe(probe(line(entry.args, entry.drop), true));
-    for (let attempt = 1; attempt < 3 && entry.until !== undefined && !entry.until(o); attempt++) {
-      o = await observe(probe(line(entry.args, entry.drop), true));
-    }
-    await entry.proof(o, b);
-  }]));
+  return Object.fromEntries(
+    Object.entries(entries).map(([flag, entry]) => [
+      flag,
+      async () => {
+        const line = (extra: string[], drop: string[] = []) => withFlags(base, extra, drop);
+        const probe = (args: string[], flagged: boolean): Probe => ({
+          args,
+          server: entry.server,
+          intercept: flagged || entry.flaggedOnly !== true ? entry.intercept : undefined,
+          setup: entry.setup,
+          env: entry.env,
+          tty: entry.tty,
+        });
+        const b = await observeBase(probe(entry.vs === undefined ? base : line(entry.vs), false));
+        let o = await observe(probe(line(entry.args, entry.drop), true));
+        for (let attempt = 1; attempt < 3 && entry.until !== undefined && !entry.until(o); attempt++) {
+          o = await observe(probe(line(entry.args, entry.drop), true));
+        }
+        await entry.proof(o, b);
+      },
+    ]),
+  );
 }
 
 export const sends: Proof = (o, b) => {
   expect(o.requests.length).toBeGreaterThan(0);
   expect(sentSignature(o)).not.toEqual(sentSignature(b));
 };
-export const exits = (code: number): Proof => (o, b) => {
-  expect(o.code).toBe(code);
-  expect(b.code).not.toBe(code);
-};
+export const exits =
+  (code: number): Proof =>
+  (o, b) => {
+    expect(o.code).toBe(code);
+    expect(b.code).not.toBe(code);
+  };
 export const fails: Proof = (o, b) => {
   expect(b.code).toBe(0);
   expect(o.code).not.toBe(0);
 };
-export const writes = (file: string): Proof => (o) => {
-  expect(existsSync(join(o.dir, file))).toBe(true);
-  expect(statSync(join(o.dir, file)).size).toBeGreaterThan(0);
-};
-export const stderrShows = (re: RegExp): Proof => (o, b) => {
-  expect(o.stderr).toMatch(re);
-  expect(b.stderr).not.toMatch(re);
-};
+export const writes =
+  (file: string): Proof =>
+  (o) => {
+    expect(existsSync(join(o.dir, file))).toBe(true);
+    expect(statSync(join(o.dir, file)).size).toBeGreaterThan(0);
+  };
+export const stderrShows =
+  (re: RegExp): Proof =>
+  (o, b) => {
+    expect(o.stderr).toMatch(re);
+    expect(b.stderr).not.toMatch(re);
+  };
 export const detailsDiffer: Proof = (o, b) => {
   expect(detailSignature(o).length).toBeGreaterThan(0);
   expect(detailSignature(o)).not.toEqual(detailSignature(b));
@@ -93,10 +104,14 @@ export const SERVER_FLAGS: Record<"base-url" | "host" | "port", Entry> = {
   "base-url": { args: ["--base-url", "http://127.0.0.1:9"], proof: fails },
   host: { args: ["--host", "127.0.0.9", "--port", "{port}"], drop: ["--base-url"], proof: fails },
   // Nothing listens on the default port (30000) here: requests reaching the proxy are --port's doing.
-  port: { args: ["--port", "{port}"], drop: ["--base-url"], proof: (o) => {
-    expect(o.code).toBe(0);
-    expect(o.requests.length).toBeGreaterThan(0);
-  } },
+  port: {
+    args: ["--port", "{port}"],
+    drop: ["--base-url"],
+    proof: (o) => {
+      expect(o.code).toBe(0);
+      expect(o.requests.length).toBeGreaterThan(0);
+    },
+  },
 };
 
 /** Against a flush that stays busy, the default (60 s) would still be retrying when this line has given up. */
@@ -114,7 +129,10 @@ export const FLUSH_DEADLINE: Entry = {
 /** A passport file as `warmbench passport --output-file` writes it, with the figures a test names. */
 export function writePassport(dir: string, pageSize: number, capacityTokens: number): void {
   const figure = (value: number) => ({ value, method: "test", uncertainty: "exact", why: null });
-  writeFileSync(join(dir, "passport.json"), JSON.stringify({ kind: "warmbench-passport", version: 1, page_size_tokens: figure(pageSize), capacity_tokens: figure(capacityTokens) }));
+  writeFileSync(
+    join(dir, "passport.json"),
+    JSON.stringify({ kind: "warmbench-passport", version: 1, page_size_tokens: figure(pageSize), capacity_tokens: figure(capacityTokens) }),
+  );
 }
 
 /** --passport against a vLLM mock, which states neither its page size (32 here) nor its capacity: the line takes the passport's. */
@@ -135,17 +153,31 @@ export const PASSPORT_ENTRY = (line: (o: Observation) => Record<string, any>): E
 const ROUTED = ["--replicas", "{url}", "--replica-header", "X-Served-By"];
 const SERVED_BY = ["--served-by-header", "X-Served-By"];
 export const ROUTER_ENTRIES = (line: (o: Observation) => Record<string, any>): Record<"replicas" | "routing-key" | "replica-header", Entry> => ({
-  replicas: { args: ROUTED, server: SERVED_BY, proof: (o, b) => {
-    expect([o.code, line(o).route, line(o).ledger_unattributed_requests]).toEqual([0, "router", 0]);
-    expect(line(b).route).toBeUndefined();
-  } },
-  "routing-key": { args: [...ROUTED, "--routing-key", "aiperf"], vs: ROUTED, server: SERVED_BY, proof: (o, b) => {
-    const measured = (x: Observation) => x.requests.filter((r) => r.path === "/generate");
-    expect(measured(o).some((r) => r.headers["x-session-affinity"] !== undefined)).toBe(true);
-    expect(measured(b).some((r) => r.headers["x-session-affinity"] !== undefined)).toBe(false);
-  } },
-  "replica-header": { args: ["--replicas", "{url}", "--replica-header", "X-Served-By"], vs: ["--replicas", "{url}", "--replica-header", "X-Other"], server: SERVED_BY, proof: (o, b) => {
-    expect(line(o).ledger_unattributed_requests).toBe(0);
-    expect(line(b).ledger_unattributed_requests).toBeGreaterThan(0);
-  } },
+  replicas: {
+    args: ROUTED,
+    server: SERVED_BY,
+    proof: (o, b) => {
+      expect([o.code, line(o).route, line(o).ledger_unattributed_requests]).toEqual([0, "router", 0]);
+      expect(line(b).route).toBeUndefined();
+    },
+  },
+  "routing-key": {
+    args: [...ROUTED, "--routing-key", "aiperf"],
+    vs: ROUTED,
+    server: SERVED_BY,
+    proof: (o, b) => {
+      const measured = (x: Observation) => x.requests.filter((r) => r.path === "/generate");
+      expect(measured(o).some((r) => r.headers["x-session-affinity"] !== undefined)).toBe(true);
+      expect(measured(b).some((r) => r.headers["x-session-affinity"] !== undefined)).toBe(false);
+    },
+  },
+  "replica-header": {
+    args: ["--replicas", "{url}", "--replica-header", "X-Served-By"],
+    vs: ["--replicas", "{url}", "--replica-header", "X-Other"],
+    server: SERVED_BY,
+    proof: (o, b) => {
+      expect(line(o).ledger_unattributed_requests).toBe(0);
+      expect(line(b).ledger_unattributed_requests).toBeGreaterThan(0);
+    },
+  },
 });

@@ -16,13 +16,20 @@ const PASSPORT: Record<string, Entry> = {
   backend: { args: ["--backend", "openai"], proof: sends },
   model: { args: ["--model", QWEN3_TOKENIZER], proof: sends },
   tokenizer: { args: ["--tokenizer", QWEN3_TOKENIZER], proof: sends },
-  "api-key": { args: ["--api-key", "sekrit-key"], proof: (o, b) => {
-    expect(o.requests.every((r) => r.headers.authorization === "Bearer sekrit-key")).toBe(true);
-    expect(b.requests.some((r) => r.headers.authorization !== undefined)).toBe(false);
-  } },
-  "served-model-name": { args: ["--backend", "openai", "--served-model-name", "other-model"], vs: ["--backend", "openai"], proof: (o) => {
-    expect(o.requests.filter((r) => r.path === "/v1/completions").every((r) => JSON.parse(r.body).model === "other-model")).toBe(true);
-  } },
+  "api-key": {
+    args: ["--api-key", "sekrit-key"],
+    proof: (o, b) => {
+      expect(o.requests.every((r) => r.headers.authorization === "Bearer sekrit-key")).toBe(true);
+      expect(b.requests.some((r) => r.headers.authorization !== undefined)).toBe(false);
+    },
+  },
+  "served-model-name": {
+    args: ["--backend", "openai", "--served-model-name", "other-model"],
+    vs: ["--backend", "openai"],
+    proof: (o) => {
+      expect(o.requests.filter((r) => r.path === "/v1/completions").every((r) => JSON.parse(r.body).model === "other-model")).toBe(true);
+    },
+  },
   seed: { args: ["--seed", "7"], proof: sends },
   "extra-request-body": { args: ["--extra-request-body", '{"max_new_tokens_hint":1}'], proof: sends },
   "output-file": { args: ["--output-file", "{dir}/other.json"], proof: writes("other.json") },
@@ -31,21 +38,30 @@ const PASSPORT: Record<string, Entry> = {
   // Every request of more than one output token stalls (the answers check sends one): its own fault counter, so no
   // other test sharing the mock shifts which request stalls.
   "stall-timeout": { args: ["--stall-timeout", "0.3"], server: ["--stall-every", "1", "--stall-s", "3", "--page-size", "16"], vs: [], proof: fails },
-  quiet: { args: ["--quiet"], proof: (o, b) => {
-    expect([o.code, b.code]).toEqual([0, 0]);
-    expect(b.stderr).toMatch(/ℹ|\[info\]/);
-    expect(o.stderr).not.toMatch(/ℹ|\[info\]/);
-  } },
+  quiet: {
+    args: ["--quiet"],
+    proof: (o, b) => {
+      expect([o.code, b.code]).toEqual([0, 0]);
+      expect(b.stderr).toMatch(/ℹ|\[info\]/);
+      expect(o.stderr).not.toMatch(/ℹ|\[info\]/);
+    },
+  },
   verbose: verboseEntry(["--base-url", "http://127.0.0.1:9"]),
   // Below the cache's capacity, the search stops and says the capacity is at least what it filled.
-  "max-tokens": { args: ["--max-tokens", "2000"], proof: (o, b) => {
-    expect(passportOf(o).capacity_tokens.uncertainty).toMatch(/a lower bound/);
-    expect(passportOf(b).capacity_tokens.value).toBe(2992);
-  } },
-  "idle-wait": { args: ["--idle-wait", "0.2"], proof: (o, b) => {
-    expect(passportOf(o).idle_expiry.value).toBe("none_within_wait");
-    expect(passportOf(b).idle_expiry.value).toBeNull();
-  } },
+  "max-tokens": {
+    args: ["--max-tokens", "2000"],
+    proof: (o, b) => {
+      expect(passportOf(o).capacity_tokens.uncertainty).toMatch(/a lower bound/);
+      expect(passportOf(b).capacity_tokens.value).toBe(2992);
+    },
+  },
+  "idle-wait": {
+    args: ["--idle-wait", "0.2"],
+    proof: (o, b) => {
+      expect(passportOf(o).idle_expiry.value).toBe("none_within_wait");
+      expect(passportOf(b).idle_expiry.value).toBeNull();
+    },
+  },
 };
 
 export const PASSPORT_PROOFS: ProofBodies = proofBodies(BASE, Object.fromEntries(Object.entries(PASSPORT).map(([k, e]) => [k, withServer(e)])));

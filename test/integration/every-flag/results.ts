@@ -28,8 +28,30 @@ function inputs(): Promise<Record<Input, string>> {
     // two requests on a box busy with the rest of the suite sometimes is; such a run is made again (three tries).
     const sweep = async (file: string, server: string[], more: string[] = []) => {
       const out = join(dir, file);
-      const r = await healthyRun(["run", "--model", LLAMA2_TOKENIZER, "--base-url", (await mockFor(server)).url, "--num-prompts", "2", "--total-tokens", "64",
-        "--output-len", "2", "--pcts", "0,50", "--settle", "0", "--quiet", "--output-file", out, ...more], out);
+      const r = await healthyRun(
+        [
+          "run",
+          "--model",
+          LLAMA2_TOKENIZER,
+          "--base-url",
+          (await mockFor(server)).url,
+          "--num-prompts",
+          "2",
+          "--total-tokens",
+          "64",
+          "--output-len",
+          "2",
+          "--pcts",
+          "0,50",
+          "--settle",
+          "0",
+          "--quiet",
+          "--output-file",
+          out,
+          ...more,
+        ],
+        out,
+      );
       if (r.code !== 0) throw new Error(`preparing ${file}: exit ${r.code}: ${r.stderr}`);
       return out;
     };
@@ -42,7 +64,10 @@ function inputs(): Promise<Record<Input, string>> {
     const SHORT = join(dir, "short.jsonl");
     writeFileSync(SHORT, readFileSync(B, "utf8").split("\n")[0] + "\n");
     const HDB = join(dir, "history.db");
-    for (const [file, tag] of [[A, "base"], [SLOW, "slow"]] as const) {
+    for (const [file, tag] of [
+      [A, "base"],
+      [SLOW, "slow"],
+    ] as const) {
       const r = await runCli(["history", "add", file, "--tag", tag, "--db", HDB]);
       if (r.code !== 0) throw new Error(`preparing ${HDB}: exit ${r.code}: ${r.stderr}`);
     }
@@ -72,10 +97,15 @@ interface ResultsEntry {
 }
 
 const bodies = (table: Record<string, ResultsEntry>): ProofBodies =>
-  Object.fromEntries(Object.entries(table).map(([flag, e]) => [flag, async () => {
-    const [o, b] = await Promise.all([ran(e.args), ran(e.vs)]);
-    e.proof(o, b);
-  }]));
+  Object.fromEntries(
+    Object.entries(table).map(([flag, e]) => [
+      flag,
+      async () => {
+        const [o, b] = await Promise.all([ran(e.args), ran(e.vs)]);
+        e.proof(o, b);
+      },
+    ]),
+  );
 
 const codes = (o: Ran, b: Ran, flagged: number, base: number) => expect([o.code, b.code]).toEqual([flagged, base]);
 const written = (o: Ran, b: Ran, file: string) => {
@@ -97,40 +127,64 @@ const MISSING = "{dir}/missing.jsonl";
 
 const REPORT: Record<string, ResultsEntry> = {
   // A prints its 50% line; SHORT has none.
-  files: { args: ["report", "{A}"], vs: ["report", "{SHORT}"], proof: (o, b) => {
-    codes(o, b, 0, 0);
-    expect(o.stdout.split("\n").length).toBeGreaterThan(b.stdout.split("\n").length);
-  } },
-  html: { args: ["report", "{A}", "--html", "{dir}/r.html"], vs: ["report", "{A}"], proof: (o, b) => {
-    written(o, b, "r.html");
-    expect(readFileSync(join(o.dir, "r.html"), "utf8")).toMatch(/^<!doctype html>/i);
-  } },
-  md: { args: ["report", "{A}", "--md", "{dir}/r.md"], vs: ["report", "{A}"], proof: (o, b) => {
-    written(o, b, "r.md");
-    expect(readFileSync(join(o.dir, "r.md"), "utf8")).toContain("|");
-  } },
+  files: {
+    args: ["report", "{A}"],
+    vs: ["report", "{SHORT}"],
+    proof: (o, b) => {
+      codes(o, b, 0, 0);
+      expect(o.stdout.split("\n").length).toBeGreaterThan(b.stdout.split("\n").length);
+    },
+  },
+  html: {
+    args: ["report", "{A}", "--html", "{dir}/r.html"],
+    vs: ["report", "{A}"],
+    proof: (o, b) => {
+      written(o, b, "r.html");
+      expect(readFileSync(join(o.dir, "r.html"), "utf8")).toMatch(/^<!doctype html>/i);
+    },
+  },
+  md: {
+    args: ["report", "{A}", "--md", "{dir}/r.md"],
+    vs: ["report", "{A}"],
+    proof: (o, b) => {
+      written(o, b, "r.md");
+      expect(readFileSync(join(o.dir, "r.md"), "utf8")).toContain("|");
+    },
+  },
   // The trend charts of HDB's runs (A's tagged base, SLOW's tagged slow) come before the file's own charts.
-  history: { args: ["report", "{A}", "--html", "{dir}/r.html", "--history", "--db", "{HDB}"], vs: ["report", "{A}", "--html", "{dir}/r.html"], proof: async (o, b) => {
-    codes(o, b, 0, 0);
-    const page = (r: Ran) => readFileSync(join(r.dir, "r.html"), "utf8");
-    expect(page(o)).toContain('id="chart-history-p99_ttft_ms"');
-    expect(page(o)).toContain(runIdOf((await inputs()).SLOW));
-    expect(page(b)).not.toContain("history-p99_ttft_ms");
-  } },
+  history: {
+    args: ["report", "{A}", "--html", "{dir}/r.html", "--history", "--db", "{HDB}"],
+    vs: ["report", "{A}", "--html", "{dir}/r.html"],
+    proof: async (o, b) => {
+      codes(o, b, 0, 0);
+      const page = (r: Ran) => readFileSync(join(r.dir, "r.html"), "utf8");
+      expect(page(o)).toContain('id="chart-history-p99_ttft_ms"');
+      expect(page(o)).toContain(runIdOf((await inputs()).SLOW));
+      expect(page(b)).not.toContain("history-p99_ttft_ms");
+    },
+  },
   // HDB has runs to draw; the default ./warmbench.db holds no history (exit 2).
-  db: { args: ["report", "--md", "-", "--history", "--db", "{HDB}"], vs: ["report", "--md", "-", "--history"], proof: (o, b) => {
-    codes(o, b, 0, 2);
-    expect(o.stdout).toContain("### History: mean_ttft_ms");
-    expect(b.stderr).toContain("warmbench.db");
-  } },
+  db: {
+    args: ["report", "--md", "-", "--history", "--db", "{HDB}"],
+    vs: ["report", "--md", "-", "--history"],
+    proof: (o, b) => {
+      codes(o, b, 0, 2);
+      expect(o.stdout).toContain("### History: mean_ttft_ms");
+      expect(b.stderr).toContain("warmbench.db");
+    },
+  },
   // Only the run tagged slow is a point of the trend.
-  tag: { args: ["report", "--md", "-", "--history", "--db", "{HDB}", "--tag", "slow"], vs: ["report", "--md", "-", "--history", "--db", "{HDB}"], proof: async (o, b) => {
-    codes(o, b, 0, 0);
-    const { A, SLOW } = await inputs();
-    expect(b.stdout).toContain(runIdOf(A));
-    expect(o.stdout).not.toContain(runIdOf(A));
-    expect(o.stdout).toContain(runIdOf(SLOW));
-  } },
+  tag: {
+    args: ["report", "--md", "-", "--history", "--db", "{HDB}", "--tag", "slow"],
+    vs: ["report", "--md", "-", "--history", "--db", "{HDB}"],
+    proof: async (o, b) => {
+      codes(o, b, 0, 0);
+      const { A, SLOW } = await inputs();
+      expect(b.stdout).toContain(runIdOf(A));
+      expect(o.stdout).not.toContain(runIdOf(A));
+      expect(o.stdout).toContain(runIdOf(SLOW));
+    },
+  },
   verbose: verbose(["report", MISSING]),
 };
 
@@ -141,36 +195,68 @@ const COMPARE: Record<string, ResultsEntry> = {
   // Against another slow run SLOW shows no regression; against A's baseline its time to first token has regressed.
   base: { args: ["compare", "{A}", "{SLOW}", ...TTFT_ONLY], vs: ["compare", "{SLOW2}", "{SLOW}", ...TTFT_ONLY], proof: (o, b) => codes(o, b, 7, 0) },
   new: { args: ["compare", "{A}", "{SLOW}", ...TTFT_ONLY], vs: ["compare", "{A}", "{B}", ...TTFT_ONLY], proof: (o, b) => codes(o, b, 7, 0) },
-  md: { args: ["compare", "{A}", "{B}", ...TTFT_ONLY, "--md", "{dir}/c.md"], vs: ["compare", "{A}", "{B}", ...TTFT_ONLY], proof: (o, b) => written(o, b, "c.md") },
+  md: {
+    args: ["compare", "{A}", "{B}", ...TTFT_ONLY, "--md", "{dir}/c.md"],
+    vs: ["compare", "{A}", "{B}", ...TTFT_ONLY],
+    proof: (o, b) => written(o, b, "c.md"),
+  },
   // Judged on mean ITL alone, SLOW (slower to the first token, not per token) passes; on the defaults it regressed.
-  only: { args: ["compare", "{A}", "{SLOW}", "--only", "mean_itl_ms", "--max-regress", "mean_itl_ms=100%"], vs: ["compare", "{A}", "{SLOW}"], proof: (o, b) => codes(o, b, 0, 7) },
-  "max-regress": { args: ["compare", "{A}", "{SLOW}", "--max-regress", "mean_ttft_ms=100000%,p99_ttft_ms=100000%,mean_itl_ms=100000%,output_throughput=100000%"], vs: ["compare", "{A}", "{SLOW}"], proof: (o, b) => codes(o, b, 0, 7) },
+  only: {
+    args: ["compare", "{A}", "{SLOW}", "--only", "mean_itl_ms", "--max-regress", "mean_itl_ms=100%"],
+    vs: ["compare", "{A}", "{SLOW}"],
+    proof: (o, b) => codes(o, b, 0, 7),
+  },
+  "max-regress": {
+    args: ["compare", "{A}", "{SLOW}", "--max-regress", "mean_ttft_ms=100000%,p99_ttft_ms=100000%,mean_itl_ms=100000%,output_throughput=100000%"],
+    vs: ["compare", "{A}", "{SLOW}"],
+    proof: (o, b) => codes(o, b, 0, 7),
+  },
   // Another workload is refused (exit 2) unless forced; forced, the lines are compared and the difference said.
-  force: { args: ["compare", "{A}", "{BIGGER}", "--force"], vs: ["compare", "{A}", "{BIGGER}"], proof: (o, b) => {
-    expect(b.code).toBe(2);
-    expect([0, 7]).toContain(o.code);
-    expect(o.stderr).toMatch(/total_tokens/);
-  } },
-  "allow-missing": { args: ["compare", "{A}", "{SHORT}", ...TTFT_ONLY, "--allow-missing"], vs: ["compare", "{A}", "{SHORT}", ...TTFT_ONLY], proof: (o, b) => codes(o, b, 0, 7) },
+  force: {
+    args: ["compare", "{A}", "{BIGGER}", "--force"],
+    vs: ["compare", "{A}", "{BIGGER}"],
+    proof: (o, b) => {
+      expect(b.code).toBe(2);
+      expect([0, 7]).toContain(o.code);
+      expect(o.stderr).toMatch(/total_tokens/);
+    },
+  },
+  "allow-missing": {
+    args: ["compare", "{A}", "{SHORT}", ...TTFT_ONLY, "--allow-missing"],
+    vs: ["compare", "{A}", "{SHORT}", ...TTFT_ONLY],
+    proof: (o, b) => codes(o, b, 0, 7),
+  },
   // history:base is A in HDB, so SLOW regresses against it; the default ./warmbench.db holds no history (exit 2).
-  db: { args: ["compare", "history:base", "{SLOW}", "--db", "{HDB}"], vs: ["compare", "history:base", "{SLOW}"], proof: (o, b) => {
-    codes(o, b, 7, 2);
-    expect(b.stderr).toContain("warmbench.db");
-  } },
+  db: {
+    args: ["compare", "history:base", "{SLOW}", "--db", "{HDB}"],
+    vs: ["compare", "history:base", "{SLOW}"],
+    proof: (o, b) => {
+      codes(o, b, 7, 2);
+      expect(b.stderr).toContain("warmbench.db");
+    },
+  },
   verbose: verbose(["compare", MISSING, "{A}"]),
 };
 
 const MERGE: Record<string, ResultsEntry> = {
   // The merged means are those of the files given: SLOW's 200 ms to the first token shows.
-  files: { args: ["merge", "{A}", "{SLOW}", "-o", "{dir}/m.jsonl"], vs: ["merge", "{A}", "{B}", "-o", "{dir}/m.jsonl"], proof: (o, b) => {
-    codes(o, b, 0, 0);
-    const ttft = (r: Ran) => readLines(join(r.dir, "m.jsonl"))[0]!.mean_ttft_ms;
-    expect(ttft(o)).toBeGreaterThan(ttft(b) + 50);
-  } },
-  "output-file": { args: ["merge", "{A}", "{B}", "--output-file", "{dir}/m.jsonl"], vs: ["merge", "{A}", "{B}"], proof: (o, b) => {
-    codes(o, b, 0, 2);
-    expect(readLines(join(o.dir, "m.jsonl")).length).toBe(2);
-  } },
+  files: {
+    args: ["merge", "{A}", "{SLOW}", "-o", "{dir}/m.jsonl"],
+    vs: ["merge", "{A}", "{B}", "-o", "{dir}/m.jsonl"],
+    proof: (o, b) => {
+      codes(o, b, 0, 0);
+      const ttft = (r: Ran) => readLines(join(r.dir, "m.jsonl"))[0]!.mean_ttft_ms;
+      expect(ttft(o)).toBeGreaterThan(ttft(b) + 50);
+    },
+  },
+  "output-file": {
+    args: ["merge", "{A}", "{B}", "--output-file", "{dir}/m.jsonl"],
+    vs: ["merge", "{A}", "{B}"],
+    proof: (o, b) => {
+      codes(o, b, 0, 2);
+      expect(readLines(join(o.dir, "m.jsonl")).length).toBe(2);
+    },
+  },
   verbose: verbose(["merge", MISSING, "{A}", "-o", "{dir}/m.jsonl"]),
 };
 
@@ -179,31 +265,47 @@ const runIdOf = (file: string): string => readLines(file)[0]!.run_id;
 
 const HISTORY: Record<string, ResultsEntry> = {
   // add writes the runs into the database; list on the same (absent) database has nothing to read.
-  action: { args: ["history", "add", "{A}", "--db", "{dir}/h.db"], vs: ["history", "list", "--db", "{dir}/h.db"], proof: (o, b) => {
-    codes(o, b, 0, 2);
-    expect(existsSync(join(o.dir, "h.db"))).toBe(true);
-  } },
+  action: {
+    args: ["history", "add", "{A}", "--db", "{dir}/h.db"],
+    vs: ["history", "list", "--db", "{dir}/h.db"],
+    proof: (o, b) => {
+      codes(o, b, 0, 2);
+      expect(existsSync(join(o.dir, "h.db"))).toBe(true);
+    },
+  },
   // HDB lists A's run; the default ./warmbench.db holds no history.
-  db: { args: ["history", "list", "--db", "{HDB}"], vs: ["history", "list"], proof: async (o, b) => {
-    codes(o, b, 0, 2);
-    expect(o.stdout).toContain(runIdOf((await inputs()).A));
-  } },
+  db: {
+    args: ["history", "list", "--db", "{HDB}"],
+    vs: ["history", "list"],
+    proof: async (o, b) => {
+      codes(o, b, 0, 2);
+      expect(o.stdout).toContain(runIdOf((await inputs()).A));
+    },
+  },
   // Only the run tagged slow is listed.
-  tag: { args: ["history", "list", "--db", "{HDB}", "--tag", "slow"], vs: ["history", "list", "--db", "{HDB}"], proof: async (o, b) => {
-    codes(o, b, 0, 0);
-    const { A, SLOW } = await inputs();
-    expect(b.stdout).toContain(runIdOf(A));
-    expect(o.stdout).not.toContain(runIdOf(A));
-    expect(o.stdout).toContain(runIdOf(SLOW));
-  } },
+  tag: {
+    args: ["history", "list", "--db", "{HDB}", "--tag", "slow"],
+    vs: ["history", "list", "--db", "{HDB}"],
+    proof: async (o, b) => {
+      codes(o, b, 0, 0);
+      const { A, SLOW } = await inputs();
+      expect(b.stdout).toContain(runIdOf(A));
+      expect(o.stdout).not.toContain(runIdOf(A));
+      expect(o.stdout).toContain(runIdOf(SLOW));
+    },
+  },
   // The trend table has a column per line: only the 50% one with --pct 50.
-  pct: { args: ["history", "show", "mean_ttft_ms", "--db", "{HDB}", "--pct", "50"], vs: ["history", "show", "mean_ttft_ms", "--db", "{HDB}"], proof: (o, b) => {
-    codes(o, b, 0, 0);
-    const header = (r: Ran) => r.stdout.split("\n").find((l) => l.startsWith("started_at")) ?? "";
-    expect(header(b)).toMatch(/\s0%\s+50%/);
-    expect(header(o)).toMatch(/\s50%/);
-    expect(header(o)).not.toMatch(/\s0%/);
-  } },
+  pct: {
+    args: ["history", "show", "mean_ttft_ms", "--db", "{HDB}", "--pct", "50"],
+    vs: ["history", "show", "mean_ttft_ms", "--db", "{HDB}"],
+    proof: (o, b) => {
+      codes(o, b, 0, 0);
+      const header = (r: Ran) => r.stdout.split("\n").find((l) => l.startsWith("started_at")) ?? "";
+      expect(header(b)).toMatch(/\s0%\s+50%/);
+      expect(header(o)).toMatch(/\s50%/);
+      expect(header(o)).not.toMatch(/\s0%/);
+    },
+  },
   verbose: verbose(["history", "add", MISSING, "--db", "{dir}/h.db"]),
 };
 

@@ -22,9 +22,22 @@ function scanAll(payloads: string[], scan = scanOpenaiEvent): { kinds: string[];
 }
 
 const chunk = (delta: unknown, finish: string | null = null, extra: Record<string, unknown> = {}): string =>
-  JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...extra });
+  JSON.stringify({
+    id: "chatcmpl-1",
+    object: "chat.completion.chunk",
+    created: 1,
+    model: "m",
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    ...extra,
+  });
 const usageChunk = (completion: number, cached: number, extra: Record<string, unknown> = {}): string =>
-  JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 9, completion_tokens: completion, total_tokens: 9 + completion, prompt_tokens_details: { cached_tokens: cached } }, ...extra });
+  JSON.stringify({
+    id: "chatcmpl-1",
+    object: "chat.completion.chunk",
+    choices: [],
+    usage: { prompt_tokens: 9, completion_tokens: completion, total_tokens: 9 + completion, prompt_tokens_details: { cached_tokens: cached } },
+    ...extra,
+  });
 
 describe("chat streams", () => {
   test("vLLM with continuous usage: the role chunk reports 0 tokens (no TTFT there), deltas count as usage says", () => {
@@ -60,7 +73,11 @@ describe("chat streams", () => {
   });
 
   test("completions chunk without cached_tokens: llama.cpp's timings.cache_n", () => {
-    const payload = JSON.stringify({ choices: [{ text: "", index: 0, logprobs: null, finish_reason: "length" }], usage: { completion_tokens: 2, prompt_tokens: 9 }, timings: { cache_n: 7, prompt_n: 2 } });
+    const payload = JSON.stringify({
+      choices: [{ text: "", index: 0, logprobs: null, finish_reason: "length" }],
+      usage: { completion_tokens: 2, prompt_tokens: 9 },
+      timings: { cache_n: 7, prompt_n: 2 },
+    });
     const { snapshots } = scanAll([payload]);
     expect(snapshots[0]!.cachedTokens).toBe(7);
     expect(snapshots[0]!.completionTokens).toBe(2);
@@ -84,11 +101,21 @@ describe("chat streams", () => {
 describe("the byte readers read chat and llama.cpp chunks exactly as JSON.parse does", () => {
   const shapes: Array<[string, string[]]> = [
     ["vLLM chat", [chunk({ role: "assistant", content: "" }), chunk({ content: "x" }), chunk({ content: "y" }, "length"), usageChunk(2, 0)]],
-    ["llama.cpp chat", [chunk({ role: "assistant", content: null }), chunk({ content: "x" }), chunk({}, "length"), usageChunk(1, 3, { timings: { cache_n: 3 } })]],
-    ["llama.cpp completions", [
-      JSON.stringify({ choices: [{ text: ".t", index: 0, logprobs: null, finish_reason: null }], created: 1, object: "text_completion", id: "chatcmpl-x" }),
-      JSON.stringify({ choices: [{ text: "", index: 0, logprobs: null, finish_reason: "length" }], usage: { completion_tokens: 1, prompt_tokens: 4, total_tokens: 5, prompt_tokens_details: { cached_tokens: 3 } }, timings: { cache_n: 3 } }),
-    ]],
+    [
+      "llama.cpp chat",
+      [chunk({ role: "assistant", content: null }), chunk({ content: "x" }), chunk({}, "length"), usageChunk(1, 3, { timings: { cache_n: 3 } })],
+    ],
+    [
+      "llama.cpp completions",
+      [
+        JSON.stringify({ choices: [{ text: ".t", index: 0, logprobs: null, finish_reason: null }], created: 1, object: "text_completion", id: "chatcmpl-x" }),
+        JSON.stringify({
+          choices: [{ text: "", index: 0, logprobs: null, finish_reason: "length" }],
+          usage: { completion_tokens: 1, prompt_tokens: 4, total_tokens: 5, prompt_tokens_details: { cached_tokens: 3 } },
+          timings: { cache_n: 3 },
+        }),
+      ],
+    ],
     ["tool-call style delta (no content)", [chunk({ tool_calls: [] }), chunk({ content: null, reasoning_content: "r" })]],
     ["delta that is not an object", [chunk("x"), chunk(null)]],
   ];

@@ -73,7 +73,9 @@ describe("detectEngine", () => {
 
   test("SGLang's /server_info without /generate: the error --backend sglang gives", async () => {
     const m = await mock({ noGenerate: true });
-    await expect(detectEngine(ctl(m.url))).rejects.toThrow(`${m.url}/generate answered 404: this does not look like an SGLang server (check --base-url/--port)`);
+    await expect(detectEngine(ctl(m.url))).rejects.toThrow(
+      `${m.url}/generate answered 404: this does not look like an SGLang server (check --base-url/--port)`,
+    );
   });
 
   test("nothing answers: one line naming every engine's endpoint", async () => {
@@ -95,7 +97,11 @@ describe("detectEngine", () => {
 
   test("a vLLM dev-mode /server_info is not SGLang's", async () => {
     const url = stub((path) =>
-      path === "/server_info" ? Response.json({ vllm_config: "..." }) : path === "/version" ? Response.json({ version: "0.12.0" }) : new Response("", { status: 404 }),
+      path === "/server_info"
+        ? Response.json({ vllm_config: "..." })
+        : path === "/version"
+          ? Response.json({ version: "0.12.0" })
+          : new Response("", { status: 404 }),
     );
     expect((await detectEngine(ctl(url))).engine.name).toBe("vllm");
   });

@@ -137,10 +137,8 @@ describe("OpenAI scanner", () => {
       });
 
       test("llama.cpp's timings.cache_n is the cached count only when usage has none, 0 included", () => {
-        const chunk = (usage: string, timings: string) =>
-          `{"choices":[{"index":0,"text":"a","finish_reason":"stop"}]${usage}${timings}}`;
-        const usageWith = (cached: number) =>
-          `,"usage":{"prompt_tokens":9,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":${cached}}}`;
+        const chunk = (usage: string, timings: string) => `{"choices":[{"index":0,"text":"a","finish_reason":"stop"}]${usage}${timings}}`;
+        const usageWith = (cached: number) => `,"usage":{"prompt_tokens":9,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":${cached}}}`;
         expect(run([chunk(usageWith(5), `,"timings":{"cache_n":9}`)]).fields.cachedTokens).toBe(5);
         expect(run([chunk(usageWith(0), `,"timings":{"cache_n":9}`)]).fields.cachedTokens).toBe(0);
         expect(run([chunk("", `,"timings":{"cache_n":0}`)]).fields.cachedTokens).toBe(0);

@@ -19,7 +19,11 @@ describe("parseGreedyAnswer", () => {
     if (typeof a === "string") throw new Error(a);
     expect(a.tokens).toEqual(["id:12366", "id:13", "id:578"]);
     expect(a.chosenLogprob).toEqual([-0.0123, -0.4471, -1.2093]);
-    expect([...a.top![2]!]).toEqual([["id:578", -1.2093], ["id:1102", -1.2196], ["id:763", -2.5523]]);
+    expect([...a.top![2]!]).toEqual([
+      ["id:578", -1.2093],
+      ["id:1102", -1.2196],
+      ["id:763", -2.5523],
+    ]);
     expect(a.cachedTokens).toBe(16);
   });
 
@@ -49,9 +53,12 @@ describe("parseGreedyAnswer", () => {
   });
 
   test("tokens named by their text (a server without return_tokens_as_token_ids) are compared by text", () => {
-    const a = parseGreedyAnswer({ engine: "openai", endpoint: "completions" }, {
-      choices: [{ logprobs: { tokens: [" Paris", "."], token_logprobs: [-0.1, -0.2], top_logprobs: [{ " Paris": -0.1, " Lyon": -3 }, { ".": -0.2 }] } }],
-    });
+    const a = parseGreedyAnswer(
+      { engine: "openai", endpoint: "completions" },
+      {
+        choices: [{ logprobs: { tokens: [" Paris", "."], token_logprobs: [-0.1, -0.2], top_logprobs: [{ " Paris": -0.1, " Lyon": -3 }, { ".": -0.2 }] } }],
+      },
+    );
     if (typeof a === "string") throw new Error(a);
     expect(a.tokens).toEqual(["text: Paris", "text:."]);
     expect(a.cachedTokens).toBe(-1);
@@ -70,9 +77,25 @@ describe("greedyRequest", () => {
   test("each engine's greedy request with k log-probabilities: temperature 0, ignore_eos, not streamed", () => {
     expect(greedyRequest(SGLANG, [1, 2], 8, 5, o)).toEqual({
       path: "/generate",
-      body: { lora_path: "a", input_ids: [1, 2], stream: false, return_logprob: true, top_logprobs_num: 5, logprob_start_len: -1, sampling_params: { max_new_tokens: 8, temperature: 0, ignore_eos: true } },
+      body: {
+        lora_path: "a",
+        input_ids: [1, 2],
+        stream: false,
+        return_logprob: true,
+        top_logprobs_num: 5,
+        logprob_start_len: -1,
+        sampling_params: { max_new_tokens: 8, temperature: 0, ignore_eos: true },
+      },
     });
-    expect(greedyRequest(VLLM, [1, 2], 8, 5, o).body).toMatchObject({ model: "m", prompt: [1, 2], max_tokens: 8, temperature: 0, logprobs: 5, stream: false, return_tokens_as_token_ids: true });
+    expect(greedyRequest(VLLM, [1, 2], 8, 5, o).body).toMatchObject({
+      model: "m",
+      prompt: [1, 2],
+      max_tokens: 8,
+      temperature: 0,
+      logprobs: 5,
+      stream: false,
+      return_tokens_as_token_ids: true,
+    });
     expect(greedyRequest({ engine: "sglang", endpoint: "completions" }, [1], 8, 5, o).body).not.toHaveProperty("return_tokens_as_token_ids");
     const llama = greedyRequest(LLAMA, [1, 2], 8, 5, { ...o, slot: 1 });
     expect(llama.path).toBe("/completion");

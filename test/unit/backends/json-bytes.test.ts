@@ -35,7 +35,21 @@ describe("stringEnd", () => {
 
 describe("scalars", () => {
   test("numberEnd follows JSON's number grammar", () => {
-    const cases: Array<[string, number]> = [["0", 1], ["-0", 2], ["12", 2], ["1.5", 3], ["1e9", 3], ["1E+9", 4], ["-2.5e-3", 7], ["01", 1], ["1.", -1], ["-", -1], ["e1", -1], ["1e", -1], [".5", -1]];
+    const cases: Array<[string, number]> = [
+      ["0", 1],
+      ["-0", 2],
+      ["12", 2],
+      ["1.5", 3],
+      ["1e9", 3],
+      ["1E+9", 4],
+      ["-2.5e-3", 7],
+      ["01", 1],
+      ["1.", -1],
+      ["-", -1],
+      ["e1", -1],
+      ["1e", -1],
+      [".5", -1],
+    ];
     for (const [text, end] of cases) expect({ text, end: numberEnd(bytes(text), 0) }).toEqual({ text, end });
   });
 
@@ -89,13 +103,18 @@ describe("walkObject and walkArrayFirst", () => {
   };
 
   test("every member, blanks anywhere JSON allows them", () => {
-    expect(membersOf(`{ "a" : 1 , "b\\"c":"x" ,"d":[ ] }`)).toEqual([["a", "1"], ['b\\"c', '"x"'], ["d", "[ ]"]]);
+    expect(membersOf(`{ "a" : 1 , "b\\"c":"x" ,"d":[ ] }`)).toEqual([
+      ["a", "1"],
+      ['b\\"c', '"x"'],
+      ["d", "[ ]"],
+    ]);
     expect(membersOf(`{}`)).toEqual([]);
     expect(membersOf(`{ }`)).toEqual([]);
   });
 
   test("malformed objects are refused", () => {
-    for (const json of [`{"a":1,}`, `{"a" 1}`, `{a:1}`, `{"a":1 "b":2}`, `{"a":1`, `{"a":}`]) expect({ json, members: membersOf(json) }).toEqual({ json, members: null });
+    for (const json of [`{"a":1,}`, `{"a" 1}`, `{a:1}`, `{"a":1 "b":2}`, `{"a":1`, `{"a":}`])
+      expect({ json, members: membersOf(json) }).toEqual({ json, members: null });
   });
 
   test("walkArrayFirst reads only the first element", () => {

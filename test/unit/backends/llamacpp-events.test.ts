@@ -23,7 +23,10 @@ const encoder = new TextEncoder();
 const fixture = (name: string): string => readFileSync(join(ROOT, "test/fixtures/sse/llamacpp", `native-${name}.sse`), "utf8");
 /** The data payloads of a captured stream. */
 const payloadsOf = (sse: string): Uint8Array[] =>
-  sse.split("\n\n").filter((e) => e.startsWith("data: ")).map((e) => encoder.encode(e.slice("data: ".length)));
+  sse
+    .split("\n\n")
+    .filter((e) => e.startsWith("data: "))
+    .map((e) => encoder.encode(e.slice("data: ".length)));
 
 const servers: TestServer[] = [];
 afterEach(() => {
@@ -58,7 +61,10 @@ describe("scanLlamacppEvent on captured events", () => {
   });
 
   test("an error event and a foreign payload", () => {
-    expect(read(scanLlamacppEvent, encoder.encode('{"error":{"code":500,"message":"boom","type":"server_error"}}'))).toMatchObject({ kind: "error", message: "boom" });
+    expect(read(scanLlamacppEvent, encoder.encode('{"error":{"code":500,"message":"boom","type":"server_error"}}'))).toMatchObject({
+      kind: "error",
+      message: "boom",
+    });
     expect(read(scanLlamacppEvent, encoder.encode('{"text":"x","meta_info":{}}')).kind).toBe("invalid");
     expect(read(scanLlamacppEvent, encoder.encode('{"content":"x","stop":fal')).kind).toBe("invalid");
   });
@@ -68,11 +74,22 @@ describe("scanLlamacppEvent on captured events", () => {
 async function replay(name: string, maxNewTokens: number) {
   const sse = fixture(name);
   const cut = Math.floor(sse.length / 3);
-  const server = startScriptedServer([{ afterMs: 0, raw: sse.slice(0, cut) }, { afterMs: 5, raw: sse.slice(cut) }]);
+  const server = startScriptedServer([
+    { afterMs: 0, raw: sse.slice(0, cut) },
+    { afterMs: 5, raw: sse.slice(cut) },
+  ]);
   servers.push(server);
   return streamRequest({
-    url: server.url, body: encoder.encode("{}"), backend: native, index: 0, promptLen: 40, maxNewTokens, textMode: "incremental",
-    requestTimeoutMs: 10_000, stallTimeoutMs: 5_000, keepPayloads: true,
+    url: server.url,
+    body: encoder.encode("{}"),
+    backend: native,
+    index: 0,
+    promptLen: 40,
+    maxNewTokens,
+    textMode: "incremental",
+    requestTimeoutMs: 10_000,
+    stallTimeoutMs: 5_000,
+    keepPayloads: true,
   });
 }
 
@@ -99,7 +116,17 @@ describe("a captured stream through the client", () => {
     const sse = fixture("cold");
     const server = startScriptedServer([{ afterMs: 0, raw: sse.slice(0, sse.lastIndexOf("data: ")) }]);
     servers.push(server);
-    const rec = await streamRequest({ url: server.url, body: encoder.encode("{}"), backend: native, index: 0, promptLen: 40, maxNewTokens: 3, textMode: "incremental", requestTimeoutMs: 10_000, stallTimeoutMs: 5_000 });
+    const rec = await streamRequest({
+      url: server.url,
+      body: encoder.encode("{}"),
+      backend: native,
+      index: 0,
+      promptLen: 40,
+      maxNewTokens: 3,
+      textMode: "incremental",
+      requestTimeoutMs: 10_000,
+      stallTimeoutMs: 5_000,
+    });
     expect(rec).toMatchObject({ ok: false, failureKind: "truncated", outputLen: 3 });
   });
 });
@@ -108,7 +135,18 @@ describe("the native body", () => {
   test("token ids, n_predict, return_tokens, llama.cpp's cache_prompt and id_slot; --extra-request-body last", () => {
     const template = native.createBodyTemplate({ maxNewTokens: 8, ignoreEos: true, extra: { n_predict: 9, seed: 1 }, model: "m", slot: 2 });
     const body = JSON.parse(new TextDecoder().decode(buildBody(template, encoder.encode("1,2"), encoder.encode("3"))));
-    expect(body).toEqual({ model: "m", prompt: [1, 2, 3], n_predict: 9, temperature: 0, stream: true, ignore_eos: true, return_tokens: true, cache_prompt: true, id_slot: 2, seed: 1 });
+    expect(body).toEqual({
+      model: "m",
+      prompt: [1, 2, 3],
+      n_predict: 9,
+      temperature: 0,
+      stream: true,
+      ignore_eos: true,
+      return_tokens: true,
+      cache_prompt: true,
+      id_slot: 2,
+      seed: 1,
+    });
     expect(Object.keys(body)[2]).toBe("n_predict");
     expect(native.generatePath).toBe("/completion");
     expect(native.carriesOutputIds).toBe(true);

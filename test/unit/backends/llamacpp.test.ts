@@ -16,7 +16,9 @@ afterEach(async () => {
 });
 
 async function llama(overrides: Partial<MockOptions> = {}): Promise<MockServer> {
-  const m = await startMockServer(mockOptions({ port: 0, personality: "llamacpp", ttftBaseMs: 1, prefillUsPerToken: 0, itlMs: 1, recordInputs: true, ...overrides }));
+  const m = await startMockServer(
+    mockOptions({ port: 0, personality: "llamacpp", ttftBaseMs: 1, prefillUsPerToken: 0, itlMs: 1, recordInputs: true, ...overrides }),
+  );
   mocks.push(m);
   return m;
 }
@@ -63,7 +65,11 @@ describe("preflight", () => {
     expect(profile.warnings).toEqual([`llama.cpp: ${profile.flushGap}`]);
     // Three one-token requests: X and Y pinned to slot 0, then X unpinned.
     const sent = on.stats().received;
-    expect(sent.map((r) => [r.inputIds.length, r.maxNewTokens, r.idSlot])).toEqual([[64, 1, 0], [64, 1, 0], [64, 1, null]]);
+    expect(sent.map((r) => [r.inputIds.length, r.maxNewTokens, r.idSlot])).toEqual([
+      [64, 1, 0],
+      [64, 1, 0],
+      [64, 1, null],
+    ]);
     expect(sent[2]!.inputIds).toEqual(sent[0]!.inputIds);
     expect(sent.map((r) => r.cachedTokens)).toEqual([0, 0, 63]);
 
@@ -125,10 +131,20 @@ describe("flush: erase every slot", () => {
 describe("bodies and cached tokens", () => {
   test("cache_prompt always; id_slot only when pinned", () => {
     const body = (slot: number | null | undefined) =>
-      JSON.parse(decoder.decode(buildBody(backend.createBodyTemplate({ maxNewTokens: 3, ignoreEos: true, extra: {}, model: "m", slot }), encoder.encode("1,2"), encoder.encode("3"))));
+      JSON.parse(
+        decoder.decode(
+          buildBody(backend.createBodyTemplate({ maxNewTokens: 3, ignoreEos: true, extra: {}, model: "m", slot }), encoder.encode("1,2"), encoder.encode("3")),
+        ),
+      );
     expect(body(undefined)).toEqual({
-      model: "m", prompt: [1, 2, 3], max_tokens: 3, temperature: 0, stream: true,
-      stream_options: { include_usage: true, continuous_usage_stats: true }, ignore_eos: true, cache_prompt: true,
+      model: "m",
+      prompt: [1, 2, 3],
+      max_tokens: 3,
+      temperature: 0,
+      stream: true,
+      stream_options: { include_usage: true, continuous_usage_stats: true },
+      ignore_eos: true,
+      cache_prompt: true,
     });
     expect(body(2)).toMatchObject({ cache_prompt: true, id_slot: 2 });
     expect(body(null).id_slot).toBeUndefined();

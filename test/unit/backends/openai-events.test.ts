@@ -65,10 +65,7 @@ describe("scanOpenaiEvent: token counting", () => {
   });
 
   test("llama.cpp style: usage inside the final chunk with finish_reason corrects the count", () => {
-    const { kinds, snapshots } = scanAll([
-      openaiChunkLine({ text: "a" }),
-      openaiChunkLine({ text: "b", finish: "length", completionTokens: 4 }),
-    ]);
+    const { kinds, snapshots } = scanAll([openaiChunkLine({ text: "a" }), openaiChunkLine({ text: "b", finish: "length", completionTokens: 4 })]);
     expect(kinds).toEqual(["tokens", "tokens"]);
     expect(snapshots.map((s) => s.completionTokens)).toEqual([1, 4]);
   });
@@ -177,7 +174,7 @@ const ADVERSARIAL_TEXTS = [
   '"text":"',
   "ends with a backslash \\",
   'quote then backslash \\"',
-  "\\\\\"\\",
+  '\\\\"\\',
   "}]}",
   "{[",
   "tab\tnew\nline\r\u0000\u001f",
@@ -242,21 +239,23 @@ const LOGPROBS_LOOKALIKE = { top_logprobs: [{ finish_reason: "abort", text: "fak
 
 /** Payloads the byte readers must read exactly as JSON.parse does. */
 const EQUIVALENT: Array<[string, string]> = [
-  ...ADVERSARIAL_TEXTS.flatMap((text, k): Array<[string, string]> => [
-    [`vLLM, continuous usage, text ${k}`, vllmChunk(text, { usage: usage(k + 1) })],
-    [`vLLM, no usage, text ${k}`, vllmChunk(text)],
-    [`vLLM, last chunk, text ${k}`, vllmChunk(text, { finish: "length", usage: usage(k + 1, 48) })],
-    [`SGLang, usage null, text ${k}`, sglangChunk(text)],
-    [`SGLang, continuous usage, text ${k}`, sglangChunk(text, { ...usage(k + 1, 16), reasoning_tokens: 0 }, "stop")],
-    [`llama.cpp, text ${k}`, llamaChunk(text)],
-    [`llama.cpp final chunk, text ${k}`, llamaChunk(text, true)],
-    [`logprobs with token keys, text ${k}`, vllmChunk(text, { logprobs: LOGPROBS, usage: usage(2) })],
-    [`logprobs with lookalike values, text ${k}`, vllmChunk(text, { logprobs: LOGPROBS_LOOKALIKE })],
-    [
-      `logprobs before the text, text ${k}`,
-      JSON.stringify({ id: "x", choices: [{ index: 0, logprobs: LOGPROBS_LOOKALIKE, text, finish_reason: null }], usage: usage(3) }),
+  ...ADVERSARIAL_TEXTS.flatMap(
+    (text, k): Array<[string, string]> => [
+      [`vLLM, continuous usage, text ${k}`, vllmChunk(text, { usage: usage(k + 1) })],
+      [`vLLM, no usage, text ${k}`, vllmChunk(text)],
+      [`vLLM, last chunk, text ${k}`, vllmChunk(text, { finish: "length", usage: usage(k + 1, 48) })],
+      [`SGLang, usage null, text ${k}`, sglangChunk(text)],
+      [`SGLang, continuous usage, text ${k}`, sglangChunk(text, { ...usage(k + 1, 16), reasoning_tokens: 0 }, "stop")],
+      [`llama.cpp, text ${k}`, llamaChunk(text)],
+      [`llama.cpp final chunk, text ${k}`, llamaChunk(text, true)],
+      [`logprobs with token keys, text ${k}`, vllmChunk(text, { logprobs: LOGPROBS, usage: usage(2) })],
+      [`logprobs with lookalike values, text ${k}`, vllmChunk(text, { logprobs: LOGPROBS_LOOKALIKE })],
+      [
+        `logprobs before the text, text ${k}`,
+        JSON.stringify({ id: "x", choices: [{ index: 0, logprobs: LOGPROBS_LOOKALIKE, text, finish_reason: null }], usage: usage(3) }),
+      ],
     ],
-  ]),
+  ),
   ["usage-only chunk (vLLM)", JSON.stringify({ id: "c", object: "text_completion", created: 1, model: "m", choices: [], usage: usage(200, 69984) })],
   ["usage-only chunk without details", JSON.stringify({ id: "c", choices: [], usage: usage(7) })],
   ["usage-only chunk, details null", `{"choices":[],"usage":{"completion_tokens":3,"prompt_tokens_details":null}}`],
@@ -316,8 +315,7 @@ function readWith(scan: typeof scanOpenaiEvent, payload: Uint8Array): Reading & 
   return { kind, completionTokens, cachedTokens, finishType, message, fields };
 }
 
-const textOf = (payload: Uint8Array, f: EventFields): string | null =>
-  f.textStart < 0 ? null : decodeEscapedText(payload.subarray(f.textStart, f.textEnd));
+const textOf = (payload: Uint8Array, f: EventFields): string | null => (f.textStart < 0 ? null : decodeEscapedText(payload.subarray(f.textStart, f.textEnd)));
 
 describe("scanOpenaiEvent reads every shape exactly as JSON.parse does", () => {
   for (const [name, json] of EQUIVALENT) {
@@ -389,8 +387,16 @@ describe("scanOpenaiEvent: what the byte readers do not check", () => {
   // The native-search reader reads the keys it needs and not the bytes between them (sglang-events.ts makes the
   // same trade): payloads no server writes, malformed or with repeated keys, read by their first keys.
   const lenient: Array<[string, string, Partial<Reading>]> = [
-    ["repeated choices key: the first", `{"choices":[{"text":"a","finish_reason":"stop"}],"choices":[{"text":"b","finish_reason":null}]}`, { kind: "tokens", finishType: "stop" }],
-    ["repeated usage key: the first", `{"choices":[{"text":"a","finish_reason":null}],"usage":{"completion_tokens":2},"usage":{"completion_tokens":5}}`, { kind: "tokens", completionTokens: 2 }],
+    [
+      "repeated choices key: the first",
+      `{"choices":[{"text":"a","finish_reason":"stop"}],"choices":[{"text":"b","finish_reason":null}]}`,
+      { kind: "tokens", finishType: "stop" },
+    ],
+    [
+      "repeated usage key: the first",
+      `{"choices":[{"text":"a","finish_reason":null}],"usage":{"completion_tokens":2},"usage":{"completion_tokens":5}}`,
+      { kind: "tokens", completionTokens: 2 },
+    ],
     ["two objects", `{"choices":[]}{"choices":[],"usage":{"completion_tokens":4}}`, { kind: "other", completionTokens: 4 }],
     ["an unclosed array", `{"choices":[{"text":"a","finish_reason":null}}`, { kind: "tokens", completionTokens: 11 }],
   ];

@@ -43,9 +43,7 @@ describe("OpenAI body template", () => {
   test("extra keys override in place (Python dict merge) and new keys go last", () => {
     const text = bodyText({ ...base, extra: { temperature: 0.7, top_k: 5, model: "other" } });
     const parsed = JSON.parse(text) as Record<string, unknown>;
-    expect(Object.keys(parsed)).toEqual([
-      "model", "prompt", "max_tokens", "temperature", "stream", "stream_options", "ignore_eos", "top_k",
-    ]);
+    expect(Object.keys(parsed)).toEqual(["model", "prompt", "max_tokens", "temperature", "stream", "stream_options", "ignore_eos", "top_k"]);
     expect(parsed).toMatchObject({ model: "other", temperature: 0.7, top_k: 5, prompt: [1, 2, 3] });
   });
 

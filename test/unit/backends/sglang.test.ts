@@ -65,9 +65,13 @@ describe("unreachable servers", () => {
   });
 
   test("unknown errors keep their code or message", () => {
-    expect(unreachable("http://h", Object.assign(new Error("x"), { code: "EWEIRD" })).message).toBe("cannot reach the server at http://h: x (error code EWEIRD)");
+    expect(unreachable("http://h", Object.assign(new Error("x"), { code: "EWEIRD" })).message).toBe(
+      "cannot reach the server at http://h: x (error code EWEIRD)",
+    );
     // 0.3 printed a bare number ("...: 23"): an unnamed code comes with the error's message.
-    expect(unreachable("http://h", Object.assign(new Error("socket could not be opened"), { code: 23 })).message).toBe("cannot reach the server at http://h: socket could not be opened (error code 23)");
+    expect(unreachable("http://h", Object.assign(new Error("socket could not be opened"), { code: 23 })).message).toBe(
+      "cannot reach the server at http://h: socket could not be opened (error code 23)",
+    );
     expect(unreachable("http://h", { code: "23" }).message).toBe("cannot reach the server at http://h: connection failed (error code 23)");
     expect(unreachable("http://h", new Error("bad url")).message).toBe("cannot reach the server at http://h: bad url");
   });

@@ -14,15 +14,43 @@ function fakePoint(pct: number, load: Load, capacity: number, closedLoop: number
   const rate = Number.isFinite(load.value) ? load.value : Infinity;
   const p99 = rate <= capacity ? 200 : 900;
   return {
-    run_id: "inner", run: { fake: true }, shared_prefix_pct: pct, request_rate: rate, max_concurrency: 0, request_throughput: Number.isFinite(rate) ? rate : closedLoop,
-    gates: [{ expr: GATE, value: p99, pass: p99 <= 500 }], cache_check: cache, interrupted: false, warmbench_version: "9.9.9",
-    started_at: "2026-01-01T00:00:00.000Z", server_version: "mock", completed: 10,
+    run_id: "inner",
+    run: { fake: true },
+    shared_prefix_pct: pct,
+    request_rate: rate,
+    max_concurrency: 0,
+    request_throughput: Number.isFinite(rate) ? rate : closedLoop,
+    gates: [{ expr: GATE, value: p99, pass: p99 <= 500 }],
+    cache_check: cache,
+    interrupted: false,
+    warmbench_version: "9.9.9",
+    started_at: "2026-01-01T00:00:00.000Z",
+    server_version: "mock",
+    completed: 10,
   } as unknown as PctRecord;
 }
 
 const options = (more: Partial<CapacityOptions> = {}): CapacityOptions => ({
-  run: { pcts: [0, 90], workingSets: [1], backend: "sglang", totalTokens: 100, outputLen: 10, burstiness: Infinity, model: "m", seed: 42n, baseUrl: "http://x" } as CapacityOptions["run"],
-  search: "rate", probeRequests: 10, probeDurationS: null, precision: 0.05, confirm: 1, start: null, bracket: [0.1, 1000], require: [], ...more,
+  run: {
+    pcts: [0, 90],
+    workingSets: [1],
+    backend: "sglang",
+    totalTokens: 100,
+    outputLen: 10,
+    burstiness: Infinity,
+    model: "m",
+    seed: 42n,
+    baseUrl: "http://x",
+  } as CapacityOptions["run"],
+  search: "rate",
+  probeRequests: 10,
+  probeDurationS: null,
+  precision: 0.05,
+  confirm: 1,
+  start: null,
+  bracket: [0.1, 1000],
+  require: [],
+  ...more,
 });
 
 async function run(opts: CapacityOptions, capacityAt: (pct: number) => number, cache: (index: number) => PctRecord["cache_check"] = () => "ok") {
@@ -76,7 +104,11 @@ describe("runCapacity", () => {
   });
 
   test("a probe whose cache check failed is a probe line but no vote", async () => {
-    const { probes, lines } = await run(options({ start: 20, run: { ...options().run, pcts: [0] } }), () => 10, (i) => (i === 1 ? "mismatch" : "ok"));
+    const { probes, lines } = await run(
+      options({ start: 20, run: { ...options().run, pcts: [0] } }),
+      () => 10,
+      (i) => (i === 1 ? "mismatch" : "ok"),
+    );
     expect(probes[1]!.cache_check).toBe("mismatch");
     expect(probes[2]!.request_rate).toBe(probes[1]!.request_rate);
     expect(lines[0]!.probes_counted).toBe(probes.length - 1);
@@ -87,17 +119,35 @@ describe("runCapacity", () => {
 /** A probe's line as the engine writes it: its evidence, and its gates judged on it by the one evaluation. */
 function probeLine(over: { sustained?: boolean; itlSamples?: number; p99ItlMs?: number | null }, gates: string[]): PctRecord {
   const line = {
-    shared_prefix_pct: 90, request_rate: 100, working_set: 1, probe: 3, interrupted: false, cache_check: "ok", p99_ttft_ms: 40,
+    shared_prefix_pct: 90,
+    request_rate: 100,
+    working_set: 1,
+    probe: 3,
+    interrupted: false,
+    cache_check: "ok",
+    p99_ttft_ms: 40,
     p99_itl_ms: over.p99ItlMs === undefined ? 9 : over.p99ItlMs,
     evidence: {
       samples: { ttft: 16, tpot: 16, itl: over.itlSamples ?? 112, e2e: 16, from_intended: 16, schedule_lag: 16 },
-      requests: { planned: 16, sent: 16, finished: 16 }, complete: true,
-      load: { offered_request_rate: 100, achieved_request_rate: over.sustained === false ? 24.8 : 99, offered_concurrency: null, achieved_concurrency: 3, sustained: over.sustained ?? true },
-      cache: { flush_proven: true, warm_proven: true, per_request: "ok" }, client_healthy: true, run_ids: ["r"],
+      requests: { planned: 16, sent: 16, finished: 16 },
+      complete: true,
+      load: {
+        offered_request_rate: 100,
+        achieved_request_rate: over.sustained === false ? 24.8 : 99,
+        offered_concurrency: null,
+        achieved_concurrency: 3,
+        sustained: over.sustained ?? true,
+      },
+      cache: { flush_proven: true, warm_proven: true, per_request: "ok" },
+      client_healthy: true,
+      run_ids: ["r"],
     },
     gates: [] as unknown[],
   };
-  line.gates = evaluateGates(gates.map((g) => parseGate(g)), line);
+  line.gates = evaluateGates(
+    gates.map((g) => parseGate(g)),
+    line,
+  );
   return line as unknown as PctRecord;
 }
 

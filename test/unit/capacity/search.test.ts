@@ -11,7 +11,13 @@ const cacheBad: ProbeOutcome = { cacheOk: false, pass: true, failedGates: [] };
 const threshold = (capacity: number) => async (load: number) => (load <= capacity ? pass : fail);
 
 const cfg = (more: Partial<SearchConfig> = {}): SearchConfig => ({
-  start: 10, minLoad: 0.1, maxLoad: 10_000, precision: 0.05, confirm: 1, integer: false, ...more,
+  start: 10,
+  minLoad: 0.1,
+  maxLoad: 10_000,
+  precision: 0.05,
+  confirm: 1,
+  integer: false,
+  ...more,
 });
 
 /** A seeded uniform in [0, 1) (mulberry32), so the noisy cases are the same every run. */
@@ -27,7 +33,10 @@ function rng(seed: number): () => number {
 }
 
 describe("searchCapacity with a sharp threshold", () => {
-  for (const [what, start] of [["2x above", 80], ["2x below", 20]] as const) {
+  for (const [what, start] of [
+    ["2x above", 80],
+    ["2x below", 20],
+  ] as const) {
     test(`lands within 5 % of the truth from a start ${what}, in at most 8 probes`, async () => {
       const r = await searchCapacity(cfg({ start }), threshold(40));
       expect(r.status).toBe("found");
@@ -91,10 +100,15 @@ describe("searchCapacity with a sharp threshold", () => {
 
   test("the wall time is the clock's, from the first probe to the verdict", async () => {
     let t = 1_000;
-    const r = await searchCapacity(cfg({ start: 80 }), async (load) => {
-      t += 2_500;
-      return load <= 40 ? pass : fail;
-    }, undefined, () => t);
+    const r = await searchCapacity(
+      cfg({ start: 80 }),
+      async (load) => {
+        t += 2_500;
+        return load <= 40 ? pass : fail;
+      },
+      undefined,
+      () => t,
+    );
     expect(r.wallS).toBeCloseTo(2.5 * r.probesSent, 6);
   });
 });
@@ -181,10 +195,14 @@ describe("cache checks and interrupts", () => {
 
   test("an interrupt stops the search with the probes so far, none of them counted after it", async () => {
     const ctl = new AbortController();
-    const r = await searchCapacity(cfg({ start: 80 }), async (load, index) => {
-      if (index === 2) ctl.abort();
-      return load <= 40 ? pass : fail;
-    }, ctl.signal);
+    const r = await searchCapacity(
+      cfg({ start: 80 }),
+      async (load, index) => {
+        if (index === 2) ctl.abort();
+        return load <= 40 ? pass : fail;
+      },
+      ctl.signal,
+    );
     expect(r.status).toBe("interrupted");
     expect(r.capacity).toBeNull();
     expect(r.probesSent).toBe(3);

@@ -128,9 +128,7 @@ describe("dispatch backlog", () => {
     const start = async () => 1;
     expect(() => dispatch({ count: -1, concurrency: 1, arrivalsMs: null, spinMs: 0, isReady: () => true, start })).toThrow("dispatch: bad count -1");
     expect(() => dispatch({ count: 1.5, concurrency: 1, arrivalsMs: null, spinMs: 0, isReady: () => true, start })).toThrow("dispatch: bad count 1.5");
-    expect(() => dispatch({ count: 1, concurrency: 0.5, arrivalsMs: null, spinMs: 0, isReady: () => true, start })).toThrow(
-      "dispatch: bad concurrency 0.5",
-    );
+    expect(() => dispatch({ count: 1, concurrency: 0.5, arrivalsMs: null, spinMs: 0, isReady: () => true, start })).toThrow("dispatch: bad concurrency 0.5");
   });
 });
 

@@ -131,7 +131,10 @@ describe("dispatch stops", () => {
   test("a task that rejects stops new starts; the error comes out once the others settled", async () => {
     const { state, start } = tracker(() => 10);
     const run = dispatch({
-      ...base, count: 10, concurrency: 2, arrivalsMs: null,
+      ...base,
+      count: 10,
+      concurrency: 2,
+      arrivalsMs: null,
       start: async (i, intendedMs) => {
         if (i === 1) throw new Error("boom");
         return start(i, intendedMs);
@@ -147,7 +150,11 @@ describe("dispatch stops", () => {
     const { state, start } = tracker(() => 20);
     const controller = new AbortController();
     const run = dispatch({
-      ...base, count: 10, concurrency: 2, arrivalsMs: null, signal: controller.signal,
+      ...base,
+      count: 10,
+      concurrency: 2,
+      arrivalsMs: null,
+      signal: controller.signal,
       start: (i, intendedMs) => {
         if (i === 3) controller.abort();
         return start(i, intendedMs);

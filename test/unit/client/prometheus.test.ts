@@ -32,7 +32,9 @@ describe("prometheus cache counters", () => {
     const [queries, hits] = VLLM.split("\n");
     expect(parseCacheCounters(`${hits}\n`)).toBeNull();
     expect(parseCacheCounters(`${queries}\n`)).toBeNull();
-    const sglangHitsOnly = SGLANG.split("\n").filter((l) => !l.includes("prompt_tokens")).join("\n");
+    const sglangHitsOnly = SGLANG.split("\n")
+      .filter((l) => !l.includes("prompt_tokens"))
+      .join("\n");
     expect(parseCacheCounters(sglangHitsOnly + VLLM)).toEqual({ hitTokens: 1024, queryTokens: 2048, source: "vllm" });
   });
   test("hit rate from deltas; restarted counters give null", () => {
@@ -59,7 +61,11 @@ describe("scrapeCacheCounters: GET /metrics", () => {
     });
     const url = `http://127.0.0.1:${server.port}`;
     try {
-      expect(await scrapeCacheCounters({ baseUrl: url, headers: { authorization: "Bearer k" } })).toEqual({ hitTokens: 1024, queryTokens: 2048, source: "vllm" });
+      expect(await scrapeCacheCounters({ baseUrl: url, headers: { authorization: "Bearer k" } })).toEqual({
+        hitTokens: 1024,
+        queryTokens: 2048,
+        source: "vllm",
+      });
       expect(seen).toEqual([{ path: "/metrics", authorization: "Bearer k" }]);
       for (status of [404, 500]) expect(await scrapeCacheCounters({ baseUrl: url, headers: {} })).toBeNull();
       expect(seen[1]?.authorization).toBeNull();

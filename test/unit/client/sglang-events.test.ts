@@ -1,20 +1,16 @@
 import { afterEach, describe, expect, spyOn, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  createSglangEventFields,
-  extractText,
-  locateSglangText,
-  scanSglangEvent,
-  type SglangEventKind,
-} from "../../../src/backends/sglang-events.ts";
+import { createSglangEventFields, extractText, locateSglangText, scanSglangEvent, type SglangEventKind } from "../../../src/backends/sglang-events.ts";
 import { sglangBackend } from "../../../src/backends/sglang.ts";
 import { TEXT_NOT_LOCATED } from "../../../src/backends/types.ts";
 import { createSseSplitter } from "../../../src/client/sse.ts";
 import { decodeEscapedText } from "../../../src/client/text-bytes.ts";
 
 const FIXTURES = join(import.meta.dir, "../../fixtures/sse");
-const fixtureNames = readdirSync(FIXTURES).filter((name) => name.endsWith(".sse")).sort();
+const fixtureNames = readdirSync(FIXTURES)
+  .filter((name) => name.endsWith(".sse"))
+  .sort();
 
 interface ExpectedEvent {
   kind: SglangEventKind;
@@ -42,8 +38,7 @@ function scan(json: string) {
   return { kind, ...fields };
 }
 
-const meta = (rest: string) =>
-  `"meta_info":{"id":"q","finish_reason":null,"prompt_tokens":5,${rest}}`;
+const meta = (rest: string) => `"meta_info":{"id":"q","finish_reason":null,"prompt_tokens":5,${rest}}`;
 
 describe("scanSglangEvent on fixtures", () => {
   for (const name of fixtureNames) {
@@ -192,8 +187,16 @@ describe("scanSglangEvent as the sglang Backend's scanner", () => {
     expect(scanSglangEvent(encoder.encode(`{"text":"a",${meta(`"completion_tokens":3,"cached_tokens":5`)}}`), fields)).toBe("tokens");
     expect(scanSglangEvent(encoder.encode(`{"text":"a",${meta(`"completion_tokens":1`)}}`), fields)).toBe("tokens");
     expect(fields).toEqual({
-      completionTokens: 1, cachedTokens: -1, cachedDeviceTokens: -1, cachedHostTokens: -1, cachedStorageTokens: -1, tiersKnown: false,
-      finishType: null, message: "", textStart: TEXT_NOT_LOCATED, textEnd: TEXT_NOT_LOCATED,
+      completionTokens: 1,
+      cachedTokens: -1,
+      cachedDeviceTokens: -1,
+      cachedHostTokens: -1,
+      cachedStorageTokens: -1,
+      tiersKnown: false,
+      finishType: null,
+      message: "",
+      textStart: TEXT_NOT_LOCATED,
+      textEnd: TEXT_NOT_LOCATED,
     });
   });
 });

@@ -4,7 +4,9 @@ import { join } from "node:path";
 import { createSseSplitter } from "../../../src/client/sse.ts";
 
 const FIXTURES = join(import.meta.dir, "../../fixtures/sse");
-const fixtureNames = readdirSync(FIXTURES).filter((name) => name.endsWith(".sse")).sort();
+const fixtureNames = readdirSync(FIXTURES)
+  .filter((name) => name.endsWith(".sse"))
+  .sort();
 const expected = JSON.parse(readFileSync(join(FIXTURES, "expected.json"), "utf8")) as Record<string, unknown[]>;
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
@@ -73,8 +75,7 @@ describe("createSseSplitter on fixtures", () => {
 });
 
 describe("createSseSplitter line handling", () => {
-  const payloadsOf = (text: string, finish = true) =>
-    collect([encoder.encode(text)], finish).map((payload) => decoder.decode(payload));
+  const payloadsOf = (text: string, finish = true) => collect([encoder.encode(text)], finish).map((payload) => decoder.decode(payload));
 
   test("data with and without a space; only one space is stripped", () => {
     expect(payloadsOf("data: a\ndata:b\ndata:  c\n")).toEqual(["a", "b", " c"]);

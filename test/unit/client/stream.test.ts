@@ -212,13 +212,23 @@ describe("streamRequest: failures inside a 200 stream", () => {
   });
 
   test("[DONE] without any token event", async () => {
-    const server = use(startScriptedServer([{ afterMs: 0, raw: event("", 0) }, { afterMs: 0, raw: DONE_LINE }]));
+    const server = use(
+      startScriptedServer([
+        { afterMs: 0, raw: event("", 0) },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
     const rec = await streamRequest(request(server.url));
     expect(rec).toMatchObject({ ok: false, failureKind: "no_tokens", ttftMs: 0, tokenEvents: 0, failureMessage: "stream ended without any token" });
   });
 
   test("an event that is not JSON", async () => {
-    const server = use(startScriptedServer([{ afterMs: 0, raw: "data: {oops\n\n" }, { afterMs: 0, raw: DONE_LINE }]));
+    const server = use(
+      startScriptedServer([
+        { afterMs: 0, raw: "data: {oops\n\n" },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
     const rec = await streamRequest(request(server.url));
     expect(rec).toMatchObject({ ok: false, failureKind: "parse" });
   });
@@ -283,7 +293,8 @@ describe("streamRequest: failures before or around the stream", () => {
 describe("streamRequest: chat streams", () => {
   const chatBackend = backendFor("llamacpp", "chat");
   const line = (payload: unknown) => `data: ${JSON.stringify(payload)}\n\n`;
-  const delta = (d: unknown, finish: string | null = null) => line({ object: "chat.completion.chunk", choices: [{ index: 0, delta: d, finish_reason: finish }] });
+  const delta = (d: unknown, finish: string | null = null) =>
+    line({ object: "chat.completion.chunk", choices: [{ index: 0, delta: d, finish_reason: finish }] });
 
   test("the role chunk is no token: TTFT at the first content delta", async () => {
     const server = use(
@@ -422,7 +433,12 @@ describe("streamRequest: OpenAI /v1/completions streams", () => {
   });
 
   test("only a usage chunk, then [DONE]: no tokens", async () => {
-    const server = use(startScriptedServer([{ afterMs: 0, raw: openaiUsageLine(0) }, { afterMs: 0, raw: DONE_LINE }]));
+    const server = use(
+      startScriptedServer([
+        { afterMs: 0, raw: openaiUsageLine(0) },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
     const rec = await streamRequest(openai(server.url));
     expect(rec).toMatchObject({ ok: false, failureKind: "no_tokens", outputLen: 0 });
   });
@@ -491,7 +507,13 @@ describe("streamRequest: generated text", () => {
 
   test("an invalid escape in the text: the request still succeeds, with no text", async () => {
     const bad = `data: {"choices":[{"index":0,"text":"a\\xb","logprobs":null,"finish_reason":null}],"usage":{"completion_tokens":1}}\n\n`;
-    const server = use(startScriptedServer([{ afterMs: 0, raw: chunk("ok", 1) }, { afterMs: 5, raw: bad }, { afterMs: 0, raw: DONE_LINE }]));
+    const server = use(
+      startScriptedServer([
+        { afterMs: 0, raw: chunk("ok", 1) },
+        { afterMs: 5, raw: bad },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
     const rec = await streamRequest(request(server.url, { backend: openaiBackend }));
     expect(rec).toMatchObject({ ok: true, outputLen: 1, generatedText: "" });
   });
@@ -530,7 +552,12 @@ describe("streamRequest: generated text", () => {
 
 describe("streamRequest: request headers", () => {
   test("custom headers and x-request-id are sent; content-type stays JSON", async () => {
-    const server = use(startScriptedServer([{ afterMs: 0, raw: event("a", 1) }, { afterMs: 0, raw: DONE_LINE }]));
+    const server = use(
+      startScriptedServer([
+        { afterMs: 0, raw: event("a", 1) },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
     const rec = await streamRequest(request(server.url, { headers: { authorization: "Bearer sk-1" }, requestId: "warm-3" }));
     expect(rec.ok).toBe(true);
     expect(server.headers[0]).toMatchObject({
@@ -541,7 +568,12 @@ describe("streamRequest: request headers", () => {
   });
 
   test("no x-request-id unless asked", async () => {
-    const server = use(startScriptedServer([{ afterMs: 0, raw: event("a", 1) }, { afterMs: 0, raw: DONE_LINE }]));
+    const server = use(
+      startScriptedServer([
+        { afterMs: 0, raw: event("a", 1) },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
     await streamRequest(request(server.url));
     expect(server.headers[0]?.["x-request-id"]).toBeUndefined();
   });
@@ -553,7 +585,12 @@ const metaLine = (text: string, meta: string) =>
 
 describe("streamRequest: what the record keeps", () => {
   test("a successful record has no failure message, and tiers stay unknown when the server reports none", async () => {
-    const server = use(startScriptedServer([{ afterMs: 0, raw: event("a", 1) }, { afterMs: 0, raw: DONE_LINE }]));
+    const server = use(
+      startScriptedServer([
+        { afterMs: 0, raw: event("a", 1) },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
     const rec = await streamRequest(request(server.url));
     expect(rec).toMatchObject({ ok: true, failureKind: null, failureMessage: "", cachedTokens: 2 });
     expect([rec.cachedDeviceTokens, rec.cachedHostTokens, rec.cachedStorageTokens]).toEqual([-1, -1, -1]);
@@ -616,7 +653,13 @@ describe("streamRequest: what the record keeps", () => {
     const payloadOf = (line: string) => line.slice("data: ".length).trimEnd();
     expect(kept.payloads!.map((p) => new TextDecoder().decode(p))).toEqual(deltas.map(payloadOf));
 
-    const cumulative = use(startScriptedServer([{ afterMs: 0, raw: event("a", 1) }, { afterMs: 0, raw: event("ab", 2) }, { afterMs: 0, raw: DONE_LINE }]));
+    const cumulative = use(
+      startScriptedServer([
+        { afterMs: 0, raw: event("a", 1) },
+        { afterMs: 0, raw: event("ab", 2) },
+        { afterMs: 0, raw: DONE_LINE },
+      ]),
+    );
     const last = await streamRequest(request(cumulative.url, { keepPayloads: true }));
     expect(last.payloads!.map((p) => new TextDecoder().decode(p))).toEqual([payloadOf(event("ab", 2))]);
 
@@ -640,7 +683,17 @@ describe("streamRequest: what the record keeps", () => {
 
 describe("connect errors and their one-line text", () => {
   test("every code of a connection never made is a connect error; others and code-less errors are not", () => {
-    for (const code of ["ECONNREFUSED", "ConnectionRefused", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL", "EAI_AGAIN", "FailedToOpenSocket", "UnableToConnect"]) {
+    for (const code of [
+      "ECONNREFUSED",
+      "ConnectionRefused",
+      "ENOTFOUND",
+      "EHOSTUNREACH",
+      "ENETUNREACH",
+      "EADDRNOTAVAIL",
+      "EAI_AGAIN",
+      "FailedToOpenSocket",
+      "UnableToConnect",
+    ]) {
       expect([code, isConnectError(Object.assign(new Error("x"), { code }))]).toEqual([code, true]);
     }
     expect(isConnectError(Object.assign(new Error("x"), { code: "ECONNRESET" }))).toBe(false);

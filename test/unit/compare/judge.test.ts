@@ -8,17 +8,38 @@ import type { WorkloadFingerprint } from "../../../src/schema/nested.ts";
 import type { PctLine } from "../../../src/metrics/pct-record.ts";
 
 const fingerprint = (pct: number, over: Partial<WorkloadFingerprint> = {}): WorkloadFingerprint => ({
-  backend: "sglang", tokenizer_sha256: "a".repeat(64), vocab_size: 32000, total_tokens: 1000, output_len: 8, ignore_eos: true,
-  num_prompts: 4, max_concurrency: 2, seed: "42", shared_prefix_pct: pct, prompt_ids_hash: "0123456789abcdef", ...over,
+  backend: "sglang",
+  tokenizer_sha256: "a".repeat(64),
+  vocab_size: 32000,
+  total_tokens: 1000,
+  output_len: 8,
+  ignore_eos: true,
+  num_prompts: 4,
+  max_concurrency: 2,
+  seed: "42",
+  shared_prefix_pct: pct,
+  prompt_ids_hash: "0123456789abcdef",
+  ...over,
 });
 
 /** A pct line with the given TTFT samples (ms) in its histogram and summary numbers. */
 function line(pct: number, ttftsMs: number[], over: Record<string, unknown> = {}): PctLine {
   const h = encodeHistogram(histogramOfMs(ttftsMs));
   return {
-    shared_prefix_pct: pct, mean_ttft_ms: ttftsMs.reduce((a, b) => a + b, 0) / ttftsMs.length, median_ttft_ms: 0, p90_ttft_ms: 0, p99_ttft_ms: 0,
-    mean_itl_ms: 10, mean_tpot_ms: 10, mean_e2e_latency_ms: 100, output_throughput: 1000, request_throughput: 10, total_throughput: 2000,
-    hdr: { ttft_us: h, tpot_us: h, itl_us: h, e2e_latency_us: h }, workload: fingerprint(pct), ...over,
+    shared_prefix_pct: pct,
+    mean_ttft_ms: ttftsMs.reduce((a, b) => a + b, 0) / ttftsMs.length,
+    median_ttft_ms: 0,
+    p90_ttft_ms: 0,
+    p99_ttft_ms: 0,
+    mean_itl_ms: 10,
+    mean_tpot_ms: 10,
+    mean_e2e_latency_ms: 100,
+    output_throughput: 1000,
+    request_throughput: 10,
+    total_throughput: 2000,
+    hdr: { ttft_us: h, tpot_us: h, itl_us: h, e2e_latency_us: h },
+    workload: fingerprint(pct),
+    ...over,
   } as unknown as PctLine;
 }
 
@@ -28,7 +49,16 @@ describe("judgePair", () => {
   const base = line(50, [100, 100, 100, 100]);
   test("a latency 20 % higher beyond a 5 % limit regresses; the better side is named", () => {
     const rows = judgePair({ pct: 50, label: "50%", base, next: line(50, [120, 120, 120, 120]), differences: [] }, parseLimits("mean_ttft_ms=5%"));
-    expect(row(rows, "mean_ttft_ms")).toMatchObject({ base: 100, next: 120, delta: 20, deltaPct: 20, betterSide: "base", limitPct: 5, verdict: "REGRESSED", source: "line" });
+    expect(row(rows, "mean_ttft_ms")).toMatchObject({
+      base: 100,
+      next: 120,
+      delta: 20,
+      deltaPct: 20,
+      betterSide: "base",
+      limitPct: 5,
+      verdict: "REGRESSED",
+      source: "line",
+    });
     // One key, one definition: a percentile the line holds is its own (numpy's, what gates read) ...
     expect(row(rows, "p99_ttft_ms")).toMatchObject({ source: "line", base: 0, next: 0 });
     // ... and only one it does not hold comes from the histograms (3 significant digits).
@@ -46,7 +76,10 @@ describe("judgePair", () => {
   });
 
   test("throughput regresses when it falls", () => {
-    const rows = judgePair({ pct: 50, label: "50%", base, next: line(50, [100], { output_throughput: 900 }), differences: [] }, parseLimits("output_throughput=5%"));
+    const rows = judgePair(
+      { pct: 50, label: "50%", base, next: line(50, [100], { output_throughput: 900 }), differences: [] },
+      parseLimits("output_throughput=5%"),
+    );
     expect(row(rows, "output_throughput")).toMatchObject({ deltaPct: -10, betterSide: "base", verdict: "REGRESSED" });
   });
 
@@ -66,7 +99,10 @@ describe("judgePair", () => {
 
 describe("limits", () => {
   test("parse METRIC=PCT% lists; unknown metrics, bad forms, a bare number and a metric named twice are refused", () => {
-    expect([...parseLimits("p99_ttft_ms=5%, mean_itl_ms=3%")]).toEqual([["p99_ttft_ms", 5], ["mean_itl_ms", 3]]);
+    expect([...parseLimits("p99_ttft_ms=5%, mean_itl_ms=3%")]).toEqual([
+      ["p99_ttft_ms", 5],
+      ["mean_itl_ms", 3],
+    ]);
     expect(() => parseLimits("mean_itl_ms=3")).toThrow("write the percent sign (mean_itl_ms=3%)");
     expect(() => parseLimits("mean_itl_ms=3%,mean_itl_ms=9%")).toThrow("mean_itl_ms is named twice");
     expect(() => parseLimits("p99_ttft=5%")).toThrow("compare knows no metric p99_ttft");
@@ -76,7 +112,11 @@ describe("limits", () => {
 
   test("limits add up: the given override or add to the defaults; --only keeps just the metrics it names", () => {
     const defaults = parseLimits("mean_ttft_ms=10%,mean_itl_ms=5%");
-    expect([...combineLimits(defaults, parseLimits("mean_itl_ms=30%,p99_itl_ms=9%"), null)]).toEqual([["mean_ttft_ms", 10], ["mean_itl_ms", 30], ["p99_itl_ms", 9]]);
+    expect([...combineLimits(defaults, parseLimits("mean_itl_ms=30%,p99_itl_ms=9%"), null)]).toEqual([
+      ["mean_ttft_ms", 10],
+      ["mean_itl_ms", 30],
+      ["p99_itl_ms", 9],
+    ]);
     expect([...combineLimits(defaults, null, ["mean_itl_ms"])]).toEqual([["mean_itl_ms", 5]]);
   });
 
@@ -88,13 +128,18 @@ describe("limits", () => {
 describe("pairing", () => {
   test("lines pair by pct; fingerprint differences are named cause first", () => {
     const base = [line(0, [1]), line(50, [1]), line(90, [1])];
-    const next = [line(50, [1], { workload: fingerprint(50, { tokenizer_sha256: "b".repeat(64), vocab_size: 1, prompt_ids_hash: "f".repeat(16) }) }), line(99, [1])];
+    const next = [
+      line(50, [1], { workload: fingerprint(50, { tokenizer_sha256: "b".repeat(64), vocab_size: 1, prompt_ids_hash: "f".repeat(16) }) }),
+      line(99, [1]),
+    ];
     const p = pairLines(base, next);
     expect(p.pairs.map((x) => x.pct)).toEqual([50]);
     expect(p.onlyInBase).toEqual(["0%", "90%"]);
     expect(p.onlyInNew).toEqual(["99%"]);
     expect(p.pairs[0]!.differences).toEqual(["tokenizer_sha256", "vocab_size", "prompt_ids_hash"]);
-    expect(describeDifference(p.pairs[0]!)).toBe("50%: the workloads differ in tokenizer_sha256 (base aaaaaaaaaaaa…, new bbbbbbbbbbbb…); also vocab_size, prompt_ids_hash");
+    expect(describeDifference(p.pairs[0]!)).toBe(
+      "50%: the workloads differ in tokenizer_sha256 (base aaaaaaaaaaaa…, new bbbbbbbbbbbb…); also vocab_size, prompt_ids_hash",
+    );
   });
 
   test("a rate sweep's lines pair by pct and rate; a closed loop is its own cell", () => {

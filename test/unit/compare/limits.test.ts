@@ -3,7 +3,10 @@ import { parseLimits, parseOnly } from "../../../src/compare/limits.ts";
 
 describe("compare's limits", () => {
   test("a metric is named once, and --only takes the names compare knows", () => {
-    expect([...parseLimits("p99_ttft_ms=10%,mean_itl_ms=5%")]).toEqual([["p99_ttft_ms", 10], ["mean_itl_ms", 5]]);
+    expect([...parseLimits("p99_ttft_ms=10%,mean_itl_ms=5%")]).toEqual([
+      ["p99_ttft_ms", 10],
+      ["mean_itl_ms", 5],
+    ]);
     expect(parseOnly("p99_ttft_ms,output_throughput")).toEqual(["p99_ttft_ms", "output_throughput"]);
     expect(() => parseLimits("p99_ttft_ms=10%,p99_ttft_ms=5%")).toThrow(/p99_ttft_ms is named twice/);
   });

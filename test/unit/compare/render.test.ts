@@ -3,14 +3,48 @@ import type { DeltaRow } from "../../../src/compare/judge.ts";
 import { renderCompareConsole, renderCompareMarkdown, type Comparison } from "../../../src/compare/render.ts";
 
 const row = (over: Partial<DeltaRow>): DeltaRow => ({
-  pct: 50, label: "50%", metric: "mean_itl_ms", better: "lower", source: "line", base: 10, next: 12, delta: 2, deltaPct: 20, betterSide: "base",
-  limitPct: 5, verdict: "REGRESSED", forced: false, ...over,
+  pct: 50,
+  label: "50%",
+  metric: "mean_itl_ms",
+  better: "lower",
+  source: "line",
+  base: 10,
+  next: 12,
+  delta: 2,
+  deltaPct: 20,
+  betterSide: "base",
+  limitPct: 5,
+  verdict: "REGRESSED",
+  forced: false,
+  ...over,
 });
 
 const comparison: Comparison = {
-  baseFile: "base.jsonl", newFile: "new.jsonl",
-  rows: [row({}), row({ pct: 90, label: "90%", metric: "output_throughput", better: "higher", base: 100, next: 110, delta: 10, deltaPct: 10, betterSide: "new", limitPct: null, verdict: "better", forced: true })],
-  forced: ["90%: the workloads differ in seed (base 1, new 2)"], onlyInBase: ["0%"], onlyInNew: [], allowMissing: false, saturated: ["NEW at 50%"], findings: [],
+  baseFile: "base.jsonl",
+  newFile: "new.jsonl",
+  rows: [
+    row({}),
+    row({
+      pct: 90,
+      label: "90%",
+      metric: "output_throughput",
+      better: "higher",
+      base: 100,
+      next: 110,
+      delta: 10,
+      deltaPct: 10,
+      betterSide: "new",
+      limitPct: null,
+      verdict: "better",
+      forced: true,
+    }),
+  ],
+  forced: ["90%: the workloads differ in seed (base 1, new 2)"],
+  onlyInBase: ["0%"],
+  onlyInNew: [],
+  allowMissing: false,
+  saturated: ["NEW at 50%"],
+  findings: [],
 };
 
 test("the console table: one row per metric and pct, forced pcts starred, notes and the verdict under it", () => {

@@ -23,7 +23,17 @@ describe("flags bound to their fields", () => {
 
   test("a flag left out takes its declaration's default; given, its parser's value", () => {
     const none = parseSharedTail({}, {});
-    expect(none).toMatchObject({ seed: 42n, settleMs: 1000, requestTimeoutS: 3600, stallTimeoutS: 300, verifyCache: "warn", flush: "auto", quiet: false, pageSize: null, apiKey: null });
+    expect(none).toMatchObject({
+      seed: 42n,
+      settleMs: 1000,
+      requestTimeoutS: 3600,
+      stallTimeoutS: 300,
+      verifyCache: "warn",
+      flush: "auto",
+      quiet: false,
+      pageSize: null,
+      apiKey: null,
+    });
     for (const decl of CLIENT_FLAGS.filter((d) => d.bind?.parse !== undefined && typeof d.default === "number")) {
       const value = none[decl.bind!.field as keyof typeof none];
       // Seconds shown, milliseconds kept (settle): the shown default is the value in the flag's unit.
@@ -40,7 +50,13 @@ describe("flags bound to their fields", () => {
     for (const field of WORKLOAD_FIELDS) expect([field, field in opts]).toEqual([field, true]);
     const hash = workloadHash(opts);
     expect(workloadHash(parseRunOptions({ ...BASE, quiet: true, "output-file": "x.jsonl" }, {}))).toBe(hash);
-    for (const [flag, value] of [["seed", "7"], ["num-prompts", "9"], ["request-rate", "5"], ["stall-timeout", "9"], ["extra-request-body", '{"a":1}']] as const) {
+    for (const [flag, value] of [
+      ["seed", "7"],
+      ["num-prompts", "9"],
+      ["request-rate", "5"],
+      ["stall-timeout", "9"],
+      ["extra-request-body", '{"a":1}'],
+    ] as const) {
       expect([flag, workloadHash(parseRunOptions({ ...BASE, [flag]: value }, {})) === hash]).toEqual([flag, false]);
     }
   });

@@ -20,7 +20,9 @@ function testFiles(dir: string): string[] {
 }
 
 const names = new Set(
-  testFiles(join(ROOT, "test")).flatMap((f) => [...readFileSync(f, "utf8").matchAll(/\btest\(\s*"((?:[^"\\]|\\.)*)"/g)].map((m) => JSON.parse(`"${m[1]}"`) as string)),
+  testFiles(join(ROOT, "test")).flatMap((f) =>
+    [...readFileSync(f, "utf8").matchAll(/\btest\(\s*"((?:[^"\\]|\\.)*)"/g)].map((m) => JSON.parse(`"${m[1]}"`) as string),
+  ),
 );
 
 describe("the evidence matrix", () => {

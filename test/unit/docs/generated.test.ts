@@ -30,7 +30,12 @@ describe("generated docs", () => {
     for (const rel of docFiles(root)) {
       const text = read(rel);
       const fresh = regenerate(text, root, files);
-      if (fresh !== text) stale.push(`${rel}: ${blockNames(text).filter((n) => !text.includes(`<!-- generated: ${n} -->\n${renderBlock(n, root, files)}\n`)).join(", ")}`);
+      if (fresh !== text)
+        stale.push(
+          `${rel}: ${blockNames(text)
+            .filter((n) => !text.includes(`<!-- generated: ${n} -->\n${renderBlock(n, root, files)}\n`))
+            .join(", ")}`,
+        );
     }
     expect(stale).toEqual([]);
   });

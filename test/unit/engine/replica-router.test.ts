@@ -3,14 +3,23 @@ import { ReplicaRouter, rendezvous } from "../../../src/engine/replica-router.ts
 import type { RoutePolicy } from "../../../src/config/route-policies.ts";
 
 const URLS = ["http://a", "http://b", "http://c"];
-const router = (policy: RoutePolicy, keys = (i: number) => ({ session: i % 4, prefix: i % 4 as number | null }), held: (number | null)[] = [null, null, null]) =>
-  new ReplicaRouter(URLS, policy, keys, { seed: 1n, prefixes: [0, 1, 2, 3], prefixesHeld: held });
+const router = (
+  policy: RoutePolicy,
+  keys = (i: number) => ({ session: i % 4, prefix: (i % 4) as number | null }),
+  held: (number | null)[] = [null, null, null],
+) => new ReplicaRouter(URLS, policy, keys, { seed: 1n, prefixes: [0, 1, 2, 3], prefixesHeld: held });
 
 describe("ReplicaRouter", () => {
   test("round-robin takes the replicas in turn; every pick is recorded by request index", () => {
     const r = router("round-robin");
     expect([0, 1, 2, 3, 4].map((i) => r.pick(i))).toEqual([0, 1, 2, 0, 1]);
-    expect([...r.assigned]).toEqual([[0, 0], [1, 1], [2, 2], [3, 0], [4, 1]]);
+    expect([...r.assigned]).toEqual([
+      [0, 0],
+      [1, 1],
+      [2, 2],
+      [3, 0],
+      [4, 1],
+    ]);
   });
 
   test("random is the seed's: the same seed picks the same replicas, and every replica gets some", () => {

@@ -66,7 +66,16 @@ function source(n: number, late = new Set<number>()): RequestSource & { arrive()
 describe("send", () => {
   test("a trace's own send times: each request is intended at its time, in order, every one measured", async () => {
     const times = [0, 40, 80, 160, 170, 300];
-    const r = await send({ ctx: ctx(), source: source(times.length), count: times.length, concurrency: 8, arrivalsMs: times, ratePerS: 20, name: "trace", progress: { start: noProgress, label: "" } });
+    const r = await send({
+      ctx: ctx(),
+      source: source(times.length),
+      count: times.length,
+      concurrency: 8,
+      arrivalsMs: times,
+      ratePerS: 20,
+      name: "trace",
+      progress: { start: noProgress, label: "" },
+    });
     expect(r.records.map((x) => x.index)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(r.records.every((x) => x.ok && x.outputLen === OUTPUT)).toBe(true);
     const offsets = r.records.map((x) => x.intendedMs - r.startMs);
@@ -79,7 +88,16 @@ describe("send", () => {
   test("closed loop: never more in flight than the limit, a request whose prompt is late waits for it", async () => {
     const s = source(12, new Set([5]));
     setTimeout(() => s.arrive(), 150);
-    const r = await send({ ctx: ctx(), source: s, count: 12, concurrency: 3, arrivalsMs: null, ratePerS: Infinity, name: "closed", progress: { start: noProgress, label: "" } });
+    const r = await send({
+      ctx: ctx(),
+      source: s,
+      count: 12,
+      concurrency: 3,
+      arrivalsMs: null,
+      ratePerS: Infinity,
+      name: "closed",
+      progress: { start: noProgress, label: "" },
+    });
     expect(r.records).toHaveLength(12);
     expect(s.taken).toEqual([...Array(12).keys()]);
     expect(r.records[5]!.startMs - r.startMs).toBeGreaterThanOrEqual(140);
@@ -92,7 +110,17 @@ describe("send", () => {
   test("an interrupt: nothing new starts, what ended is kept and the result says interrupted", async () => {
     const stop = new AbortController();
     setTimeout(() => stop.abort(), 120);
-    const r = await send({ ctx: ctx(), source: source(50), count: 50, concurrency: 2, arrivalsMs: Array.from({ length: 50 }, (_, i) => i * 30), ratePerS: 33, name: "cut", progress: { start: noProgress, label: "" }, signal: stop.signal });
+    const r = await send({
+      ctx: ctx(),
+      source: source(50),
+      count: 50,
+      concurrency: 2,
+      arrivalsMs: Array.from({ length: 50 }, (_, i) => i * 30),
+      ratePerS: 33,
+      name: "cut",
+      progress: { start: noProgress, label: "" },
+      signal: stop.signal,
+    });
     expect(r.interrupted).toBe(true);
     expect(r.records.length).toBeGreaterThan(0);
     expect(r.records.length).toBeLessThan(50);
@@ -102,17 +130,50 @@ describe("send", () => {
 describe("measure + summarizePoint", () => {
   test("a capacity probe's line: the extra axis in its place, the script's metrics, valid against the schema", async () => {
     const tokenizer = await loadTokenizer(QWEN3, { revision: "main", env: { HF_HUB_OFFLINE: "1", HF_HUB_CACHE: "/nonexistent-warmbench-cache" } });
-    const m = await measure({ ctx: ctx(), source: source(8), count: 8, concurrency: 4, arrivalsMs: null, ratePerS: Infinity, name: "probe 3", progress: { start: noProgress, label: "" } });
+    const m = await measure({
+      ctx: ctx(),
+      source: source(8),
+      count: 8,
+      concurrency: 4,
+      arrivalsMs: null,
+      ratePerS: Infinity,
+      name: "probe 3",
+      progress: { start: noProgress, label: "" },
+    });
     expect(m.shards).toBeNull();
     expect(m.records).toHaveLength(8);
-    const run = { opts: { ...RUN_DEFAULTS, model: null, seed: 1n, baseUrl: mock.url, maxConcurrency: 4, outputLen: OUTPUT, disableIgnoreEos: false, durationS: null, gates: [] },
+    const run = {
+      opts: {
+        ...RUN_DEFAULTS,
+        model: null,
+        seed: 1n,
+        baseUrl: mock.url,
+        maxConcurrency: 4,
+        outputLen: OUTPUT,
+        disableIgnoreEos: false,
+        durationS: null,
+        gates: [],
+      },
       server: { model: "mock-model", pageSize: 1, textMode: "incremental", info: { version: null, cacheCapacityTokens: null, hostCacheCapacityTokens: null } },
-      tokenizer, backend, runId: "r1", run: { warmbench_version: "test" } } as unknown as SummaryContext;
+      tokenizer,
+      backend,
+      runId: "r1",
+      run: { warmbench_version: "test" },
+    } as unknown as SummaryContext;
     const { record } = summarizePoint(
       {
         axes: { shared_prefix_pct: 0, working_set: 1, request_rate: Infinity, probe: 3 },
-        prefixLen: 0, suffixLen: PROMPT, promptLen: PROMPT, numPrompts: 8, workingSetTokens: 0, promptIdsHash: "x",
-        expected: { typical: 0, perPrompt: null }, warmProvesFlush: false, promptDrift: null, first: false, ttftFitSoFar: null,
+        prefixLen: 0,
+        suffixLen: PROMPT,
+        promptLen: PROMPT,
+        numPrompts: 8,
+        workingSetTokens: 0,
+        promptIdsHash: "x",
+        expected: { typical: 0, perPrompt: null },
+        warmProvesFlush: false,
+        promptDrift: null,
+        first: false,
+        ttftFitSoFar: null,
       },
       { flushed: false, attempts: 0, probeCachedTokens: null, flushGap: null, probeIds: null, templateHeadTokens: null },
       { cachedTokens: null, requests: 0 },

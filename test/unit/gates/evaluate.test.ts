@@ -27,12 +27,19 @@ test("an unmeasured (null) or undefined (NaN) value fails: a gate passes only on
 test("a gate on ITL fails when the server stopped after one token (no ITL sample)", () => {
   // A line of 0.3 wrote 0 here and the gate passed; the evidence says there was no sample, whatever the value.
   const evidence = {
-    samples: { ttft: 8, tpot: 0, itl: 0, e2e: 8, from_intended: 8, schedule_lag: 8 }, requests: { planned: 8, sent: 8, finished: 8 }, complete: true,
+    samples: { ttft: 8, tpot: 0, itl: 0, e2e: 8, from_intended: 8, schedule_lag: 8 },
+    requests: { planned: 8, sent: 8, finished: 8 },
+    complete: true,
     load: { offered_request_rate: null, achieved_request_rate: null, offered_concurrency: 4, achieved_concurrency: 4, sustained: true },
-    cache: { flush_proven: true, warm_proven: true, per_request: "ok" }, client_healthy: true, run_ids: ["r"],
+    cache: { flush_proven: true, warm_proven: true, per_request: "ok" },
+    client_healthy: true,
+    run_ids: ["r"],
   };
   const line = { shared_prefix_pct: 0, p99_itl_ms: 0, mean_tpot_ms: null, p99_ttft_ms: 5, evidence };
-  const judged = evaluateGates(["p99_itl_ms<=5", "mean_tpot_ms<=5", "p99_ttft_ms<=800"].map((g) => parseGate(g)), line);
+  const judged = evaluateGates(
+    ["p99_itl_ms<=5", "mean_tpot_ms<=5", "p99_ttft_ms<=800"].map((g) => parseGate(g)),
+    line,
+  );
   expect(judged.map((g) => g.pass)).toEqual([false, false, true]);
   expect(judged[0]!.evidence).toEqual(["no_samples: p99_itl_ms has no ITL sample"]);
   expect(judged[1]!.evidence).toEqual(["no_samples: mean_tpot_ms has no TPOT (a request with more than one output token) sample"]);
@@ -47,7 +54,13 @@ test("a gate fails on an interrupted line, whatever its value", () => {
 test("failures are listed with their line, in line order", () => {
   const lines = [
     { shared_prefix_pct: 0, gates: [{ expr: "a", value: 1, pass: true }] },
-    { shared_prefix_pct: 50, gates: [{ expr: "b", value: 2, pass: false }, { expr: "c", value: null, pass: false }] },
+    {
+      shared_prefix_pct: 50,
+      gates: [
+        { expr: "b", value: 2, pass: false },
+        { expr: "c", value: null, pass: false },
+      ],
+    },
     { shared_prefix_pct: 90 },
   ];
   expect(gateFailures(lines)).toEqual([

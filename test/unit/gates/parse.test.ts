@@ -7,7 +7,12 @@ import { gateApplies, holds, parseGate, parseGates, readGatesFile } from "../../
 describe("parseGate", () => {
   test("the issue's examples", () => {
     expect(parseGate("p99_ttft_ms<=800")).toEqual({
-      expr: "p99_ttft_ms<=800", metric: "p99_ttft_ms", op: "<=", value: 800, scope: [], source: '--gate "p99_ttft_ms<=800"',
+      expr: "p99_ttft_ms<=800",
+      metric: "p99_ttft_ms",
+      op: "<=",
+      value: 800,
+      scope: [],
+      source: '--gate "p99_ttft_ms<=800"',
     });
     expect(parseGate("failed==0")).toMatchObject({ metric: "failed", op: "==", value: 0 });
     expect(parseGate("cached_tokens_mismatched==0")).toMatchObject({ metric: "cached_tokens_mismatched" });
@@ -17,8 +22,12 @@ describe("parseGate", () => {
 
   test("spaces are dropped, numbers may be decimal, signed or in exponent form", () => {
     expect(parseGate(" p99_ttft_ms <= 1.5e3 @pct != 0 ")).toEqual({
-      expr: "p99_ttft_ms<=1.5e3@pct!=0", metric: "p99_ttft_ms", op: "<=", value: 1500,
-      scope: [{ axis: "shared_prefix_pct", op: "!=", value: 0 }], source: '--gate "p99_ttft_ms<=1.5e3@pct!=0"',
+      expr: "p99_ttft_ms<=1.5e3@pct!=0",
+      metric: "p99_ttft_ms",
+      op: "<=",
+      value: 1500,
+      scope: [{ axis: "shared_prefix_pct", op: "!=", value: 0 }],
+      source: '--gate "p99_ttft_ms<=1.5e3@pct!=0"',
     });
     expect(parseGate("client_loop_lag_p99_ms<.5").value).toBe(0.5);
     expect(parseGate("mean_ttft_ms>-1").value).toBe(-1);
@@ -61,7 +70,13 @@ describe("gates files", () => {
 describe("operators and scopes", () => {
   test("holds", () => {
     expect([holds(1, "<", 2), holds(2, "<", 2), holds(2, "<=", 2), holds(3, ">", 2), holds(2, ">=", 2), holds(2, "==", 2), holds(2, "!=", 2)]).toEqual([
-      true, false, true, true, true, true, false,
+      true,
+      false,
+      true,
+      true,
+      true,
+      true,
+      false,
     ]);
     expect(holds(NaN, "!=", 1)).toBe(false);
     expect(holds(NaN, "<", 1)).toBe(false);

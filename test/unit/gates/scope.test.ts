@@ -72,7 +72,13 @@ describe("evaluation on any line", () => {
     const lines = [
       { ...round, gates: [{ expr: "a", value: 1, pass: false }] },
       { shared_prefix_pct: 90, working_set: 4, request_rate: 200, gates: [{ expr: "b", value: 2, pass: false }] },
-      { shared_prefix_pct: 50, gates: [{ expr: "c", value: 3, pass: false }, { expr: "d", value: 3, pass: true }] },
+      {
+        shared_prefix_pct: 50,
+        gates: [
+          { expr: "c", value: 3, pass: false },
+          { expr: "d", value: 3, pass: true },
+        ],
+      },
     ];
     expect(gateFailures(lines).map((f) => `${f.expr} at ${f.line}`)).toEqual(["a at round 3", "b at 90% ws=4 @ 200 req/s", "c at 50%"]);
     expect(axesLabel({ shared_prefix_pct: 0, working_set: 1, request_rate: 8 })).toBe("0% @ 8 req/s");
@@ -113,7 +119,8 @@ describe("gates checked against the planned lines", () => {
     expect(() => checkGateMetrics([parseGate("mean_cached_tokens>0")], "round")).toThrow("mean_cached_tokens is not a numeric key of a round line");
     expect(() => checkGateMetrics([parseGate("p99_ttft_ms<1")], "round")).not.toThrow();
     // Every numeric key of a pct line that a round line also has is a round metric too.
-    for (const key of NUMERIC_KEYS) if (ROUND_NUMERIC_KEYS.includes(key as never)) expect(() => checkGateMetrics([parseGate(`${key}>=0`)], "round")).not.toThrow();
+    for (const key of NUMERIC_KEYS)
+      if (ROUND_NUMERIC_KEYS.includes(key as never)) expect(() => checkGateMetrics([parseGate(`${key}>=0`)], "round")).not.toThrow();
   });
 
   test("a gates file's gate is named by file and line", () => {

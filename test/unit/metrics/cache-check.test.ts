@@ -5,7 +5,14 @@ import { makeRecord } from "../../helpers/record.ts";
 
 const rec = (cachedTokens: number, ok = true): RequestRecord => makeRecord({ ok, cachedTokens });
 const input = (over: Partial<CacheCheckInput>): CacheCheckInput => ({
-  records: [rec(496), rec(496)], expectedCachedTokens: 496, promptLen: 1000, warmCachedTokens: 0, flushProbeCachedTokens: 0, mode: "warn", tolerance: 0, ...over,
+  records: [rec(496), rec(496)],
+  expectedCachedTokens: 496,
+  promptLen: 1000,
+  warmCachedTokens: 0,
+  flushProbeCachedTokens: 0,
+  mode: "warn",
+  tolerance: 0,
+  ...over,
 });
 
 describe("checkCache", () => {
@@ -42,7 +49,11 @@ describe("checkCache", () => {
     expect(c.checked).toBe(3);
     expect(c.problems.join("\n")).toMatch(/2\/3 requests reported cached tokens other than the expected 496 \(saw 0, 16\)/);
     expect(c.failsStrict).toBe(true);
-    expect(c.cachedTokensCounts).toEqual([[0, 1], [16, 1], [496, 1]]);
+    expect(c.cachedTokensCounts).toEqual([
+      [0, 1],
+      [16, 1],
+      [496, 1],
+    ]);
   });
 
   test("tolerance lets a share of mismatches pass strict mode", () => {

@@ -6,12 +6,29 @@ import type { RequestRecord } from "../../../src/schema/record.ts";
 import { makeRecord } from "../../helpers/record.ts";
 
 function rec(ttftMs: number, cached: number, device: number, host: number, storage = 0, ok = true): RequestRecord {
-  return makeRecord({ ok, firstTokenMs: 0, lastEventMs: 0, ttftMs, latencyMs: 50, cachedTokens: cached, cachedDeviceTokens: device, cachedHostTokens: host, cachedStorageTokens: storage });
+  return makeRecord({
+    ok,
+    firstTokenMs: 0,
+    lastEventMs: 0,
+    ttftMs,
+    latencyMs: 50,
+    cachedTokens: cached,
+    cachedDeviceTokens: device,
+    cachedHostTokens: host,
+    cachedStorageTokens: storage,
+  });
 }
 
 describe("tierStats", () => {
   test("tokens per tier and TTFT by the deepest tier each prefix needed", () => {
-    const records = [rec(10, 512, 512, 0), rec(12, 512, 512, 0), rec(30, 512, 128, 384), rec(50, 512, 0, 128, 384), rec(80, 0, 0, 0), rec(5, 512, 512, 0, 0, false)];
+    const records = [
+      rec(10, 512, 512, 0),
+      rec(12, 512, 512, 0),
+      rec(30, 512, 128, 384),
+      rec(50, 512, 0, 128, 384),
+      rec(80, 0, 0, 0),
+      rec(5, 512, 512, 0, 0, false),
+    ];
     expect(records.map((r) => servingTier(r))).toEqual(["device", "device", "host", "storage", "none", "device"]);
     const s = tierStats(records);
     expect(s.cachedTokensByTier).toEqual({ device: 1152, host: 512, storage: 384 });
@@ -31,10 +48,17 @@ describe("cachePressure", () => {
     const records = [rec(1, 512, 512, 0), rec(1, 256, 256, 0), rec(1, 0, 0, 0, 0, false)];
     const p = cachePressure(records, () => 512, 9000, { deviceTokens: 8000, hostTokens: 16000 });
     expect(p).toEqual({
-      working_set_tokens: 9000, cache_capacity_tokens: 8000, host_cache_capacity_tokens: 16000, working_set_fits: false,
-      cache_shortfall_requests: 1, eviction: true,
+      working_set_tokens: 9000,
+      cache_capacity_tokens: 8000,
+      host_cache_capacity_tokens: 16000,
+      working_set_fits: false,
+      cache_shortfall_requests: 1,
+      eviction: true,
     });
     expect(cachePressure(records, () => 256, 100, { deviceTokens: null, hostTokens: null })).toMatchObject({ working_set_fits: null, eviction: false });
-    expect(cachePressure([rec(1, -1, -1, -1)], () => 1, 1, { deviceTokens: 1, hostTokens: null })).toMatchObject({ cache_shortfall_requests: null, eviction: null });
+    expect(cachePressure([rec(1, -1, -1, -1)], () => 1, 1, { deviceTokens: 1, hostTokens: null })).toMatchObject({
+      cache_shortfall_requests: null,
+      eviction: null,
+    });
   });
 });

@@ -40,14 +40,23 @@ describe("compareAnswers", () => {
 
 describe("fidelityGroup", () => {
   test("counts per verdict, the positions ascending, the largest gap, and why samples were not compared", () => {
-    const g = fidelityGroup([
-      { verdict: "identical", position: null, gapNats: null, why: null },
-      { verdict: "near_tie", position: 7, gapNats: 0.02, why: null },
-      { verdict: "diverged", position: 1, gapNats: 2.5, why: null },
-    ], ["the warm answer found 0 tokens cached, fewer than the prefix's 64"]);
+    const g = fidelityGroup(
+      [
+        { verdict: "identical", position: null, gapNats: null, why: null },
+        { verdict: "near_tie", position: 7, gapNats: 0.02, why: null },
+        { verdict: "diverged", position: 1, gapNats: 2.5, why: null },
+      ],
+      ["the warm answer found 0 tokens cached, fewer than the prefix's 64"],
+    );
     expect(g).toEqual({
-      fidelity_checked: 3, fidelity_identical: 1, fidelity_near_tie: 1, fidelity_diverged: 1, fidelity_unclassified: 0, fidelity_unproven: 1,
-      fidelity_first_divergence: [1, 7], fidelity_max_gap_nats: 2.5,
+      fidelity_checked: 3,
+      fidelity_identical: 1,
+      fidelity_near_tie: 1,
+      fidelity_diverged: 1,
+      fidelity_unclassified: 0,
+      fidelity_unproven: 1,
+      fidelity_first_divergence: [1, 7],
+      fidelity_max_gap_nats: 2.5,
       fidelity_note: "1 sample(s) not counted: the warm answer found 0 tokens cached, fewer than the prefix's 64",
     });
   });

@@ -1,12 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import {
-  createLatencyHistogram,
-  decodeHistogram,
-  encodeHistogram,
-  histogramOfMs,
-  mergeHistograms,
-  recordMs,
-} from "../../../src/metrics/histograms.ts";
+import { createLatencyHistogram, decodeHistogram, encodeHistogram, histogramOfMs, mergeHistograms, recordMs } from "../../../src/metrics/histograms.ts";
 
 /** Deterministic lognormal-ish latencies in ms (a few ms to a few s). */
 function latenciesMs(count: number, seed: number): number[] {
@@ -47,10 +40,7 @@ describe("latency histograms (µs)", () => {
   test("merging two halves equals one histogram of all values", () => {
     const all = latenciesMs(4000, 7);
     const whole = histogramOfMs(all);
-    const merged = mergeHistograms([
-      encodeHistogram(histogramOfMs(all.slice(0, 1500))),
-      encodeHistogram(histogramOfMs(all.slice(1500))),
-    ]);
+    const merged = mergeHistograms([encodeHistogram(histogramOfMs(all.slice(0, 1500))), encodeHistogram(histogramOfMs(all.slice(1500)))]);
     expect(merged.totalCount).toBe(whole.totalCount);
     for (const p of [50, 90, 99, 99.9]) {
       expect(merged.getValueAtPercentile(p)).toBe(whole.getValueAtPercentile(p));

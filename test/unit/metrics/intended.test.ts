@@ -7,10 +7,27 @@ import type { RequestRecord } from "../../../src/schema/record.ts";
 function rec(intendedMs: number, lagMs: number, ttftMs: number, latencyMs: number, ok = true): RequestRecord {
   const startMs = intendedMs + lagMs;
   return {
-    index: 0, ok, failureKind: ok ? null : "http", failureMessage: "", httpStatus: ok ? 200 : 503, promptLen: 10,
-    intendedMs, startMs, firstTokenMs: ok ? startMs + ttftMs : 0, lastEventMs: ok ? startMs + latencyMs : 0,
-    ttftMs: ok ? ttftMs : 0, latencyMs: ok ? latencyMs : 0, outputLen: 2, cachedTokens: 0, cachedDeviceTokens: -1, cachedHostTokens: -1, cachedStorageTokens: -1, itlMs: new Float64Array(1),
-    tokenEvents: 2, finishReason: "length", generatedText: "",
+    index: 0,
+    ok,
+    failureKind: ok ? null : "http",
+    failureMessage: "",
+    httpStatus: ok ? 200 : 503,
+    promptLen: 10,
+    intendedMs,
+    startMs,
+    firstTokenMs: ok ? startMs + ttftMs : 0,
+    lastEventMs: ok ? startMs + latencyMs : 0,
+    ttftMs: ok ? ttftMs : 0,
+    latencyMs: ok ? latencyMs : 0,
+    outputLen: 2,
+    cachedTokens: 0,
+    cachedDeviceTokens: -1,
+    cachedHostTokens: -1,
+    cachedStorageTokens: -1,
+    itlMs: new Float64Array(1),
+    tokenEvents: 2,
+    finishReason: "length",
+    generatedText: "",
   };
 }
 

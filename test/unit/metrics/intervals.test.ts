@@ -8,8 +8,13 @@ import { meanInterval, studentTCdf, studentTQuantile, welchInterval } from "../.
 
 describe("Student's t", () => {
   test.each([
-    [1, 12.706204736174694], [2, 4.302652729749462], [3.5, 2.9400886379827282], [4, 2.7764451051977934],
-    [10, 2.228138851986274], [24.98852929023142, 2.0595864913656254], [1000, 1.9623390808264083],
+    [1, 12.706204736174694],
+    [2, 4.302652729749462],
+    [3.5, 2.9400886379827282],
+    [4, 2.7764451051977934],
+    [10, 2.228138851986274],
+    [24.98852929023142, 2.0595864913656254],
+    [1000, 1.9623390808264083],
   ])("the 97.5 %% quantile at df %p", (df, expected) => {
     expect(studentTQuantile(0.975, df)).toBeCloseTo(expected, 9);
     expect(studentTQuantile(0.025, df)).toBeCloseTo(-expected, 9);

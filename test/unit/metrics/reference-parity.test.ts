@@ -190,7 +190,11 @@ describe("the fixture discriminates", () => {
       const line = parseJsonlLine(c.script.jsonl!) as Record<string, number>;
       const series = latencySeriesMs(toRecords(c));
       const pairs: [keyof ScriptMetrics, number][] = [];
-      for (const [name, xs] of [["ttft", series.ttfts], ["tpot", series.tpots], ["itl", series.itls]] as const) {
+      for (const [name, xs] of [
+        ["ttft", series.ttfts],
+        ["tpot", series.tpots],
+        ["itl", series.itls],
+      ] as const) {
         const values = orZero(xs);
         pairs.push(
           [`mean_${name}_ms`, npMean(values)],

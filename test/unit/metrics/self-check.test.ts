@@ -182,19 +182,13 @@ describe("saturation verdict", () => {
   });
 
   test("the description names the figures and the reason", () => {
-    expect(describeSaturation(healthy)).toBe(
-      "client healthy: event-loop lag p99 0.40 ms (max 2.1 ms), JS thread CPU 35% of one core, HTTP thread 12%",
-    );
+    expect(describeSaturation(healthy)).toBe("client healthy: event-loop lag p99 0.40 ms (max 2.1 ms), JS thread CPU 35% of one core, HTTP thread 12%");
     const busy = describeSaturation({ ...healthy, loopLagP99Ms: 12.345, ownLagP99Ms: 12.345, loopLagMaxMs: 40, jsCpuPct: 97.4 });
     expect(busy).toStartWith("client saturated (lag p99 > 5 ms, JS thread CPU > 90%)");
     expect(busy).toContain("p99 12.35 ms");
     expect(busy).toContain("JS thread CPU 97% of one core");
-    expect(describeSaturation({ ...healthy, loopLagP99Ms: 1, jsCpuPct: 120, httpCpuPct: null })).toStartWith(
-      "client saturated (JS thread CPU > 90%)",
-    );
-    expect(describeSaturation({ ...healthy, httpCpuPct: null })).toBe(
-      "client healthy: event-loop lag p99 0.40 ms (max 2.1 ms), JS thread CPU 35% of one core",
-    );
+    expect(describeSaturation({ ...healthy, loopLagP99Ms: 1, jsCpuPct: 120, httpCpuPct: null })).toStartWith("client saturated (JS thread CPU > 90%)");
+    expect(describeSaturation({ ...healthy, httpCpuPct: null })).toBe("client healthy: event-loop lag p99 0.40 ms (max 2.1 ms), JS thread CPU 35% of one core");
     // Lag that is all the client's own, or exactly at the threshold, is not split.
     expect(describeSaturation({ ...healthy, loopLagP99Ms: 12, ownLagP99Ms: 12 })).not.toContain("of it the client's own work");
     expect(describeSaturation({ ...healthy, loopLagP99Ms: 5, ownLagP99Ms: 0.2 })).not.toContain("of it the client's own work");

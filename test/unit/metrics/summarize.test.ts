@@ -3,12 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FailureKind, RequestRecord } from "../../../src/schema/record.ts";
 import { decodeHistogram } from "../../../src/metrics/histograms.ts";
-import {
-  MAX_ERROR_ENTRIES,
-  MAX_ERROR_MESSAGE_CHARS,
-  summarizePct,
-  type PctContext,
-} from "../../../src/metrics/summarize.ts";
+import { MAX_ERROR_ENTRIES, MAX_ERROR_MESSAGE_CHARS, summarizePct, type PctContext } from "../../../src/metrics/summarize.ts";
 import { parseJsonlLine } from "../../../src/report/jsonl.ts";
 import { scriptMetricCases, type FixtureRecord } from "../../helpers/script-metric-cases.ts";
 
@@ -79,9 +74,7 @@ const context = (over: Partial<PctContext> = {}): PctContext => ({
 });
 
 /** Key order of the script's maybe_write_summary_jsonl, read from a line it wrote. */
-const SCRIPT_KEYS = Object.keys(
-  parseJsonlLine(readFileSync(join(FIXTURES, "script_results.jsonl"), "utf8").split("\n")[0]!),
-);
+const SCRIPT_KEYS = Object.keys(parseJsonlLine(readFileSync(join(FIXTURES, "script_results.jsonl"), "utf8").split("\n")[0]!));
 
 describe("summarizePct result shape", () => {
   const records = mixed.map(fromFixture);

@@ -11,9 +11,27 @@ const T0 = 10_000;
 function rec(index: number, startMs: number, ttftMs: number, e2eMs: number, gaps: number, cachedTokens = 0): RequestRecord {
   const itl = new Float64Array(gaps).fill((e2eMs - ttftMs) / gaps);
   return {
-    index, ok: true, failureKind: null, failureMessage: "", httpStatus: 200, promptLen: 100, intendedMs: startMs, startMs,
-    firstTokenMs: startMs + ttftMs, lastEventMs: startMs + e2eMs, ttftMs, latencyMs: e2eMs, outputLen: gaps + 1, cachedTokens,
-    cachedDeviceTokens: -1, cachedHostTokens: -1, cachedStorageTokens: -1, itlMs: itl, tokenEvents: gaps + 1, finishReason: "length", generatedText: "",
+    index,
+    ok: true,
+    failureKind: null,
+    failureMessage: "",
+    httpStatus: 200,
+    promptLen: 100,
+    intendedMs: startMs,
+    startMs,
+    firstTokenMs: startMs + ttftMs,
+    lastEventMs: startMs + e2eMs,
+    ttftMs,
+    latencyMs: e2eMs,
+    outputLen: gaps + 1,
+    cachedTokens,
+    cachedDeviceTokens: -1,
+    cachedHostTokens: -1,
+    cachedStorageTokens: -1,
+    itlMs: itl,
+    tokenEvents: gaps + 1,
+    finishReason: "length",
+    generatedText: "",
   };
 }
 
@@ -65,7 +83,12 @@ describe("steady-state window", () => {
 
   test("a slot handed over within 5 ms does not end the window; a longer gap does", () => {
     // Two in flight at most; the second pair starts 2 ms (then 20 ms) after the first pair ends.
-    const pair = (gapMs: number) => [rec(0, T0, 10, 100, 4), rec(1, T0, 10, 100, 4), rec(2, T0 + 100 + gapMs, 10, 100, 4), rec(3, T0 + 100 + gapMs, 10, 100, 4)];
+    const pair = (gapMs: number) => [
+      rec(0, T0, 10, 100, 4),
+      rec(1, T0, 10, 100, 4),
+      rec(2, T0 + 100 + gapMs, 10, 100, 4),
+      rec(3, T0 + 100 + gapMs, 10, 100, 4),
+    ];
     const bridged = steadyState(pair(2))!;
     expect(bridged.start_s).toBe(0);
     expect(bridged.end_s).toBeCloseTo(0.202, 9);
@@ -119,7 +142,8 @@ describe("timeline", () => {
       const t = buildTimeline(records)!;
       expect(t.buckets).toBe(120);
       // What was written is what was measured, to its series' unit (3 significant digits for the means).
-      const back = unpackTimeline(t), full = timelineData(records)!;
+      const back = unpackTimeline(t),
+        full = timelineData(records)!;
       for (const name of SERIES_NAMES) {
         expect(back[name].length).toBe(120);
         back[name].forEach((v, k) => {
@@ -138,7 +162,8 @@ describe("timeline", () => {
     // prompts of which 3584 to 4095 cached (a share that changes in every bucket).
     const dense: RequestRecord[] = [];
     for (let i = 0; i < 3000; i++) dense.push({ ...rec(i, T0 + i * 19.5, 150 + (i % 37), 1250 + (i % 101), 255, 3584 + ((i * 37) % 512)), promptLen: 4096 });
-    const l = size(light), d = size(dense);
+    const l = size(light),
+      d = size(dense);
     console.log(`120 buckets: light line timeline ${l.timeline} B + steady_state ${l.steady} B; dense line ${d.timeline} B + ${d.steady} B`);
     expect(l.timeline).toBeLessThanOrEqual(2048);
     expect(d.timeline).toBeLessThanOrEqual(2048);

@@ -127,7 +127,10 @@ describe("faults inside a stream fire after 2 token events", () => {
     const server = await start({ invalidUtf8Every: 1 });
     const { bytes, error } = await readRaw(await post(server, genBody(ids(5), 4)));
     expect(error).toBeNull();
-    const events = Buffer.from(bytes).toString("latin1").split("\n\n").filter((e) => e !== "");
+    const events = Buffer.from(bytes)
+      .toString("latin1")
+      .split("\n\n")
+      .filter((e) => e !== "");
     const bad = events.filter((e) => e.includes("\xff"));
     expect(bad.length).toBe(1);
     expect(bad[0]).toBe(events[2]);

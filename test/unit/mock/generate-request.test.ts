@@ -7,7 +7,17 @@ describe("parseGenerateBody", () => {
   test("SGLang's defaults when sampling_params is absent", () => {
     expect(parse({ input_ids: [1, 2, 3] })).toEqual({
       ok: true,
-      params: { inputIds: [1, 2, 3], stream: false, rid: null, maxNewTokens: 128, temperature: 1, ignoreEos: false, streamInterval: null, returnLogprob: false, topLogprobsNum: 0 },
+      params: {
+        inputIds: [1, 2, 3],
+        stream: false,
+        rid: null,
+        maxNewTokens: 128,
+        temperature: 1,
+        ignoreEos: false,
+        streamInterval: null,
+        returnLogprob: false,
+        topLogprobsNum: 0,
+      },
     });
   });
 
@@ -22,7 +32,17 @@ describe("parseGenerateBody", () => {
     });
     expect(parsed).toEqual({
       ok: true,
-      params: { inputIds: [0, 99], stream: true, rid: "x", maxNewTokens: 0, temperature: 0, ignoreEos: true, streamInterval: null, returnLogprob: false, topLogprobsNum: 0 },
+      params: {
+        inputIds: [0, 99],
+        stream: true,
+        rid: "x",
+        maxNewTokens: 0,
+        temperature: 0,
+        ignoreEos: true,
+        streamInterval: null,
+        returnLogprob: false,
+        topLogprobsNum: 0,
+      },
     });
   });
 

@@ -45,10 +45,13 @@ export async function readRaw(res: Response): Promise<{ bytes: Uint8Array; error
 export function payloadsOf(text: string): string[] {
   if (text === "") return [];
   expect(text.endsWith("\n\n")).toBe(true);
-  return text.slice(0, -2).split("\n\n").map((event) => {
-    expect(event.startsWith("data: ")).toBe(true);
-    return event.slice("data: ".length);
-  });
+  return text
+    .slice(0, -2)
+    .split("\n\n")
+    .map((event) => {
+      expect(event.startsWith("data: ")).toBe(true);
+      return event.slice("data: ".length);
+    });
 }
 
 /** The payloads of a whole streamed response that must end cleanly. */

@@ -12,8 +12,7 @@ type Chunk = {
   usage?: Record<string, unknown>;
 };
 
-const complete = (server: MockServer, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
-  post(server, body, "/v1/completions", headers);
+const complete = (server: MockServer, body: Record<string, unknown>, headers: Record<string, string> = {}) => post(server, body, "/v1/completions", headers);
 
 async function chunks(server: MockServer, body: Record<string, unknown>): Promise<Chunk[]> {
   const payloads = await streamPayloads(await complete(server, { ...body, stream: true }));
@@ -26,7 +25,10 @@ describe("/v1/completions", () => {
     const server = await start({ pageSize: 16, modelName: "org/m" });
     await chunks(server, { prompt: ids(40), max_tokens: 1 }); // warm the first 32 tokens (2 pages)
     const got = await chunks(server, {
-      model: "org/m", prompt: [...ids(40), 5, 6], max_tokens: 5, stream_options: { include_usage: true },
+      model: "org/m",
+      prompt: [...ids(40), 5, 6],
+      max_tokens: 5,
+      stream_options: { include_usage: true },
     });
     expect(got.length).toBe(6);
     const content = got.slice(0, 5);
@@ -38,7 +40,11 @@ describe("/v1/completions", () => {
     expect(got[0]!.id).toMatch(/^cmpl-[0-9a-f]{32}$/);
     expect(content.map((c) => c.choices[0]!.finish_reason)).toEqual([null, null, null, null, "length"]);
     expect(got[5]).toEqual({
-      id: got[0]!.id, object: "text_completion", created: got[0]!.created, model: "org/m", choices: [],
+      id: got[0]!.id,
+      object: "text_completion",
+      created: got[0]!.created,
+      model: "org/m",
+      choices: [],
       usage: { prompt_tokens: 42, total_tokens: 47, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 32 } },
     });
     const streamedText = content.map((c) => c.choices[0]!.text).join("");

@@ -13,20 +13,66 @@ const parse = (argv: string[]) => parseMockOptions(parseArgs(argv, MOCK_ARGS) as
 describe("parseMockOptions", () => {
   test("no flags gives the defaults, faults off", () => {
     expect(parse([])).toEqual(mockOptions());
-    expect(mockOptions()).toMatchObject({ failEvery: 0, stallS: 5, slowHeadersMs: 0, exitAfter: 0, truthFile: null, noGenerate: false, noMetrics: false, noDevMode: false });
+    expect(mockOptions()).toMatchObject({
+      failEvery: 0,
+      stallS: 5,
+      slowHeadersMs: 0,
+      exitAfter: 0,
+      truthFile: null,
+      noGenerate: false,
+      noMetrics: false,
+      noDevMode: false,
+    });
   });
 
   test("every fault flag lands in its option", () => {
     const opts = parse([
-      "--fail-every", "2", "--error-event-every", "3", "--abort-every", "4", "--reset-every", "5", "--stall-every", "6",
-      "--stall-s", "0.5", "--slow-headers-ms", "250", "--malformed-every", "7", "--invalid-utf8-every", "8",
-      "--flush-fail-first", "9", "--exit-after", "10", "--flush-lies", "--truth", "/tmp/t.jsonl",
-      "--no-generate", "--no-dev-mode", "--no-metrics",
+      "--fail-every",
+      "2",
+      "--error-event-every",
+      "3",
+      "--abort-every",
+      "4",
+      "--reset-every",
+      "5",
+      "--stall-every",
+      "6",
+      "--stall-s",
+      "0.5",
+      "--slow-headers-ms",
+      "250",
+      "--malformed-every",
+      "7",
+      "--invalid-utf8-every",
+      "8",
+      "--flush-fail-first",
+      "9",
+      "--exit-after",
+      "10",
+      "--flush-lies",
+      "--truth",
+      "/tmp/t.jsonl",
+      "--no-generate",
+      "--no-dev-mode",
+      "--no-metrics",
     ]);
     expect(opts).toMatchObject({
-      failEvery: 2, errorEventEvery: 3, abortEvery: 4, resetEvery: 5, stallEvery: 6, stallS: 0.5, slowHeadersMs: 250,
-      malformedEvery: 7, invalidUtf8Every: 8, flushFailFirst: 9, exitAfter: 10, flushLies: true, truthFile: "/tmp/t.jsonl",
-      noGenerate: true, noDevMode: true, noMetrics: true,
+      failEvery: 2,
+      errorEventEvery: 3,
+      abortEvery: 4,
+      resetEvery: 5,
+      stallEvery: 6,
+      stallS: 0.5,
+      slowHeadersMs: 250,
+      malformedEvery: 7,
+      invalidUtf8Every: 8,
+      flushFailFirst: 9,
+      exitAfter: 10,
+      flushLies: true,
+      truthFile: "/tmp/t.jsonl",
+      noGenerate: true,
+      noDevMode: true,
+      noMetrics: true,
     });
   });
 

@@ -145,8 +145,7 @@ describe("PrefixCache at benchmark scale", () => {
   test("70,000-token prompts x 64 requests x 3 sweeps stay a few nodes per prompt", () => {
     const cache = new PrefixCache(16, 4_000_000);
     let seed = 7;
-    const fresh = (n: number): number[] =>
-      Array.from({ length: n }, () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % 150_000);
+    const fresh = (n: number): number[] => Array.from({ length: n }, () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % 150_000);
     for (const prefixLen of [35_000, 63_000, 69_300]) {
       cache.clear();
       const prefix = fresh(prefixLen);

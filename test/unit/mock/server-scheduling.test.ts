@@ -80,7 +80,8 @@ describe("cached_tokens", () => {
 });
 
 describe("flush_cache", () => {
-  const SUCCESS = "Cache flushed.\nPlease check backend logs for more details. (When there are running or waiting requests, the operation will not be performed.)\n";
+  const SUCCESS =
+    "Cache flushed.\nPlease check backend logs for more details. (When there are running or waiting requests, the operation will not be performed.)\n";
 
   test("400 while a request runs, 200 once idle, and the cache is empty afterwards", async () => {
     const server = await start({ itlMs: 20 });

@@ -46,7 +46,17 @@ describe("streaming /generate", () => {
     const server = await start();
     const events = await streamEvents(server, { input_ids: ids(5), sampling_params: { max_new_tokens: 3, temperature: 0 }, rid: "r-1" });
     expect(events.length).toBe(3);
-    const baseKeys = ["id", "finish_reason", "prompt_tokens", "weight_version", "num_retractions", "reasoning_tokens", "completion_tokens", "cached_tokens", "cached_tokens_details"];
+    const baseKeys = [
+      "id",
+      "finish_reason",
+      "prompt_tokens",
+      "weight_version",
+      "num_retractions",
+      "reasoning_tokens",
+      "completion_tokens",
+      "cached_tokens",
+      "cached_tokens_details",
+    ];
     expect(Object.keys(events[0]!)).toEqual(["text", "output_ids", "meta_info"]);
     expect(Object.keys(events[0]!.meta_info)).toEqual([...baseKeys, "response_sent_to_client_ts"]);
     expect(Object.keys(events[1]!.meta_info)).toEqual(baseKeys);
@@ -121,9 +131,17 @@ describe("non-streaming /generate", () => {
     expect(body.text).toBe(streamed.at(-1)!.text);
     expect(body.output_ids).toEqual(streamed.at(-1)!.output_ids);
     expect(Object.keys(body.meta_info).slice(-2)).toEqual(["e2e_latency", "response_sent_to_client_ts"]);
-    expect((body.meta_info.id as string)).toMatch(/^[0-9a-f]{32}$/);
+    expect(body.meta_info.id as string).toMatch(/^[0-9a-f]{32}$/);
     const received = (await (await fetch(server.url + "/mock/received")).json()) as Array<Record<string, unknown>>;
-    expect(received[1]).toEqual({ rid: body.meta_info.id, inputIds: ids(6), maxNewTokens: 128, temperature: 1, ignoreEos: false, stream: false, cachedTokens: 5 });
+    expect(received[1]).toEqual({
+      rid: body.meta_info.id,
+      inputIds: ids(6),
+      maxNewTokens: 128,
+      temperature: 1,
+      ignoreEos: false,
+      stream: false,
+      cachedTokens: 5,
+    });
   });
 });
 
@@ -141,7 +159,7 @@ describe("errors", () => {
         expect(typeof body.message).toBe("string");
       }
     }
-    expect((await post(server, { input_ids: [0, 999] , sampling_params: { max_new_tokens: 1 } })).status).toBe(200);
+    expect((await post(server, { input_ids: [0, 999], sampling_params: { max_new_tokens: 1 } })).status).toBe(200);
   });
 
   test("text prompts, bad JSON and unknown sampling keys -> 400", async () => {

@@ -32,7 +32,11 @@ function expectSame(built: string, expected: Record<string, unknown>): void {
 }
 
 for (const incremental of [false, true]) {
-  for (const [cachedTokens, cachedHostTokens] of [[0, 0], [48, 0], [48, 16]] as const) {
+  for (const [cachedTokens, cachedHostTokens] of [
+    [0, 0],
+    [48, 0],
+    [48, 16],
+  ] as const) {
     test(`${incremental ? "incremental" : "cumulative"} events, ${cachedTokens} cached tokens (${cachedHostTokens} from the host tier), stream interval 3`, () => {
       const meta: MetaState = { rid: 'r"1\\é', promptTokens: 64, cachedTokens: 0, cachedHostTokens: 0, receivedAtMs: performance.now() - 5 };
       const builder = new SglangEventBuilder(meta, 151936, incremental);

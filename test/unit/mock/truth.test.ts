@@ -21,7 +21,10 @@ type TruthLine = {
 };
 
 const readLines = (file: string): TruthLine[] =>
-  readFileSync(file, "utf8").trimEnd().split("\n").map((line) => JSON.parse(line) as TruthLine);
+  readFileSync(file, "utf8")
+    .trimEnd()
+    .split("\n")
+    .map((line) => JSON.parse(line) as TruthLine);
 
 test("finished, rejected, faulted, disconnected and OpenAI requests each leave one line", async () => {
   const file = join(dir, "all.jsonl");
@@ -42,24 +45,41 @@ test("finished, rejected, faulted, disconnected and OpenAI requests each leave o
   const t1 = performance.timeOrigin + performance.now();
 
   const lines = readLines(file);
-  expect(lines.map((l) => Object.keys(l))).toEqual(lines.map(() => [
-    "request_id", "rid", "received_ms", "prompt_tokens", "cached_tokens", "completion_tokens", "events_ms", "events_tokens", "end",
-  ]));
+  expect(lines.map((l) => Object.keys(l))).toEqual(
+    lines.map(() => ["request_id", "rid", "received_ms", "prompt_tokens", "cached_tokens", "completion_tokens", "events_ms", "events_tokens", "end"]),
+  );
   const byEnd = (end: string) => lines.filter((l) => l.end === end);
   expect(lines.length).toBe(7);
   const measured = lines.find((l) => l.rid === "r-1")!;
-  expect(measured).toMatchObject({ request_id: "client-7", prompt_tokens: 31, cached_tokens: 30, completion_tokens: 4, events_tokens: [1, 2, 3, 4], end: "done" });
+  expect(measured).toMatchObject({
+    request_id: "client-7",
+    prompt_tokens: 31,
+    cached_tokens: 30,
+    completion_tokens: 4,
+    events_tokens: [1, 2, 3, 4],
+    end: "done",
+  });
   expect(measured.received_ms).toBeGreaterThanOrEqual(t0 - 1);
   expect(measured.events_ms[0]!).toBeGreaterThanOrEqual(measured.received_ms);
   for (let i = 1; i < 4; i++) expect(measured.events_ms[i]!).toBeGreaterThanOrEqual(measured.events_ms[i - 1]!);
   expect(measured.events_ms[3]!).toBeLessThanOrEqual(t1);
   // The non-streamed request is one event: the whole body.
-  expect(lines.find((l) => l.prompt_tokens === 31 && l.rid !== "r-1" && l.request_id === null)).toMatchObject({ events_tokens: [3], end: "done", cached_tokens: 30 });
+  expect(lines.find((l) => l.prompt_tokens === 31 && l.rid !== "r-1" && l.request_id === null)).toMatchObject({
+    events_tokens: [3],
+    end: "done",
+    cached_tokens: 30,
+  });
   expect(byEnd("error")).toMatchObject([{ rid: null, prompt_tokens: 0, events_ms: [], end: "error" }]);
   expect(byEnd("fault:abort")).toMatchObject([{ prompt_tokens: 5, events_tokens: [1, 2, 3], completion_tokens: 3 }]);
   expect(byEnd("disconnect").length).toBe(1);
   expect(byEnd("disconnect")[0]!.events_tokens[0]).toBe(1);
-  expect(lines.find((l) => l.request_id === "oai-1")).toMatchObject({ rid: "cmpl-oai-1", prompt_tokens: 31, cached_tokens: 30, events_tokens: [1, 2, 3], end: "done" });
+  expect(lines.find((l) => l.request_id === "oai-1")).toMatchObject({
+    rid: "cmpl-oai-1",
+    prompt_tokens: 31,
+    cached_tokens: 30,
+    events_tokens: [1, 2, 3],
+    end: "done",
+  });
 });
 
 test("lines reach the file within a few hundred ms without a stop, and later runs append", async () => {

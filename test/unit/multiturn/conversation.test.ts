@@ -11,7 +11,12 @@ import { serializeIds } from "../../../src/workload/prompts.ts";
 
 const POPULATION = Uint32Array.from({ length: 5000 }, (_, i) => i);
 const decoder = new TextDecoder();
-const idsOf = (parts: readonly Uint8Array[]) => parts.map((p) => decoder.decode(p)).join(",").split(",").map(Number);
+const idsOf = (parts: readonly Uint8Array[]) =>
+  parts
+    .map((p) => decoder.decode(p))
+    .join(",")
+    .split(",")
+    .map(Number);
 
 describe("Conversation", () => {
   test("each turn is the history plus new ids; expected cached = history but the last output token, in whole pages", () => {
@@ -56,7 +61,11 @@ describe("plan", () => {
   const shape = { sharedSystemTokens: 100, firstTurnTokens: 500, turnTokens: 50, outputLen: 20, numRounds: 4 };
   const server = (contextLength: number | null, maxReqInputLen: number | null = null): ServerProfile => ({
     info: { ...NO_SERVER_INFO, source: "/server_info", contextLength, maxReqInputLen },
-    model: null, pageSize: 1, pageSizeSource: "server", textMode: "cumulative", warnings: [],
+    model: null,
+    pageSize: 1,
+    pageSizeSource: "server",
+    textMode: "cumulative",
+    warnings: [],
   });
 
   test("prompt lengths and the context check", () => {

@@ -10,9 +10,27 @@ const POPULATION = Uint32Array.from({ length: 1000 }, (_, i) => i);
 
 function record(ok: boolean, failureKind: RequestRecord["failureKind"] = ok ? null : "http"): RequestRecord {
   return {
-    index: 0, ok, failureKind, failureMessage: ok ? "" : "boom", httpStatus: 200, promptLen: 10, intendedMs: 0, startMs: 0, firstTokenMs: 0, lastEventMs: 0, ttftMs: 1, latencyMs: 2,
-    outputLen: 2, cachedTokens: 0, cachedDeviceTokens: -1, cachedHostTokens: -1, cachedStorageTokens: -1, itlMs: new Float64Array(1),
-    tokenEvents: 2, finishReason: "length", generatedText: "",
+    index: 0,
+    ok,
+    failureKind,
+    failureMessage: ok ? "" : "boom",
+    httpStatus: 200,
+    promptLen: 10,
+    intendedMs: 0,
+    startMs: 0,
+    firstTokenMs: 0,
+    lastEventMs: 0,
+    ttftMs: 1,
+    latencyMs: 2,
+    outputLen: 2,
+    cachedTokens: 0,
+    cachedDeviceTokens: -1,
+    cachedHostTokens: -1,
+    cachedStorageTokens: -1,
+    itlMs: new Float64Array(1),
+    tokenEvents: 2,
+    finishReason: "length",
+    generatedText: "",
   };
 }
 

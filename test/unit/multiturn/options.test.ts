@@ -12,9 +12,19 @@ describe("parseMultiturnOptions", () => {
   test("defaults are bench_multiturn.py's where a flag means the same", () => {
     const o = parse({});
     expect(o).toMatchObject({
-      numClients: 256, numRounds: 5, turnTokens: 512, firstTurnTokens: 512, sharedSystemTokens: 0, outputLen: 64,
-      maxConcurrency: 128, roundBarrier: false, readyQueuePolicy: "random", workingSet: 1, thinkTime: { kind: "fixed", s: 0 },
-      seed: 42n, verifyCache: "warn",
+      numClients: 256,
+      numRounds: 5,
+      turnTokens: 512,
+      firstTurnTokens: 512,
+      sharedSystemTokens: 0,
+      outputLen: 64,
+      maxConcurrency: 128,
+      roundBarrier: false,
+      readyQueuePolicy: "random",
+      workingSet: 1,
+      thinkTime: { kind: "fixed", s: 0 },
+      seed: 42n,
+      verifyCache: "warn",
     });
     expect(o.numClients).toBe(MULTITURN_DEFAULTS.numClients);
     expect(multiturnInFlight(o)).toBe(128);
@@ -23,10 +33,28 @@ describe("parseMultiturnOptions", () => {
   });
 
   test("the conversation's shape", () => {
-    const o = parse({ "num-clients": "4", "num-rounds": "3", "turn-tokens": "100", "first-turn-tokens": "2000", "shared-system-tokens": "64",
-      "round-barrier": true, "ready-queue-policy": "round-robin", "working-set": "2", "think-time": "exp:0.5" });
-    expect(o).toMatchObject({ numClients: 4, numRounds: 3, turnTokens: 100, firstTurnTokens: 2000, sharedSystemTokens: 64, roundBarrier: true,
-      readyQueuePolicy: "round-robin", workingSet: 2, thinkTime: { kind: "exp", meanS: 0.5 } });
+    const o = parse({
+      "num-clients": "4",
+      "num-rounds": "3",
+      "turn-tokens": "100",
+      "first-turn-tokens": "2000",
+      "shared-system-tokens": "64",
+      "round-barrier": true,
+      "ready-queue-policy": "round-robin",
+      "working-set": "2",
+      "think-time": "exp:0.5",
+    });
+    expect(o).toMatchObject({
+      numClients: 4,
+      numRounds: 3,
+      turnTokens: 100,
+      firstTurnTokens: 2000,
+      sharedSystemTokens: 64,
+      roundBarrier: true,
+      readyQueuePolicy: "round-robin",
+      workingSet: 2,
+      thinkTime: { kind: "exp", meanS: 0.5 },
+    });
   });
 
   test.each([

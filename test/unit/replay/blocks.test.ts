@@ -4,7 +4,18 @@ import { generateTrace } from "../../helpers/mooncake-trace.ts";
 
 const population = Uint32Array.from({ length: 5000 }, (_, i) => i * 3);
 const B = 32;
-const lines = generateTrace({ blockSize: B, systems: 2, systemBlocks: 3, conversations: 6, turns: 4, maxTurnTokens: 70, turnGapMs: 100, startGapMs: 10, outputLength: 2, seed: 7 });
+const lines = generateTrace({
+  blockSize: B,
+  systems: 2,
+  systemBlocks: 3,
+  conversations: 6,
+  turns: 4,
+  maxTurnTokens: 70,
+  turnGapMs: 100,
+  startGapMs: 10,
+  outputLength: 2,
+  seed: 7,
+});
 
 /** Leading ids two arrays share. */
 function commonIds(a: Uint32Array, b: Uint32Array): number {
@@ -67,7 +78,10 @@ describe("BlockSource.promptDigits", () => {
     const src = new BlockSource(population, 42n, B);
     for (const l of lines) {
       const req = { inputLength: l.input_length, hashIds: l.hash_ids };
-      const text = src.promptDigits(req).map((d) => new TextDecoder().decode(d)).join(",");
+      const text = src
+        .promptDigits(req)
+        .map((d) => new TextDecoder().decode(d))
+        .join(",");
       expect(text).toBe([...src.prompt(req)].join(","));
     }
   });

@@ -5,7 +5,14 @@ import type { TraceRequest } from "../../../src/replay/trace.ts";
 import type { RequestRecord } from "../../../src/schema/record.ts";
 import { makeRecord } from "../../helpers/record.ts";
 
-const req = (index: number, inputLength: number, hashIds: number[]): TraceRequest => ({ index, line: index + 1, timestampMs: 0, inputLength, outputLength: 2, hashIds });
+const req = (index: number, inputLength: number, hashIds: number[]): TraceRequest => ({
+  index,
+  line: index + 1,
+  timestampMs: 0,
+  inputLength,
+  outputLength: 2,
+  hashIds,
+});
 const rec = (index: number, startMs: number, firstTokenMs: number, lastEventMs: number, cachedTokens: number, ok = true): RequestRecord =>
   makeRecord({ index, ok, startMs, firstTokenMs, lastEventMs, latencyMs: lastEventMs - startMs, cachedTokens, outputLen: 2 });
 
@@ -40,7 +47,15 @@ describe("predictFromRecords", () => {
     expect(judge(rec(0, 0, 0, 2, 5, false), p).verdict).toBe("failed");
     const t = totals([judge(rec(0, 0, 1, 2, 10), p), judge(rec(1, 0, 1, 2, 9), p), judge(rec(2, 0, 1, 2, -1), p)]);
     expect(t).toEqual({
-      checked: 2, ok: 1, short: 1, over: 0, expectedInfiniteTokens: 40, expectedLowerTokens: 20, observedTokens: 19, predictedEvictionTokens: 20, observedShortfallTokens: 21,
+      checked: 2,
+      ok: 1,
+      short: 1,
+      over: 0,
+      expectedInfiniteTokens: 40,
+      expectedLowerTokens: 20,
+      observedTokens: 19,
+      predictedEvictionTokens: 20,
+      observedShortfallTokens: 21,
     });
   });
 });

@@ -3,8 +3,14 @@ import { cacheable, Predictor } from "../../../src/metrics/hit-predictor.ts";
 import type { TraceRequest } from "../../../src/replay/trace.ts";
 import { generateTrace, sharedByIds } from "../../helpers/mooncake-trace.ts";
 
-const req = (index: number, inputLength: number, hashIds: number[], outputLength = 1): TraceRequest =>
-  ({ index, line: index + 1, timestampMs: 0, inputLength, outputLength, hashIds });
+const req = (index: number, inputLength: number, hashIds: number[], outputLength = 1): TraceRequest => ({
+  index,
+  line: index + 1,
+  timestampMs: 0,
+  inputLength,
+  outputLength,
+  hashIds,
+});
 
 describe("cacheable", () => {
   test("whole pages, at most input_length - 1", () => {
@@ -44,7 +50,18 @@ describe("Predictor", () => {
 
   test("matches brute force on a generated trace, requests one at a time", () => {
     const B = 16;
-    const lines = generateTrace({ blockSize: B, systems: 3, systemBlocks: 2, conversations: 9, turns: 4, maxTurnTokens: 50, turnGapMs: 100, startGapMs: 30, outputLength: 3, seed: 3 });
+    const lines = generateTrace({
+      blockSize: B,
+      systems: 3,
+      systemBlocks: 2,
+      conversations: 9,
+      turns: 4,
+      maxTurnTokens: 50,
+      turnGapMs: 100,
+      startGapMs: 30,
+      outputLength: 3,
+      seed: 3,
+    });
     for (const page of [1, 4, 16]) {
       const p = new Predictor({ blockSize: B, pageSize: page, capacityTokens: null });
       lines.forEach((l, i) => {
@@ -75,7 +92,11 @@ describe("Predictor", () => {
     expect(again.evictionLoss).toBe(20);
     // With room for everything nothing is lost.
     const roomy = new Predictor({ blockSize: 10, pageSize: 10, capacityTokens: 1000 });
-    for (const [i, ids] of [[1, 2, 3, 4], [5, 6, 7, 8], [1, 2, 3, 4]].entries()) {
+    for (const [i, ids] of [
+      [1, 2, 3, 4],
+      [5, 6, 7, 8],
+      [1, 2, 3, 4],
+    ].entries()) {
       const r = req(i, 31, ids);
       const pred = roomy.onSend(r);
       expect(pred.evictionLoss).toBe(0);
@@ -108,7 +129,11 @@ describe("Predictor", () => {
 /** The plainest LRU over single pages, as the test's own reference: page p of a prompt is named by its tokens' blocks. */
 class NaivePageLru {
   private readonly pages = new Map<string, true>();
-  constructor(private readonly capacityPages: number, private readonly page: number, private readonly block: number) {}
+  constructor(
+    private readonly capacityPages: number,
+    private readonly page: number,
+    private readonly block: number,
+  ) {}
   private key(ids: readonly number[], p: number): string {
     return `${ids.slice(0, Math.floor(((p + 1) * this.page - 1) / this.block) + 1).join(".")}#${p}`;
   }
@@ -131,9 +156,24 @@ class NaivePageLru {
 }
 
 describe("the LRU model against a plain LRU over single pages", () => {
-  for (const [B, P] of [[16, 4], [10, 4], [8, 3]] as const) {
+  for (const [B, P] of [
+    [16, 4],
+    [10, 4],
+    [8, 3],
+  ] as const) {
     test(`block ${B}, page ${P}: the same hits request by request`, () => {
-      const lines = generateTrace({ blockSize: B, systems: 3, systemBlocks: 2, conversations: 10, turns: 4, maxTurnTokens: 30, turnGapMs: 100, startGapMs: 30, outputLength: 5, seed: B * P });
+      const lines = generateTrace({
+        blockSize: B,
+        systems: 3,
+        systemBlocks: 2,
+        conversations: 10,
+        turns: 4,
+        maxTurnTokens: 30,
+        turnGapMs: 100,
+        startGapMs: 30,
+        outputLength: 5,
+        seed: B * P,
+      });
       const capacity = 150;
       const model = new Predictor({ blockSize: B, pageSize: P, capacityTokens: capacity });
       const naive = new NaivePageLru(Math.floor(capacity / P), P, B);
@@ -149,7 +189,11 @@ describe("the LRU model against a plain LRU over single pages", () => {
         model.onFinish(r, l.output_length);
         const all = Math.floor((l.input_length + l.output_length - 1) / P);
         const promptPages = Math.floor(l.input_length / P);
-        naive.prompt(l.hash_ids, promptPages, Array.from({ length: all - promptPages }, (_, k) => `out${i}#${k}`));
+        naive.prompt(
+          l.hash_ids,
+          promptPages,
+          Array.from({ length: all - promptPages }, (_, k) => `out${i}#${k}`),
+        );
       });
       expect(lost).toBeGreaterThan(0);
     });

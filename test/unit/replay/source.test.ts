@@ -15,7 +15,12 @@ const population = Uint32Array.from({ length: 5000 }, (_, i) => i * 3 + 7);
 const B = 16;
 const template = createTemplate({ input_ids: IDS_PLACEHOLDER, max_new_tokens: 2 });
 const request = (index: number, blocks: number, first: number): TraceRequest => ({
-  line: index + 1, index, timestampMs: index, inputLength: blocks * B - 3, outputLength: 2, hashIds: Array.from({ length: blocks }, (_, j) => first + j),
+  line: index + 1,
+  index,
+  timestampMs: index,
+  inputLength: blocks * B - 3,
+  outputLength: 2,
+  hashIds: Array.from({ length: blocks }, (_, j) => first + j),
 });
 const bytes = (b: RequestBody): string => {
   const parts = b instanceof Uint8Array ? [b] : (b as readonly Uint8Array[]);
@@ -35,7 +40,14 @@ describe("TraceSource", () => {
   test("a long prompt's new blocks are drawn one per slice when the slice is that short; the body is the one built at once", async () => {
     const requests = [request(0, 40, 0), request(1, 3, 100)];
     const blocks = new CountingBlocks(population, 5n, B);
-    const source = new TraceSource(requests, blocks, () => template, () => undefined, 8, 0);
+    const source = new TraceSource(
+      requests,
+      blocks,
+      () => template,
+      () => undefined,
+      8,
+      0,
+    );
     // The constructor's first slice: one block of the 40, no body yet.
     expect(blocks.prepared).toBe(1);
     expect(source.ready(0)).toBe(false);
@@ -51,7 +63,14 @@ describe("TraceSource", () => {
   test("a body taken before the pump reached it is built on the spot, and the pump goes on after it", async () => {
     const requests = [request(0, 30, 0), request(1, 2, 50), request(2, 2, 60)];
     const blocks = new CountingBlocks(population, 5n, B);
-    const source = new TraceSource(requests, blocks, () => template, () => undefined, 8, 0);
+    const source = new TraceSource(
+      requests,
+      blocks,
+      () => template,
+      () => undefined,
+      8,
+      0,
+    );
     const fresh = new BlockSource(population, 5n, B);
     expect(source.ready(0)).toBe(false);
     expect(bytes(source.take(0).body)).toBe(bytes(bodyParts(template, new Uint8Array(0), fresh.promptDigits(requests[0]!))));

@@ -69,9 +69,7 @@ describe("console output equals the reference script's", () => {
     expect(expected).toBe(scriptConsole);
     const ours = scriptResults.map((r) => renderPctResult(withExtras(r))).join("");
     expect(ours).not.toBe(scriptConsole);
-    expect(
-      scriptResults.map((r) => withoutExtraSections(renderPctResult(withExtras(r)))).join(""),
-    ).toBe(scriptConsole);
+    expect(scriptResults.map((r) => withoutExtraSections(renderPctResult(withExtras(r)))).join("")).toBe(scriptConsole);
   });
 
   test("our sections", () => {
@@ -93,9 +91,7 @@ Failed requests:                         2
   });
 
   test("no Failures section without failures; n/a when the server never reported cached tokens", () => {
-    const block = renderConsole(
-      withExtras(scriptResults[1]!, { failed: 0, errors: [], mean_cached_tokens: null, cached_tokens_mismatched: null }),
-    );
+    const block = renderConsole(withExtras(scriptResults[1]!, { failed: 0, errors: [], mean_cached_tokens: null, cached_tokens_mismatched: null }));
     expect(block).not.toContain("Failures");
     expect(block).toContain(`${padLeftAligned("Mean cached tokens:", 40)} n/a       \n`);
     expect(block).toContain(`${padLeftAligned("Requests w/ unexpected cache:", 40)} n/a       \n`);

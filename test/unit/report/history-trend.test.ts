@@ -15,11 +15,24 @@ const trend: HistoryTrend = {
   metrics: ["mean_ttft_ms"],
   read,
   runs: [
-    { runId: "a", label: trendLabel("2026-01-02T03:04:05.000Z", "v1"), lines: [
-      { shared_prefix_pct: 0, repeat: 0, mean_ttft_ms: 10 }, { shared_prefix_pct: 0, repeat: 1, mean_ttft_ms: 20 }, { shared_prefix_pct: 50, mean_ttft_ms: 5 },
-    ] },
+    {
+      runId: "a",
+      label: trendLabel("2026-01-02T03:04:05.000Z", "v1"),
+      lines: [
+        { shared_prefix_pct: 0, repeat: 0, mean_ttft_ms: 10 },
+        { shared_prefix_pct: 0, repeat: 1, mean_ttft_ms: 20 },
+        { shared_prefix_pct: 50, mean_ttft_ms: 5 },
+      ],
+    },
     { runId: "b", label: trendLabel("2026-01-03T00:00:00.000Z", null), lines: [{ shared_prefix_pct: 0, mean_ttft_ms: 12 }] },
-    { runId: "c", label: "c", lines: [{ type: "round", round: 2, mean_ttft_ms: 7 }, { shared_prefix_pct: 50, mean_ttft_ms: null }] },
+    {
+      runId: "c",
+      label: "c",
+      lines: [
+        { type: "round", round: 2, mean_ttft_ms: 7 },
+        { shared_prefix_pct: 50, mean_ttft_ms: null },
+      ],
+    },
   ],
 };
 
@@ -28,7 +41,13 @@ describe("historySections", () => {
     const [s] = historySections(trend);
     expect(s!.id).toBe("history-mean_ttft_ms");
     expect(s!.chart.datasets.map((d) => [d.label, d.data])).toEqual([
-      ["0%", [{ x: 0, y: 15 }, { x: 1, y: 12 }]],
+      [
+        "0%",
+        [
+          { x: 0, y: 15 },
+          { x: 1, y: 12 },
+        ],
+      ],
       ["50%", [{ x: 0, y: 5 }]],
       ["round 2", [{ x: 2, y: 7 }]],
     ]);

@@ -31,10 +31,7 @@ describe("formatJsonl / parseJsonlLine", () => {
     expect(line.split("\n").length).toBe(2);
     expect(parseJsonlLine(line)).toEqual(obj);
     // The same string hidden behind an escape is still a string.
-    expect(parseJsonlLine('[Infinity, "warmbench:non-finite:\\u0049nfinity"]')).toEqual([
-      Infinity,
-      "warmbench:non-finite:Infinity",
-    ]);
+    expect(parseJsonlLine('[Infinity, "warmbench:non-finite:\\u0049nfinity"]')).toEqual([Infinity, "warmbench:non-finite:Infinity"]);
   });
 
   test("a line written by the reference script round-trips byte for byte", () => {
@@ -118,9 +115,7 @@ describe("checkOutputWritable", () => {
   test("a file used as a directory counts as a missing directory", () => {
     const file = join(tmp, "plain-file");
     writeFileSync(file, "");
-    expect(() => checkOutputWritable(join(file, "out.jsonl"), "--dump-prompts")).toThrow(
-      `--dump-prompts: directory ${file} does not exist`,
-    );
+    expect(() => checkOutputWritable(join(file, "out.jsonl"), "--dump-prompts")).toThrow(`--dump-prompts: directory ${file} does not exist`);
   });
 
   test("a directory given as the output path is rejected", () => {
@@ -129,8 +124,6 @@ describe("checkOutputWritable", () => {
 
   test.skipIf(unwritableDir === null)("an unwritable directory is a UsageError", () => {
     const dir = unwritableDir!;
-    expect(() => checkOutputWritable(join(dir, "out.jsonl"), "--output-file")).toThrow(
-      new UsageError(`--output-file: directory ${dir} is not writable`),
-    );
+    expect(() => checkOutputWritable(join(dir, "out.jsonl"), "--output-file")).toThrow(new UsageError(`--output-file: directory ${dir} is not writable`));
   });
 });

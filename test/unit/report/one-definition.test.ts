@@ -13,7 +13,11 @@ import type { ReportRun } from "../../../src/report/runs.ts";
 const ttfts = [120, 150, 179.7, 202.48, 240, 300];
 const h = encodeHistogram(histogramOfMs(ttfts));
 const line = {
-  shared_prefix_pct: 50, median_ttft_ms: 191.09, p90_ttft_ms: 270, p99_ttft_ms: 297, hdr: { ttft_us: h, tpot_us: h, itl_us: h, e2e_latency_us: h },
+  shared_prefix_pct: 50,
+  median_ttft_ms: 191.09,
+  p90_ttft_ms: 270,
+  p99_ttft_ms: 297,
+  hdr: { ttft_us: h, tpot_us: h, itl_us: h, e2e_latency_us: h },
 };
 
 test("a percentile the line holds is the line's; one it does not is the histogram's", () => {

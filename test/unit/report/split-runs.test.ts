@@ -3,7 +3,16 @@ import type { PctLine } from "../../../src/metrics/pct-record.ts";
 import { splitByCell, type ReportRun } from "../../../src/report/runs.ts";
 
 const line = (pct: number, over: Record<string, unknown> = {}) => ({ shared_prefix_pct: pct, request_rate: Infinity, ...over }) as unknown as PctLine;
-const run = (pcts: PctLine[]): ReportRun => ({ file: "a.jsonl", runId: "r", kind: "sweep", header: undefined, pcts, rounds: [], ttftModel: null, label: "a.jsonl" });
+const run = (pcts: PctLine[]): ReportRun => ({
+  file: "a.jsonl",
+  runId: "r",
+  kind: "sweep",
+  header: undefined,
+  pcts,
+  rounds: [],
+  ttftModel: null,
+  label: "a.jsonl",
+});
 
 test("a rate sweep becomes one series per rate, each over its pcts", () => {
   const lines = [0, 50].flatMap((pct) => [line(pct, { request_rate: 2 }), line(pct, { request_rate: 8 }), line(pct)]);

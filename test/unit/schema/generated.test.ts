@@ -59,7 +59,9 @@ test("the sweep's key lists are the table's: the script's first, gates and workl
   const replayOwn: readonly string[] = REPLAY_KEYS;
   const fidelityOwn: readonly string[] = FIDELITY_KEYS;
   const replicaOwn: readonly string[] = REPLICA_KEYS;
-  expect(NUMERIC_KEYS.filter((k) => !["repeat", "probe", "window"].includes(k) && !replayOwn.includes(k) && !fidelityOwn.includes(k) && !replicaOwn.includes(k))).toHaveLength(80);
+  expect(
+    NUMERIC_KEYS.filter((k) => !["repeat", "probe", "window"].includes(k) && !replayOwn.includes(k) && !fidelityOwn.includes(k) && !replicaOwn.includes(k)),
+  ).toHaveLength(80);
   // The replicas' keys: all but the route and the per-replica list are numeric.
   expect(NUMERIC_KEYS.filter((k) => replicaOwn.includes(k))).toHaveLength(REPLICA_KEYS.length - 2);
   expect(NUMERIC_KEYS.filter((k) => replayOwn.includes(k))).toHaveLength(REPLAY_KEYS.length - 1);

@@ -12,8 +12,16 @@ import { encodeFrame } from "../../../src/shard/frames.ts";
 import { PROTOCOL_VERSION, type ShardSetup } from "../../../src/shard/messages.ts";
 import { joinCoordinator, type ShardConnection } from "../../../src/shard/shard-client.ts";
 
-const SETUP: ShardSetup = { run_id: "r1", options_hash: "h", model: null, page_size: 16, text_mode: "cumulative", server_version: "0.5",
-  backend: "sglang", endpoint: "generate" };
+const SETUP: ShardSetup = {
+  run_id: "r1",
+  options_hash: "h",
+  model: null,
+  page_size: 16,
+  text_mode: "cumulative",
+  server_version: "0.5",
+  backend: "sglang",
+  endpoint: "generate",
+};
 const TOKEN = "0123456789abcdef0123456789abcdef";
 const opened: Coordinator[] = [];
 afterEach(() => {

@@ -1,12 +1,24 @@
 import { describe, expect, test } from "bun:test";
 import { UsageError } from "../../../src/errors.ts";
 import {
-  autoWorkers, bindAddress, parseCoordinatorFlag, parseShardFlag, parseWorkersFlag, resolvePlacement, slurmPort, type PlacementFlags,
+  autoWorkers,
+  bindAddress,
+  parseCoordinatorFlag,
+  parseShardFlag,
+  parseWorkersFlag,
+  resolvePlacement,
+  slurmPort,
+  type PlacementFlags,
 } from "../../../src/shard/placement.ts";
 
 const none: PlacementFlags = { workers: null, shard: null, coordinator: null, inFlight: 4 };
 const slurm = (over: Record<string, string | undefined> = {}) => ({
-  SLURM_PROCID: "2", SLURM_NTASKS: "4", SLURM_STEP_ID: "0", SLURM_JOB_ID: "17", SLURM_STEP_NODELIST: "wbnode1", ...over,
+  SLURM_PROCID: "2",
+  SLURM_NTASKS: "4",
+  SLURM_STEP_ID: "0",
+  SLURM_JOB_ID: "17",
+  SLURM_STEP_NODELIST: "wbnode1",
+  ...over,
 });
 
 describe("flags", () => {
@@ -74,7 +86,11 @@ describe("resolvePlacement", () => {
     const coordinator = { hostname: "127.0.0.1", port: 29500 };
     expect(() => resolvePlacement({ ...none, shard, coordinator }, {}, 8)).toThrow("set WARMBENCH_SHARD_TOKEN");
     expect(resolvePlacement({ ...none, shard, coordinator }, { WARMBENCH_SHARD_TOKEN: "t" }, 8)).toMatchObject({
-      kind: "shard", rank: 1, size: 4, launcher: "flag", address: { kind: "tcp", hostname: "127.0.0.1", port: 29500 },
+      kind: "shard",
+      rank: 1,
+      size: 4,
+      launcher: "flag",
+      address: { kind: "tcp", hostname: "127.0.0.1", port: 29500 },
     });
     expect(resolvePlacement({ ...none, shard: { rank: 0, size: 1 } }, {}, 8)).toEqual({ kind: "single" });
     expect(() => resolvePlacement({ ...none, coordinator }, {}, 8)).toThrow("--coordinator needs --shard");

@@ -52,7 +52,12 @@ describe("PyRandom.clone and skipRandoms", () => {
   });
 
   test("skipping from the middle of a block: only what is left of the block is taken before the next", () => {
-    for (const [before, n] of [[5, 3], [5, 400], [300, 11], [311, 1]] as const) {
+    for (const [before, n] of [
+      [5, 3],
+      [5, 400],
+      [300, 11],
+      [311, 1],
+    ] as const) {
       const drawn = new PyRandom(9n);
       const skipped = new PyRandom(9n);
       for (let i = 0; i < before; i++) expect(skipped.random()).toBe(drawn.random());
@@ -111,7 +116,7 @@ describe("arrival schedule", () => {
     const rng = new PyRandom(arrivalSeed(42n));
     const gaps = Array.from({ length: 50 }, () => rng.gammavariate(1, 1 / 100));
     const sum = gaps.reduce((x, y) => x + y, 0);
-    expect(a[0]!).toBeCloseTo((gaps[0]! * (50 / 100 / sum)) * 1000, 9);
+    expect(a[0]!).toBeCloseTo(gaps[0]! * (50 / 100 / sum) * 1000, 9);
   });
 
   test("rate and burstiness outside their ranges are refused, naming the value", () => {

@@ -125,10 +125,7 @@ describe("download from the hub", () => {
     expect(await readdir(snapshot)).toEqual(expect.arrayContaining(["tokenizer.json", "tokenizer_config.json"]));
     expect((await readdir(snapshot)).length).toBe(2); // no temp files left behind
 
-    expect(fake.requests.map((r) => r.path)).toEqual([
-      `/${REPO}/resolve/main/tokenizer.json`,
-      `/${REPO}/resolve/main/tokenizer_config.json`,
-    ]);
+    expect(fake.requests.map((r) => r.path)).toEqual([`/${REPO}/resolve/main/tokenizer.json`, `/${REPO}/resolve/main/tokenizer_config.json`]);
     expect(fake.requests.every((r) => r.headers.authorization === "Bearer hf_secret")).toBe(true);
 
     await fake.stop();
@@ -245,7 +242,10 @@ const redirect = (location: string, status = 302) => new Response(null, { status
 
 describe("hub redirects and statuses", () => {
   test("up to 5 redirects are followed, a 6th is an error; requests say who they are", async () => {
-    for (const [hops, ok] of [[5, true], [6, false]] as const) {
+    for (const [hops, ok] of [
+      [5, true],
+      [6, false],
+    ] as const) {
       using fake = scriptedHub((path, hop) => {
         if (path.endsWith("tokenizer_config.json")) return new Response("missing", { status: 404 });
         return hop < hops ? redirect(`/hop/${hop + 1}`) : new Response(tokenizerBytes);
@@ -265,11 +265,18 @@ describe("hub redirects and statuses", () => {
   test("only a 3xx with a location is a redirect: 300 is followed, a 302 without one and a 400 with one are errors", async () => {
     {
       using fake = scriptedHub((path) =>
-        path.endsWith("tokenizer.json") && path.includes("resolve") ? redirect("/cdn/t.json", 300) : path === "/cdn/t.json" ? new Response(tokenizerBytes) : new Response("", { status: 404 }),
+        path.endsWith("tokenizer.json") && path.includes("resolve")
+          ? redirect("/cdn/t.json", 300)
+          : path === "/cdn/t.json"
+            ? new Response(tokenizerBytes)
+            : new Response("", { status: 404 }),
       );
       expect(await resolveTokenizerFile(REPO, { revision: "main", env: env({ HF_ENDPOINT: fake.url }) })).toContain(FAKE_COMMIT);
     }
-    for (const [status, location] of [[302, null], [400, "/cdn/t.json"]] as const) {
+    for (const [status, location] of [
+      [302, null],
+      [400, "/cdn/t.json"],
+    ] as const) {
       using fake = scriptedHub((path) =>
         path === "/cdn/t.json" ? new Response(tokenizerBytes) : new Response(null, { status, headers: location ? { location } : {} }),
       );
@@ -284,7 +291,11 @@ describe("hub redirects and statuses", () => {
 
   test("401/403 say what to do about the token", async () => {
     const fake = hub({}, { status: 401 });
-    await expectRejects(resolveTokenizerFile(REPO, { revision: "main", env: env({ HF_ENDPOINT: fake.url }) }), UsageError, "set HF_TOKEN for a gated or private repo");
+    await expectRejects(
+      resolveTokenizerFile(REPO, { revision: "main", env: env({ HF_ENDPOINT: fake.url }) }),
+      UsageError,
+      "set HF_TOKEN for a gated or private repo",
+    );
     await expectRejects(
       resolveTokenizerFile(REPO, { revision: "main", env: env({ HF_ENDPOINT: fake.url, HF_TOKEN: "hf_x" }) }),
       UsageError,
@@ -308,7 +319,11 @@ describe("hub redirects and statuses", () => {
 describe("what the cache holds, and what it may not", () => {
   test("revisions that are empty, absolute or hold . or .. are refused before anything is read", async () => {
     for (const revision of ["", "/etc", "a/./b", ".", "./x", "a/.."]) {
-      await expectRejects(resolveTokenizerFile(REPO, { revision, env: env({ HF_HUB_OFFLINE: "1" }) }), UsageError, `invalid Hugging Face revision "${revision}"`);
+      await expectRejects(
+        resolveTokenizerFile(REPO, { revision, env: env({ HF_HUB_OFFLINE: "1" }) }),
+        UsageError,
+        `invalid Hugging Face revision "${revision}"`,
+      );
     }
   });
 
@@ -336,7 +351,10 @@ describe("what the cache holds, and what it may not", () => {
     const snapshot = join(repoCacheDir(cache, REPO), "snapshots", FAKE_COMMIT);
     // A directory where the file should go: the rename fails.
     await mkdir(join(snapshot, "tokenizer.json"), { recursive: true });
-    const err = await resolveTokenizerFile(REPO, { revision: "main", env: env({ HF_ENDPOINT: fake.url }) }).then(() => null, (e: unknown) => e);
+    const err = await resolveTokenizerFile(REPO, { revision: "main", env: env({ HF_ENDPOINT: fake.url }) }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(Error);
     expect(await readdir(snapshot)).toEqual(["tokenizer.json"]);
   });
@@ -344,7 +362,11 @@ describe("what the cache holds, and what it may not", () => {
   test("HF_HUB_OFFLINE takes 1/ON/YES/TRUE in any case; other values allow the download", async () => {
     const fake = hub({ [`${REPO}/tokenizer.json`]: tokenizerBytes });
     for (const value of ["yes", "On", "True", "1"]) {
-      await expectRejects(resolveTokenizerFile(REPO, { revision: "main", env: env({ HF_HUB_OFFLINE: value, HF_ENDPOINT: fake.url }) }), UsageError, "forbids downloading");
+      await expectRejects(
+        resolveTokenizerFile(REPO, { revision: "main", env: env({ HF_HUB_OFFLINE: value, HF_ENDPOINT: fake.url }) }),
+        UsageError,
+        "forbids downloading",
+      );
     }
     expect(fake.requests).toEqual([]);
     expect(await resolveTokenizerFile(REPO, { revision: "main", env: env({ HF_HUB_OFFLINE: "0", HF_ENDPOINT: fake.url }) })).toContain(FAKE_COMMIT);

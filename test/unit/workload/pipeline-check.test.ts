@@ -11,10 +11,12 @@ describe("findPipelineProblem", () => {
   });
   test("an unknown part, also inside a Sequence, is named", () => {
     const model = { type: "BPE", vocab: {}, merges: [] };
-    expect(findPipelineProblem({ model, decoder: { type: "Sequence", decoders: [{ type: "ByteLevel" }, { type: "Nope" }] } }))
-      .toBe('decoder type "Nope" is not supported by @huggingface/tokenizers');
-    expect(findPipelineProblem({ model, pre_tokenizer: { type: "Whitespace" }, post_processor: { type: "Magic" } }))
-      .toBe('post_processor type "Magic" is not supported by @huggingface/tokenizers');
+    expect(findPipelineProblem({ model, decoder: { type: "Sequence", decoders: [{ type: "ByteLevel" }, { type: "Nope" }] } })).toBe(
+      'decoder type "Nope" is not supported by @huggingface/tokenizers',
+    );
+    expect(findPipelineProblem({ model, pre_tokenizer: { type: "Whitespace" }, post_processor: { type: "Magic" } })).toBe(
+      'post_processor type "Magic" is not supported by @huggingface/tokenizers',
+    );
     expect(findPipelineProblem({ model, normalizer: "NFC" })).toBe("normalizer is not an object");
     expect(findPipelineProblem({ model: { type: "WordLevel" } })).toMatch(/model type "WordLevel" is not supported/);
     expect(findPipelineProblem({ model, normalizer: null, decoder: { type: "ByteLevel" } })).toBeNull();
@@ -59,8 +61,6 @@ describe("the supported types are exactly those @huggingface/tokenizers builds",
     const types = libraryTypes("create_tokenizer_model");
     expect([...SUPPORTED_MODEL_TYPES].sort()).toEqual([...types].sort());
     for (const type of types) expect(findPipelineProblem({ model: { type } })).toBeNull();
-    expect(findPipelineProblem({ model: { type: "WordLevel" } })).toBe(
-      `model type "WordLevel" is not supported (${SUPPORTED_MODEL_TYPES.join(", ")})`,
-    );
+    expect(findPipelineProblem({ model: { type: "WordLevel" } })).toBe(`model type "WordLevel" is not supported (${SUPPORTED_MODEL_TYPES.join(", ")})`);
   });
 });

@@ -118,7 +118,10 @@ describe("formatPromptDump", () => {
   test("pct 0 and 100: no empty element from the missing part", () => {
     for (const pct of [0, 100]) {
       const set = buildPrompts({ population: POPULATION, totalTokens: 4, pct, numPrompts: 2, rng: new PyRandom(5n) });
-      const lines = formatPromptDump(set).trimEnd().split("\n").map((l) => JSON.parse(l));
+      const lines = formatPromptDump(set)
+        .trimEnd()
+        .split("\n")
+        .map((l) => JSON.parse(l));
       expect(lines.map((l) => l.input_ids)).toEqual([Array.from(promptIds(set, 0)), Array.from(promptIds(set, 1))]);
       expect(lines[0].input_ids.length).toBe(4);
     }

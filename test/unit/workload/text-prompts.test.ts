@@ -12,7 +12,10 @@ const commonPrefix = (a: ArrayLike<number>, b: ArrayLike<number>): number => {
   return i;
 };
 
-for (const [name, path] of [["Llama-2 (SentencePiece)", LLAMA2_TOKENIZER], ["Qwen3 (byte-level BPE)", QWEN3_TOKENIZER]] as const) {
+for (const [name, path] of [
+  ["Llama-2 (SentencePiece)", LLAMA2_TOKENIZER],
+  ["Qwen3 (byte-level BPE)", QWEN3_TOKENIZER],
+] as const) {
   describe(`text prompts, ${name}`, async () => {
     const tokenizer = await loadTokenizer(path, { revision: "main" });
     const set = buildPrompts({ population: tokenizer.population, totalTokens: 300, pct: 70, numPrompts: 6, rng: new PyRandom(5n) });
@@ -66,7 +69,16 @@ describe("text prompts: the boundary", () => {
   });
 
   test("an empty prefix shares nothing", () => {
-    const set = { pct: 0, prefixLen: 0, suffixLen: 2, numPrompts: 1, prefix: new Uint32Array(0), prefixes: [new Uint32Array(0)], suffixes: code("ab"), idsHash: "" };
+    const set = {
+      pct: 0,
+      prefixLen: 0,
+      suffixLen: 2,
+      numPrompts: 1,
+      prefix: new Uint32Array(0),
+      prefixes: [new Uint32Array(0)],
+      suffixes: code("ab"),
+      idsHash: "",
+    };
     const text = buildTextPrompts(set, toy);
     expect(text.prefixText).toBe("");
     expect(Array.from(text.sharedTokens)).toEqual([0]);

@@ -130,7 +130,11 @@ describe("loadTokenizer errors name the file", () => {
   });
 
   test("a tokenizer_config.json that is valid JSON but not an object", async () => {
-    for (const [name, text] of [["config-array", "[1]"], ["config-null", "null"], ["config-string", '"x"']] as const) {
+    for (const [name, text] of [
+      ["config-array", "[1]"],
+      ["config-null", "null"],
+      ["config-string", '"x"'],
+    ] as const) {
       const dir = join(scratch, name);
       await mkdir(dir, { recursive: true });
       await copyFile(LLAMA2, join(dir, "tokenizer.json"));
@@ -143,7 +147,13 @@ describe("loadTokenizer errors name the file", () => {
   });
 
   test("a minimal hand-written WordPiece file without pipeline keys still loads", async () => {
-    const model = { type: "WordPiece", vocab: { hello: 0, world: 1, "[UNK]": 2 }, unk_token: "[UNK]", continuing_subword_prefix: "##", max_input_chars_per_word: 100 };
+    const model = {
+      type: "WordPiece",
+      vocab: { hello: 0, world: 1, "[UNK]": 2 },
+      unk_token: "[UNK]",
+      continuing_subword_prefix: "##",
+      max_input_chars_per_word: 100,
+    };
     const path = await writeTokenizer("minimal", JSON.stringify({ model, pre_tokenizer: { type: "Whitespace" } }));
     const tok = await loadTokenizer(path, OFFLINE);
     expect(Array.from(tok.population)).toEqual([0, 1, 2]);

@@ -40,14 +40,25 @@ describe("buildPopulation on synthetic shapes", () => {
   test("token->id object with holes plus added tokens, deduplicated", () => {
     const ids = buildPopulation({
       model: { type: "WordPiece", vocab: { c: 9, a: 2, b: 5, "[UNK]": 0 } },
-      added_tokens: [{ id: 5, content: "b" }, { id: 12, content: "<x>" }, { id: 12, content: "<x>" }],
+      added_tokens: [
+        { id: 5, content: "b" },
+        { id: 12, content: "<x>" },
+        { id: 12, content: "<x>" },
+      ],
     });
     expect(Array.from(ids)).toEqual([0, 2, 5, 9, 12]);
   });
 
   test("Unigram [piece, score] array: id = index", () => {
     const ids = buildPopulation({
-      model: { type: "Unigram", vocab: [["<unk>", 0], ["▁a", -1.5], ["b", -2.25]] },
+      model: {
+        type: "Unigram",
+        vocab: [
+          ["<unk>", 0],
+          ["▁a", -1.5],
+          ["b", -2.25],
+        ],
+      },
       added_tokens: [{ id: 7 }],
     });
     expect(Array.from(ids)).toEqual([0, 1, 2, 7]);
@@ -66,9 +77,17 @@ describe("buildPopulation on synthetic shapes", () => {
     expect(() => buildPopulation({ model: { type: "BPE", vocab: { a: "1" } } })).toThrow('maps "a" to "1"');
     expect(() => buildPopulation({ model: { type: "BPE", vocab: { a: -1 } } })).toThrow("not a token id");
     expect(() => buildPopulation({ model: { type: "Unigram", vocab: [["a", 0], 5] } })).toThrow("entry 1");
-    expect(() => buildPopulation({ model: { type: "Unigram", vocab: [["a", 0], [7, 0.5]] } })).toThrow(
-      "tokenizer.json model (Unigram) vocab entry 1 is not a [piece, score] pair",
-    );
+    expect(() =>
+      buildPopulation({
+        model: {
+          type: "Unigram",
+          vocab: [
+            ["a", 0],
+            [7, 0.5],
+          ],
+        },
+      }),
+    ).toThrow("tokenizer.json model (Unigram) vocab entry 1 is not a [piece, score] pair");
     expect(() => buildPopulation({ model: { vocab: 3 } })).toThrow("tokenizer.json model (unknown) has no vocab");
     expect(() => buildPopulation({ model: { vocab: { a: 0 } }, added_tokens: {} })).toThrow("not an array");
     expect(() => buildPopulation({ model: { vocab: { a: 0 } }, added_tokens: [{ content: "x" }] })).toThrow("added_tokens[0]");
