@@ -25,20 +25,16 @@ import { guardedWrite, outputFailures } from "../write-guard.ts";
 import { startProgress } from "../output/progress.ts";
 import { parseCapacityOptions, requirementApplies } from "./capacity-options.ts";
 import { renderCapacityTable } from "./capacity-table.ts";
-import { warmbenchCommand, write } from "./command.ts";
+import { type ParsedFlags, write } from "./command.ts";
 import { relaunchWithFetchCap } from "./relaunch.ts";
 
-export const capacityCommand = warmbenchCommand(
-  "capacity",
-  "Find the highest load at which every --gate holds, per shared-prefix %, the cache controlled in every probe",
-  async (raw) => {
-    const opts = parseCapacityOptions(raw);
-    const inFlight = opts.search === "concurrency" ? opts.bracket[1] : opts.run.maxConcurrency === 0 ? opts.probeRequests : opts.run.maxConcurrency;
-    const relaunched = await relaunchWithFetchCap(inFlight);
-    if (relaunched !== null) return relaunched;
-    return capacity(opts);
-  },
-);
+export async function capacityCommand(raw: ParsedFlags): Promise<number> {
+  const opts = parseCapacityOptions(raw);
+  const inFlight = opts.search === "concurrency" ? opts.bracket[1] : opts.run.maxConcurrency === 0 ? opts.probeRequests : opts.run.maxConcurrency;
+  const relaunched = await relaunchWithFetchCap(inFlight);
+  if (relaunched !== null) return relaunched;
+  return capacity(opts);
+}
 
 /** The probe's run options: one pct, one line at the probe's load, nothing written by the sweep itself. */
 export function probeOptions(o: CapacityOptions, pct: number, load: Load): RunOptions {

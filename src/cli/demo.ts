@@ -11,6 +11,11 @@ import { type RawFlags } from "../config/flag-values.ts";
 import { DEMO_DEFAULTS, type RunOptions } from "../config/options.ts";
 import { MOCK_CHILD_ENV } from "../mock/main.ts";
 import { selfCommand } from "../self-command.ts";
+import { relaunchWithFetchCap } from "./relaunch.ts";
+import { WORKER_ENV } from "../shard/placement.ts";
+import { runInFlightLimit } from "../sweep/plan.ts";
+import type { ParsedFlags } from "./command.ts";
+import { sweep } from "./sweep.ts";
 
 /** The bundled tokenizer.json path (a /$bunfs path inside the compiled binary). */
 export const BUNDLED_TOKENIZER = qwen3TokenizerPath as unknown as string;
@@ -102,5 +107,22 @@ async function readListeningUrl(stderr: ReadableStream<Uint8Array>, timeoutMs: n
     reader.releaseLock();
     // Keep draining the child's stderr so it never blocks on a full pipe.
     void stderr.pipeTo(new WritableStream()).catch(() => {});
+  }
+}
+
+export async function demoCommand(raw: ParsedFlags): Promise<number> {
+  const coordinatorsMock = process.env[DEMO_MOCK_URL_ENV];
+  if (coordinatorsMock !== undefined && process.env[WORKER_ENV.rank] !== undefined) return sweep(demoOptions(raw, coordinatorsMock));
+  // Validate (against a placeholder URL) and relaunch before the demo's mock exists, so it starts once.
+  const planned = demoOptions(raw, "http://127.0.0.1:1");
+  const relaunched = await relaunchWithFetchCap(runInFlightLimit(planned));
+  if (relaunched !== null) return relaunched;
+  const mock = await startDemoMock({ chat: planned.endpoint === "chat" });
+  // Local workers inherit this environment.
+  process.env[DEMO_MOCK_URL_ENV] = mock.url;
+  try {
+    return await sweep(demoOptions(raw, mock.url));
+  } finally {
+    await mock.stop();
   }
 }

@@ -3,10 +3,9 @@
  * writes it; a test fails when the committed file and the declarations disagree.
  */
 import { writeFileSync } from "node:fs";
-import { COMMAND_NAMES, type FlagSpec } from "../config/flags/types.ts";
+import { COMMAND_DESCRIPTIONS, COMMAND_NAMES, type FlagSpec } from "../config/flags/types.ts";
 import { defaultText } from "../config/flags/index.ts";
 import { flagsOf } from "./flags.ts";
-import { SUBCOMMANDS } from "./main.ts";
 
 export const FLAGS_DOC = "docs/reference/flags.md";
 
@@ -23,8 +22,8 @@ export function renderFlagsDoc(): string {
     "",
   ];
   for (const command of COMMAND_NAMES) {
-    const meta = SUBCOMMANDS[command].meta as { description?: string } | undefined;
-    out.push(`## warmbench ${command}`, "", meta?.description ?? "", "", "| flag | takes | default | what it does |", "| --- | --- | --- | --- |");
+    const description = COMMAND_DESCRIPTIONS[command];
+    out.push(`## warmbench ${command}`, "", description, "", "| flag | takes | default | what it does |", "| --- | --- | --- | --- |");
     for (const f of flagsOf(command))
       out.push(`| ${flagName(f)} | ${kind(f)} | ${cell(defaultText(f))} | ${cell(f.help)}${f.repeatable ? " (repeatable)" : ""} |`);
     out.push("");

@@ -7,34 +7,23 @@ import { defineCommand, runCommand as runCitty, showUsage, type CommandDef } fro
 import { COMMAND_NAMES, type CommandName } from "../config/flags/types.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
-import { write } from "./command.ts";
-import { capacityCommand } from "./capacity.ts";
-import { compareCommand } from "./compare.ts";
-import { demoCommand } from "./demo-command.ts";
+import { warmbenchCommand, write } from "./command.ts";
 import { checkedArgv } from "./flags.ts";
-import { historyCommand } from "./history.ts";
-import { mergeCommand } from "./merge.ts";
-import { mockCommand } from "./mock.ts";
-import { multiturnCommand } from "./multiturn.ts";
-import { replayCommand } from "./replay.ts";
-import { passportCommand } from "./passport.ts";
-import { reportCommand } from "./report.ts";
-import { runCommand } from "./run.ts";
-import { schemaCommand } from "./schema.ts";
 
+/** Each command's file is loaded only when that command runs (`--help` and `--version` load none of them). */
 export const SUBCOMMANDS: Record<CommandName, CommandDef> = {
-  run: runCommand,
-  multiturn: multiturnCommand,
-  capacity: capacityCommand,
-  replay: replayCommand,
-  passport: passportCommand,
-  mock: mockCommand,
-  demo: demoCommand,
-  report: reportCommand,
-  compare: compareCommand,
-  merge: mergeCommand,
-  history: historyCommand,
-  schema: schemaCommand,
+  run: warmbenchCommand("run", async () => (await import("./run.ts")).runCommand),
+  multiturn: warmbenchCommand("multiturn", async () => (await import("./multiturn.ts")).multiturnCommand),
+  capacity: warmbenchCommand("capacity", async () => (await import("./capacity.ts")).capacityCommand),
+  replay: warmbenchCommand("replay", async () => (await import("./replay.ts")).replayCommand),
+  passport: warmbenchCommand("passport", async () => (await import("./passport.ts")).passportCommand),
+  mock: warmbenchCommand("mock", async () => (await import("./mock.ts")).mockCommand),
+  demo: warmbenchCommand("demo", async () => (await import("./demo.ts")).demoCommand),
+  report: warmbenchCommand("report", async () => (await import("./report.ts")).reportCommand),
+  compare: warmbenchCommand("compare", async () => (await import("./compare.ts")).compareCommand),
+  merge: warmbenchCommand("merge", async () => (await import("./merge.ts")).mergeCommand),
+  history: warmbenchCommand("history", async () => (await import("./history.ts")).historyCommand),
+  schema: warmbenchCommand("schema", async () => (await import("./schema.ts")).schemaCommand),
 };
 
 export const root = defineCommand({

@@ -1,15 +1,51 @@
-/** `warmbench passport`: the server's cache geometry measured from outside, on the console and as JSON. */
-import { warmbenchCommand, write } from "./command.ts";
+/**
+ * `warmbench passport`: the server's cache geometry measured from outside (src/passport), on the console and as one JSON
+ * file; SIGINT stops it (exit 130).
+ */
+import { writeFileSync } from "node:fs";
+import { log } from "../log.ts";
+import { EXIT } from "../errors.ts";
+import { createInterrupt } from "../interrupt.ts";
+import { existsSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { UsageError } from "../errors.ts";
+import { runPassport } from "../passport/run-passport.ts";
+import { type ParsedFlags, write } from "./command.ts";
+import { parsePassportOptions } from "./passport-options.ts";
+import { renderPassport } from "../report/passport-console.ts";
+import { guardedWrite, outputFailures } from "../write-guard.ts";
 
-export const passportCommand = warmbenchCommand(
-  "passport",
-  "Measure the server's cache geometry from outside: page size, capacity, tiers, eviction order, whether answers are cached, llama.cpp slots",
-  async (raw) => {
-    const { parsePassportOptions } = await import("./passport-options.ts");
-    const { log } = await import("../log.ts");
-    // Warnings and errors only: the passport itself goes to stdout.
-    if (raw.quiet === true && raw.verbose !== true) log.level = 1;
-    const { passport } = await import("./passport-run.ts");
-    return passport(parsePassportOptions(raw), write);
-  },
-);
+export async function passportCommand(raw: ParsedFlags): Promise<number> {
+  // Warnings and errors only: the passport itself goes to stdout.
+  if (raw.quiet === true && raw.verbose !== true) log.level = 1;
+  const opts = parsePassportOptions(raw);
+  if (opts.outputFile !== null) checkJsonTarget(opts.outputFile);
+  const interrupt = createInterrupt({ warn: (m) => log.warn(m), exit: (code) => process.exit(code) });
+  process.on("SIGINT", interrupt.onSignal);
+  process.on("SIGTERM", interrupt.onSignal);
+  const p = await runPassport(opts, interrupt.signal);
+  write(renderPassport(p));
+  const file = opts.outputFile;
+  if (file) {
+    guardedWrite("--output-file", file, () => writeFileSync(file, `${JSON.stringify(p, null, 2)}\n`));
+    if (outputFailures().length === 0) log.info(`Passport saved to ${file}`);
+  }
+  if (outputFailures().length > 0) {
+    log.error(`${outputFailures().join("; ")}: exit code ${EXIT.outputFailed}`);
+    return EXIT.outputFailed;
+  }
+  if (p.requests_failed > 0) {
+    log.error(
+      `${p.requests_failed} of the passport's ${p.requests_sent} requests failed (first: ${p.failures[0]}): the figures they were part of are not measured (exit ${EXIT.requestsFailed})`,
+    );
+    return EXIT.requestsFailed;
+  }
+  return EXIT.ok;
+}
+
+/** The passport is one JSON document, written whole at the end: its folder must exist, and it must not be a folder. */
+function checkJsonTarget(path: string): void {
+  if (existsSync(path) && statSync(path).isDirectory()) throw new UsageError(`--output-file ${path}: a directory; give a file to write the passport to`);
+  const dir = dirname(resolve(path));
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`--output-file ${path}: its folder ${dir} does not exist`);
+}

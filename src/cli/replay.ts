@@ -1,16 +1,36 @@
-/** `warmbench replay TRACE`: a Mooncake-format trace replayed token-exact, or described with --analyze. */
-import { warmbenchCommand, write } from "./command.ts";
+/**
+ * `warmbench replay TRACE`: described with --analyze (no server; replay-analyze.ts), or against a server: flags and the whole trace checked first (exit 2 naming the line before
+ * anything is sent), outputs opened, then the replay with SIGINT/SIGTERM wired to its interrupt (the windows measured
+ * so far are written), and the exit code.
+ */
+import { createInterrupt } from "../interrupt.ts";
+import { log } from "../log.ts";
+import { readTrace } from "../replay/read-trace.ts";
+import { runReplay } from "../replay/run-replay.ts";
+import { type ParsedFlags, write } from "./command.ts";
+import { exitCodeFor } from "./exit-code.ts";
+import { analyzeCommand } from "./replay-analyze.ts";
+import { parseAnalyzeOptions, parseReplayOptions } from "./replay-options.ts";
+import { openReplaySink } from "./replay-sink.ts";
 
-export const replayCommand = warmbenchCommand(
-  "replay",
-  "Replay a Mooncake-format trace with token-exact prefixes, every request's cache hit predicted and checked (--analyze: no server)",
-  async (raw) => {
-    if (raw.analyze === true) {
-      const { parseAnalyzeOptions } = await import("./replay-options.ts");
-      const { analyzeCommand } = await import("./replay-analyze.ts");
-      return analyzeCommand(parseAnalyzeOptions(raw), write);
-    }
-    const { replayRun } = await import("./replay-run.ts");
-    return replayRun(raw);
-  },
-);
+export async function replayCommand(raw: ParsedFlags): Promise<number> {
+  if (raw.analyze === true) return analyzeCommand(parseAnalyzeOptions(raw), write);
+  const opts = parseReplayOptions(raw);
+  const trace = readTrace(opts.tracePath, opts.trace);
+  const sink = openReplaySink(opts, write);
+  const interrupt = createInterrupt({ warn: (m) => log.warn(m), exit: (code) => process.exit(code) });
+  process.on("SIGINT", interrupt.onSignal);
+  process.on("SIGTERM", interrupt.onSignal);
+  const outcome = await runReplay(opts, trace, { sink, signal: interrupt.signal });
+  return exitCodeFor(
+    {
+      interrupted: outcome.interrupted,
+      cacheFailures: outcome.cacheFailures,
+      saturated: outcome.saturated,
+      failedRequests: outcome.failedRequests,
+      gateFailures: [],
+    },
+    false,
+    "replay",
+  );
+}

@@ -12,7 +12,7 @@ import { listRuns, runLines } from "../history/store.ts";
 import type { CompareLine } from "../compare/lines.ts";
 import { trendLabel, type HistoryTrend, type TrendRun } from "../report/history-trend.ts";
 import type { ReportRun } from "../report/runs.ts";
-import { historyDbPath, str } from "./history-command.ts";
+import { historyDbPath, str } from "./history-db.ts";
 
 /** --db and --tag belong to --history: without it they would do nothing, so they are refused. */
 export function checkHistoryFlags(raw: RawFlags, writesReport: boolean): boolean {

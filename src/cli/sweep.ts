@@ -10,7 +10,7 @@ import { openSweepSink } from "../output/sweep-sink.ts";
 import { runShardWorker } from "../sweep/shard-worker.ts";
 import { write } from "./command.ts";
 import { exitCodeFor } from "./exit-code.ts";
-import { addFinishedRun } from "./history-command.ts";
+import { addFinishedRun } from "./history-db.ts";
 
 /** Returns the exit code. */
 export async function sweep(opts: RunOptions, historyDb: string | null = null): Promise<number> {

@@ -4,7 +4,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { COMMAND_NAMES } from "../../src/config/flags/types.ts";
 import { Glob } from "bun";
 import { ROOT } from "../helpers/run-cli.ts";
 
@@ -97,6 +98,22 @@ describe("habits", () => {
       stderr: "pipe",
     });
     expect(run.stdout.toString()).toBe("const a = { b: 1 };\n");
+  });
+
+  test("a command's file (src/cli/<command>.ts) is loaded only when its command runs: main imports each lazily, nothing imports one statically", () => {
+    const commandFiles = new Set(COMMAND_NAMES.map((c) => join(ROOT, "src/cli", `${c}.ts`)));
+    for (const file of commandFiles) expect(existsSync(file)).toBe(true);
+    const staticImports: string[] = [];
+    for (const rel of new Glob("src/**/*.ts").scanSync(ROOT)) {
+      const source = readFileSync(join(ROOT, rel), "utf8");
+      for (const m of source.matchAll(/^import\s[^;]*?from\s+"([^"]+)"/gm)) {
+        const target = join(ROOT, dirname(rel), m[1]!);
+        if (commandFiles.has(target)) staticImports.push(`${rel} imports ${m[1]}`);
+      }
+    }
+    expect(staticImports).toEqual([]);
+    const main = readFileSync(join(ROOT, "src/cli/main.ts"), "utf8");
+    for (const c of COMMAND_NAMES) expect(main).toContain(`await import("./${c}.ts")`);
   });
 
   test("the compiler refuses unused locals and imports", () => {

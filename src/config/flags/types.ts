@@ -9,6 +9,22 @@ import type { RawFlags } from "../flag-values.ts";
 export const COMMAND_NAMES = ["run", "demo", "multiturn", "capacity", "replay", "passport", "mock", "report", "compare", "merge", "history", "schema"] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
+/** What each command does: its line in `--help` and in docs/reference/flags.md, known without loading the command. */
+export const COMMAND_DESCRIPTIONS: Readonly<Record<CommandName, string>> = {
+  run: "Run the warm-cache sweep against a server (default command)",
+  demo: "Run a short sweep against a mock server started for it, with a bundled tokenizer",
+  multiturn: "Run multi-turn conversations that grow turn by turn, and report each round's cache hits",
+  capacity: "Find the highest load at which every --gate holds, per shared-prefix %, the cache controlled in every probe",
+  replay: "Replay a Mooncake-format trace with token-exact prefixes, every request's cache hit predicted and checked (--analyze: no server)",
+  passport: "Measure the server's cache geometry from outside: page size, capacity, tiers, eviction order, whether answers are cached, llama.cpp slots",
+  mock: "Start an SGLang-compatible mock server (no GPU needed)",
+  report: "Re-render the console report of JSONL results files, or write one HTML/Markdown report of many runs",
+  compare: "Compare two runs pct by pct, with regression limits (exit 7 when one is exceeded)",
+  merge: "Merge the results of runs that were not coordinated (several clients started by hand)",
+  history: "Keep runs in a SQLite history (add FILES, list, show METRIC) for compare history:last-green",
+  schema: "Print the JSON Schema (draft 2020-12) of the JSONL line format",
+};
+
 /** What a flag is for one command: name, kind, help and the default shown (and parsed when the flag is absent). */
 export interface FlagSpec {
   /** kebab-case, without the dashes. */
