@@ -10,7 +10,8 @@ import { VERSION } from "../version.ts";
 import type { CapacityOptions, SearchMode } from "../config/capacity-options.ts";
 import type { PctRecord } from "../metrics/pct-record.ts";
 import type { PointSession } from "../engine/session.ts";
-import { judgeEvidence, sampleFamilyOf } from "../metrics/evidence-check.ts";
+import { judgeEvidence } from "../metrics/evidence-check.ts";
+import { sampleFamilyOf } from "../schema/key-table.ts";
 import { orderLine, type CapacityRecord } from "../schema/lines.ts";
 import { searchCapacity, type ProbeOutcome, type SearchResult } from "./search.ts";
 

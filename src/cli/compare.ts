@@ -145,7 +145,10 @@ export async function compareCommand(raw: ParsedFlags): Promise<number> {
       ...pairing.pairs.flatMap((p) =>
         pairFindings(
           p,
-          judged.filter((j) => metricsOf(p.base).some((m) => m.name === j.name)),
+          judged.flatMap((j) => {
+            const metric = metricsOf(p.base).find((m) => m.name === j.name);
+            return metric === undefined ? [] : [{ metric, named: j.named }];
+          }),
         ),
       ),
     ],

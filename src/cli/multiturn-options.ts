@@ -6,6 +6,7 @@ import { parsePassportFlag } from "./passport-file.ts";
 import { checkMemory, idBytes } from "../config/bounds.ts";
 import { promptLenOf } from "../multiturn/plan.ts";
 import { IN_FLIGHT_BYTES_PER_TOKEN, parseFidelity, parseReplicas } from "./options.ts";
+import { checkGatesMeasurable } from "../gates/plan.ts";
 import { UsageError } from "../errors.ts";
 import { oneOf, parseIntFlag, parseNumberFlag, str, type RawFlags } from "../config/flag-values.ts";
 import { parseServerTarget, parsePlacementFlags, parsePlannedGates, parseSharedTail } from "./options.ts";
@@ -59,7 +60,9 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
   }
   // Every gate judges every round line: one whose scope or metric matches none of them is refused now.
   const planned = parsePlannedGates(raw, plannedRoundAxes(numRounds));
-  const fidelity = parseFidelity(raw, "auto", planned);
+  const fidelity = parseFidelity(raw, "auto");
+  const replicas = parseReplicas(raw, parsePlacementFlags(raw));
+  checkGatesMeasurable(planned, { "check-fidelity": fidelity.fidelity !== undefined, replicas: replicas.replicas !== undefined });
   // The check runs once, after the last round: a fidelity gate without a round of its own judges that round's line.
   const gates = planned.map((g) =>
     g.metric.startsWith("fidelity_") && !g.scope.some((c) => c.axis === "round")
@@ -93,7 +96,7 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
     gates,
     ...fidelity,
     ...parsePlacementFlags(raw),
-    ...parseReplicas(raw, parsePlacementFlags(raw)),
+    ...replicas,
     ...parsePassportFlag(raw),
   };
 }

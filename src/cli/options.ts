@@ -15,7 +15,7 @@ import { parseCoordinatorFlag, parseShardFlag, parseWorkersFlag } from "../shard
 import { parseGates } from "../gates/parse.ts";
 import { plannedSweepAxes, type LineAxes } from "../schema/axes.ts";
 import type { Gate } from "../schema/gate.ts";
-import { checkGatesMatchPlan } from "../gates/plan.ts";
+import { checkGatesMatchPlan, checkGatesMeasurable } from "../gates/plan.ts";
 import { arrivalCount } from "../workload/arrivals.ts";
 import { splitPrompt } from "../workload/prompts.ts";
 import {
@@ -91,8 +91,9 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     throw new UsageError("--working-set auto: the sizes are chosen from the server's capacity in one process; give them to run with --workers or --shard");
   }
   const repeats = parseRepeats(raw, placement);
-  const fidelity = parseFidelity(raw, endpoint, gates);
+  const fidelity = parseFidelity(raw, endpoint);
   const replicas = parseReplicas(raw, placement);
+  checkGatesMeasurable(gates, { "check-fidelity": fidelity.fidelity !== undefined, replicas: replicas.replicas !== undefined });
   // What the run will hold at once: its working set's prefixes (ids), and its prompts in flight (ids and bodies).
   const inFlight = maxConcurrency === 0 ? numPrompts : Math.min(maxConcurrency, numPrompts);
   const maxWs = Math.max(...workingSets);
@@ -192,17 +193,13 @@ export function parseReplicas(raw: RawFlags, placement: Pick<RunOptions, "worker
   return { replicas: { urls: parsed.map((p) => p.baseUrl), route: oneOf(raw, "route", ROUTE_POLICIES, "round-robin") } };
 }
 
-/** --check-fidelity and its two settings (which mean nothing without it); a gate on a fidelity key needs it. */
-export function parseFidelity(raw: RawFlags, endpoint: string, gates: readonly Gate[]): Pick<RunOptions, "fidelity"> {
+/** --check-fidelity and its two settings (which mean nothing without it). */
+export function parseFidelity(raw: RawFlags, endpoint: string): Pick<RunOptions, "fidelity"> {
   const on = raw["check-fidelity"] === true;
   const sampleRaw = str(raw, "fidelity-sample");
   const tieRaw = str(raw, "fidelity-tie-nats");
   // --fidelity-sample and --fidelity-tie-nats without it: refused by their declarations (requires).
-  if (!on) {
-    const gate = gates.find((g) => g.metric.startsWith("fidelity_"));
-    if (gate !== undefined) throw new UsageError(`${gate.source}: fidelity keys are measured only with --check-fidelity (add it)`);
-    return {};
-  }
+  if (!on) return {};
   if (endpoint === "chat")
     throw new UsageError("--check-fidelity with --endpoint chat: the check sends token ids and compares token ids; use --endpoint completions");
   const sample = parseIntFlag("fidelity-sample", sampleRaw ?? String(FIDELITY_DEFAULTS.sample), 1, 10_000);

@@ -74,7 +74,7 @@ export function parseReplayOptions(raw: RawFlags, env: Record<string, string | u
     ignoreTimestamps,
     windowS: positiveNumber(raw, "window", r.windowS),
     cacheTokens: optionalInt(raw, "cache-tokens", 1),
-    ...parseFidelity(raw, "auto", []),
+    ...parseFidelity(raw, "auto"),
     ...parsePassportFlag(raw),
     ...parseReplicas(raw, { workers: null, shard: null }),
   };

@@ -4,7 +4,7 @@
  * "untrustworthy", not "slower"), was interrupted, did not carry its offered load, has no sample of a judged metric,
  * or is the same run as BASE. A candidate must not pass on missing evidence.
  */
-import { pairProblems, runIdsOf, type Defect } from "../metrics/evidence-check.ts";
+import { pairProblems, runIdsOf, type Defect, type JudgedMetric } from "../metrics/evidence-check.ts";
 import { field, type CompareLine } from "./lines.ts";
 import type { LinePair } from "./pairing.ts";
 
@@ -17,7 +17,7 @@ export interface Finding {
 }
 
 /** The findings on one pair, in a fixed order; `metrics` are the ones judged (named: given by the user). */
-export function pairFindings(pair: LinePair, metrics: readonly { name: string; named: boolean }[]): Finding[] {
+export function pairFindings(pair: LinePair, metrics: readonly { metric: JudgedMetric; named: boolean }[]): Finding[] {
   return pairProblems(pair.base, pair.next, metrics).map((p) => ({
     label: pair.label,
     kind: p.defect,

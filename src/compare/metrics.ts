@@ -4,11 +4,13 @@
  * each knows which side is better.
  */
 import { HDR_PERCENTILES, HDR_SERIES, linePercentileMs, type HdrSeries } from "../report/hdr-stats.ts";
-import { KEYS, type KeyDef, type KeyName } from "../schema/key-table.ts";
+import type { JudgedMetric } from "../metrics/evidence-check.ts";
+import { KEYS, sampleFamilyOf, type KeyDef, type KeyName, type SampleFamily } from "../schema/key-table.ts";
 import { kindsOf, type LineKind } from "../schema/lines.ts";
 import { field, lineKindOf, type CompareLine } from "./lines.ts";
 
-export interface CompareMetric {
+/** A metric compare reads; as a JudgedMetric, the evidence check asks what it rests on (its samples, its value). */
+export interface CompareMetric extends JudgedMetric {
   /** As written in --max-regress and in the table, e.g. p99_ttft_ms. */
   name: string;
   /** The kinds of line it is read from (a capacity line has no latency; a point has no capacity). */
@@ -25,8 +27,20 @@ const num = (v: unknown): number | null => (typeof v === "number" && Number.isFi
 /** Sweep and round lines: the points. */
 const POINTS: readonly LineKind[] = ["sweep", "round"];
 
+/** The evidence count each HDR series rests on. */
+const SERIES_SAMPLES: Record<HdrSeries, SampleFamily> = { ttft: "ttft", tpot: "tpot", itl: "itl", e2e_latency: "e2e" };
+
 function percentileMetric(series: HdrSeries, p: (typeof HDR_PERCENTILES)[number], shown: boolean): CompareMetric {
-  return { name: `${p.name}_${series}_ms`, kinds: POINTS, better: "lower", shown, read: (line) => linePercentileMs(line, series, p.percentile) };
+  const read = (line: CompareLine) => linePercentileMs(line, series, p.percentile);
+  return {
+    name: `${p.name}_${series}_ms`,
+    kinds: POINTS,
+    better: "lower",
+    shown,
+    read,
+    samples: SERIES_SAMPLES[series],
+    value: (line) => read(line as CompareLine).value,
+  };
 }
 
 const lineMetric = (name: string, better: "lower" | "higher", shown: boolean, kinds = POINTS): CompareMetric => ({
@@ -35,6 +49,8 @@ const lineMetric = (name: string, better: "lower" | "higher", shown: boolean, ki
   better,
   shown,
   read: (line) => ({ value: num(field(line, name)), source: "line" }),
+  samples: sampleFamilyOf(name),
+  value: (line) => field(line as CompareLine, name),
 });
 
 /** Shown by default: every percentile of TTFT and ITL, the tails of TPOT and E2E. */

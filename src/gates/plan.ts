@@ -7,6 +7,7 @@ import { AXES, isRoundAxes, kindOf, type Axis, type LineAxes, type LineKind } fr
 import { kindHasMetric } from "./metrics.ts";
 import { gateApplies } from "./parse.ts";
 import { type Gate } from "../schema/gate.ts";
+import { MEASURED_ONLY_WITH, measuredOnlyWithOf, type MeasuredOnlyWith } from "../schema/key-table.ts";
 
 const AXIS_WORDS: Record<Axis, string> = {
   shared_prefix_pct: "pct",
@@ -61,5 +62,17 @@ export function checkGatesMatchPlan(gates: readonly Gate[], planned: readonly Li
     if (planned.some((axes) => gateApplies(gate, axes))) continue;
     const named = new Set(gate.scope.map((c) => c.axis));
     throw new UsageError(`${gate.source}: its scope matches no line of this run, which will have ${describePlan(planned, named)}`);
+  }
+}
+
+/**
+ * Refuses (exit 2, before anything is sent) a gate on a key this run does not measure at all: the key table says what
+ * a run must be to measure it (`measuredOnlyWith`: fidelity keys need --check-fidelity, the ledger's several
+ * replicas). Such a gate would otherwise fail at run time on no samples; said now, it names what is missing.
+ */
+export function checkGatesMeasurable(gates: readonly Gate[], run: Readonly<Record<MeasuredOnlyWith, boolean>>): void {
+  for (const gate of gates) {
+    const needs = measuredOnlyWithOf(gate.metric);
+    if (needs !== null && !run[needs]) throw new UsageError(`${gate.source}: ${gate.metric} is measured only with ${MEASURED_ONLY_WITH[needs]} (add it)`);
   }
 }

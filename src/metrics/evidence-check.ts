@@ -6,7 +6,7 @@
  * carried the same facts.
  */
 import type { LineEvidence } from "../schema/nested.ts";
-import { MUST_NOT_GROW_KEYS } from "../schema/key-table.ts";
+import { MUST_NOT_GROW_KEYS, sampleFamilyOf, type SampleFamily } from "../schema/key-table.ts";
 
 /** Every way evidence can be missing or wrong: the matrix's columns. */
 export const DEFECTS = [
@@ -157,21 +157,7 @@ export const evidenceOf = (line: object): LineEvidence | null => {
   return typeof e === "object" && e !== null ? (e as LineEvidence) : null;
 };
 
-/** Which sample family a metric is computed from (null: a count or a setting, which needs none). */
-export function sampleFamilyOf(metric: string): keyof LineEvidence["samples"] | "finished" | null {
-  if (metric.startsWith("ttft_from_intended") || metric.startsWith("e2e_from_intended")) return "from_intended";
-  if (metric.startsWith("schedule_lag")) return "schedule_lag";
-  if (metric.startsWith("fidelity_")) return "fidelity";
-  if (metric.startsWith("ledger_") || metric.startsWith("loss_") || metric === "routing_imbalance") return "ledger";
-  if (/(^|_)ttft(_|$)/.test(metric)) return "ttft";
-  if (/(^|_)tpot(_|$)/.test(metric)) return "tpot";
-  if (/(^|_)itl(_|$)/.test(metric)) return "itl";
-  if (/(^|_)e2e_latency(_|$)/.test(metric)) return "e2e";
-  if (metric.endsWith("_throughput") || metric.endsWith("_throughput_retokenized") || metric === "concurrency") return "finished";
-  return null;
-}
-
-const FAMILY_WORDS: Record<string, string> = {
+const FAMILY_WORDS: Record<SampleFamily, string> = {
   ttft: "TTFT",
   tpot: "TPOT (a request with more than one output token)",
   itl: "ITL",
@@ -183,16 +169,31 @@ const FAMILY_WORDS: Record<string, string> = {
   ledger: "ledger-request (several replicas)",
 };
 
+/**
+ * A metric a verdict reads: a key of the line (`keyMetric`), or a figure a verdict computes from the line (compare's
+ * percentiles read from the HDR histograms), with the evidence count it rests on (the key table's `samples`).
+ */
+export interface JudgedMetric {
+  name: string;
+  samples: SampleFamily | null;
+  /** Its value in the line; undefined: the line has no such metric at all. */
+  value(line: object): unknown;
+}
+
+/** A key of the line, its samples from the key table. */
+export const keyMetric = (name: string): JudgedMetric => ({ name, samples: sampleFamilyOf(name), value: (line) => rec(line)[name] });
+
 /** What a metric of the line lacks: the key is absent, null (unmeasured) or was computed from no sample. */
-export function metricProblems(line: object, metric: string): Problem[] {
-  const v = rec(line)[metric];
-  if (v === undefined) return [{ defect: "metric_absent", text: `metric_absent: the line has no ${metric}` }];
-  const family = sampleFamilyOf(metric);
+export function metricProblems(line: object, metric: string | JudgedMetric): Problem[] {
+  const m = typeof metric === "string" ? keyMetric(metric) : metric;
+  const v = m.value(line);
+  if (v === undefined) return [{ defect: "metric_absent", text: `metric_absent: the line has no ${m.name}` }];
+  const family = m.samples;
   const e = evidenceOf(line);
   const n = family === null || e === null ? null : family === "finished" ? e.requests.finished : e.samples[family];
   if (n === 0 || v === null || (typeof v === "number" && Number.isNaN(v))) {
     const what = family === null ? "value" : `${FAMILY_WORDS[family]} sample`;
-    return [{ defect: "no_samples", text: `no_samples: ${metric} has no ${what}` }];
+    return [{ defect: "no_samples", text: `no_samples: ${m.name} has no ${what}` }];
   }
   return [];
 }
@@ -240,7 +241,7 @@ export function judgeEvidence(path: VerdictPath, line: object, metric?: string):
  * judged metric, no sample in NEW (`named`: the user asked for it, so it must rest on samples on both sides; a default
  * limit on a metric neither side has is skipped).
  */
-export function pairProblems(base: object, next: object, metrics: readonly { name: string; named: boolean }[]): Problem[] {
+export function pairProblems(base: object, next: object, metrics: readonly { metric: JudgedMetric; named: boolean }[]): Problem[] {
   const b = rec(base);
   const n = rec(next);
   const out = lineProblems(next).filter((p) => p.defect !== "cache_unproven");
@@ -284,14 +285,14 @@ export function pairProblems(base: object, next: object, metrics: readonly { nam
     });
   }
   for (const m of metrics) {
-    const inNew = metricProblems(next, m.name);
+    const inNew = metricProblems(next, m.metric);
     if (inNew.length === 0) continue;
-    const inBase = metricProblems(base, m.name);
+    const inBase = metricProblems(base, m.metric);
     if (inBase.length > 0 && !m.named) continue;
     out.push(...inNew.map((p) => ({ ...p, text: `${p.text} in NEW` })));
   }
   // A metric the user named must rest on samples in BASE too: a delta from nothing is no verdict.
-  for (const m of metrics.filter((x) => x.named)) out.push(...metricProblems(base, m.name).map((p) => ({ ...p, text: `${p.text} in BASE` })));
+  for (const m of metrics.filter((x) => x.named)) out.push(...metricProblems(base, m.metric).map((p) => ({ ...p, text: `${p.text} in BASE` })));
   return out.filter((p) => EVIDENCE_POLICY.compare[p.defect].fails);
 }
 

@@ -20,6 +20,7 @@ import {
   ttftFitShape,
   ttftModelShape,
   workloadShape,
+  type LineEvidence,
 } from "./nested.ts";
 import { steadyStateShape, timelineShape } from "./timeline-shape.ts";
 import { array, bool, field, int, label, literal, nullable, num, object, pair, record, str, type Shape } from "./shape.ts";
@@ -40,7 +41,24 @@ export interface KeyDef {
   readonly better?: "higher" | "lower";
   /** A count of things gone wrong: any increase from BASE to NEW fails compare (more_failures), whatever the limits. */
   readonly mustNotGrow?: true;
+  /**
+   * The evidence count this key is computed from (`evidence.samples.<family>`, or `evidence.requests.finished`): with
+   * 0 of them the key is no evidence, and every verdict on it fails (metrics/evidence-check.ts).
+   */
+  readonly samples?: SampleFamily;
+  /** What a run must be to measure this key at all; a gate on it is refused before anything is sent otherwise. */
+  readonly measuredOnlyWith?: MeasuredOnlyWith;
 }
+
+/** The sample counts of a line's evidence block, and "finished" (completed requests: the throughputs' samples). */
+export type SampleFamily = keyof LineEvidence["samples"] | "finished";
+
+/** The runs that measure a family of keys: with --check-fidelity; over several replicas (--base-url A,B or --replicas). */
+export const MEASURED_ONLY_WITH = {
+  "check-fidelity": "--check-fidelity",
+  replicas: "several replicas (--base-url A,B,... or --replicas)",
+} as const;
+export type MeasuredOnlyWith = keyof typeof MEASURED_ONLY_WITH;
 
 type More = Omit<KeyDef, "shape" | "unit" | "doc">;
 const k = <T, M extends More = {}>(shape: Shape<T>, unit: string | null, doc: string, more?: M): { shape: Shape<T>; unit: string | null; doc: string } & M =>
@@ -50,19 +68,20 @@ const s = <T, M extends More = {}>(shape: Shape<T>, unit: string | null, doc: st
 
 const stat = (what: string, of: string) => `${what} ${of} over the line's successful requests.`;
 const NO_SAMPLE = " null when the series has no sample (the script writes 0 there).";
-const lat = (of: string, unit = "ms") => ({
-  mean: s(nullable(num()), unit, stat("Mean", of) + NO_SAMPLE),
-  median: s(nullable(num()), unit, stat("Median", of) + NO_SAMPLE),
-  std: s(nullable(num()), unit, stat("Standard deviation (numpy's, ddof 0) of", of) + NO_SAMPLE),
-  p90: s(nullable(num()), unit, stat("90th percentile (numpy's linear) of", of) + NO_SAMPLE),
-  p99: s(nullable(num()), unit, stat("99th percentile (numpy's linear) of", of) + NO_SAMPLE),
+const lat = (of: string, samples: SampleFamily, unit = "ms") => ({
+  mean: s(nullable(num()), unit, stat("Mean", of) + NO_SAMPLE, { samples }),
+  median: s(nullable(num()), unit, stat("Median", of) + NO_SAMPLE, { samples }),
+  std: s(nullable(num()), unit, stat("Standard deviation (numpy's, ddof 0) of", of) + NO_SAMPLE, { samples }),
+  p90: s(nullable(num()), unit, stat("90th percentile (numpy's linear) of", of) + NO_SAMPLE, { samples }),
+  p99: s(nullable(num()), unit, stat("99th percentile (numpy's linear) of", of) + NO_SAMPLE, { samples }),
 });
-const ttft = lat("time to first token");
-const tpot = lat("time per output token after the first");
-const itl = lat("the gaps between tokens (inter-token latency)");
-const e2e = lat("end-to-end latency");
+const ttft = lat("time to first token", "ttft");
+const tpot = lat("time per output token after the first", "tpot");
+const itl = lat("the gaps between tokens (inter-token latency)", "itl");
+const e2e = lat("end-to-end latency", "e2e");
 const fromIntended = (of: string) => `${of} measured from the intended send time (the schedule's), ms: what a user would have waited; null: no sample.`;
-const lag = (stat: string) => k(nullable(num()), "ms", `Schedule lag (actual - intended send), ${stat}: the client's own queueing; null: nothing sent.`);
+const lag = <M extends More>(stat: string, more: M) =>
+  k(nullable(num()), "ms", `Schedule lag (actual - intended send), ${stat}: the client's own queueing; null: nothing sent.`, more);
 
 export const KEYS = {
   // The reference script's keys, meaning what they mean there.
@@ -83,12 +102,12 @@ export const KEYS = {
   total_input: s(int(), "tokens", "Prompt tokens of the completed requests."),
   total_output: s(int(), "tokens", "Generated tokens of the completed requests, as the server counted them."),
   total_output_retokenized: s(int(), "tokens", "Generated tokens, counted by re-tokenizing the generated text."),
-  request_throughput: s(num(), "req/s", "Completed requests per second of benchmark_duration."),
-  input_throughput: s(num(), "tok/s", "Prompt tokens per second."),
-  output_throughput: s(num(), "tok/s", "Generated tokens per second."),
-  output_throughput_retokenized: s(num(), "tok/s", "Generated tokens (re-tokenized) per second."),
-  total_throughput: s(num(), "tok/s", "Prompt and generated tokens per second."),
-  total_throughput_retokenized: s(num(), "tok/s", "Prompt and generated (re-tokenized) tokens per second."),
+  request_throughput: s(num(), "req/s", "Completed requests per second of benchmark_duration.", { samples: "finished" as const }),
+  input_throughput: s(num(), "tok/s", "Prompt tokens per second.", { samples: "finished" as const }),
+  output_throughput: s(num(), "tok/s", "Generated tokens per second.", { samples: "finished" as const }),
+  output_throughput_retokenized: s(num(), "tok/s", "Generated tokens (re-tokenized) per second.", { samples: "finished" as const }),
+  total_throughput: s(num(), "tok/s", "Prompt and generated tokens per second.", { samples: "finished" as const }),
+  total_throughput_retokenized: s(num(), "tok/s", "Prompt and generated (re-tokenized) tokens per second.", { samples: "finished" as const }),
   mean_ttft_ms: ttft.mean,
   median_ttft_ms: ttft.median,
   std_ttft_ms: ttft.std,
@@ -108,7 +127,7 @@ export const KEYS = {
   median_e2e_latency_ms: e2e.median,
   std_e2e_latency_ms: e2e.std,
   p99_e2e_latency_ms: e2e.p99,
-  concurrency: s(num(), "requests", "Mean requests in flight: the sum of E2E latencies over benchmark_duration."),
+  concurrency: s(num(), "requests", "Mean requests in flight: the sum of E2E latencies over benchmark_duration.", { samples: "finished" as const }),
 
   // The line's kind and place.
   type: k(literal("capacity"), null, 'The line kind: "capacity" for a capacity search\'s result; absent in a sweep line (as the script writes it).', {
@@ -180,18 +199,18 @@ export const KEYS = {
   burstiness: k(nullable(num()), null, "Gamma shape of the gaps between arrivals (1 = Poisson, Infinity = evenly spaced); null in a closed loop."),
   duration_limit_s: k(nullable(num()), "s", "--duration: arrivals stopped after this many seconds (num_prompts then holds how many were due); null without."),
   achieved_request_rate: k(nullable(num()), "req/s", "Requests sent per second, from the start of sending to the last send; null when all went at once."),
-  ttft_from_intended_mean_ms: k(nullable(num()), "ms", fromIntended("Mean TTFT")),
-  ttft_from_intended_median_ms: k(nullable(num()), "ms", fromIntended("Median TTFT")),
-  ttft_from_intended_p90_ms: k(nullable(num()), "ms", fromIntended("P90 TTFT")),
-  ttft_from_intended_p99_ms: k(nullable(num()), "ms", fromIntended("P99 TTFT")),
-  e2e_from_intended_mean_ms: k(nullable(num()), "ms", fromIntended("Mean E2E latency")),
-  e2e_from_intended_median_ms: k(nullable(num()), "ms", fromIntended("Median E2E latency")),
-  e2e_from_intended_p90_ms: k(nullable(num()), "ms", fromIntended("P90 E2E latency")),
-  e2e_from_intended_p99_ms: k(nullable(num()), "ms", fromIntended("P99 E2E latency")),
-  schedule_lag_mean_ms: lag("mean"),
-  schedule_lag_median_ms: lag("median"),
-  schedule_lag_p90_ms: lag("90th percentile"),
-  schedule_lag_p99_ms: lag("99th percentile"),
+  ttft_from_intended_mean_ms: k(nullable(num()), "ms", fromIntended("Mean TTFT"), { samples: "from_intended" as const }),
+  ttft_from_intended_median_ms: k(nullable(num()), "ms", fromIntended("Median TTFT"), { samples: "from_intended" as const }),
+  ttft_from_intended_p90_ms: k(nullable(num()), "ms", fromIntended("P90 TTFT"), { samples: "from_intended" as const }),
+  ttft_from_intended_p99_ms: k(nullable(num()), "ms", fromIntended("P99 TTFT"), { samples: "from_intended" as const }),
+  e2e_from_intended_mean_ms: k(nullable(num()), "ms", fromIntended("Mean E2E latency"), { samples: "from_intended" as const }),
+  e2e_from_intended_median_ms: k(nullable(num()), "ms", fromIntended("Median E2E latency"), { samples: "from_intended" as const }),
+  e2e_from_intended_p90_ms: k(nullable(num()), "ms", fromIntended("P90 E2E latency"), { samples: "from_intended" as const }),
+  e2e_from_intended_p99_ms: k(nullable(num()), "ms", fromIntended("P99 E2E latency"), { samples: "from_intended" as const }),
+  schedule_lag_mean_ms: lag("mean", { samples: "schedule_lag" as const }),
+  schedule_lag_median_ms: lag("median", { samples: "schedule_lag" as const }),
+  schedule_lag_p90_ms: lag("90th percentile", { samples: "schedule_lag" as const }),
+  schedule_lag_p99_ms: lag("99th percentile", { samples: "schedule_lag" as const }),
   mean_prompt_len: k(nullable(num()), "tokens", "Mean prompt length of the round's turns (history included); null: no turn completed."),
   max_prompt_len: k(nullable(int()), "tokens", "Longest prompt of the round's turns; null: no turn completed."),
 
@@ -231,7 +250,9 @@ export const KEYS = {
     "tokens",
     "Cached prompt tokens per cache tier over the line's requests; null when the server reports no breakdown.",
   ),
-  ttft_by_tier: k(ttftByTierShape, null, "TTFT of the requests each tier served (the deepest tier a prefix needed); null without the breakdown."),
+  ttft_by_tier: k(ttftByTierShape, null, "TTFT of the requests each tier served (the deepest tier a prefix needed); null without the breakdown.", {
+    samples: "ttft" as const,
+  }),
   // A trace replay's own (replay lines only): every request's hit predicted from what the client saw (docs/guides/replay.md).
   block_size: k(int(), "tokens", "Tokens per hash id of the replayed trace (--block-size). Replay lines only."),
   time_scale: k(nullable(num()), null, "Factor on the trace's timestamps (--time-scale); null in a closed loop (--ignore-timestamps). Replay lines only."),
@@ -269,6 +290,7 @@ export const KEYS = {
     ),
     null,
     "TTFT by how much of the prompt was cached, in quartiles of the cached fraction; null in a merged line. Replay lines only.",
+    { samples: "ttft" as const },
   ),
   // Several replicas (--base-url A,B,...): the routing and the hit-loss ledger (metrics/hit-ledger.ts).
   route: k(
@@ -277,74 +299,114 @@ export const KEYS = {
     "How each request was routed over the replicas: the client's --route (round-robin, random, least-in-flight, session, prefix, oracle), or router (a router in front, --replicas). Replica lines only.",
   ),
   replicas: k(nullable(replicasShape), null, "Per replica: its server, the requests it served and its part of the ledger; null in a merged line."),
-  routing_imbalance: k(nullable(num()), "ratio", "Requests of the busiest replica over the mean per replica (1: even); null: none measured."),
-  ledger_requests: k(int(), "requests", "Requests in the ledger: answered, with cached tokens reported."),
-  ledger_unattributed_requests: k(int(), "requests", "Requests no replica is known for (behind a router whose response named none): left out of the ledger."),
+  routing_imbalance: k(nullable(num()), "ratio", "Requests of the busiest replica over the mean per replica (1: even); null: none measured.", {
+    samples: "ledger" as const,
+    measuredOnlyWith: "replicas" as const,
+  }),
+  ledger_requests: k(int(), "requests", "Requests in the ledger: answered, with cached tokens reported.", {
+    samples: "ledger" as const,
+    measuredOnlyWith: "replicas" as const,
+  }),
+  ledger_unattributed_requests: k(int(), "requests", "Requests no replica is known for (behind a router whose response named none): left out of the ledger.", {
+    samples: "ledger" as const,
+    measuredOnlyWith: "replicas" as const,
+  }),
   ledger_available_tokens: k(
     int(),
     "tokens",
     "Sum of each request's page-aligned longest prefix shared with an earlier finished request (or warm) on any replica: the hits one shared infinite cache would give.",
+    { samples: "ledger" as const, measuredOnlyWith: "replicas" as const },
   ),
-  ledger_on_replica_tokens: k(int(), "tokens", "The same, counting only what the replica that served the request had served or been warmed with."),
+  ledger_on_replica_tokens: k(int(), "tokens", "The same, counting only what the replica that served the request had served or been warmed with.", {
+    samples: "ledger" as const,
+    measuredOnlyWith: "replicas" as const,
+  }),
   ledger_modelled_tokens: k(
     int(),
     "tokens",
     "What each replica's LRU model at its capacity (its /server_info) holds of those; without a capacity, on_replica.",
+    { samples: "ledger" as const, measuredOnlyWith: "replicas" as const },
   ),
-  ledger_delivered_tokens: k(int(), "tokens", "The cached tokens the servers reported."),
-  loss_routing_tokens: k(int(), "tokens", "available - on_replica: hits lost to where requests were routed."),
-  loss_eviction_tokens: k(int(), "tokens", "on_replica - modelled: hits the replicas' caches were too small to keep."),
+  ledger_delivered_tokens: k(int(), "tokens", "The cached tokens the servers reported.", { samples: "ledger" as const, measuredOnlyWith: "replicas" as const }),
+  loss_routing_tokens: k(int(), "tokens", "available - on_replica: hits lost to where requests were routed.", {
+    samples: "ledger" as const,
+    measuredOnlyWith: "replicas" as const,
+  }),
+  loss_eviction_tokens: k(int(), "tokens", "on_replica - modelled: hits the replicas' caches were too small to keep.", {
+    samples: "ledger" as const,
+    measuredOnlyWith: "replicas" as const,
+  }),
   loss_engine_tokens: k(
     int(),
     "tokens",
     "modelled - delivered: hits the engines did not deliver though the model says they held them (negative: more than expected).",
+    { samples: "ledger" as const, measuredOnlyWith: "replicas" as const },
   ),
   loss_routing_ratio: k(
     nullable(num()),
     "ratio",
     "loss_routing_tokens / ledger_available_tokens; null: nothing was available. Gate it: loss_routing_ratio<=0.05.",
+    { samples: "ledger" as const, measuredOnlyWith: "replicas" as const },
   ),
-  loss_eviction_ratio: k(nullable(num()), "ratio", "loss_eviction_tokens / ledger_available_tokens; null: nothing was available."),
-  loss_engine_ratio: k(nullable(num()), "ratio", "loss_engine_tokens / ledger_available_tokens; null: nothing was available."),
+  loss_eviction_ratio: k(nullable(num()), "ratio", "loss_eviction_tokens / ledger_available_tokens; null: nothing was available.", {
+    samples: "ledger" as const,
+    measuredOnlyWith: "replicas" as const,
+  }),
+  loss_engine_ratio: k(nullable(num()), "ratio", "loss_engine_tokens / ledger_available_tokens; null: nothing was available.", {
+    samples: "ledger" as const,
+    measuredOnlyWith: "replicas" as const,
+  }),
   // The cache-fidelity check (--check-fidelity): greedy answers after a cache hit against answers after a flush.
   fidelity_checked: k(
     int(),
     "samples",
     "Sampled prompts whose cold (after a proven flush) and warm (prefix proven cached) greedy answers were compared. --check-fidelity lines only.",
+    { samples: "fidelity" as const, measuredOnlyWith: "check-fidelity" as const },
   ),
-  fidelity_identical: k(int(), "samples", "Of those, the ones whose warm answer was token for token the cold one."),
+  fidelity_identical: k(int(), "samples", "Of those, the ones whose warm answer was token for token the cold one.", {
+    samples: "fidelity" as const,
+    measuredOnlyWith: "check-fidelity" as const,
+  }),
   fidelity_near_tie: k(
     int(),
     "samples",
     "The ones that first differed at a near tie: each chosen token in the other's top list, no more than --fidelity-tie-nats apart (a numerics change on the cached path).",
+    { samples: "fidelity" as const, measuredOnlyWith: "check-fidelity" as const },
   ),
   fidelity_diverged: k(
     int(),
     "samples",
     "The ones that differed in a way no near tie explains: suspect wrong KV. Gate it: fidelity_diverged==0; compare fails any increase.",
-    { mustNotGrow: true },
+    { mustNotGrow: true, samples: "fidelity" as const, measuredOnlyWith: "check-fidelity" as const },
   ),
   fidelity_unclassified: k(
     int(),
     "samples",
     "The ones that differed where the server gave no top log-probabilities to weigh the difference (fidelity_note says why).",
+    { samples: "fidelity" as const, measuredOnlyWith: "check-fidelity" as const },
   ),
   fidelity_unproven: k(
     int(),
     "samples",
     "Sampled prompts not compared: the cold or warm cache state was not proven, or a request failed (fidelity_note says why).",
+    { samples: "fidelity" as const, measuredOnlyWith: "check-fidelity" as const },
   ),
   fidelity_first_divergence: k(
     array(int()),
     "tokens",
     "The first differing output position (0-based) of every answer that differed, ascending: their distribution.",
+    { samples: "fidelity" as const, measuredOnlyWith: "check-fidelity" as const },
   ),
   fidelity_max_gap_nats: k(
     nullable(num()),
     "nats",
     "The largest log-probability gap between the two chosen tokens at a first difference; null: no difference was weighed.",
+    { samples: "fidelity" as const, measuredOnlyWith: "check-fidelity" as const },
   ),
-  fidelity_note: k(nullable(str()), null, "Why differences are unclassified or samples unproven; null when nothing needs saying."),
+  fidelity_note: k(nullable(str()), null, "Why differences are unclassified or samples unproven; null when nothing needs saying.", {
+    samples: "fidelity" as const,
+    measuredOnlyWith: "check-fidelity" as const,
+  }),
   cache_check: k(literal("ok", "mismatch", "unreported", "off"), null, "The verdict on the reported cached tokens against expected (--verify-cache)."),
   flushed: k(bool(), null, "Whether the cache was flushed before the line."),
   flush_attempts: k(int(), "attempts", "Flush requests it took."),
@@ -402,8 +464,12 @@ export const KEYS = {
   shards: k(shardsShape, null, "The shards that measured this line (how many, where, their clocks and health, which failed); null in one process."),
 
   // Models and histograms.
-  ttft_fit: k(ttftFitShape, null, "This line's sufficient statistics of (uncached tokens, TTFT): merge them to refit the run's model."),
-  ttft_model: k(ttftModelShape, null, "The TTFT model (TTFT = fixed + slope x uncached tokens) over the run's lines up to and including this one."),
+  ttft_fit: k(ttftFitShape, null, "This line's sufficient statistics of (uncached tokens, TTFT): merge them to refit the run's model.", {
+    samples: "ttft" as const,
+  }),
+  ttft_model: k(ttftModelShape, null, "The TTFT model (TTFT = fixed + slope x uncached tokens) over the run's lines up to and including this one.", {
+    samples: "ttft" as const,
+  }),
   // The line over time (src/metrics/timeline.ts, steady-state.ts).
   steady_state: k(
     steadyStateShape,
@@ -443,3 +509,13 @@ export type KeyName = keyof typeof KEYS;
 export const MUST_NOT_GROW_KEYS: readonly string[] = Object.entries(KEYS)
   .filter(([, d]) => (d as KeyDef).mustNotGrow === true)
   .map(([name]) => name);
+
+/** The evidence count a key is computed from (KeyDef.samples); null for a key that rests on no count of its own. */
+export function sampleFamilyOf(key: string): SampleFamily | null {
+  return Object.hasOwn(KEYS, key) ? ((KEYS[key as keyof typeof KEYS] as KeyDef).samples ?? null) : null;
+}
+
+/** What a run must be to measure the key (KeyDef.measuredOnlyWith); null when any run measures it. */
+export function measuredOnlyWithOf(key: string): MeasuredOnlyWith | null {
+  return Object.hasOwn(KEYS, key) ? ((KEYS[key as keyof typeof KEYS] as KeyDef).measuredOnlyWith ?? null) : null;
+}

@@ -153,7 +153,21 @@ export const BAD_INPUTS: readonly BadInput[] = [
     what: "a fidelity gate without the check",
     args: [...RUN, "--gate", "fidelity_diverged==0"],
     exit: 2,
-    message: "fidelity keys are measured only with --check-fidelity",
+    message: '--gate "fidelity_diverged==0": fidelity_diverged is measured only with --check-fidelity (add it)',
+  },
+  {
+    command: "run",
+    what: "a hit-loss ledger gate with one server",
+    args: [...RUN, "--gate", "loss_routing_ratio<=0.05"],
+    exit: 2,
+    message: "loss_routing_ratio is measured only with several replicas (--base-url A,B,... or --replicas)",
+  },
+  {
+    command: "multiturn",
+    what: "a hit-loss ledger gate with one server",
+    args: [...MT, "--gate", "ledger_delivered_tokens>=1"],
+    exit: 2,
+    message: "ledger_delivered_tokens is measured only with several replicas",
   },
   {
     command: "run",

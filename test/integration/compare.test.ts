@@ -102,6 +102,17 @@ describe("compare", () => {
     expect(r.stdout).toMatch(/^80%  p999_ttft_ms +hdr /m);
   });
 
+  test("a limit on a percentile compare reads from the HDR histograms (p999, p50) is judged on them, not failed as absent from the line", async () => {
+    const r = await compare([base, same, "--max-regress", "p999_ttft_ms=1000%,p50_itl_ms=1000%,p90_e2e_latency_ms=1000%"]);
+    if (r.code !== 0) console.error(r.stdout, r.stderr);
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toContain("metric_absent");
+    expect(r.stdout).toMatch(/^80%  p999_ttft_ms +hdr .* 1000% +(ok|better|same|worse)$/m);
+    expect(r.stdout).toMatch(/^80%  p90_e2e_latency_ms +hdr .* 1000% +(ok|better|same|worse)$/m);
+    // p50 is the line's median under the name compare gives it.
+    expect(r.stdout).toMatch(/^80%  p50_itl_ms +line .* 1000% +(ok|better|same|worse)$/m);
+  });
+
   test("a mock 20 % slower per token is a regression naming mean_itl_ms: exit 7", async () => {
     const summary = join(dir, "step-summary.md");
     const md = join(dir, "compare.md");
