@@ -8,7 +8,7 @@
  * `merged.histogram_derived`.
  */
 import { UsageError } from "../errors.ts";
-import { axesOf, isRoundAxes, kindOf } from "../schema/axes.ts";
+import { axesOf, isSearchStep, kindOf } from "../schema/axes.ts";
 import { KEYS_OF, orderLine, type Point } from "../schema/lines.ts";
 import { repeatedRun, runIdsOf } from "../metrics/evidence-check.ts";
 import { checkSameWork } from "./merge-agree.ts";
@@ -34,8 +34,7 @@ export function mergeResults(files: NamedRuns[]): Point[] {
     const lines = f.runs[0]!;
     for (const l of lines) {
       // Each search chose its own loads, in its own order: its probes are no points to pair, its verdict no sum.
-      const axes = axesOf(l);
-      if (!isRoundAxes(axes) && axes.probe !== undefined) {
+      if (isSearchStep(l)) {
         throw new UsageError(
           `merge: ${f.name} holds a capacity search (warmbench capacity), which is not mergeable: each search chose its own loads; compare searches with warmbench compare, or run one search from one client`,
         );

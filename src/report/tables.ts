@@ -4,6 +4,7 @@
  */
 import { basename } from "node:path";
 import type { PctLine } from "../metrics/pct-record.ts";
+import { isSearchStep } from "../schema/axes.ts";
 import { pointLabel } from "./line-label.ts";
 import { HDR_PERCENTILES, hdrPercentileMs, linePercentileMs, type HdrSeries } from "./hdr-stats.ts";
 import { flattenHeader } from "./labels.ts";
@@ -100,14 +101,14 @@ function placedLines(r: ReportRun): Array<{ line: PctLine | RoundLine; at: strin
 }
 
 /**
- * Every gate verdict of every run. A capacity probe's verdicts are not among them: a search sends probes above the
- * capacity on purpose, and their failures are its steps, drawn in the capacity section, not verdicts of the run.
+ * Every gate verdict of every run. A search step's verdicts (a capacity probe's) are not among them: a search sends
+ * steps above the capacity on purpose, and their failures steer it (drawn in its own section), not verdicts of the run.
  */
 export function gatesTable(runs: readonly ReportRun[]): ReportTable {
   const rows: string[][] = [];
   for (const r of runs) {
     for (const { line, at } of placedLines(r)) {
-      if (typeof (line as { probe?: unknown }).probe === "number") continue;
+      if (isSearchStep(line)) continue;
       for (const g of line.gates ?? []) rows.push([r.label, at, g.expr, formatCell(g.value), g.pass ? "pass" : "FAIL"]);
     }
   }

@@ -11,6 +11,13 @@
 export const AXES = ["shared_prefix_pct", "working_set", "request_rate", "window", "round", "repeat", "probe"] as const;
 export type Axis = (typeof AXES)[number];
 
+/**
+ * Axes whose lines are steps of a search (a capacity search's probes): the search chose where they sit, so they are
+ * no points to pair or sum across runs, and their gates steer the search rather than judge the run.
+ */
+export const SEARCH_STEP_AXES: readonly Axis[] = ["probe"];
+export const isSearchStep = (line: object): boolean => SEARCH_STEP_AXES.some((axis) => typeof (line as Record<string, unknown>)[axis] === "number");
+
 /** Where a sweep line sits: request_rate is Infinity in a closed loop; a trace replay's window lines add `window`. */
 export interface SweepAxes {
   shared_prefix_pct: number;
