@@ -1,40 +1,27 @@
 /**
  * The capacity search over every pct: for each, an estimate (unless --start), then the search (search.ts), each
- * probe one measured point made by `measure` - reset and prove the cache, warm, send at the probe's load, summarize
- * into a line whose gates are judged on it - written as it ends, then one capacity line. The points are measured by
- * the engine's PointSession the caller hands in (prepared once; the command line gives the sweep's cell as the
- * point's prompts): nothing here sends a request, and no other producer is imported.
+ * probe one measured point - reset and prove the cache, warm, send at the probe's load, summarize into a line whose
+ * gates are judged on it - written as it ends, then one capacity line. Each probe is planned here as a line
+ * (probe-plan.ts) and measured by the engine's PointSession the caller hands in (prepared once; the sweep's cell
+ * gives its prompts): nothing here sends a request, and no other producer is imported.
  */
 import { log } from "../log.ts";
 import { VERSION } from "../version.ts";
-import type { CapacityOptions, SearchMode } from "../config/capacity-options.ts";
+import type { CapacityOptions } from "../config/capacity-options.ts";
 import type { PctRecord } from "../metrics/pct-record.ts";
-import type { PointSession } from "../engine/session.ts";
+import type { LinePlan, PointSession } from "../engine/session.ts";
+import { probePlan, type Load } from "./probe-plan.ts";
 import { judgeEvidence } from "../metrics/evidence-check.ts";
 import { sampleFamilyOf } from "../schema/key-table.ts";
 import { orderLine, type CapacityRecord } from "../schema/lines.ts";
 import { searchCapacity, type ProbeOutcome, type SearchResult } from "./search.ts";
-
-/** The load of one point: a request rate (open loop) or a concurrency (closed loop). */
-export interface Load {
-  search: SearchMode;
-  /** req/s for a rate; requests in flight for a concurrency; Infinity: a closed loop at --max-concurrency (the estimate). */
-  value: number;
-}
-
-/** One probe: a pct at a load, and its place in the pct's search (0-based, in the order sent). */
-export interface Probe {
-  pct: number;
-  load: Load;
-  probe: number;
-}
 
 export interface CapacityIo {
   /**
    * The engine's session, prepared once for the whole search (tokenizer, backend, preflight): each call measures one
    * probe (one flush, proof, warm and send, summarized); the line is returned, not yet written.
    */
-  session: PointSession<Probe>;
+  session: PointSession<LinePlan>;
   /** A probe's line, with its `probe` axis, as soon as it is measured. */
   probe(line: PctRecord): void;
   /** A pct's result, after its probes. */
@@ -83,7 +70,7 @@ export async function runCapacity(opts: CapacityOptions, io: CapacityIo): Promis
     let index = 0;
     let seen: PctRecord | null = null;
     const measured = async (load: Load): Promise<PctRecord> => {
-      const line = await io.session.measure({ pct, load, probe: index++ });
+      const line = await io.session.measure(probePlan(opts, { pct, load, probe: index++ }));
       seen ??= line;
       io.probe(line);
       return line;

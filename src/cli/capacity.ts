@@ -8,11 +8,11 @@ import { log } from "../log.ts";
 import { EXIT } from "../errors.ts";
 import { createInterrupt } from "../interrupt.ts";
 import type { CapacityOptions } from "../config/capacity-options.ts";
-import type { RunOptions } from "../config/options.ts";
 import type { CapacityRecord } from "../schema/lines.ts";
 import { noProgress } from "../engine/sink.ts";
-import type { PointSession } from "../engine/session.ts";
-import { outcomeOf, runCapacity, type Load, type Probe } from "../capacity/run-capacity.ts";
+import type { LinePlan, PointSession } from "../engine/session.ts";
+import { outcomeOf, runCapacity } from "../capacity/run-capacity.ts";
+import { probeOptions } from "../capacity/probe-plan.ts";
 import type { SearchResult } from "../capacity/search.ts";
 import { explainServerLimits } from "../sweep/run-sweep.ts";
 import { openSweepSession } from "../sweep/session.ts";
@@ -36,54 +36,23 @@ export async function capacityCommand(raw: ParsedFlags): Promise<number> {
   return capacity(opts);
 }
 
-/** The probe's run options: one pct, one line at the probe's load, nothing written by the sweep itself. */
-export function probeOptions(o: CapacityOptions, pct: number, load: Load): RunOptions {
-  const rate = load.search === "rate" && Number.isFinite(load.value) ? load.value : Infinity;
-  // --duration: the rate's arrivals over that time, at least one request.
-  const numPrompts = o.probeDurationS !== null && Number.isFinite(rate) ? Math.max(1, Math.round(rate * o.probeDurationS)) : o.probeRequests;
-  return {
-    ...o.run,
-    pcts: [pct],
-    requestRates: [rate],
-    numPrompts,
-    durationS: null,
-    maxConcurrency: load.search === "concurrency" ? load.value : o.run.maxConcurrency,
-    outputFile: null,
-    requestDetails: null,
-    dumpPrompts: null,
-  };
-}
-
 /**
- * The search's session: the sweep's, prepared once (tokenizer, backend, preflight), each probe one cell of the sweep
- * measured with the probe's options (reset and prove, warm, send, summarize through the engine).
+ * The search's session: the sweep's, prepared once (tokenizer, backend, preflight), each probe a line the search
+ * planned (capacity/probe-plan.ts) measured as one cell (reset and prove, warm, send, summarize through the engine).
  */
-async function openProbeSession(o: CapacityOptions, signal: AbortSignal): Promise<PointSession<Probe>> {
-  let what = "";
+async function openProbeSession(o: CapacityOptions, signal: AbortSignal): Promise<PointSession<LinePlan>> {
   const sink: SweepSink = {
     lineStarted() {},
     details() {},
     line() {},
     repeated() {},
-    progress: o.run.quiet ? noProgress : (total) => startProgress(total, what, { quiet: o.run.quiet }),
+    progress: o.run.quiet ? noProgress : (total, label) => startProgress(total, label, { quiet: o.run.quiet }),
     ended() {},
   };
-  const session = await openSweepSession(
-    probeOptions(o, o.run.pcts[0]!, { search: o.search, value: Infinity }),
-    { sink, signal },
-    { kind: "single" },
-    (server) => {
-      for (const note of explainServerLimits(o.run, server)) log.warn(note);
-    },
-  );
-  return {
-    runId: session.runId,
-    measure({ pct, load, probe }) {
-      what = `${pct}% ${load.search === "rate" ? (Number.isFinite(load.value) ? `${load.value} req/s` : "closed loop (estimate)") : `concurrency ${load.value}`}`;
-      return session.measure({ cell: { pct, workingSet: o.run.workingSets[0]! }, opts: probeOptions(o, pct, load), probe });
-    },
-    close: () => session.close(),
-  };
+  const first = probeOptions(o, o.run.pcts[0]!, { search: o.search, value: Infinity });
+  return openSweepSession(first, { sink, signal }, { kind: "single" }, (server) => {
+    for (const note of explainServerLimits(o.run, server)) log.warn(note);
+  });
 }
 
 export async function capacity(opts: CapacityOptions): Promise<number> {
@@ -93,7 +62,7 @@ export async function capacity(opts: CapacityOptions): Promise<number> {
   process.on("SIGTERM", interrupt.onSignal);
   const file = opts.run.outputFile;
   const lines: CapacityRecord[] = [];
-  let session: PointSession<Probe> | null = null;
+  let session: PointSession<LinePlan> | null = null;
   try {
     session = await openProbeSession(opts, interrupt.signal);
     const outcome = await runCapacity(opts, {

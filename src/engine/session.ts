@@ -4,10 +4,26 @@
  * per call through the engine's stages (reset and prove the cache, warm, measure, summarizePoint), carrying the
  * state one point leaves for the next (the flush probe, the TTFT fit, whether the run's first line was written).
  * The producer that knows how to build a point's prompts implements it (the sweep's cell: src/sweep/session.ts);
- * the one that decides which points to measure (src/capacity) takes it as this interface, so neither imports the
- * other and the command line wires them.
+ * the one that decides which points to measure (src/capacity) plans each as a LinePlan and takes the session as this
+ * interface, so neither imports the other; the command line only opens the session and hands it over.
  */
+import type { RunOptions } from "../config/options.ts";
 import type { PctRecord } from "../metrics/pct-record.ts";
+
+/**
+ * The plan of one line, as a producer that measures points one at a time hands it to a session: where it sits (a
+ * pct, a working set, a search's probe), the options it is measured with (its one rate or concurrency, its request
+ * count), and what live progress calls it.
+ */
+export interface LinePlan {
+  pct: number;
+  workingSet: number;
+  opts: RunOptions;
+  /** Its place in a search (the line's `probe` axis). */
+  probe?: number;
+  /** Live progress's name for it. */
+  label: string;
+}
 
 export interface PointSession<Point> {
   /** The run every point of the session belongs to: each line's run_id and its evidence's. */

@@ -25,6 +25,8 @@ export interface SweepContext {
   opts: RunOptions;
   /** A capacity probe's place in its search: the axis the engine's builder gives the line (absent in a sweep). */
   probe?: number;
+  /** Live progress's name for the line, where its planner gave one (a probe: its load). */
+  lineLabel?: string;
   io: SweepIo;
   backend: Backend;
   /** Control calls (flush, metrics) with the run's headers and interrupt. */

@@ -2,9 +2,9 @@
  * The sweep as a measuring session (src/engine/session.ts): prepared once - tokenizer, backend, preflight, the run
  * id, the prompt worker, the shards - then one cell at a time through run-pct.ts (reset and prove, warm, measure,
  * summarize), the state one line leaves for the next carried inside. runSweep walks its cells with it; a search
- * (src/capacity, wired by the command line) measures its probes with it as a PointSession, each probe a cell with
- * its own line options (one rate or concurrency, its request count), so the 0.5 s of tokenizer load and server
- * checks are paid once per search, not once per probe.
+ * (src/capacity) measures its probes with it as a PointSession of LinePlans, each probe a cell with its own line
+ * options (one rate or concurrency, its request count), so the 0.5 s of tokenizer load and server checks are paid
+ * once per search, not once per probe.
  */
 import { BenchError } from "../errors.ts";
 import type { RunOptions } from "../config/options.ts";
@@ -14,7 +14,7 @@ import { PromptFeed } from "../workload/prompt-feed.ts";
 import { prepareRun, type PreparedRun } from "../engine/prepare.ts";
 import { newRunId, runInfo } from "../engine/run-info.ts";
 import { startShardGroup } from "../shard/group.ts";
-import { fatalLine, type PointSession } from "../engine/session.ts";
+import { fatalLine, type LinePlan, type PointSession } from "../engine/session.ts";
 import type { Placement } from "../shard/placement.ts";
 import type { ShardSetup } from "../shard/messages.ts";
 import { FIRST_LINE, type SweepContext, type SweepIo, type SweepState } from "./context.ts";
@@ -25,15 +25,7 @@ import type { SweepCell } from "./cells.ts";
 import { runPct, type CellOutcome } from "./run-pct.ts";
 import { workloadHash } from "./shard-worker.ts";
 
-/** One probe of a search: a cell measured with its own line options (derived from the run's, one line). */
-export interface CellPoint {
-  cell: SweepCell;
-  opts: RunOptions;
-  /** Its place in a capacity search (the line's `probe` axis). */
-  probe?: number;
-}
-
-export interface SweepSession extends PointSession<CellPoint> {
+export interface SweepSession extends PointSession<LinePlan> {
   readonly ctx: SweepContext;
   /** Runs every line of one cell with the run's options (the sweep's order: the state flows cell to cell). */
   cell(cell: SweepCell): Promise<CellOutcome>;
@@ -79,12 +71,19 @@ export async function openSweepSession(
       // does), so probes differ only in their load; the prompts are resent, so no probe's ids carry over to the
       // next flush, and each probe is a point of its own (no TTFT fit across loads).
       const feed = prompts === null ? null : new PromptFeed(run.tokenizer.population, point.opts.seed);
-      const probeCtx: SweepContext = { ...ctx, opts: point.opts, prompts: feed, rng: new PyRandom(point.opts.seed), probe: point.probe };
+      const probeCtx: SweepContext = {
+        ...ctx,
+        opts: point.opts,
+        prompts: feed,
+        rng: new PyRandom(point.opts.seed),
+        probe: point.probe,
+        lineLabel: point.label,
+      };
       try {
-        const outcome = await runPct(point.cell, probeCtx, { ...state, probeIds: null, ttftFit: null });
+        const outcome = await runPct({ pct: point.pct, workingSet: point.workingSet }, probeCtx, { ...state, probeIds: null, ttftFit: null });
         state = { ...outcome.state, probeIds: null };
         const record = outcome.records.at(-1);
-        if (record === undefined) throw new BenchError(`the probe at ${point.cell.pct}% measured no line`);
+        if (record === undefined) throw new BenchError(`the probe at ${point.pct}% measured no line`);
         const fatal = fatalLine(record);
         if (fatal !== null) throw new BenchError(fatal);
         return record;

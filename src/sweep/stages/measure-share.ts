@@ -67,7 +67,7 @@ export function lineSend(plan: PctPlan, line: LinePlan, prompts: LinePrompts, ct
       name: `${plan.pct}%`,
       progress: {
         start: (total, label) => ctx.io.sink.progress(total, label),
-        label: opts.requestRates.length > 1 ? `${plan.pct}% @ ${rate}` : `${plan.pct}%`,
+        label: ctx.lineLabel ?? (opts.requestRates.length > 1 ? `${plan.pct}% @ ${rate}` : `${plan.pct}%`),
       },
       onSettled,
     },

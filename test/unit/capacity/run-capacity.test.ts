@@ -2,10 +2,12 @@
 import { describe, expect, test } from "bun:test";
 import type { CapacityOptions } from "../../../src/config/capacity-options.ts";
 import type { PctRecord } from "../../../src/metrics/pct-record.ts";
-import { cacheProven, outcomeOf, runCapacity, type Load } from "../../../src/capacity/run-capacity.ts";
+import { cacheProven, outcomeOf, runCapacity } from "../../../src/capacity/run-capacity.ts";
+import type { Load } from "../../../src/capacity/probe-plan.ts";
 import { evaluateGates } from "../../../src/gates/evaluate.ts";
 import { parseGate } from "../../../src/gates/parse.ts";
 import type { CapacityRecord } from "../../../src/schema/lines.ts";
+import type { LinePlan } from "../../../src/engine/session.ts";
 
 const GATE = "ttft_from_intended_p99_ms<=500";
 
@@ -60,9 +62,11 @@ async function run(opts: CapacityOptions, capacityAt: (pct: number) => number, c
   // As the engine's session does: each line of its run, the probe's place as its axis, the run's header on its first.
   const session = {
     runId: "outer",
-    measure: async ({ pct, load, probe }: { pct: number; load: Load; probe: number }) => {
-      const { run, ...line } = fakePoint(pct, load, capacityAt(pct), 2 * capacityAt(pct), cache(n));
-      return { ...line, run_id: "outer", probe, ...(n++ === 0 ? { run } : {}) } as PctRecord;
+    // The search plans each probe as a line (capacity/probe-plan.ts): its load is in the line's options.
+    measure: async ({ pct, opts: line, probe }: LinePlan) => {
+      const load: Load = opts.search === "rate" ? { search: "rate", value: line.requestRates[0]! } : { search: "concurrency", value: line.maxConcurrency };
+      const { run, ...measured } = fakePoint(pct, load, capacityAt(pct), 2 * capacityAt(pct), cache(n));
+      return { ...measured, run_id: "outer", probe, ...(n++ === 0 ? { run } : {}) } as PctRecord;
     },
     close: async () => {},
   };
