@@ -4,12 +4,13 @@
  */
 import { parsePassportFlag } from "./passport-file.ts";
 import { CLIENT_FLAGS } from "../config/flags/index.ts";
+import { boundValue, parseBound } from "../config/flags/bound.ts";
 import { ROUTE_POLICIES, ROUTING_KEY_PRESETS } from "../config/route-policies.ts";
 import { FIDELITY_DEFAULTS } from "../config/fidelity-defaults.ts";
 import { parseRelative } from "../config/relative.ts";
 import { checkMemory, idBytes } from "../config/bounds.ts";
 import { UsageError } from "../errors.ts";
-import { BACKENDS, ENDPOINTS, RUN_DEFAULTS, type RunOptions } from "../config/options.ts";
+import { ENDPOINTS, RUN_DEFAULTS, type RunOptions } from "../config/options.ts";
 import { endpointFor, ENGINES } from "../backends/index.ts";
 import { parseCoordinatorFlag, parseShardFlag, parseWorkersFlag } from "../shard/placement.ts";
 import { parseGates } from "../gates/parse.ts";
@@ -18,36 +19,24 @@ import type { Gate } from "../schema/gate.ts";
 import { checkGatesMatchPlan, checkGatesMeasurable } from "../gates/plan.ts";
 import { arrivalCount } from "../workload/arrivals.ts";
 import { splitPrompt } from "../workload/prompts.ts";
-import {
-  oneOf,
-  parseBaseUrl,
-  parseIntFlag,
-  parseNumberFlag,
-  parsePcts,
-  parsePositive,
-  parseRequestRates,
-  parseWorkingSets,
-  str,
-  type RawFlags,
-} from "../config/flag-values.ts";
+import { oneOf, parseBaseUrl, parseIntFlag, parseNumberFlag, parsePositive, parseWorkingSets, str, type RawFlags } from "../config/flag-values.ts";
 
 // The value parsers live in config/flag-values.ts, beside the declarations that carry them.
 
 /** Turns raw `warmbench run` flags into RunOptions, or throws one UsageError naming the flag. */
 export function parseRunOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env): RunOptions {
   const d = RUN_DEFAULTS;
-  const backend = oneOf(raw, "backend", BACKENDS, d.backend);
-  const endpoint = oneOf(raw, "endpoint", ENDPOINTS, d.endpoint);
+  // Every bound flag of run, parsed from its declaration (config/flags/bound.ts); what follows relates several.
+  const bound = parseBound("run", raw, env) as Pick<
+    RunOptions,
+    "backend" | "endpoint" | "totalTokens" | "pcts" | "numPrompts" | "outputLen" | "maxConcurrency" | "requestRates"
+  >;
+  const { backend, endpoint, totalTokens, pcts, numPrompts, outputLen, maxConcurrency } = bound;
   if (backend !== "auto") {
     const resolved = endpointFor(ENGINES[backend], endpoint);
     if (!(ENDPOINTS as readonly string[]).includes(resolved)) throw new UsageError(`--endpoint ${endpoint}: ${resolved}`);
   }
   const target = parseServerTarget(raw, "", true);
-  const totalTokens = parseIntFlag("total-tokens", str(raw, "total-tokens") ?? String(d.totalTokens), Number.MIN_SAFE_INTEGER);
-  if (totalTokens < 1) {
-    throw new UsageError(`--total-tokens ${totalTokens}: every prompt would be empty, and a server cannot prefill or answer an empty prompt`);
-  }
-  const pcts = parsePcts(str(raw, "pcts") ?? d.pcts);
   for (const pct of pcts) {
     if (pct > 0 && splitPrompt(totalTokens, pct).prefixLen === 0) {
       throw new UsageError(
@@ -55,18 +44,6 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
           `so nothing is shared or warmed (use --total-tokens >= ${Math.ceil(100 / pct)} or drop that pct)`,
       );
     }
-  }
-  const numPrompts = parseIntFlag("num-prompts", str(raw, "num-prompts") ?? String(d.numPrompts), Number.MIN_SAFE_INTEGER);
-  if (numPrompts < 1) {
-    throw new UsageError(`--num-prompts ${numPrompts}: no request would be measured (the script then stops with "All requests failed")`);
-  }
-  const outputLen = parseIntFlag("output-len", str(raw, "output-len") ?? String(d.outputLen), Number.MIN_SAFE_INTEGER);
-  if (outputLen < 1) {
-    throw new UsageError(`--output-len ${outputLen}: without an output token there is no time to first token to measure (use 1 or more)`);
-  }
-  const maxConcurrency = parseIntFlag("max-concurrency", str(raw, "max-concurrency") ?? String(d.maxConcurrency), Number.MIN_SAFE_INTEGER, 65535);
-  if (maxConcurrency < 0) {
-    throw new UsageError(`--max-concurrency ${maxConcurrency}: a concurrency limit cannot be negative (0 means unlimited, as in the script)`);
   }
   // auto: sizes around the cache's capacity, chosen once the server (or --passport) says it (sweep/working-set-auto.ts).
   const workingSetAuto = str(raw, "working-set") === "auto";
@@ -77,7 +54,7 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     );
   }
   const shared = parseSharedTail(raw, env);
-  const load = parseLoad(raw, shared.seed);
+  const load = parseLoad(raw, shared.seed, bound.requestRates);
   const gates = parsePlannedGates(raw, plannedSweepAxes(pcts, workingSets, load.requestRates));
   if (workingSetAuto) {
     const scoped = gates.find((g) => g.scope.some((c) => c.axis === "working_set"));
@@ -294,15 +271,14 @@ export function parseSharedTail(raw: RawFlags, env: Record<string, string | unde
   const out: Record<string, unknown> = { flushServerTimeoutS: RUN_DEFAULTS.flushServerTimeoutS };
   for (const decl of CLIENT_FLAGS) {
     const bind = decl.bind;
-    if (bind?.parse !== undefined && (SHARED_TAIL_FIELDS as readonly string[]).includes(bind.field)) out[bind.field] = bind.parse(raw, env);
+    if (bind !== undefined && (SHARED_TAIL_FIELDS as readonly string[]).includes(bind.field)) out[bind.field] = boundValue(decl, bind, raw, env);
   }
   return out as SharedTail;
 }
 
 /** --request-rate, --burstiness and --duration, checked against each other. */
-function parseLoad(raw: RawFlags, seed: bigint): Pick<RunOptions, "requestRates" | "burstiness" | "durationS"> {
+function parseLoad(raw: RawFlags, seed: bigint, requestRates: number[]): Pick<RunOptions, "requestRates" | "burstiness" | "durationS"> {
   const d = RUN_DEFAULTS;
-  const requestRates = parseRequestRates(str(raw, "request-rate") ?? d.requestRate);
   const openLoop = requestRates.some((r) => Number.isFinite(r));
   const burstinessRaw = str(raw, "burstiness");
   const burstiness = parsePositive("burstiness", burstinessRaw ?? String(d.burstiness), "a gamma shape > 0 (1 = Poisson) or inf", true);

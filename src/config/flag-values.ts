@@ -5,6 +5,7 @@
 import { parseRelative } from "./relative.ts";
 import { checkBound } from "./bounds.ts";
 import { UsageError } from "../errors.ts";
+import type { ThinkTime } from "./options.ts";
 
 /** Raw flag values as citty hands them over: strings and booleans, keyed by kebab-case name. */
 export type RawFlags = Record<string, string | boolean | undefined>;
@@ -20,6 +21,13 @@ export function parseIntFlag(flag: string, value: string, min: number, max = Num
   if (n < min) throw new UsageError(`--${flag}: must be >= ${min}, got ${n}`);
   if (n > max) throw new UsageError(`--${flag}: must be <= ${max}, got ${n}`);
   checkBound(flag, n);
+  return n;
+}
+
+/** An integer flag of at least `min`; below it, `why` says what would go wrong (`--flag N: why`). */
+export function parseIntAtLeast(flag: string, value: string, min: number, why: string, max = Number.MAX_SAFE_INTEGER): number {
+  const n = parseIntFlag(flag, value, Number.MIN_SAFE_INTEGER, max);
+  if (n < min) throw new UsageError(`--${flag} ${n}: ${why}`);
   return n;
 }
 
@@ -173,4 +181,20 @@ export function oneOf<T extends string>(raw: RawFlags, flag: string, choices: re
 
 export function parseFraction(flag: string, value: string): number {
   return parseRelative(flag, value, { min: 0, max: 1, what: "a share of the requests" });
+}
+
+/** `--think-time 0.5` (fixed), `exp:0.5` (exponential, mean 0.5 s) or `uniform:0.2:0.8` (seconds). */
+export function parseThinkTime(value: string): ThinkTime {
+  const text = value.trim();
+  const parts = text.split(":");
+  const secs = (v: string | undefined): number => parseNumberFlag("think-time", v ?? "", 0);
+  if (parts.length === 1) return { kind: "fixed", s: secs(parts[0]) };
+  if (parts[0] === "exp" && parts.length === 2) return { kind: "exp", meanS: secs(parts[1]) };
+  if (parts[0] === "uniform" && parts.length === 3) {
+    const lowS = secs(parts[1]);
+    const highS = secs(parts[2]);
+    if (highS < lowS) throw new UsageError(`--think-time ${text}: the upper bound is below the lower one`);
+    return { kind: "uniform", lowS, highS };
+  }
+  throw new UsageError(`--think-time "${value}": expected seconds (0.5), exp:MEAN or uniform:LOW:HIGH`);
 }

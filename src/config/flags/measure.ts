@@ -15,7 +15,18 @@ import {
   VERIFY_CACHE_MODES,
 } from "../options.ts";
 import type { FlagBinding, FlagDecl, RefusedFlag } from "./types.ts";
-import { oneOf, parseExtraBody, parseFraction, parseIntFlag, parseNumberFlag, parseSeed, str } from "../flag-values.ts";
+import {
+  parseExtraBody,
+  parseFraction,
+  parseIntAtLeast,
+  parseIntFlag,
+  parseNumberFlag,
+  parsePcts,
+  parseRequestRates,
+  parseSeed,
+  parseThinkTime,
+  str,
+} from "../flag-values.ts";
 
 type Commands = FlagDecl["commands"];
 const text = (name: string, help: string, commands: Commands, more: Partial<FlagDecl> = {}): FlagDecl => ({ name, type: "string", help, commands, ...more });
@@ -62,7 +73,7 @@ const SERVER_FLAGS: FlagDecl[] = [
         },
         replay: { help: "auto (ask the server), sglang (native /generate), vllm, llamacpp or openai (/v1/completions); token-id prompts" },
       },
-      { default: d.backend, choices: BACKENDS },
+      { default: d.backend, choices: BACKENDS, bind: { field: "backend", value: (t) => t } },
     ),
     "backend",
   ),
@@ -74,7 +85,7 @@ const SERVER_FLAGS: FlagDecl[] = [
         run: true,
         demo: { help: "auto, generate, completions or chat (/v1/chat/completions, text prompts)" },
       },
-      { default: d.endpoint, choices: ENDPOINTS },
+      { default: d.endpoint, choices: ENDPOINTS, bind: { field: "endpoint", value: (t) => t } },
     ),
     "endpoint",
   ),
@@ -118,7 +129,13 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
         demo: { default: dd.numPrompts },
         replay: { help: "Replay at most this many requests (of the slice)", default: null },
       },
-      { default: d.numPrompts },
+      {
+        default: d.numPrompts,
+        bind: {
+          field: "numPrompts",
+          value: (t, f) => parseIntAtLeast(f, t!, 1, 'no request would be measured (the script then stops with "All requests failed")'),
+        },
+      },
     ),
     "numPrompts",
   ),
@@ -127,7 +144,13 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
       "total-tokens",
       "Input tokens per request (shared prefix + unique suffix)",
       { run: true, demo: { default: dd.totalTokens } },
-      { default: d.totalTokens },
+      {
+        default: d.totalTokens,
+        bind: {
+          field: "totalTokens",
+          value: (t, f) => parseIntAtLeast(f, t!, 1, "every prompt would be empty, and a server cannot prefill or answer an empty prompt"),
+        },
+      },
     ),
     "totalTokens",
   ),
@@ -140,7 +163,13 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
         demo: { default: dd.outputLen },
         multiturn: { help: "Output tokens per turn", default: md.outputLen },
       },
-      { default: d.outputLen },
+      {
+        default: d.outputLen,
+        bind: {
+          field: "outputLen",
+          value: (t, f) => parseIntAtLeast(f, t!, 1, "without an output token there is no time to first token to measure (use 1 or more)"),
+        },
+      },
     ),
     "outputLen",
   ),
@@ -151,17 +180,39 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
       {
         run: true,
         demo: { default: dd.maxConcurrency },
-        multiturn: { help: "Turns in flight at once (bench_multiturn's max-parallel); 0 = every client", default: md.maxConcurrency },
+        multiturn: {
+          help: "Turns in flight at once (bench_multiturn's max-parallel); 0 = every client",
+          default: md.maxConcurrency,
+          bind: {
+            field: "maxConcurrency",
+            value: (t, f) => parseIntAtLeast(f, t!, 0, "a concurrency limit cannot be negative (0 means every client at once)", 65535),
+          },
+        },
         replay: { help: "Requests in flight at most; 0 = no limit (--ignore-timestamps needs one)", default: 0 },
       },
-      { default: d.maxConcurrency },
+      {
+        default: d.maxConcurrency,
+        bind: {
+          field: "maxConcurrency",
+          value: (t, f) => parseIntAtLeast(f, t!, 0, "a concurrency limit cannot be negative (0 means unlimited, as in the script)", 65535),
+        },
+      },
     ),
     "maxConcurrency",
   ),
-  shaped(text("pcts", "Comma-separated shared-prefix percentages to sweep", { run: true, demo: { default: dd.pcts } }, { default: d.pcts }), "pcts"),
+  shaped(
+    text(
+      "pcts",
+      "Comma-separated shared-prefix percentages to sweep",
+      { run: true, demo: { default: dd.pcts } },
+      { default: d.pcts, bind: { field: "pcts", value: (t) => parsePcts(t!) } },
+    ),
+    "pcts",
+  ),
   shaped(
     text("request-rate", "Requests per second, or a comma list to sweep (one line per pct and rate); inf = next request when a slot is free", SWEEPS, {
       default: d.requestRate,
+      bind: { field: "requestRates", value: (t) => parseRequestRates(t!) },
     }),
     "requestRates",
   ),
@@ -182,7 +233,14 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
       "Distinct shared prefixes in rotation per pct (cache pressure); a list, e.g. 1,4,16, sweeps them; auto: sizes whose prefixes fill half, all and twice the cache's capacity (from the server or --passport)",
       {
         run: true,
-        multiturn: { help: "Distinct system prompts (client c uses c mod K): cache pressure", default: md.workingSet },
+        multiturn: {
+          help: "Distinct system prompts (client c uses c mod K): cache pressure",
+          default: md.workingSet,
+          bind: {
+            field: "workingSet",
+            value: (t, f) => parseIntAtLeast(f, t!, 1, "a working set holds at least one system prompt (1 = every client shares the same one)"),
+          },
+        },
       },
       { default: d.workingSet },
     ),
@@ -287,23 +345,53 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
 
 /** The conversation's shape (names as SGLang's bench_multiturn.py). */
 const CONVERSATION_FLAGS: FlagDecl[] = [
-  text("num-clients", "Conversations run side by side", { multiturn: true }, { default: md.numClients }),
-  text("num-rounds", "Turns per conversation", { multiturn: true }, { default: md.numRounds }),
-  text("turn-tokens", "New user tokens in every turn (bench_multiturn's sub-question-input-length)", { multiturn: true }, { default: md.turnTokens }),
+  text(
+    "num-clients",
+    "Conversations run side by side",
+    { multiturn: true },
+    { default: md.numClients, bind: { field: "numClients", value: (t, f) => parseIntAtLeast(f, t!, 1, "a conversation needs at least one client") } },
+  ),
+  text(
+    "num-rounds",
+    "Turns per conversation",
+    { multiturn: true },
+    {
+      default: md.numRounds,
+      bind: { field: "numRounds", value: (t, f) => parseIntAtLeast(f, t!, 1, "each client needs at least one round (turn) to be measured") },
+    },
+  ),
+  text(
+    "turn-tokens",
+    "New user tokens in every turn (bench_multiturn's sub-question-input-length)",
+    { multiturn: true },
+    { default: md.turnTokens, bind: { field: "turnTokens", value: (t, f) => parseIntAtLeast(f, t!, 1, "every user turn adds at least one new token") } },
+  ),
   text("first-turn-tokens", "New user tokens of the first turn (bench_multiturn's request-length; default: --turn-tokens)", { multiturn: true }),
   text(
     "shared-system-tokens",
     "A system prompt every conversation starts with (warmed before round 0)",
     { multiturn: true },
-    { default: md.sharedSystemTokens },
+    { default: md.sharedSystemTokens, bind: { field: "sharedSystemTokens", value: (t, f) => parseIntFlag(f, t!, 0) } },
   ),
-  bool("round-barrier", "Hold round r until every client finished round r-1 (bench_multiturn's --enable-round-barrier)", { multiturn: true }),
-  text("think-time", "Seconds a client waits between its turns: 0.5, exp:MEAN or uniform:LOW:HIGH", { multiturn: true }, { default: md.thinkTime }),
+  bool(
+    "round-barrier",
+    "Hold round r until every client finished round r-1 (bench_multiturn's --enable-round-barrier)",
+    { multiturn: true },
+    {
+      bind: flagField("round-barrier", "roundBarrier"),
+    },
+  ),
+  text(
+    "think-time",
+    "Seconds a client waits between its turns: 0.5, exp:MEAN or uniform:LOW:HIGH",
+    { multiturn: true },
+    { default: md.thinkTime, bind: { field: "thinkTime", value: (t) => parseThinkTime(t!) } },
+  ),
   text(
     "ready-queue-policy",
     `Which ready client goes next: ${READY_QUEUE_POLICIES.join(", ")}`,
     { multiturn: true },
-    { default: md.readyQueuePolicy, choices: READY_QUEUE_POLICIES },
+    { default: md.readyQueuePolicy, choices: READY_QUEUE_POLICIES, bind: { field: "readyQueuePolicy", value: (t) => t } },
   ),
 ];
 
@@ -311,7 +399,7 @@ const CONVERSATION_FLAGS: FlagDecl[] = [
 const SHARED_FLAGS: FlagDecl[] = [
   text("seed", "Random seed for prompt generation (Python random.Random compatible)", MEASURING, {
     default: d.seed,
-    bind: { field: "seed", parse: (raw) => parseSeed(str(raw, "seed") ?? String(d.seed)), shapesWorkload: true },
+    bind: { field: "seed", value: (t) => parseSeed(t!), shapesWorkload: true },
   }),
   bool("disable-ignore-eos", "Let requests stop at EOS (ignore_eos=false)", MEASURING, { bind: flagField("disable-ignore-eos", "disableIgnoreEos", true) }),
   text(
@@ -358,19 +446,19 @@ const SHARED_FLAGS: FlagDecl[] = [
     },
     {
       default: d.settleMs / 1000,
-      bind: { field: "settleMs", parse: (raw) => parseNumberFlag("settle", str(raw, "settle") ?? String(d.settleMs / 1000), 0) * 1000 },
+      bind: { field: "settleMs", value: (t, f) => parseNumberFlag(f, t!, 0) * 1000 },
     },
   ),
   // Not the demo's: its own mock is idle whenever it is flushed, so it never answers busy (refused below).
   text("flush-deadline", "Seconds to keep retrying a busy /flush_cache", NET, {
     default: d.flushDeadlineS,
-    bind: { field: "flushDeadlineS", parse: (raw) => parseNumberFlag("flush-deadline", str(raw, "flush-deadline") ?? String(d.flushDeadlineS), 0) },
+    bind: { field: "flushDeadlineS", value: (t, f) => parseNumberFlag(f, t!, 0) },
   }),
   text("request-timeout", "Seconds one request may take in all", MEASURING, {
     default: d.requestTimeoutS,
     bind: {
       field: "requestTimeoutS",
-      parse: (raw) => parseNumberFlag("request-timeout", str(raw, "request-timeout") ?? String(d.requestTimeoutS), 0.001),
+      value: (t, f) => parseNumberFlag(f, t!, 0.001),
       shapesWorkload: true,
     },
   }),
@@ -378,7 +466,7 @@ const SHARED_FLAGS: FlagDecl[] = [
     default: d.stallTimeoutS,
     bind: {
       field: "stallTimeoutS",
-      parse: (raw) => parseNumberFlag("stall-timeout", str(raw, "stall-timeout") ?? String(d.stallTimeoutS), 0.001),
+      value: (t, f) => parseNumberFlag(f, t!, 0.001),
       shapesWorkload: true,
     },
   }),
@@ -390,12 +478,12 @@ const SHARED_FLAGS: FlagDecl[] = [
       multiturn: { help: "Cache flush before round 0: auto (the backend's way) or none" },
       replay: { help: "Cache flush before the first request: auto (the backend's way) or none" },
     },
-    { default: d.flush, choices: FLUSH_MODES, bind: { field: "flush", parse: (raw) => oneOf(raw, "flush", FLUSH_MODES, d.flush) } },
+    { default: d.flush, choices: FLUSH_MODES, bind: { field: "flush", value: (t) => t } },
   ),
   text("verify-cache", "Check cached tokens against the expected prefix: off, warn or strict (exit 4)", MEASURING, {
     default: d.verifyCache,
     choices: VERIFY_CACHE_MODES,
-    bind: { field: "verifyCache", parse: (raw) => oneOf(raw, "verify-cache", VERIFY_CACHE_MODES, d.verifyCache) },
+    bind: { field: "verifyCache", value: (t) => t },
   }),
   text(
     "cache-tolerance",
@@ -409,7 +497,7 @@ const SHARED_FLAGS: FlagDecl[] = [
     },
     {
       default: d.cacheTolerance,
-      bind: { field: "cacheTolerance", parse: (raw) => parseFraction("cache-tolerance", str(raw, "cache-tolerance") ?? String(d.cacheTolerance)) },
+      bind: { field: "cacheTolerance", value: (t, f) => parseFraction(f, t!) },
     },
   ),
   bool(

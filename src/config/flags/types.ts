@@ -47,8 +47,8 @@ export interface FlagSpec {
   conflicts?: Readonly<Record<string, string>>;
 }
 
-/** What differs for one command from the flag's common declaration. */
-export type FlagOverride = Partial<Pick<FlagSpec, "help" | "default" | "choices" | "optional">>;
+/** What differs for one command from the flag's common declaration (its binding too: another field or check). */
+export type FlagOverride = Partial<Pick<FlagSpec, "help" | "default" | "choices" | "optional">> & { bind?: FlagBinding };
 
 /** Raw flag values as citty hands them over (strings, booleans; repeated flags joined by newlines). */
 export type FlagValues = RawFlags;
@@ -60,6 +60,12 @@ export type FlagValues = RawFlags;
  */
 export interface FlagBinding {
   field: string;
+  /**
+   * The flag's text as the command has it - given, else the command's declared default; undefined: neither - into
+   * the field's value. A declared list of choices is checked before (config/flags/bound.ts).
+   */
+  value?: (text: string | undefined, flag: string) => unknown;
+  /** Where the flag's text alone is not enough (a switch; an environment variable beside it). */
   parse?: (raw: FlagValues, env: Record<string, string | undefined>) => unknown;
   shapesWorkload?: true;
 }

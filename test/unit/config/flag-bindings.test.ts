@@ -5,6 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { CLIENT_FLAGS } from "../../../src/config/flags/index.ts";
+import { parseBound } from "../../../src/config/flags/bound.ts";
 import { parseRunOptions, parseSharedTail, SHARED_TAIL_FIELDS } from "../../../src/cli/options.ts";
 import { workloadHash, WORKLOAD_FIELDS } from "../../../src/sweep/shard-worker.ts";
 import { LLAMA2_TOKENIZER } from "../../helpers/run-cli.ts";
@@ -16,9 +17,34 @@ const BASE = { model: LLAMA2_TOKENIZER, "base-url": "http://127.0.0.1:9" };
 describe("flags bound to their fields", () => {
   test("each shared option is filled by exactly one declaration, which carries its parser", () => {
     for (const field of SHARED_TAIL_FIELDS) {
-      const bound = CLIENT_FLAGS.filter((d) => d.bind?.field === field && d.bind.parse !== undefined);
+      const bound = CLIENT_FLAGS.filter((d) => d.bind?.field === field && (d.bind.parse !== undefined || d.bind.value !== undefined));
       expect([field, bound.length]).toEqual([field, 1]);
     }
+  });
+
+  test("one generic parser fills every bound field of a command: its declared default, its choices, its command's own binding", () => {
+    const run = parseBound("run", {}, {});
+    expect(run).toMatchObject({
+      numPrompts: 64,
+      totalTokens: 70000,
+      outputLen: 200,
+      maxConcurrency: 4,
+      pcts: [0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 92, 95, 97, 99],
+    });
+    // The command's declared default, not another command's.
+    const multiturn = parseBound("multiturn", {}, {});
+    expect(multiturn).toMatchObject({ outputLen: 64, maxConcurrency: 128, workingSet: 1, numClients: 256, numRounds: 5, readyQueuePolicy: "random" });
+    expect("workingSets" in multiturn).toBe(false);
+    // A command's own binding: another message for the same flag.
+    expect(() => parseBound("run", { "max-concurrency": "-1" }, {})).toThrow(
+      "--max-concurrency -1: a concurrency limit cannot be negative (0 means unlimited, as in the script)",
+    );
+    expect(() => parseBound("multiturn", { "max-concurrency": "-1" }, {})).toThrow("(0 means every client at once)");
+    // Declared choices, checked once for every flag that has them.
+    expect(() => parseBound("run", { backend: "tgi" }, {})).toThrow('--backend: "tgi" is not supported (choose from: auto, sglang, vllm, llamacpp, openai)');
+    expect(() => parseBound("multiturn", { "ready-queue-policy": "lifo" }, {})).toThrow("--ready-queue-policy");
+    // A flag the command does not take fills nothing.
+    expect("numClients" in run).toBe(false);
   });
 
   test("a flag left out takes its declaration's default; given, its parser's value", () => {
@@ -34,7 +60,7 @@ describe("flags bound to their fields", () => {
       pageSize: null,
       apiKey: null,
     });
-    for (const decl of CLIENT_FLAGS.filter((d) => d.bind?.parse !== undefined && typeof d.default === "number")) {
+    for (const decl of CLIENT_FLAGS.filter((d) => SHARED_TAIL_FIELDS.some((f) => f === d.bind?.field) && typeof d.default === "number")) {
       const value = none[decl.bind!.field as keyof typeof none];
       // Seconds shown, milliseconds kept (settle): the shown default is the value in the flag's unit.
       expect([decl.name, decl.name === "settle" ? Number(value) / 1000 : Number(value)]).toEqual([decl.name, Number(decl.default)]);

@@ -1,7 +1,8 @@
 /** `warmbench multiturn` flags: defaults, the conversation's shape, and one UsageError naming the flag for bad ones. */
 import { describe, expect, test } from "bun:test";
 import { UsageError } from "../../../src/errors.ts";
-import { parseMultiturnOptions, parseThinkTime } from "../../../src/cli/multiturn-options.ts";
+import { parseMultiturnOptions } from "../../../src/cli/multiturn-options.ts";
+import { parseThinkTime } from "../../../src/config/flag-values.ts";
 import { multiturnInFlight } from "../../../src/config/options.ts";
 import { parseWorkingSets } from "../../../src/config/flag-values.ts";
 import { MULTITURN_DEFAULTS } from "../../../src/config/options.ts";
