@@ -15,13 +15,12 @@ import type { PctRecord } from "../metrics/pct-record.ts";
 import type { PromptDrift, RunInfo } from "../schema/nested.ts";
 import type { FidelityGroup } from "../metrics/fidelity.ts";
 import { buildLine, type KeyGroup } from "../schema/build-line.ts";
-import { SCRIPT_KEYS } from "../schema/lines.ts";
 import { clientHealthKeys } from "../metrics/client-health-keys.ts";
 import { summarizeIntended } from "../metrics/intended.ts";
 import { buildEvidence } from "../metrics/evidence.ts";
 import { isSaturated } from "../metrics/self-check.ts";
 import { steadyState } from "../metrics/steady-state.ts";
-import { summarizePct } from "../metrics/summarize.ts";
+import { cachedTokenStats, requestMetrics, scriptPlaceKeys } from "../metrics/summarize.ts";
 import { buildTimeline } from "../metrics/timeline.ts";
 import { fitFromMoments, mergeTtftMoments, ttftMoments, type TtftMoments } from "../metrics/ttft-model.ts";
 import { evaluateGates } from "../gates/evaluate.ts";
@@ -94,27 +93,9 @@ export function summarizePoint(p: PointSpec, reset: CacheReset, warm: WarmResult
   const { axes, expected } = p;
   const open = Number.isFinite(axes.request_rate);
   const collect = idleCollector();
-  const metrics = summarizePct({
-    records: m.records,
-    durationS: m.durationS,
-    countTokens: (text) => {
-      collect();
-      return tokenizer.countTokens(text);
-    },
-    context: {
-      backend: ctx.backend.name,
-      requestRate: axes.request_rate,
-      maxConcurrency: opts.maxConcurrency,
-      pct: axes.shared_prefix_pct,
-      prefixLen: p.prefixLen,
-      suffixLen: p.suffixLen,
-      totalTokens: p.promptLen,
-      numPrompts: p.numPrompts,
-      outputLen: opts.outputLen,
-      expectedCachedTokens: expected.typical,
-      pageSize: server.pageSize,
-      interrupted: m.interrupted,
-    },
+  const { hdr, hdr_unit, ...requests } = requestMetrics(m.records, m.durationS, (text) => {
+    collect();
+    return tokenizer.countTokens(text);
   });
   const cache = checkCache({
     records: m.records,
@@ -141,7 +122,18 @@ export function summarizePoint(p: PointSpec, reset: CacheReset, warm: WarmResult
   const owned = new Set(p.producerOwns ?? []);
   const mine = (group: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(group).filter(([k]) => !owned.has(k)));
   const record = buildLine("sweep", {
-    script: Object.fromEntries(SCRIPT_KEYS.map((k) => [k, metrics[k]])),
+    place: scriptPlaceKeys({
+      backend: ctx.backend.name,
+      requestRate: axes.request_rate,
+      maxConcurrency: opts.maxConcurrency,
+      pct: axes.shared_prefix_pct,
+      prefixLen: p.prefixLen,
+      suffixLen: p.suffixLen,
+      totalTokens: p.promptLen,
+      numPrompts: p.numPrompts,
+      outputLen: opts.outputLen,
+    }),
+    requests,
     point: mine({
       run_id: ctx.runId,
       run: p.first ? ctx.run : undefined,
@@ -164,9 +156,6 @@ export function summarizePoint(p: PointSpec, reset: CacheReset, warm: WarmResult
       window: axes.window,
       working_set: axes.working_set,
       sent: m.records.length,
-      failed: metrics.failed,
-      errors: metrics.errors,
-      errors_by_kind: metrics.errors_by_kind,
       interrupted: m.interrupted,
       burstiness: open ? opts.burstiness : null,
       duration_limit_s: open ? opts.durationS : null,
@@ -195,9 +184,7 @@ export function summarizePoint(p: PointSpec, reset: CacheReset, warm: WarmResult
     cache: mine({
       page_size: server.pageSize,
       expected_cached_tokens: expected.typical,
-      mean_cached_tokens: metrics.mean_cached_tokens,
-      min_cached_tokens: metrics.min_cached_tokens,
-      max_cached_tokens: metrics.max_cached_tokens,
+      ...cachedTokenStats(m.records),
       cached_tokens_mismatched: cache.checked > 0 ? cache.mismatched : null,
       cached_tokens_counts: cache.cachedTokensCounts,
       expected_hit_ratio: cache.expectedHitRatio,
@@ -220,8 +207,8 @@ export function summarizePoint(p: PointSpec, reset: CacheReset, warm: WarmResult
       ttft_model: fitFromMoments(sweepFit),
       steady_state: steadyState(m.records),
       timeline: buildTimeline(m.records),
-      hdr: { ...metrics.hdr, ...intended.hdr },
-      hdr_unit: metrics.hdr_unit,
+      hdr: { ...hdr, ...intended.hdr },
+      hdr_unit,
     },
     provenance: { ...provenance(ctx, m.startedAt), prompt_encoding: ctx.backend.promptEncoding, prompt_drift: p.promptDrift },
     producer: p.producerKeys ?? {},

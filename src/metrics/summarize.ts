@@ -1,6 +1,8 @@
 /**
- * One shared-prefix percentage's records -> the JSONL result object: the reference script's
- * calculate_metrics + maybe_write_summary_jsonl, same keys, order and numbers, followed by our extras.
+ * A point's records -> its request metrics and where it sits, as the reference script's line says them: the script's
+ * calculate_metrics (same numbers) with our failure buckets and HDR histograms, the line's place in the script's words,
+ * and the cached-token statistics. Each is one group of keys for the line builder (schema/build-line.ts), which puts
+ * them in the script's order.
  */
 import type { RequestRecord } from "../schema/record.ts";
 import type { RoundRecord, SweepRecord } from "../schema/lines.ts";
@@ -9,8 +11,8 @@ import { createLatencyHistogram, encodeHistogram, recordMs } from "./histograms.
 import { computeScriptMetrics, type ScriptMetrics } from "./script-metrics.ts";
 import { npMean } from "./stats.ts";
 
-/** Per-pct run facts the records do not carry. */
-export interface PctContext {
+/** Where a sweep line sits, as the script's first keys say it. */
+export interface ScriptPlace {
   backend: string;
   /** Requests per second of the line; Infinity for the script's closed loop. */
   requestRate: number;
@@ -21,58 +23,26 @@ export interface PctContext {
   totalTokens: number;
   numPrompts: number;
   outputLen: number;
-  /** Cached prompt tokens a correct prefix cache reports for every request (prefix rounded down to pages). */
-  expectedCachedTokens: number;
-  pageSize: number;
-  /** The run was stopped (SIGINT/SIGTERM) while this pct was being measured. */
-  interrupted: boolean;
 }
 
-export interface SummarizeInput {
-  records: RequestRecord[];
-  /** Wall time from the first send to the last completion, seconds (the script's benchmark_duration). */
-  durationS: number;
-  /** Token count of generated text without special tokens (the script's retokenized length). */
-  countTokens: (text: string) => number;
-  context: PctContext;
+/** The script's place keys of a sweep line (dataset_name: "warm-cache", the sweep's prompts). */
+export function scriptPlaceKeys(p: ScriptPlace) {
+  return {
+    backend: p.backend,
+    dataset_name: "warm-cache",
+    request_rate: p.requestRate,
+    max_concurrency: p.maxConcurrency,
+    shared_prefix_pct: p.pct,
+    prefix_len: p.prefixLen,
+    suffix_len: p.suffixLen,
+    total_tokens: p.totalTokens,
+    num_prompts: p.numPrompts,
+    output_len: p.outputLen,
+  } satisfies Partial<SweepRecord>;
 }
-
-// The line's shapes (each field with what it means) are the schema's: declared once in its key table.
-/** One bounded error bucket: failures with the same kind and (truncated) message. */
 
 /** Encoded HDR histograms of the raw samples, microseconds. */
 export type PctHistograms = RoundRecord["hdr"];
-
-/**
- * The JSONL result of one pct. Keys up to `concurrency` are the script's, in its order (the key order is SCRIPT_KEYS'
- * in pct-record.ts; the metrics themselves are script-metrics.ts's); *_ms in milliseconds.
- */
-export type PctResult = ScriptMetrics &
-  Pick<
-    SweepRecord,
-    | "backend"
-    | "dataset_name"
-    | "request_rate"
-    | "max_concurrency"
-    | "shared_prefix_pct"
-    | "prefix_len"
-    | "suffix_len"
-    | "total_tokens"
-    | "num_prompts"
-    | "output_len"
-    | "benchmark_duration"
-    | "failed"
-    | "errors"
-    | "errors_by_kind"
-    | "interrupted"
-    | "page_size"
-    | "expected_cached_tokens"
-    | "mean_cached_tokens"
-    | "min_cached_tokens"
-    | "max_cached_tokens"
-    | "cached_tokens_mismatched"
-    | "hdr_unit"
-  > & { hdr: PctHistograms };
 
 /** Bound on distinct error buckets kept in a result. */
 export const MAX_ERROR_ENTRIES = 20;
@@ -97,21 +67,18 @@ export function bucketErrors(records: RequestRecord[]): { errors: ErrorEntry[]; 
   return { errors, byKind };
 }
 
-function cacheStats(records: RequestRecord[], expected: number) {
+/** Cached tokens of the successful requests that reported them; null where none did. */
+export function cachedTokenStats(records: readonly RequestRecord[]): Pick<SweepRecord, "mean_cached_tokens" | "min_cached_tokens" | "max_cached_tokens"> {
   const reported: number[] = [];
   for (const r of records) if (r.ok && r.cachedTokens >= 0) reported.push(r.cachedTokens);
-  if (reported.length === 0) {
-    return { mean: null, min: null, max: null, mismatched: null };
-  }
+  if (reported.length === 0) return { mean_cached_tokens: null, min_cached_tokens: null, max_cached_tokens: null };
   let min = Infinity;
   let max = -Infinity;
-  let mismatched = 0;
   for (const c of reported) {
     if (c < min) min = c;
     if (c > max) max = c;
-    if (c !== expected) mismatched += 1;
   }
-  return { mean: npMean(reported), min, max, mismatched };
+  return { mean_cached_tokens: npMean(reported), min_cached_tokens: min, max_cached_tokens: max };
 }
 
 /**
@@ -119,45 +86,8 @@ function cacheStats(records: RequestRecord[], expected: number) {
  * latency series' mean/median/std/p90/p99 and their HDR histograms. A pct's line and a multi-turn round's line
  * both report exactly these.
  */
-export type RequestMetrics = Pick<
-  PctResult,
-  | "completed"
-  | "benchmark_duration"
-  | "total_input"
-  | "total_output"
-  | "total_output_retokenized"
-  | "request_throughput"
-  | "input_throughput"
-  | "output_throughput"
-  | "output_throughput_retokenized"
-  | "total_throughput"
-  | "total_throughput_retokenized"
-  | "mean_ttft_ms"
-  | "median_ttft_ms"
-  | "std_ttft_ms"
-  | "p90_ttft_ms"
-  | "p99_ttft_ms"
-  | "mean_tpot_ms"
-  | "median_tpot_ms"
-  | "std_tpot_ms"
-  | "p90_tpot_ms"
-  | "p99_tpot_ms"
-  | "mean_itl_ms"
-  | "median_itl_ms"
-  | "std_itl_ms"
-  | "p90_itl_ms"
-  | "p99_itl_ms"
-  | "mean_e2e_latency_ms"
-  | "median_e2e_latency_ms"
-  | "std_e2e_latency_ms"
-  | "p99_e2e_latency_ms"
-  | "concurrency"
-  | "failed"
-  | "errors"
-  | "errors_by_kind"
-  | "hdr"
-  | "hdr_unit"
->;
+export type RequestMetrics = ScriptMetrics &
+  Pick<SweepRecord, "benchmark_duration" | "failed" | "errors" | "errors_by_kind" | "hdr_unit"> & { hdr: PctHistograms };
 
 /**
  * The script's series (TTFT, TPOT, ITL, E2E of the successful requests) in ms as recorded, straight into HDR
@@ -195,67 +125,4 @@ export function requestMetrics(records: RequestRecord[], durationS: number, coun
     },
     hdr_unit: "us",
   };
-}
-
-/** The script's calculate_metrics + summary JSONL object for one pct, then our per-request extras. */
-export function summarizePct(input: SummarizeInput): PctResult {
-  const { records, durationS, context } = input;
-  const m = requestMetrics(records, durationS, input.countTokens);
-  const cache = cacheStats(records, context.expectedCachedTokens);
-  const result: PctResult = {
-    backend: context.backend,
-    dataset_name: "warm-cache",
-    request_rate: context.requestRate,
-    max_concurrency: context.maxConcurrency,
-    shared_prefix_pct: context.pct,
-    prefix_len: context.prefixLen,
-    suffix_len: context.suffixLen,
-    total_tokens: context.totalTokens,
-    num_prompts: context.numPrompts,
-    output_len: context.outputLen,
-    completed: m.completed,
-    benchmark_duration: m.benchmark_duration,
-    total_input: m.total_input,
-    total_output: m.total_output,
-    total_output_retokenized: m.total_output_retokenized,
-    request_throughput: m.request_throughput,
-    input_throughput: m.input_throughput,
-    output_throughput: m.output_throughput,
-    output_throughput_retokenized: m.output_throughput_retokenized,
-    total_throughput: m.total_throughput,
-    total_throughput_retokenized: m.total_throughput_retokenized,
-    mean_ttft_ms: m.mean_ttft_ms,
-    median_ttft_ms: m.median_ttft_ms,
-    std_ttft_ms: m.std_ttft_ms,
-    p90_ttft_ms: m.p90_ttft_ms,
-    p99_ttft_ms: m.p99_ttft_ms,
-    mean_tpot_ms: m.mean_tpot_ms,
-    median_tpot_ms: m.median_tpot_ms,
-    std_tpot_ms: m.std_tpot_ms,
-    p90_tpot_ms: m.p90_tpot_ms,
-    p99_tpot_ms: m.p99_tpot_ms,
-    mean_itl_ms: m.mean_itl_ms,
-    median_itl_ms: m.median_itl_ms,
-    std_itl_ms: m.std_itl_ms,
-    p90_itl_ms: m.p90_itl_ms,
-    p99_itl_ms: m.p99_itl_ms,
-    mean_e2e_latency_ms: m.mean_e2e_latency_ms,
-    median_e2e_latency_ms: m.median_e2e_latency_ms,
-    std_e2e_latency_ms: m.std_e2e_latency_ms,
-    p99_e2e_latency_ms: m.p99_e2e_latency_ms,
-    concurrency: m.concurrency,
-    failed: m.failed,
-    errors: m.errors,
-    errors_by_kind: m.errors_by_kind,
-    interrupted: context.interrupted,
-    page_size: context.pageSize,
-    expected_cached_tokens: context.expectedCachedTokens,
-    mean_cached_tokens: cache.mean,
-    min_cached_tokens: cache.min,
-    max_cached_tokens: cache.max,
-    cached_tokens_mismatched: cache.mismatched,
-    hdr: m.hdr,
-    hdr_unit: "us",
-  };
-  return result;
 }

@@ -11,7 +11,9 @@ import { npMean, npMedian, npPercentile, npStd } from "../../../src/metrics/stat
 
 /** The script's `np.f(xs or 0)`: an empty list becomes the scalar 0 (our metrics write null there instead). */
 const orZero = (xs: ArrayLike<number>): ArrayLike<number> => (xs.length === 0 ? [0] : xs);
-import { summarizePct, type PctContext, type PctResult } from "../../../src/metrics/summarize.ts";
+import { requestMetrics, scriptPlaceKeys, type ScriptPlace } from "../../../src/metrics/summarize.ts";
+import { buildLine } from "../../../src/schema/build-line.ts";
+import type { PctLine } from "../../../src/metrics/pct-record.ts";
 import { renderConsole } from "../../../src/report/console.ts";
 import { parseJsonlLine } from "../../../src/report/jsonl.ts";
 import { scriptMetricCases, type FixtureCase } from "../../helpers/script-metric-cases.ts";
@@ -49,7 +51,7 @@ function toRecords(c: FixtureCase): RequestRecord[] {
   }));
 }
 
-function toContext(c: FixtureCase): PctContext {
+function toPlace(c: FixtureCase): ScriptPlace {
   const x = c.context;
   return {
     backend: x.backend,
@@ -61,14 +63,12 @@ function toContext(c: FixtureCase): PctContext {
     totalTokens: x.total_tokens,
     numPrompts: x.num_prompts,
     outputLen: x.output_len,
-    expectedCachedTokens: 0,
-    pageSize: 1,
-    interrupted: false,
   };
 }
 
-const summarize = (c: FixtureCase): PctResult =>
-  summarizePct({ records: toRecords(c), durationS: c.durationS, countTokens: countWords, context: toContext(c) });
+/** The line's script part as the one builder makes it from the engine's groups: where it sits, its request metrics. */
+const summarize = (c: FixtureCase): Record<string, unknown> =>
+  buildLine("sweep", { place: scriptPlaceKeys(toPlace(c)), requests: requestMetrics(toRecords(c), c.durationS, countWords) });
 
 /** `[key, ours, script]` for every key of `expected` whose value is not the same (Object.is: NaN equal, -0 not 0). */
 function differences(ours: Record<string, unknown>, expected: Record<string, unknown>): [string, unknown, unknown][] {
@@ -148,17 +148,17 @@ describe("computeScriptMetrics equals the script's calculate_metrics bit for bit
   }
 });
 
-describe("summarizePct writes every number of the script's JSONL line, and prints its block byte for byte", () => {
+describe("the line builder writes every number of the script's JSONL line, in its order, and prints its block byte for byte", () => {
   for (const c of written) {
     test(c.name, () => {
       const line = withNulls(c, parseJsonlLine(c.script.jsonl!) as Record<string, unknown>);
       const result = summarize(c);
       const scriptKeys = Object.keys(line);
       expect(Object.keys(result).slice(0, scriptKeys.length)).toEqual(scriptKeys);
-      const ours = result as unknown as Record<string, unknown>;
+      const ours = result;
       expect(differences(ours, line)).toEqual([]);
       // Our extra sections are skipped when their keys are absent: render from the script's keys alone.
-      const scriptPart = Object.fromEntries(scriptKeys.map((key) => [key, ours[key]])) as unknown as PctResult;
+      const scriptPart = Object.fromEntries(scriptKeys.map((key) => [key, ours[key]])) as unknown as PctLine;
       expect(renderConsole(scriptPart)).toBe(consoleWithNulls(c, c.script.console!));
     });
   }

@@ -3,7 +3,15 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FailureKind, RequestRecord } from "../../../src/schema/record.ts";
 import { decodeHistogram } from "../../../src/metrics/histograms.ts";
-import { MAX_ERROR_ENTRIES, MAX_ERROR_MESSAGE_CHARS, summarizePct, type PctContext } from "../../../src/metrics/summarize.ts";
+import {
+  cachedTokenStats,
+  MAX_ERROR_ENTRIES,
+  MAX_ERROR_MESSAGE_CHARS,
+  requestMetrics,
+  scriptPlaceKeys,
+  type ScriptPlace,
+} from "../../../src/metrics/summarize.ts";
+import { buildLine } from "../../../src/schema/build-line.ts";
 import { parseJsonlLine } from "../../../src/report/jsonl.ts";
 import { scriptMetricCases, type FixtureRecord } from "../../helpers/script-metric-cases.ts";
 
@@ -57,7 +65,7 @@ function fromFixture(r: FixtureRecord, index: number): RequestRecord {
   });
 }
 
-const context = (over: Partial<PctContext> = {}): PctContext => ({
+const place: ScriptPlace = {
   backend: "sglang",
   requestRate: Infinity,
   maxConcurrency: 4,
@@ -67,72 +75,58 @@ const context = (over: Partial<PctContext> = {}): PctContext => ({
   totalTokens: 70,
   numPrompts: 64,
   outputLen: 40,
-  expectedCachedTokens: 64,
-  pageSize: 16,
-  interrupted: false,
-  ...over,
-});
+};
 
 /** Key order of the script's maybe_write_summary_jsonl, read from a line it wrote. */
 const SCRIPT_KEYS = Object.keys(parseJsonlLine(readFileSync(join(FIXTURES, "script_results.jsonl"), "utf8").split("\n")[0]!));
 
-describe("summarizePct result shape", () => {
+describe("a sweep line's script part: where it sits and its request metrics", () => {
   const records = mixed.map(fromFixture);
-  const result = summarizePct({
-    records,
-    durationS: 3.217,
-    countTokens: wordCount,
-    context: context(),
-  });
+  const metrics = requestMetrics(records, 3.217, wordCount);
+  const line = buildLine("sweep", { place: scriptPlaceKeys(place), requests: metrics, cached: cachedTokenStats(records) });
 
-  test("the script's keys come first, in its order, then our per-request extras", () => {
-    const keys = Object.keys(result);
+  test("the builder puts the script's keys first, in its order, then ours from the same groups", () => {
+    const keys = Object.keys(line);
     expect(keys.slice(0, SCRIPT_KEYS.length)).toEqual(SCRIPT_KEYS);
     expect(keys.slice(SCRIPT_KEYS.length)).toEqual([
       "failed",
       "errors",
       "errors_by_kind",
-      "interrupted",
-      "page_size",
-      "expected_cached_tokens",
       "mean_cached_tokens",
       "min_cached_tokens",
       "max_cached_tokens",
-      "cached_tokens_mismatched",
       "hdr",
       "hdr_unit",
+      "schema_version",
     ]);
-    expect(result.backend).toBe("sglang");
-    expect(result.request_rate).toBe(Infinity);
-    expect(result.dataset_name).toBe("warm-cache");
-    expect(result.shared_prefix_pct).toBe(90);
-    expect(result.page_size).toBe(16);
+    expect(line.backend).toBe("sglang");
+    expect(line.request_rate).toBe(Infinity);
+    expect(line.dataset_name).toBe("warm-cache");
+    expect(line.shared_prefix_pct).toBe(90);
   });
 
   test("hdr histograms hold the same samples in µs", () => {
     const ok = records.filter((r) => r.ok);
     const itlCount = ok.reduce((n, r) => n + r.itlMs.length, 0);
-    expect(result.hdr_unit).toBe("us");
-    expect(decodeHistogram(result.hdr.ttft_us).totalCount).toBe(ok.length);
-    expect(decodeHistogram(result.hdr.e2e_latency_us).totalCount).toBe(ok.length);
-    expect(decodeHistogram(result.hdr.itl_us).totalCount).toBe(itlCount);
-    expect(decodeHistogram(result.hdr.tpot_us).totalCount).toBe(ok.filter((r) => r.outputLen > 1).length);
-    const p50Us = decodeHistogram(result.hdr.ttft_us).getValueAtPercentile(50);
-    expect(Math.abs(p50Us / 1000 - result.median_ttft_ms!) / result.median_ttft_ms!).toBeLessThan(0.02);
+    expect(metrics.hdr_unit).toBe("us");
+    expect(decodeHistogram(metrics.hdr.ttft_us).totalCount).toBe(ok.length);
+    expect(decodeHistogram(metrics.hdr.e2e_latency_us).totalCount).toBe(ok.length);
+    expect(decodeHistogram(metrics.hdr.itl_us).totalCount).toBe(itlCount);
+    expect(decodeHistogram(metrics.hdr.tpot_us).totalCount).toBe(ok.filter((r) => r.outputLen > 1).length);
+    const p50Us = decodeHistogram(metrics.hdr.ttft_us).getValueAtPercentile(50);
+    expect(Math.abs(p50Us / 1000 - metrics.median_ttft_ms!) / metrics.median_ttft_ms!).toBeLessThan(0.02);
   });
 
   test("cache statistics over successful records that reported cached_tokens", () => {
     const reported = records.filter((r) => r.ok).map((r) => r.cachedTokens);
-    expect(result.expected_cached_tokens).toBe(64);
-    expect(result.min_cached_tokens).toBe(48);
-    expect(result.max_cached_tokens).toBe(64);
-    expect(result.cached_tokens_mismatched).toBe(reported.filter((c) => c !== 64).length);
-    expect(result.cached_tokens_mismatched).toBeGreaterThan(0);
-    expect(result.mean_cached_tokens).toBeCloseTo(reported.reduce((a, b) => a + b, 0) / reported.length, 10);
+    const stats = cachedTokenStats(records);
+    expect(stats.min_cached_tokens).toBe(48);
+    expect(stats.max_cached_tokens).toBe(64);
+    expect(stats.mean_cached_tokens).toBeCloseTo(reported.reduce((a, b) => a + b, 0) / reported.length, 10);
   });
 });
 
-describe("summarizePct extras", () => {
+describe("request metrics", () => {
   test("errors are bucketed by kind + truncated message, bounded, largest first", () => {
     const records: RequestRecord[] = [makeRecord(0)];
     const fail = (kind: FailureKind, message: string) =>
@@ -142,7 +136,7 @@ describe("summarizePct extras", () => {
     const long = "x".repeat(500);
     fail("network", `${long}A`);
     fail("network", `${long}B`);
-    const result = summarizePct({ records, durationS: 1, countTokens: wordCount, context: context() });
+    const result = requestMetrics(records, 1, wordCount);
     expect(result.failed).toBe(35);
     expect(result.completed).toBe(1);
     expect(result.errors.length).toBe(MAX_ERROR_ENTRIES);
@@ -154,38 +148,23 @@ describe("summarizePct extras", () => {
 
   test("no success: null (no sample) for ttft/tpot/itl/e2e, null cache stats", () => {
     const records = [makeRecord(0, { ok: false, failureKind: "connect", failureMessage: "refused", cachedTokens: -1 })];
-    const result = summarizePct({
-      records,
-      durationS: 2,
-      countTokens: wordCount,
-      context: context({ interrupted: true }),
-    });
+    const result = requestMetrics(records, 2, wordCount);
     expect(result.completed).toBe(0);
     expect(result.mean_ttft_ms).toBeNull();
     expect(result.p99_itl_ms).toBeNull();
     expect(result.mean_e2e_latency_ms).toBeNull();
     expect(result.concurrency).toBe(0);
     expect(result.total_output).toBe(0);
-    expect(result.mean_cached_tokens).toBeNull();
-    expect(result.cached_tokens_mismatched).toBeNull();
-    expect(result.interrupted).toBe(true);
+    expect(cachedTokenStats(records)).toEqual({ mean_cached_tokens: null, min_cached_tokens: null, max_cached_tokens: null });
   });
 
   test("records that did not report cached_tokens are left out of the cache statistics", () => {
     const records = [makeRecord(0, { cachedTokens: -1 }), makeRecord(1, { cachedTokens: 32 })];
-    const result = summarizePct({ records, durationS: 1, countTokens: wordCount, context: context() });
-    expect(result.mean_cached_tokens).toBe(32);
-    expect(result.cached_tokens_mismatched).toBe(1);
+    expect(cachedTokenStats(records).mean_cached_tokens).toBe(32);
   });
-});
 
-describe("summarizePct cache statistics at pct 0", () => {
-  test("a reported 0 is a report: requests that found nothing cached count, and agree with an expected 0", () => {
+  test("a reported 0 is a report: requests that found nothing cached count", () => {
     const records = [makeRecord(0, { cachedTokens: 0 }), makeRecord(1, { cachedTokens: 0 }), makeRecord(2, { cachedTokens: 16 })];
-    const result = summarizePct({ records, durationS: 1, countTokens: wordCount, context: context({ expectedCachedTokens: 0 }) });
-    expect(result.mean_cached_tokens).toBe(16 / 3);
-    expect(result.min_cached_tokens).toBe(0);
-    expect(result.max_cached_tokens).toBe(16);
-    expect(result.cached_tokens_mismatched).toBe(1);
+    expect(cachedTokenStats(records)).toEqual({ mean_cached_tokens: 16 / 3, min_cached_tokens: 0, max_cached_tokens: 16 });
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { PctResult } from "../../../src/metrics/summarize.ts";
+import type { PctLine } from "../../../src/metrics/pct-record.ts";
 import {
   centerPython,
   formatFixed2,
@@ -22,10 +22,10 @@ const scriptConsole = readFileSync(join(FIXTURES, "script_console.txt"), "utf8")
 const scriptResults = scriptJsonl
   .split("\n")
   .filter((l) => l !== "")
-  .map((l) => parseJsonlLine(l) as PctResult);
+  .map((l) => parseJsonlLine(l) as PctLine);
 
-/** The script's result plus our extras, as summarizePct builds them. */
-function withExtras(base: PctResult, over: Partial<PctResult> = {}): PctResult {
+/** The script's result plus our extras, as the engine adds them. */
+function withExtras(base: PctLine, over: Partial<PctLine> = {}): PctLine {
   return {
     ...base,
     failed: 2,
