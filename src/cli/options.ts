@@ -27,10 +27,8 @@ import { oneOf, parseBaseUrl, parseIntFlag, parseNumberFlag, parsePositive, pars
 export function parseRunOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env): RunOptions {
   const d = RUN_DEFAULTS;
   // Every bound flag of run, parsed from its declaration (config/flags/bound.ts); what follows relates several.
-  const bound = parseBound("run", raw, env) as Pick<
-    RunOptions,
-    "backend" | "endpoint" | "totalTokens" | "pcts" | "numPrompts" | "outputLen" | "maxConcurrency" | "requestRates"
-  >;
+  const bound = parseBound("run", raw, env) as Partial<RunOptions> &
+    Pick<RunOptions, "backend" | "endpoint" | "totalTokens" | "pcts" | "numPrompts" | "outputLen" | "maxConcurrency" | "requestRates">;
   const { backend, endpoint, totalTokens, pcts, numPrompts, outputLen, maxConcurrency } = bound;
   if (backend !== "auto") {
     const resolved = endpointFor(ENGINES[backend], endpoint);
@@ -78,7 +76,7 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     idBytes(maxWs * splitPrompt(totalTokens, Math.max(...pcts)).prefixLen) + inFlight * totalTokens * IN_FLIGHT_BYTES_PER_TOKEN,
     `--working-set ${maxWs} x --total-tokens ${totalTokens}, with ${inFlight} prompts in flight (--num-prompts ${numPrompts}, --max-concurrency ${maxConcurrency})`,
   );
-  return {
+  const opts: RunOptions = {
     backend,
     endpoint,
     ...target,
@@ -98,6 +96,9 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     ...parsePassportFlag(raw),
     ...(workingSetAuto ? { workingSetAuto: true as const } : {}),
   };
+  // Every other field a run flag is bound to (its declaration typed by the field) comes as parsed, after these.
+  for (const [field, value] of Object.entries(bound)) if (!(field in opts)) (opts as unknown as Record<string, unknown>)[field] = value;
+  return opts;
 }
 
 /** A list of replica URLs, each checked as --base-url is: distinct, one set of credentials. */

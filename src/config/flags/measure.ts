@@ -13,6 +13,8 @@ import {
   READY_QUEUE_POLICIES,
   RUN_DEFAULTS as d,
   VERIFY_CACHE_MODES,
+  type MultiturnOptions,
+  type RunOptions,
 } from "../options.ts";
 import type { FlagBinding, FlagDecl, RefusedFlag } from "./types.ts";
 import {
@@ -37,6 +39,19 @@ const flagField = (name: string, field: string, shapesWorkload = false): FlagBin
   parse: (raw) => raw[name] === true,
   ...(shapesWorkload ? { shapesWorkload: true as const } : {}),
 });
+/** Option fields a flag may fill (run's and multiturn's). */
+type Fields = RunOptions & MultiturnOptions;
+/** A flag bound to option field `field`: its value parser is typed by the field, so a declaration cannot fill it wrong. */
+const to = <K extends keyof Fields>(field: K, value: (text: string | undefined, flag: string) => Fields[K], shapesWorkload = false): FlagBinding => ({
+  field,
+  value,
+  ...(shapesWorkload ? { shapesWorkload: true as const } : {}),
+});
+/** A declared choice's value (the generic parser has checked it is one of `choices`). */
+const chosen =
+  <T extends string>(_choices: readonly T[]) =>
+  (text: string | undefined): T =>
+    text as T;
 /** A path's field: null when not given. */
 const pathField = (name: string, field: string): FlagBinding => ({ field, parse: (raw) => str(raw, name) ?? null });
 /** A flag whose field shapes the workload, parsed with the options it is checked against (its command's parser). */
@@ -73,7 +88,7 @@ const SERVER_FLAGS: FlagDecl[] = [
         },
         replay: { help: "auto (ask the server), sglang (native /generate), vllm, llamacpp or openai (/v1/completions); token-id prompts" },
       },
-      { default: d.backend, choices: BACKENDS, bind: { field: "backend", value: (t) => t } },
+      { default: d.backend, choices: BACKENDS, bind: to("backend", chosen(BACKENDS)) },
     ),
     "backend",
   ),
@@ -85,7 +100,7 @@ const SERVER_FLAGS: FlagDecl[] = [
         run: true,
         demo: { help: "auto, generate, completions or chat (/v1/chat/completions, text prompts)" },
       },
-      { default: d.endpoint, choices: ENDPOINTS, bind: { field: "endpoint", value: (t) => t } },
+      { default: d.endpoint, choices: ENDPOINTS, bind: to("endpoint", chosen(ENDPOINTS)) },
     ),
     "endpoint",
   ),
@@ -131,10 +146,7 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
       },
       {
         default: d.numPrompts,
-        bind: {
-          field: "numPrompts",
-          value: (t, f) => parseIntAtLeast(f, t!, 1, 'no request would be measured (the script then stops with "All requests failed")'),
-        },
+        bind: to("numPrompts", (t, f) => parseIntAtLeast(f, t!, 1, 'no request would be measured (the script then stops with "All requests failed")')),
       },
     ),
     "numPrompts",
@@ -146,10 +158,7 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
       { run: true, demo: { default: dd.totalTokens } },
       {
         default: d.totalTokens,
-        bind: {
-          field: "totalTokens",
-          value: (t, f) => parseIntAtLeast(f, t!, 1, "every prompt would be empty, and a server cannot prefill or answer an empty prompt"),
-        },
+        bind: to("totalTokens", (t, f) => parseIntAtLeast(f, t!, 1, "every prompt would be empty, and a server cannot prefill or answer an empty prompt")),
       },
     ),
     "totalTokens",
@@ -165,10 +174,7 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
       },
       {
         default: d.outputLen,
-        bind: {
-          field: "outputLen",
-          value: (t, f) => parseIntAtLeast(f, t!, 1, "without an output token there is no time to first token to measure (use 1 or more)"),
-        },
+        bind: to("outputLen", (t, f) => parseIntAtLeast(f, t!, 1, "without an output token there is no time to first token to measure (use 1 or more)")),
       },
     ),
     "outputLen",
@@ -183,19 +189,13 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
         multiturn: {
           help: "Turns in flight at once (bench_multiturn's max-parallel); 0 = every client",
           default: md.maxConcurrency,
-          bind: {
-            field: "maxConcurrency",
-            value: (t, f) => parseIntAtLeast(f, t!, 0, "a concurrency limit cannot be negative (0 means every client at once)", 65535),
-          },
+          bind: to("maxConcurrency", (t, f) => parseIntAtLeast(f, t!, 0, "a concurrency limit cannot be negative (0 means every client at once)", 65535)),
         },
         replay: { help: "Requests in flight at most; 0 = no limit (--ignore-timestamps needs one)", default: 0 },
       },
       {
         default: d.maxConcurrency,
-        bind: {
-          field: "maxConcurrency",
-          value: (t, f) => parseIntAtLeast(f, t!, 0, "a concurrency limit cannot be negative (0 means unlimited, as in the script)", 65535),
-        },
+        bind: to("maxConcurrency", (t, f) => parseIntAtLeast(f, t!, 0, "a concurrency limit cannot be negative (0 means unlimited, as in the script)", 65535)),
       },
     ),
     "maxConcurrency",
@@ -205,14 +205,14 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
       "pcts",
       "Comma-separated shared-prefix percentages to sweep",
       { run: true, demo: { default: dd.pcts } },
-      { default: d.pcts, bind: { field: "pcts", value: (t) => parsePcts(t!) } },
+      { default: d.pcts, bind: to("pcts", (t) => parsePcts(t!)) },
     ),
     "pcts",
   ),
   shaped(
     text("request-rate", "Requests per second, or a comma list to sweep (one line per pct and rate); inf = next request when a slot is free", SWEEPS, {
       default: d.requestRate,
-      bind: { field: "requestRates", value: (t) => parseRequestRates(t!) },
+      bind: to("requestRates", (t) => parseRequestRates(t!)),
     }),
     "requestRates",
   ),
@@ -236,10 +236,7 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
         multiturn: {
           help: "Distinct system prompts (client c uses c mod K): cache pressure",
           default: md.workingSet,
-          bind: {
-            field: "workingSet",
-            value: (t, f) => parseIntAtLeast(f, t!, 1, "a working set holds at least one system prompt (1 = every client shares the same one)"),
-          },
+          bind: to("workingSet", (t, f) => parseIntAtLeast(f, t!, 1, "a working set holds at least one system prompt (1 = every client shares the same one)")),
         },
       },
       { default: d.workingSet },
@@ -349,7 +346,7 @@ const CONVERSATION_FLAGS: FlagDecl[] = [
     "num-clients",
     "Conversations run side by side",
     { multiturn: true },
-    { default: md.numClients, bind: { field: "numClients", value: (t, f) => parseIntAtLeast(f, t!, 1, "a conversation needs at least one client") } },
+    { default: md.numClients, bind: to("numClients", (t, f) => parseIntAtLeast(f, t!, 1, "a conversation needs at least one client")) },
   ),
   text(
     "num-rounds",
@@ -357,21 +354,21 @@ const CONVERSATION_FLAGS: FlagDecl[] = [
     { multiturn: true },
     {
       default: md.numRounds,
-      bind: { field: "numRounds", value: (t, f) => parseIntAtLeast(f, t!, 1, "each client needs at least one round (turn) to be measured") },
+      bind: to("numRounds", (t, f) => parseIntAtLeast(f, t!, 1, "each client needs at least one round (turn) to be measured")),
     },
   ),
   text(
     "turn-tokens",
     "New user tokens in every turn (bench_multiturn's sub-question-input-length)",
     { multiturn: true },
-    { default: md.turnTokens, bind: { field: "turnTokens", value: (t, f) => parseIntAtLeast(f, t!, 1, "every user turn adds at least one new token") } },
+    { default: md.turnTokens, bind: to("turnTokens", (t, f) => parseIntAtLeast(f, t!, 1, "every user turn adds at least one new token")) },
   ),
   text("first-turn-tokens", "New user tokens of the first turn (bench_multiturn's request-length; default: --turn-tokens)", { multiturn: true }),
   text(
     "shared-system-tokens",
     "A system prompt every conversation starts with (warmed before round 0)",
     { multiturn: true },
-    { default: md.sharedSystemTokens, bind: { field: "sharedSystemTokens", value: (t, f) => parseIntFlag(f, t!, 0) } },
+    { default: md.sharedSystemTokens, bind: to("sharedSystemTokens", (t, f) => parseIntFlag(f, t!, 0)) },
   ),
   bool(
     "round-barrier",
@@ -385,13 +382,13 @@ const CONVERSATION_FLAGS: FlagDecl[] = [
     "think-time",
     "Seconds a client waits between its turns: 0.5, exp:MEAN or uniform:LOW:HIGH",
     { multiturn: true },
-    { default: md.thinkTime, bind: { field: "thinkTime", value: (t) => parseThinkTime(t!) } },
+    { default: md.thinkTime, bind: to("thinkTime", (t) => parseThinkTime(t!)) },
   ),
   text(
     "ready-queue-policy",
     `Which ready client goes next: ${READY_QUEUE_POLICIES.join(", ")}`,
     { multiturn: true },
-    { default: md.readyQueuePolicy, choices: READY_QUEUE_POLICIES, bind: { field: "readyQueuePolicy", value: (t) => t } },
+    { default: md.readyQueuePolicy, choices: READY_QUEUE_POLICIES, bind: to("readyQueuePolicy", chosen(READY_QUEUE_POLICIES)) },
   ),
 ];
 
@@ -399,7 +396,7 @@ const CONVERSATION_FLAGS: FlagDecl[] = [
 const SHARED_FLAGS: FlagDecl[] = [
   text("seed", "Random seed for prompt generation (Python random.Random compatible)", MEASURING, {
     default: d.seed,
-    bind: { field: "seed", value: (t) => parseSeed(t!), shapesWorkload: true },
+    bind: to("seed", (t) => parseSeed(t!), true),
   }),
   bool("disable-ignore-eos", "Let requests stop at EOS (ignore_eos=false)", MEASURING, { bind: flagField("disable-ignore-eos", "disableIgnoreEos", true) }),
   text(
@@ -446,29 +443,21 @@ const SHARED_FLAGS: FlagDecl[] = [
     },
     {
       default: d.settleMs / 1000,
-      bind: { field: "settleMs", value: (t, f) => parseNumberFlag(f, t!, 0) * 1000 },
+      bind: to("settleMs", (t, f) => parseNumberFlag(f, t!, 0) * 1000),
     },
   ),
   // Not the demo's: its own mock is idle whenever it is flushed, so it never answers busy (refused below).
   text("flush-deadline", "Seconds to keep retrying a busy /flush_cache", NET, {
     default: d.flushDeadlineS,
-    bind: { field: "flushDeadlineS", value: (t, f) => parseNumberFlag(f, t!, 0) },
+    bind: to("flushDeadlineS", (t, f) => parseNumberFlag(f, t!, 0)),
   }),
   text("request-timeout", "Seconds one request may take in all", MEASURING, {
     default: d.requestTimeoutS,
-    bind: {
-      field: "requestTimeoutS",
-      value: (t, f) => parseNumberFlag(f, t!, 0.001),
-      shapesWorkload: true,
-    },
+    bind: to("requestTimeoutS", (t, f) => parseNumberFlag(f, t!, 0.001), true),
   }),
   text("stall-timeout", "Seconds without any byte before a request fails as stalled", MEASURING, {
     default: d.stallTimeoutS,
-    bind: {
-      field: "stallTimeoutS",
-      value: (t, f) => parseNumberFlag(f, t!, 0.001),
-      shapesWorkload: true,
-    },
+    bind: to("stallTimeoutS", (t, f) => parseNumberFlag(f, t!, 0.001), true),
   }),
   text(
     "flush",
@@ -478,12 +467,12 @@ const SHARED_FLAGS: FlagDecl[] = [
       multiturn: { help: "Cache flush before round 0: auto (the backend's way) or none" },
       replay: { help: "Cache flush before the first request: auto (the backend's way) or none" },
     },
-    { default: d.flush, choices: FLUSH_MODES, bind: { field: "flush", value: (t) => t } },
+    { default: d.flush, choices: FLUSH_MODES, bind: to("flush", chosen(FLUSH_MODES)) },
   ),
   text("verify-cache", "Check cached tokens against the expected prefix: off, warn or strict (exit 4)", MEASURING, {
     default: d.verifyCache,
     choices: VERIFY_CACHE_MODES,
-    bind: { field: "verifyCache", value: (t) => t },
+    bind: to("verifyCache", chosen(VERIFY_CACHE_MODES)),
   }),
   text(
     "cache-tolerance",
@@ -497,7 +486,7 @@ const SHARED_FLAGS: FlagDecl[] = [
     },
     {
       default: d.cacheTolerance,
-      bind: { field: "cacheTolerance", value: (t, f) => parseFraction(f, t!) },
+      bind: to("cacheTolerance", (t, f) => parseFraction(f, t!)),
     },
   ),
   bool(
