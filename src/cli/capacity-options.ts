@@ -3,15 +3,15 @@
  * is checked as run checks it), then the search's flags. Every problem is one UsageError naming the flag (exit 2),
  * before anything is sent.
  */
-import { parseRelative } from "../config/relative.ts";
 import { UsageError } from "../errors.ts";
-import { CAPACITY_DEFAULTS as c, SEARCH_MODES, type CapacityOptions, type CapacityRequirement, type SearchMode } from "../config/capacity-options.ts";
+import { CAPACITY_DEFAULTS as c, type CapacityOptions, type CapacityRequirement, type SearchMode } from "../config/capacity-options.ts";
 import { GATE_OPS } from "../schema/gate.ts";
 import { parseGates } from "../gates/parse.ts";
 import { checkGatesMatchPlan } from "../gates/plan.ts";
 import { plannedSweepAxes } from "../schema/axes.ts";
 import { checkSearchGates } from "../capacity/gate-direction.ts";
-import { oneOf, parseIntFlag, str, type RawFlags } from "../config/flag-values.ts";
+import { str, type RawFlags } from "../config/flag-values.ts";
+import { parseBound } from "../config/flags/bound.ts";
 import { parseRunOptions } from "./options.ts";
 
 const NUMBER = String.raw`[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?`;
@@ -21,19 +21,6 @@ function parseNumber(flag: string, text: string): number {
   const n = text.trim() === "" ? NaN : Number(text.trim());
   if (!Number.isFinite(n)) throw new UsageError(`--${flag}: expected a number, got "${text}"`);
   return n;
-}
-
-function parsePositiveSeconds(flag: string, text: string): number {
-  const s = parseNumber(flag, text);
-  if (!(s > 0)) throw new UsageError(`--${flag} ${text}: must be > 0 seconds`);
-  return s;
-}
-
-/** `--precision 5%`: a fraction in (0, 0.5). */
-export function parsePrecision(text: string): number {
-  const p = parseRelative("precision", text, { min: 0, max: 0.5, minOpen: true, what: "the bracket's width relative to its low end, e.g. 5%" });
-  if (p >= 0.5) throw new UsageError(`--precision ${text}: must be above 0% and below 50% (the bracket's width relative to its low end, e.g. 5%)`);
-  return p;
 }
 
 /** `--bracket LOW:HIGH`: 0 < LOW < HIGH (whole numbers >= 1 for a concurrency). */
@@ -90,18 +77,16 @@ export function requirementApplies(req: CapacityRequirement, pct: number): boole
 /** Turns raw `warmbench capacity` flags into CapacityOptions, or throws one UsageError naming the flag. */
 export function parseCapacityOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env): CapacityOptions {
   if (str(raw, "base-url")?.includes(",")) throw new UsageError("--base-url: several replicas (A,B,...) are routed by run and multiturn only; give one URL");
-  const search = oneOf(raw, "search", SEARCH_MODES, c.search);
-  const probeRequestsRaw = str(raw, "num-prompts");
-  const durationRaw = str(raw, "duration");
+  // Every bound flag of capacity, parsed from its declaration (config/flags/bound.ts); what follows relates several.
+  const bound = parseBound("capacity", raw, env) as Pick<CapacityOptions, "search" | "probeRequests" | "probeDurationS" | "precision" | "confirm">;
+  const { search, probeRequests } = bound;
   if (search === "concurrency") {
     for (const flag of ["max-concurrency", "burstiness", "duration"]) {
       if (raw[flag] !== undefined)
         throw new UsageError(`--${flag}: a concurrency search runs a closed loop at the concurrency it probes, so --${flag} would do nothing`);
     }
   }
-  if (durationRaw !== undefined && probeRequestsRaw !== undefined)
-    throw new UsageError("--duration: --num-prompts is the other way to size a probe; give one of them");
-  const probeRequests = parseIntFlag("num-prompts", probeRequestsRaw ?? String(c.probeRequests), 1);
+  // --duration beside --num-prompts: refused by the declaration (conflicts).
   const workingSet = str(raw, "working-set");
   if (workingSet !== undefined && workingSet.includes(","))
     throw new UsageError(`--working-set ${workingSet}: a capacity search probes one working-set size (run one search per size)`);
@@ -131,9 +116,9 @@ export function parseCapacityOptions(raw: RawFlags, env: Record<string, string |
     run: { ...run, gates },
     search,
     probeRequests,
-    probeDurationS: durationRaw === undefined ? null : parsePositiveSeconds("duration", durationRaw),
-    precision: parsePrecision(str(raw, "precision") ?? c.precision),
-    confirm: parseIntFlag("confirm", str(raw, "confirm") ?? String(c.confirm), 1, 10),
+    probeDurationS: bound.probeDurationS,
+    precision: bound.precision,
+    confirm: bound.confirm,
     start,
     bracket,
     require: parseRequirements(str(raw, "require"), run.pcts),

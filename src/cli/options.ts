@@ -292,9 +292,7 @@ function parseLoad(raw: RawFlags, seed: bigint, requestRates: number[]): Pick<Ru
   if (requestRates.some((r) => !Number.isFinite(r))) {
     throw new UsageError(`--duration ${durationRaw}: needs a finite --request-rate for every line (requests arrive at that rate until the time is up)`);
   }
-  if (raw["num-prompts"] !== undefined) {
-    throw new UsageError(`--duration ${durationRaw}: --num-prompts is the other way to stop a line; give one of them`);
-  }
+  // --num-prompts beside it: refused by the declaration (conflicts).
   const most = Math.max(...requestRates) * durationS;
   if (most > d.maxRequestsPerLine) {
     throw new UsageError(`--duration ${durationRaw}: rate x duration = ${Math.round(most)} requests per line, more than ${d.maxRequestsPerLine}`);

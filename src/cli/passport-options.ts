@@ -1,9 +1,7 @@
 /** Parsing of `warmbench passport` flags: the server target and run's shared flags, then its own. */
-import { BACKENDS, RUN_DEFAULTS } from "../config/options.ts";
-import { FLAG_MAXIMA } from "../config/bounds.ts";
-import { PASSPORT_DEFAULTS } from "../config/flags/passport.ts";
 import type { PassportOptions } from "../passport/run-passport.ts";
-import { oneOf, parseIntFlag, parseNumberFlag, str, type RawFlags } from "../config/flag-values.ts";
+import type { RawFlags } from "../config/flag-values.ts";
+import { parseBound } from "../config/flags/bound.ts";
 import { parseServerTarget, parseSharedTail } from "./options.ts";
 
 export function parsePassportOptions(
@@ -12,8 +10,10 @@ export function parsePassportOptions(
 ): PassportOptions & { outputFile: string | null; quiet: boolean } {
   const target = parseServerTarget(raw);
   const shared = parseSharedTail(raw, env);
+  // The passport's own flags, parsed from their declarations (config/flags/bound.ts).
+  const bound = parseBound("passport", raw, env) as Pick<PassportOptions, "backend" | "maxTokens" | "idleWaitS">;
   return {
-    backend: oneOf(raw, "backend", BACKENDS, RUN_DEFAULTS.backend),
+    backend: bound.backend,
     endpoint: "auto",
     ...target,
     apiKey: shared.apiKey,
@@ -30,7 +30,7 @@ export function parsePassportOptions(
     pageSize: null,
     outputFile: shared.outputFile,
     quiet: shared.quiet,
-    maxTokens: parseIntFlag("max-tokens", str(raw, "max-tokens") ?? String(PASSPORT_DEFAULTS.maxTokens), 1, FLAG_MAXIMA["max-tokens"]?.max),
-    idleWaitS: parseNumberFlag("idle-wait", str(raw, "idle-wait") ?? String(PASSPORT_DEFAULTS.idleWaitS), 0),
+    maxTokens: bound.maxTokens,
+    idleWaitS: bound.idleWaitS,
   };
 }

@@ -5,11 +5,11 @@
  */
 import { parsePassportFlag } from "./passport-file.ts";
 import { UsageError } from "../errors.ts";
-import { BACKENDS, RUN_DEFAULTS } from "../config/options.ts";
 import { REPLAY_DEFAULTS as r } from "../config/flags/replay.ts";
 import { type AnalyzeOptions, type ReplayOptions } from "../replay/options.ts";
 import type { TraceOptions } from "../replay/trace.ts";
-import { oneOf, parseIntFlag, parseNumberFlag, str, type RawFlags } from "../config/flag-values.ts";
+import { parseIntFlag, parseNumberFlag, str, type RawFlags } from "../config/flag-values.ts";
+import { parseBound } from "../config/flags/bound.ts";
 import { parseFidelity, parseReplicas, parseServerTarget, parseSharedTail } from "./options.ts";
 
 const optionalInt = (raw: RawFlags, flag: string, min: number): number | null => {
@@ -52,17 +52,20 @@ export function parseAnalyzeOptions(raw: RawFlags): AnalyzeOptions {
 }
 
 export function parseReplayOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env): ReplayOptions {
-  const d = RUN_DEFAULTS;
   const path = tracePath(raw);
   const target = parseServerTarget(raw, "; --analyze needs none", true);
-  const maxConcurrency = parseIntFlag("max-concurrency", str(raw, "max-concurrency") ?? String(r.maxConcurrency), 0, 65535);
-  const ignoreTimestamps = raw["ignore-timestamps"] === true;
+  // Every bound flag of replay, parsed from its declaration (config/flags/bound.ts); what follows relates several.
+  const bound = parseBound("replay", raw, env) as Pick<
+    ReplayOptions,
+    "backend" | "maxConcurrency" | "ignoreTimestamps" | "timeScale" | "windowS" | "cacheTokens"
+  >;
+  const { maxConcurrency, ignoreTimestamps } = bound;
   if (ignoreTimestamps && maxConcurrency === 0) {
     throw new UsageError("--ignore-timestamps: a closed loop needs --max-concurrency C > 0 (requests in flight at once)");
   }
   if (ignoreTimestamps && str(raw, "time-scale") !== undefined) throw new UsageError("--time-scale: with --ignore-timestamps there is no schedule to scale");
   return {
-    backend: oneOf(raw, "backend", BACKENDS, d.backend),
+    backend: bound.backend,
     // Token-id prompts: the engine's own generation API (the trace's blocks must reach the server as ids).
     endpoint: "auto",
     ...target,
@@ -70,10 +73,10 @@ export function parseReplayOptions(raw: RawFlags, env: Record<string, string | u
     ...parseSharedTail(raw, env),
     tracePath: path,
     trace: traceOptions(raw),
-    timeScale: positiveNumber(raw, "time-scale", r.timeScale),
+    timeScale: bound.timeScale,
     ignoreTimestamps,
-    windowS: positiveNumber(raw, "window", r.windowS),
-    cacheTokens: optionalInt(raw, "cache-tokens", 1),
+    windowS: bound.windowS,
+    cacheTokens: bound.cacheTokens,
     ...parseFidelity(raw, "auto"),
     ...parsePassportFlag(raw),
     ...parseReplicas(raw, { workers: null, shard: null }),

@@ -157,6 +157,20 @@ export const BAD_INPUTS: readonly BadInput[] = [
   },
   {
     command: "run",
+    what: "two ways to stop a line (--duration and --num-prompts)",
+    args: [...RUN, "--request-rate", "5", "--duration", "2", "--num-prompts", "8"],
+    exit: 2,
+    message: "--duration: not with --num-prompts: --num-prompts is the other way to stop a line; give one of them",
+  },
+  {
+    command: "capacity",
+    what: "two ways to size a probe (--duration and --num-prompts)",
+    args: [...CAP, "--duration", "2", "--num-prompts", "8"],
+    exit: 2,
+    message: "--duration: not with --num-prompts: --num-prompts is the other way to size a probe; give one of them",
+  },
+  {
+    command: "run",
     what: "a hit-loss ledger gate with one server",
     args: [...RUN, "--gate", "loss_routing_ratio<=0.05"],
     exit: 2,

@@ -1,7 +1,7 @@
 /**
  * The one generic parser of bound flags: every declaration a command takes that is bound to an option field (its
  * `bind`, or the command's own in its override) fills that field - its text given, else the command's declared
- * default, checked against declared choices, then the binding's value parser. A command's parser reads the fields
+ * default (neither: null), checked against declared choices, then the binding's value parser. A command's parser reads the fields
  * and checks only what relates several of them.
  */
 import { UsageError } from "../../errors.ts";
@@ -16,7 +16,9 @@ export function boundValue(spec: FlagSpec, bind: FlagBinding, raw: RawFlags, env
   if (bind.parse !== undefined) return bind.parse(raw, env);
   if (bind.value === undefined) return undefined;
   const text = str(raw, spec.name) ?? (spec.default === undefined || spec.default === null ? undefined : String(spec.default));
-  if (text !== undefined && spec.choices !== undefined && !spec.choices.includes(text)) {
+  // Neither given nor defaulted for this command: the field is null (an optional path, a limit not set).
+  if (text === undefined) return null;
+  if (spec.choices !== undefined && !spec.choices.includes(text)) {
     throw new UsageError(`--${spec.name}: "${text}" is not supported (choose from: ${spec.choices.join(", ")})`);
   }
   return bind.value(text, spec.name);

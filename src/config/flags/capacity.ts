@@ -4,8 +4,13 @@
  * flush, the cache check) it does not take: --request-rate, --flush, --verify-cache would fight it. The request count
  * is --num-prompts in every command (here: per probe), the seconds of arrivals --duration (here: per probe).
  */
-import { CAPACITY_DEFAULTS as c, SEARCH_MODES } from "../capacity-options.ts";
+import { CAPACITY_DEFAULTS as c, SEARCH_MODES, type CapacityOptions } from "../capacity-options.ts";
+import { parseIntFlag, parsePositiveSeconds, parsePrecision } from "../flag-values.ts";
+import { bindTo, chosen } from "./binding.ts";
 import type { FlagDecl } from "./types.ts";
+
+/** A flag bound to a capacity option field, its parser typed by the field. */
+const to = bindTo<CapacityOptions>();
 
 /** run's flags that capacity takes with run's meaning, and the ones whose help or default differ there. */
 const FROM_RUN: Record<string, true | FlagDecl["commands"]["run"]> = {
@@ -18,8 +23,16 @@ const FROM_RUN: Record<string, true | FlagDecl["commands"]["run"]> = {
   tokenizer: true,
   "total-tokens": true,
   "output-len": true,
-  "num-prompts": { help: "Requests per probe (a p99 needs about 100 or more)", default: c.probeRequests },
-  duration: { help: "--search rate: seconds of arrivals per probe, instead of --num-prompts" },
+  "num-prompts": {
+    help: "Requests per probe (a p99 needs about 100 or more)",
+    default: c.probeRequests,
+    bind: to("probeRequests", (t, f) => parseIntFlag(f, t, 1)),
+  },
+  duration: {
+    help: "--search rate: seconds of arrivals per probe, instead of --num-prompts",
+    conflicts: { "num-prompts": "--num-prompts is the other way to size a probe; give one of them" },
+    bind: to("probeDurationS", (t, f) => parsePositiveSeconds(f, t)),
+  },
   "max-concurrency": {
     help: "--search rate: most requests in flight in a probe (0 = no limit, the open loop); --search concurrency: refused (the search sets it)",
     default: 0,
@@ -53,9 +66,19 @@ export const withCapacity = (decls: readonly FlagDecl[]): FlagDecl[] =>
 const text = (name: string, help: string, more: Partial<FlagDecl> = {}): FlagDecl => ({ name, type: "string", help, commands: { capacity: true }, ...more });
 
 export const CAPACITY_FLAGS: FlagDecl[] = [
-  text("search", "What to search: rate (open loop, latency from the intended send) or concurrency (closed loop)", { default: c.search, choices: SEARCH_MODES }),
-  text("precision", "Stop when the bracket [pass, fail] is this narrow, relative to its low end (a percent, e.g. 5%)", { default: c.precision }),
-  text("confirm", "Agreeing probes each end of the final bracket needs (of at most 2K-1)", { default: c.confirm }),
+  text("search", "What to search: rate (open loop, latency from the intended send) or concurrency (closed loop)", {
+    default: c.search,
+    choices: SEARCH_MODES,
+    bind: to("search", chosen(SEARCH_MODES)),
+  }),
+  text("precision", "Stop when the bracket [pass, fail] is this narrow, relative to its low end (a percent, e.g. 5%)", {
+    default: c.precision,
+    bind: to("precision", (t) => parsePrecision(t)),
+  }),
+  text("confirm", "Agreeing probes each end of the final bracket needs (of at most 2K-1)", {
+    default: c.confirm,
+    bind: to("confirm", (t, f) => parseIntFlag(f, t, 1, 10)),
+  }),
   text("start", "The first load probed (req/s or requests), or auto: the throughput of a short closed-loop probe (rate), the server's slots (concurrency)", {
     default: c.start,
   }),

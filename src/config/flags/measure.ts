@@ -17,6 +17,7 @@ import {
   type RunOptions,
 } from "../options.ts";
 import type { FlagBinding, FlagDecl, RefusedFlag } from "./types.ts";
+import { bindTo, chosen } from "./binding.ts";
 import {
   parseExtraBody,
   parseFraction,
@@ -41,17 +42,8 @@ const flagField = (name: string, field: string, shapesWorkload = false): FlagBin
 });
 /** Option fields a flag may fill (run's and multiturn's). */
 type Fields = RunOptions & MultiturnOptions;
-/** A flag bound to option field `field`: its value parser is typed by the field, so a declaration cannot fill it wrong. */
-const to = <K extends keyof Fields>(field: K, value: (text: string | undefined, flag: string) => Fields[K], shapesWorkload = false): FlagBinding => ({
-  field,
-  value,
-  ...(shapesWorkload ? { shapesWorkload: true as const } : {}),
-});
-/** A declared choice's value (the generic parser has checked it is one of `choices`). */
-const chosen =
-  <T extends string>(_choices: readonly T[]) =>
-  (text: string | undefined): T =>
-    text as T;
+/** A flag bound to a run or multiturn option field, its parser typed by the field. */
+const to = bindTo<Fields>();
 /** A path's field: null when not given. */
 const pathField = (name: string, field: string): FlagBinding => ({ field, parse: (raw) => str(raw, name) ?? null });
 /** A flag whose field shapes the workload, parsed with the options it is checked against (its command's parser). */
@@ -146,7 +138,7 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
       },
       {
         default: d.numPrompts,
-        bind: to("numPrompts", (t, f) => parseIntAtLeast(f, t!, 1, 'no request would be measured (the script then stops with "All requests failed")')),
+        bind: to("numPrompts", (t, f) => parseIntAtLeast(f, t, 1, 'no request would be measured (the script then stops with "All requests failed")')),
       },
     ),
     "numPrompts",
@@ -158,7 +150,7 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
       { run: true, demo: { default: dd.totalTokens } },
       {
         default: d.totalTokens,
-        bind: to("totalTokens", (t, f) => parseIntAtLeast(f, t!, 1, "every prompt would be empty, and a server cannot prefill or answer an empty prompt")),
+        bind: to("totalTokens", (t, f) => parseIntAtLeast(f, t, 1, "every prompt would be empty, and a server cannot prefill or answer an empty prompt")),
       },
     ),
     "totalTokens",
@@ -174,7 +166,7 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
       },
       {
         default: d.outputLen,
-        bind: to("outputLen", (t, f) => parseIntAtLeast(f, t!, 1, "without an output token there is no time to first token to measure (use 1 or more)")),
+        bind: to("outputLen", (t, f) => parseIntAtLeast(f, t, 1, "without an output token there is no time to first token to measure (use 1 or more)")),
       },
     ),
     "outputLen",
@@ -189,13 +181,17 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
         multiturn: {
           help: "Turns in flight at once (bench_multiturn's max-parallel); 0 = every client",
           default: md.maxConcurrency,
-          bind: to("maxConcurrency", (t, f) => parseIntAtLeast(f, t!, 0, "a concurrency limit cannot be negative (0 means every client at once)", 65535)),
+          bind: to("maxConcurrency", (t, f) => parseIntAtLeast(f, t, 0, "a concurrency limit cannot be negative (0 means every client at once)", 65535)),
         },
-        replay: { help: "Requests in flight at most; 0 = no limit (--ignore-timestamps needs one)", default: 0 },
+        replay: {
+          help: "Requests in flight at most; 0 = no limit (--ignore-timestamps needs one)",
+          default: 0,
+          bind: { field: "maxConcurrency", value: (t, f) => parseIntFlag(f, t, 0, 65535) },
+        },
       },
       {
         default: d.maxConcurrency,
-        bind: to("maxConcurrency", (t, f) => parseIntAtLeast(f, t!, 0, "a concurrency limit cannot be negative (0 means unlimited, as in the script)", 65535)),
+        bind: to("maxConcurrency", (t, f) => parseIntAtLeast(f, t, 0, "a concurrency limit cannot be negative (0 means unlimited, as in the script)", 65535)),
       },
     ),
     "maxConcurrency",
@@ -205,14 +201,14 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
       "pcts",
       "Comma-separated shared-prefix percentages to sweep",
       { run: true, demo: { default: dd.pcts } },
-      { default: d.pcts, bind: to("pcts", (t) => parsePcts(t!)) },
+      { default: d.pcts, bind: to("pcts", (t) => parsePcts(t)) },
     ),
     "pcts",
   ),
   shaped(
     text("request-rate", "Requests per second, or a comma list to sweep (one line per pct and rate); inf = next request when a slot is free", SWEEPS, {
       default: d.requestRate,
-      bind: to("requestRates", (t) => parseRequestRates(t!)),
+      bind: to("requestRates", (t) => parseRequestRates(t)),
     }),
     "requestRates",
   ),
@@ -222,7 +218,8 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
   ),
   shaped(
     text("duration", "Open loop: seconds during which requests arrive at the rate (instead of --num-prompts)", {
-      ...SWEEPS,
+      run: { conflicts: { "num-prompts": "--num-prompts is the other way to stop a line; give one of them" } },
+      demo: { conflicts: { "num-prompts": "--num-prompts is the other way to stop a line; give one of them" } },
       replay: { help: "Replay this many trace seconds from --start" },
     }),
     "durationS",
@@ -236,7 +233,7 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
         multiturn: {
           help: "Distinct system prompts (client c uses c mod K): cache pressure",
           default: md.workingSet,
-          bind: to("workingSet", (t, f) => parseIntAtLeast(f, t!, 1, "a working set holds at least one system prompt (1 = every client shares the same one)")),
+          bind: to("workingSet", (t, f) => parseIntAtLeast(f, t, 1, "a working set holds at least one system prompt (1 = every client shares the same one)")),
         },
       },
       { default: d.workingSet },
@@ -346,7 +343,7 @@ const CONVERSATION_FLAGS: FlagDecl[] = [
     "num-clients",
     "Conversations run side by side",
     { multiturn: true },
-    { default: md.numClients, bind: to("numClients", (t, f) => parseIntAtLeast(f, t!, 1, "a conversation needs at least one client")) },
+    { default: md.numClients, bind: to("numClients", (t, f) => parseIntAtLeast(f, t, 1, "a conversation needs at least one client")) },
   ),
   text(
     "num-rounds",
@@ -354,21 +351,21 @@ const CONVERSATION_FLAGS: FlagDecl[] = [
     { multiturn: true },
     {
       default: md.numRounds,
-      bind: to("numRounds", (t, f) => parseIntAtLeast(f, t!, 1, "each client needs at least one round (turn) to be measured")),
+      bind: to("numRounds", (t, f) => parseIntAtLeast(f, t, 1, "each client needs at least one round (turn) to be measured")),
     },
   ),
   text(
     "turn-tokens",
     "New user tokens in every turn (bench_multiturn's sub-question-input-length)",
     { multiturn: true },
-    { default: md.turnTokens, bind: to("turnTokens", (t, f) => parseIntAtLeast(f, t!, 1, "every user turn adds at least one new token")) },
+    { default: md.turnTokens, bind: to("turnTokens", (t, f) => parseIntAtLeast(f, t, 1, "every user turn adds at least one new token")) },
   ),
   text("first-turn-tokens", "New user tokens of the first turn (bench_multiturn's request-length; default: --turn-tokens)", { multiturn: true }),
   text(
     "shared-system-tokens",
     "A system prompt every conversation starts with (warmed before round 0)",
     { multiturn: true },
-    { default: md.sharedSystemTokens, bind: to("sharedSystemTokens", (t, f) => parseIntFlag(f, t!, 0)) },
+    { default: md.sharedSystemTokens, bind: to("sharedSystemTokens", (t, f) => parseIntFlag(f, t, 0)) },
   ),
   bool(
     "round-barrier",
@@ -382,7 +379,7 @@ const CONVERSATION_FLAGS: FlagDecl[] = [
     "think-time",
     "Seconds a client waits between its turns: 0.5, exp:MEAN or uniform:LOW:HIGH",
     { multiturn: true },
-    { default: md.thinkTime, bind: to("thinkTime", (t) => parseThinkTime(t!)) },
+    { default: md.thinkTime, bind: to("thinkTime", (t) => parseThinkTime(t)) },
   ),
   text(
     "ready-queue-policy",
@@ -396,7 +393,7 @@ const CONVERSATION_FLAGS: FlagDecl[] = [
 const SHARED_FLAGS: FlagDecl[] = [
   text("seed", "Random seed for prompt generation (Python random.Random compatible)", MEASURING, {
     default: d.seed,
-    bind: to("seed", (t) => parseSeed(t!), true),
+    bind: to("seed", (t) => parseSeed(t), true),
   }),
   bool("disable-ignore-eos", "Let requests stop at EOS (ignore_eos=false)", MEASURING, { bind: flagField("disable-ignore-eos", "disableIgnoreEos", true) }),
   text(
@@ -443,21 +440,21 @@ const SHARED_FLAGS: FlagDecl[] = [
     },
     {
       default: d.settleMs / 1000,
-      bind: to("settleMs", (t, f) => parseNumberFlag(f, t!, 0) * 1000),
+      bind: to("settleMs", (t, f) => parseNumberFlag(f, t, 0) * 1000),
     },
   ),
   // Not the demo's: its own mock is idle whenever it is flushed, so it never answers busy (refused below).
   text("flush-deadline", "Seconds to keep retrying a busy /flush_cache", NET, {
     default: d.flushDeadlineS,
-    bind: to("flushDeadlineS", (t, f) => parseNumberFlag(f, t!, 0)),
+    bind: to("flushDeadlineS", (t, f) => parseNumberFlag(f, t, 0)),
   }),
   text("request-timeout", "Seconds one request may take in all", MEASURING, {
     default: d.requestTimeoutS,
-    bind: to("requestTimeoutS", (t, f) => parseNumberFlag(f, t!, 0.001), true),
+    bind: to("requestTimeoutS", (t, f) => parseNumberFlag(f, t, 0.001), true),
   }),
   text("stall-timeout", "Seconds without any byte before a request fails as stalled", MEASURING, {
     default: d.stallTimeoutS,
-    bind: to("stallTimeoutS", (t, f) => parseNumberFlag(f, t!, 0.001), true),
+    bind: to("stallTimeoutS", (t, f) => parseNumberFlag(f, t, 0.001), true),
   }),
   text(
     "flush",
@@ -486,7 +483,7 @@ const SHARED_FLAGS: FlagDecl[] = [
     },
     {
       default: d.cacheTolerance,
-      bind: to("cacheTolerance", (t, f) => parseFraction(f, t!)),
+      bind: to("cacheTolerance", (t, f) => parseFraction(f, t)),
     },
   ),
   bool(

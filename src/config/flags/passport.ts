@@ -2,6 +2,8 @@
  * Flags of `warmbench passport`: its own (the search's bound, the idle wait) declared here, and the server flags of
  * `run` it takes with run's meaning. It takes no --page-size: the page size is what it measures.
  */
+import { FLAG_MAXIMA } from "../bounds.ts";
+import { parseIntFlag, parseNumberFlag } from "../flag-values.ts";
 import type { FlagDecl } from "./types.ts";
 
 /** Defaults of the passport's own flags (the declarations and the parser read them). */
@@ -43,6 +45,7 @@ export const PASSPORT_FLAGS: FlagDecl[] = [
     help: "Most tokens the capacity search fills the cache with; past it the capacity is reported as a lower bound",
     default: PASSPORT_DEFAULTS.maxTokens,
     commands: { passport: true },
+    bind: { field: "maxTokens", value: (t, f) => parseIntFlag(f, t, 1, FLAG_MAXIMA["max-tokens"]?.max) },
   },
   {
     name: "idle-wait",
@@ -50,5 +53,6 @@ export const PASSPORT_FLAGS: FlagDecl[] = [
     help: "Seconds a cached prompt is left idle before it is checked again (idle expiry); 0: not measured",
     default: PASSPORT_DEFAULTS.idleWaitS,
     commands: { passport: true },
+    bind: { field: "idleWaitS", value: (t, f) => parseNumberFlag(f, t, 0) },
   },
 ];

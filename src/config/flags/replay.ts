@@ -1,5 +1,14 @@
 /** The flags only `warmbench replay TRACE` takes (the ones it shares with run are declared in measure.ts). */
+import { UsageError } from "../../errors.ts";
+import { parseIntFlag, parseNumberFlag } from "../flag-values.ts";
 import type { FlagDecl } from "./types.ts";
+
+/** A number above 0 (a scale, a window). */
+const aboveZero = (text: string, flag: string): number => {
+  const n = parseNumberFlag(flag, text, 0);
+  if (!(n > 0)) throw new UsageError(`--${flag} ${n}: must be > 0`);
+  return n;
+};
 
 /** Defaults of the replay's own flags (the flags' declarations and the parser read them). */
 export const REPLAY_DEFAULTS = {
@@ -29,8 +38,16 @@ export const REPLAY_FLAGS: FlagDecl[] = [
     "Drop (and count) trace lines that are malformed, do not fit --block-size, go back in time or exceed the model's context, instead of exit 2",
   ),
   text("start", "Replay from this trace second on", { default: 0 }),
-  text("time-scale", "Multiply the trace's timestamps: 0.1 sends ten times faster", { default: r.timeScale }),
-  bool("ignore-timestamps", "Closed loop in trace order: the next request as soon as one of --max-concurrency slots is free"),
-  text("window", "Trace seconds per window line (axis window)", { default: r.windowS }),
-  text("cache-tokens", "Cache capacity for the LRU model of evictions (default: the server's, from /server_info; --analyze: none)"),
+  text("time-scale", "Multiply the trace's timestamps: 0.1 sends ten times faster", {
+    default: r.timeScale,
+    bind: { field: "timeScale", value: aboveZero },
+  }),
+  {
+    ...bool("ignore-timestamps", "Closed loop in trace order: the next request as soon as one of --max-concurrency slots is free"),
+    bind: { field: "ignoreTimestamps", parse: (raw) => raw["ignore-timestamps"] === true },
+  },
+  text("window", "Trace seconds per window line (axis window)", { default: r.windowS, bind: { field: "windowS", value: aboveZero } }),
+  text("cache-tokens", "Cache capacity for the LRU model of evictions (default: the server's, from /server_info; --analyze: none)", {
+    bind: { field: "cacheTokens", value: (t, f) => parseIntFlag(f, t, 1) },
+  }),
 ];

@@ -48,7 +48,7 @@ export interface FlagSpec {
 }
 
 /** What differs for one command from the flag's common declaration (its binding too: another field or check). */
-export type FlagOverride = Partial<Pick<FlagSpec, "help" | "default" | "choices" | "optional">> & { bind?: FlagBinding };
+export type FlagOverride = Partial<Pick<FlagSpec, "help" | "default" | "choices" | "optional" | "conflicts">> & { bind?: FlagBinding };
 
 /** Raw flag values as citty hands them over (strings, booleans; repeated flags joined by newlines). */
 export type FlagValues = RawFlags;
@@ -61,10 +61,10 @@ export type FlagValues = RawFlags;
 export interface FlagBinding {
   field: string;
   /**
-   * The flag's text as the command has it - given, else the command's declared default; undefined: neither - into
-   * the field's value. A declared list of choices is checked before (config/flags/bound.ts).
+   * The flag's text as the command has it - given, else the command's declared default - into the field's value
+   * (neither: the field is null, and this is not called). Declared choices are checked before (config/flags/bound.ts).
    */
-  value?: (text: string | undefined, flag: string) => unknown;
+  value?: (text: string, flag: string) => unknown;
   /** Where the flag's text alone is not enough (a switch; an environment variable beside it). */
   parse?: (raw: FlagValues, env: Record<string, string | undefined>) => unknown;
   shapesWorkload?: true;

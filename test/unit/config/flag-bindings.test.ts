@@ -47,6 +47,21 @@ describe("flags bound to their fields", () => {
     expect("numClients" in run).toBe(false);
   });
 
+  test("capacity, replay and passport fill their own fields from the same parser; a flag neither given nor defaulted is null", () => {
+    expect(parseBound("capacity", {}, {})).toMatchObject({ search: "rate", probeRequests: 200, probeDurationS: null, precision: 0.05, confirm: 2 });
+    expect(parseBound("capacity", { "num-prompts": "7", duration: "2.5", search: "concurrency" }, {})).toMatchObject({
+      probeRequests: 7,
+      probeDurationS: 2.5,
+      search: "concurrency",
+    });
+    expect(() => parseBound("capacity", { search: "latency" }, {})).toThrow('--search: "latency" is not supported');
+    expect(() => parseBound("capacity", { confirm: "11" }, {})).toThrow("--confirm: must be <= 10, got 11");
+    expect(parseBound("replay", {}, {})).toMatchObject({ timeScale: 1, windowS: 60, cacheTokens: null, ignoreTimestamps: false, maxConcurrency: 0 });
+    expect(() => parseBound("replay", { "time-scale": "0" }, {})).toThrow("--time-scale 0: must be > 0");
+    expect(() => parseBound("replay", { "cache-tokens": "0" }, {})).toThrow("--cache-tokens: must be >= 1, got 0");
+    expect(parseBound("passport", {}, {})).toMatchObject({ maxTokens: 2_000_000, idleWaitS: 0, backend: "auto" });
+  });
+
   test("a flag left out takes its declaration's default; given, its parser's value", () => {
     const none = parseSharedTail({}, {});
     expect(none).toMatchObject({
