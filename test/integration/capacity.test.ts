@@ -266,7 +266,11 @@ describe("bad input: exit 2 before anything is sent", () => {
     ],
     ["a run flag the search sets", ["--gate", "p99_ttft_ms<=5", "--request-rate", "4"], /request-rate/],
     ["two working-set sizes", ["--gate", "p99_ttft_ms<=5", "--working-set", "1,4"], /one working-set size/],
-    ["--duration with --num-prompts", ["--gate", "p99_ttft_ms<=5", "--duration", "5", "--num-prompts", "100"], /--duration: --num-prompts is the other way/],
+    [
+      "--duration with --num-prompts",
+      ["--gate", "p99_ttft_ms<=5", "--duration", "5", "--num-prompts", "100"],
+      /--duration: not with --num-prompts: --num-prompts is the other way to size a probe/,
+    ],
   ];
   for (const [what, args, message] of cases) {
     test(what, async () => {

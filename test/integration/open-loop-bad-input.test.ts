@@ -21,7 +21,7 @@ const cases: Array<[string, string[], RegExp]> = [
   [
     "a duration and --num-prompts",
     ["--request-rate", "5", "--duration", "10", "--num-prompts", "9"],
-    /^warmbench: error: --duration 10: --num-prompts is the other way/,
+    /^warmbench: error: --duration: not with --num-prompts: --num-prompts is the other way to stop a line/,
   ],
   [
     "a duration in which no request is due",
