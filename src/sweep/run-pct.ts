@@ -20,7 +20,7 @@ import { planPct, repeatLine, type LinePlan, type PctPlan } from "./plan.ts";
 import { gatesOnMean, repeatsDone } from "./repeats.ts";
 import { buildPromptBatch, type PromptBatch } from "./stages/build-prompts.ts";
 import { emitPct } from "./stages/emit.ts";
-import { measure, type Measurement } from "./stages/measure.ts";
+import { measureLine, type LineMeasurement } from "./stages/measure-line.ts";
 import { summarizeMeasurement, type PctSummary } from "./stages/summarize.ts";
 import { warmCell } from "./stages/warm-cell.ts";
 import { checkLineFidelity } from "./stages/check-fidelity.ts";
@@ -71,7 +71,7 @@ export async function runPct(cell: SweepCell, ctx: SweepContext, state: SweepSta
 /** A measured line, not yet emitted, and the state it leaves (whether the next line resends the cell's prompts). */
 interface LineDone {
   summary: PctSummary;
-  measurement: Measurement;
+  measurement: LineMeasurement;
   detailExtra?: DetailLine["extra"];
   next(nextLineResends: boolean): SweepState;
 }
@@ -83,7 +83,7 @@ async function runLine(plan: PctPlan, line: LinePlan, batch: PromptBatch, ctx: S
   const prompts = batch.openLine(line);
   let reset: CacheReset;
   let warm: WarmResult;
-  let measurement: Measurement;
+  let measurement: LineMeasurement;
   const replicas = ctx.replicas;
   const router = replicas === undefined ? undefined : lineRouter(plan, ctx, replicas);
   try {
@@ -98,7 +98,7 @@ async function runLine(plan: PctPlan, line: LinePlan, batch: PromptBatch, ctx: S
     };
     reset = replicas === undefined ? await resetCache(ctx, resetInput) : await resetReplicas(ctx, replicas, resetInput);
     warm = replicas === undefined ? await warmCell(plan, batch, ctx) : await warmReplicas(plan, batch, ctx, replicas, router!);
-    measurement = await measure(plan, line, batch, prompts, router === undefined ? ctx : { ...ctx, router });
+    measurement = await measureLine(plan, line, batch, prompts, router === undefined ? ctx : { ...ctx, router });
   } finally {
     prompts.close();
   }

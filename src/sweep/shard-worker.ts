@@ -20,7 +20,7 @@ import type { SweepContext } from "./context.ts";
 import { planPct, repeatLine, type PctPlan } from "./plan.ts";
 import { sweepJobs, type SweepJob } from "./cells.ts";
 import { buildPromptBatch, type PromptBatch } from "./stages/build-prompts.ts";
-import { sendShare } from "./stages/measure-share.ts";
+import { sendShare } from "./stages/measure-line.ts";
 import { abortOf, sourceFilled } from "../engine/send.ts";
 import { VERSION } from "../version.ts";
 import { WORKER_SINK } from "./sink.ts";

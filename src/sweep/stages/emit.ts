@@ -4,12 +4,12 @@ import type { RequestRecord } from "../../schema/record.ts";
 import { delayedByMachine, describeSaturation } from "../../metrics/self-check.ts";
 import type { SweepContext } from "../context.ts";
 import type { LinePlan } from "../plan.ts";
-import type { Measurement } from "./measure.ts";
+import type { LineMeasurement } from "./measure-line.ts";
 import type { PctSummary } from "./summarize.ts";
 import type { DetailLine } from "../../engine/request-id.ts";
 
 /** `extra`: per request, what the line adds to its details (several replicas: its replica and ledger terms). */
-export function emitPct(summary: PctSummary, line: LinePlan, m: Measurement, ctx: SweepContext, extra?: DetailLine["extra"]): void {
+export function emitPct(summary: PctSummary, line: LinePlan, m: LineMeasurement, ctx: SweepContext, extra?: DetailLine["extra"]): void {
   const { record, cache } = summary;
   const pct = record.shared_prefix_pct;
   logFailures(m.records);

@@ -7,7 +7,7 @@ import { summarizePoint, type Expectations, type PointSummary } from "../../engi
 import type { PromptBatch } from "./build-prompts.ts";
 import type { SweepContext, SweepState } from "../context.ts";
 import type { LinePlan, PctPlan } from "../plan.ts";
-import type { Measurement } from "./measure.ts";
+import type { LineMeasurement } from "./measure-line.ts";
 import type { CacheReset } from "../../engine/reset-cache.ts";
 import type { WarmResult } from "../../engine/warm.ts";
 import type { PromptDrift } from "../../schema/nested.ts";
@@ -23,7 +23,7 @@ export interface MeasuredLine {
   batch: PromptBatch;
   reset: CacheReset;
   warm: WarmResult;
-  measurement: Measurement;
+  measurement: LineMeasurement;
   ctx: SweepContext;
   /** The sweep so far (with the chat template's head as this line's reset left it). */
   state: SweepState;

@@ -1,7 +1,8 @@
 /**
- * What the sweep sends of a line, in the engine's terms (src/engine/send.ts): this process's prompts (all of them,
- * or its shard's share) as a request source, at --request-rate's arrivals or as slots free up, under the line's
- * concurrency limit; and which prompt finished last (the next flush's probe).
+ * A line of the sweep measured: what it sends, in the engine's terms (src/engine/send.ts) - this process's prompts
+ * (all of them, or its shard's share) as a request source, at --request-rate's arrivals or as slots free up, under the
+ * line's concurrency limit - measured by the engine (src/engine/measure.ts) in this process or across the shards it
+ * coordinates, and the probe the next flush needs: the first ids of the prompt this process saw finish last.
  */
 import type { RequestRecord } from "../../schema/record.ts";
 import { requestIdOf } from "../../engine/request-id.ts";
@@ -9,7 +10,8 @@ import { send, shareOfArrivals, type RequestSource, type SendOptions, type SendR
 import { arrivalOffsetsMs } from "../../workload/arrivals.ts";
 import type { SweepContext } from "../context.ts";
 import type { LinePlan, PctPlan } from "../plan.ts";
-import type { LinePrompts } from "./build-prompts.ts";
+import type { LinePrompts, PromptBatch } from "./build-prompts.ts";
+import { measure as measurePoint, type Measurement as PointMeasurement } from "../../engine/measure.ts";
 
 /** The prompt of this process that finished last: its index and its suffix's first ids; null when none succeeded. */
 export type LastFinished = { index: number; suffixHead: Uint32Array } | null;
@@ -85,4 +87,24 @@ export function sendShare(
   startAtMs?: number,
 ): Promise<SendResult> {
   return send({ ...lineSend(plan, line, prompts, ctx).options, signal, startAtMs });
+}
+
+export interface LineMeasurement extends PointMeasurement {
+  /** The first ids of the prompt this process saw finish last (the next flush's probe); null when none succeeded. */
+  lastFinishedProbeIds: Uint32Array | null;
+}
+
+/** Sends the line's `prompts` (opened by the caller, who closes them). */
+export async function measureLine(plan: PctPlan, line: LinePlan, batch: PromptBatch, prompts: LinePrompts, ctx: SweepContext): Promise<LineMeasurement> {
+  const rate = Number.isFinite(line.rate) ? `${line.rate} req/s` : "as slots free up";
+  const send = lineSend(plan, line, prompts, ctx);
+  const { own: _own, ...m } = await measurePoint({
+    ...send.options,
+    ctx,
+    shards: ctx.shards ? { group: ctx.shards, job: { pct: plan.pct, working_set: plan.workingSet, rate_index: line.rateIndex } } : null,
+    announce: `Sending ${line.count} requests (${rate}, max_concurrency=${ctx.opts.maxConcurrency}) ...`,
+  });
+  // The coordinator's own prompts are the ones it can probe with: the last of its share to finish.
+  const last = send.lastFinished();
+  return { ...m, lastFinishedProbeIds: last === null ? null : batch.probeIds(last.index, last.suffixHead) };
 }
