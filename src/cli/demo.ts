@@ -20,21 +20,9 @@ import { sweep } from "./sweep.ts";
 /** The bundled tokenizer.json path (a /$bunfs path inside the compiled binary). */
 export const BUNDLED_TOKENIZER = qwen3TokenizerPath as unknown as string;
 
-/** The sweep's options: the demo's defaults, overridden by the flags given, against `baseUrl`. */
+/** The sweep's options against `baseUrl`: the flags given, else the demo's declared defaults (config/flags). */
 export function demoOptions(raw: RawFlags, baseUrl: string): RunOptions {
-  const dd = DEMO_DEFAULTS;
-  return parseRunOptions({
-    model: BUNDLED_TOKENIZER,
-    // --duration is the other stop condition: the demo's --num-prompts must not collide with it.
-    ...(raw.duration === undefined ? { "num-prompts": String(dd.numPrompts) } : {}),
-    "total-tokens": String(dd.totalTokens),
-    "output-len": String(dd.outputLen),
-    "max-concurrency": String(dd.maxConcurrency),
-    pcts: dd.pcts,
-    settle: String(dd.settleS),
-    ...raw,
-    "base-url": baseUrl,
-  });
+  return parseRunOptions({ model: BUNDLED_TOKENIZER, ...raw, "base-url": baseUrl }, process.env, "demo");
 }
 
 /**

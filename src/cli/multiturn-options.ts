@@ -63,7 +63,7 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
     ...target,
     outputLen,
     maxConcurrency,
-    ...parseSharedTail(raw, env),
+    ...parseSharedTail(raw, env, "multiturn"),
     numClients,
     numRounds,
     turnTokens,

@@ -4,7 +4,8 @@
  */
 import { parsePassportFlag } from "./passport-file.ts";
 import { CLIENT_FLAGS } from "../config/flags/index.ts";
-import { boundValue, parseBound } from "../config/flags/bound.ts";
+import { boundValue, commandBinding, parseBound } from "../config/flags/bound.ts";
+import type { CommandName } from "../config/flags/types.ts";
 import { ROUTE_POLICIES, ROUTING_KEY_PRESETS } from "../config/route-policies.ts";
 import { FIDELITY_DEFAULTS } from "../config/fidelity-defaults.ts";
 import { parseRelative } from "../config/relative.ts";
@@ -24,10 +25,10 @@ import { oneOf, parseBaseUrl, parseIntFlag, parseNumberFlag, parsePositive, pars
 // The value parsers live in config/flag-values.ts, beside the declarations that carry them.
 
 /** Turns raw `warmbench run` flags into RunOptions, or throws one UsageError naming the flag. */
-export function parseRunOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env): RunOptions {
+export function parseRunOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env, command: "run" | "demo" = "run"): RunOptions {
   const d = RUN_DEFAULTS;
   // Every bound flag of run, parsed from its declaration (config/flags/bound.ts); what follows relates several.
-  const bound = parseBound("run", raw, env) as Partial<RunOptions> &
+  const bound = parseBound(command, raw, env) as Partial<RunOptions> &
     Pick<RunOptions, "backend" | "endpoint" | "totalTokens" | "pcts" | "numPrompts" | "outputLen" | "maxConcurrency" | "requestRates">;
   const { backend, endpoint, totalTokens, pcts, numPrompts, outputLen, maxConcurrency } = bound;
   if (backend !== "auto") {
@@ -51,7 +52,7 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
       "--working-set above 1 with --endpoint chat: text prompts are checked against one shared prefix; use --endpoint completions for cache-pressure studies",
     );
   }
-  const shared = parseSharedTail(raw, env);
+  const shared = parseSharedTail(raw, env, command);
   const load = parseLoad(raw, shared.seed, bound.requestRates);
   const gates = parsePlannedGates(raw, plannedSweepAxes(pcts, workingSets, load.requestRates));
   if (workingSetAuto) {
@@ -268,11 +269,13 @@ export const SHARED_TAIL_FIELDS = [
   "quiet",
 ] as const satisfies readonly (keyof SharedTail)[];
 
-export function parseSharedTail(raw: RawFlags, env: Record<string, string | undefined>): SharedTail {
+export function parseSharedTail(raw: RawFlags, env: Record<string, string | undefined>, command: CommandName = "run"): SharedTail {
   const out: Record<string, unknown> = { flushServerTimeoutS: RUN_DEFAULTS.flushServerTimeoutS };
   for (const decl of CLIENT_FLAGS) {
-    const bind = decl.bind;
-    if (bind !== undefined && (SHARED_TAIL_FIELDS as readonly string[]).includes(bind.field)) out[bind.field] = boundValue(decl, bind, raw, env);
+    // As `command` declares the flag (its default), or as declared where the command does not take it (fixed there).
+    const view = commandBinding(decl, command) ?? { spec: decl, bind: decl.bind };
+    if (view.bind !== undefined && (SHARED_TAIL_FIELDS as readonly string[]).includes(view.bind.field))
+      out[view.bind.field] = boundValue(view.spec, view.bind, raw, env);
   }
   return out as SharedTail;
 }

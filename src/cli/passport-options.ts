@@ -9,7 +9,7 @@ export function parsePassportOptions(
   env: Record<string, string | undefined> = process.env,
 ): PassportOptions & { outputFile: string | null; quiet: boolean } {
   const target = parseServerTarget(raw);
-  const shared = parseSharedTail(raw, env);
+  const shared = parseSharedTail(raw, env, "passport");
   // The passport's own flags, parsed from their declarations (config/flags/bound.ts).
   const bound = parseBound("passport", raw, env) as Pick<PassportOptions, "backend" | "maxTokens" | "idleWaitS">;
   return {

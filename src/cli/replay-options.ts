@@ -70,7 +70,7 @@ export function parseReplayOptions(raw: RawFlags, env: Record<string, string | u
     endpoint: "auto",
     ...target,
     maxConcurrency,
-    ...parseSharedTail(raw, env),
+    ...parseSharedTail(raw, env, "replay"),
     tracePath: path,
     trace: traceOptions(raw),
     timeScale: bound.timeScale,
