@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import type { MultiturnOptions } from "../config/options.ts";
+import { workloadFields } from "../config/flags/bound.ts";
 import type { ClientHealth } from "../metrics/self-check.ts";
 import type { ReleasedJob } from "../shard/coordinator-types.ts";
 import type { ShardGroup } from "../shard/group.ts";
@@ -14,36 +15,21 @@ import type { ShardsReport } from "../schema/nested.ts";
 import type { TurnResult } from "./summarize-round.ts";
 import { fromWireTurn } from "./turns.ts";
 
-/** Every option that shapes the conversations or their requests: all processes must agree on them. */
+/**
+ * Every option that shapes the conversations or their requests: all processes must agree on them. The flags' are
+ * the declarations' shaping fields (config/flags: workloadFields); the rest are what multiturn derives from them or
+ * from an output's presence (the first turn's length; whether turns' ids and details travel back).
+ */
 export function conversationHash(o: MultiturnOptions): string {
+  const opts = o as unknown as Record<string, unknown>;
   const shaping = [
-    o.backend,
-    o.endpoint,
-    o.baseUrl,
-    o.tokenizer,
-    o.revision,
-    o.numClients,
-    o.numRounds,
-    o.turnTokens,
-    o.firstTurnTokens,
-    o.sharedSystemTokens,
-    o.outputLen,
-    o.maxConcurrency,
-    o.seed.toString(),
-    o.disableIgnoreEos,
-    o.extraRequestBody,
-    o.requestTimeoutS,
-    o.stallTimeoutS,
-    o.pageSize,
-    o.servedModelName,
-    o.roundBarrier,
-    o.thinkTime,
-    o.readyQueuePolicy,
-    o.workingSet,
-    o.dumpPrompts !== null,
-    o.requestDetails !== null,
+    ...workloadFields("multiturn").map((field) => [field, opts[field]]),
+    ["firstTurnTokens", o.firstTurnTokens],
+    ["dumpPrompts", o.dumpPrompts !== null],
+    ["requestDetails", o.requestDetails !== null],
   ];
-  return createHash("sha256").update(JSON.stringify(shaping)).digest("hex").slice(0, 16);
+  const text = JSON.stringify(shaping, (_, v) => (typeof v === "bigint" || (typeof v === "number" && !Number.isFinite(v)) ? String(v) : v));
+  return createHash("sha256").update(text).digest("hex").slice(0, 16);
 }
 
 /** A round's turns from every process, with what its line says about them. */

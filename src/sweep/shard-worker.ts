@@ -24,12 +24,10 @@ import { sendShare } from "./stages/measure-line.ts";
 import { abortOf, sourceFilled } from "../engine/send.ts";
 import { VERSION } from "../version.ts";
 import { WORKER_SINK } from "./sink.ts";
-import { CLIENT_FLAGS } from "../config/flags/index.ts";
+import { workloadFields } from "../config/flags/bound.ts";
 
 /** The option fields that shape run's workload: its declarations say which (config/flags: `bind.shapesWorkload`). */
-export const WORKLOAD_FIELDS: readonly string[] = CLIENT_FLAGS.filter((d) => d.commands.run !== undefined && d.bind?.shapesWorkload === true).map(
-  (d) => d.bind!.field,
-);
+export const WORKLOAD_FIELDS: readonly string[] = workloadFields("run");
 
 /** Every option that shapes the workload or the requests: all shards must agree on them. */
 export function workloadHash(opts: RunOptions): string {

@@ -32,6 +32,17 @@ export function commandBinding(decl: FlagDecl, command: CommandName): { spec: Fl
   return own === true ? { spec, bind } : { spec: { ...spec, ...own }, bind: own.bind ?? bind };
 }
 
+/**
+ * The fields whose flags shape `command`'s workload (their bindings say `shapesWorkload`), in declaration order:
+ * every process of a sharded run must agree on them, so the shards' workload hash is made of exactly these.
+ */
+export function workloadFields(command: CommandName): string[] {
+  return CLIENT_FLAGS.flatMap((decl) => {
+    const bind = commandBinding(decl, command)?.bind;
+    return bind?.shapesWorkload === true ? [bind.field] : [];
+  });
+}
+
 /** Every field the flags `command` takes are bound to, parsed: field name -> value. */
 export function parseBound(command: CommandName, raw: RawFlags, env: Env = process.env): Record<string, unknown> {
   const out: Record<string, unknown> = {};

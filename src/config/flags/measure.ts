@@ -181,7 +181,7 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
         multiturn: {
           help: "Turns in flight at once (bench_multiturn's max-parallel); 0 = every client",
           default: md.maxConcurrency,
-          bind: to("maxConcurrency", (t, f) => parseIntAtLeast(f, t, 0, "a concurrency limit cannot be negative (0 means every client at once)", 65535)),
+          bind: to("maxConcurrency", (t, f) => parseIntAtLeast(f, t, 0, "a concurrency limit cannot be negative (0 means every client at once)", 65535), true),
         },
         replay: {
           help: "Requests in flight at most; 0 = no limit (--ignore-timestamps needs one)",
@@ -233,7 +233,11 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
         multiturn: {
           help: "Distinct system prompts (client c uses c mod K): cache pressure",
           default: md.workingSet,
-          bind: to("workingSet", (t, f) => parseIntAtLeast(f, t, 1, "a working set holds at least one system prompt (1 = every client shares the same one)")),
+          bind: to(
+            "workingSet",
+            (t, f) => parseIntAtLeast(f, t, 1, "a working set holds at least one system prompt (1 = every client shares the same one)"),
+            true,
+          ),
         },
       },
       { default: d.workingSet },
@@ -343,7 +347,7 @@ const CONVERSATION_FLAGS: FlagDecl[] = [
     "num-clients",
     "Conversations run side by side",
     { multiturn: true },
-    { default: md.numClients, bind: to("numClients", (t, f) => parseIntAtLeast(f, t, 1, "a conversation needs at least one client")) },
+    { default: md.numClients, bind: to("numClients", (t, f) => parseIntAtLeast(f, t, 1, "a conversation needs at least one client"), true) },
   ),
   text(
     "num-rounds",
@@ -351,41 +355,41 @@ const CONVERSATION_FLAGS: FlagDecl[] = [
     { multiturn: true },
     {
       default: md.numRounds,
-      bind: to("numRounds", (t, f) => parseIntAtLeast(f, t, 1, "each client needs at least one round (turn) to be measured")),
+      bind: to("numRounds", (t, f) => parseIntAtLeast(f, t, 1, "each client needs at least one round (turn) to be measured"), true),
     },
   ),
   text(
     "turn-tokens",
     "New user tokens in every turn (bench_multiturn's sub-question-input-length)",
     { multiturn: true },
-    { default: md.turnTokens, bind: to("turnTokens", (t, f) => parseIntAtLeast(f, t, 1, "every user turn adds at least one new token")) },
+    { default: md.turnTokens, bind: to("turnTokens", (t, f) => parseIntAtLeast(f, t, 1, "every user turn adds at least one new token"), true) },
   ),
   text("first-turn-tokens", "New user tokens of the first turn (bench_multiturn's request-length; default: --turn-tokens)", { multiturn: true }),
   text(
     "shared-system-tokens",
     "A system prompt every conversation starts with (warmed before round 0)",
     { multiturn: true },
-    { default: md.sharedSystemTokens, bind: to("sharedSystemTokens", (t, f) => parseIntFlag(f, t, 0)) },
+    { default: md.sharedSystemTokens, bind: to("sharedSystemTokens", (t, f) => parseIntFlag(f, t, 0), true) },
   ),
   bool(
     "round-barrier",
     "Hold round r until every client finished round r-1 (bench_multiturn's --enable-round-barrier)",
     { multiturn: true },
     {
-      bind: flagField("round-barrier", "roundBarrier"),
+      bind: flagField("round-barrier", "roundBarrier", true),
     },
   ),
   text(
     "think-time",
     "Seconds a client waits between its turns: 0.5, exp:MEAN or uniform:LOW:HIGH",
     { multiturn: true },
-    { default: md.thinkTime, bind: to("thinkTime", (t) => parseThinkTime(t)) },
+    { default: md.thinkTime, bind: to("thinkTime", (t) => parseThinkTime(t), true) },
   ),
   text(
     "ready-queue-policy",
     `Which ready client goes next: ${READY_QUEUE_POLICIES.join(", ")}`,
     { multiturn: true },
-    { default: md.readyQueuePolicy, choices: READY_QUEUE_POLICIES, bind: to("readyQueuePolicy", chosen(READY_QUEUE_POLICIES)) },
+    { default: md.readyQueuePolicy, choices: READY_QUEUE_POLICIES, bind: to("readyQueuePolicy", chosen(READY_QUEUE_POLICIES), true) },
   ),
 ];
 

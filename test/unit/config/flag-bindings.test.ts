@@ -5,7 +5,9 @@
  */
 import { describe, expect, test } from "bun:test";
 import { CLIENT_FLAGS } from "../../../src/config/flags/index.ts";
-import { parseBound } from "../../../src/config/flags/bound.ts";
+import { parseBound, workloadFields } from "../../../src/config/flags/bound.ts";
+import { conversationHash } from "../../../src/multiturn/shards.ts";
+import { parseMultiturnOptions } from "../../../src/cli/multiturn-options.ts";
 import { parseRunOptions, parseSharedTail, SHARED_TAIL_FIELDS } from "../../../src/cli/options.ts";
 import { workloadHash, WORKLOAD_FIELDS } from "../../../src/sweep/shard-worker.ts";
 import { LLAMA2_TOKENIZER } from "../../helpers/run-cli.ts";
@@ -60,6 +62,25 @@ describe("flags bound to their fields", () => {
     expect(() => parseBound("replay", { "time-scale": "0" }, {})).toThrow("--time-scale 0: must be > 0");
     expect(() => parseBound("replay", { "cache-tokens": "0" }, {})).toThrow("--cache-tokens: must be >= 1, got 0");
     expect(parseBound("passport", {}, {})).toMatchObject({ maxTokens: 2_000_000, idleWaitS: 0, backend: "auto" });
+  });
+
+  test("multiturn's shards agree on the declarations' shaping fields: a conversation flag changes the hash, an output path does not", () => {
+    const fields = workloadFields("multiturn");
+    for (const f of ["numClients", "numRounds", "turnTokens", "sharedSystemTokens", "thinkTime", "readyQueuePolicy", "roundBarrier", "workingSet", "seed"])
+      expect([f, fields.includes(f)]).toEqual([f, true]);
+    expect(fields).not.toContain("outputFile");
+    const BASE_MT = { model: LLAMA2_TOKENIZER, "base-url": "http://127.0.0.1:9" };
+    const hash = conversationHash(parseMultiturnOptions(BASE_MT, {}));
+    expect(conversationHash(parseMultiturnOptions({ ...BASE_MT, "output-file": "x.jsonl", quiet: true }, {}))).toBe(hash);
+    for (const [flag, value] of [
+      ["num-clients", "3"],
+      ["think-time", "0.5"],
+      ["round-barrier", true],
+      ["first-turn-tokens", "9"],
+      ["request-details", "d.jsonl"],
+    ] as const) {
+      expect([flag, conversationHash(parseMultiturnOptions({ ...BASE_MT, [flag]: value }, {})) === hash]).toEqual([flag, false]);
+    }
   });
 
   test("a flag left out takes its declaration's default; given, its parser's value", () => {
