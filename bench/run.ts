@@ -4,7 +4,7 @@
  * writes each scenario's own bench/results/<scenario>.json (its run's time, machine and version included); the run's
  * Markdown goes to stdout only. docs/performance.md is generated from those files (`bun run docs`). See bench/README.md.
  *
- *   bun bench/run.ts [--quick] [--only accuracy,capacity,resources,cold-start,openai-cpu,workers,compare-repeats,progress,open-loop,timeline-cost,replay,capacity-search,fidelity-cost,passport,replicas,startup] [--no-python] [--build] [--bin PATH] [--baseline PATH]
+ *   bun bench/run.ts [--quick] [--only accuracy,capacity,resources,cold-start,openai-cpu,workers,compare-repeats,progress,open-loop,timeline-cost,replay,capacity-search,fidelity-cost,passport,replicas,startup,first-signal] [--no-python] [--build] [--bin PATH] [--baseline PATH]
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -30,6 +30,7 @@ import { runOpenLoop } from "./scenarios/open-loop.ts";
 import { runTimelineCost } from "./scenarios/timeline-cost.ts";
 import { runReplay } from "./scenarios/replay.ts";
 import { runStartup } from "./scenarios/startup.ts";
+import { runFirstSignal } from "./scenarios/first-signal.ts";
 
 // The harness may run under a warmbench binary acting as bun (BUN_BE_BUN=1, where no bun is installed, e.g. a GPU
 // node): the binaries it starts must be themselves again.
@@ -52,6 +53,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioResult>> 
   passport: runPassportScenario,
   replicas: runReplicasScenario,
   startup: runStartup,
+  "first-signal": runFirstSignal,
 };
 
 interface BenchFlags {
