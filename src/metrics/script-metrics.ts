@@ -1,6 +1,6 @@
 /**
  * The reference script's calculate_metrics, operation for operation, so every number we write equals the
- * script's bit for bit (pinned by test/unit/metrics/reference-parity.test.ts, whose fixture the script itself
+ * script's bit for bit (pinned by test/unit/metrics/script-metrics.test.ts, whose fixture the script itself
  * computed).
  *
  * Why seconds: the script times requests in seconds and multiplies the statistics by 1000 at the end, and

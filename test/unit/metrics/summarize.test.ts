@@ -17,7 +17,7 @@ import { scriptMetricCases, type FixtureRecord } from "../../helpers/script-metr
 
 const FIXTURES = join(import.meta.dir, "../../fixtures/metrics");
 
-/** Recorded requests with failures, from the reference-parity fixture (that test checks the numbers). */
+/** Recorded requests with failures, from the script-metrics parity fixture (script-metrics.test.ts checks the numbers). */
 const mixed = scriptMetricCases.cases.find((c) => c.name === "failures-mixed")!.records;
 const wordCount = (text: string): number => text.split(/\s+/).filter((w) => w !== "").length;
 

@@ -7,12 +7,12 @@ import { describe, expect, test } from "bun:test";
 import { renderUsage } from "citty";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { COMMAND_NAMES, type CommandName } from "../../src/config/flags/types.ts";
-import { flagsOf } from "../../src/cli/flags.ts";
-import { FLAGS_DOC, renderFlagsDoc } from "../../src/cli/flags-doc.ts";
-import { root, SUBCOMMANDS } from "../../src/cli/main.ts";
+import { COMMAND_NAMES, type CommandName } from "../../../src/config/flags/types.ts";
+import { flagsOf } from "../../../src/cli/flags.ts";
+import { FLAGS_DOC, renderFlagsDoc } from "../../../src/cli/flags-doc.ts";
+import { root, SUBCOMMANDS } from "../../../src/cli/main.ts";
 
-const committed = readFileSync(join(import.meta.dir, "..", "..", FLAGS_DOC), "utf8");
+const committed = readFileSync(join(import.meta.dir, "..", "..", "..", FLAGS_DOC), "utf8");
 
 /** The flags (`--name`) and arguments (`NAME`) of one command's section of the reference. */
 function documented(command: CommandName): string[] {

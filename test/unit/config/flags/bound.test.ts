@@ -4,15 +4,15 @@
  * the workload - no list of either kept by hand elsewhere.
  */
 import { describe, expect, test } from "bun:test";
-import { CLIENT_FLAGS } from "../../../src/config/flags/index.ts";
-import { parseBound, workloadFields } from "../../../src/config/flags/bound.ts";
-import { conversationHash } from "../../../src/multiturn/shards.ts";
-import { parseMultiturnOptions } from "../../../src/cli/multiturn-options.ts";
-import { parseRunOptions, parseSharedTail, SHARED_TAIL_FIELDS } from "../../../src/cli/options.ts";
-import { workloadHash, WORKLOAD_FIELDS } from "../../../src/sweep/shard-worker.ts";
-import { LLAMA2_TOKENIZER } from "../../helpers/run-cli.ts";
-import { checkCrossFlagRules, flagsOf } from "../../../src/cli/flags.ts";
-import { COMMAND_NAMES } from "../../../src/config/flags/types.ts";
+import { CLIENT_FLAGS } from "../../../../src/config/flags/index.ts";
+import { parseBound, workloadFields } from "../../../../src/config/flags/bound.ts";
+import { conversationHash } from "../../../../src/multiturn/shards.ts";
+import { parseMultiturnOptions } from "../../../../src/cli/multiturn-options.ts";
+import { parseRunOptions, parseSharedTail, SHARED_TAIL_FIELDS } from "../../../../src/cli/options.ts";
+import { workloadHash, WORKLOAD_FIELDS } from "../../../../src/sweep/shard-worker.ts";
+import { LLAMA2_TOKENIZER } from "../../../helpers/run-cli.ts";
+import { checkCrossFlagRules, flagsOf } from "../../../../src/cli/flags.ts";
+import { COMMAND_NAMES } from "../../../../src/config/flags/types.ts";
 
 const BASE = { model: LLAMA2_TOKENIZER, "base-url": "http://127.0.0.1:9" };
 

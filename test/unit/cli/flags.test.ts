@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { COMMAND_NAMES } from "../../src/config/flags/types.ts";
-import { ALL_FLAGS, argsOf, checkedArgv, flagsOf } from "../../src/cli/flags.ts";
-import { normalizeFlags } from "../../src/cli/normalize.ts";
+import { COMMAND_NAMES } from "../../../src/config/flags/types.ts";
+import { ALL_FLAGS, argsOf, checkedArgv, flagsOf } from "../../../src/cli/flags.ts";
+import { normalizeFlags } from "../../../src/cli/normalize.ts";
 
 test("a repeatable flag is collected into one value, joined by newlines, in order", () => {
   expect(checkedArgv("run", ["--gate", "failed==0", "--seed", "1", "--gate=p99_ttft_ms<=5@pct>=90", "--gate", "x<1"])).toEqual([
