@@ -5,14 +5,12 @@
  * only once the coordinator released it, that is once every process finished round r-1. It writes no file.
  */
 import { controlHeaders } from "../config/options.ts";
-import { BenchError, EXIT } from "../errors.ts";
+import { EXIT } from "../errors.ts";
 import { log } from "../log.ts";
 import type { MultiturnOptions } from "../config/options.ts";
-import { backendFor, ENGINES, type EndpointChoice } from "../backends/index.ts";
 import { startClientMonitor, type ClientMonitor } from "../metrics/self-check.ts";
 import type { ShardConnection } from "../shard/shard-client.ts";
-import { profileFromSetup, serveAsShard, type WorkerPlacement } from "../shard/worker.ts";
-import { VERSION } from "../version.ts";
+import { backendFromSetup, profileFromSetup, runInfoFromSetup, serveAsShard, type WorkerPlacement } from "../shard/worker.ts";
 import { loadTokenizer } from "../workload/tokenizer.ts";
 import type { MultiturnContext } from "./context.ts";
 import { driveConversations } from "./driver.ts";
@@ -31,8 +29,7 @@ async function shardContext(opts: MultiturnOptions, conn: ShardConnection, me: W
   const { setup } = conn;
   const tokenizer = await loadTokenizer(opts.tokenizer, { revision: opts.revision });
   tokenizer.prepare();
-  if (!(setup.backend in ENGINES)) throw new BenchError(`shard ${me.rank}: the coordinator chose backend "${setup.backend}", which this shard does not know`);
-  const backend = backendFor(setup.backend as keyof typeof ENGINES, setup.endpoint as EndpointChoice);
+  const backend = backendFromSetup(setup, me.rank);
   return {
     opts,
     io: { sink: WORKER_SINK },
@@ -41,27 +38,7 @@ async function shardContext(opts: MultiturnOptions, conn: ShardConnection, me: W
     server: profileFromSetup(setup),
     tokenizer,
     runId: setup.run_id,
-    run: {
-      warmbench_version: VERSION,
-      started_at: "",
-      options: {},
-      served_model: setup.model,
-      page_size: setup.page_size,
-      page_size_source: "server",
-      server_info_source: null,
-      server_version: setup.server_version,
-      server_info: null,
-      engine: {
-        name: backend.engine,
-        source: "flag",
-        evidence: "the coordinator's preflight",
-        endpoint: backend.generatePath,
-        prompt_encoding: backend.promptEncoding,
-        cache_slots: null,
-        max_running: null,
-        flush_gap: null,
-      },
-    },
+    run: runInfoFromSetup(setup, backend),
   };
 }
 

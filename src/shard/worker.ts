@@ -4,7 +4,10 @@
  * profile a shard takes from the coordinator's preflight (it never asks the server itself).
  */
 import { BenchError, EXIT } from "../errors.ts";
-import type { ServerProfile } from "../backends/types.ts";
+import type { Backend, ServerProfile } from "../backends/types.ts";
+import { backendFor, ENGINES, type EndpointChoice } from "../backends/index.ts";
+import type { RunInfo } from "../schema/nested.ts";
+import { VERSION } from "../version.ts";
 import { NO_SERVER_INFO } from "../backends/server-info.ts";
 import type { ListenAddress } from "./coordinator-types.ts";
 import type { ShardSetup } from "./messages.ts";
@@ -60,5 +63,36 @@ export function profileFromSetup(setup: ShardSetup): ServerProfile {
     pageSizeSource: "server",
     textMode: setup.text_mode,
     warnings: [],
+  };
+}
+
+/** The backend the coordinator's preflight chose: a shard runs no preflight of its own. */
+export function backendFromSetup(setup: ShardSetup, rank: number): Backend {
+  if (!(setup.backend in ENGINES)) throw new BenchError(`shard ${rank}: the coordinator chose backend "${setup.backend}", which this shard does not know`);
+  return backendFor(setup.backend as keyof typeof ENGINES, setup.endpoint as EndpointChoice);
+}
+
+/** A shard's run facts, as the coordinator's preflight found them (the coordinator writes the run's header). */
+export function runInfoFromSetup(setup: ShardSetup, backend: Backend): RunInfo {
+  return {
+    warmbench_version: VERSION,
+    started_at: "",
+    options: {},
+    served_model: setup.model,
+    page_size: setup.page_size,
+    page_size_source: "server",
+    server_info_source: null,
+    server_version: setup.server_version,
+    server_info: null,
+    engine: {
+      name: backend.engine,
+      source: "flag",
+      evidence: "the coordinator's preflight",
+      endpoint: backend.generatePath,
+      prompt_encoding: backend.promptEncoding,
+      cache_slots: null,
+      max_running: null,
+      flush_gap: null,
+    },
   };
 }

@@ -6,15 +6,14 @@
  */
 import { controlHeaders } from "../config/options.ts";
 import { createHash } from "node:crypto";
-import { BenchError, EXIT } from "../errors.ts";
+import { EXIT } from "../errors.ts";
 import { log } from "../log.ts";
 import type { RunOptions } from "../config/options.ts";
-import { backendFor, ENGINES, type EndpointChoice } from "../backends/index.ts";
 import { loadTokenizer } from "../workload/tokenizer.ts";
 import { PyRandom } from "../workload/rng.ts";
 import { PromptFeed } from "../workload/prompt-feed.ts";
 import type { ShardConnection } from "../shard/shard-client.ts";
-import { profileFromSetup, serveAsShard, type WorkerPlacement } from "../shard/worker.ts";
+import { backendFromSetup, profileFromSetup, runInfoFromSetup, serveAsShard, type WorkerPlacement } from "../shard/worker.ts";
 import { toWireRecord, type JobMessage, type ShardSetup } from "../shard/messages.ts";
 import type { SweepContext } from "./context.ts";
 import { planPct, repeatLine, type PctPlan } from "./plan.ts";
@@ -22,7 +21,6 @@ import { sweepJobs, type SweepJob } from "./cells.ts";
 import { buildPromptBatch, type PromptBatch } from "./stages/build-prompts.ts";
 import { sendShare } from "./stages/measure-line.ts";
 import { abortOf, sourceFilled } from "../engine/send.ts";
-import { VERSION } from "../version.ts";
 import { WORKER_SINK } from "./sink.ts";
 import { workloadFields } from "../config/flags/bound.ts";
 
@@ -53,8 +51,7 @@ export async function runShardWorker(opts: RunOptions, me: WorkerPlacement, inte
 async function workerContext(opts: RunOptions, setup: ShardSetup, me: WorkerPlacement): Promise<SweepContext> {
   const tokenizer = await loadTokenizer(opts.tokenizer, { revision: opts.revision });
   tokenizer.prepare();
-  if (!(setup.backend in ENGINES)) throw new BenchError(`shard ${me.rank}: the coordinator chose backend "${setup.backend}", which this shard does not know`);
-  const backend = backendFor(setup.backend as keyof typeof ENGINES, setup.endpoint as EndpointChoice);
+  const backend = backendFromSetup(setup, me.rank);
   // A shard writes no file: the coordinator writes everything from the union.
   const own: RunOptions = { ...opts, outputFile: null, dumpPrompts: null };
   return {
@@ -67,27 +64,7 @@ async function workerContext(opts: RunOptions, setup: ShardSetup, me: WorkerPlac
     prompts: backend.promptEncoding === "token_ids" ? new PromptFeed(tokenizer.population, opts.seed) : null,
     rng: new PyRandom(opts.seed),
     runId: setup.run_id,
-    run: {
-      warmbench_version: VERSION,
-      started_at: "",
-      options: {},
-      served_model: setup.model,
-      page_size: setup.page_size,
-      page_size_source: "server",
-      server_info_source: null,
-      server_version: setup.server_version,
-      server_info: null,
-      engine: {
-        name: backend.engine,
-        source: "flag",
-        evidence: "the coordinator's preflight",
-        endpoint: backend.generatePath,
-        prompt_encoding: backend.promptEncoding,
-        cache_slots: null,
-        max_running: null,
-        flush_gap: null,
-      },
-    },
+    run: runInfoFromSetup(setup, backend),
     share: { rank: me.rank, size: me.size },
   };
 }
