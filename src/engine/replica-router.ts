@@ -69,6 +69,7 @@ export class ReplicaRouter {
     o: { seed: bigint; prefixes: readonly number[]; prefixesHeld: readonly (number | null)[]; warmedEverywhere?: boolean; via?: RouterVia },
   ) {
     this.via = o.via ?? null;
+    this.hosts = urls.map((u) => new URL(u).host);
     this.inFlight = new Int32Array(urls.length);
     this.rng = new PyRandom(o.seed);
     const warmedOn = (p: number, r: number) => o.warmedEverywhere === true || this.warmsOn(p).includes(r);
@@ -88,12 +89,14 @@ export class ReplicaRouter {
   }
 
   private readonly capacity: readonly (number | null)[];
+  /** Each replica's host:port, parsed once: a router's served-by header names one per response. */
+  private readonly hosts: readonly string[];
   /** A router in front routes the measured requests (--replicas): where they go, and the headers that carry its choice. */
   readonly via: RouterVia | null;
 
   /** Behind a router (--replicas): the replica a response's header names, matched by URL or host:port; null: none. */
   attribute(index: number, servedBy: string | null | undefined): number | null {
-    const r = servedBy === null || servedBy === undefined ? -1 : replicaNamed(this.urls, servedBy);
+    const r = servedBy === null || servedBy === undefined ? -1 : replicaNamed(this.urls, this.hosts, servedBy);
     if (r < 0) {
       this.unattributed++;
       return null;
@@ -120,9 +123,13 @@ export class ReplicaRouter {
   }
 
   private leastLoaded(among?: readonly number[]): number {
-    const candidates = among ?? this.urls.map((_, r) => r);
-    let best = candidates[0]!;
-    for (const r of candidates) if (this.inFlight[r]! < this.inFlight[best]!) best = r;
+    if (among !== undefined) {
+      let best = among[0]!;
+      for (const r of among) if (this.inFlight[r]! < this.inFlight[best]!) best = r;
+      return best;
+    }
+    let best = 0;
+    for (let r = 1; r < this.inFlight.length; r++) if (this.inFlight[r]! < this.inFlight[best]!) best = r;
     return best;
   }
 
@@ -177,10 +184,10 @@ export class ReplicaRouter {
  * Which replica a served-by header value names: a URL of the list, its host:port (nginx's $upstream_addr), or its
  * place in the list (0-based); -1 when none.
  */
-export function replicaNamed(urls: readonly string[], value: string): number {
+export function replicaNamed(urls: readonly string[], hosts: readonly string[], value: string): number {
   const v = value.trim();
-  const hostPort = (u: string) => new URL(u).host;
-  const i = urls.findIndex((u) => u === v || hostPort(u) === v || hostPort(u) === v.replace(/^https?:\/\//, "").replace(/\/+$/, ""));
+  const bare = v.replace(/^https?:\/\//, "").replace(/\/+$/, "");
+  const i = urls.findIndex((u, r) => u === v || hosts[r] === v || hosts[r] === bare);
   if (i >= 0) return i;
   return /^\d+$/.test(v) && Number(v) < urls.length ? Number(v) : -1;
 }
