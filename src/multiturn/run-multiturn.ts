@@ -9,7 +9,7 @@ import { BenchError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { MultiturnOptions } from "../config/options.ts";
 import { scrapeCacheCounters } from "../client/prometheus.ts";
-import { startShardGroup } from "../shard/group.ts";
+import { shardSetupOf, startShardGroup } from "../shard/group.ts";
 import type { Placement } from "../shard/placement.ts";
 import { newRunId, runInfo } from "../engine/run-info.ts";
 import { prepareRun } from "../engine/prepare.ts";
@@ -39,17 +39,7 @@ export async function runMultiturn(opts: MultiturnOptions, io: MultiturnIo, plac
   tokenizer.prepare();
 
   const runId = newRunId();
-  const setup = {
-    run_id: runId,
-    options_hash: conversationHash(opts),
-    model: server.model,
-    page_size: server.pageSize,
-    text_mode: server.textMode,
-    server_version: server.info.version,
-    backend: backend.name,
-    endpoint: backend.endpoint,
-  };
-  const group = await startShardGroup(placement, setup, io.signal);
+  const group = await startShardGroup(placement, shardSetupOf(runId, conversationHash(opts), server, backend), io.signal);
   // A shard that fails stops the others and this process's turns: the rounds under way are written from what was measured.
   const stopped = new AbortController();
   const signal = io.signal ? AbortSignal.any([io.signal, stopped.signal]) : stopped.signal;

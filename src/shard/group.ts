@@ -12,6 +12,7 @@ import { log } from "../log.ts";
 import { selfArgs, selfCommand } from "../self-command.ts";
 import { Coordinator } from "./coordinator.ts";
 import { ShardFailure, type ListenAddress } from "./coordinator-types.ts";
+import type { Backend, ServerProfile } from "../backends/types.ts";
 import type { ShardSetup } from "./messages.ts";
 import { bindAddress, newToken, TOKEN_ENV, WORKER_ENV, type Placement } from "./placement.ts";
 import { publishToken, securePrivateDir } from "./rendezvous.ts";
@@ -29,6 +30,23 @@ export interface ShardGroup {
 /** How long every shard has to connect, and how long one may fall silent before it counts as hung. */
 const JOIN_TIMEOUT_MS = 60_000;
 const SILENCE_TIMEOUT_MS = 15_000;
+
+/**
+ * What every shard needs of the coordinator's preflight (a shard runs none), and the proof that it runs the same
+ * workload (`optionsHash`: the producer's hash of its shaping options).
+ */
+export function shardSetupOf(runId: string, optionsHash: string, server: ServerProfile, backend: Backend): ShardSetup {
+  return {
+    run_id: runId,
+    options_hash: optionsHash,
+    model: server.model,
+    page_size: server.pageSize,
+    text_mode: server.textMode,
+    server_version: server.info.version,
+    backend: backend.name,
+    endpoint: backend.endpoint,
+  };
+}
 
 /** Starts the coordinator for `placement` (rank 0) and, for local runs, the worker processes; resolves once all joined. */
 export async function startShardGroup(placement: Placement, setup: ShardSetup, signal?: AbortSignal): Promise<ShardGroup | null> {

@@ -8,15 +8,14 @@
  */
 import { BenchError } from "../errors.ts";
 import type { RunOptions } from "../config/options.ts";
-import type { Backend, ServerProfile } from "../backends/types.ts";
+import type { ServerProfile } from "../backends/types.ts";
 import { PyRandom } from "../workload/rng.ts";
 import { PromptFeed } from "../workload/prompt-feed.ts";
 import { prepareRun, type PreparedRun } from "../engine/prepare.ts";
 import { newRunId, runInfo } from "../engine/run-info.ts";
-import { startShardGroup } from "../shard/group.ts";
+import { shardSetupOf, startShardGroup } from "../shard/group.ts";
 import { fatalLine, type LinePlan, type PointSession } from "../engine/session.ts";
 import type { Placement } from "../shard/placement.ts";
-import type { ShardSetup } from "../shard/messages.ts";
 import { FIRST_LINE, type SweepContext, type SweepIo, type SweepState } from "./context.ts";
 import { prepareReplicas } from "../engine/replica-set.ts";
 import { autoWorkingSets } from "./working-set-auto.ts";
@@ -50,7 +49,7 @@ export async function openSweepSession(
   const prompts = run.backend.promptEncoding === "token_ids" ? new PromptFeed(run.tokenizer.population, opts.seed) : null;
   let shards: Awaited<ReturnType<typeof startShardGroup>> = null;
   try {
-    shards = await startShardGroup(placement, shardSetup(runId, opts, run.server, run.backend), io.signal);
+    shards = await startShardGroup(placement, shardSetupOf(runId, workloadHash(opts), run.server, run.backend), io.signal);
   } catch (err) {
     await prompts?.close();
     throw err;
@@ -120,19 +119,5 @@ function contextOf(
     run: runInfo(opts, server, backend),
     share: shards ? { rank: 0, size: shards.size } : null,
     shards,
-  };
-}
-
-/** What every shard needs from the preflight, and the proof that it runs the same workload. */
-function shardSetup(runId: string, opts: RunOptions, server: ServerProfile, backend: Backend): ShardSetup {
-  return {
-    run_id: runId,
-    options_hash: workloadHash(opts),
-    model: server.model,
-    page_size: server.pageSize,
-    text_mode: server.textMode,
-    server_version: server.info.version,
-    backend: backend.name,
-    endpoint: backend.endpoint,
   };
 }
