@@ -8,7 +8,7 @@ import { UsageError } from "../errors.ts";
 import { REPLAY_DEFAULTS as r } from "../config/flags/replay.ts";
 import { type AnalyzeOptions, type ReplayOptions } from "../replay/options.ts";
 import type { TraceOptions } from "../replay/trace.ts";
-import { parseIntFlag, parseNumberFlag, str, type RawFlags } from "../config/flag-values.ts";
+import { parseIntFlag, parseNumberFlag, parsePositive, str, type RawFlags } from "../config/flag-values.ts";
 import { parseBound } from "../config/flags/bound.ts";
 import { parseFidelity, parseReplicas, parseServerTarget, parseSharedTail } from "./options.ts";
 
@@ -17,19 +17,13 @@ const optionalInt = (raw: RawFlags, flag: string, min: number): number | null =>
   return v === undefined ? null : parseIntFlag(flag, v, min);
 };
 
-function positiveNumber(raw: RawFlags, flag: string, dflt: number): number {
-  const n = parseNumberFlag(flag, str(raw, flag) ?? String(dflt), 0);
-  if (!(n > 0)) throw new UsageError(`--${flag} ${n}: must be > 0`);
-  return n;
-}
-
 function traceOptions(raw: RawFlags): TraceOptions {
   const durationRaw = str(raw, "duration");
   return {
     blockSize: parseIntFlag("block-size", str(raw, "block-size") ?? String(r.blockSize), 1),
     skipInvalid: raw["skip-invalid"] === true,
     startS: parseNumberFlag("start", str(raw, "start") ?? "0", 0),
-    durationS: durationRaw === undefined ? null : positiveNumber(raw, "duration", 0),
+    durationS: durationRaw === undefined ? null : parsePositive("duration", durationRaw, "a number of seconds", false),
     limit: optionalInt(raw, "num-prompts", 1),
   };
 }
@@ -46,7 +40,7 @@ export function parseAnalyzeOptions(raw: RawFlags): AnalyzeOptions {
     trace: traceOptions(raw),
     pageSize: parseIntFlag("page-size", str(raw, "page-size") ?? String(r.analyzePageSize), 1),
     cacheTokens: optionalInt(raw, "cache-tokens", 1),
-    windowS: positiveNumber(raw, "window", r.windowS),
+    windowS: parsePositive("window", str(raw, "window") ?? String(r.windowS), "a number of seconds", false),
     outputFile: str(raw, "output-file") ?? null,
   };
 }

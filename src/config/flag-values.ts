@@ -199,13 +199,6 @@ export function parseThinkTime(value: string): ThinkTime {
   throw new UsageError(`--think-time "${value}": expected seconds (0.5), exp:MEAN or uniform:LOW:HIGH`);
 }
 
-export function parsePositiveSeconds(flag: string, text: string): number {
-  const s = text.trim() === "" ? NaN : Number(text.trim());
-  if (!Number.isFinite(s)) throw new UsageError(`--${flag}: expected a number, got "${text}"`);
-  if (!(s > 0)) throw new UsageError(`--${flag} ${text}: must be > 0 seconds`);
-  return s;
-}
-
 /** `--precision 5%`: a fraction in (0, 0.5). */
 export function parsePrecision(text: string): number {
   const p = parseRelative("precision", text, { min: 0, max: 0.5, minOpen: true, what: "the bracket's width relative to its low end, e.g. 5%" });

@@ -5,7 +5,7 @@
  * is --num-prompts in every command (here: per probe), the seconds of arrivals --duration (here: per probe).
  */
 import { CAPACITY_DEFAULTS as c, SEARCH_MODES, type CapacityOptions } from "../capacity-options.ts";
-import { parseIntFlag, parsePositiveSeconds, parsePrecision } from "../flag-values.ts";
+import { parseIntFlag, parsePositive, parsePrecision } from "../flag-values.ts";
 import { bindTo, chosen } from "./binding.ts";
 import type { FlagDecl } from "./types.ts";
 
@@ -31,7 +31,7 @@ const FROM_RUN: Record<string, true | FlagDecl["commands"]["run"]> = {
   duration: {
     help: "--search rate: seconds of arrivals per probe, instead of --num-prompts",
     conflicts: { "num-prompts": "--num-prompts is the other way to size a probe; give one of them" },
-    bind: to("probeDurationS", (t, f) => parsePositiveSeconds(f, t)),
+    bind: to("probeDurationS", (t, f) => parsePositive(f, t, "a number of seconds", false)),
   },
   "max-concurrency": {
     help: "--search rate: most requests in flight in a probe (0 = no limit, the open loop); --search concurrency: refused (the search sets it)",

@@ -1,14 +1,6 @@
 /** The flags only `warmbench replay TRACE` takes (the ones it shares with run are declared in measure.ts). */
-import { UsageError } from "../../errors.ts";
-import { parseIntFlag, parseNumberFlag } from "../flag-values.ts";
+import { parseIntFlag, parsePositive } from "../flag-values.ts";
 import type { FlagDecl } from "./types.ts";
-
-/** A number above 0 (a scale, a window). */
-const aboveZero = (text: string, flag: string): number => {
-  const n = parseNumberFlag(flag, text, 0);
-  if (!(n > 0)) throw new UsageError(`--${flag} ${n}: must be > 0`);
-  return n;
-};
 
 /** Defaults of the replay's own flags (the flags' declarations and the parser read them). */
 export const REPLAY_DEFAULTS = {
@@ -40,13 +32,16 @@ export const REPLAY_FLAGS: FlagDecl[] = [
   text("start", "Replay from this trace second on", { default: 0 }),
   text("time-scale", "Multiply the trace's timestamps: 0.1 sends ten times faster", {
     default: r.timeScale,
-    bind: { field: "timeScale", value: aboveZero },
+    bind: { field: "timeScale", value: (t, f) => parsePositive(f, t, "a scale, e.g. 0.1", false) },
   }),
   {
     ...bool("ignore-timestamps", "Closed loop in trace order: the next request as soon as one of --max-concurrency slots is free"),
     bind: { field: "ignoreTimestamps", parse: (raw) => raw["ignore-timestamps"] === true },
   },
-  text("window", "Trace seconds per window line (axis window)", { default: r.windowS, bind: { field: "windowS", value: aboveZero } }),
+  text("window", "Trace seconds per window line (axis window)", {
+    default: r.windowS,
+    bind: { field: "windowS", value: (t, f) => parsePositive(f, t, "a number of seconds", false) },
+  }),
   text("cache-tokens", "Cache capacity for the LRU model of evictions (default: the server's, from /server_info; --analyze: none)", {
     bind: { field: "cacheTokens", value: (t, f) => parseIntFlag(f, t, 1) },
   }),
