@@ -2,7 +2,8 @@
  * Which injected fault, if any, a request gets. Faults hit only "measured" requests (more than one
  * output token), never the one-token warm requests, so a sweep can still set up its cache. Measured
  * requests are numbered 1, 2, 3... in arrival order across /generate and /v1/completions; a fault
- * with "every N" hits request k when k % N == 0.
+ * with "every N" hits request k when k % N == 0. The forget fault (--fault-forget-every) is numbered the same way but
+ * picked apart from the others, and fires only on a request that would hit the cache.
  */
 import type { MockOptions } from "./options.ts";
 
@@ -28,6 +29,11 @@ export interface FaultPick {
   /** 1-based ordinal among measured requests; 0 for a warm request. */
   ordinal: number;
   fault: RequestFault | null;
+  /**
+   * --fault-forget-every picked it: if it would hit the cache it recomputes its prompt and reports none cached. Apart
+   * from the precedence above: it may come with any fault or none (it fires only once the prefix is matched).
+   */
+  forget: boolean;
 }
 
 /** Counts measured requests, picks their faults, and tallies what was injected. */
@@ -45,13 +51,15 @@ export class FaultPlan {
 
   /** Number an accepted request and pick its fault; warm requests (maxNewTokens <= 1) get none. */
   pick(maxNewTokens: number): FaultPick {
-    if (maxNewTokens <= 1) return { ordinal: 0, fault: null };
+    if (maxNewTokens <= 1) return { ordinal: 0, fault: null, forget: false };
     const ordinal = ++this.measured;
+    const forgetEvery = this.opts.faultForgetEvery;
+    const forget = forgetEvery > 0 && ordinal % forgetEvery === 0;
     for (const [fault, key] of FAULT_FLAGS) {
       const every = this.opts[key] as number;
-      if (every > 0 && ordinal % every === 0) return { ordinal, fault };
+      if (every > 0 && ordinal % every === 0) return { ordinal, fault, forget };
     }
-    return { ordinal, fault: null };
+    return { ordinal, fault: null, forget };
   }
 
   /** True when this measured request is the one after which the server dies (--exit-after). */

@@ -76,7 +76,7 @@ export async function handleGenerate(req: IncomingMessage, res: ServerResponse, 
     trace.finish("error");
     return;
   }
-  const { ordinal, fault } = ctx.faults.pick(params.maxNewTokens);
+  const { ordinal, fault, forget } = ctx.faults.pick(params.maxNewTokens);
   if (fault === "fail") {
     ctx.faults.note("fail");
     sendJson(res, 503, FAIL_BODY);
@@ -91,6 +91,7 @@ export async function handleGenerate(req: IncomingMessage, res: ServerResponse, 
         stream: params.stream,
         streamInterval: params.streamInterval ?? ctx.opts.streamInterval,
         fault,
+        forget,
         trace,
         format: sglangFormat(meta, ctx.opts.vocabSize, ctx.opts.incremental && params.stream, params, {
           wrongKv: ctx.opts.faultWrongKv,

@@ -70,7 +70,7 @@ export async function handleOpenai(req: IncomingMessage, res: ServerResponse, ct
     trace.finish("error");
     return;
   }
-  const { ordinal, fault } = ctx.faults.pick(params.maxTokens);
+  const { ordinal, fault, forget } = ctx.faults.pick(params.maxTokens);
   if (fault === "fail") {
     ctx.faults.note("fail");
     sendJson(res, 503, openaiError("mock: injected failure", "ServiceUnavailableError", 503));
@@ -111,6 +111,7 @@ export async function handleOpenai(req: IncomingMessage, res: ServerResponse, ct
         stream: params.stream,
         streamInterval: opts.streamInterval,
         fault,
+        forget,
         trace,
         format,
         onPrefillStart(hit) {

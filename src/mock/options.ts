@@ -12,6 +12,20 @@ import { UsageError } from "../errors.ts";
 export const PERSONALITIES = ["sglang", "vllm", "llamacpp", "openai"] as const;
 export type Personality = (typeof PERSONALITIES)[number];
 
+/**
+ * When a request's prompt pages enter the radix cache: at the end of its prefill (SGLang's cache_unfinished_req), or
+ * only when it ends (then the prompt, and the answer where answers are cached, go in together).
+ */
+const INSERT_AT = ["prefill", "finish"] as const;
+export type InsertAt = (typeof INSERT_AT)[number];
+
+/**
+ * Whether the pages a running request matched or inserted may be evicted while it runs (evictable), or are held
+ * until it ends (locked: SGLang's inc_lock_ref/dec_lock_ref on the radix nodes).
+ */
+const INFLIGHT_PAGES = ["evictable", "locked"] as const;
+export type InflightPages = (typeof INFLIGHT_PAGES)[number];
+
 export const MOCK_DEFAULTS = {
   /**
    * sglang: SGLang's native API plus vLLM's OpenAI one (warmbench 0.1's mock); vllm: vLLM only (/version, no
@@ -32,6 +46,10 @@ export const MOCK_DEFAULTS = {
   pageSize: 1,
   /** Capacity of the prefix cache (the device tier) in tokens (LRU eviction of pages beyond it). */
   cacheTokens: 4_000_000,
+  /** When a request's prompt enters the radix cache (see INSERT_AT). */
+  insertAt: "prefill" as InsertAt,
+  /** Whether a running request's cached pages can be evicted (see INFLIGHT_PAGES). */
+  inflightPages: "evictable" as InflightPages,
   /** Capacity of the host tier (SGLang HiCache's CPU pool) that receives the device tier's evicted pages; 0 = off. */
   hostCacheTokens: 0,
   /** Cost of loading one cached token back from the host tier, µs (added to the prefill). */
@@ -66,6 +84,11 @@ export const MOCK_DEFAULTS = {
   slowHeadersMs: 0,
   malformedEvery: 0,
   invalidUtf8Every: 0,
+  /**
+   * The k-th measured request (k % N == 0) that would hit the cache recomputes its whole prompt: it reports no cached
+   * tokens and pays the full prefill, and still inserts its prompt. Independent of the other "every N" faults.
+   */
+  faultForgetEvery: 0,
   /** The first N /flush_cache (and the first N /reset_prefix_cache) calls fail. */
   flushFailFirst: 0,
   /** /generate answers 404, as a server that is not SGLang. */
@@ -98,6 +121,8 @@ export interface MockOptions {
   port: number;
   pageSize: number;
   cacheTokens: number;
+  insertAt: InsertAt;
+  inflightPages: InflightPages;
   hostCacheTokens: number;
   hostLoadUsPerToken: number;
   ttftBaseMs: number;
@@ -121,6 +146,8 @@ export interface MockOptions {
   slowHeadersMs: number;
   malformedEvery: number;
   invalidUtf8Every: number;
+  /** A measured request whose ordinal is a multiple of N and that would hit the cache reports none and recomputes. */
+  faultForgetEvery: number;
   flushFailFirst: number;
   noGenerate: boolean;
   exitAfter: number;
@@ -205,6 +232,15 @@ const text = (name: string, key: keyof MockOptions, help: string, dflt?: string)
   },
 });
 
+/** A string flag whose value is one of `choices`. */
+const choice = <T extends string>(name: string, key: keyof MockOptions, choices: readonly T[], dflt: T, help: string): MockFlag => ({
+  ...text(name, key, help, dflt),
+  read: (v) => {
+    if (!(choices as readonly unknown[]).includes(v)) throw new UsageError(`--${name}: "${v}" is not supported (choose from: ${choices.join(", ")})`);
+    return v as T;
+  },
+});
+
 /** Every flag of `warmbench mock`, once. */
 export const MOCK_FLAGS: readonly MockFlag[] = [
   {
@@ -230,6 +266,20 @@ export const MOCK_FLAGS: readonly MockFlag[] = [
     "vllm: report no cached tokens (usage without prompt_tokens_details, as vLLM without --enable-prompt-tokens-details)",
   ),
   flag("no-output-cache", "noOutputCache", "Cache prompts only: a finished request's answer is not cached (SGLang caches it)"),
+  choice(
+    "insert-at",
+    "insertAt",
+    INSERT_AT,
+    m.insertAt,
+    "When a request's prompt enters the radix cache: prefill (when its prefill ends, as SGLang) or finish (only when the request ends)",
+  ),
+  choice(
+    "inflight-pages",
+    "inflightPages",
+    INFLIGHT_PAGES,
+    m.inflightPages,
+    "Whether the cached pages a running request matched or inserted can be evicted before it ends: evictable, or locked (SGLang's lock_ref)",
+  ),
   int("host-cache-tokens", "hostCacheTokens", "Host-tier capacity in tokens: the device tier's evicted pages move there (0 = no host tier)"),
   num("host-load-us-per-token", "hostLoadUsPerToken", "Cost of loading a cached token back from the host tier, µs"),
   num("ttft-base-ms", "ttftBaseMs", "Fixed part of the time to first token, ms"),
@@ -252,6 +302,11 @@ export const MOCK_FLAGS: readonly MockFlag[] = [
   num("slow-headers-ms", "slowHeadersMs", "Delay before the status line and headers of every /generate, ms"),
   int("malformed-every", "malformedEvery", "Every N-th measured request: one event with broken JSON after 2 token events"),
   int("invalid-utf8-every", "invalidUtf8Every", "Every N-th measured request: one token event with an invalid UTF-8 byte"),
+  int(
+    "fault-forget-every",
+    "faultForgetEvery",
+    "Every N-th measured request, if it would hit the cache: report 0 cached tokens and recompute the whole prompt (still cached after)",
+  ),
   int("flush-fail-first", "flushFailFirst", "The first N /flush_cache and /reset_prefix_cache calls fail"),
   flag("no-generate", "noGenerate", "Answer /generate with 404 (a server that is not SGLang)"),
   int("exit-after", "exitAfter", "Die (close every socket, exit 0) once the N-th measured request is admitted (0 = never)"),

@@ -2,6 +2,10 @@
  * The mock's prefix (KV) cache: a radix tree over token ids in whole pages, modelled on SGLang's
  * RadixCache with --page-size. Edges hold Uint32Array segments (a multiple of the page size long) and
  * are split only on page boundaries, so a 70,000-token prompt costs a handful of nodes, not 70,000.
+ *
+ * Locks (SGLang's inc_lock_ref/dec_lock_ref): matchLocked() and insertLocked() hold the path they end on, every node
+ * from there to the root, until unlock(); eviction takes the least recently used leaf that no lock holds, and when
+ * every leaf is held the cache stays over its capacity until a lock drops (unlock() evicts again).
  */
 
 interface RadixNode {
@@ -12,6 +16,21 @@ interface RadixNode {
   children: Map<number, RadixNode[]>;
   /** Recency stamp: a counter value, larger = used more recently. */
   lastUsedTick: number;
+  /** Locks holding this node (each lock holds a node and all its ancestors); a held node is never evicted. */
+  lockRef: number;
+}
+
+/** A hold on the pages from the root to the end of a matched or inserted prefix, until PrefixCache.unlock(). */
+export interface CacheLock {
+  /** Tokens held (whole pages from the root). */
+  readonly tokens: number;
+}
+
+/** What a CacheLock is inside: the node its path ends on, in the tree of one epoch (clear() starts a new one). */
+interface PathLock extends CacheLock {
+  node: RadixNode;
+  epoch: number;
+  released: boolean;
 }
 
 /**
@@ -26,6 +45,8 @@ export class PrefixCache {
   readonly capacityTokens: number;
   private root: RadixNode = newNode(new Uint32Array(0), null, 0);
   private tick = 0;
+  /** Bumped by clear(): a lock taken before it holds nothing any more. */
+  private epoch = 0;
   private heldTokens = 0;
   private evicted = 0;
   private readonly onEvict: EvictionSink | null;
@@ -53,55 +74,59 @@ export class PrefixCache {
    * rounding, because SGLang always computes at least one prompt token. Refreshes the matched path.
    */
   match(ids: ArrayLike<number>): number {
-    const limit = ids.length - 1;
-    if (limit < this.pageSize) return 0;
-    const stamp = ++this.tick;
-    let node = this.root;
-    let pos = 0;
-    node.lastUsedTick = stamp;
-    while (pos + this.pageSize <= limit) {
-      const child = this.childFor(node, ids, pos);
-      if (child === null) break;
-      const common = this.commonPages(child.key, ids, pos, limit);
-      pos += common;
-      // Only fully used edges count as used; insert() splits a partly used one and stamps its upper part.
-      if (common < child.key.length) break;
-      child.lastUsedTick = stamp;
-      node = child;
-    }
-    return pos;
+    return this.walk(ids).tokens;
+  }
+
+  /**
+   * match(), and a lock on the matched pages until unlock(): a running request's prefix that eviction must spare.
+   * An edge matched only in part is split where the match ends, so that the lock holds exactly the matched pages.
+   */
+  matchLocked(ids: ArrayLike<number>): { tokens: number; lock: CacheLock } {
+    const found = this.walk(ids);
+    const node = found.partial === null ? found.node : splitEdge(found.partial, found.common, found.stamp);
+    return { tokens: found.tokens, lock: this.lockPath(node, found.tokens) };
   }
 
   /** Insert the full pages of `ids` (a prompt after its prefill), then evict down to capacity. */
   insert(ids: ArrayLike<number>): void {
-    const end = ids.length - (ids.length % this.pageSize);
-    const stamp = ++this.tick;
-    let node = this.root;
-    let pos = 0;
-    while (pos < end) {
-      const child = this.childFor(node, ids, pos);
-      if (child === null) {
-        const leaf = newNode(Uint32Array.from(sliceOf(ids, pos, end)), node, stamp);
-        addChild(node, leaf);
-        this.heldTokens += leaf.key.length;
-        break;
-      }
-      const common = this.commonPages(child.key, ids, pos, end);
-      pos += common;
-      if (common < child.key.length) {
-        node = splitEdge(child, common, stamp);
-      } else {
-        child.lastUsedTick = stamp;
-        node = child;
-      }
-    }
+    this.insertPath(ids);
     this.evictToCapacity();
   }
 
-  /** Drop everything (SGLang's flush_cache resets the tree). */
+  /** insert(), holding the inserted pages (and the prefix they hang from) until unlock(); then evict what is not held. */
+  insertLocked(ids: ArrayLike<number>): CacheLock {
+    const node = this.insertPath(ids);
+    const lock = this.lockPath(node, ids.length - (ids.length % this.pageSize));
+    this.evictToCapacity();
+    return lock;
+  }
+
+  /** Drop a lock (once; a lock from before a clear() holds nothing), then evict what it held beyond capacity. */
+  unlock(lock: CacheLock): void {
+    const held = lock as PathLock;
+    if (held.released) return;
+    held.released = true;
+    if (held.epoch !== this.epoch) return;
+    for (let n: RadixNode | null = held.node; n !== null && n !== this.root; n = n.parent) n.lockRef--;
+    this.evictToCapacity();
+  }
+
+  /** Tokens held by at least one lock now (tests). */
+  lockedTokens(): number {
+    let count = 0;
+    const stack: RadixNode[] = [this.root];
+    for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+      if (node.lockRef > 0) count += node.key.length;
+      for (const list of node.children.values()) stack.push(...list);
+    }
+    return count;
+  }
+
+  /** Drop everything (SGLang's flush_cache resets the tree); locks taken before hold nothing. */
   clear(): void {
     this.root = newNode(new Uint32Array(0), null, 0);
     this.heldTokens = 0;
+    this.epoch++;
   }
 
   /** Number of tree nodes, root excluded (tests check that long prompts stay a few nodes). */
@@ -115,6 +140,63 @@ export class PrefixCache {
       }
     }
     return count;
+  }
+
+  /**
+   * The cached prefix of `ids` (capped at len-1, in whole pages): the deepest node wholly matched, and the child edge
+   * matched only in part beyond it (`common` tokens of it), if any. Refreshes the wholly matched path.
+   */
+  private walk(ids: ArrayLike<number>): { tokens: number; node: RadixNode; partial: RadixNode | null; common: number; stamp: number } {
+    const limit = ids.length - 1;
+    if (limit < this.pageSize) return { tokens: 0, node: this.root, partial: null, common: 0, stamp: this.tick };
+    const stamp = ++this.tick;
+    let node = this.root;
+    let pos = 0;
+    node.lastUsedTick = stamp;
+    while (pos + this.pageSize <= limit) {
+      const child = this.childFor(node, ids, pos);
+      if (child === null) break;
+      const common = this.commonPages(child.key, ids, pos, limit);
+      pos += common;
+      // Only fully used edges count as used; insert() splits a partly used one and stamps its upper part.
+      if (common < child.key.length) return { tokens: pos, node, partial: common > 0 ? child : null, common, stamp };
+      child.lastUsedTick = stamp;
+      node = child;
+    }
+    return { tokens: pos, node, partial: null, common: 0, stamp };
+  }
+
+  /** Insert the full pages of `ids` without evicting; returns the node whose edge ends where they end. */
+  private insertPath(ids: ArrayLike<number>): RadixNode {
+    const end = ids.length - (ids.length % this.pageSize);
+    const stamp = ++this.tick;
+    let node = this.root;
+    let pos = 0;
+    while (pos < end) {
+      const child = this.childFor(node, ids, pos);
+      if (child === null) {
+        const leaf = newNode(Uint32Array.from(sliceOf(ids, pos, end)), node, stamp);
+        addChild(node, leaf);
+        this.heldTokens += leaf.key.length;
+        return leaf;
+      }
+      const common = this.commonPages(child.key, ids, pos, end);
+      pos += common;
+      if (common < child.key.length) {
+        node = splitEdge(child, common, stamp);
+      } else {
+        child.lastUsedTick = stamp;
+        node = child;
+      }
+    }
+    return node;
+  }
+
+  /** Lock `node` and every ancestor (the root needs none: it is never evicted). */
+  private lockPath(node: RadixNode, tokens: number): CacheLock {
+    for (let n: RadixNode | null = node; n !== null && n !== this.root; n = n.parent) n.lockRef++;
+    const lock: PathLock = { tokens, node, epoch: this.epoch, released: false };
+    return lock;
   }
 
   /** The child of `node` whose first page equals ids[pos, pos+page), or null. */
@@ -144,7 +226,8 @@ export class PrefixCache {
 
   /**
    * Evict least recently used leaves until the cache fits. A leaf that is larger than the excess
-   * loses only its tail pages, so the shared part of a prefix survives as long as possible.
+   * loses only its tail pages, so the shared part of a prefix survives as long as possible. Leaves a lock holds
+   * are skipped; when only those are left the cache stays over capacity until one is unlocked.
    */
   private evictToCapacity(): void {
     while (this.heldTokens > this.capacityTokens) {
@@ -168,7 +251,7 @@ export class PrefixCache {
     const stack: RadixNode[] = [this.root];
     for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
       if (node.children.size === 0) {
-        if (node !== this.root && (best === null || node.lastUsedTick < best.lastUsedTick)) best = node;
+        if (node !== this.root && node.lockRef === 0 && (best === null || node.lastUsedTick < best.lastUsedTick)) best = node;
         continue;
       }
       for (const list of node.children.values()) stack.push(...list);
@@ -195,7 +278,7 @@ function pathOf(node: RadixNode): Uint32Array {
 }
 
 function newNode(key: Uint32Array, parent: RadixNode | null, tick: number): RadixNode {
-  return { key, parent, children: new Map(), lastUsedTick: tick };
+  return { key, parent, children: new Map(), lastUsedTick: tick, lockRef: 0 };
 }
 
 function addChild(parent: RadixNode, child: RadixNode): void {
@@ -218,11 +301,12 @@ function removeChild(child: RadixNode): void {
   child.parent = null;
 }
 
-/** Split `node`'s edge after `at` tokens (a page multiple > 0); returns the new upper node. */
+/** Split `node`'s edge after `at` tokens (a page multiple > 0); returns the new upper node, held by `node`'s locks. */
 function splitEdge(node: RadixNode, at: number, tick: number): RadixNode {
   const parent = node.parent as RadixNode;
   removeChild(node);
   const upper = newNode(node.key.slice(0, at), parent, tick);
+  upper.lockRef = node.lockRef;
   addChild(parent, upper);
   node.key = node.key.slice(at);
   addChild(upper, node);

@@ -7,7 +7,8 @@
  * (decode-queue.ts) so the mock stays cheap at thousands of streams: no timer per event.
  *
  * The cache sees what SGLang's does (cache-policy.ts): the prompt after its prefill, and when a request finishes its
- * prompt plus every output token but the last - so a conversation's next turn finds its whole history cached.
+ * prompt plus every output token but the last - so a conversation's next turn finds its whole history cached (or
+ * another legal behaviour the policy was built with: --insert-at, --inflight-pages, --no-output-cache).
  */
 import type { CacheClaim, CachePolicy } from "./cache-policy.ts";
 import { DecodeQueue } from "./decode-queue.ts";
@@ -36,8 +37,16 @@ export interface GenerationJob {
   maxNewTokens: number;
   /** Tokens per event after the first (SGLang's stream_interval). */
   streamInterval: number;
-  /** Prefill is about to run; `hit` is the prompt's prefix matched in the cache tiers. */
-  onPrefillStart(hit: CacheHit): void;
+  /**
+   * Recompute the whole prompt even where the cache holds it (--fault-forget-every): no cached tokens reported, every
+   * prompt token paid for; the prompt is still inserted as usual.
+   */
+  forget?: boolean;
+  /**
+   * Prefill is about to run; `hit` is the prompt's prefix served from the cache tiers, `forgottenTokens` what the
+   * cache held but a forget fault recomputed (0 otherwise).
+   */
+  onPrefillStart(hit: CacheHit, forgottenTokens: number): void;
   /** Tokens generated so far (cumulative); `done` on the last call. Called once with 0 when maxNewTokens is 0. */
   onTokens(completionTokens: number, done: boolean): void;
 }
@@ -219,8 +228,10 @@ export class MockScheduler {
   private startPrefill(state: JobState): void {
     state.phase = "prefill";
     const ids = state.job.inputIds;
-    const hit = state.claim!.match();
-    state.job.onPrefillStart(hit);
+    const matched = state.claim!.match();
+    const forgotten = state.job.forget === true ? matched.tokens : 0;
+    const hit = forgotten > 0 ? { tokens: 0, deviceTokens: 0, hostTokens: 0 } : matched;
+    state.job.onPrefillStart(hit, forgotten);
     const m = this.model;
     const prefillMs = m.ttftBaseMs + (m.prefillUsPerToken * (ids.length - hit.tokens) + m.hostLoadUsPerToken * hit.hostTokens) / 1000;
     state.timer = setTimeout(() => this.endPrefill(state), prefillMs);

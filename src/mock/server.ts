@@ -25,7 +25,7 @@ import { loadMockTokenizer } from "./chat-template.ts";
 import { buildLlamaModels, buildProps, handleSlotAction, handleSlots, renderLlamaMetrics } from "./llamacpp.ts";
 import { SlotCache } from "./slot-cache.ts";
 import { MockScheduler } from "./scheduler.ts";
-import { TruthLog } from "./truth.ts";
+import { TruthLog, truthSettings } from "./truth.ts";
 import type { MockStats } from "./types.ts";
 
 /** The version a vLLM-personality mock reports at /version; "-mock" so nobody mistakes it for a real server. */
@@ -47,7 +47,8 @@ export interface MockServer {
 export async function startMockServer(opts: MockOptions): Promise<MockServer> {
   const cache = new TieredCache(opts.pageSize, opts.cacheTokens, opts.hostCacheTokens);
   const slots = opts.personality === "llamacpp" ? new SlotCache(opts.slots, opts.cacheRam, opts.vocabSize) : null;
-  const scheduler = new MockScheduler(opts, slots ?? new RadixPolicy(cache, opts.maxRunning, opts.vocabSize, !opts.noOutputCache));
+  const behaviour = { cacheOutputs: !opts.noOutputCache, insertAt: opts.insertAt, inflightPages: opts.inflightPages };
+  const scheduler = new MockScheduler(opts, slots ?? new RadixPolicy(cache, opts.maxRunning, opts.vocabSize, behaviour));
   const startupTimeS = (performance.timeOrigin + performance.now()) / 1000;
   const sockets = new Set<Socket>();
   let shutdown: Promise<void> | null = null;
@@ -60,7 +61,7 @@ export async function startMockServer(opts: MockOptions): Promise<MockServer> {
     counters: { generateRequests: 0, completionsRequests: 0, inFlight: 0, maxInFlight: 0, flushes: 0, flushRejected: 0, received: [] },
     faults: new FaultPlan(opts),
     metrics: new MockMetrics(),
-    truth: opts.truthFile === null ? null : new TruthLog(opts.truthFile),
+    truth: opts.truthFile === null ? null : new TruthLog(opts.truthFile, truthSettings(opts)),
     liveRids: new Set(),
     // The prefix cache's capacity is what survives between requests, not the pool that holds running ones: a
     // cache smaller than one prompt must still serve it (and evict), as the cache-verification tests need.

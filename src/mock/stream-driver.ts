@@ -50,6 +50,8 @@ export interface DriveJob {
   stream: boolean;
   streamInterval: number;
   fault: StreamFault | null;
+  /** The forget fault was picked for it (--fault-forget-every): it recomputes a prompt the cache holds. */
+  forget?: boolean;
   trace: RequestTrace;
   format: WireFormat;
   onPrefillStart(hit: CacheHit): void;
@@ -197,8 +199,11 @@ export function driveGeneration(res: ServerResponse, job: DriveJob, ctx: MockCon
     cachePrompt: job.cachePrompt !== false,
     maxNewTokens: job.maxNewTokens,
     streamInterval: job.streamInterval,
-    onPrefillStart(hit) {
+    forget: job.forget === true,
+    onPrefillStart(hit, forgottenTokens) {
       trace.cachedTokens = hit.tokens;
+      trace.forgottenTokens = forgottenTokens;
+      if (forgottenTokens > 0) ctx.faults.note("forget");
       cacheHit = hit;
       job.onPrefillStart(hit);
     },

@@ -5,7 +5,7 @@
  * the rest of it from the host (loaded back at a per-token cost the scheduler charges, and reported as `host` in
  * cached_tokens_details). The host keeps its copy after a load, as HiCache's backed-up nodes do.
  */
-import { PrefixCache } from "./prefix-cache.ts";
+import { type CacheLock, PrefixCache } from "./prefix-cache.ts";
 
 /** Where a prompt's cached prefix came from. */
 export interface CacheHit {
@@ -28,15 +28,35 @@ export class TieredCache {
 
   /** The cached prefix of `ids`, per tier; refreshes both tiers' recency. */
   match(ids: ArrayLike<number>): CacheHit {
-    const deviceTokens = this.device.match(ids);
-    const hostTokens = this.host === null ? 0 : this.host.match(ids);
-    if (hostTokens > deviceTokens) return { tokens: hostTokens, deviceTokens, hostTokens: hostTokens - deviceTokens };
-    return { tokens: deviceTokens, deviceTokens, hostTokens: 0 };
+    return this.hitOf(ids, this.device.match(ids));
+  }
+
+  /** match(), holding the device pages matched until unlock() (--inflight-pages locked). */
+  matchLocked(ids: ArrayLike<number>): { hit: CacheHit; lock: CacheLock } {
+    const { tokens, lock } = this.device.matchLocked(ids);
+    return { hit: this.hitOf(ids, tokens), lock };
   }
 
   /** A sequence computed on the device (prefill, or a finished request's prompt and output) enters the device tier. */
   insert(ids: ArrayLike<number>): void {
     this.device.insert(ids);
+  }
+
+  /** insert(), holding the inserted device pages until unlock(). */
+  insertLocked(ids: ArrayLike<number>): CacheLock {
+    return this.device.insertLocked(ids);
+  }
+
+  /** Drop a lock taken on the device tier; what it held may be evicted (to the host tier) from now on. */
+  unlock(lock: CacheLock): void {
+    this.device.unlock(lock);
+  }
+
+  /** The hit of `ids` given `deviceTokens` matched on the device: the host tier serves whatever lies beyond. */
+  private hitOf(ids: ArrayLike<number>, deviceTokens: number): CacheHit {
+    const hostTokens = this.host === null ? 0 : this.host.match(ids);
+    if (hostTokens > deviceTokens) return { tokens: hostTokens, deviceTokens, hostTokens: hostTokens - deviceTokens };
+    return { tokens: deviceTokens, deviceTokens, hostTokens: 0 };
   }
 
   /** SGLang's flush_cache resets the host pool with the device tree. */

@@ -44,7 +44,7 @@ export interface MockStats {
   /** TCP connections open now. */
   openConnections: number;
   /** Injected faults by kind: fail, error-event, abort, reset, stall, malformed, invalid-utf8, slow-headers,
-   * flush-fail, reset-prefix-fail, flush-lie, exit. */
+   * flush-fail, reset-prefix-fail, flush-lie, exit, forget (a request that recomputed a cached prompt). */
   faultsInjected: Record<string, number>;
   received: ReceivedRequest[];
 }

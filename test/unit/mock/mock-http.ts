@@ -2,7 +2,7 @@
 import { afterEach, expect } from "bun:test";
 import { mockOptions, type MockOptions } from "../../../src/mock/options.ts";
 import { startMockServer, type MockServer } from "../../../src/mock/server.ts";
-import { type MockStats } from "../../../src/mock/types.ts";
+import type { MockStats } from "../../../src/mock/types.ts";
 
 const servers: MockServer[] = [];
 afterEach(async () => {

@@ -76,6 +76,25 @@ describe("parseMockOptions", () => {
     });
   });
 
+  test("the cache behaviours: defaults are today's, each flag picks another legal one", () => {
+    expect(mockOptions()).toMatchObject({ insertAt: "prefill", inflightPages: "evictable", noOutputCache: false, faultForgetEvery: 0 });
+    expect(parse(["--insert-at", "finish", "--inflight-pages", "locked", "--no-output-cache", "--fault-forget-every", "3"])).toMatchObject({
+      insertAt: "finish",
+      inflightPages: "locked",
+      noOutputCache: true,
+      faultForgetEvery: 3,
+    });
+    expect(parse(["--insert-at", "prefill", "--inflight-pages", "evictable"])).toEqual(mockOptions());
+    for (const [argv, message] of [
+      [["--insert-at", "decode"], '--insert-at: "decode" is not supported (choose from: prefill, finish)'],
+      [["--inflight-pages", "pinned"], '--inflight-pages: "pinned" is not supported (choose from: evictable, locked)'],
+      [["--fault-forget-every", "-2"], "--fault-forget-every: must be >= 0"],
+    ] as const) {
+      expect(() => parse([...argv])).toThrow(UsageError);
+      expect(() => parse([...argv])).toThrow(message);
+    }
+  });
+
   test("every option has a default and a flag", () => {
     const flags = new Set(MOCK_FLAGS.map((f) => f.name));
     for (const key of Object.keys(MOCK_DEFAULTS)) {

@@ -141,11 +141,20 @@ describe("PrefixCache eviction and clear", () => {
   });
 });
 
+/** Token ids below 150,000 from a seeded linear congruential generator. */
+function lcg(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return state % 150_000;
+  };
+}
+
 describe("PrefixCache at benchmark scale", () => {
   test("70,000-token prompts x 64 requests x 3 sweeps stay a few nodes per prompt", () => {
     const cache = new PrefixCache(16, 4_000_000);
-    let seed = 7;
-    const fresh = (n: number): number[] => Array.from({ length: n }, () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % 150_000);
+    const next = lcg(7);
+    const fresh = (n: number): number[] => Array.from({ length: n }, next);
     for (const prefixLen of [35_000, 63_000, 69_300]) {
       cache.clear();
       const prefix = fresh(prefixLen);
@@ -162,10 +171,10 @@ describe("PrefixCache at benchmark scale", () => {
 
   test("keeps within capacity while evicting across sweeps", () => {
     const cache = new PrefixCache(1, 1_000_000);
-    let seed = 11;
+    const next = lcg(11);
     for (let i = 0; i < 40; i++) {
       // A distinct first token keeps prompts disjoint, so every inserted token is held or evicted.
-      const ids = Array.from({ length: 70_000 }, () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % 150_000);
+      const ids = Array.from({ length: 70_000 }, next);
       ids[0] = 150_000 + i;
       cache.insert(ids);
       expect(cache.cachedTokens).toBeLessThanOrEqual(1_000_000);

@@ -14,6 +14,7 @@ type TruthLine = {
   received_ms: number;
   prompt_tokens: number;
   cached_tokens: number;
+  forgotten_tokens: number;
   completion_tokens: number;
   events_ms: number[];
   events_tokens: number[];
@@ -46,7 +47,21 @@ test("finished, rejected, faulted, disconnected and OpenAI requests each leave o
 
   const lines = readLines(file);
   expect(lines.map((l) => Object.keys(l))).toEqual(
-    lines.map(() => ["request_id", "rid", "received_ms", "prompt_tokens", "cached_tokens", "completion_tokens", "events_ms", "events_tokens", "end"]),
+    lines.map(() => [
+      "request_id",
+      "rid",
+      "received_ms",
+      "prompt_tokens",
+      "cached_tokens",
+      "forgotten_tokens",
+      "completion_tokens",
+      "events_ms",
+      "events_tokens",
+      "end",
+      "insert_at",
+      "inflight_pages",
+      "output_cache",
+    ]),
   );
   const byEnd = (end: string) => lines.filter((l) => l.end === end);
   expect(lines.length).toBe(7);
