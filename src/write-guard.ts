@@ -16,7 +16,9 @@ export function guardedWrite(flag: string, path: string, write: () => void): boo
     return true;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? String(err);
-    const message = `${flag} ${path}: ${code}: this output is incomplete from here on; every other output goes on`;
+    // What a failed append undid (src/output/jsonl-file.ts: the file cut back to its last whole line).
+    const undone = (err as { undone?: unknown }).undone;
+    const message = `${flag} ${path}: ${code}${typeof undone === "string" ? ` (${undone})` : ""}: this output is incomplete from here on; every other output goes on`;
     failed.set(path, message);
     log.error(message);
     return false;

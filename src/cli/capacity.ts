@@ -17,11 +17,9 @@ import type { SearchResult } from "../capacity/search.ts";
 import { explainServerLimits } from "../sweep/run-sweep.ts";
 import { openSweepSession } from "../sweep/session.ts";
 import type { SweepSink } from "../sweep/sink.ts";
-import { formatJsonl } from "../report/jsonl.ts";
 import { formatCell } from "../report/text-table.ts";
-import { openOutputs } from "../output/files.ts";
-import { appendJsonlLine } from "../output/jsonl-file.ts";
-import { guardedWrite, outputFailures } from "../write-guard.ts";
+import { openResultsWriter } from "../output/results-writer.ts";
+import { outputFailures } from "../write-guard.ts";
 import { startProgress } from "../output/progress.ts";
 import { parseCapacityOptions, requirementApplies } from "./capacity-options.ts";
 import { renderCapacityTable } from "./capacity-table.ts";
@@ -44,6 +42,7 @@ async function openProbeSession(o: CapacityOptions, signal: AbortSignal): Promis
   const sink: SweepSink = {
     lineStarted() {},
     details() {},
+    prompts() {},
     line() {},
     repeated() {},
     progress: o.run.quiet ? noProgress : (total, label) => startProgress(total, label, { quiet: o.run.quiet }),
@@ -56,7 +55,7 @@ async function openProbeSession(o: CapacityOptions, signal: AbortSignal): Promis
 }
 
 export async function capacity(opts: CapacityOptions): Promise<number> {
-  openOutputs({ outputFile: opts.run.outputFile, dumpPrompts: null, requestDetails: null });
+  const files = openResultsWriter({ outputFile: opts.run.outputFile, dumpPrompts: null, requestDetails: null });
   const interrupt = createInterrupt({ warn: (m) => log.warn(m), exit: (code) => process.exit(code) });
   process.on("SIGINT", interrupt.onSignal);
   process.on("SIGTERM", interrupt.onSignal);
@@ -73,14 +72,14 @@ export async function capacity(opts: CapacityOptions): Promise<number> {
         const verdict = outcome.pass ? "pass" : `fail: ${outcome.failedGates.join(", ")}`;
         const load = opts.search === "rate" ? `${formatCell(line.request_rate)} req/s` : `concurrency ${line.max_concurrency}`;
         log.info(`${line.shared_prefix_pct}% probe ${line.probe} at ${load}: cache ${line.cache_check}, ${verdict}`);
-        if (file) guardedWrite("--output-file", file, () => appendJsonlLine(file, formatJsonl(line)));
+        files.line(line);
       },
       capacity(line: CapacityRecord, result: SearchResult) {
         lines.push(line);
         log.info(
           `${line.shared_prefix_pct}%: ${result.status}, capacity ${formatCell(result.capacity)} in ${result.probesSent} probes (${result.wallS.toFixed(1)} s)`,
         );
-        if (file) guardedWrite("--output-file", file, () => appendJsonlLine(file, formatJsonl(line)));
+        files.line(line);
       },
       signal: interrupt.signal,
     });

@@ -4,14 +4,16 @@
  * (exit 2, naming the field), prints the deltas and exits 7 when a metric regressed beyond its limit or a check fails:
  * a BASE line missing from NEW, more failed requests, a cache proof lost, a NEW line whose client saturated.
  */
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { EXIT, UsageError } from "../errors.ts";
 import { log } from "../log.ts";
-import { type RawFlags } from "../config/flag-values.ts";
+import type { RawFlags } from "../config/flag-values.ts";
 import { type ParsedFlags, write } from "./command.ts";
 import { COMPARE_DEFAULTS } from "../config/options.ts";
 import { checkOutputWritable } from "../output/jsonl-file.ts";
+import { writeArtifact } from "../output/results-writer.ts";
 import { appendStepSummary } from "../output/step-summary.ts";
+import { outputFailures } from "../write-guard.ts";
 import { missingFindings, pairFindings, sameRunFindings } from "../compare/evidence.ts";
 import { judgePair } from "../compare/judge.ts";
 import { combineLimits, parseLimits, parseOnly } from "../compare/limits.ts";
@@ -155,12 +157,17 @@ export async function compareCommand(raw: ParsedFlags): Promise<number> {
   };
   write(renderCompareConsole(comparison));
   const markdown = renderCompareMarkdown(comparison);
-  if (md !== null) writeFileSync(md, markdown);
+  const written = md === null || writeArtifact("--md", md, markdown);
   appendStepSummary(markdown);
   if (allowMissing && pairing.onlyInBase.length > 0) log.warn(`compare --allow-missing: not compared, missing from NEW: ${pairing.onlyInBase.join(", ")}`);
   const code = compareExit(comparison, raw["allow-inconclusive"] === true);
   const firstFailure = regressions(comparison).map(describeRegression)[0] ?? comparison.findings[0]?.text;
   if (historyRun !== null) recordVerdict(raw, historyRun, code, baseName, firstFailure);
+  // A verdict that failed outranks the report of it; with none, an --md not written is exit 9.
+  if (code === EXIT.ok && !written) {
+    log.error(`${outputFailures().join("; ")}: exit code ${EXIT.outputFailed}`);
+    return EXIT.outputFailed;
+  }
   return code;
 }
 

@@ -2,9 +2,9 @@
  * docs/reference/flags.md, generated from the flag declarations: one table per command. `bun run docs:flags`
  * writes it; a test fails when the committed file and the declarations disagree.
  */
-import { writeFileSync } from "node:fs";
 import { COMMAND_DESCRIPTIONS, COMMAND_NAMES, type FlagSpec } from "../config/flags/types.ts";
 import { defaultText } from "../config/flags/index.ts";
+import { writeArtifact } from "../output/results-writer.ts";
 import { flagsOf } from "./flags.ts";
 
 export const FLAGS_DOC = "docs/reference/flags.md";
@@ -32,6 +32,6 @@ export function renderFlagsDoc(): string {
 }
 
 if (import.meta.main) {
-  writeFileSync(FLAGS_DOC, renderFlagsDoc());
+  if (!writeArtifact("docs:flags", FLAGS_DOC, renderFlagsDoc())) process.exit(1);
   console.error(`wrote ${FLAGS_DOC}`);
 }

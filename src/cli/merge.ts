@@ -1,10 +1,9 @@
 /** `warmbench merge FILES... -o OUT`: one results file from uncoordinated runs, appended to OUT (one line per point). */
 import { EXIT, UsageError } from "../errors.ts";
 import { log } from "../log.ts";
-import { guardedWrite, outputFailures } from "../write-guard.ts";
+import { outputFailures } from "../write-guard.ts";
 import type { ParsedFlags } from "./command.ts";
-import { formatJsonl } from "../report/jsonl.ts";
-import { appendJsonlLine, checkResultsAppend } from "../output/jsonl-file.ts";
+import { openResultsWriter } from "../output/results-writer.ts";
 import { mergeResults } from "../report/merge.ts";
 import { parseDetails, type DetailSample } from "../report/merge-details.ts";
 import { existsSync, readFileSync } from "node:fs";
@@ -35,14 +34,14 @@ export async function mergeCommand(raw: ParsedFlags): Promise<number> {
   const out = typeof raw["output-file"] === "string" ? raw["output-file"] : undefined;
   if (files.length < 2) throw new UsageError("merge: expects two or more JSONL results files (warmbench merge A.jsonl B.jsonl -o M.jsonl)");
   if (out === undefined) throw new UsageError("merge: expects --output-file FILE (-o FILE), where the merged lines go");
-  checkResultsAppend(out, "--output-file");
+  const merged = openResultsWriter({ outputFile: out, dumpPrompts: null, requestDetails: null });
   const lines = mergeResults(
     files.map((name) => {
       const runs = readPointRuns(readResultsText(name, "merge"), name).map((run) => run.lines);
       return { name, runs, details: detailsOf(name, runs[0]?.[0]) };
     }),
   );
-  for (const line of lines) guardedWrite("--output-file", out, () => appendJsonlLine(out, formatJsonl(line)));
+  for (const line of lines) merged.line(line);
   if (outputFailures().length > 0) return EXIT.outputFailed;
   const what = lines[0] !== undefined && "type" in lines[0] ? "round" : "pct";
   log.info(`merged ${files.length} runs into ${lines.length} ${what} line(s) in ${out}`);

@@ -2,7 +2,6 @@
  * `warmbench passport`: the server's cache geometry measured from outside (src/passport), on the console and as one JSON
  * file; SIGINT stops it (exit 130).
  */
-import { writeFileSync } from "node:fs";
 import { log } from "../log.ts";
 import { EXIT } from "../errors.ts";
 import { createInterrupt } from "../interrupt.ts";
@@ -13,7 +12,8 @@ import { runPassport } from "../passport/run-passport.ts";
 import { type ParsedFlags, write } from "./command.ts";
 import { parsePassportOptions } from "./passport-options.ts";
 import { renderPassport } from "../report/passport-console.ts";
-import { guardedWrite, outputFailures } from "../write-guard.ts";
+import { writeArtifact } from "../output/results-writer.ts";
+import { outputFailures } from "../write-guard.ts";
 
 export async function passportCommand(raw: ParsedFlags): Promise<number> {
   // Warnings and errors only: the passport itself goes to stdout.
@@ -27,8 +27,7 @@ export async function passportCommand(raw: ParsedFlags): Promise<number> {
   write(renderPassport(p));
   const file = opts.outputFile;
   if (file) {
-    guardedWrite("--output-file", file, () => writeFileSync(file, `${JSON.stringify(p, null, 2)}\n`));
-    if (outputFailures().length === 0) log.info(`Passport saved to ${file}`);
+    if (writeArtifact("--output-file", file, `${JSON.stringify(p, null, 2)}\n`)) log.info(`Passport saved to ${file}`);
   }
   if (outputFailures().length > 0) {
     log.error(`${outputFailures().join("; ")}: exit code ${EXIT.outputFailed}`);

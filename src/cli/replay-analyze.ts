@@ -1,5 +1,8 @@
 /** `warmbench replay TRACE --analyze`: the trace's shape and what it asks of a cache, as a table (and JSON with --output-file). */
-import { writeFileSync } from "node:fs";
+import { EXIT } from "../errors.ts";
+import { log } from "../log.ts";
+import { writeArtifact } from "../output/results-writer.ts";
+import { outputFailures } from "../write-guard.ts";
 import { analyzeTrace, type Distribution, type TraceAnalysis } from "../replay/analyze.ts";
 import type { AnalyzeOptions } from "../replay/options.ts";
 import { readTrace } from "../replay/read-trace.ts";
@@ -8,7 +11,7 @@ import { formatCell, renderTextTable } from "../report/text-table.ts";
 const dist = (d: Distribution): string[] => [d.min, d.mean, d.p50, d.p90, d.p99, d.max].map((v) => formatCell(v, 1));
 const ratio = (v: number | null): string => (v === null ? "-" : v.toFixed(4));
 
-export function renderAnalysis(a: TraceAnalysis, path: string, o: AnalyzeOptions): string {
+function renderAnalysis(a: TraceAnalysis, path: string, o: AnalyzeOptions): string {
   const cache = a.cacheTokens === null ? "" : `; an LRU cache of ${a.cacheTokens} tokens keeps ${ratio(a.lruHitRatio)}`;
   return [
     `Trace ${path}: ${a.requests} requests over ${formatCell(a.durationS, 1)} s (block size ${o.trace.blockSize}, page size ${o.pageSize})`,
@@ -38,7 +41,7 @@ export function renderAnalysis(a: TraceAnalysis, path: string, o: AnalyzeOptions
 }
 
 /** The analysis as JSON, snake_case. */
-export const analysisJson = (a: TraceAnalysis, o: AnalyzeOptions) => ({
+const analysisJson = (a: TraceAnalysis, o: AnalyzeOptions) => ({
   trace: o.tracePath,
   block_size: o.trace.blockSize,
   page_size: o.pageSize,
@@ -64,7 +67,11 @@ export const analysisJson = (a: TraceAnalysis, o: AnalyzeOptions) => ({
 export function analyzeCommand(o: AnalyzeOptions, write: (text: string) => void): number {
   const trace = readTrace(o.tracePath, o.trace);
   const a = analyzeTrace(trace, o);
-  if (o.outputFile !== null) writeFileSync(o.outputFile, JSON.stringify(analysisJson(a, o)) + "\n");
+  const written = o.outputFile === null || writeArtifact("--output-file", o.outputFile, JSON.stringify(analysisJson(a, o)) + "\n");
   write(renderAnalysis(a, o.tracePath, o));
-  return 0;
+  if (!written) {
+    log.error(`${outputFailures().join("; ")}: exit code ${EXIT.outputFailed}`);
+    return EXIT.outputFailed;
+  }
+  return EXIT.ok;
 }

@@ -11,7 +11,7 @@ import { type ParsedFlags, write } from "./command.ts";
 import { exitCodeFor } from "./exit-code.ts";
 import { analyzeCommand } from "./replay-analyze.ts";
 import { parseAnalyzeOptions, parseReplayOptions } from "./replay-options.ts";
-import { openReplaySink } from "./replay-sink.ts";
+import { openReplaySink } from "../output/replay-sink.ts";
 
 export async function replayCommand(raw: ParsedFlags): Promise<number> {
   if (raw.analyze === true) return analyzeCommand(parseAnalyzeOptions(raw), write);

@@ -3,7 +3,6 @@
  * it prints the console report of each file exactly as its runs printed it; with them it writes one report of every
  * run of every file, and with --history the trend of the history database's runs first (FILES optional then).
  */
-import { writeFileSync } from "node:fs";
 import { EXIT, UsageError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { RawFlags } from "../config/flag-values.ts";
@@ -11,6 +10,8 @@ import { type ParsedFlags, write } from "./command.ts";
 import { readPointRuns } from "../report/point-runs.ts";
 import { renderConsoleReport } from "../report/console-report.ts";
 import { checkOutputWritable } from "../output/jsonl-file.ts";
+import { writeArtifact } from "../output/results-writer.ts";
+import { outputFailures } from "../write-guard.ts";
 import { renderMarkdownReport } from "../report/markdown.ts";
 import { loadReportRuns, readResultsText } from "../report/runs.ts";
 import { checkHistoryFlags, loadHistoryTrend } from "./report-history.ts";
@@ -37,15 +38,20 @@ export async function reportCommand(raw: ParsedFlags): Promise<number> {
   if (md !== null && md !== "-") checkOutputWritable(md, "--md");
   const { runs, differing } = files.length === 0 ? { runs: [], differing: [] } : loadReportRuns(files);
   const trend = history ? loadHistoryTrend(raw, runs) : null;
+  let written = true;
   if (md !== null) {
     const markdown = renderMarkdownReport(runs, differing, undefined, trend);
     if (md === "-") write(markdown);
-    else writeFileSync(md, markdown);
+    else written = writeArtifact("--md", md, markdown);
   }
   if (html !== null) {
     // Loaded only here: the chart library is ~200 KB of text that no run needs.
     const { renderHtmlReport } = await import("../report/html/page.ts");
-    writeFileSync(html, renderHtmlReport(runs, differing, new Date(), trend));
+    written = writeArtifact("--html", html, renderHtmlReport(runs, differing, new Date(), trend)) && written;
+  }
+  if (!written) {
+    log.error(`${outputFailures().join("; ")}: exit code ${EXIT.outputFailed}`);
+    return EXIT.outputFailed;
   }
   log.info(
     `report: ${runs.length} run(s) from ${files.length} file(s)${trend ? `, ${trend.runs.length} in the history trend` : ""} -> ${[html, md].filter((p) => p !== null).join(", ")}`,

@@ -21,6 +21,15 @@ const SILENT: Progress = { settled() {}, stop() {} };
 /** No progress (a shard worker's: its stderr is the coordinator's terminal). */
 export const noProgress: StartProgress = () => SILENT;
 
+/**
+ * --dump-prompts: where a producer's prompts go (the command line's results writer, src/output/results-writer.ts),
+ * so that no producer writes a file itself. It takes nothing when the run dumps no prompts.
+ */
+export interface PromptDump {
+  /** Appends whole lines (each ending in a newline), in the order given. */
+  prompts(lines: string | Uint8Array): void;
+}
+
 /** What every producer's sink takes. */
 export interface PointSink<Line> {
   /** One measured and judged line: its console row and its results-file line. */

@@ -1,14 +1,14 @@
 /**
  * What a multi-turn run hands its results to (built by the command line in src/output): the round table's header,
- * each round as it completes, its turns' details, and the table's footer.
+ * each round as it completes, its turns' details and prompts, and the table's footer.
  */
-import type { PointSink } from "../engine/sink.ts";
+import type { PointSink, PromptDump } from "../engine/sink.ts";
 import type { RoundRecord } from "../schema/lines.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import type { TurnPlan } from "./conversation.ts";
 
 /** A turn as it ended, as much of it as its details line tells. */
-export interface EndedTurn {
+interface EndedTurn {
   plan: Pick<TurnPlan, "client" | "round" | "expectedCachedTokens">;
   rec: RequestRecord;
   /** What the run adds to its details line (several replicas: its replica and ledger terms). */
@@ -16,7 +16,7 @@ export interface EndedTurn {
 }
 
 /** The run's shape, as the round table's title shows it. */
-export type RoundsBanner = Pick<
+type RoundsBanner = Pick<
   RoundRecord,
   | "num_clients"
   | "num_rounds"
@@ -29,7 +29,7 @@ export type RoundsBanner = Pick<
   | "working_set"
 >;
 
-export interface MultiturnSink extends PointSink<RoundRecord> {
+export interface MultiturnSink extends PointSink<RoundRecord>, PromptDump {
   started(banner: RoundsBanner): void;
   /** A completed round's turns (--request-details), after the round itself. */
   turns(runId: string, turns: readonly EndedTurn[]): void;
@@ -38,4 +38,4 @@ export interface MultiturnSink extends PointSink<RoundRecord> {
 }
 
 /** A shard worker's sink: it shows and writes nothing (the coordinator writes every round from the union). */
-export const WORKER_SINK: MultiturnSink = { started() {}, line() {}, turns() {}, ended() {} };
+export const WORKER_SINK: MultiturnSink = { started() {}, line() {}, turns() {}, prompts() {}, ended() {} };

@@ -2,7 +2,6 @@
  * --request-details: one JSONL line per measured request, written after its pct (or multi-turn round) ended (never
  * during the timed section), so a run can be joined with a server's own log (the mock's --truth) on request_id.
  */
-import { appendFileSync } from "node:fs";
 import { toEpochMs } from "../client/clock.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import { requestIdOf, turnRequestIdOf, type DetailLine } from "../engine/request-id.ts";
@@ -66,10 +65,4 @@ export function formatTurnDetail(
     ...recordFields(r),
     ...extra,
   });
-}
-
-/** Appends every record of one line in a single write. */
-export function appendRequestDetails(path: string, runId: string, line: DetailLine, records: readonly RequestRecord[]): void {
-  if (records.length === 0) return;
-  appendFileSync(path, records.map((r) => formatRequestDetail(runId, line, r)).join("\n") + "\n");
 }

@@ -1,23 +1,76 @@
 /** Results files: a line appended whole and fsynced, and an output path checked before any request is sent. */
-import { accessSync, closeSync, constants, fsyncSync, openSync, readSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { accessSync, closeSync, constants, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { UsageError } from "../errors.ts";
 
+/** The system calls an append makes; a test hands in calls that fail part-way. */
+export interface AppendIo {
+  /** One write(2) of `bytes` from `offset` on; the bytes it took. */
+  write(fd: number, bytes: Uint8Array, offset: number): number;
+  fsync(fd: number): void;
+}
+
+const SYSTEM_IO: AppendIo = { write: (fd, bytes, offset) => writeSync(fd, bytes, offset), fsync: (fd) => fsyncSync(fd) };
+
+/** An append that failed and was undone: `code` is the system's (ENOSPC, EIO), `undone` says what became of the file. */
+export class AppendError extends Error {
+  override name = "AppendError";
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly undone: string,
+  ) {
+    super(message);
+  }
+}
+
 /**
- * Appends one whole line to a file. O_APPEND plus a single write() puts the line at the end in one piece,
- * and fsync makes it durable, so a kill between pcts never leaves a half line for the next reader.
+ * Appends `data` (whole lines) to `path` in one piece. O_APPEND plus a single write() puts it at the end in one piece,
+ * and (with `fsync`) fsync makes it durable. A write or an fsync that fails part-way (a full disk, EIO) is undone: the
+ * file is cut back to the length it had (ftruncate), so no reader ever finds a partial last line, and the AppendError
+ * thrown names the file, the error and what was undone. Only a regular file is synced and cut back (a pipe, a device
+ * has nothing to make durable or to undo).
  */
-export function appendJsonlLine(path: string, line: string): void {
-  const bytes = Buffer.from(line, "utf8");
+export function appendWhole(path: string, data: string | Uint8Array, opts: { fsync: boolean; io?: AppendIo | undefined }): void {
+  const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+  const io = opts.io ?? SYSTEM_IO;
   const fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, 0o644);
   try {
-    let written = writeSync(fd, bytes);
-    // Regular files take the whole buffer in one write; the loop only guards against a short write.
-    while (written < bytes.length) written += writeSync(fd, bytes, written);
-    fsyncSync(fd);
+    const st = fstatSync(fd);
+    const before = st.isFile() ? st.size : null;
+    let written = 0;
+    try {
+      // Regular files take the whole buffer in one write; the loop only guards against a short write.
+      while (written < bytes.length) written += io.write(fd, bytes, written);
+      if (opts.fsync && before !== null) io.fsync(fd);
+    } catch (err) {
+      throw undo(path, fd, before, written, bytes.length, err);
+    }
   } finally {
     closeSync(fd);
   }
+}
+
+/** Cuts a failed append back to the file's length `before`; the error that says so. */
+function undo(path: string, fd: number, before: number | null, written: number, total: number, err: unknown): AppendError {
+  const code = (err as NodeJS.ErrnoException).code ?? String(err);
+  const what = `${code} after ${written} of ${total} bytes`;
+  if (before === null) return new AppendError(`${path}: ${what}`, code, "not a regular file, nothing undone");
+  let undone = `cut back to the ${before} bytes it held, no partial line left`;
+  try {
+    ftruncateSync(fd, before);
+  } catch (cut) {
+    undone = `cutting it back to ${before} bytes failed too (${(cut as NodeJS.ErrnoException).code ?? cut}): its last line may be partial`;
+  }
+  return new AppendError(`${path}: ${what}; ${undone}`, code, undone);
+}
+
+/**
+ * Appends one whole results line, fsynced (appendWhole), so a kill between pcts or a full disk never leaves a half
+ * line for the next reader.
+ */
+export function appendJsonlLine(path: string, line: string, io?: AppendIo): void {
+  appendWhole(path, line, { fsync: true, io });
 }
 
 /** Throws a UsageError naming `flag` if `path` could not be created or appended to (checked before any request). */

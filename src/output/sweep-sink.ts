@@ -1,43 +1,40 @@
 /**
  * The sweep's sink as the command line builds it: each line's banner and result on the console (stdout), its JSONL
- * line appended and fsynced, its requests' details, live progress on stderr, and after the last line the sweep's
- * TTFT model and (in GitHub Actions) the step summary.
+ * line appended and fsynced, its requests' details and prompts (the results writer), live progress on stderr, and
+ * after the last line the sweep's TTFT model and (in GitHub Actions) the step summary.
  */
 import { log } from "../log.ts";
 import { guardedWrite } from "../write-guard.ts";
 import type { RunOptions } from "../config/options.ts";
 import { renderConsole, renderPctHeader, renderSweepEnd } from "../report/console.ts";
-import { formatJsonl } from "../report/jsonl.ts";
 import { renderMarkdownReport } from "../report/markdown.ts";
 import { renderRepeats } from "../report/repeats.ts";
 import { reportRunOf } from "../report/runs.ts";
 import { formatCell } from "../report/text-table.ts";
 import type { SweepSink } from "../sweep/sink.ts";
-import { appendRequestDetails } from "./details.ts";
-import { openOutputs } from "./files.ts";
-import { appendJsonlLine } from "./jsonl-file.ts";
+import { formatRequestDetail } from "./details.ts";
+import { openResultsWriter } from "./results-writer.ts";
 import { startProgress } from "./progress.ts";
 import { appendStepSummary } from "./step-summary.ts";
 
 type SinkOptions = Pick<RunOptions, "outputFile" | "dumpPrompts" | "requestDetails" | "quiet"> & Partial<Pick<RunOptions, "repeat" | "gates">>;
 
-/** Opens the run's output files (openOutputs: a usage error before anything is sent) and returns the sink. */
+/** Opens the run's output files (openResultsWriter: a usage error before anything is sent) and returns the sink. */
 export function openSweepSink(opts: SinkOptions, out: (text: string) => void, env: Record<string, string | undefined> = process.env): SweepSink {
-  openOutputs(opts);
+  const files = openResultsWriter(opts);
   return {
     lineStarted: (banner) => out(renderPctHeader(banner)),
     details(runId, line, records) {
-      const path = opts.requestDetails;
-      if (path) guardedWrite("--request-details", path, () => appendRequestDetails(path, runId, line, records));
+      if (opts.requestDetails) files.details(records.map((r) => formatRequestDetail(runId, line, r)));
     },
+    prompts: (lines) => files.prompts(lines),
     line(record) {
       const pct = record.shared_prefix_pct;
       for (const g of record.gates)
         if (!g.pass)
           log.warn(`gate failed at ${pct}%: ${g.expr} (value ${formatCell(g.value)}${g.repeats === undefined ? "" : `, the mean of ${g.repeats} repeats`})`);
       out(renderConsole(record));
-      const path = opts.outputFile;
-      if (path) guardedWrite("--output-file", path, () => appendJsonlLine(path, formatJsonl(record)));
+      files.line(record);
     },
     repeated: (repeats) =>
       out(

@@ -1,16 +1,20 @@
-/** --dump-prompts for a replay: every request's token ids with its trace line and hash ids, written before the flush. */
+/** --dump-prompts for a replay: every request's token ids with its trace line and hash ids, handed to the sink before the flush. */
+import type { PromptDump } from "../engine/sink.ts";
 import { batchedAppender } from "../workload/batched-append.ts";
 import type { BlockSource } from "./blocks.ts";
 import type { TraceRequest } from "./trace.ts";
 
 const encoder = new TextEncoder();
 
-export function dumpPrompts(path: string, requests: readonly TraceRequest[], blocks: BlockSource): void {
-  const out = batchedAppender(path);
+export function dumpPrompts(requests: readonly TraceRequest[], blocks: BlockSource, sink: PromptDump): void {
+  const out = batchedAppender((bytes) => sink.prompts(bytes));
   for (const r of requests) {
     const head = `{"index":${r.index},"line":${r.line},"timestamp":${r.timestampMs},"input_length":${r.inputLength},"hash_ids":${JSON.stringify(r.hashIds)},"input_ids":[`;
     const parts: Uint8Array[] = [encoder.encode(head)];
-    blocks.promptDigits(r).forEach((d, j) => parts.push(...(j > 0 ? [encoder.encode(","), d] : [d])));
+    for (const [j, d] of blocks.promptDigits(r).entries()) {
+      if (j > 0) parts.push(encoder.encode(","));
+      parts.push(d);
+    }
     parts.push(encoder.encode("]}\n"));
     out.push(...parts);
   }

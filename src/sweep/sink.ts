@@ -1,17 +1,17 @@
 /**
  * What a sweep hands its results to (built by the command line in src/output): the banner of each line, the
- * line itself, its requests' details, live progress, and the end of the sweep.
+ * line itself, its requests' details and prompts, live progress, and the end of the sweep.
  */
 import type { DetailLine } from "../engine/request-id.ts";
-import { noProgress, type PointSink, type StartProgress } from "../engine/sink.ts";
+import { noProgress, type PointSink, type PromptDump, type StartProgress } from "../engine/sink.ts";
 import type { PctRecord } from "../metrics/pct-record.ts";
 import type { TtftModel } from "../metrics/ttft-model.ts";
 import type { RequestRecord } from "../schema/record.ts";
 
 /** A line's banner: the script's, once per line, before its reset. */
-export type LineBanner = Pick<PctRecord, "shared_prefix_pct" | "prefix_len" | "suffix_len" | "working_set">;
+type LineBanner = Pick<PctRecord, "shared_prefix_pct" | "prefix_len" | "suffix_len" | "working_set">;
 
-export interface SweepSink extends PointSink<PctRecord> {
+export interface SweepSink extends PointSink<PctRecord>, PromptDump {
   lineStarted(banner: LineBanner): void;
   /** A line's measured requests (--request-details), before the line itself. */
   details(runId: string, line: DetailLine, records: readonly RequestRecord[]): void;
@@ -24,4 +24,4 @@ export interface SweepSink extends PointSink<PctRecord> {
 }
 
 /** A shard worker's sink: it shows and writes nothing (the coordinator writes every line from the union). */
-export const WORKER_SINK: SweepSink = { lineStarted() {}, line() {}, details() {}, repeated() {}, ended() {}, progress: noProgress };
+export const WORKER_SINK: SweepSink = { lineStarted() {}, line() {}, details() {}, prompts() {}, repeated() {}, ended() {}, progress: noProgress };

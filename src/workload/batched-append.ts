@@ -1,23 +1,32 @@
 /**
- * --dump-prompts writes every prompt's ids, which can be gigabytes: lines are gathered and appended in batches of
- * about `batchBytes` (4 MiB by default), so memory stays bounded however many prompts, with few write calls.
+ * --dump-prompts writes every prompt's ids, which can be gigabytes: lines are gathered and handed on in batches of
+ * about `batchBytes` (4 MiB by default), so memory stays bounded however many prompts, with few writes. Each batch is
+ * a buffer of its own (never a slice of a shared pool), so it can be transferred to another thread.
  */
-import { appendFileSync } from "node:fs";
 
 export interface BatchedAppender {
-  /** Queues the pieces of one or more lines; appends the batch once it holds `batchBytes` or more. */
+  /** Queues the pieces of one or more lines; hands the batch on once it holds `batchBytes` or more. */
   push(...parts: Uint8Array[]): void;
-  /** Appends whatever is queued. */
+  /** Hands on whatever is queued. */
   flush(): void;
 }
 
-export function batchedAppender(path: string, batchBytes = 4 << 20): BatchedAppender {
+/** Batches lines for `write` (the sink that appends them: the results writer, or the prompt worker's message). */
+export function batchedAppender(write: (batch: Uint8Array) => void, batchBytes = 4 << 20): BatchedAppender {
   let batch: Uint8Array[] = [];
   let bytes = 0;
   const flush = () => {
-    if (batch.length > 0) appendFileSync(path, Buffer.concat(batch));
-    batch = [];
-    bytes = 0;
+    if (batch.length > 0) {
+      const joined = new Uint8Array(bytes);
+      let at = 0;
+      for (const p of batch) {
+        joined.set(p, at);
+        at += p.length;
+      }
+      batch = [];
+      bytes = 0;
+      write(joined);
+    }
   };
   return {
     push(...parts) {

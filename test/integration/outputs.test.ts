@@ -61,6 +61,11 @@ describe("outputs", () => {
     const named = r.stderr.split("\n").filter((l) => l.includes(`--request-details ${details}: ENOSPC`));
     expect(named).toHaveLength(2); // the failure once, and the exit line naming it
     expect(r.stderr).toContain("exit code 9");
+    // The write that failed was cut back (src/output/jsonl-file.ts): the details file holds whole lines only.
+    expect(r.stderr).toContain("no partial line left");
+    const held = readFileSync(details, "utf8");
+    expect(held === "" || held.endsWith("\n")).toBe(true);
+    for (const l of held.split("\n").filter((x) => x !== "")) expect(() => JSON.parse(l)).not.toThrow();
     // Every line measured is in the results file and on the console.
     expect(readPctLines(out).map((l) => l.shared_prefix_pct)).toEqual([0, 50, 90]);
     expect(r.stdout.match(/Serving Benchmark Result/g)).toHaveLength(3);

@@ -4,7 +4,11 @@ import { formatClock, progressLine, startProgress } from "../../../src/output/pr
 /** A fake stderr that collects what is written. */
 function sink(isTTY: boolean) {
   const chunks: string[] = [];
-  return { chunks, stream: { isTTY, write: (s: string) => (chunks.push(s), true) } };
+  const write = (s: string): boolean => {
+    chunks.push(s);
+    return true;
+  };
+  return { chunks, stream: { isTTY, write } };
 }
 
 test("the line holds done/total, req/s, output tok/s, elapsed, ETA and failures", () => {

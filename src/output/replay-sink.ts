@@ -1,29 +1,26 @@
 /**
- * The replay's sink: each line on the console and appended (fsynced) to --output-file, every request's details
- * with its trace line and predicted range (--request-details), live progress on stderr.
+ * The replay's sink as the command line builds it: each line on the console and appended (fsynced) to --output-file,
+ * every request's details with its trace line and predicted range (--request-details) and its prompt (--dump-prompts)
+ * through the results writer, live progress on stderr.
  */
-import { appendFileSync } from "node:fs";
-import { appendJsonlLine } from "../output/jsonl-file.ts";
-import { formatReplayDetail } from "../output/details.ts";
-import { guardedWrite } from "../write-guard.ts";
-import { openOutputs } from "../output/files.ts";
-import { startProgress } from "../output/progress.ts";
 import { renderConsole } from "../report/console.ts";
-import { formatJsonl } from "../report/jsonl.ts";
 import { labelOf } from "../schema/axes.ts";
 import type { ReplayOptions } from "../replay/options.ts";
 import type { ReplaySink } from "../replay/sink.ts";
+import { formatReplayDetail } from "./details.ts";
+import { startProgress } from "./progress.ts";
+import { openResultsWriter } from "./results-writer.ts";
 
+/** Opens the replay's output files (openResultsWriter: a usage error before anything is sent) and returns the sink. */
 export function openReplaySink(opts: Pick<ReplayOptions, "outputFile" | "dumpPrompts" | "requestDetails" | "quiet">, out: (text: string) => void): ReplaySink {
-  openOutputs(opts);
+  const files = openResultsWriter(opts);
   return {
     line(record) {
       out(`${record.window === undefined ? "whole replay" : `window ${record.window}`} (${labelOf(record)})`);
       out(renderConsole(record));
-      const path = opts.outputFile;
-      if (path) guardedWrite("--output-file", path, () => appendJsonlLine(path, formatJsonl(record)));
+      files.line(record);
     },
-    details(runId, records, requests, checked) {
+    details(runId, records, requests, checked, extra) {
       if (!opts.requestDetails) return;
       const lines = records.map((r) => {
         const c = checked.get(r.index)!;
@@ -36,11 +33,12 @@ export function openReplaySink(opts: Pick<ReplayOptions, "outputFile" | "dumpPro
           expected_cached_tokens_infinite: c.infinite,
           predicted_eviction_tokens: c.evictionLoss,
           cache_verdict: c.verdict,
+          ...extra?.(r.index),
         });
       });
-      const path = opts.requestDetails;
-      if (lines.length > 0) guardedWrite("--request-details", path, () => appendFileSync(path, lines.join("\n") + "\n"));
+      files.details(lines);
     },
+    prompts: (lines) => files.prompts(lines),
     progress: (total, label) => startProgress(total, label, { quiet: opts.quiet }),
   };
 }
