@@ -13,7 +13,8 @@ import type { LinePlan, PointSession } from "../engine/session.ts";
 import { probePlan, type Load } from "./probe-plan.ts";
 import { judgeEvidence } from "../metrics/evidence-check.ts";
 import { sampleFamilyOf } from "../schema/key-table.ts";
-import { orderLine, type CapacityRecord } from "../schema/lines.ts";
+import type { CapacityRecord } from "../schema/lines.ts";
+import { buildLine } from "../schema/build-line.ts";
 import { searchCapacity, type ProbeOutcome, type SearchResult } from "./search.ts";
 
 export interface CapacityIo {
@@ -109,35 +110,37 @@ async function estimate(opts: CapacityOptions, measured: (load: Load) => Promise
 }
 
 /** One pct's capacity line. */
-export function capacityLine(opts: CapacityOptions, pct: number, r: SearchResult, runId: string, probe: PctRecord | null): CapacityRecord {
+function capacityLine(opts: CapacityOptions, pct: number, r: SearchResult, runId: string, probe: PctRecord | null): CapacityRecord {
   const o = opts.run;
   const capacity = r.capacity;
-  return orderLine("capacity", {
-    type: "capacity",
-    run_id: runId,
-    shared_prefix_pct: pct,
-    working_set: o.workingSets[0],
-    search: opts.search,
-    capacity_request_rate: opts.search === "rate" ? capacity : null,
-    capacity_concurrency: opts.search === "concurrency" ? capacity : null,
-    capacity_bracket: r.bracket,
-    binding_gate: r.bindingGate,
-    capacity_status: r.status,
-    capacity_reason: r.reason,
-    probes_counted: r.probesCounted,
-    probes_sent: r.probesSent,
-    search_wall_s: r.wallS,
-    precision: opts.precision,
-    confirm: opts.confirm,
-    backend: o.backend,
-    total_tokens: o.totalTokens,
-    output_len: o.outputLen,
-    burstiness: opts.search === "rate" ? o.burstiness : null,
-    warmbench_version: probe?.warmbench_version ?? VERSION,
-    started_at: probe?.started_at ?? new Date().toISOString(),
-    model: o.model,
-    seed: o.seed.toString(),
-    base_url: o.baseUrl,
-    server_version: probe?.server_version ?? null,
-  }) as CapacityRecord;
+  return buildLine("capacity", {
+    verdict: {
+      type: "capacity",
+      run_id: runId,
+      shared_prefix_pct: pct,
+      working_set: o.workingSets[0],
+      search: opts.search,
+      capacity_request_rate: opts.search === "rate" ? capacity : null,
+      capacity_concurrency: opts.search === "concurrency" ? capacity : null,
+      capacity_bracket: r.bracket,
+      binding_gate: r.bindingGate,
+      capacity_status: r.status,
+      capacity_reason: r.reason,
+      probes_counted: r.probesCounted,
+      probes_sent: r.probesSent,
+      search_wall_s: r.wallS,
+      precision: opts.precision,
+      confirm: opts.confirm,
+      backend: o.backend,
+      total_tokens: o.totalTokens,
+      output_len: o.outputLen,
+      burstiness: opts.search === "rate" ? o.burstiness : null,
+      warmbench_version: probe?.warmbench_version ?? VERSION,
+      started_at: probe?.started_at ?? new Date().toISOString(),
+      model: o.model,
+      seed: o.seed.toString(),
+      base_url: o.baseUrl,
+      server_version: probe?.server_version ?? null,
+    },
+  });
 }

@@ -10,7 +10,8 @@ import { readResults } from "../report/results-file.ts";
 import { isRoundLine, type RoundLine } from "../report/rounds.ts";
 import { readResultsText } from "../report/runs.ts";
 import { axesOf, isRoundAxes } from "../schema/axes.ts";
-import type { CapacityLine, LineKind } from "../schema/lines.ts";
+import type { CapacityLine } from "../schema/lines.ts";
+import type { LineKind } from "../schema/key-table.ts";
 
 export type CompareLine = PctLine | RoundLine | CapacityLine;
 

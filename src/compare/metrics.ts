@@ -6,7 +6,8 @@
 import { HDR_PERCENTILES, HDR_SERIES, linePercentileMs, type HdrSeries } from "../report/hdr-stats.ts";
 import type { JudgedMetric } from "../metrics/evidence-check.ts";
 import { KEYS, sampleFamilyOf, type KeyDef, type KeyName, type SampleFamily } from "../schema/key-table.ts";
-import { kindsOf, type LineKind } from "../schema/lines.ts";
+import { kindsOf } from "../schema/lines.ts";
+import type { LineKind } from "../schema/key-table.ts";
 import { field, lineKindOf, type CompareLine } from "./lines.ts";
 
 /** A metric compare reads; as a JudgedMetric, the evidence check asks what it rests on (its samples, its value). */

@@ -5,9 +5,9 @@
  * by its first field (causes before consequences).
  */
 import { FINGERPRINT_FIELDS } from "../metrics/fingerprint.ts";
-import { type WorkloadFingerprint } from "../schema/nested.ts";
+import type { WorkloadFingerprint } from "../schema/nested.ts";
 import { axesOf, isRoundAxes, labelOf, type LineAxes } from "../schema/axes.ts";
-import type { LineKind } from "../schema/lines.ts";
+import type { LineKind } from "../schema/key-table.ts";
 import { field, lineKindOf, type CompareLine } from "./lines.ts";
 
 export interface LinePair<L extends CompareLine = CompareLine> {
@@ -44,7 +44,7 @@ export const ROUND_SHAPE = [
 ] as const;
 
 /** What two capacity searches must share to be compared (their lines carry no fingerprint: their probes do). */
-export const CAPACITY_SHAPE = ["search", "backend", "model", "total_tokens", "output_len", "working_set", "burstiness", "seed"] as const;
+const CAPACITY_SHAPE = ["search", "backend", "model", "total_tokens", "output_len", "working_set", "burstiness", "seed"] as const;
 
 /** The shape fields of the kinds of line that carry no workload fingerprint. */
 const SHAPES: Partial<Record<LineKind, readonly string[]>> = { round: ROUND_SHAPE, capacity: CAPACITY_SHAPE };
@@ -76,7 +76,7 @@ const routingDifferences = (base: CompareLine, next: CompareLine): string[] =>
  * The fields in which two lines' workloads differ: fingerprint fields in FINGERPRINT_FIELDS order, or their kind's
  * shape fields; then the routing fields.
  */
-export function fingerprintDifferences(base: CompareLine, next: CompareLine): string[] {
+function fingerprintDifferences(base: CompareLine, next: CompareLine): string[] {
   const a = field(base, "workload") as WorkloadFingerprint | undefined;
   const b = field(next, "workload") as WorkloadFingerprint | undefined;
   if (a && b) return [...FINGERPRINT_FIELDS.filter((f) => a[f] !== b[f]), ...routingDifferences(base, next)];

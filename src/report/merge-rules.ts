@@ -12,11 +12,12 @@ import type { CacheStatus } from "../metrics/cache-check.ts";
 import type { CachedTokensByTier } from "../schema/nested.ts";
 import type { WorkloadFingerprint } from "../schema/nested.ts";
 import type { ErrorEntry } from "../schema/nested.ts";
-import type { KeyName } from "../schema/key-table.ts";
+import { KEYS, type KeyName, type MergeRule } from "../schema/key-table.ts";
 import type { LatencyStats } from "../metrics/script-metrics.ts";
 import type { LineEvidence } from "../schema/nested.ts";
 import { evidenceOf, runIdsOf } from "../metrics/evidence-check.ts";
-import type { LineKind, RoundRecord, SweepRecord } from "../schema/lines.ts";
+import type { RoundRecord, SweepRecord } from "../schema/lines.ts";
+import type { LineKind } from "../schema/key-table.ts";
 import { INTENDED_FROM_HISTOGRAMS, mergedIntended } from "./merge-intended.ts";
 import {
   addCounts,
@@ -123,131 +124,89 @@ export function mergingOf(lines: readonly MergeLine[], files: readonly string[],
     reported: lines.filter((l) => typeof (kind === "round" ? l.observed_cached_tokens : l.mean_cached_tokens) === "number"),
     // A sweep line's prompts have one length, so each request weighs the same; a round's grow with the history.
     weight: kind === "round" ? (l) => l.total_input ?? 0 : (l) => num(l.completed),
-    intended: () =>
-      intended ??
-      (intended = mergedIntended(lines, { ttft: h.ttft, e2e: h.e2e, ttftMeanMs: m.stats.ttft.mean, e2eMeanMs: m.stats.e2e.mean, exact: exact?.stats ?? null })),
+    intended: () => {
+      if (intended === undefined) {
+        intended = mergedIntended(lines, { ttft: h.ttft, e2e: h.e2e, ttftMeanMs: m.stats.ttft.mean, e2eMeanMs: m.stats.e2e.mean, exact: exact?.stats ?? null });
+      }
+      return intended;
+    },
   };
   let intended: ReturnType<typeof mergedIntended> | undefined;
   return m;
 }
 
 type Rule = (m: Merging) => unknown;
-/** The first run's value: a key that tells the point apart, which every run must share (merge-agree.ts). */
-const first =
-  (key: keyof MergeLine): Rule =>
-  (m) =>
-    m.first[key];
-const added =
-  (key: keyof MergeLine): Rule =>
-  (m) =>
-    sum(m.lines.map((l) => num(l[key])));
-const addedOrNull =
-  (key: keyof MergeLine): Rule =>
-  (m) =>
-    m.lines.every((l) => typeof l[key] === "number") ? sum(m.lines.map((l) => num(l[key]))) : null;
-const most =
-  (key: keyof MergeLine): Rule =>
-  (m) =>
-    Math.max(...m.lines.map((l) => num(l[key])));
-const perSecond =
-  (of: (m: Merging) => number): Rule =>
-  (m) =>
-    of(m) / m.windowS;
-const total = (key: "total_input" | "total_output" | "total_output_retokenized") => (m: Merging) => sum(m.lines.map((l) => num(l[key])));
+type Keys = typeof KEYS;
+/** The keys whose key-table entry names merge rule R (KeyDef.merge). */
+type KeysMergedBy<R extends MergeRule> = { [N in KeyName]: Keys[N]["merge"] extends R ? N : never }[KeyName];
+
 /** Exact from the request details when merge has them; else pooled means and histogram percentiles; null without a sample. */
-const stat =
-  (series: Series, which: keyof Stats): Rule =>
-  (m) => {
-    const key = `${which}_${STEM[series]}_ms` as keyof LatencyStats;
+const latency = (key: keyof LatencyStats): Rule => {
+  const which = key.slice(0, key.indexOf("_")) as keyof Stats;
+  const series = (Object.keys(STEM) as Series[]).find((s) => key === `${which}_${STEM[s]}_ms`)!;
+  return (m) => {
     if (m.exact !== null) return m.exact.stats[key];
     return m.h[series].totalCount === 0 ? null : m.stats[series][which];
   };
-const fromIntended =
-  (key: keyof ReturnType<typeof mergedIntended>["metrics"]): Rule =>
-  (m) =>
-    m.intended().metrics[key];
+};
+const total = (key: "total_input" | "total_output" | "total_output_retokenized") => (m: Merging) => sum(m.lines.map((l) => num(l[key])));
+/** What each throughput counts, added up over the runs (per second of the union's window). */
+const PER_SECOND: { readonly [N in KeysMergedBy<"per-second">]: (m: Merging) => number } = {
+  request_throughput: (m) => m.completed,
+  input_throughput: total("total_input"),
+  output_throughput: total("total_output"),
+  output_throughput_retokenized: total("total_output_retokenized"),
+  total_throughput: (m) => total("total_input")(m) + total("total_output")(m),
+  total_throughput_retokenized: (m) => total("total_input")(m) + total("total_output_retokenized")(m),
+};
+/** The ledger's loss a ratio is of. */
+const LOSS_OF = {
+  loss_routing_ratio: "loss_routing_tokens",
+  loss_eviction_ratio: "loss_eviction_tokens",
+  loss_engine_ratio: "loss_engine_tokens",
+} as const satisfies { readonly [N in KeysMergedBy<"ledger-ratio">]: KeyName };
 /** Not known for the union: a figure of the server's over each run's own window, or of samples merge does not have. */
 const unknown: Rule = () => null;
-/** Added up over the runs where the lines carry the key; absent where they do not. */
-const addedIfThere =
-  (key: keyof MergeLine): Rule =>
-  (m) =>
-    m.first[key] === undefined ? undefined : sum(m.lines.map((l) => num(l[key])));
-const lossRatio =
-  (key: "loss_routing_tokens" | "loss_eviction_tokens" | "loss_engine_tokens"): Rule =>
-  (m) => {
-    if (m.first[key] === undefined) return undefined;
-    const available = sum(m.lines.map((l) => num(l.ledger_available_tokens)));
-    return available > 0 ? sum(m.lines.map((l) => num(l[key]))) / available : null;
-  };
-const text =
-  (key: keyof MergeLine): Rule =>
-  (m) =>
-    String(m.first[key] ?? "");
-/** Of a cache figure reported per request: over the lines that reported any, weighted by their requests. */
-const reportedMean =
-  (key: "mean_cached_tokens" | "observed_hit_ratio"): Rule =>
-  (m) =>
-    m.reported.length ? sum(m.reported.map((l) => num(l[key]) * m.weight(l))) / sum(m.reported.map(m.weight)) : null;
 
 /** A sweep's runs rotate the same prefixes; each multi-turn run adds its own conversations' histories. */
 const workingSetTokens = (m: Merging): number =>
   m.kind === "round" ? sum(m.lines.map((l) => num(l.working_set_tokens))) : num(m.first.working_set_tokens ?? m.first.prefix_len);
 
-export const RULES = {
-  // The point's axes and the work's shape: the same in every run.
-  backend: first("backend"),
-  dataset_name: first("dataset_name"),
-  request_rate: first("request_rate"),
-  shared_prefix_pct: first("shared_prefix_pct"),
-  prefix_len: first("prefix_len"),
-  suffix_len: first("suffix_len"),
-  total_tokens: first("total_tokens"),
-  output_len: first("output_len"),
-  type: first("type"),
-  round: first("round"),
-  num_rounds: first("num_rounds"),
-  round_barrier: first("round_barrier"),
-  ready_queue_policy: first("ready_queue_policy"),
-  shared_system_tokens: first("shared_system_tokens"),
-  first_turn_tokens: first("first_turn_tokens"),
-  turn_tokens: first("turn_tokens"),
+/**
+ * Each merge rule of the key table (key-table.ts MERGE_RULES, which says what each does) for the keys that name it:
+ * a rule's code must compile for every one of its keys (a key naming "latency" must be a latency statistic...).
+ */
+const BY_RULE: { readonly [R in Exclude<MergeRule, "none">]: (key: KeysMergedBy<R>) => Rule } = {
+  first: (key) => (m) => m.first[key],
+  "first-or-null": (key) => (m) => m.first[key] ?? null,
+  "first-number": (key) => (m) => num(m.first[key]),
+  text: (key) => (m) => String(m.first[key] ?? ""),
+  sum: (key) => (m) => sum(m.lines.map((l) => num(l[key]))),
+  "sum-or-null": (key) => (m) => (m.lines.every((l) => typeof l[key] === "number") ? sum(m.lines.map((l) => num(l[key]))) : null),
+  "sum-where-carried": (key) => (m) => (m.first[key] === undefined ? undefined : sum(m.lines.map((l) => num(l[key])))),
+  "null-where-carried": (key) => (m) => (m.first[key] === undefined ? undefined : null),
+  "per-second": (key) => (m) => PER_SECOND[key](m) / m.windowS,
+  latency,
+  "from-intended": (key) => (m) => m.intended().metrics[key],
+  // A cache figure reported per request: over the lines that reported any, weighted by their requests.
+  "reported-mean": (key) => (m) => (m.reported.length ? sum(m.reported.map((l) => num(l[key]) * m.weight(l))) / sum(m.reported.map(m.weight)) : null),
+  "ledger-ratio": (key) => (m) => {
+    const loss = LOSS_OF[key];
+    if (m.first[loss] === undefined) return undefined;
+    const available = sum(m.lines.map((l) => num(l.ledger_available_tokens)));
+    return available > 0 ? sum(m.lines.map((l) => num(l[loss]))) / available : null;
+  },
+  max: (key) => (m) => Math.max(...m.lines.map((l) => num(l[key]))),
+  any: (key) => (m) => m.lines.some((l) => l[key] === true),
+  "all-or-null": (key) => (m) => allOf(m.lines.map((l) => l[key])),
+  unknown: () => unknown,
+  own: (key) => OWN_RULES[key],
+};
+
+/** The keys whose rule is their own (merge: "own" in the key table): exactly those, the compiler holds it both ways. */
+const OWN_RULES: { readonly [N in KeysMergedBy<"own">]: Rule } = {
   working_set: (m) => num(m.first.working_set ?? 1),
-  // The axes later producers add (absent from lines without them, so from the merged line too).
-  repeat: first("repeat"),
-  probe: first("probe"),
-  window: first("window"),
-  // A trace replay's own keys (absent from other lines, so from their merged lines too).
-  block_size: first("block_size"),
-  time_scale: first("time_scale"),
-  predicted_eviction_tokens: addedIfThere("predicted_eviction_tokens"),
-  observed_shortfall_tokens: addedIfThere("observed_shortfall_tokens"),
-  cache_short_requests: addedIfThere("cache_short_requests"),
-  cache_over_requests: addedIfThere("cache_over_requests"),
-  infinite_hit_ratio: (m) => (m.first.infinite_hit_ratio === undefined ? undefined : null),
-  // The ledger's sums add up, its ratios are the sums'; each run's replicas are its own.
-  route: first("route"),
-  replicas: (m) => (m.first.replicas === undefined ? undefined : null),
-  routing_imbalance: (m) => (m.first.routing_imbalance === undefined ? undefined : null),
-  ledger_requests: addedIfThere("ledger_requests"),
-  ledger_unattributed_requests: addedIfThere("ledger_unattributed_requests"),
-  ledger_available_tokens: addedIfThere("ledger_available_tokens"),
-  ledger_on_replica_tokens: addedIfThere("ledger_on_replica_tokens"),
-  ledger_modelled_tokens: addedIfThere("ledger_modelled_tokens"),
-  ledger_delivered_tokens: addedIfThere("ledger_delivered_tokens"),
-  loss_routing_tokens: addedIfThere("loss_routing_tokens"),
-  loss_eviction_tokens: addedIfThere("loss_eviction_tokens"),
-  loss_engine_tokens: addedIfThere("loss_engine_tokens"),
-  loss_routing_ratio: lossRatio("loss_routing_tokens"),
-  loss_eviction_ratio: lossRatio("loss_eviction_tokens"),
-  loss_engine_ratio: lossRatio("loss_engine_tokens"),
-  // The fidelity check's counts add up; the positions are every run's; the largest gap is the largest.
-  fidelity_checked: addedIfThere("fidelity_checked"),
-  fidelity_identical: addedIfThere("fidelity_identical"),
-  fidelity_near_tie: addedIfThere("fidelity_near_tie"),
-  fidelity_diverged: addedIfThere("fidelity_diverged"),
-  fidelity_unclassified: addedIfThere("fidelity_unclassified"),
-  fidelity_unproven: addedIfThere("fidelity_unproven"),
+  // The fidelity check's positions are every run's; the largest gap is the largest; the notes, every distinct one.
   fidelity_first_divergence: (m) =>
     m.first.fidelity_first_divergence === undefined
       ? undefined
@@ -262,48 +221,10 @@ export const RULES = {
     const notes = [...new Set(m.lines.flatMap((l) => (typeof l.fidelity_note === "string" ? [l.fidelity_note] : [])))];
     return notes.length > 0 ? notes.join("; ") : null;
   },
-  ttft_by_cached_fraction: (m) => (m.first.ttft_by_cached_fraction === undefined ? undefined : null),
-  burstiness: (m) => m.first.burstiness ?? null,
-  duration_limit_s: (m) => m.first.duration_limit_s ?? null,
-  page_size: (m) => num(m.first.page_size),
 
-  // What the runs sent side by side adds up.
-  max_concurrency: added("max_concurrency"),
-  num_prompts: added("num_prompts"),
-  num_clients: added("num_clients"),
-  clients_in_round: added("clients_in_round"),
+  // What the runs sent side by side adds up, over the union of their windows.
   completed: (m) => m.completed,
-  sent: added("sent"),
-  failed: added("failed"),
-  total_input: total("total_input"),
-  total_output: total("total_output"),
-  total_output_retokenized: total("total_output_retokenized"),
   benchmark_duration: (m) => m.windowS,
-  request_throughput: perSecond((m) => m.completed),
-  input_throughput: perSecond(total("total_input")),
-  output_throughput: perSecond(total("total_output")),
-  output_throughput_retokenized: perSecond(total("total_output_retokenized")),
-  total_throughput: perSecond((m) => total("total_input")(m) + total("total_output")(m)),
-  total_throughput_retokenized: perSecond((m) => total("total_input")(m) + total("total_output_retokenized")(m)),
-  mean_ttft_ms: stat("ttft", "mean"),
-  median_ttft_ms: stat("ttft", "median"),
-  std_ttft_ms: stat("ttft", "std"),
-  p90_ttft_ms: stat("ttft", "p90"),
-  p99_ttft_ms: stat("ttft", "p99"),
-  mean_tpot_ms: stat("tpot", "mean"),
-  median_tpot_ms: stat("tpot", "median"),
-  std_tpot_ms: stat("tpot", "std"),
-  p90_tpot_ms: stat("tpot", "p90"),
-  p99_tpot_ms: stat("tpot", "p99"),
-  mean_itl_ms: stat("itl", "mean"),
-  median_itl_ms: stat("itl", "median"),
-  std_itl_ms: stat("itl", "std"),
-  p90_itl_ms: stat("itl", "p90"),
-  p99_itl_ms: stat("itl", "p99"),
-  mean_e2e_latency_ms: stat("e2e", "mean"),
-  median_e2e_latency_ms: stat("e2e", "median"),
-  std_e2e_latency_ms: stat("e2e", "std"),
-  p99_e2e_latency_ms: stat("e2e", "p99"),
   concurrency: (m) => (m.completed === 0 ? 0 : (m.stats.e2e.mean * m.completed) / 1000 / m.windowS),
 
   run_id: (m) => `merged-${m.lines.map((l) => l.run_id ?? "x").join("+")}`.slice(0, 64),
@@ -312,20 +233,6 @@ export const RULES = {
   workload: (m) => mergedWorkload(m.lines),
   errors: (m) => mergeErrors(m.lines.flatMap((l) => (l.errors as ErrorEntry[] | undefined) ?? [])),
   errors_by_kind: (m) => addCounts(m.lines.map((l) => l.errors_by_kind ?? {})),
-  interrupted: (m) => m.lines.some((l) => l.interrupted === true),
-  achieved_request_rate: fromIntended("achieved_request_rate"),
-  ttft_from_intended_mean_ms: fromIntended("ttft_from_intended_mean_ms"),
-  ttft_from_intended_median_ms: fromIntended("ttft_from_intended_median_ms"),
-  ttft_from_intended_p90_ms: fromIntended("ttft_from_intended_p90_ms"),
-  ttft_from_intended_p99_ms: fromIntended("ttft_from_intended_p99_ms"),
-  e2e_from_intended_mean_ms: fromIntended("e2e_from_intended_mean_ms"),
-  e2e_from_intended_median_ms: fromIntended("e2e_from_intended_median_ms"),
-  e2e_from_intended_p90_ms: fromIntended("e2e_from_intended_p90_ms"),
-  e2e_from_intended_p99_ms: fromIntended("e2e_from_intended_p99_ms"),
-  schedule_lag_mean_ms: fromIntended("schedule_lag_mean_ms"),
-  schedule_lag_median_ms: fromIntended("schedule_lag_median_ms"),
-  schedule_lag_p90_ms: fromIntended("schedule_lag_p90_ms"),
-  schedule_lag_p99_ms: fromIntended("schedule_lag_p99_ms"),
   mean_prompt_len: (m) =>
     weightedOrNull(
       m.lines.map((l) => l.mean_prompt_len),
@@ -334,9 +241,8 @@ export const RULES = {
   max_prompt_len: (m) => (m.lines.some((l) => typeof l.max_prompt_len === "number") ? Math.max(...m.lines.map((l) => num(l.max_prompt_len))) : null),
 
   // The prefix cache. A sweep line expects the same cached tokens of each request; a round line sums its turns'.
-  expected_cached_tokens: (m) => (m.kind === "round" ? added("expected_cached_tokens")(m) : num(m.first.expected_cached_tokens)),
+  expected_cached_tokens: (m) => (m.kind === "round" ? sum(m.lines.map((l) => num(l.expected_cached_tokens))) : num(m.first.expected_cached_tokens)),
   observed_cached_tokens: (m) => sumOrNull(m.lines.map((l) => l.observed_cached_tokens)),
-  mean_cached_tokens: reportedMean("mean_cached_tokens"),
   min_cached_tokens: (m) => (m.reported.length ? Math.min(...m.reported.map((l) => num(l.min_cached_tokens))) : null),
   max_cached_tokens: (m) => (m.reported.length ? Math.max(...m.reported.map((l) => num(l.max_cached_tokens))) : null),
   cached_tokens_mismatched: (m) => (m.reported.length ? sum(m.reported.map((l) => num(l.cached_tokens_mismatched))) : null),
@@ -348,46 +254,19 @@ export const RULES = {
           m.lines.map(m.weight),
         )
       : num(m.first.expected_hit_ratio),
-  observed_hit_ratio: reportedMean("observed_hit_ratio"),
-  server_cache_hit_rate: unknown,
-  approximate_turns: added("approximate_turns"),
   working_set_tokens: (m) => workingSetTokens(m),
-  cache_capacity_tokens: (m) => m.first.cache_capacity_tokens ?? null,
-  host_cache_capacity_tokens: (m) => m.first.host_cache_capacity_tokens ?? null,
   working_set_fits: (m) => {
     const capacity = m.first.cache_capacity_tokens;
     if (m.kind !== "round") return m.first.working_set_fits ?? null;
     return typeof capacity === "number" ? workingSetTokens(m) <= capacity : null;
   },
-  cache_shortfall_requests: addedOrNull("cache_shortfall_requests"),
   eviction: (m) => (m.lines.some((l) => l.eviction === true) ? true : m.lines.every((l) => l.eviction === false) ? false : null),
   cached_tokens_by_tier: (m) => sumTiers(m.lines.map((l) => (l.cached_tokens_by_tier as CachedTokensByTier | null | undefined) ?? null)),
-  // Per-tier medians and p99s of several runs cannot be combined without their samples.
-  ttft_by_tier: unknown,
   cache_check: (m) => worstStatus(m.lines.map((l) => (l.cache_check as CacheStatus | undefined) ?? "off")),
   flushed: (m) => m.lines.every((l) => l.flushed === true),
-  flush_attempts: added("flush_attempts"),
-  flush_verified: (m) => allOf(m.lines.map((l) => l.flush_verified)),
-  flush_probe_cached_tokens: unknown,
-  warm_verified: (m) => allOf(m.lines.map((l) => l.warm_verified)),
-  warm_cached_tokens: unknown,
-
-  // The clients' health: the worst of them.
-  client_loop_lag_p99_ms: most("client_loop_lag_p99_ms"),
-  client_loop_lag_max_ms: most("client_loop_lag_max_ms"),
-  client_own_lag_p99_ms: most("client_own_lag_p99_ms"),
-  client_js_cpu_pct: most("client_js_cpu_pct"),
-  client_http_cpu_pct: unknown,
-  client_cpu_pct: most("client_cpu_pct"),
-  client_saturated: (m) => m.lines.some((l) => l.client_saturated === true),
-  shards: unknown,
 
   ttft_fit: (m) => m.moments,
   ttft_model: (m) => fitFromMoments(m.moments),
-  // Each run's buckets start at its own first send, on its own clock, with a width chosen from its own duration, and
-  // the window needs every request's send and end: neither can be rebuilt for the union from the runs' lines.
-  steady_state: unknown,
-  timeline: unknown,
   hdr: (m) => ({
     ttft_us: encodeHistogram(m.h.ttft),
     tpot_us: encodeHistogram(m.h.tpot),
@@ -397,31 +276,9 @@ export const RULES = {
   }),
   hdr_unit: () => "us",
 
-  warmbench_version: text("warmbench_version"),
   started_at: (m) => new Date(Math.min(...m.starts.filter(Number.isFinite))).toISOString(),
-  model: text("model"),
-  tokenizer: text("tokenizer"),
-  population_size: (m) => num(m.first.population_size),
-  seed: text("seed"),
-  base_url: text("base_url"),
-  server_version: (m) => m.first.server_version ?? null,
   text_mode: (m) => (m.first.text_mode === "incremental" ? "incremental" : "cumulative"),
   prompt_encoding: (m) => (m.first.prompt_encoding === "text" ? "text" : "token_ids"),
-  prompt_drift: unknown,
-  // A capacity line is a search's verdict, not a point (readers and merge never take it as one): its own keys have
-  // nothing to merge.
-  search: unknown,
-  capacity_request_rate: unknown,
-  capacity_concurrency: unknown,
-  capacity_bracket: unknown,
-  binding_gate: unknown,
-  capacity_status: unknown,
-  capacity_reason: unknown,
-  probes_counted: unknown,
-  probes_sent: unknown,
-  search_wall_s: unknown,
-  precision: unknown,
-  confirm: unknown,
   evidence: (m) => mergedEvidence(m.lines),
   merged: (m) => ({
     files: m.files,
@@ -429,7 +286,24 @@ export const RULES = {
     histogram_derived: [...(m.exact === null ? FROM_HISTOGRAMS : []), ...(m.kind === "round" ? [] : INTENDED_FROM_HISTOGRAMS)],
     ...(m.exact === null ? {} : { request_details: m.exact.files }),
   }),
-} as const satisfies Record<Exclude<KeyName, "run" | "schema_version">, Rule>;
+};
+
+/** The keys whose rule the compiler checked above: each names exactly one rule (a `merge` typed wider would escape). */
+type Ruled = { [R in MergeRule]: KeysMergedBy<R> }[MergeRule];
+type MergedKey = Exclude<Ruled, KeysMergedBy<"none">>;
+
+/**
+ * How each key of a merged line is made: the rule its key-table entry names (KeyDef.merge). Every key but those merge
+ * writes itself (merge: "none": run, schema_version); merge.ts asks this of every other key of the kind, so a key
+ * whose rule the compiler could not check does not compile there.
+ */
+export const RULES = Object.fromEntries(
+  (Object.keys(KEYS) as KeyName[]).flatMap((key) => {
+    const rule: MergeRule = KEYS[key].merge;
+    // BY_RULE[rule] takes exactly the keys that name `rule`, and `key` is one (KEYS[key].merge is `rule`).
+    return rule === "none" ? [] : [[key, (BY_RULE[rule] as (key: KeyName) => Rule)(key)]];
+  }),
+) as { readonly [N in MergedKey]: Rule };
 
 /**
  * The inputs' evidence as one: samples and requests add up, the load was carried and the cache proven only where

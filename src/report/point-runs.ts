@@ -5,7 +5,7 @@
  */
 import type { TtftModel } from "../metrics/ttft-model.ts";
 import type { PctLine } from "../metrics/pct-record.ts";
-import type { LineKind } from "../schema/lines.ts";
+import type { LineKind } from "../schema/key-table.ts";
 import { readResults } from "./results-file.ts";
 import { groupRounds, readRoundLines, type RoundLine } from "./rounds.ts";
 

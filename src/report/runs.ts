@@ -5,7 +5,8 @@ import { basename } from "node:path";
 import { UsageError } from "../errors.ts";
 import type { RunInfo } from "../schema/nested.ts";
 import type { TtftModel } from "../metrics/ttft-model.ts";
-import type { CapacityLine, LineKind } from "../schema/lines.ts";
+import type { CapacityLine } from "../schema/lines.ts";
+import type { LineKind } from "../schema/key-table.ts";
 import type { PctLine } from "../metrics/pct-record.ts";
 import { labelRuns } from "./labels.ts";
 
@@ -61,7 +62,7 @@ export function loadReportRuns(files: readonly string[], who = "report"): { runs
       ...capacityOf(text, run.runId),
     }));
     if (runs.length === 0) throw new UsageError(`${who}: ${file} holds no results line (neither a pct line nor a round line)`);
-    runs.forEach((run, i) => unlabelled.push({ ...run, fallbackName: runs.length > 1 ? `${basename(file)}#${i + 1}` : basename(file) }));
+    for (const [i, run] of runs.entries()) unlabelled.push({ ...run, fallbackName: runs.length > 1 ? `${basename(file)}#${i + 1}` : basename(file) });
   }
   const { labels, differing } = labelRuns(unlabelled);
   const runs = unlabelled.flatMap(({ fallbackName: _f, ...run }, i) => splitByCell({ ...run, label: labels[i]!, group: { index: i, label: labels[i]! } }));

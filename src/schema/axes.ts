@@ -15,7 +15,7 @@ export type Axis = (typeof AXES)[number];
  * Axes whose lines are steps of a search (a capacity search's probes): the search chose where they sit, so they are
  * no points to pair or sum across runs, and their gates steer the search rather than judge the run.
  */
-export const SEARCH_STEP_AXES: readonly Axis[] = ["probe"];
+const SEARCH_STEP_AXES: readonly Axis[] = ["probe"];
 export const isSearchStep = (line: object): boolean => SEARCH_STEP_AXES.some((axis) => typeof (line as Record<string, unknown>)[axis] === "number");
 
 /** Where a sweep line sits: request_rate is Infinity in a closed loop; a trace replay's window lines add `window`. */
@@ -68,12 +68,6 @@ export function axesLabel(a: LineAxes): string {
   const window = a.window === undefined ? "" : ` window ${a.window}`;
   const probe = a.probe === undefined ? "" : ` probe ${a.probe}`;
   return `${a.shared_prefix_pct}%${ws}${rate}${window}${probe}`;
-}
-
-/** Which repeat of its line a line is (run --repeat N: 0..N-1); null without --repeat. */
-export function repeatOf(line: object): number | null {
-  const r = (line as Record<string, unknown>).repeat;
-  return typeof r === "number" ? r : null;
 }
 
 /** A line's label: `axesLabel(axesOf(line))`. */

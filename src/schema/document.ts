@@ -1,6 +1,7 @@
 /** The published JSON Schema (draft 2020-12) of a warmbench JSONL line, generated from the key table. */
 import { KEYS, type KeyDef, type KeyName } from "./key-table.ts";
-import { KEYS_OF, OPTIONAL_KEYS, SCHEMA_VERSION, type LineKind } from "./lines.ts";
+import { KEYS_OF, OPTIONAL_KEYS, SCHEMA_VERSION } from "./lines.ts";
+import type { LineKind } from "./key-table.ts";
 import { NON_FINITE, type JsonSchema } from "./shape.ts";
 
 /** Where the committed copy lives (and what `warmbench schema` prints). */

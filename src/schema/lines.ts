@@ -2,351 +2,20 @@
  * The Point model: one line type for every measured unit. A point is a sweep line (axes: shared_prefix_pct,
  * working_set, request_rate) or a multi-turn round line (axes: round, working_set); both carry the same metrics where
  * they measure the same thing, and the same provenance. Which keys each kind carries, in which order (the order they
- * are written in, byte for byte), is listed here; what each key is lives in keys.ts.
+ * are written in, byte for byte), and which of them a line may leave out, is derived here from the key table
+ * (key-table.ts: each key's `lines` and `optional`), at run time and in the types alike.
  */
-import { KEYS, type KeyName } from "./key-table.ts";
+import { KEYS, LINE_KINDS, type KeyDef, type KeyName, type LineKind, type OptionalBecause } from "./key-table.ts";
 import type { TypeOf } from "./shape.ts";
 
 /** Bumped when a key changes meaning (adding a key does not). */
 export const SCHEMA_VERSION = 2;
 
-export type LineKind = "sweep" | "round" | "capacity";
-
-/** The script's keys, in its order (maybe_write_summary_jsonl): a sweep line starts with them, a drop-in for its files. */
-export const SCRIPT_KEYS = [
-  "backend",
-  "dataset_name",
-  "request_rate",
-  "max_concurrency",
-  "shared_prefix_pct",
-  "prefix_len",
-  "suffix_len",
-  "total_tokens",
-  "num_prompts",
-  "output_len",
-  "completed",
-  "benchmark_duration",
-  "total_input",
-  "total_output",
-  "total_output_retokenized",
-  "request_throughput",
-  "input_throughput",
-  "output_throughput",
-  "output_throughput_retokenized",
-  "total_throughput",
-  "total_throughput_retokenized",
-  "mean_ttft_ms",
-  "median_ttft_ms",
-  "std_ttft_ms",
-  "p90_ttft_ms",
-  "p99_ttft_ms",
-  "mean_tpot_ms",
-  "median_tpot_ms",
-  "std_tpot_ms",
-  "p90_tpot_ms",
-  "p99_tpot_ms",
-  "mean_itl_ms",
-  "median_itl_ms",
-  "std_itl_ms",
-  "p90_itl_ms",
-  "p99_itl_ms",
-  "mean_e2e_latency_ms",
-  "median_e2e_latency_ms",
-  "std_e2e_latency_ms",
-  "p99_e2e_latency_ms",
-  "concurrency",
-] as const satisfies readonly KeyName[];
-
-/** The keys only a trace replay's lines carry (optional in sweep lines). */
-export const REPLAY_KEYS = [
-  "block_size",
-  "time_scale",
-  "infinite_hit_ratio",
-  "predicted_eviction_tokens",
-  "observed_shortfall_tokens",
-  "cache_short_requests",
-  "cache_over_requests",
-  "ttft_by_cached_fraction",
-] as const satisfies readonly KeyName[];
-
-/** The keys of the cache-fidelity check (--check-fidelity): in a sweep line only when it ran. */
-export const FIDELITY_KEYS = [
-  "fidelity_checked",
-  "fidelity_identical",
-  "fidelity_near_tie",
-  "fidelity_diverged",
-  "fidelity_unclassified",
-  "fidelity_unproven",
-  "fidelity_first_divergence",
-  "fidelity_max_gap_nats",
-  "fidelity_note",
-] as const satisfies readonly KeyName[];
-
-/** The keys of a line served by several replicas (--base-url A,B,...): the routing and the hit-loss ledger. */
-export const REPLICA_KEYS = [
-  "route",
-  "replicas",
-  "routing_imbalance",
-  "ledger_requests",
-  "ledger_unattributed_requests",
-  "ledger_available_tokens",
-  "ledger_on_replica_tokens",
-  "ledger_modelled_tokens",
-  "ledger_delivered_tokens",
-  "loss_routing_tokens",
-  "loss_eviction_tokens",
-  "loss_engine_tokens",
-  "loss_routing_ratio",
-  "loss_eviction_ratio",
-  "loss_engine_ratio",
-] as const satisfies readonly KeyName[];
-
-/** A sweep line's keys after the script's, in the order written. */
-export const OWN_KEYS = [
-  "run_id",
-  "run",
-  "gates",
-  "workload",
-  "repeat",
-  "probe",
-  "window",
-  "sent",
-  "failed",
-  "errors",
-  "errors_by_kind",
-  "interrupted",
-  "evidence",
-  "burstiness",
-  "duration_limit_s",
-  "achieved_request_rate",
-  "ttft_from_intended_mean_ms",
-  "ttft_from_intended_median_ms",
-  "ttft_from_intended_p90_ms",
-  "ttft_from_intended_p99_ms",
-  "e2e_from_intended_mean_ms",
-  "e2e_from_intended_median_ms",
-  "e2e_from_intended_p90_ms",
-  "e2e_from_intended_p99_ms",
-  "schedule_lag_mean_ms",
-  "schedule_lag_median_ms",
-  "schedule_lag_p90_ms",
-  "schedule_lag_p99_ms",
-  "page_size",
-  "expected_cached_tokens",
-  "mean_cached_tokens",
-  "min_cached_tokens",
-  "max_cached_tokens",
-  "cached_tokens_mismatched",
-  "cached_tokens_counts",
-  "expected_hit_ratio",
-  "observed_hit_ratio",
-  "server_cache_hit_rate",
-  "working_set",
-  "working_set_tokens",
-  "cache_capacity_tokens",
-  "host_cache_capacity_tokens",
-  "working_set_fits",
-  "cache_shortfall_requests",
-  "eviction",
-  "cached_tokens_by_tier",
-  "ttft_by_tier",
-  "block_size",
-  "time_scale",
-  "infinite_hit_ratio",
-  "predicted_eviction_tokens",
-  "observed_shortfall_tokens",
-  "cache_short_requests",
-  "cache_over_requests",
-  "ttft_by_cached_fraction",
-  ...REPLICA_KEYS,
-  ...FIDELITY_KEYS,
-  "cache_check",
-  "flushed",
-  "flush_attempts",
-  "flush_verified",
-  "flush_probe_cached_tokens",
-  "warm_verified",
-  "warm_cached_tokens",
-  "client_loop_lag_p99_ms",
-  "client_loop_lag_max_ms",
-  "client_own_lag_p99_ms",
-  "client_js_cpu_pct",
-  "client_http_cpu_pct",
-  "client_cpu_pct",
-  "client_saturated",
-  "shards",
-  "ttft_fit",
-  "ttft_model",
-  "steady_state",
-  "timeline",
-  "hdr",
-  "hdr_unit",
-  "warmbench_version",
-  "schema_version",
-  "started_at",
-  "model",
-  "tokenizer",
-  "population_size",
-  "seed",
-  "base_url",
-  "server_version",
-  "text_mode",
-  "prompt_encoding",
-  "prompt_drift",
-  "merged",
-] as const satisfies readonly KeyName[];
-
-export const SWEEP_KEYS = [...SCRIPT_KEYS, ...OWN_KEYS] as const;
-
-/** A round line's keys in the order written. */
-export const ROUND_KEYS = [
-  "type",
-  "run_id",
-  "run",
-  "gates",
-  "round",
-  "num_rounds",
-  "num_clients",
-  "clients_in_round",
-  "backend",
-  "max_concurrency",
-  "round_barrier",
-  "ready_queue_policy",
-  "shared_system_tokens",
-  "first_turn_tokens",
-  "turn_tokens",
-  "output_len",
-  "working_set",
-  "sent",
-  "completed",
-  "failed",
-  "errors",
-  "errors_by_kind",
-  "interrupted",
-  "evidence",
-  "benchmark_duration",
-  "total_input",
-  "total_output",
-  "total_output_retokenized",
-  "request_throughput",
-  "input_throughput",
-  "output_throughput",
-  "output_throughput_retokenized",
-  "total_throughput",
-  "total_throughput_retokenized",
-  "mean_ttft_ms",
-  "median_ttft_ms",
-  "std_ttft_ms",
-  "p90_ttft_ms",
-  "p99_ttft_ms",
-  "mean_tpot_ms",
-  "median_tpot_ms",
-  "std_tpot_ms",
-  "p90_tpot_ms",
-  "p99_tpot_ms",
-  "mean_itl_ms",
-  "median_itl_ms",
-  "std_itl_ms",
-  "p90_itl_ms",
-  "p99_itl_ms",
-  "mean_e2e_latency_ms",
-  "median_e2e_latency_ms",
-  "std_e2e_latency_ms",
-  "p99_e2e_latency_ms",
-  "concurrency",
-  "mean_prompt_len",
-  "max_prompt_len",
-  "page_size",
-  "expected_cached_tokens",
-  "observed_cached_tokens",
-  "expected_hit_ratio",
-  "observed_hit_ratio",
-  "server_cache_hit_rate",
-  "working_set_tokens",
-  "cache_capacity_tokens",
-  "host_cache_capacity_tokens",
-  "working_set_fits",
-  "cache_shortfall_requests",
-  "eviction",
-  "cached_tokens_mismatched",
-  "approximate_turns",
-  "cached_tokens_by_tier",
-  "ttft_by_tier",
-  ...REPLICA_KEYS,
-  ...FIDELITY_KEYS,
-  "cache_check",
-  "flush_verified",
-  "warm_cached_tokens",
-  "client_loop_lag_p99_ms",
-  "client_loop_lag_max_ms",
-  "client_own_lag_p99_ms",
-  "client_js_cpu_pct",
-  "client_http_cpu_pct",
-  "client_cpu_pct",
-  "client_saturated",
-  "shards",
-  "steady_state",
-  "timeline",
-  "hdr",
-  "hdr_unit",
-  "warmbench_version",
-  "schema_version",
-  "started_at",
-  "model",
-  "tokenizer",
-  "population_size",
-  "seed",
-  "base_url",
-  "server_version",
-  "text_mode",
-  "merged",
-] as const satisfies readonly KeyName[];
-
-/** A capacity line's keys (warmbench capacity: one per pct, after its probes, which are sweep lines with a `probe`). */
-export const CAPACITY_KEYS = [
-  "type",
-  "run_id",
-  "shared_prefix_pct",
-  "working_set",
-  "search",
-  "capacity_request_rate",
-  "capacity_concurrency",
-  "capacity_bracket",
-  "binding_gate",
-  "capacity_status",
-  "capacity_reason",
-  "probes_counted",
-  "probes_sent",
-  "search_wall_s",
-  "precision",
-  "confirm",
-  "backend",
-  "total_tokens",
-  "output_len",
-  "burstiness",
-  "warmbench_version",
-  "schema_version",
-  "started_at",
-  "model",
-  "seed",
-  "base_url",
-  "server_version",
-] as const satisfies readonly KeyName[];
-
-/**
- * Keys a line of the kind may leave out: `run` is in a run's first line only, `merged` in merge's lines only, and
- * `repeat`, `probe`, `window` in the lines of the producers that add those axes only, `evidence` in lines written
- * since schema_version 2 (and in a merge of such lines).
- */
-export const OPTIONAL_KEYS = {
-  sweep: ["run", "repeat", "probe", "window", "merged", "evidence", ...REPLAY_KEYS, ...REPLICA_KEYS, ...FIDELITY_KEYS],
-  round: ["run", "merged", "evidence", ...REPLICA_KEYS, ...FIDELITY_KEYS],
-  capacity: [],
-} as const satisfies Record<LineKind, readonly KeyName[]>;
-
-export const KEYS_OF = { sweep: SWEEP_KEYS, round: ROUND_KEYS, capacity: CAPACITY_KEYS } as const satisfies Record<LineKind, readonly KeyName[]>;
-
 type Keys = typeof KEYS;
+/** The keys a line may leave out for the reason W (key-table.ts OPTIONAL_BECAUSE). */
+type OptionalFor<W extends OptionalBecause> = { [N in KeyName]: Keys[N] extends { optional: W } ? N : never }[KeyName];
+/** The reference script's keys (KeyDef.script). */
+type ScriptKeyName = { [N in KeyName]: Keys[N] extends { script: true } ? N : never }[KeyName];
 /** The value of key N in a line of kind K (a round line's own shape where it has one). */
 type ValueIn<K extends LineKind, N extends KeyName> = K extends "round"
   ? Keys[N] extends { roundShape: infer R }
@@ -354,11 +23,82 @@ type ValueIn<K extends LineKind, N extends KeyName> = K extends "round"
     : TypeOf<Keys[N]["shape"]>
   : TypeOf<Keys[N]["shape"]>;
 type Flat<T> = { [P in keyof T]: T[P] };
-type LineOf<K extends LineKind> = Flat<
-  { [N in (typeof KEYS_OF)[K][number] as N extends (typeof OPTIONAL_KEYS)[K][number] ? never : N]: ValueIn<K, N> } & {
-    [N in (typeof KEYS_OF)[K][number] as N extends (typeof OPTIONAL_KEYS)[K][number] ? N : never]?: ValueIn<K, N>;
-  }
->;
+// Each a single pass over the table: an Extract or Exclude of one key union by another costs the compiler dearly here.
+type KeysIn<K extends LineKind> = { [N in KeyName]: K extends keyof Keys[N]["lines"] ? N : never }[KeyName];
+type OptionalIn<K extends LineKind> = {
+  [N in KeyName]: K extends keyof Keys[N]["lines"] ? (Keys[N] extends { optional: OptionalBecause } ? N : never) : never;
+}[KeyName];
+type RequiredIn<K extends LineKind> = {
+  [N in KeyName]: K extends keyof Keys[N]["lines"] ? (Keys[N] extends { optional: OptionalBecause } ? never : N) : never;
+}[KeyName];
+/**
+ * Each kind's keys, line and group types, computed once a kind: a generic kind (buildLine's K) indexes them rather
+ * than instantiating the table's conditional types with a type parameter, which made one call cost the checker seconds.
+ */
+type ByKind = { sweep: KindTypes<"sweep">; round: KindTypes<"round">; capacity: KindTypes<"capacity"> };
+type KindTypes<K extends LineKind> = {
+  keys: KeysIn<K>;
+  optional: OptionalIn<K>;
+  line: Flat<{ [N in RequiredIn<K>]: ValueIn<K, N> } & { [N in OptionalIn<K>]?: ValueIn<K, N> }>;
+  group: { readonly [N in KeysIn<K>]?: ValueIn<K, N> | undefined };
+};
+/** The keys a line of kind K carries (those whose `lines` name K). */
+export type KeyOf<K extends LineKind> = ByKind[K]["keys"];
+/** A key a line of the kind may leave out (key-table.ts: KeyDef.optional, which says why). */
+type OptionalKeyOf<K extends LineKind> = ByKind[K]["optional"];
+/** A line of kind K: every key the kind carries, with its type there; the optional ones optional. */
+export type LineOf<K extends LineKind> = ByKind[K]["line"];
+/** Some of a line of kind K's keys, each with its type there; an undefined value is a key left out. */
+export type LinePart<K extends LineKind> = ByKind[K]["group"];
+
+const defOf = (name: KeyName): KeyDef => KEYS[name];
+/** Where the key sits in a line of the kind; undefined: the kind does not carry it. */
+const ordinalIn = (kind: LineKind, name: KeyName): number | undefined => defOf(name).lines[kind];
+
+/** The kind's keys in the order written: ascending ordinal. Two keys of one ordinal are a mistake of the table, refused at once. */
+function keysIn(kind: LineKind): KeyName[] {
+  const names = (Object.keys(KEYS) as KeyName[]).filter((name) => ordinalIn(kind, name) !== undefined);
+  names.sort((a, b) => ordinalIn(kind, a)! - ordinalIn(kind, b)!);
+  names.forEach((name, i) => {
+    const before = names[i - 1];
+    if (before !== undefined && ordinalIn(kind, before) === ordinalIn(kind, name))
+      throw new Error(`key-table.ts: ${before} and ${name} have the same ordinal (${ordinalIn(kind, name)}) in a ${kind} line`);
+  });
+  return names;
+}
+
+/** Each kind's keys, in the order written. */
+export const KEYS_OF = {
+  sweep: keysIn("sweep") as readonly KeyOf<"sweep">[],
+  round: keysIn("round") as readonly KeyOf<"round">[],
+  capacity: keysIn("capacity") as readonly KeyOf<"capacity">[],
+} as const;
+
+const isScript = (name: KeyName): name is ScriptKeyName => defOf(name).script === true;
+const optionalFor =
+  <W extends OptionalBecause>(why: W) =>
+  (name: KeyName): name is OptionalFor<W> =>
+    defOf(name).optional === why;
+
+/** The script's keys, in its order (maybe_write_summary_jsonl): a sweep line starts with them, a drop-in for its files. */
+export const SCRIPT_KEYS: readonly ScriptKeyName[] = KEYS_OF.sweep.filter(isScript);
+/** A sweep line's keys after the script's, in the order written. */
+export const OWN_KEYS: readonly Exclude<KeyOf<"sweep">, ScriptKeyName>[] = KEYS_OF.sweep.filter(
+  (name): name is Exclude<KeyOf<"sweep">, ScriptKeyName> => !isScript(name),
+);
+/** The keys only a trace replay's lines carry (optional in sweep lines). */
+export const REPLAY_KEYS: readonly OptionalFor<"replay">[] = KEYS_OF.sweep.filter(optionalFor("replay"));
+/** The keys of the cache-fidelity check (--check-fidelity): in a line only when it ran. */
+export const FIDELITY_KEYS: readonly OptionalFor<"check-fidelity">[] = KEYS_OF.sweep.filter(optionalFor("check-fidelity"));
+/** The keys of a line served by several replicas (--base-url A,B,...): the routing and the hit-loss ledger. */
+export const REPLICA_KEYS: readonly OptionalFor<"replicas">[] = KEYS_OF.sweep.filter(optionalFor("replicas"));
+
+/** Each kind's optional keys, in the order written. */
+export const OPTIONAL_KEYS: { readonly [K in LineKind]: readonly OptionalKeyOf<K>[] } = {
+  sweep: KEYS_OF.sweep.filter((name): name is OptionalKeyOf<"sweep"> => defOf(name).optional !== undefined),
+  round: KEYS_OF.round.filter((name): name is OptionalKeyOf<"round"> => defOf(name).optional !== undefined),
+  capacity: KEYS_OF.capacity.filter((name): name is OptionalKeyOf<"capacity"> => defOf(name).optional !== undefined),
+};
 
 /** A sweep line: a (pct, working set, request rate) cell of a sweep. */
 export type SweepRecord = LineOf<"sweep">;
@@ -379,13 +119,12 @@ export type NumericKeyOf<L> = { [N in keyof L]-?: [L[N]] extends [number | null]
 /** The numeric keys of a kind, in line order. */
 export const numericKeysOf = (kind: LineKind): KeyName[] =>
   KEYS_OF[kind].filter((name) => {
-    const def = KEYS[name] as { shape: { numeric: boolean }; roundShape?: { numeric: boolean } };
+    const def = defOf(name);
     return (kind === "round" && def.roundShape ? def.roundShape : def.shape).numeric;
   });
 
 /** Which kinds carry a key. */
-export const kindsOf = (name: KeyName): LineKind[] =>
-  (["sweep", "round", "capacity"] as const).filter((kind) => (KEYS_OF[kind] as readonly string[]).includes(name));
+export const kindsOf = (name: KeyName): LineKind[] => LINE_KINDS.filter((kind) => ordinalIn(kind, name) !== undefined);
 
 /** The line with its keys in its kind's order, schema_version set (absent optional keys skipped). */
 export function orderLine(kind: LineKind, fields: Record<string, unknown>): Record<string, unknown> {

@@ -1,7 +1,7 @@
 /** The shapes of the nested objects of a line, each field with what it means. */
 import { array, bool, field, int, literal, nullable, num, object, openObject, str, type TypeOf } from "./shape.ts";
 
-export const engineShape = object({
+const engineShape = object({
   name: field(str(), '"sglang", "vllm", "llama.cpp", or "openai" (any other OpenAI-compatible server).'),
   source: field(literal("detected", "flag"), '"detected" (--backend auto) or "flag" (--backend NAME).'),
   evidence: field(str(), "What identified the engine: the server's answers, or the flag."),
@@ -28,7 +28,6 @@ export const runInfoShape = object({
   engine: field(engineShape, "The engine behind the URL, how it was settled, and what the run knows of its cache."),
 });
 export type RunInfo = TypeOf<typeof runInfoShape>;
-export type RunEngine = TypeOf<typeof engineShape>;
 
 export const gateResultShape = object({
   expr: field(str(), "The gate as given (--gate or --gates-file)."),
@@ -199,7 +198,6 @@ export const mergedShape = object({
     true,
   ),
 });
-export type MergedFrom = TypeOf<typeof mergedShape>;
 
 /** A line's evidence (src/metrics/evidence.ts builds it, src/metrics/evidence-check.ts judges it for every verdict). */
 export const evidenceShape = object({

@@ -2,7 +2,8 @@
 import { AXES } from "./axes.ts";
 import { keyIn, SCHEMA_PATH } from "./document.ts";
 import { KEYS, type KeyDef, type KeyName } from "./key-table.ts";
-import { kindsOf, numericKeysOf, OPTIONAL_KEYS, SCHEMA_VERSION, type LineKind } from "./lines.ts";
+import { kindsOf, numericKeysOf, OPTIONAL_KEYS, SCHEMA_VERSION } from "./lines.ts";
+import type { LineKind } from "./key-table.ts";
 import type { JsonSchema } from "./shape.ts";
 
 export const KEYS_DOC_PATH = "docs/reference/keys.md";

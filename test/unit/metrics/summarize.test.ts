@@ -12,6 +12,7 @@ import {
   type ScriptPlace,
 } from "../../../src/metrics/summarize.ts";
 import { buildLine } from "../../../src/schema/build-line.ts";
+import { summarizeIntended } from "../../../src/metrics/intended.ts";
 import { parseJsonlLine } from "../../../src/report/jsonl.ts";
 import { scriptMetricCases, type FixtureRecord } from "../../helpers/script-metric-cases.ts";
 
@@ -83,7 +84,9 @@ const SCRIPT_KEYS = Object.keys(parseJsonlLine(readFileSync(join(FIXTURES, "scri
 describe("a sweep line's script part: where it sits and its request metrics", () => {
   const records = mixed.map(fromFixture);
   const metrics = requestMetrics(records, 3.217, wordCount);
-  const line = buildLine("sweep", { place: scriptPlaceKeys(place), requests: metrics, cached: cachedTokenStats(records) });
+  // A sweep line's histograms include those of the latency from the intended send (engine/summarize.ts adds them).
+  const requests = { ...metrics, hdr: { ...metrics.hdr, ...summarizeIntended(records, 0).hdr } };
+  const line = buildLine("sweep", { place: scriptPlaceKeys(place), requests, cached: cachedTokenStats(records) });
 
   test("the builder puts the script's keys first, in its order, then ours from the same groups", () => {
     const keys = Object.keys(line);

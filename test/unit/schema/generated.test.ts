@@ -47,6 +47,8 @@ test("every key and every nested field of the schema has a description; every ke
 test("the sweep's key lists are the table's: the script's first, gates and workload right after run, numeric keys in line order", () => {
   expect(OWN_KEYS.slice(0, 4)).toEqual(["run_id", "run", "gates", "workload"]);
   expect(SCRIPT_KEYS.every((k) => (KEYS[k] as KeyDef).script === true)).toBe(true);
+  expect(SCRIPT_KEYS).toHaveLength(41);
+  expect([...KEYS_OF.sweep]).toEqual([...SCRIPT_KEYS, ...OWN_KEYS]);
   expect(NUMERIC_KEYS).toEqual(numericKeysOf("sweep") as never);
   expect(NUMERIC_KEYS).toContain("p99_ttft_ms");
   expect(NUMERIC_KEYS).toContain("observed_hit_ratio");

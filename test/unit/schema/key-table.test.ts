@@ -1,9 +1,13 @@
 /**
  * The key table's evidence properties (issue 26): each key says which evidence count it rests on (`samples`) and what
  * a run must be to measure it (`measuredOnlyWith`); the evidence check and the gates' plan read them, never a name.
+ * And its place: which line kinds carry it and where (`lines`), why a line may leave it out (`optional`), how merge
+ * makes it (`merge`).
  */
 import { describe, expect, test } from "bun:test";
-import { KEYS, measuredOnlyWithOf, sampleFamilyOf, type KeyDef } from "../../../src/schema/key-table.ts";
+import { KEYS, LINE_KINDS, MERGE_RULES, measuredOnlyWithOf, OPTIONAL_BECAUSE, sampleFamilyOf, type KeyDef } from "../../../src/schema/key-table.ts";
+import { KEYS_OF } from "../../../src/schema/lines.ts";
+import { RULES } from "../../../src/report/merge-rules.ts";
 import { checkGatesMeasurable } from "../../../src/gates/plan.ts";
 import { parseGates } from "../../../src/gates/parse.ts";
 
@@ -48,5 +52,27 @@ describe("key table: evidence properties", () => {
     expect(() => checkGatesMeasurable(gates, { "check-fidelity": false, replicas: true })).toThrow("fidelity_diverged is measured only with --check-fidelity");
     expect(() => checkGatesMeasurable(gates, { "check-fidelity": true, replicas: false })).toThrow("loss_routing_ratio is measured only with several replicas");
     expect(() => checkGatesMeasurable(gates, { "check-fidelity": true, replicas: true })).not.toThrow();
+  });
+});
+
+describe("key table: where each key sits and how it merges", () => {
+  const defs = Object.entries(KEYS) as [string, KeyDef][];
+
+  test("in each kind of line no two keys share an ordinal, and every kind's keys are written in ascending ordinal", () => {
+    for (const kind of LINE_KINDS) {
+      const ordinals = defs.flatMap(([, d]) => (d.lines[kind] === undefined ? [] : [d.lines[kind]]));
+      expect(new Set(ordinals).size).toBe(ordinals.length);
+      expect(KEYS_OF[kind].map((k) => (KEYS[k] as KeyDef).lines[kind])).toEqual([...ordinals].sort((a, b) => a - b));
+    }
+  });
+
+  test("every merge rule and every reason to be optional is one some key names (none is left over)", () => {
+    expect(new Set<string>(defs.map(([, d]) => d.merge))).toEqual(new Set(Object.keys(MERGE_RULES)));
+    expect(new Set<string>(defs.flatMap(([, d]) => (d.optional === undefined ? [] : [d.optional])))).toEqual(new Set(Object.keys(OPTIONAL_BECAUSE)));
+  });
+
+  test("merge has a rule for every key but the two it writes itself, from the rule the table names", () => {
+    expect(Object.keys(RULES).sort()).toEqual(names.filter((n) => !["run", "schema_version"].includes(n)).sort());
+    expect(defs.filter(([, d]) => d.merge === "none").map(([n]) => n)).toEqual(["run", "schema_version"]);
   });
 });
