@@ -8,7 +8,8 @@
 import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import { hitLedger } from "../../src/metrics/hit-ledger.ts";
-import type { BlockPrompt } from "../../src/metrics/block-prompt.ts";
+import type { CacheSequence } from "../../src/metrics/cache-model.ts";
+import { UNKNOWN_BEHAVIOUR } from "../../src/config/cache-behaviour.ts";
 import type { RequestRecord } from "../../src/schema/record.ts";
 import { parseJsonlLine } from "../../src/report/jsonl.ts";
 import { readIfExists, runBounded, startMock } from "../lib/procs.ts";
@@ -20,14 +21,12 @@ const POLICIES = ["round-robin", "random", "least-in-flight", "session", "prefix
 
 function ledgerCost(n: number, runs: number): { usPerRequest: number; heapMiB: number } {
   const page = 16;
-  const prompts: BlockPrompt[] = [];
+  const prompts: CacheSequence[] = [];
   const records: RequestRecord[] = [];
   for (let i = 0; i < n; i++) {
     const group = i % 64;
     prompts.push({
-      index: i,
-      inputLength: 16 * page,
-      outputLength: 8,
+      length: 16 * page,
       hashIds: Array.from({ length: 16 }, (_, k) => (k < 12 ? 1 + group * 100 + k : 1e7 + i * 100 + k)),
     });
     const start = i * 2;
@@ -44,11 +43,13 @@ function ledgerCost(n: number, runs: number): { usPerRequest: number; heapMiB: n
     } as RequestRecord);
   }
   const input = {
-    prompts,
+    sequenceOf: (i: number) => prompts[i],
     records,
     replicaOf: (i: number) => i % 3,
+    homeKeyOf: (i: number) => i % 64,
     replicas: [0, 1, 2].map((r) => ({ url: `http://r${r}`, capacityTokens: 64 * 16 * page, warmed: [] })),
     pageSize: page,
+    behaviour: UNKNOWN_BEHAVIOUR,
   };
   hitLedger(input);
   const times: number[] = [];

@@ -30,6 +30,7 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
     | "thinkTime"
     | "readyQueuePolicy"
     | "roundBarrier"
+    | "serverCache"
   >;
   const { backend, numClients, numRounds, turnTokens, sharedSystemTokens, outputLen, maxConcurrency, workingSet } = bound;
   const target = parseServerTarget(raw, "", true);
@@ -64,6 +65,7 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
     outputLen,
     maxConcurrency,
     ...parseSharedTail(raw, env, "multiturn"),
+    serverCache: bound.serverCache,
     numClients,
     numRounds,
     turnTokens,

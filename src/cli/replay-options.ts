@@ -6,7 +6,7 @@
 import { parsePassportFlag } from "./passport-file.ts";
 import { UsageError } from "../errors.ts";
 import { REPLAY_DEFAULTS as r } from "../config/flags/replay.ts";
-import { type AnalyzeOptions, type ReplayOptions } from "../replay/options.ts";
+import type { AnalyzeOptions, ReplayOptions } from "../replay/options.ts";
 import type { TraceOptions } from "../replay/trace.ts";
 import { parseIntFlag, parseNumberFlag, parsePositive, str, type RawFlags } from "../config/flag-values.ts";
 import { parseBound } from "../config/flags/bound.ts";
@@ -51,7 +51,7 @@ export function parseReplayOptions(raw: RawFlags, env: Record<string, string | u
   // Every bound flag of replay, parsed from its declaration (config/flags/bound.ts); what follows relates several.
   const bound = parseBound("replay", raw, env) as Pick<
     ReplayOptions,
-    "backend" | "maxConcurrency" | "ignoreTimestamps" | "timeScale" | "windowS" | "cacheTokens"
+    "backend" | "maxConcurrency" | "ignoreTimestamps" | "timeScale" | "windowS" | "cacheTokens" | "serverCache"
   >;
   const { maxConcurrency, ignoreTimestamps } = bound;
   if (ignoreTimestamps && maxConcurrency === 0) {
@@ -71,6 +71,7 @@ export function parseReplayOptions(raw: RawFlags, env: Record<string, string | u
     ignoreTimestamps,
     windowS: bound.windowS,
     cacheTokens: bound.cacheTokens,
+    serverCache: bound.serverCache,
     ...parseFidelity(raw, "auto"),
     ...parsePassportFlag(raw),
     ...parseReplicas(raw, { workers: null, shard: null }),

@@ -5,6 +5,7 @@
  */
 import type { RoutePolicy } from "./route-policies.ts";
 import type { Gate } from "../schema/gate.ts";
+import type { CacheBehaviour } from "./cache-behaviour.ts";
 
 export const RUN_DEFAULTS = {
   /**
@@ -61,10 +62,10 @@ export const ENDPOINTS = ["auto", "generate", "completions", "chat"] as const;
 export const VERIFY_CACHE_MODES = ["off", "warn", "strict"] as const;
 export const FLUSH_MODES = ["auto", "none"] as const;
 
-export type BackendName = (typeof BACKENDS)[number];
-export type EndpointFlag = (typeof ENDPOINTS)[number];
+type BackendName = (typeof BACKENDS)[number];
+type EndpointFlag = (typeof ENDPOINTS)[number];
 export type VerifyCacheMode = (typeof VERIFY_CACHE_MODES)[number];
-export type FlushMode = (typeof FLUSH_MODES)[number];
+type FlushMode = (typeof FLUSH_MODES)[number];
 
 /** Validated options of `warmbench run`; nothing below run.ts sees raw flags. */
 export interface RunOptions {
@@ -145,6 +146,10 @@ export interface RunOptions {
     route: RoutePolicy | "router";
     via?: { url: string; keyHeader: string | null; servedHeader: string };
   };
+  /** --server-cache: how the server caches, as far as it is stated (absent: nothing stated). */
+  serverCache?: CacheBehaviour;
+  /** --warm-replicas: each prefix warmed where the route first sends it, or on every replica (absent: route). */
+  warmReplicas?: "route" | "all";
   /**
    * --passport FILE: the cache geometry `warmbench passport` measured, used where the server states none (its page
    * size, its capacity). Absent without the flag.

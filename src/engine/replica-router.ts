@@ -66,26 +66,52 @@ export class ReplicaRouter {
     readonly urls: readonly string[],
     readonly policy: RoutePolicy | "router",
     private readonly keysOf: (index: number) => RouteKeys,
-    o: { seed: bigint; prefixes: readonly number[]; prefixesHeld: readonly (number | null)[]; warmedEverywhere?: boolean; via?: RouterVia },
+    o: {
+      seed: bigint;
+      prefixes: readonly number[];
+      prefixesHeld: readonly (number | null)[];
+      warmedEverywhere?: boolean;
+      via?: RouterVia;
+      /** The first request that carries each prefix (where a spreading policy first sends it). */
+      firstIndexOf?: (prefix: number) => number;
+    },
   ) {
     this.via = o.via ?? null;
     this.hosts = urls.map((u) => new URL(u).host);
     this.inFlight = new Int32Array(urls.length);
     this.rng = new PyRandom(o.seed);
+    this.seed = o.seed;
+    this.firstIndexOf = o.firstIndexOf ?? ((p) => p);
     const warmedOn = (p: number, r: number) => o.warmedEverywhere === true || this.warmsOn(p).includes(r);
     this.held = urls.map((_, r) => new Map(o.prefixes.filter((p) => warmedOn(p, r)).map((p) => [p, true] as const)));
     this.capacity = o.prefixesHeld;
   }
 
+  private readonly seed: bigint;
+  private readonly firstIndexOf: (prefix: number) => number;
+  /** The random policy's first draws, as replicas (what it will pick for the k-th request sent). */
+  private readonly draws: number[] = [];
+  private warmRng: PyRandom | null = null;
+
   /**
-   * The replicas a prefix is warmed on before the line: its home by a consistent hash (session, prefix, and the
-   * oracle, which then sends it where the model says it is held), or every replica (the others send it anywhere).
+   * The replicas a prefix is warmed on before the line: where the route first sends it - its home by a consistent
+   * hash (session, prefix, and the oracle, which then sends it where the model says it is held), or the replica a
+   * spreading policy picks for the prefix's first request (sent in order: round-robin's turn, random's draw,
+   * least-in-flight's emptiest) - or, with `all` (or behind a router, which the client cannot foresee), every replica.
    */
-  warmsOn(prefix: number): number[] {
+  warmsOn(prefix: number, all = false): number[] {
     const n = this.urls.length;
-    if (this.policy === "router") return this.urls.map((_, r) => r);
+    if (this.policy === "router" || all) return this.urls.map((_, r) => r);
     if (this.policy === "session" || this.policy === "prefix" || this.policy === "oracle") return [rendezvous(prefix, n)];
-    return this.urls.map((_, r) => r);
+    const first = this.firstIndexOf(prefix);
+    if (this.policy === "random") {
+      // Its own generator from the run's seed: the same draws the picks will make, in order, kept as they are made.
+      this.warmRng ??= new PyRandom(this.seed);
+      while (this.draws.length <= first) this.draws.push(Math.floor(this.warmRng.random() * n));
+      return [this.draws[first]!];
+    }
+    // Round-robin takes replicas in turn; least-in-flight, before anything has ended, the emptiest (lowest on ties).
+    return [first % n];
   }
 
   private readonly capacity: readonly (number | null)[];
@@ -184,7 +210,7 @@ export class ReplicaRouter {
  * Which replica a served-by header value names: a URL of the list, its host:port (nginx's $upstream_addr), or its
  * place in the list (0-based); -1 when none.
  */
-export function replicaNamed(urls: readonly string[], hosts: readonly string[], value: string): number {
+function replicaNamed(urls: readonly string[], hosts: readonly string[], value: string): number {
   const v = value.trim();
   const bare = v.replace(/^https?:\/\//, "").replace(/\/+$/, "");
   const i = urls.findIndex((u, r) => u === v || hosts[r] === v || hosts[r] === bare);

@@ -14,6 +14,7 @@ import { tierStats } from "../metrics/cache-tiers.ts";
 import type { PctRecord } from "../metrics/pct-record.ts";
 import type { PromptDrift, RunInfo } from "../schema/nested.ts";
 import type { FidelityGroup } from "../metrics/fidelity.ts";
+import type { ReplicaKeys } from "../metrics/ledger-keys.ts";
 import { buildLine, type KeyGroup } from "../schema/build-line.ts";
 import { clientHealthKeys } from "../metrics/client-health-keys.ts";
 import { summarizeIntended } from "../metrics/intended.ts";
@@ -32,7 +33,7 @@ import type { CacheReset } from "./reset-cache.ts";
 import type { WarmResult } from "./warm.ts";
 
 /** Axes a producer adds to the sweep's (key-table.ts describes them): a repeat, a capacity probe, a replay window. */
-export type ExtraAxes = Partial<Pick<PctRecord, "repeat" | "probe" | "window">>;
+type ExtraAxes = Partial<Pick<PctRecord, "repeat" | "probe" | "window">>;
 
 /** What a request of the point should report cached: `typical` for most (the line's expected_cached_tokens), a range per prompt index where it varies. */
 export interface Expectations {
@@ -61,13 +62,13 @@ export interface PointSpec {
   /** The TTFT model's moments over the run's points so far. */
   ttftFitSoFar: TtftMoments | null;
   /** The producer's own keys (a replay's), in its own group of the line. */
-  producerKeys?: KeyGroup;
+  producerKeys?: KeyGroup<"sweep">;
   /** Keys the producer computes instead of the engine (a replay's cache verdict from per-request ranges). */
   producerOwns?: readonly string[];
   /** The point's cache-fidelity check (--check-fidelity), run after its measurement. */
   fidelity?: FidelityGroup | null;
   /** Several replicas: the routing and the hit-loss ledger's keys (metrics/ledger-keys.ts). */
-  replicaKeys?: Record<string, unknown> | null;
+  replicaKeys?: ReplicaKeys | null;
 }
 
 /** What summarizing needs of the run. */
@@ -108,6 +109,7 @@ export function summarizePoint(p: PointSpec, reset: CacheReset, warm: WarmResult
     flushProbeCachedTokens: reset.probeCachedTokens,
     mode: opts.verifyCache,
     tolerance: opts.cacheTolerance,
+    capacityKnown: server.info.cacheCapacityTokens !== null,
   });
   const pressure = cachePressure(m.records, () => expected.typical, p.workingSetTokens, {
     deviceTokens: server.info.cacheCapacityTokens,
@@ -120,7 +122,8 @@ export function summarizePoint(p: PointSpec, reset: CacheReset, warm: WarmResult
   // One group a concern, each computed by its owner; the builder refuses a key two groups give. Keys the producer
   // computes itself (spec.producerOwns: a replay's cache verdict from per-request ranges) are left to its group.
   const owned = new Set(p.producerOwns ?? []);
-  const mine = (group: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(group).filter(([k]) => !owned.has(k)));
+  // Partial<G>: the same keys, each maybe left out; fromEntries cannot say so itself.
+  const mine = <G extends object>(group: G): Partial<G> => Object.fromEntries(Object.entries(group).filter(([k]) => !owned.has(k))) as Partial<G>;
   const record = buildLine("sweep", {
     place: scriptPlaceKeys({
       backend: ctx.backend.name,
@@ -175,7 +178,7 @@ export function summarizePoint(p: PointSpec, reset: CacheReset, warm: WarmResult
         saturated: isSaturated(m.health),
         runIds: [ctx.runId],
         fidelityChecked: p.fidelity?.fidelity_checked,
-        ledgerRequests: p.replicaKeys ? (p.replicaKeys.ledger_requests as number) : undefined,
+        ledgerRequests: p.replicaKeys?.ledger_requests,
       }),
     },
     fidelity: { ...p.fidelity },
@@ -212,7 +215,7 @@ export function summarizePoint(p: PointSpec, reset: CacheReset, warm: WarmResult
     },
     provenance: { ...provenance(ctx, m.startedAt), prompt_encoding: ctx.backend.promptEncoding, prompt_drift: p.promptDrift },
     producer: p.producerKeys ?? {},
-  }) as PctRecord;
+  });
   // Gates read the finished record, so they are judged on exactly the numbers written next to them.
   record.gates = evaluateGates(opts.gates, record);
   return { record, cache, sweepFit };

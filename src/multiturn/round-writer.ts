@@ -4,8 +4,6 @@
  * turns' ids (--dump-prompts) and their details to the sink (--request-details). With the barrier, the next round is released to the shards
  * only after this one was written.
  */
-import { appendFileSync } from "node:fs";
-import { guardedWrite } from "../write-guard.ts";
 import { log } from "../log.ts";
 import { nowMs } from "../client/clock.ts";
 import { hitRateBetween, scrapeCacheCounters, type CacheCounters } from "../client/prometheus.ts";
@@ -18,9 +16,9 @@ import type { Prepared } from "./prepare.ts";
 import type { RoundShards } from "./shards.ts";
 import { summarizeRound, type TurnResult } from "./summarize-round.ts";
 import { turnIdsText, turnKey } from "./turns.ts";
-import type { RoundLedger } from "./replicas.ts";
+import type { RoundCache, RoundModel } from "./round-cache.ts";
 import { ledgerKeys } from "../metrics/ledger-keys.ts";
-import type { HitLedger } from "../metrics/hit-ledger.ts";
+import { ledgerTermsJson } from "../metrics/hit-ledger.ts";
 import { checkFidelity, fidelityOptions, type FidelitySample } from "../engine/fidelity-check.ts";
 import type { FidelityGroup } from "../metrics/fidelity.ts";
 
@@ -44,8 +42,8 @@ interface Window {
 export class RoundWriter {
   readonly outcome: MultiturnOutcome = { rounds: [], failedRequests: 0, interrupted: false, cacheFailures: 0, saturatedRounds: 0 };
   prepared: Prepared = { flushed: false, flushVerified: null, warmCachedTokens: null };
-  /** Several replicas: every turn so far, for each round's hit-loss ledger. */
-  ledger: RoundLedger | null = null;
+  /** Every turn so far, for each round's cache model (and, with several replicas, its hit-loss ledger). */
+  cache: RoundModel | null = null;
   /** With the barrier: the server's cache counters when each round starts. */
   readonly countersBefore = new Map<number, CacheCounters | null>();
   private readonly turns = new Map<number, TurnResult[]>();
@@ -118,7 +116,8 @@ export class RoundWriter {
       this.countersBefore.set(round + 1, after);
     }
     const fidelity = opts.fidelity !== undefined && round === opts.numRounds - 1 && !interrupted ? await checkLastTurns(ctx, turns) : null;
-    const ledger = this.ledger?.round(turns) ?? null;
+    const modelled = this.cache?.round(turns) ?? { ranges: null, ledger: null };
+    const ledger = modelled.ledger;
     const set = ctx.replicas;
     const replicaKeys =
       ledger === null || set === undefined
@@ -148,6 +147,7 @@ export class RoundWriter {
         first: this.outcome.rounds.length === 0,
         fidelity,
         replicaKeys,
+        ranges: modelled.ranges === null ? null : (plan) => modelled.ranges!.get(turnKey(opts.numClients, plan.round, plan.client)),
       },
       ctx,
     );
@@ -159,9 +159,9 @@ export class RoundWriter {
         `round ${round}: ${failed.length}/${turns.length} turns failed (their conversations end): ${failed[0]?.rec.failureKind}: ${failed[0]?.rec.failureMessage.slice(0, 160)}`,
       );
     ctx.io.sink.line(record);
-    const dump = opts.dumpPrompts;
-    if (dump) guardedWrite("--dump-prompts", dump, () => appendFileSync(dump, turns.map((t) => dumpLine(t.plan)).join("")));
-    ctx.io.sink.turns(ctx.runId, ledger === null ? turns : turns.map((t) => ({ ...t, extra: turnExtra(ctx, ledger, t) })));
+    if (opts.dumpPrompts) ctx.io.sink.prompts(turns.map((t) => dumpLine(t.plan)).join(""));
+    const plain = modelled.ranges === null && ledger === null;
+    ctx.io.sink.turns(ctx.runId, plain ? turns : turns.map((t) => ({ ...t, extra: turnExtra(ctx, modelled, t) })));
     const o = this.outcome;
     o.rounds.push(record);
     o.failedRequests += record.failed;
@@ -171,15 +171,19 @@ export class RoundWriter {
   }
 }
 
-/** A turn's details under several replicas: where it went and its ledger terms. */
-function turnExtra(ctx: MultiturnContext, ledger: HitLedger, t: TurnResult): Record<string, unknown> {
+/** A turn's details: its range from the cache model, and under several replicas where it went and its ledger terms. */
+function turnExtra(ctx: MultiturnContext, modelled: RoundCache, t: TurnResult): Record<string, unknown> {
   const key = turnKey(ctx.opts.numClients, t.plan.round, t.plan.client);
+  const x = modelled.ranges?.get(key);
+  const range = x === undefined ? {} : { expected_cached_tokens_lower: x.guaranteed, expected_cached_tokens_upper: x.possible };
+  if (modelled.ledger === null) return range;
   const replica = ctx.router?.assigned.get(key);
-  const terms = ledger.perRequest.get(key);
+  const terms = modelled.ledger.perRequest.get(key);
   return {
+    ...range,
     replica: replica ?? null,
     replica_url: replica === undefined ? null : ctx.replicas!.urls[replica]!,
-    ledger: terms === undefined ? null : { available: terms.available, on_replica: terms.onReplica, modelled: terms.modelled, delivered: terms.delivered },
+    ledger: terms === undefined ? null : ledgerTermsJson(terms),
   };
 }
 

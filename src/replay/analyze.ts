@@ -6,7 +6,7 @@
  */
 import { npMean, npPercentile } from "../metrics/stats.ts";
 import { BlockTrie } from "../metrics/block-trie.ts";
-import { Predictor } from "../metrics/hit-predictor.ts";
+import { expectCache, type ModelRequest } from "../metrics/cache-model.ts";
 import type { Trace, TraceRequest } from "./trace.ts";
 
 export interface Distribution {
@@ -44,7 +44,7 @@ export interface TraceAnalysis {
   windows: AnalyzedWindow[];
 }
 
-export function distribution(values: number[]): Distribution {
+function distribution(values: number[]): Distribution {
   const sorted = [...values].sort((a, b) => a - b);
   return {
     min: sorted[0]!,
@@ -61,7 +61,7 @@ function workingSet(requests: readonly TraceRequest[], blockSize: number): numbe
   const trie = new BlockTrie(blockSize);
   const longest = new Map<number, number>();
   for (const r of requests) {
-    trie.path(r).forEach((node, j) => longest.set(node, Math.max(longest.get(node) ?? 0, trie.blockLen(r.inputLength, j))));
+    for (const [j, node] of trie.path(r).entries()) longest.set(node, Math.max(longest.get(node) ?? 0, trie.blockLen(r.inputLength, j)));
   }
   let tokens = 0;
   for (const len of longest.values()) tokens += len;
@@ -70,18 +70,27 @@ function workingSet(requests: readonly TraceRequest[], blockSize: number): numbe
 
 export function analyzeTrace(trace: Trace, o: { pageSize: number; cacheTokens: number | null; windowS: number }): TraceAnalysis {
   const rs = trace.requests;
-  const infinite = new Predictor({ blockSize: trace.blockSize, pageSize: o.pageSize, capacityTokens: null });
-  const lru = o.cacheTokens === null ? null : new Predictor({ blockSize: trace.blockSize, pageSize: o.pageSize, capacityTokens: o.cacheTokens });
-  const hits = rs.map((r) => {
-    const inf = infinite.onSend(r).infinite;
-    infinite.onFirstToken(r);
-    infinite.onFinish(r, r.outputLength);
-    if (lru === null) return { inf, lru: null };
-    const kept = lru.onSend(r).lower;
-    lru.onFirstToken(r);
-    lru.onFinish(r, r.outputLength);
-    return { inf, lru: kept };
-  });
+  // The trace as the cache model reads it: each request on its own, in trace order (no server: nothing overlaps), on
+  // a server that caches prompts at their prefill and answers with them.
+  const asSent: ModelRequest[] = rs.map((r, i) => ({
+    key: i,
+    prompt: { hashIds: r.hashIds, length: r.inputLength },
+    startMs: 3 * i,
+    firstTokenMs: 3 * i + 1,
+    endMs: 3 * i + 2,
+    ok: true,
+    generated: r.outputLength,
+  }));
+  const model = (capacityTokens: number | null) =>
+    expectCache(asSent, [], {
+      pageSize: o.pageSize,
+      blockSize: trace.blockSize,
+      capacityTokens,
+      behaviour: { insertAt: "prefill", answersCached: true, inflightLocked: true },
+    });
+  const infinite = model(null);
+  const lru = o.cacheTokens === null ? null : model(o.cacheTokens);
+  const hits = rs.map((_, i) => ({ inf: infinite.get(i)!.infiniteGuaranteed, lru: lru === null ? null : lru.get(i)!.guaranteed }));
   const ratio = (idx: number[], pick: (i: number) => number): number => {
     const input = idx.reduce((a, i) => a + rs[i]!.inputLength, 0);
     return input > 0 ? idx.reduce((a, i) => a + pick(i), 0) / input : 0;

@@ -1,12 +1,30 @@
 /**
- * Each replayed request's observed cached tokens judged against its predicted range (metrics/predict-from-records.ts),
- * and the totals of a window or of the whole replay. Pure.
+ * Each replayed request's observed cached tokens judged against its predicted range (the one cache model,
+ * metrics/cache-model.ts, on the replica that served it), and the totals of a window or of the whole replay. Pure.
  */
 import type { RequestRecord } from "../schema/record.ts";
-import type { Prediction } from "../metrics/hit-predictor.ts";
+import type { Expectation } from "../metrics/cache-model.ts";
+
+/** A request's predicted cached tokens, as the replay reports them. */
+export interface Prediction {
+  /** Cached tokens an infinite cache would certainly have given (what was inserted before it was sent). */
+  infinite: number;
+  /** The least to expect (the model's guaranteed). */
+  lower: number;
+  /** The most to expect (the model's possible). */
+  upper: number;
+  /** infinite - lower: hits the model says eviction may take. */
+  evictionLoss: number;
+}
+
+/** The model's expectation as the replay reports it; none (a request no server is known for): anything goes. */
+export function predictionOf(x: Expectation | undefined): Prediction {
+  if (x === undefined) return { infinite: 0, lower: 0, upper: Infinity, evictionLoss: 0 };
+  return { infinite: x.infiniteGuaranteed, lower: x.guaranteed, upper: x.possible, evictionLoss: Math.max(0, x.infiniteGuaranteed - x.guaranteed) };
+}
 
 /** ok: within [lower, upper]; short: below lower (unexplained); over: above upper; unreported: no cached tokens. */
-export type RequestVerdict = "ok" | "short" | "over" | "unreported" | "failed";
+type RequestVerdict = "ok" | "short" | "over" | "unreported" | "failed";
 
 export interface CheckedRequest extends Prediction {
   index: number;

@@ -16,16 +16,17 @@ import { requestIdOf } from "../engine/request-id.ts";
 import type { PctRecord } from "../metrics/pct-record.ts";
 import { checkFidelity, fidelityOptions, type FidelitySample } from "../engine/fidelity-check.ts";
 import type { FidelityGroup } from "../metrics/fidelity.ts";
-import type { Prediction } from "../metrics/hit-predictor.ts";
-import { predictFromRecords } from "../metrics/predict-from-records.ts";
+import { expectPoint, modelCapacityOf } from "../metrics/point-expectations.ts";
+import { UNKNOWN_BEHAVIOUR } from "../config/cache-behaviour.ts";
+import type { CacheSequence } from "../metrics/cache-model.ts";
 import { prepareReplicas, resetReplicas, type ReplicaSet } from "../engine/replica-set.ts";
 import { ReplicaRouter } from "../engine/replica-router.ts";
-import { hitLedger } from "../metrics/hit-ledger.ts";
+import { hitLedger, ledgerTermsJson } from "../metrics/hit-ledger.ts";
 import { ledgerKeys } from "../metrics/ledger-keys.ts";
 import type { Backend, ServerProfile } from "../backends/types.ts";
 import type { Control } from "../backends/http.ts";
 import { BlockSource } from "./blocks.ts";
-import { judge, type CheckedRequest } from "./check.ts";
+import { judge, predictionOf, type CheckedRequest, type Prediction } from "./check.ts";
 import { dumpPrompts } from "./dump.ts";
 import type { ReplayOptions } from "./options.ts";
 import { replayPoints } from "./points.ts";
@@ -55,7 +56,7 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
   // No block starts with the flush proof's canary (it stays cached): a block could otherwise find one token cached.
   const canaryFirst = tokenizer.population.indexOf(canaryIds(server.pageSize, canaryMax, tokenizer.population)[0]!);
   const blocks = new BlockSource(tokenizer.population, opts.seed, trace.blockSize, canaryFirst);
-  if (opts.dumpPrompts) dumpPrompts(opts.dumpPrompts, requests, blocks);
+  if (opts.dumpPrompts) dumpPrompts(requests, blocks, io.sink);
 
   const runId = newRunId();
   const ctx = { opts, io: { signal: io.signal }, backend, ctl, server, tokenizer };
@@ -97,24 +98,48 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
     progress: { start: io.sink.progress, label: "replay" },
     announce: `Replaying ${requests.length} requests of ${trace.path} ${how} ...`,
   });
-  const replicaKeys =
+  // The one cache model, on the replica that served each request (one server: all of them).
+  const sequenceOf = (index: number): CacheSequence | undefined => {
+    const r = requests[index];
+    return r === undefined ? undefined : { hashIds: r.hashIds, length: r.inputLength };
+  };
+  const behaviour = opts.serverCache ?? UNKNOWN_BEHAVIOUR;
+  const model = { sequenceOf, records: m.records, pageSize: server.pageSize, blockSize: trace.blockSize, behaviour };
+  const capacityOf = (r: number): number | null => opts.cacheTokens ?? modelCapacityOf(set === null ? server.info : set.servers[r]!.info);
+  const ledger =
     set === null || router === undefined
       ? null
+      : hitLedger({
+          ...model,
+          replicaOf: (index) => router.assigned.get(index) ?? null,
+          homeKeyOf: (index) => requests[index]?.hashIds[0] ?? null,
+          replicas: set.urls.map((url, r) => ({ url, capacityTokens: capacityOf(r), warmed: [] })),
+        });
+  const replicaKeys =
+    set === null || router === undefined || ledger === null
+      ? null
       : ledgerKeys(
-          hitLedger({
-            prompts: requests,
-            records: m.records,
-            replicaOf: (index) => router.assigned.get(index) ?? null,
-            replicas: set.urls.map((url, r) => ({ url, capacityTokens: set.servers[r]!.info.cacheCapacityTokens, warmed: [] })),
-            pageSize: server.pageSize,
-            blockSize: trace.blockSize,
-          }),
+          ledger,
           router.policy,
           set.urls.map((url, r) => ({ url, serverVersion: set.servers[r]!.info.version, cacheCapacityTokens: set.servers[r]!.info.cacheCapacityTokens })),
         );
-  const predictions = predictFromRecords(requests, m.records, { blockSize: trace.blockSize, pageSize: server.pageSize, capacityTokens });
+  const expected = expectPoint({
+    ...model,
+    serverOf: (index) => (router === undefined ? 0 : (router.assigned.get(index) ?? null)),
+    servers: (set === null ? [null] : set.urls).map((_, r) => ({ capacityTokens: capacityOf(r), prior: [] })),
+  });
+  const predictions = new Map<number, Prediction>(m.records.map((r) => [r.index, predictionOf(expected.get(r.index))]));
   const checked = new Map<number, CheckedRequest>(m.records.map((r) => [r.index, judge(r, predictions.get(r.index)!)]));
-  io.sink.details(runId, m.records, requests, checked);
+  io.sink.details(runId, m.records, requests, checked, (index) => {
+    if (router === undefined) return undefined;
+    const replica = router.assigned.get(index);
+    const terms = ledger?.perRequest.get(index);
+    return {
+      replica: replica ?? null,
+      replica_url: replica === undefined || set === null ? null : set.urls[replica]!,
+      ledger: terms === undefined ? null : ledgerTermsJson(terms),
+    };
+  });
   const run = runInfo(opts, server, backend);
   const fidelity =
     opts.fidelity !== undefined && !m.interrupted ? await checkReplayFidelity(opts, requests, predictions, blocks, { backend, ctl, server }) : null;

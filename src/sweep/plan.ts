@@ -3,6 +3,7 @@
  * cache should hold, and per request rate (one line each) how many requests go out and how many at once - in the
  * whole run and in this process's share of it.
  */
+import { shuffledGroups } from "../workload/prefix-groups.ts";
 import { inFlightLimit, type RunOptions } from "../config/options.ts";
 import { arrivalCount } from "../workload/arrivals.ts";
 import { splitPrompt } from "../workload/prompts.ts";
@@ -47,6 +48,10 @@ export interface PctPlan {
   expectedCachedTokens: number;
   /** Distinct prefixes in rotation (--working-set). */
   workingSet: number;
+  /** Which prefix prompt `index` shares: index mod K, or (routed over replicas) a seeded random order. */
+  groupOf(index: number): number;
+  /** That order where it is not the rotation (the prompt worker's dump needs it); null: index mod K. */
+  groups: Int32Array | null;
   /** workingSet x prefixLen: what the cache must hold for every expected hit. */
   workingSetTokens: number;
 }
@@ -56,7 +61,7 @@ export const repeatLine = (line: LinePlan, repeat: number | null): LinePlan =>
   repeat === null ? line : { ...line, repeat, requestIdTag: `${line.requestIdTag}r${repeat}` };
 
 /** Requests one line sends at `rate`: --num-prompts, or the arrivals due within --duration. */
-export function requestsPerLine(opts: Pick<RunOptions, "numPrompts" | "durationS" | "burstiness" | "seed">, rate: number): number {
+function requestsPerLine(opts: Pick<RunOptions, "numPrompts" | "durationS" | "burstiness" | "seed">, rate: number): number {
   if (opts.durationS === null || !Number.isFinite(rate)) return opts.numPrompts;
   return arrivalCount({ ratePerS: rate, burstiness: opts.burstiness, seed: opts.seed, count: null, durationS: opts.durationS });
 }
@@ -81,12 +86,16 @@ export function planPct(pct: number, opts: RunOptions, pageSize: number, share: 
       repeat: null,
     };
   });
+  const numPrompts = Math.max(...lines.map((l) => l.count));
+  const groups = opts.replicas !== undefined && workingSet > 1 ? shuffledGroups(numPrompts, workingSet, opts.seed) : null;
   return {
     pct,
     prefixLen,
     suffixLen,
     promptLen: opts.totalTokens,
-    numPrompts: Math.max(...lines.map((l) => l.count)),
+    numPrompts,
+    groupOf: groups === null ? (index) => index % workingSet : (index) => groups[index] ?? index % workingSet,
+    groups,
     lines,
     share,
     indexAt: share === null ? (position) => position : (position) => share.rank + position * share.size,

@@ -24,7 +24,7 @@ import { measureLine, type LineMeasurement } from "./stages/measure-line.ts";
 import { summarizeMeasurement, type PctSummary } from "./stages/summarize.ts";
 import { warmCell } from "./stages/warm-cell.ts";
 import { checkLineFidelity } from "./stages/check-fidelity.ts";
-import { lineLedger, lineRouter, warmReplicas } from "./stages/replicas.ts";
+import { lineDetails, lineExpectations, lineLedger, lineRouter, warmReplicas } from "./stages/replicas.ts";
 import { resetReplicas } from "../engine/replica-set.ts";
 import { ledgerKeys } from "../metrics/ledger-keys.ts";
 import type { DetailLine } from "../engine/request-id.ts";
@@ -102,7 +102,10 @@ async function runLine(plan: PctPlan, line: LinePlan, batch: PromptBatch, ctx: S
   } finally {
     prompts.close();
   }
-  const ledger = replicas === undefined || router === undefined ? null : lineLedger(plan, measurement.records, router, ctx, replicas);
+  // What the flush's proof left cached (its probe), which the model counts against the capacity.
+  const probeLen = reset.probeCachedTokens !== null && reset.probeIds !== null ? reset.probeIds.length : null;
+  const ranges = lineExpectations(plan, measurement.records, ctx, probeLen, router);
+  const ledger = replicas === undefined || router === undefined ? null : lineLedger(plan, measurement.records, router, ctx, replicas, probeLen);
   const replicaKeys =
     replicas === undefined || router === undefined || ledger === null
       ? null
@@ -118,23 +121,23 @@ async function runLine(plan: PctPlan, line: LinePlan, batch: PromptBatch, ctx: S
   // After the measurement (its figures are taken) and before the line is built: its keys and gates are the line's.
   const fidelity = measurement.interrupted ? null : await checkLineFidelity(plan, batch, ctx, state.linesWritten);
   const templateHeadTokens = reset.templateHeadTokens ?? state.templateHeadTokens;
-  const summary = summarizeMeasurement({ plan, line, batch, reset, warm, measurement, ctx, state: { ...state, templateHeadTokens }, fidelity, replicaKeys });
+  const summary = summarizeMeasurement({
+    plan,
+    line,
+    batch,
+    reset,
+    warm,
+    measurement,
+    ctx,
+    state: { ...state, templateHeadTokens },
+    fidelity,
+    replicaKeys,
+    ranges,
+  });
   return {
     summary,
     measurement,
-    detailExtra:
-      ledger === null || replicas === undefined
-        ? undefined
-        : (index) => {
-            const replica = router!.assigned.get(index);
-            const terms = ledger.perRequest.get(index);
-            return {
-              replica: replica ?? null,
-              replica_url: replica === undefined ? null : replicas.urls[replica]!,
-              ledger:
-                terms === undefined ? null : { available: terms.available, on_replica: terms.onReplica, modelled: terms.modelled, delivered: terms.delivered },
-            };
-          },
+    detailExtra: lineDetails(plan, ranges, ledger, router, replicas),
     next: (nextLineResends) => ({
       linesWritten: state.linesWritten + 1,
       ttftFit: summary.sweepFit,

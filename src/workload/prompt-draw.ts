@@ -7,7 +7,7 @@ import { serializeIds } from "./prompts.ts";
 import type { PyRandom } from "./rng.ts";
 
 /** Ids per serialized chunk: ~50 KB of digits, so a body in flight is released piece by piece as it is sent. */
-export const CHUNK_TOKENS = 8192;
+const CHUNK_TOKENS = 8192;
 
 /** One suffix, ready to send. */
 export interface DrawnSuffix {
@@ -75,7 +75,7 @@ export function joinDigits(parts: readonly Uint8Array[]): Uint8Array {
 
 /**
  * One --dump-prompts line, byte for byte as formatPromptDump (prompts.ts) writes it: prompt `index` shares prefix
- * index % workingSet, whose digits are `prefixDigits`.
+ * `group` of the working set (index % workingSet but in a routed sweep), whose digits are `prefixDigits`.
  */
 export function promptDumpLine(
   pct: number,
@@ -83,10 +83,11 @@ export function promptDumpLine(
   prefixLen: number,
   suffixLen: number,
   workingSet: number,
+  group: number,
   prefixDigits: Uint8Array,
   suffix: DrawnSuffix,
 ): Uint8Array {
-  const which = workingSet > 1 ? `,"working_set":${workingSet},"prefix_index":${index % workingSet}` : "";
+  const which = workingSet > 1 ? `,"working_set":${workingSet},"prefix_index":${group}` : "";
   const head = encoder.encode(`{"shared_prefix_pct":${pct},"index":${index},"prefix_len":${prefixLen},"suffix_len":${suffixLen}${which},"input_ids":[`);
   return Buffer.concat([head, joinDigits([prefixDigits, ...suffix.chunks]), encoder.encode("]}\n")]);
 }

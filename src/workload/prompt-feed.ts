@@ -55,7 +55,7 @@ export interface LookaheadLimits {
   bytes: number;
 }
 
-export const DEFAULT_LOOKAHEAD: LookaheadLimits = { prompts: RUN_DEFAULTS.promptLookahead, bytes: RUN_DEFAULTS.promptBufferBytes };
+const DEFAULT_LOOKAHEAD: LookaheadLimits = { prompts: RUN_DEFAULTS.promptLookahead, bytes: RUN_DEFAULTS.promptBufferBytes };
 
 /** One pass over a pct's prompts (one line): positions 0..count-1, in order, each taken once. */
 export class PromptPass {
@@ -174,6 +174,8 @@ export class PromptFeed {
   private passes = new Map<number, PromptPass>();
   private nextPass = 1;
   private pending: { resolve: (p: PctPrompts) => void; reject: (e: Error) => void } | null = null;
+  /** Where the current pct's dump lines go (--dump-prompts: the sink); null when none is asked for. */
+  private dump: ((bytes: Uint8Array) => void) | null = null;
   private suffixLen = 0;
   failure: Error | null = null;
 
@@ -188,16 +190,36 @@ export class PromptFeed {
   }
 
   /**
-   * Draws a pct's prefix and moves the run's generator past `count` prompts, as the script draws them (and writes
-   * them to `dumpPath`, when set); every pass of the pct then replays those prompts from the start.
+   * Draws a pct's prefix and moves the run's generator past `count` prompts, as the script draws them (and hands
+   * their dump lines to `dump`, when set, in batches, every one before the promise resolves); every pass of the pct
+   * then replays those prompts from the start.
    */
-  startPct(p: { pct: number; totalTokens: number; workingSet: number; count: number; headLen: number; dumpPath: string | null }): Promise<PctPrompts> {
+  startPct(p: {
+    pct: number;
+    totalTokens: number;
+    workingSet: number;
+    count: number;
+    /** Which prefix each prompt shares where it is not index mod workingSet (the dump's lines name it); absent: the rotation. */
+    groups?: Int32Array | null;
+    headLen: number;
+    dump: ((bytes: Uint8Array) => void) | null;
+  }): Promise<PctPrompts> {
     for (const pass of this.passes.values()) pass.close();
     this.passes.clear();
     if (this.failure) return Promise.reject(this.failure);
     return new Promise<PctPrompts>((resolve, reject) => {
       this.pending = { resolve, reject };
-      this.send({ type: "pct", ...p });
+      this.dump = p.dump;
+      this.send({
+        type: "pct",
+        pct: p.pct,
+        totalTokens: p.totalTokens,
+        workingSet: p.workingSet,
+        count: p.count,
+        groups: p.groups ?? null,
+        headLen: p.headLen,
+        dump: p.dump !== null,
+      });
     });
   }
 
@@ -224,8 +246,10 @@ export class PromptFeed {
 
   private receive(msg: FromWorker): void {
     if (msg.type === "prompts") this.passes.get(msg.pass)?.deliver(msg.first, msg.prompts);
+    else if (msg.type === "dump") this.dump?.(msg.bytes);
     else if (msg.type === "prefix") {
       this.suffixLen = msg.suffixLen;
+      this.dump = null;
       const pending = this.pending;
       this.pending = null;
       pending?.resolve({ prefixLen: msg.prefixLen, suffixLen: msg.suffixLen, prefixes: msg.prefixes, prefixDigits: msg.prefixDigits, idsHash: msg.idsHash });

@@ -6,9 +6,9 @@ export type ToWorker =
   | { type: "init"; population: Uint32Array; seed: string }
   /**
    * A new pct: draw its `workingSet` prefixes, remember the state after them (where every pass starts), move the
-   * run's generator past `count` suffixes (writing them to `dumpPath` when set), and answer "prefix".
+   * run's generator past `count` suffixes (with `dump`, posting them as "dump" lines first), and answer "prefix".
    */
-  | { type: "pct"; pct: number; totalTokens: number; workingSet: number; count: number; headLen: number; dumpPath: string | null }
+  | { type: "pct"; pct: number; totalTokens: number; workingSet: number; count: number; groups: Int32Array | null; headLen: number; dump: boolean }
   /**
    * A pass over `positions` of the pct's prompts, `first`, `first + step`, ... (one line: one rate; a shard's share
    * when step > 1). Its prompts are numbered by position in that list.
@@ -29,6 +29,8 @@ export interface WirePrompt {
 
 /** Worker -> main. */
 export type FromWorker =
+  /** --dump-prompts: a batch of the pct's dump lines (transferred), in order, all before its "prefix". */
+  | { type: "dump"; bytes: Uint8Array }
   | { type: "prefix"; pct: number; prefixLen: number; suffixLen: number; prefixes: Uint32Array[]; prefixDigits: Uint8Array[]; idsHash: string }
   /** The prompts at positions `first`, `first + 1`, ... of a pass. */
   | { type: "prompts"; pass: number; first: number; prompts: WirePrompt[] }

@@ -53,7 +53,8 @@ function handle(msg: ToWorker): void {
       rng = new PyRandom(BigInt(msg.seed));
       return;
     case "pct":
-      return startPct(msg);
+      startPct(msg);
+      return;
     case "pass":
       if (afterPrefix === null) throw new Error("prompt worker: a pass before any pct");
       passes.set(msg.pass, {
@@ -98,17 +99,23 @@ function startPct(msg: Extract<ToWorker, { type: "pct" }>): void {
   shape = { suffixLen, headLen: Math.max(0, msg.headLen - prefixLen) };
   // The run's generator moves on as the script's would after drawing every suffix of this pct, whatever the passes do.
   const drawer = new SuffixDrawer(population, rng, suffixLen);
-  if (msg.dumpPath === null) drawer.skip(msg.count);
-  else dump(msg.dumpPath, { pct: msg.pct, prefixLen, suffixLen, prefixDigits }, drawer, msg.count);
+  if (!msg.dump) drawer.skip(msg.count);
+  else dump({ pct: msg.pct, prefixLen, suffixLen, prefixDigits, groups: msg.groups }, drawer, msg.count);
   // The prefixes are copied (not transferred): the worker's dump above may have used them, nothing else.
   post({ type: "prefix", pct: msg.pct, prefixLen, suffixLen, prefixes, prefixDigits, idsHash });
 }
 
-function dump(path: string, p: { pct: number; prefixLen: number; suffixLen: number; prefixDigits: Uint8Array[] }, drawer: SuffixDrawer, count: number): void {
-  const out = batchedAppender(path);
+/** --dump-prompts: the pct's dump lines, posted to the feed in batches (transferred), which hands them to the sink. */
+function dump(
+  p: { pct: number; prefixLen: number; suffixLen: number; prefixDigits: Uint8Array[]; groups: Int32Array | null },
+  drawer: SuffixDrawer,
+  count: number,
+): void {
+  const out = batchedAppender((bytes) => post({ type: "dump", bytes }, [bytes.buffer as ArrayBuffer]));
   for (let i = 0; i < count; i++) {
     const k = p.prefixDigits.length;
-    const line = promptDumpLine(p.pct, i, p.prefixLen, p.suffixLen, k, p.prefixDigits[i % k] as Uint8Array, drawer.next(0));
+    const group = p.groups?.[i] ?? i % k;
+    const line = promptDumpLine(p.pct, i, p.prefixLen, p.suffixLen, k, group, p.prefixDigits[group] as Uint8Array, drawer.next(0));
     out.push(line);
   }
   out.flush();

@@ -156,22 +156,29 @@ describe("4 clients x 5 rounds with a round barrier", () => {
 describe("cache pressure: a device cache smaller than the conversations", () => {
   const args = ["--round-barrier", "--ready-queue-policy", "round-robin"];
 
-  test("without a host tier observed hits fall below expected, the run reports eviction, and strict exits 4", async () => {
+  test("without a host tier observed hits fall below expected and the run reports eviction; the cache model expects it (strict passes)", async () => {
     const r = await multiturn({ cacheTokens: 600 }, [...args, "--verify-cache", "strict"]);
-    expect(r.code).toBe(4);
+    expect(r.code).toBe(0);
     expect(r.rounds).toHaveLength(ROUNDS);
     const evicted = r.rounds.filter((l) => l.eviction === true);
     expect(evicted.length).toBeGreaterThan(0);
     for (const l of evicted) {
       expect(l.cache_shortfall_requests).toBeGreaterThan(0);
       expect(l.observed_cached_tokens).toBeLessThan(l.expected_cached_tokens);
-      expect(l.cache_check).toBe("mismatch");
+      // An LRU cache too small for the conversations evicts as it must: within the model's range.
+      expect(l.cache_check).toBe("ok");
     }
     expect(r.rounds[0].cache_capacity_tokens).toBe(600);
     expect(r.rounds.at(-1).working_set_fits).toBe(false);
     expect(r.rounds.every((l) => (l.cached_tokens_by_tier?.host ?? 0) === 0)).toBe(true);
     expect(r.stdout).toMatch(/Observed hits below expected \(eviction\) in rounds \d/);
-    expect(r.stderr).toMatch(/found less of their history cached than expected: eviction/);
+  });
+
+  test("a cache that drops hits it must have had fails strict (exit 4)", async () => {
+    const r = await multiturn({ cacheTokens: 600, faultForgetEvery: 2 }, [...args, "--verify-cache", "strict"]);
+    expect(r.code).toBe(4);
+    expect(r.rounds.some((l) => l.cache_check === "mismatch")).toBe(true);
+    expect(r.stderr).toMatch(/found less of their history cached than expected/);
   });
 
   test("with a host tier the hits come back as host-tier hits, and the load cost shows in their TTFT", async () => {

@@ -17,6 +17,7 @@ import {
   type RunOptions,
 } from "../options.ts";
 import type { FlagBinding, FlagDecl, RefusedFlag } from "./types.ts";
+import { parseCacheBehaviour } from "../cache-behaviour.ts";
 import { bindTo, chosen } from "./binding.ts";
 import {
   parseExtraBody,
@@ -266,6 +267,18 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
       choices: ROUTE_POLICIES,
       conflicts: { replicas: "with --replicas a router routes; --route is the client's own routing (--base-url A,B,...)" },
     },
+  ),
+  text(
+    "server-cache",
+    "How the server's prefix cache behaves, for the client's cache model: insert=prefill|finish, answers=cached|uncached, inflight=locked|evictable (comma-separated; what is not stated, the model brackets both ways)",
+    { ...MEASURING },
+    { default: "unknown", bind: to("serverCache", (t, f) => parseCacheBehaviour(f, t)) },
+  ),
+  text(
+    "warm-replicas",
+    "With several --base-url replicas: warm each prefix where the route first sends it (route), or on every replica (all)",
+    { run: true },
+    { default: "route", choices: ["route", "all"], bind: to("warmReplicas", chosen(["route", "all"] as const)) },
   ),
   text("passport", "A cache passport (warmbench passport --output-file): its page size and capacity are used where the server states none", {
     run: true,

@@ -8,9 +8,7 @@
  * (text-prompts.ts), so they are built at once on this thread, before any clock starts. Either way every line of a
  * pct sends the same prompts, and a shard sends its share of them (prompts rank, rank + size, ...).
  */
-import { appendFileSync } from "node:fs";
 import { abortable } from "../../interrupt.ts";
-import { guardedWrite } from "../../write-guard.ts";
 import { log } from "../../log.ts";
 import { bodyParts, serializeText, type BodyTemplate } from "../../backends/body.ts";
 import { ReleasingBody, type RequestBody } from "../../client/request-body.ts";
@@ -86,24 +84,25 @@ async function buildJustInTime(plan: PctPlan, ctx: SweepContext): Promise<Prompt
       totalTokens: plan.promptLen,
       workingSet: plan.workingSet,
       count: plan.numPrompts,
+      groups: plan.groups,
       headLen,
-      dumpPath: ctx.opts.dumpPrompts,
+      // --dump-prompts: the worker hands the ids over as it draws them, the sink writes them.
+      dump: ctx.opts.dumpPrompts === null ? null : (bytes) => ctx.io.sink.prompts(bytes),
     }),
     ctx.io.signal,
     `while drawing ${what}`,
   );
   const { measured, warm } = templates(ctx);
   const empty = new Uint8Array(0);
-  const k = drawn.prefixes.length;
   return {
     prefixes: drawn.prefixes,
     warmBody: (prefix, slot) => (plan.prefixLen > 0 ? bodyParts(warm(slot), drawn.prefixDigits[prefix] as Uint8Array, empty) : null),
     openLine: (line) => {
       const share = plan.share;
       const pass = feed.openPass({ count: line.count, first: share?.rank ?? 0, step: share?.size ?? 1 });
-      return passLine(pass, measured, (position) => drawn.prefixDigits[plan.indexAt(position) % k] as Uint8Array);
+      return passLine(pass, measured, (position) => drawn.prefixDigits[plan.groupOf(plan.indexAt(position))] as Uint8Array);
     },
-    probeIds: (index, suffixHead) => headOf(drawn.prefixes[index % k] as Uint32Array, suffixHead, headLen),
+    probeIds: (index, suffixHead) => headOf(drawn.prefixes[plan.groupOf(index)] as Uint32Array, suffixHead, headLen),
     idsHash: drawn.idsHash,
     text: null,
   };
@@ -137,8 +136,7 @@ function buildAtOnce(plan: PctPlan, ctx: SweepContext): PromptBatch {
     rng: ctx.rng,
     workingSet: plan.workingSet,
   });
-  const dump = opts.dumpPrompts;
-  if (dump) guardedWrite("--dump-prompts", dump, () => appendFileSync(dump, formatPromptDump(set)));
+  if (opts.dumpPrompts) ctx.io.sink.prompts(formatPromptDump(set));
   const text = buildTextPrompts(set, ctx.tokenizer);
   logDrift(plan, text);
   const prefixParts = set.prefixes.map(() => serializeText(text.prefixText));

@@ -20,7 +20,7 @@ export async function checkLineFidelity(plan: PctPlan, batch: PromptBatch, ctx: 
   const rng = new PyRandom(ctx.opts.seed + BigInt(SAMPLE_SEED_OFFSET + lineIndex));
   const samples: FidelitySample[] = [];
   for (let i = 0; i < f.sample; i++) {
-    const prefix = batch.prefixes[i % batch.prefixes.length] ?? new Uint32Array(0);
+    const prefix = batch.prefixes[plan.groupOf(i)] ?? new Uint32Array(0);
     const ids = new Uint32Array(prefix.length + plan.suffixLen);
     ids.set(prefix, 0);
     rng.choicesInto(ctx.tokenizer.population, ids, prefix.length, plan.suffixLen);

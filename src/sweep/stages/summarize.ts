@@ -12,7 +12,9 @@ import type { CacheReset } from "../../engine/reset-cache.ts";
 import type { WarmResult } from "../../engine/warm.ts";
 import type { PromptDrift } from "../../schema/nested.ts";
 import type { FidelityGroup } from "../../metrics/fidelity.ts";
+import type { ReplicaKeys } from "../../metrics/ledger-keys.ts";
 import type { TextPrompts } from "../../workload/text-prompts.ts";
+import type { RequestExpectation } from "../../metrics/point-expectations.ts";
 
 export type PctSummary = PointSummary;
 
@@ -30,11 +32,13 @@ export interface MeasuredLine {
   /** The line's cache-fidelity check (--check-fidelity). */
   fidelity: FidelityGroup | null;
   /** Several replicas: the routing and the ledger's keys. */
-  replicaKeys: Record<string, unknown> | null;
+  replicaKeys: ReplicaKeys | null;
+  /** Each request's expected cached range from the cache model; null where it does not apply (a cache per slot). */
+  ranges: ReadonlyMap<number, RequestExpectation> | null;
 }
 
 export function summarizeMeasurement(input: MeasuredLine): PctSummary {
-  const { plan, line, batch, reset, warm, measurement, ctx, state, fidelity, replicaKeys } = input;
+  const { plan, line, batch, reset, warm, measurement, ctx, state, fidelity, replicaKeys, ranges } = input;
   const spec = {
     axes: { shared_prefix_pct: plan.pct, working_set: plan.workingSet, request_rate: line.rate, repeat: line.repeat ?? undefined, probe: ctx.probe },
     prefixLen: plan.prefixLen,
@@ -43,7 +47,7 @@ export function summarizeMeasurement(input: MeasuredLine): PctSummary {
     numPrompts: line.count,
     workingSetTokens: plan.workingSetTokens,
     promptIdsHash: batch.idsHash,
-    expected: expectations(plan, batch, ctx.server.pageSize, state.templateHeadTokens),
+    expected: expectations(plan, batch, ctx.server.pageSize, state.templateHeadTokens, ranges),
     // A text prompt's warm shares the chat template's head with the probe before it, so only the probe proves the flush.
     warmProvesFlush: reset.flushed && batch.text === null,
     promptDrift: batch.text === null ? null : promptDrift(plan, batch.text, state.templateHeadTokens),
@@ -63,9 +67,17 @@ export function summarizeMeasurement(input: MeasuredLine): PctSummary {
  * a page, so the head itself is known only to within a page, which widens the range by up to one page. `typical`
  * is the count most prompts should report with the head as observed (the JSONL's expected_cached_tokens).
  */
-function expectations(plan: PctPlan, batch: PromptBatch, page: number, head: number): Expectations {
+function expectations(plan: PctPlan, batch: PromptBatch, page: number, head: number, ranges: MeasuredLine["ranges"]): Expectations {
   const text = batch.text;
-  if (text === null) return { typical: plan.expectedCachedTokens, perPrompt: null };
+  if (text === null) {
+    if (ranges === null) return { typical: plan.expectedCachedTokens, perPrompt: null };
+    // Token ids: the model's range on the server that served it (a request it could not place allows anything).
+    const perPrompt = (i: number): readonly [number, number] => {
+      const x = ranges.get(i);
+      return x === undefined ? [0, Infinity] : [x.guaranteed, x.possible];
+    };
+    return { typical: plan.expectedCachedTokens, perPrompt };
+  }
   const headHigh = head + page - 1;
   const pages = (tokens: number): number => Math.floor(tokens / page) * page;
   const low = pages(head + text.stableTokens);

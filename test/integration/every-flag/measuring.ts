@@ -53,8 +53,22 @@ function measuringEntries(kind: "run" | "demo" | "multiturn"): Record<string, En
     verbose: VERBOSE,
     quiet: kind === "multiturn" ? QUIET_LOG : QUIET,
     strict: strictEntry(kind),
+    "server-cache": SERVER_CACHE,
   };
 }
+
+/** How the mock caches by default (SGLang's way). */
+const MOCK_CACHE = "insert=prefill,answers=cached,inflight=evictable";
+
+/** The cache model reads the stated behaviour; the run's options record what it was told (unknown: either way). */
+export const SERVER_CACHE: Entry = {
+  args: ["--server-cache", "insert=prefill,answers=cached"],
+  proof: (o, b) => {
+    const told = (r: typeof o) => r.lines("o.jsonl").find((l) => l.run !== undefined)!.run.options.server_cache;
+    expect(told(o)).toEqual({ insert_at: "prefill", answers_cached: true, inflight_locked: "either" });
+    expect(told(b)).toEqual({ insert_at: "either", answers_cached: "either", inflight_locked: "either" });
+  },
+};
 
 /** At a terminal the progress line is drawn (and left standing when a pct ends); --quiet draws none. */
 const PROGRESS_LINE = /\d+\/\d+ requests, /;
@@ -218,6 +232,18 @@ const RUN: Record<string, Entry> = {
           .sort(),
       ).toEqual([0, 2]);
       expect(b.lines("o.jsonl")[1]!.replicas.map((r: { requests: number }) => r.requests)).toEqual([1, 1]);
+    },
+  },
+  // Two replicas (one mock under two names), round-robin: the prefix is warmed where its first prompt goes, or on both.
+  "warm-replicas": {
+    args: ["--base-url", "{url},http://localhost:{port}", "--warm-replicas", "all"],
+    vs: ["--base-url", "{url},http://localhost:{port}"],
+    proof: (o, b) => {
+      expect([o.code, b.code]).toEqual([0, 0]);
+      const warms = (r: typeof o) =>
+        r.requests.filter((q) => q.path === "/generate" && q.body !== "" && JSON.parse(q.body).sampling_params?.max_new_tokens === 1).length;
+      expect(warms(o)).toBeGreaterThan(warms(b));
+      expect(o.lines("o.jsonl")[0]!.run.options.warm_replicas).toBe("all");
     },
   },
   passport: PASSPORT_ENTRY((o) => o.lines("o.jsonl")[1]!),
@@ -508,12 +534,18 @@ const MT: Record<string, Entry> = {
       expect(gap(b)).toBeLessThan(25);
     },
   },
+  // The mock's behaviour stated, so the cache model expects each turn's history exactly (unknown, a history without
+  // its answer is as legal as one with it, and a wrong page size would hide inside that range).
   "cache-tolerance": {
     ...RUN["cache-tolerance"]!,
-    args: ["--page-size", "1", "--verify-cache", "strict", "--cache-tolerance", "100%"],
-    vs: ["--page-size", "1", "--verify-cache", "strict"],
+    args: ["--page-size", "1", "--verify-cache", "strict", "--server-cache", MOCK_CACHE, "--cache-tolerance", "100%"],
+    vs: ["--page-size", "1", "--verify-cache", "strict", "--server-cache", MOCK_CACHE],
   },
-  "page-size": { ...RUN["page-size"]!, args: ["--verify-cache", "strict", "--page-size", "1"], vs: ["--verify-cache", "strict"] },
+  "page-size": {
+    ...RUN["page-size"]!,
+    args: ["--verify-cache", "strict", "--server-cache", MOCK_CACHE, "--page-size", "1"],
+    vs: ["--verify-cache", "strict", "--server-cache", MOCK_CACHE],
+  },
   // Four clients, one slot: the seeded random queue lets a client's second turn go before another's first.
   "round-barrier": {
     args: ["--round-barrier", "--num-clients", "4", "--max-concurrency", "1"],

@@ -24,7 +24,7 @@ import {
   PASSPORT_ENTRY,
   ROUTER_ENTRIES,
 } from "./entries.ts";
-import { revisionEntry } from "./measuring.ts";
+import { revisionEntry, SERVER_CACHE } from "./measuring.ts";
 
 const traceDir = mkdtempSync(join(tmpdir(), "warmbench-flag-trace-"));
 const LINES = generateTrace({
@@ -202,6 +202,7 @@ const REPLAY: Record<string, Entry> = {
       expect(o.code).toBe(4);
     },
   },
+  "server-cache": SERVER_CACHE,
   "cache-tolerance": {
     args: ["--page-size", "1", "--verify-cache", "strict", "--cache-tolerance", "100%"],
     vs: ["--page-size", "1", "--verify-cache", "strict"],

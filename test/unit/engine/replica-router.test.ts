@@ -64,10 +64,19 @@ describe("ReplicaRouter", () => {
     expect(moved).toBeLessThan(350);
   });
 
-  test("prefixes are warmed on their home replica for hash and oracle routing, on every replica otherwise", () => {
+  test("a prefix is warmed where the route first sends it: its hash home, or the spreading policy's pick for its first request", () => {
     expect(router("session").warmsOn(2)).toEqual([rendezvous(2, 3)]);
     expect(router("oracle").warmsOn(2)).toEqual([rendezvous(2, 3)]);
-    expect(router("round-robin").warmsOn(2)).toEqual([0, 1, 2]);
+    // Without firstIndexOf, prefix p's first request is request p: round-robin's turn, least-in-flight's emptiest.
+    expect(router("round-robin").warmsOn(2)).toEqual([2]);
+    expect(router("round-robin").warmsOn(4)).toEqual([1]);
+    expect(router("least-in-flight").warmsOn(4)).toEqual([1]);
+    // Random: the draw its first request will get.
+    const r = router("random");
+    const first = Array.from({ length: 5 }, (_, i) => r.pick(i));
+    expect(router("random").warmsOn(4)).toEqual([first[4]!]);
+    // --warm-replicas all: every replica.
+    expect(router("session").warmsOn(2, true)).toEqual([0, 1, 2]);
   });
 
   test("oracle: where the prefix is held, until that replica is past twice the mean in flight; then it is held there too", () => {
@@ -77,7 +86,7 @@ describe("ReplicaRouter", () => {
     const picks = Array.from({ length: 6 }, (_, i) => r.pick(i * 4 + 1));
     expect(picks.slice(0, 2)).toEqual([home, home]);
     expect(picks.some((p) => p !== home)).toBe(true);
-    for (const [i, p] of picks.entries()) r.done(p), void i;
+    for (const p of picks) r.done(p);
     // Now held on two replicas: the least loaded holder is chosen.
     const holders = new Set(picks);
     expect(holders.has(r.pick(101))).toBe(true);

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { judge, totals } from "../../../src/replay/check.ts";
-import { predictFromRecords } from "../../../src/metrics/predict-from-records.ts";
+import { judge, predictionOf, totals } from "../../../src/replay/check.ts";
+import { UNKNOWN_BEHAVIOUR, type CacheBehaviour } from "../../../src/config/cache-behaviour.ts";
+import { expectPoint } from "../../../src/metrics/point-expectations.ts";
 import type { TraceRequest } from "../../../src/replay/trace.ts";
 import type { RequestRecord } from "../../../src/schema/record.ts";
 import { makeRecord } from "../../helpers/record.ts";
@@ -16,16 +17,38 @@ const req = (index: number, inputLength: number, hashIds: number[]): TraceReques
 const rec = (index: number, startMs: number, firstTokenMs: number, lastEventMs: number, cachedTokens: number, ok = true): RequestRecord =>
   makeRecord({ index, ok, startMs, firstTokenMs, lastEventMs, latencyMs: lastEventMs - startMs, cachedTokens, outputLen: 2 });
 
-describe("predictFromRecords", () => {
-  const rs = [req(0, 30, [1, 2, 3]), req(1, 30, [1, 2, 4]), req(2, 30, [1, 2, 5])];
-  const o = { blockSize: 10, pageSize: 1, capacityTokens: null };
+/** The replay's predictions: the one cache model over the records, one server of unknown capacity and behaviour. */
+function predictFromRecords(
+  rs: readonly TraceRequest[],
+  records: readonly RequestRecord[],
+  o: { blockSize: number; pageSize: number; behaviour?: CacheBehaviour },
+) {
+  const x = expectPoint({
+    sequenceOf: (i) => (rs[i] === undefined ? undefined : { hashIds: rs[i]!.hashIds, length: rs[i]!.inputLength }),
+    records,
+    serverOf: () => 0,
+    servers: [{ capacityTokens: null, prior: [] }],
+    pageSize: o.pageSize,
+    blockSize: o.blockSize,
+    behaviour: o.behaviour ?? UNKNOWN_BEHAVIOUR,
+  });
+  return new Map(records.map((r) => [r.index, predictionOf(x.get(r.index))]));
+}
 
-  test("a request sent after another's first token expects its prefix; one sent before only may find it", () => {
-    // 1 is sent while 0 is in prefill; 2 after 0's first token (and 1's).
-    const preds = predictFromRecords(rs, [rec(0, 0, 10, 20, 0), rec(1, 5, 15, 25, 0), rec(2, 16, 30, 40, 20)], o);
-    expect(preds.get(0)).toMatchObject({ lower: 0, upper: 0 });
+describe("the replay's predictions", () => {
+  const rs = [req(0, 30, [1, 2, 3]), req(1, 30, [1, 2, 4]), req(2, 30, [1, 2, 5])];
+  const o = { blockSize: 10, pageSize: 1 };
+
+  test("a request sent after another's first token expects its prefix (a server caching at prefill); one sent before only may find it", () => {
+    // 1 is sent while 0 is in prefill; 2 after 0's first token (and 1's), but before 0 ended.
+    const records = [rec(0, 0, 10, 20, 0), rec(1, 5, 15, 25, 0), rec(2, 16, 30, 40, 20)];
+    const preds = predictFromRecords(rs, records, { ...o, behaviour: { insertAt: "prefill", answersCached: true, inflightLocked: true } });
+    // 1 was sent before 0's first token: a scheduler may prefill it first (SGLang's longest-prefix order), so 0 may find it.
+    expect(preds.get(0)).toMatchObject({ lower: 0, upper: 20 });
     expect(preds.get(1)).toMatchObject({ lower: 0, upper: 20 });
     expect(preds.get(2)).toMatchObject({ lower: 20, upper: 20 });
+    // A server that may cache a prompt only when it ends: 0 had not ended when 2 was sent.
+    expect(predictFromRecords(rs, records, o).get(2)).toMatchObject({ lower: 0, upper: 20 });
   });
 
   test("at one instant a send goes first: a first token at the same ms only widens the range", () => {
@@ -33,9 +56,9 @@ describe("predictFromRecords", () => {
     expect(preds.get(1)).toMatchObject({ lower: 0, upper: 20 });
   });
 
-  test("a request that failed before its first token is never cached", () => {
+  test("a request that failed before its first token is never certainly cached (the server may have prefilled it)", () => {
     const preds = predictFromRecords(rs, [rec(0, 0, 0, 5, -1, false), rec(2, 10, 12, 14, 0)], o);
-    expect(preds.get(2)).toMatchObject({ lower: 0, upper: 0 });
+    expect(preds.get(2)).toMatchObject({ lower: 0, upper: 20 });
   });
 
   test("judge and totals", () => {

@@ -38,7 +38,7 @@ describe("SuffixDrawer draws what buildPrompts draws, one prompt at a time", () 
       const prefix = new Uint32Array(set.prefixLen);
       rng.choicesInto(POPULATION, prefix, 0, set.prefixLen);
       const drawer = new SuffixDrawer(POPULATION, rng, set.suffixLen, 100);
-      const lines = [0, 1, 2].map((i) => decoder.decode(promptDumpLine(pct, i, set.prefixLen, set.suffixLen, 1, serializeIds(prefix), drawer.next(0))));
+      const lines = [0, 1, 2].map((i) => decoder.decode(promptDumpLine(pct, i, set.prefixLen, set.suffixLen, 1, 0, serializeIds(prefix), drawer.next(0))));
       expect(lines.join("")).toBe(formatPromptDump(set));
     }
   });

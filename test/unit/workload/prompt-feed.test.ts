@@ -1,8 +1,5 @@
 /** The prompt worker through its feed (a real Worker thread, from source): the script's prompts, bounded look-ahead. */
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { buildPrompts, formatPromptDump, serializeIds, suffixIds } from "../../../src/workload/prompts.ts";
 import { joinDigits } from "../../../src/workload/prompt-draw.ts";
 import { PromptFeed, type FedPrompt, type PromptPass } from "../../../src/workload/prompt-feed.ts";
@@ -16,6 +13,12 @@ afterEach(async () => {
   await feed?.close();
   feed = null;
 });
+
+/** A sink for the worker's dump batches. */
+function collector(): { take: (bytes: Uint8Array) => void; text: () => string; batches: () => number } {
+  const got: Uint8Array[] = [];
+  return { take: (bytes) => void got.push(bytes), text: () => Buffer.concat(got).toString("utf8"), batches: () => got.length };
+}
 
 /** Takes every prompt of a pass, in order, as they arrive. */
 async function drain(pass: PromptPass): Promise<FedPrompt[]> {
@@ -38,7 +41,7 @@ describe("PromptFeed", () => {
     const expected = [30, 70].map((pct) => buildPrompts({ population: POPULATION, totalTokens: 2000, pct, numPrompts: 6, rng }));
     feed = new PromptFeed(POPULATION, 42n);
     for (const set of expected) {
-      const drawn = await feed.startPct({ pct: set.pct, totalTokens: 2000, workingSet: 1, count: 6, headLen: 65, dumpPath: null });
+      const drawn = await feed.startPct({ pct: set.pct, totalTokens: 2000, workingSet: 1, count: 6, headLen: 65, dump: null });
       expect([...drawn.prefixes[0]!]).toEqual([...set.prefix]);
       expect(decoder.decode(drawn.prefixDigits[0])).toBe(decoder.decode(serializeIds(set.prefix)));
       // The same fingerprint as the whole set drawn at once, without a suffix drawn.
@@ -55,35 +58,36 @@ describe("PromptFeed", () => {
     }
   });
 
-  test("--dump-prompts: written by the worker, as formatPromptDump", async () => {
-    const path = join(mkdtempSync(join(tmpdir(), "warmbench-feed-")), "dump.jsonl");
+  test("--dump-prompts: drawn by the worker, handed to the sink as formatPromptDump writes it, before the pct resolves", async () => {
+    const dump = collector();
     const set = buildPrompts({ population: POPULATION, totalTokens: 500, pct: 50, numPrompts: 7, rng: new PyRandom(5n) });
     feed = new PromptFeed(POPULATION, 5n);
-    await feed.startPct({ pct: 50, totalTokens: 500, workingSet: 1, count: 7, headLen: 65, dumpPath: path });
-    expect(readFileSync(path, "utf8")).toBe(formatPromptDump(set));
+    await feed.startPct({ pct: 50, totalTokens: 500, workingSet: 1, count: 7, headLen: 65, dump: dump.take });
+    expect(dump.text()).toBe(formatPromptDump(set));
   });
 
   test("--dump-prompts larger than the worker's write batch: every batch lands once, in order", async () => {
-    const path = join(mkdtempSync(join(tmpdir(), "warmbench-feed-")), "dump.jsonl");
+    const dump = collector();
     const set = buildPrompts({ population: POPULATION, totalTokens: 6000, pct: 10, numPrompts: 400, rng: new PyRandom(6n) });
     const expected = formatPromptDump(set);
     // Several 4 MiB batches and a partial one.
     expect(expected.length).toBeGreaterThan(9 << 20);
     feed = new PromptFeed(POPULATION, 6n);
-    await feed.startPct({ pct: 10, totalTokens: 6000, workingSet: 1, count: 400, headLen: 65, dumpPath: path });
-    const written = readFileSync(path, "utf8");
+    await feed.startPct({ pct: 10, totalTokens: 6000, workingSet: 1, count: 400, headLen: 65, dump: dump.take });
+    expect(dump.batches()).toBeGreaterThan(2);
+    const written = dump.text();
     expect(written.length).toBe(expected.length);
     expect(written === expected).toBe(true);
   });
 
   test("a working set of 3 and a shard's share: its prompts, with the prefix each shares; the dump names the prefix", async () => {
-    const path = join(mkdtempSync(join(tmpdir(), "warmbench-feed-")), "dump.jsonl");
+    const dump = collector();
     const set = buildPrompts({ population: POPULATION, totalTokens: 600, pct: 40, numPrompts: 10, rng: new PyRandom(9n), workingSet: 3 });
     feed = new PromptFeed(POPULATION, 9n);
-    const drawn = await feed.startPct({ pct: 40, totalTokens: 600, workingSet: 3, count: 10, headLen: 65, dumpPath: path });
+    const drawn = await feed.startPct({ pct: 40, totalTokens: 600, workingSet: 3, count: 10, headLen: 65, dump: dump.take });
     expect(drawn.prefixes.map((p) => [...p])).toEqual(set.prefixes.map((p) => [...p]));
     expect(drawn.idsHash).toBe(set.idsHash);
-    expect(readFileSync(path, "utf8")).toBe(formatPromptDump(set));
+    expect(dump.text()).toBe(formatPromptDump(set));
     // Shard 1 of 3 sends prompts 1, 4, 7 of the first 9.
     const prompts = await drain(feed.openPass({ count: 9, first: 1, step: 3 }));
     expect(prompts.length).toBe(3);
@@ -97,7 +101,7 @@ describe("PromptFeed", () => {
 
   test("the look-ahead stops at its limits until prompts are taken and released", async () => {
     feed = new PromptFeed(POPULATION, 1n);
-    await feed.startPct({ pct: 0, totalTokens: 1000, workingSet: 1, count: 100, headLen: 0, dumpPath: null });
+    await feed.startPct({ pct: 0, totalTokens: 1000, workingSet: 1, count: 100, headLen: 0, dump: null });
 
     const byCount = feed.openPass(100, { prompts: 5, bytes: 1 << 30 });
     await byCount.filled();
