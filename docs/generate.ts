@@ -214,7 +214,10 @@ if (import.meta.main) {
     if (fresh === text) continue;
     stale++;
     if (check) process.stderr.write(`docs: ${rel} has stale generated blocks (run \`bun run docs\`)\n`);
-    else writeFileSync(join(root, rel), fresh), process.stderr.write(`docs: rewrote ${relative(root, join(root, rel))}\n`);
+    else {
+      writeFileSync(join(root, rel), fresh);
+      process.stderr.write(`docs: rewrote ${relative(root, join(root, rel))}\n`);
+    }
   }
   process.exit(check && stale > 0 ? 1 : 0);
 }

@@ -18,6 +18,12 @@ import { openBrowser } from "../test/helpers/browser.ts";
 import { startMockProcess } from "../test/helpers/mock-process.ts";
 import { BINARY, LLAMA2_TOKENIZER, runCli } from "../test/helpers/run-cli.ts";
 
+/** What the clips read of the page, in the browser (tsconfig has no DOM lib). */
+interface BrowserWindow {
+  document: { getElementById(id: string): { getBoundingClientRect(): { top: number; left: number; right: number; bottom: number } } };
+  scrollY: number;
+}
+
 const outDir = resolve(process.argv[2] ?? import.meta.dir);
 const dir = mkdtempSync(join(tmpdir(), "warmbench-screenshot-"));
 
@@ -134,7 +140,7 @@ try {
   };
   await open(loopHtml);
   // The header and the first rows of charts: what a reader sees first.
-  const height = await page.evaluate(() => (globalThis as any).document.getElementById("section-ttft-median").getBoundingClientRect().top as number);
+  const height = await page.evaluate(() => (globalThis as unknown as BrowserWindow).document.getElementById("section-ttft-median").getBoundingClientRect().top);
   await page.screenshot({ path: join(outDir, "report.png"), fullPage: true, clip: { x: 0, y: 0, width: 1400, height: Math.round(height) } });
   await page.locator("#section-loop-ttft").screenshot({ path: join(outDir, "report-loop.png") });
   await open(loadHtml);
@@ -146,12 +152,12 @@ try {
   await open(roundsHtml);
   // The two round charts side by side or one above the other, as the page lays them out: both sections in one clip.
   const box = await page.evaluate(() => {
-    const doc = (globalThis as any).document;
+    const { document: doc, scrollY } = globalThis as unknown as BrowserWindow;
     const a = doc.getElementById("section-round-hit-ratio").getBoundingClientRect(),
       b = doc.getElementById("section-round-ttft").getBoundingClientRect();
-    const top = Math.min(a.top, b.top) + (globalThis as any).scrollY,
+    const top = Math.min(a.top, b.top) + scrollY,
       left = Math.min(a.left, b.left);
-    return { x: left, y: top, width: Math.max(a.right, b.right) - left, height: Math.max(a.bottom, b.bottom) + (globalThis as any).scrollY - top };
+    return { x: left, y: top, width: Math.max(a.right, b.right) - left, height: Math.max(a.bottom, b.bottom) + scrollY - top };
   });
   await page.screenshot({ path: join(outDir, "report-rounds.png"), fullPage: true, clip: box });
 } finally {

@@ -11,7 +11,7 @@ import { createOpenaiBodyTemplate, openaiBackend } from "../../src/backends/open
 import type { Backend } from "../../src/backends/types.ts";
 import { resolveGeneratedText } from "../../src/client/stream-events.ts";
 import { streamRequest } from "../../src/client/stream.ts";
-import { type StreamRequest } from "../../src/client/stream-request.ts";
+import type { StreamRequest } from "../../src/client/stream-request.ts";
 import { baselineExtractOpenaiText, baselineScanOpenaiEvent } from "./baseline-openai-events.ts";
 import { baselineResolveGeneratedText, baselineStreamRequest } from "./baseline-stream.ts";
 import { startMock } from "./procs.ts";
@@ -134,7 +134,7 @@ export async function compareMacro(ctx: BenchContext, streams: number, outputLen
       beforeRetainedBytes: lastBefore ? lastBefore.retainedBytes / streams : NaN,
       afterRetainedBytes: lastAfter ? lastAfter.retainedBytes / streams : NaN,
       failed: [...beforeRounds, ...afterRounds].reduce((n, r) => n + r.failed, 0),
-      sameText: lastBefore !== undefined && lastAfter !== undefined && lastAfter.texts.every((t, i) => t.length > 0 && t === lastBefore.texts[i]),
+      sameText: lastBefore !== undefined && lastAfter?.texts.every((t, i) => t.length > 0 && t === lastBefore.texts[i]) === true,
     };
   } finally {
     await mock.stop();

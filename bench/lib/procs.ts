@@ -11,7 +11,7 @@ export const epochMs = (): number => performance.timeOrigin + performance.now();
 const CLOCK_TICKS_PER_S = 100; // USER_HZ on Linux
 
 /** One reading of /proc/<pid>: CPU so far and memory. */
-export interface ProcSample {
+interface ProcSample {
   epochMs: number;
   /** user + system CPU time so far, ms (10 ms resolution). */
   cpuMs: number;
@@ -20,7 +20,7 @@ export interface ProcSample {
 }
 
 /** Reads /proc/<pid>/stat and /status once; null when the process is gone. */
-export function readProc(pid: number): ProcSample | null {
+function readProc(pid: number): ProcSample | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     // Field 2 (comm) may contain spaces: fields are counted after its closing parenthesis.
@@ -47,7 +47,7 @@ function childrenOf(pid: number): number[] {
 }
 
 /** A process and all its descendants (warmbench's worker processes) read as one: CPU and memory added up. */
-export function readProcTree(pid: number): ProcSample | null {
+function readProcTree(pid: number): ProcSample | null {
   const root = readProc(pid);
   if (root === null) return null;
   for (const child of childrenOf(pid)) {
@@ -61,7 +61,7 @@ export function readProcTree(pid: number): ProcSample | null {
 }
 
 /** Polls a process (with its descendants) every `everyMs` until stopped; the samples give CPU over any time window. */
-export class ProcSampler {
+class ProcSampler {
   readonly samples: ProcSample[] = [];
   private readonly timer: ReturnType<typeof setInterval>;
 

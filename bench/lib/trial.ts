@@ -26,7 +26,7 @@ export interface BenchContext {
 
 export type Tool = "warmbench" | "python";
 /** The load server of a trial: the Bun mock (functional, SGLang-faithful) or the C emitter (precise clock). */
-export type ServerKind = "mock" | "emitter";
+type ServerKind = "mock" | "emitter";
 
 /** What a trial asks of the mock and of the client. */
 export interface TrialSpec {
@@ -336,7 +336,7 @@ const MOCK_LATE_P99_MS = 20;
  * The emitter keeps its schedule to ~0.1 ms (p99) when the box lets it; later than this it could not: the box
  * (or the emitter's own write work) is the limit, ms.
  */
-export const EMITTER_LATE_P99_MS = 1;
+const EMITTER_LATE_P99_MS = 1;
 
 /**
  * True when the load server could not keep its own schedule in the steady window (every stream flowing).

@@ -24,7 +24,7 @@ const LADDER = [500, 1_000, 2_000, 5_000, 10_000, 20_000, 40_000, 80_000, 160_00
 type Verdict = "pass" | "error" | "server" | "failed" | "no-details";
 
 /** Whether a trial met its tool's accuracy criterion, and if not, what limited it. */
-export function verdictOf(r: TrialResult): Verdict {
+function verdictOf(r: TrialResult): Verdict {
   const rep = r.reported;
   if (r.client.timedOut || !rep || rep.completed < r.spec.streams) return "failed";
   if (serverSaturated(r)) return "server";

@@ -51,7 +51,7 @@ function parseDetailLines(text: string): Detail[] {
 
 /** One warmbench run against a fresh mock: its pct lines, details, truth and process figures. */
 interface OpenLoopRun {
-  lines: Array<Record<string, any>>;
+  lines: Array<Record<string, unknown>>;
   details: Detail[];
   /** Epoch ms at which the mock received each measured request (those with a request id). */
   receivedMs: number[];
@@ -110,11 +110,11 @@ async function openLoopRun(
 }
 
 /** The pct lines of a results file (Python's bare Infinity read as null). */
-function readLines(path: string): Array<Record<string, any>> {
+function readLines(path: string): Array<Record<string, unknown>> {
   return readIfExists(path)
     .split("\n")
     .filter((l) => l.trim() !== "")
-    .map((l) => JSON.parse(l.replace(/\b-?Infinity\b|\bNaN\b/g, "null")) as Record<string, any>);
+    .map((l) => JSON.parse(l.replace(/\b-?Infinity\b|\bNaN\b/g, "null")) as Record<string, unknown>);
 }
 
 /** Requests per second as the mock received them: (n - 1) over the span from the first to the last. */

@@ -126,7 +126,7 @@ export async function runReplay(ctx: BenchContext): Promise<ScenarioResult> {
     "--cache-tokens",
     "50000000",
   ]);
-  let proc;
+  let proc: Awaited<ReturnType<typeof runBounded>>;
   try {
     const cmd = [
       ctx.bin,
@@ -158,7 +158,7 @@ export async function runReplay(ctx: BenchContext): Promise<ScenarioResult> {
   const lines = readIfExists(out)
     .split("\n")
     .filter((l) => l.trim() !== "")
-    .map((l) => JSON.parse(l) as Record<string, any>);
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   const whole = lines.find((l) => l.type !== "run" && l.window === undefined);
   if (proc.code !== 0 || whole === undefined) throw new Error(`replay bench: warmbench exited ${proc.code}: ${proc.stderrTail.slice(-800)}`);
   const windows = lines.filter((l) => typeof l.window === "number").length;

@@ -45,7 +45,8 @@ async function startEmitter(args: string[]) {
   let stopped: Promise<void> | null = null;
   const stop = (): Promise<void> => {
     running.delete(stop);
-    return (stopped ??= server.stop());
+    stopped ??= server.stop();
+    return stopped;
   };
   running.add(stop);
   return {
@@ -103,8 +104,7 @@ async function stream(
     if (done) break;
     const receivedMs = epochMs();
     pending += decoder.decode(value, { stream: true });
-    let at: number;
-    while ((at = pending.indexOf("\n\n")) >= 0) {
+    for (let at = pending.indexOf("\n\n"); at >= 0; at = pending.indexOf("\n\n")) {
       const block = pending.slice(0, at);
       pending = pending.slice(at + 2);
       expect(block.startsWith("data: ")).toBe(true);
@@ -182,8 +182,8 @@ describe("SGLang /generate through the emitter", () => {
     expect(raw.end).toBe("done");
     const dueMs = raw.events_due_ms as number[];
     // Due = receipt + TTFT + k * ITL, to the µs the log prints; every stamp at or after its due time.
-    dueMs.forEach((d, k) => expect(Math.abs(d - (t.receivedMs + 5 + 4 * k))).toBeLessThanOrEqual(0.0011));
-    t.eventsMs.forEach((ms, k) => expect(ms).toBeGreaterThanOrEqual(dueMs[k]!));
+    for (const [k, d] of dueMs.entries()) expect(Math.abs(d - (t.receivedMs + 5 + 4 * k))).toBeLessThanOrEqual(0.0011);
+    for (const [k, ms] of t.eventsMs.entries()) expect(ms).toBeGreaterThanOrEqual(dueMs[k]!);
 
     // The bench's join, fed with what this process saw: one request joined, no token mismatch, and every event
     // received after the emitter wrote it (within the cross-process clock agreement of a few µs).

@@ -14,7 +14,7 @@ const truth = parseTruth(fixture("truth.jsonl"));
 const details = parseDetails(fixture("details.jsonl"));
 const close = (actual: number[], expected: number[]) => {
   expect(actual.length).toBe(expected.length);
-  actual.forEach((v, i) => expect(v).toBeCloseTo(expected[i]!, 9));
+  for (const [i, v] of actual.entries()) expect(v).toBeCloseTo(expected[i]!, 9);
 };
 
 describe("parsing", () => {

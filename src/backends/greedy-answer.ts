@@ -9,7 +9,7 @@
 import type { Backend } from "./types.ts";
 
 /** A token as the check compares it: `id:N` when the server names it by id, else `text:...`. */
-export type TokenKey = string;
+type TokenKey = string;
 
 export interface GreedyAnswer {
   tokens: TokenKey[];

@@ -16,7 +16,7 @@ const RBRACE = 125;
 const LBRACKET = 91;
 const RBRACKET = 93;
 
-export function isBlank(byte: number | undefined): boolean {
+function isBlank(byte: number | undefined): boolean {
   return byte === 32 || byte === 9 || byte === 10 || byte === 13;
 }
 
@@ -204,7 +204,7 @@ export function walkObject(bytes: Uint8Array, at: number, visit: MemberVisitor):
 }
 
 /** walkObject from the member whose key's opening quote is at `at` on, to the end of its object. */
-export function walkMembers(bytes: Uint8Array, at: number, visit: MemberVisitor): number {
+function walkMembers(bytes: Uint8Array, at: number, visit: MemberVisitor): number {
   let i = at;
   for (;;) {
     if (bytes[i] !== QUOTE) return -1;

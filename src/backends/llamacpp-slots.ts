@@ -8,8 +8,7 @@ import { controlFetch, controlText, type Control } from "./http.ts";
 import { isObject } from "./json.ts";
 
 /** Said with every 501 of a slot action: the flag llama-server needs, which its README does not mention. */
-export const ERASE_HINT =
-  "llama-server answers slot actions only when started with --slot-save-path DIR (any writable folder): restart it so, or use --flush none";
+const ERASE_HINT = "llama-server answers slot actions only when started with --slot-save-path DIR (any writable folder): restart it so, or use --flush none";
 
 const CONTROL_TIMEOUT_MS = 15_000;
 

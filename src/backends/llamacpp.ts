@@ -26,7 +26,7 @@ const PAGE_SIZE = 1;
 /** Used for the RAM-cache check's ids when /v1/models does not say n_vocab (every vocabulary is at least this big). */
 const FALLBACK_VOCAB = 32_000;
 
-export async function preflightLlamacpp(ctl: Control, p: PreflightInput, _wire: Wire): Promise<ServerProfile> {
+async function preflightLlamacpp(ctl: Control, p: PreflightInput, _wire: Wire): Promise<ServerProfile> {
   const props = p.known?.props ?? (await fetchProps(ctl));
   if (props === null) {
     throw new BenchError(
@@ -71,7 +71,7 @@ function vocabSizeOf(models: readonly Record<string, unknown>[]): number {
 }
 
 /** Erases every slot; one call per slot, no retries (an erase of a busy slot waits for it). */
-export async function eraseSlotsFlush(ctl: Control, _o: FlushOptions): Promise<FlushResult> {
+async function eraseSlotsFlush(ctl: Control, _o: FlushOptions): Promise<FlushResult> {
   await eraseAllSlots(ctl);
   return { attempts: 1 };
 }

@@ -99,7 +99,7 @@ export function modelIdOf(models: readonly Record<string, unknown>[]): string {
  * The served model name (asked of /v1/models unless given), and the page size: --page-size, else /server_info where
  * the server has one (SGLang's OpenAI server), else vLLM's block size 16 with a warning.
  */
-export async function preflightOpenai(ctl: Control, p: PreflightInput, engine: EngineName = "openai"): Promise<ServerProfile> {
+async function preflightOpenai(ctl: Control, p: PreflightInput, engine: EngineName = "openai"): Promise<ServerProfile> {
   const info = p.known?.info ?? (await fetchServerInfo(ctl));
   const model = p.servedModelName ?? (await discoverModel(ctl));
   const warnings: string[] = [];

@@ -29,7 +29,7 @@ export function createBodyTemplate(p: SglangBodyParams): BodyTemplate {
  * Checks that /generate exists before any pct starts: SGLang answers GET /generate with 405 (POST/PUT only);
  * a 404 means this is not an SGLang server (or the URL has a wrong path).
  */
-export async function checkGenerateRoute(ctl: Control): Promise<void> {
+async function checkGenerateRoute(ctl: Control): Promise<void> {
   const res = await controlFetch(ctl, "/generate", { timeoutMs: 15_000 });
   await res.body?.cancel();
   if (res.status === 404) {
@@ -42,7 +42,7 @@ export async function checkGenerateRoute(ctl: Control): Promise<void> {
  * order; answers engine detection already has are not asked again). Requests through SGLang's OpenAI-compatible
  * endpoints also need the served model name (/v1/models) and always stream text deltas.
  */
-export async function preflightSglang(ctl: Control, p: PreflightInput, wire: Wire = generateWire): Promise<ServerProfile> {
+async function preflightSglang(ctl: Control, p: PreflightInput, wire: Wire = generateWire): Promise<ServerProfile> {
   const info = p.known?.info ?? (await fetchServerInfo(ctl));
   if (p.known?.generateRouteChecked !== true) await checkGenerateRoute(ctl);
   const warnings: string[] = [];

@@ -89,7 +89,7 @@ export const completionsWire: Wire = {
  * {"model"?, "messages": [{"role": "user", "content": text}], ...the completions keys}: one user message whose
  * content is the prompt's text (no chat API takes token ids), so the server applies its chat template around it.
  */
-export const chatWire: Wire = {
+const chatWire: Wire = {
   endpoint: "chat",
   path: "/v1/chat/completions",
   deltaText: true,
@@ -113,7 +113,7 @@ export const chatWire: Wire = {
  * llama.cpp native: {"model"?, "prompt": [ids], "n_predict", "temperature": 0, "stream": true, "ignore_eos",
  * "return_tokens": true, ...the engine's keys, **extra}. return_tokens puts each streamed token's id in its event.
  */
-export const completionWire: Wire = {
+const completionWire: Wire = {
   endpoint: "completion",
   path: "/completion",
   deltaText: true,

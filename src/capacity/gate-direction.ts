@@ -16,10 +16,10 @@ const RISES = [
 ];
 const THROUGHPUT = /_throughput(_retokenized)?$|^achieved_request_rate$/;
 
-export const risesWithLoad = (metric: string): boolean => RISES.some((re) => re.test(metric));
+const risesWithLoad = (metric: string): boolean => RISES.some((re) => re.test(metric));
 
 /** Why the gate cannot bound a capacity, or null when it can. */
-export function gateDirectionProblem(gate: Gate): string | null {
+function gateDirectionProblem(gate: Gate): string | null {
   const m = gate.metric;
   if (risesWithLoad(m)) {
     if (gate.op === "<" || gate.op === "<=" || (gate.op === "==" && gate.value === 0)) return null;

@@ -40,7 +40,7 @@ export function probeOptions(o: CapacityOptions, pct: number, load: Load): RunOp
 }
 
 /** What live progress calls a probe: its pct and load. */
-export function probeLabel(p: Pick<Probe, "pct" | "load">): string {
+function probeLabel(p: Pick<Probe, "pct" | "load">): string {
   const { load } = p;
   const at = load.search === "rate" ? (Number.isFinite(load.value) ? `${load.value} req/s` : "closed loop (estimate)") : `concurrency ${load.value}`;
   return `${p.pct}% ${at}`;

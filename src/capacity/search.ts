@@ -21,7 +21,7 @@ export interface ProbeOutcome {
 }
 
 /** A probe as the search used it. */
-export interface ProbeLog {
+interface ProbeLog {
   /** 0-based order within this pct's search. */
   index: number;
   load: number;
@@ -47,7 +47,7 @@ export interface SearchConfig {
   growth?: number;
 }
 
-export type SearchStatus = "found" | "below_min" | "at_max" | "cache_unproven" | "interrupted" | "probe_limit";
+type SearchStatus = "found" | "below_min" | "at_max" | "cache_unproven" | "interrupted" | "probe_limit";
 
 /** A guard against a probe so noisy that the votes never settle: far above what any search here needs. */
 export const MAX_PROBES = 64;

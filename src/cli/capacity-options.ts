@@ -24,7 +24,7 @@ function parseNumber(flag: string, text: string): number {
 }
 
 /** `--bracket LOW:HIGH`: 0 < LOW < HIGH (whole numbers >= 1 for a concurrency). */
-export function parseBracket(text: string | undefined, search: SearchMode): [number, number] {
+function parseBracket(text: string | undefined, search: SearchMode): [number, number] {
   if (text === undefined) return [...c.bracket[search]];
   const parts = text.split(":");
   if (parts.length !== 2) throw new UsageError(`--bracket ${text}: expected LOW:HIGH, e.g. 0.5:200`);
@@ -37,7 +37,7 @@ export function parseBracket(text: string | undefined, search: SearchMode): [num
 }
 
 /** `--require 40` or `--require 40@pct>=90`, repeatable (newline-joined). */
-export function parseRequirements(text: string | undefined, pcts: readonly number[]): CapacityRequirement[] {
+function parseRequirements(text: string | undefined, pcts: readonly number[]): CapacityRequirement[] {
   const out: CapacityRequirement[] = [];
   for (const raw of (text ?? "").split("\n")) {
     const expr = raw.replace(/\s+/g, "");
@@ -88,8 +88,7 @@ export function parseCapacityOptions(raw: RawFlags, env: Record<string, string |
   }
   // --duration beside --num-prompts: refused by the declaration (conflicts).
   const workingSet = str(raw, "working-set");
-  if (workingSet !== undefined && workingSet.includes(","))
-    throw new UsageError(`--working-set ${workingSet}: a capacity search probes one working-set size (run one search per size)`);
+  if (workingSet?.includes(",")) throw new UsageError(`--working-set ${workingSet}: a capacity search probes one working-set size (run one search per size)`);
   // The workload through run's parser: the load and the gates are the search's, so they are left to it.
   const { gate: _g, "gates-file": _f, duration: _d, ...workload } = raw;
   const run = parseRunOptions(

@@ -19,7 +19,12 @@ export const write = (text: string): void => {
 };
 
 /** --verbose, for every command that takes it: debug logs (stack traces are the entry point's). */
-const verbose = { name: "verbose", setup: (ctx: { args: Record<string, unknown> }) => void (ctx.args.verbose === true && (log.level = 4)) };
+const verbose = {
+  name: "verbose",
+  setup: (ctx: { args: Record<string, unknown> }): void => {
+    if (ctx.args.verbose === true) log.level = 4;
+  },
+};
 
 /**
  * The citty command `name`: its description and args from the declarations (so `--help` needs nothing else), its

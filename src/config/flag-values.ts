@@ -162,7 +162,7 @@ export function parseBaseUrl(baseUrl: string | undefined, host: string, port: nu
 }
 
 /** A URL as it may be shown: its password (and user) replaced, for the one message that shows a URL as given. */
-export const redactUrl = (text: string): string => text.replace(/^(https?:\/\/)[^/@]*@/i, "$1(credentials redacted)@");
+const redactUrl = (text: string): string => text.replace(/^(https?:\/\/)[^/@]*@/i, "$1(credentials redacted)@");
 
 export const str = (raw: RawFlags, key: string): string | undefined => {
   const v = raw[key];

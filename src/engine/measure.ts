@@ -9,7 +9,7 @@ import type { RequestRecord } from "../schema/record.ts";
 import type { ShardsReport } from "../schema/nested.ts";
 import type { ClientHealth } from "../metrics/self-check.ts";
 import { sendAcrossShards, type ShardJob } from "./gather.ts";
-import { type ShardGroup } from "../shard/group.ts";
+import type { ShardGroup } from "../shard/group.ts";
 import type { RequestContext } from "./request.ts";
 import { send, sourceFilled, type SendOptions, type SendResult } from "./send.ts";
 

@@ -1,6 +1,6 @@
 /**
  * What every measuring command (the sweep, multi-turn conversations) does before its first request, once its
- * outputs are opened (src/output/files.ts, by the command line): load the tokenizer, settle the backend (named, or
+ * outputs are opened (src/output/results-writer.ts, by the command line): load the tokenizer, settle the backend (named, or
  * detected by --backend auto) and preflight the server. Bad input is reported here, before anything is measured.
  */
 import { controlHeaders } from "../config/options.ts";

@@ -7,7 +7,7 @@ import type { Backend, ServerProfile } from "../backends/types.ts";
 import type { Control } from "../backends/http.ts";
 import type { RequestBody } from "../client/request-body.ts";
 import { streamRequest } from "../client/stream.ts";
-import { type StreamRequest } from "../client/stream-request.ts";
+import type { StreamRequest } from "../client/stream-request.ts";
 import type { RunOptions } from "../config/options.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import type { ReplicaRouter } from "./replica-router.ts";

@@ -150,7 +150,7 @@ async function learnTemplateHead(ctx: ResetContext, input: ResetInput): Promise<
 }
 
 /** One prompt part (a probe's or a canary's ids) as the backend takes it: the ids, or the text they decode to. */
-export function promptPart(ids: Uint32Array, ctx: Pick<ResetContext, "backend" | "tokenizer">): Uint8Array {
+function promptPart(ids: Uint32Array, ctx: Pick<ResetContext, "backend" | "tokenizer">): Uint8Array {
   return ctx.backend.promptEncoding === "text" ? serializeText(ctx.tokenizer.decode(ids)) : serializeIds(ids);
 }
 

@@ -20,7 +20,7 @@ import { routedRequest } from "./routed-request.ts";
 import type { StartProgress } from "./sink.ts";
 
 /** One request as its source hands it over when it starts: the body, serialized, and what its record says. */
-export interface SourcedRequest {
+interface SourcedRequest {
   body: RequestBody;
   /** The request's record fields (index, prompt length, output asked, x-request-id); intendedMs is the dispatcher's. */
   shape: Omit<RequestShape, "intendedMs">;

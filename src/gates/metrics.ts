@@ -14,7 +14,7 @@ export const ROUND_NUMERIC_KEYS = numericKeysOf("round") as NumericRoundKey[];
 
 export type GateMetric = NumericPctKey | NumericRoundKey;
 
-export const isRoundNumericKey = (name: string): boolean => (ROUND_NUMERIC_KEYS as readonly string[]).includes(name);
+const isRoundNumericKey = (name: string): boolean => (ROUND_NUMERIC_KEYS as readonly string[]).includes(name);
 export const isGateMetric = (name: string): name is GateMetric => isNumericKey(name) || isRoundNumericKey(name);
 
 /** Whether a line of that kind has the metric. */

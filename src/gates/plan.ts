@@ -6,7 +6,7 @@ import { UsageError } from "../errors.ts";
 import { AXES, isRoundAxes, kindOf, type Axis, type LineAxes, type LineKind } from "../schema/axes.ts";
 import { kindHasMetric } from "./metrics.ts";
 import { gateApplies } from "./parse.ts";
-import { type Gate } from "../schema/gate.ts";
+import type { Gate } from "../schema/gate.ts";
 import { MEASURED_ONLY_WITH, measuredOnlyWithOf, type MeasuredOnlyWith } from "../schema/key-table.ts";
 
 const AXIS_WORDS: Record<Axis, string> = {

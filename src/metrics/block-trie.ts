@@ -54,7 +54,10 @@ export class BlockTrie {
 
   /** A request's prefill finished: its blocks are cached for good (an infinite cache). */
   addFinished(path: readonly number[], inputLength: number): void {
-    path.forEach((node, j) => (this.finishedLen[node] = Math.max(this.finishedLen[node]!, this.blockLen(inputLength, j))));
+    for (let j = 0; j < path.length; j++) {
+      const node = path[j]!;
+      this.finishedLen[node] = Math.max(this.finishedLen[node]!, this.blockLen(inputLength, j));
+    }
   }
 
   addInflight(path: readonly number[], inputLength: number): void {

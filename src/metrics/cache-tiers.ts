@@ -11,14 +11,12 @@ import { npMean, npMedian, npPercentile } from "./stats.ts";
 /** The deepest tier a request's prefix came from; "none" when nothing was cached. */
 export type ServingTier = "device" | "host" | "storage" | "none";
 
-export const SERVING_TIERS: readonly ServingTier[] = ["device", "host", "storage", "none"];
+const SERVING_TIERS: readonly ServingTier[] = ["device", "host", "storage", "none"];
 
 // The line's shapes are declared once, in the schema's key table (cached_tokens_by_tier, ttft_by_tier).
 /** Cached prompt tokens per tier, summed over the successful requests that reported the breakdown. */
 /** Per serving tier; a tier that served no request is null. */
-export type TtftByTier = NonNullable<SweepRecord["ttft_by_tier"]>;
-/** TTFT of the requests one tier served. */
-export type TierTtft = NonNullable<TtftByTier[ServingTier]>;
+type TtftByTier = NonNullable<SweepRecord["ttft_by_tier"]>;
 
 export interface TierStats {
   cachedTokensByTier: CachedTokensByTier | null;

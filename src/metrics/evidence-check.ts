@@ -181,10 +181,10 @@ export interface JudgedMetric {
 }
 
 /** A key of the line, its samples from the key table. */
-export const keyMetric = (name: string): JudgedMetric => ({ name, samples: sampleFamilyOf(name), value: (line) => rec(line)[name] });
+const keyMetric = (name: string): JudgedMetric => ({ name, samples: sampleFamilyOf(name), value: (line) => rec(line)[name] });
 
 /** What a metric of the line lacks: the key is absent, null (unmeasured) or was computed from no sample. */
-export function metricProblems(line: object, metric: string | JudgedMetric): Problem[] {
+function metricProblems(line: object, metric: string | JudgedMetric): Problem[] {
   const m = typeof metric === "string" ? keyMetric(metric) : metric;
   const v = m.value(line);
   if (v === undefined) return [{ defect: "metric_absent", text: `metric_absent: the line has no ${m.name}` }];
@@ -199,7 +199,7 @@ export function metricProblems(line: object, metric: string | JudgedMetric): Pro
 }
 
 /** What the line as a whole lacks, whatever the metric. */
-export function lineProblems(line: object): Problem[] {
+function lineProblems(line: object): Problem[] {
   const l = rec(line);
   const e = evidenceOf(line);
   const out: Problem[] = [];

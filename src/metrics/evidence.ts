@@ -7,9 +7,9 @@ import type { RequestRecord } from "../schema/record.ts";
 import type { LineEvidence } from "../schema/nested.ts";
 
 /** Relative slack of "the load was sustained": the sends' span may exceed the schedule's by this share... */
-export const LOAD_TOLERANCE = 0.05;
+const LOAD_TOLERANCE = 0.05;
 /** ...or by this much, whichever is more (Bun's timers fire on whole milliseconds; one loop turn on a busy box). */
-export const LOAD_SLACK_MS = 10;
+const LOAD_SLACK_MS = 10;
 
 export interface EvidenceInput {
   records: readonly RequestRecord[];
@@ -32,7 +32,7 @@ export interface EvidenceInput {
 }
 
 /** The most requests in flight at once (a request is in flight from its send to its last event). */
-export function peakInFlight(records: readonly RequestRecord[]): number {
+function peakInFlight(records: readonly RequestRecord[]): number {
   const events: [number, number][] = [];
   for (const r of records) {
     const end = r.lastEventMs > 0 ? r.lastEventMs : r.startMs + Math.max(0, r.latencyMs);

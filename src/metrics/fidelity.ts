@@ -7,7 +7,7 @@
  */
 import type { GreedyAnswer } from "../backends/greedy-answer.ts";
 
-export type FidelityVerdict = "identical" | "near_tie" | "diverged" | "unclassified";
+type FidelityVerdict = "identical" | "near_tie" | "diverged" | "unclassified";
 
 export interface FidelityComparison {
   verdict: FidelityVerdict;
@@ -21,8 +21,6 @@ export interface FidelityComparison {
 
 /** Log-probabilities asked for per position: enough to see a runner-up, cheap for every engine. */
 export const FIDELITY_TOP_K = 5;
-/** The default --fidelity-tie-nats: flips reported on cached paths were 0.02 nats; 0.1 leaves room, no more. */
-export const DEFAULT_TIE_NATS = 0.1;
 
 export function compareAnswers(cold: GreedyAnswer, warm: GreedyAnswer, tieNats: number): FidelityComparison {
   const n = Math.min(cold.tokens.length, warm.tokens.length);

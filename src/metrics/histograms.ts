@@ -23,7 +23,8 @@ export function createLatencyHistogram(): Histogram {
 export function recordMs(histogram: Histogram, ms: number): void {
   // hdr-histogram-js buckets fractional values inconsistently with maxValue, so record integers only.
   const us = Math.round(ms * 1000);
-  histogram.recordValue(us > 0 ? us : 0);
+  // Not Math.max alone: a NaN would pass through it.
+  histogram.recordValue(Number.isNaN(us) ? 0 : Math.max(us, 0));
 }
 
 /** A histogram of many millisecond values. */

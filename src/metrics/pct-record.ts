@@ -4,9 +4,9 @@
  * type, its key order and every key's meaning live in src/schema (the Point model); this module keeps the names the
  * sweep has always used (schema/build-line.ts builds every line).
  */
-import { SCRIPT_KEYS, type SweepRecord } from "../schema/lines.ts";
+import type { SCRIPT_KEYS, SweepRecord } from "../schema/lines.ts";
 
-export type ScriptKey = (typeof SCRIPT_KEYS)[number];
+type ScriptKey = (typeof SCRIPT_KEYS)[number];
 
 /** One sweep line: the script's keys, then ours. */
 export type PctRecord = SweepRecord;
@@ -18,7 +18,7 @@ export type Provenance = Pick<
 >;
 
 /** Our keys, after the script's: everything of PctRecord that the script does not write. */
-export type OwnFields = Omit<PctRecord, ScriptKey>;
+type OwnFields = Omit<PctRecord, ScriptKey>;
 
 /**
  * A pct line as read back from a file: ours, one written by 0.1, or one written by the script itself (which has

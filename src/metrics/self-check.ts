@@ -14,9 +14,9 @@ import { createLatencyHistogram, recordMs } from "./histograms.ts";
 /** How often the lag probe fires, ms. 100 wake-ups a second cost well under 0.1 % of a core. */
 const PROBE_INTERVAL_MS = 10;
 /** Above this event-loop lag p99 the client delays its own timestamps noticeably, ms. */
-export const SATURATED_LOOP_LAG_P99_MS = 5;
+const SATURATED_LOOP_LAG_P99_MS = 5;
 /** Above this share of one core on the JS thread, events queue behind the client's own work, %. */
-export const SATURATED_JS_CPU_PCT = 90;
+const SATURATED_JS_CPU_PCT = 90;
 /** The name Bun gives its HTTP client thread (/proc/self/task/TID/comm). */
 const HTTP_THREAD_NAME = "HTTP Client";
 

@@ -10,8 +10,8 @@ import type { SteadyState } from "../schema/timeline-shape.ts";
 import { npMean, npPercentile } from "./stats.ts";
 import { endMsOf, forEachToken, originMsOf } from "./timeline.ts";
 
-export const STEADY_STATE_RATIO = 0.8;
-export const HANDOFF_MS = 5;
+const STEADY_STATE_RATIO = 0.8;
+const HANDOFF_MS = 5;
 
 interface Step {
   fromMs: number;
@@ -20,7 +20,7 @@ interface Step {
 }
 
 /** The in-flight count as steps of positive length; at one instant, ends count before sends (a slot handed over). */
-export function inFlightSteps(records: readonly RequestRecord[]): Step[] {
+function inFlightSteps(records: readonly RequestRecord[]): Step[] {
   const events: Array<[number, number]> = [];
   for (const r of records) events.push([r.startMs, 1], [endMsOf(r), -1]);
   events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);

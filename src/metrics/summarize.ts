@@ -50,7 +50,7 @@ export const MAX_ERROR_ENTRIES = 20;
 export const MAX_ERROR_MESSAGE_CHARS = 200;
 
 /** Failures bucketed by kind + truncated message, largest first (ties keep first-seen order). */
-export function bucketErrors(records: RequestRecord[]): { errors: ErrorEntry[]; byKind: Record<string, number> } {
+function bucketErrors(records: RequestRecord[]): { errors: ErrorEntry[]; byKind: Record<string, number> } {
   const buckets = new Map<string, ErrorEntry>();
   const byKind: Record<string, number> = {};
   for (const r of records) {

@@ -36,7 +36,7 @@ export const SERIES_NAMES = Object.keys(SERIES_UNITS) as SeriesName[];
  * A value on its series' integer grid; a float series keeps 3 significant digits (what a bucket's mean can mean),
  * rounded once to the coarser of the two (4.449 at 0.1 is 4.4, not 4.45 then 4.5).
  */
-export function toSteps(v: number, unit: number): number {
+function toSteps(v: number, unit: number): number {
   if (unit === 1 || v === 0) return Math.round(v / unit);
   const q = Math.max(unit, 10 ** (Math.floor(Math.log10(Math.abs(v))) - 2));
   return Math.round(v / q) * Math.round(q / unit);

@@ -29,7 +29,10 @@ export function forEachToken(r: RequestRecord, at: (ms: number) => void): void {
   let t = r.firstTokenMs;
   at(t);
   // No token arrives after the last event (the gaps' float sum may overshoot it by a rounding error).
-  for (let i = 0; i < r.itlMs.length; i++) at((t = Math.min(t + r.itlMs[i]!, r.lastEventMs)));
+  for (let i = 0; i < r.itlMs.length; i++) {
+    t = Math.min(t + r.itlMs[i]!, r.lastEventMs);
+    at(t);
+  }
   for (let k = r.itlMs.length + 1; k < r.outputLen; k++) at(r.lastEventMs);
 }
 
@@ -49,7 +52,7 @@ export function buildTimeline(records: readonly RequestRecord[]): Timeline | nul
   return data === null ? null : packTimeline(data);
 }
 
-export function packTimeline(data: TimelineData): Timeline {
+function packTimeline(data: TimelineData): Timeline {
   const packed = { bucket_s: data.bucket_s, buckets: data.started.length } as Timeline;
   for (const name of SERIES_NAMES) packed[name] = encodeSeries(data[name], SERIES_UNITS[name]);
   return packed;

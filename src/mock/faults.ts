@@ -11,7 +11,7 @@ import type { MockOptions } from "./options.ts";
 export type StreamFault = "error-event" | "abort" | "reset" | "stall" | "malformed" | "invalid-utf8";
 
 /** Every per-request fault: "fail" is a 503 before any stream. */
-export type RequestFault = "fail" | StreamFault;
+type RequestFault = "fail" | StreamFault;
 
 /** The precedence when several "every N" match the same request: the first one wins. */
 const FAULT_FLAGS: ReadonlyArray<[RequestFault, keyof MockOptions]> = [

@@ -9,7 +9,7 @@ import type { MockContext } from "./context.ts";
 import { sendBadRequest, sendJson, sendText } from "./http.ts";
 
 /** SGLang's exact success body. */
-export const FLUSH_SUCCESS_TEXT =
+const FLUSH_SUCCESS_TEXT =
   "Cache flushed.\nPlease check backend logs for more details. " + "(When there are running or waiting requests, the operation will not be performed.)\n";
 
 const BUSY_TEXT = "Flush cache failed.\n";

@@ -10,7 +10,7 @@ import type { MockMetrics } from "./metrics.ts";
 import type { MockOptions } from "./options.ts";
 
 /** The build llama-server reports, marked as the mock's. */
-export const MOCK_LLAMA_BUILD = "b1-mock";
+const MOCK_LLAMA_BUILD = "b1-mock";
 
 /** Context per slot: -c split evenly over -np. */
 const slotContext = (opts: MockOptions): number => Math.floor(opts.contextLength / opts.slots);

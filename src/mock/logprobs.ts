@@ -11,7 +11,7 @@
  */
 import { outputTokenId } from "./output.ts";
 
-export interface RankedToken {
+interface RankedToken {
   id: number;
   logprob: number;
 }
@@ -35,7 +35,7 @@ const TIE_GAP = 0.01;
 const WRONG_KV_SHIFT = 97;
 
 /** Whether position i is one of the near-tied ones. */
-export const isNearTie = (i: number): boolean => i % 5 === 1;
+const isNearTie = (i: number): boolean => i % 5 === 1;
 
 export function logprobAnswer(n: number, vocabSize: number, k: number, hitTokens: number, faults: AnswerFaults): LogprobAnswer {
   const out: LogprobAnswer = { ids: [], chosen: [], top: [] };

@@ -9,7 +9,7 @@ import { dirname, resolve } from "node:path";
 import { UsageError } from "../errors.ts";
 
 /** Which server the mock answers as (its endpoints and stream shapes). */
-export const PERSONALITIES = ["sglang", "vllm", "llamacpp", "openai"] as const;
+const PERSONALITIES = ["sglang", "vllm", "llamacpp", "openai"] as const;
 export type Personality = (typeof PERSONALITIES)[number];
 
 /**

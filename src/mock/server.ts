@@ -29,7 +29,7 @@ import { TruthLog, truthSettings } from "./truth.ts";
 import type { MockStats } from "./types.ts";
 
 /** The version a vLLM-personality mock reports at /version; "-mock" so nobody mistakes it for a real server. */
-export const MOCK_VLLM_VERSION = "0.11.0-mock";
+const MOCK_VLLM_VERSION = "0.11.0-mock";
 
 /** A started mock server. */
 export interface MockServer {

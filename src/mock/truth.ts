@@ -20,7 +20,7 @@ const FLUSH_INTERVAL_MS = 100;
 const TIME_ORIGIN_MS = performance.timeOrigin;
 
 /** Epoch milliseconds now: a clock every process on this host shares (performance.now() alone is per process). */
-export const epochMs = (): number => TIME_ORIGIN_MS + performance.now();
+const epochMs = (): number => TIME_ORIGIN_MS + performance.now();
 
 /** The cache behaviour every truth line records: what the radix cache does, or llama.cpp's slots' fixed way. */
 export interface TruthSettings {

@@ -123,7 +123,10 @@ class Driver {
     const delayMs = drawThinkMs(this.o.thinkTime, this.thinkRngs.get(conv.client) as PyRandom);
     const becomeReady = (): void => {
       this.thinking.delete(conv.client);
-      if (this.aborted) return this.checkDone();
+      if (this.aborted) {
+        this.checkDone();
+        return;
+      }
       if (this.o.roundBarrier && conv.round > this.released) this.parked.push(conv.client);
       else this.ready.push(conv.client);
       this.pump();

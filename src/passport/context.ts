@@ -57,7 +57,7 @@ export async function ask(ctx: PassportContext, ids: Uint32Array, maxNewTokens =
 }
 
 /** A per-slot server's requests all go to slot 0 (a slot's cache is the one measured); others are not pinned. */
-export const pinnedSlot = (ctx: Pick<PassportContext, "server">): number | null => ((ctx.server.cacheSlots ?? null) === null ? null : 0);
+const pinnedSlot = (ctx: Pick<PassportContext, "server">): number | null => ((ctx.server.cacheSlots ?? null) === null ? null : 0);
 
 export async function flush(ctx: PassportContext): Promise<void> {
   await ctx.backend.flush(ctx.ctl, { deadlineS: ctx.opts.flushDeadlineS, serverTimeoutS: ctx.opts.flushServerTimeoutS });

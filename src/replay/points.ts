@@ -16,6 +16,7 @@ import { analyzeTrace, type AnalyzedWindow } from "./analyze.ts";
 import { totals, type CheckedRequest } from "./check.ts";
 import type { ReplayOptions } from "./options.ts";
 import type { FidelityGroup } from "../metrics/fidelity.ts";
+import type { ReplicaKeys } from "../metrics/ledger-keys.ts";
 import type { Trace } from "./trace.ts";
 
 export interface PointsInput {
@@ -29,7 +30,7 @@ export interface PointsInput {
   /** The cache-fidelity check (--check-fidelity), on the whole replay's line. */
   fidelity?: FidelityGroup | null;
   /** Several replicas: the routing and the whole replay's hit-loss ledger. */
-  replicaKeys?: Record<string, unknown> | null;
+  replicaKeys?: ReplicaKeys | null;
 }
 
 const NO_WARM = { cachedTokens: null, requests: 0 };
@@ -37,7 +38,7 @@ const NO_WARM = { cachedTokens: null, requests: 0 };
 /** Buckets of the cached fraction: quartiles. */
 const QUARTILES = [0, 0.25, 0.5, 0.75, 1] as const;
 
-export function ttftByCachedFraction(records: readonly RequestRecord[]) {
+function ttftByCachedFraction(records: readonly RequestRecord[]) {
   return QUARTILES.slice(0, -1).map((from, i) => {
     const to = QUARTILES[i + 1]!;
     const last = i === QUARTILES.length - 2;

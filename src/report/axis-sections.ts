@@ -7,7 +7,7 @@
 import { axesOf, isRoundAxes } from "../schema/axes.ts";
 import type { KeyName } from "../schema/key-table.ts";
 import { points, type AxisData, type DatasetData, type ReportSection } from "./chart-data.ts";
-import { curveSection, valueOf, varies, verticalLine, type AnyLine, type CurveSpec, type RunGroup } from "./curves.ts";
+import { curveSection, keyValue, varies, verticalLine, type AnyLine, type CurveSpec, type RunGroup } from "./curves.ts";
 import { differingKeys, flattenHeader, shortKey } from "./labels.ts";
 import { formatCell } from "./text-table.ts";
 
@@ -39,7 +39,7 @@ export function rateSections(groups: readonly RunGroup[]): ReportSection[] {
       id,
       title: `${name} against the achieved request rate`,
       x: achieved,
-      xValue: (l) => valueOf(l, "achieved_request_rate"),
+      xValue: (l) => keyValue(l, "achieved_request_rate"),
       y: ms(name),
       metrics,
       over: "request_rate",
@@ -108,8 +108,8 @@ function capacityLines(lines: readonly { line: AnyLine }[], curves: readonly Dat
   const device = new Set<number>();
   const total = new Set<number>();
   for (const { line } of lines) {
-    const d = valueOf(line, "cache_capacity_tokens");
-    const h = valueOf(line, "host_cache_capacity_tokens");
+    const d = keyValue(line, "cache_capacity_tokens");
+    const h = keyValue(line, "host_cache_capacity_tokens");
     if (d !== null) device.add(d);
     if (d !== null && h !== null && h > 0) total.add(d + h);
   }
@@ -131,8 +131,8 @@ function evicting(lines: readonly { line: AnyLine }[], key: KeyName): DatasetDat
           style: "marker",
           data: points(
             marked,
-            (l) => valueOf(l, "working_set_tokens"),
-            (l) => valueOf(l, key),
+            (l) => keyValue(l, "working_set_tokens"),
+            (l) => keyValue(l, key),
           ),
         },
       ];
@@ -144,15 +144,15 @@ export function workingSetSections(groups: readonly RunGroup[]): ReportSection[]
   const x: AxisData = { title: "working set (tokens, log)", type: "logarithmic" };
   const base = {
     x,
-    xValue: (l: AnyLine) => valueOf(l, "working_set_tokens"),
+    xValue: (l: AnyLine) => keyValue(l, "working_set_tokens"),
     over: "working_set" as const,
     include: (l: AnyLine) => !isRoundAxes(axesOf(l)),
     columns: [
-      ["working_set", (l: AnyLine) => formatCell(valueOf(l, "working_set"))],
+      ["working_set", (l: AnyLine) => formatCell(keyValue(l, "working_set"))],
       ["fits the device", (l: AnyLine) => String(l.working_set_fits ?? "n/a")],
       ["eviction", (l: AnyLine) => String(l.eviction ?? "n/a")],
-      ["device capacity", (l: AnyLine) => formatCell(valueOf(l, "cache_capacity_tokens"))],
-      ["host capacity", (l: AnyLine) => formatCell(valueOf(l, "host_cache_capacity_tokens"))],
+      ["device capacity", (l: AnyLine) => formatCell(keyValue(l, "cache_capacity_tokens"))],
+      ["host capacity", (l: AnyLine) => formatCell(keyValue(l, "host_cache_capacity_tokens"))],
     ] as CurveSpec["columns"],
   };
   const capacities = "vertical lines at the device cache capacity and at the device and host tiers together; crosses mark the lines with eviction";
@@ -184,7 +184,7 @@ const isNumber = (v: string | undefined): boolean => v !== undefined && v.trim()
  * The one setting the runs differ in, when it is numeric: a header key (or several keys always equal, as
  * options.page_size and page_size) whose value differs and is a number in every run, and nothing else differs.
  */
-export function loopSetting(groups: readonly RunGroup[]): { name: string; value: Map<number, number> } | null {
+function loopSetting(groups: readonly RunGroup[]): { name: string; value: Map<number, number> } | null {
   if (groups.length < 2) return null;
   const headers = groups.map((g) => flattenHeader(g.header));
   const vectors = new Map<string, string>();

@@ -221,7 +221,7 @@ function fidelityLines(r: PctLine): string[] {
 }
 
 /** Working set against capacity: shown for a working set of several prefixes, or when hits fell short. */
-export function pressureLines(
+function pressureLines(
   r: Partial<
     Pick<
       PctRecord,
@@ -248,7 +248,7 @@ export function pressureLines(
 }
 
 /** Where the hits came from: shown when some came from a tier other than the device. */
-export function tierLines(r: Partial<Pick<PctRecord, "cached_tokens_by_tier" | "ttft_by_tier">>): string[] {
+function tierLines(r: Partial<Pick<PctRecord, "cached_tokens_by_tier" | "ttft_by_tier">>): string[] {
   const t = r.cached_tokens_by_tier;
   if (t === null || t === undefined || typeof t !== "object" || (t.host === 0 && t.storage === 0)) return [];
   const lines = [section("Cache Tiers"), row("Cached tokens device / host / storage:", `${t.device} / ${t.host} / ${t.storage}`)];

@@ -34,7 +34,7 @@ export function groupsOf(runs: readonly SeriesRun[]): RunGroup[] {
 }
 
 /** A line's number under a key of the key table; null where it has none. */
-export function valueOf(line: AnyLine, key: KeyName): number | null {
+export function keyValue(line: AnyLine, key: KeyName): number | null {
   const v = (line as Record<string, unknown>)[key];
   return typeof v === "number" ? v : null;
 }
@@ -43,7 +43,7 @@ export function valueOf(line: AnyLine, key: KeyName): number | null {
 export const varies = (groups: readonly RunGroup[], value: (a: LineAxes) => number | undefined): boolean =>
   groups.some((g) => new Set(g.lines.map((l) => value(axesOf(l))).filter((v) => v !== undefined && Number.isFinite(v))).size > 1);
 
-export interface Metric {
+interface Metric {
   key: KeyName;
   /** Its name in a dataset's label when the chart draws several. */
   name: string;
@@ -112,7 +112,7 @@ export function curveSection(groups: readonly RunGroup[], spec: CurveSpec): Repo
       label: many ? `${c.label} ${m.name}` : c.label,
       series,
       style: m.dashed ? ("dashed" as const) : ("line" as const),
-      data: points(c.lines, x, (l) => valueOf(l, m.key)),
+      data: points(c.lines, x, (l) => keyValue(l, m.key)),
     })),
   );
   if (!datasets.some((d) => new Set(d.data.map((p) => p.x)).size > 1)) return null;
@@ -121,7 +121,7 @@ export function curveSection(groups: readonly RunGroup[], spec: CurveSpec): Repo
     [...c.lines]
       .filter((l) => Number.isFinite(x(l) ?? NaN))
       .sort((a, b) => x(a)! - x(b)!)
-      .map((l) => [c.label, formatCell(x(l)), ...spec.metrics.map((m) => formatCell(valueOf(l, m.key))), ...(spec.columns ?? []).map(([, cell]) => cell(l))]),
+      .map((l) => [c.label, formatCell(x(l)), ...spec.metrics.map((m) => formatCell(keyValue(l, m.key))), ...(spec.columns ?? []).map(([, cell]) => cell(l))]),
   );
   const columns = ["series", spec.x.title, ...spec.metrics.map((m) => m.key), ...(spec.columns ?? []).map(([name]) => name)];
   return {

@@ -18,7 +18,7 @@ const VERDICTS = [
 const checked = (l: PctLine): boolean => typeof l.fidelity_checked === "number";
 
 /** One row per checked line: the counts, the first differing positions and the largest gap. */
-export function fidelityRows(runs: ReadonlyArray<{ label: string; pcts: readonly PctLine[] }>): string[][] {
+function fidelityRows(runs: ReadonlyArray<{ label: string; pcts: readonly PctLine[] }>): string[][] {
   return runs.flatMap((r) =>
     r.pcts
       .filter(checked)
@@ -33,7 +33,7 @@ export function fidelityRows(runs: ReadonlyArray<{ label: string; pcts: readonly
   );
 }
 
-export const FIDELITY_COLUMNS = [
+const FIDELITY_COLUMNS = [
   "run",
   "line",
   "checked",

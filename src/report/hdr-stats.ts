@@ -21,10 +21,13 @@ export const HDR_PERCENTILES = [
 const cache = new WeakMap<object, Map<HdrSeries, Histogram | null>>();
 
 /** The decoded histogram of one series of a line's `hdr`; null when absent, unreadable or empty. */
-export function histogramOf(hdr: PctHistograms | undefined, series: HdrSeries): Histogram | null {
+function histogramOf(hdr: PctHistograms | undefined, series: HdrSeries): Histogram | null {
   if (hdr === undefined || hdr === null || typeof hdr !== "object") return null;
   let perLine = cache.get(hdr);
-  if (!perLine) cache.set(hdr, (perLine = new Map()));
+  if (!perLine) {
+    perLine = new Map();
+    cache.set(hdr, perLine);
+  }
   if (perLine.has(series)) return perLine.get(series)!;
   const encoded = hdr[`${series}_us`];
   let histogram: Histogram | null = null;
@@ -47,7 +50,7 @@ export function hdrPercentileMs(hdr: PctHistograms | undefined, series: HdrSerie
 }
 
 /** The line's own key for a percentile of a series (numpy's, as written), or null where the line holds none. */
-export function lineKeyOf(series: HdrSeries, percentile: number): string | null {
+function lineKeyOf(series: HdrSeries, percentile: number): string | null {
   const key = percentile === 50 ? `median_${series}_ms` : percentile === 90 ? `p90_${series}_ms` : percentile === 99 ? `p99_${series}_ms` : null;
   return key === "p90_e2e_latency_ms" ? null : key;
 }

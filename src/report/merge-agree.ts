@@ -5,7 +5,7 @@
  */
 import { UsageError } from "../errors.ts";
 import { FINGERPRINT_FIELDS } from "../metrics/fingerprint.ts";
-import { type WorkloadFingerprint } from "../schema/nested.ts";
+import type { WorkloadFingerprint } from "../schema/nested.ts";
 import type { MergeLine } from "./merge-rules.ts";
 
 /**

@@ -56,7 +56,7 @@ interface LineAxes {
 }
 
 /** The requests of `line` among a run's details: by round for a round line, by the id's tag for a sweep line. */
-export function samplesOfLine(line: LineAxes, samples: readonly DetailSample[]): DetailSample[] {
+function samplesOfLine(line: LineAxes, samples: readonly DetailSample[]): DetailSample[] {
   const runId = line.run_id;
   if (typeof runId !== "string") return [];
   const mine = samples.filter((s) => s.requestId.startsWith(`${runId}-`));

@@ -8,15 +8,7 @@ import type { GateResult } from "../schema/nested.ts";
 import { formatCell, renderTextTable } from "./text-table.ts";
 
 /** The metrics every repeated line is summarized by (a gated metric is added to them). */
-export const REPEAT_METRICS = [
-  "mean_ttft_ms",
-  "p99_ttft_ms",
-  "mean_itl_ms",
-  "p99_itl_ms",
-  "mean_e2e_latency_ms",
-  "output_throughput",
-  "request_throughput",
-] as const;
+const REPEAT_METRICS = ["mean_ttft_ms", "p99_ttft_ms", "mean_itl_ms", "p99_itl_ms", "mean_e2e_latency_ms", "output_throughput", "request_throughput"] as const;
 
 type Line = object & { gates?: readonly GateResult[] };
 

@@ -22,7 +22,7 @@ export interface RunLines {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Whether a parsed line is a pct line: ours and the script's have no `type`; 0.1's say "pct". */
-export function isPctLine(obj: unknown): obj is PctLine {
+function isPctLine(obj: unknown): obj is PctLine {
   if (!isObject(obj)) return false;
   if ("type" in obj) return obj.type === "pct";
   return "shared_prefix_pct" in obj && "completed" in obj;

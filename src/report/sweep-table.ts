@@ -27,7 +27,7 @@ export function gatesCell(gates: readonly GateResult[] | undefined): string {
 }
 
 /** One row per line (its pct, and its working set and rate where set): TTFT mean/p99, ITL p99, output throughput, cache check, gates. */
-export function renderSweepTable(rows: readonly SweepRow[]): string {
+function renderSweepTable(rows: readonly SweepRow[]): string {
   const columns = ["pct", "TTFT mean ms", "TTFT p99 ms", "ITL p99 ms", "output tok/s", "cache check", "gates"];
   const cells = rows.map((r) => [
     lineLabel(r),
@@ -42,7 +42,7 @@ export function renderSweepTable(rows: readonly SweepRow[]): string {
 }
 
 /** Every gate verdict of the sweep (gate, pct, value, verdict); "" when no line carries a gate. */
-export function renderGateTable(rows: readonly SweepRow[]): string {
+function renderGateTable(rows: readonly SweepRow[]): string {
   const cells: string[][] = [];
   // A verdict failed for want of evidence names what was missing (the defect), whatever the value.
   const verdict = (g: GateResult) => (g.evidence?.length ? `FAIL (${g.evidence.map((e) => e.split(":")[0]).join(", ")})` : verdictText(g.pass));

@@ -21,7 +21,7 @@ export function formatCell(value: number | null | undefined, digits = 2): string
 }
 
 /** Whether a cell holds a number (or n/a, -, a signed delta, a percentage): such columns are right-aligned. */
-export const isNumericCell = (cell: string): boolean => /^(?:[+-]?\d[\d.,]*%?\*?|n\/a|-|[+-]?inf)$/.test(cell);
+const isNumericCell = (cell: string): boolean => /^(?:[+-]?\d[\d.,]*%?\*?|n\/a|-|[+-]?inf)$/.test(cell);
 
 /** Per column: every cell numeric (and at least one row). */
 export const numericColumns = (columns: readonly string[], rows: readonly (readonly string[])[]): boolean[] =>

@@ -6,9 +6,9 @@
  */
 import { labelOf } from "../schema/axes.ts";
 import { unpackTimeline, type TimelineData } from "../metrics/timeline.ts";
-import { type SteadyState, type Timeline } from "../schema/timeline-shape.ts";
+import type { SteadyState, Timeline } from "../schema/timeline-shape.ts";
 import type { DatasetData, ReportSection, SeriesRun } from "./chart-data.ts";
-import { groupsOf, valueOf, type AnyLine } from "./curves.ts";
+import { groupsOf, keyValue, type AnyLine } from "./curves.ts";
 import { formatCell } from "./text-table.ts";
 
 interface TimedLine {
@@ -118,12 +118,12 @@ export function timelineSections(runs: readonly SeriesRun[]): ReportSection[] {
       w(l, "start_s"),
       w(l, "end_s"),
       w(l, "requests"),
-      formatCell(valueOf(l.line, "completed")),
-      formatCell(valueOf(l.line, "mean_ttft_ms")),
+      formatCell(keyValue(l.line, "completed")),
+      formatCell(keyValue(l.line, "mean_ttft_ms")),
       w(l, "mean_ttft_ms"),
-      formatCell(valueOf(l.line, "p99_ttft_ms")),
+      formatCell(keyValue(l.line, "p99_ttft_ms")),
       w(l, "p99_ttft_ms"),
-      formatCell(valueOf(l.line, "output_throughput")),
+      formatCell(keyValue(l.line, "output_throughput")),
       w(l, "output_throughput"),
     ]),
   };

@@ -5,7 +5,7 @@
  */
 
 /** Largest frame a shard may send: one pct's records of a shard, with every ITL. */
-export const MAX_FRAME_BYTES = 256 * 1024 * 1024;
+const MAX_FRAME_BYTES = 256 * 1024 * 1024;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });

@@ -46,15 +46,7 @@ export function uniteShards(
   return { records, endMs, interrupted, health: worstHealth(healths), report: { count: group.size, launcher: group.launcher, ranks, failed } };
 }
 
-export function shardRow(
-  rank: number,
-  host: string,
-  pid: number,
-  records: readonly RequestRecord[],
-  offsetMs: number,
-  rttMs: number,
-  h: ClientHealth,
-): ShardRow {
+function shardRow(rank: number, host: string, pid: number, records: readonly RequestRecord[], offsetMs: number, rttMs: number, h: ClientHealth): ShardRow {
   return {
     rank,
     host,
@@ -70,7 +62,7 @@ export function shardRow(
   };
 }
 
-export /** The run is as healthy as its least healthy shard. */
+/** The run is as healthy as its least healthy shard. */
 function worstHealth(hs: ClientHealth[]): ClientHealth {
   const max = (f: (h: ClientHealth) => number) => Math.max(...hs.map(f));
   const http = hs.map((h) => h.httpCpuPct).filter((v): v is number => v !== null);

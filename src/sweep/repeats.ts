@@ -5,15 +5,15 @@
  */
 import type { RunOptions } from "../config/options.ts";
 import { evaluateGates } from "../gates/evaluate.ts";
-import { type GateResult } from "../schema/nested.ts";
+import type { GateResult } from "../schema/nested.ts";
 import { gateApplies } from "../gates/parse.ts";
-import { type Gate } from "../schema/gate.ts";
+import type { Gate } from "../schema/gate.ts";
 import { meanInterval } from "../metrics/intervals.ts";
 import type { PctRecord } from "../metrics/pct-record.ts";
 import { axesOf } from "../schema/axes.ts";
 
 /** What --repeat-until-cv watches on a line without a gate: the tail of the first token and the decode pace. */
-export const DEFAULT_CV_METRICS = ["p99_ttft_ms", "mean_itl_ms"] as const;
+const DEFAULT_CV_METRICS = ["p99_ttft_ms", "mean_itl_ms"] as const;
 
 /** The repeats a line's mean is over: the complete ones (an interrupted repeat only when there is nothing else). */
 const usable = (repeats: readonly PctRecord[]): readonly PctRecord[] => {
@@ -22,7 +22,7 @@ const usable = (repeats: readonly PctRecord[]): readonly PctRecord[] => {
 };
 
 /** The values of `metric` over the repeats; null when a repeat could not measure it (no mean without every one). */
-export function valuesOf(repeats: readonly PctRecord[], metric: string): number[] | null {
+function valuesOf(repeats: readonly PctRecord[], metric: string): number[] | null {
   const values = repeats.map((r) => (r as Record<string, unknown>)[metric]);
   return values.every((v): v is number => typeof v === "number" && Number.isFinite(v)) ? values : null;
 }

@@ -9,7 +9,7 @@ import type { RunOptions } from "../config/options.ts";
 import type { ServerProfile } from "../backends/types.ts";
 import { splitPrompt } from "../workload/prompts.ts";
 
-export const AUTO_FILLS = [0.5, 1, 2] as const;
+const AUTO_FILLS = [0.5, 1, 2] as const;
 
 export function autoWorkingSets(opts: Pick<RunOptions, "totalTokens" | "pcts">, server: Pick<ServerProfile, "info">): number[] {
   const capacity = server.info.cacheCapacityTokens;

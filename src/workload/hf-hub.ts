@@ -14,7 +14,7 @@ import { log } from "../log.ts";
 /** Environment the hub code reads; process.env unless a test passes its own. */
 export type HubEnv = Record<string, string | undefined>;
 
-export const HF_DEFAULT_ENDPOINT = "https://huggingface.co";
+const HF_DEFAULT_ENDPOINT = "https://huggingface.co";
 export const TOKENIZER_FILE = "tokenizer.json";
 export const TOKENIZER_CONFIG_FILE = "tokenizer_config.json";
 /** Whole download of one file, headers and body. */
@@ -69,7 +69,7 @@ const isFile = async (path: string): Promise<boolean> => {
 };
 
 /** Path of a cached file for repo@revision, or null: via refs/<revision>, or snapshots/<revision> for a commit hash. */
-export async function findCachedFile(cacheDir: string, repo: string, revision: string, filename: string): Promise<string | null> {
+async function findCachedFile(cacheDir: string, repo: string, revision: string, filename: string): Promise<string | null> {
   const repoDir = repoCacheDir(cacheDir, repo);
   const hashes: string[] = [];
   try {

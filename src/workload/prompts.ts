@@ -79,7 +79,7 @@ export function buildPrompts(p: BuildPromptsParams): PromptSet {
 export const prefixIndexOf = (set: PromptSet, i: number): number => i % set.prefixes.length;
 
 /** Prompt i's shared prefix. */
-export const prefixOf = (set: PromptSet, i: number): Uint32Array => set.prefixes[prefixIndexOf(set, i)] as Uint32Array;
+const prefixOf = (set: PromptSet, i: number): Uint32Array => set.prefixes[prefixIndexOf(set, i)] as Uint32Array;
 
 /** Prompt i's suffix, a view into set.suffixes (no copy). */
 export const suffixIds = (set: PromptSet, i: number): Uint32Array => set.suffixes.subarray(i * set.suffixLen, (i + 1) * set.suffixLen);

@@ -45,7 +45,7 @@ function addedTokenIds(addedTokens: unknown): number[] {
 }
 
 /** Every token id of a parsed tokenizer.json (model vocab plus added tokens), deduplicated, ascending. */
-export function buildPopulation(tokenizerJson: any): Uint32Array {
+export function buildPopulation(tokenizerJson: unknown): Uint32Array {
   if (!isPlainObject(tokenizerJson)) throw new Error("tokenizer.json is not a JSON object");
   const base = modelVocabIds(tokenizerJson.model);
   const added = addedTokenIds(tokenizerJson.added_tokens);

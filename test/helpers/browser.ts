@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { chromium, type BrowserContext } from "playwright-core";
 
 /** Flags for a quiet, offline-friendly headless Chromium; root needs --no-sandbox. */
-export const CHROMIUM_FLAGS = [
+const CHROMIUM_FLAGS = [
   "--headless",
   "--disable-gpu",
   "--disable-background-networking",

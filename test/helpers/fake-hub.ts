@@ -5,7 +5,7 @@
  */
 
 /** One request as the fake hub saw it. */
-export interface FakeHubRequest {
+interface FakeHubRequest {
   method: string;
   /** Decoded path, e.g. "/org/name/resolve/main/tokenizer.json". */
   path: string;

@@ -155,5 +155,3 @@ export function detailSignature(o: Observation, file = "d.jsonl"): string[] {
       ]),
     );
 }
-
-export const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);

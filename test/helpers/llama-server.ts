@@ -83,7 +83,7 @@ export interface LlamaServerOptions {
   extraArgs: string[];
 }
 
-export const LLAMA_SERVER_DEFAULTS: LlamaServerOptions = {
+const LLAMA_SERVER_DEFAULTS: LlamaServerOptions = {
   slots: 1,
   ctxTokensPerSlot: 1024,
   cacheRam: false,

@@ -59,7 +59,7 @@ export function generateTrace(o: GenOptions): TraceLine[] {
 export const traceText = (lines: readonly object[]): string => lines.map((l) => JSON.stringify(l)).join("\n") + "\n";
 
 /** Tokens two prompts share, computed from their hash ids the plain way (every block compared, partial ones by length). */
-export function sharedByIds(a: TraceLine, b: TraceLine, blockSize: number): number {
+function sharedByIds(a: TraceLine, b: TraceLine, blockSize: number): number {
   let tokens = 0;
   for (let j = 0; j < Math.min(a.hash_ids.length, b.hash_ids.length); j++) {
     if (a.hash_ids[j] !== b.hash_ids[j]) break;

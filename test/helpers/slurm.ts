@@ -13,8 +13,8 @@ import { ROOT } from "./run-cli.ts";
 
 export const START_SLURM = join(ROOT, "test", "slurm", "start-slurm.sh");
 /** Where start-slurm.sh keeps its config; the script reads the same variable with the same default. */
-export const SLURM_DIR = process.env.SLURM_CI_DIR ?? "/tmp/slurm-ci";
-export const SLURM_CONF = join(SLURM_DIR, "slurm.conf");
+const SLURM_DIR = process.env.SLURM_CI_DIR ?? "/tmp/slurm-ci";
+const SLURM_CONF = join(SLURM_DIR, "slurm.conf");
 const HOW_TO_START = `start it (as root) with: bash ${join("test", "slurm", "start-slurm.sh")} start (2 nodes unless SLURM_CI_NODES says otherwise)`;
 const DEFAULT_TIMEOUT_MS = 30_000;
 /** srun ignores SIGTERM while it cannot reach slurmctld, so a timed-out command gets SIGKILL after this. */
@@ -35,7 +35,7 @@ export interface SlurmRunOptions {
   cwd?: string;
 }
 
-export function isCi(): boolean {
+function isCi(): boolean {
   return process.env.CI === "true" || process.env.CI === "1";
 }
 
@@ -44,7 +44,7 @@ export function isCi(): boolean {
  * the tests themselves run inside an allocation, an inherited SLURM_NTASKS or SLURM_JOB_ID would change what srun
  * does), pointed at this project's cluster, plus `extra`.
  */
-export function slurmEnv(extra: Record<string, string> = {}): Record<string, string> {
+function slurmEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (value === undefined || /^(SLURM|SRUN|SBATCH|SALLOC)_/.test(key)) continue;
@@ -60,10 +60,6 @@ let availability: Availability | undefined;
 export function slurmUnavailableReason(): string | null {
   availability ??= checkAvailability();
   return availability.available ? null : availability.reason;
-}
-
-export function slurmAvailable(): boolean {
-  return slurmUnavailableReason() === null;
 }
 
 /** The cluster's node names in sinfo's order ([] when Slurm is not available). */
@@ -117,7 +113,8 @@ export function describeSlurm(name: string, body: () => void, { minNodes = 1 }: 
     return;
   }
   const registry = globalThis as Record<symbol, Set<string> | undefined>;
-  const noted = (registry[NOTED] ??= new Set<string>());
+  registry[NOTED] ??= new Set<string>();
+  const noted = registry[NOTED];
   if (!noted.has(reason)) {
     noted.add(reason);
     console.warn(`[slurm] skipping the Slurm tests: ${reason}. To run them, ${HOW_TO_START}`);

@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CLIENT_FLAGS, flagsFor } from "../../src/config/flags/index.ts";
-import { type CommandName } from "../../src/config/flags/types.ts";
+import type { CommandName } from "../../src/config/flags/types.ts";
 import { FLAG_MAXIMA } from "../../src/config/bounds.ts";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";

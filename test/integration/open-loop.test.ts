@@ -216,7 +216,7 @@ describe("latency from the intended send time", () => {
     }
     // Request k was due 10k ms after the first: the schedule kept its times, however late the sends were.
     const intended = readJsonl(details).map((d) => d.intended_epoch_ms as number);
-    intended.forEach((t, k) => expect(t - intended[0]!).toBeCloseTo(10 * k, 2));
+    for (const [k, t] of intended.entries()) expect(t - intended[0]!).toBeCloseTo(10 * k, 2);
 
     // The same server in a closed loop: the intended time is when the slot freed, so both kinds agree.
     const closed = join(dir, "closed.jsonl");

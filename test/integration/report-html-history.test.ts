@@ -112,14 +112,14 @@ async function open(html: string): Promise<{ trends: Record<string, DrawnTrend>;
 
 /** The x label the report should give a run: its start to the minute, then its tag (or its file's name). */
 const xLabel = (lines: any[], name: string | null) => `${lines[0].run.started_at.slice(0, 16).replace("T", " ")}${name ? ` ${name}` : ""}`;
-const valueOf = (line: any, metric: string): number => compareMetric(metric)!.read(line).value!;
+const metricValue = (line: any, metric: string): number => compareMetric(metric)!.read(line).value!;
 /** Each line key's points: one per run, x its place, y its value. */
 const expected = (runs: any[][], metric: string) =>
   PCTS.map((pct) => ({
     label: `${pct}%`,
     data: runs.map((lines, x) => ({
       x,
-      y: valueOf(
+      y: metricValue(
         lines.find((l) => l.shared_prefix_pct === pct),
         metric,
       ),
@@ -153,7 +153,7 @@ describe("report --html --history", () => {
         labels[i]!,
         lines[0].run_id,
         ...PCTS.map((p) =>
-          valueOf(
+          metricValue(
             lines.find((l) => l.shared_prefix_pct === p),
             "mean_ttft_ms",
           ).toFixed(2),

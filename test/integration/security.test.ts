@@ -240,12 +240,14 @@ describe("text from a server reaches the terminal escaped", () => {
       ]);
       expect([0, 3]).toContain(r.code);
       for (const text of [r.stderr, r.stdout]) {
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for the terminal's control characters
         expect(text).not.toMatch(/[\u001b\u0007\u009b]/);
       }
       expect(r.stderr).toContain("0.5\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m");
       // The file keeps what the server said (JSON escapes it): the report on a terminal escapes it again.
       expect(readJsonl(out)[0].server_version).toBe(hostile);
       const report = await runCli(["report", out]);
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for the terminal's control characters
       expect(report.stdout).not.toMatch(/[\u001b\u0007\u009b]/);
     } finally {
       await proxy.stop();

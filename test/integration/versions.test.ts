@@ -1,5 +1,5 @@
 /**
- * One version: package.json's (0.3.0) is what `warmbench --version` prints and what every line a run writes says
+ * One version: package.json's (0.4.0) is what `warmbench --version` prints and what every line a run writes says
  * (src/version.ts compiles it in). And the files of earlier versions still read: 0.1's (run/pct/summary lines),
  * 0.2's (real lines of the 0.2 binary, which said "0.1.0"; test/fixtures/results/v0.2-*.jsonl) and the script's.
  */
@@ -30,8 +30,8 @@ describe("one version everywhere", () => {
   });
   afterAll(() => mock.stop());
 
-  test("package.json says 0.3.0 and --version prints it", async () => {
-    expect(pkg.version).toBe("0.3.0");
+  test("package.json says 0.4.0 and --version prints it", async () => {
+    expect(pkg.version).toBe("0.4.0");
     const r = await runCli(["--version"]);
     expect(r.code).toBe(0);
     expect(r.stdout.trim()).toBe(pkg.version);

@@ -83,7 +83,7 @@ describe("habits", () => {
     expect(missing).toEqual([]);
   });
 
-  test("every source, test, bench and docs script is formatted as biome.json says (fix: npx biome format --write .)", () => {
+  test("every source, test, bench and docs script is formatted as biome.jsonc says (fix: npx biome format --write .)", () => {
     const run = Bun.spawnSync([join(ROOT, "node_modules/.bin/biome"), "format", "."], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
     const said = `${run.stdout.toString()}${run.stderr.toString()}`;
     if (run.exitCode !== 0) throw new Error(`not formatted (run: npx biome format --write .):\n${said.slice(0, 4000)}`);

@@ -7,7 +7,7 @@ import { parseIntFlag, parseNumberFlag } from "../flag-values.ts";
 import type { FlagDecl } from "./types.ts";
 
 /** Defaults of the passport's own flags (the declarations and the parser read them). */
-export const PASSPORT_DEFAULTS = {
+const PASSPORT_DEFAULTS = {
   /** The capacity search stops here and reports a lower bound: about a minute of prefill on one GPU. */
   maxTokens: 2_000_000,
   idleWaitS: 0,

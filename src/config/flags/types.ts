@@ -48,10 +48,10 @@ export interface FlagSpec {
 }
 
 /** What differs for one command from the flag's common declaration (its binding too: another field or check). */
-export type FlagOverride = Partial<Pick<FlagSpec, "help" | "default" | "choices" | "optional" | "conflicts">> & { bind?: FlagBinding };
+type FlagOverride = Partial<Pick<FlagSpec, "help" | "default" | "choices" | "optional" | "conflicts">> & { bind?: FlagBinding };
 
 /** Raw flag values as citty hands them over (strings, booleans; repeated flags joined by newlines). */
-export type FlagValues = RawFlags;
+type FlagValues = RawFlags;
 
 /**
  * A flag bound to the option it fills: the field, how its value (or its absence) becomes the field's value, and

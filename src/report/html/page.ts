@@ -12,7 +12,7 @@ import { VERSION } from "../../version.ts";
 import type { ReportRun } from "../runs.ts";
 import { historySections, type HistoryTrend } from "../history-trend.ts";
 import { buildSections } from "../sections.ts";
-import { type ChartData, type ReportSection } from "../chart-data.ts";
+import type { ChartData, ReportSection } from "../chart-data.ts";
 import { differencesTable, gatesTable, metadataTable, type ReportTable } from "../tables.ts";
 import { searchVerdict } from "../capacity-sections.ts";
 import { numericColumns } from "../text-table.ts";
@@ -22,7 +22,7 @@ import { escapeHtml, jsonForScript, sha256Base64 } from "./escape.ts";
 const chartJs = chartJsFile.replace(/\n\/\/# sourceMappingURL=\S*\s*$/, "\n");
 
 /** Series colours (Tableau 10): run i gets PALETTE[i % 10], in the charts and in the page's legend. */
-export const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
+const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
 
 function renderTable(t: Pick<ReportTable, "id" | "columns" | "rows">, caption = ""): string {
   const numericColumn = numericColumns(t.columns, t.rows);

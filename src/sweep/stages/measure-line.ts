@@ -14,16 +14,16 @@ import type { LinePrompts, PromptBatch } from "./build-prompts.ts";
 import { measure as measurePoint, type Measurement as PointMeasurement } from "../../engine/measure.ts";
 
 /** The prompt of this process that finished last: its index and its suffix's first ids; null when none succeeded. */
-export type LastFinished = { index: number; suffixHead: Uint32Array } | null;
+type LastFinished = { index: number; suffixHead: Uint32Array } | null;
 
 /** A line's send, and what it learns of the prompt that finished last once it is done. */
-export interface LineSend {
+interface LineSend {
   options: Omit<SendOptions, "signal" | "startAtMs">;
   lastFinished(): LastFinished;
 }
 
 /** The line's `prompts` (opened by the caller, who closes them) as the engine sends them. */
-export function lineSend(plan: PctPlan, line: LinePlan, prompts: LinePrompts, ctx: SweepContext): LineSend {
+function lineSend(plan: PctPlan, line: LinePlan, prompts: LinePrompts, ctx: SweepContext): LineSend {
   const { opts } = ctx;
   const rate = Number.isFinite(line.rate) ? `${line.rate} req/s` : "as slots free up";
   const last = { endMs: -Infinity, index: -1, suffixHead: null as Uint32Array | null };

@@ -81,7 +81,7 @@ export const writes =
     expect(existsSync(join(o.dir, file))).toBe(true);
     expect(statSync(join(o.dir, file)).size).toBeGreaterThan(0);
   };
-export const stderrShows =
+const stderrShows =
   (re: RegExp): Proof =>
   (o, b) => {
     expect(o.stderr).toMatch(re);
@@ -127,7 +127,7 @@ export const FLUSH_DEADLINE: Entry = {
 };
 
 /** A passport file as `warmbench passport --output-file` writes it, with the figures a test names. */
-export function writePassport(dir: string, pageSize: number, capacityTokens: number): void {
+function writePassport(dir: string, pageSize: number, capacityTokens: number): void {
   const figure = (value: number) => ({ value, method: "test", uncertainty: "exact", why: null });
   writeFileSync(
     join(dir, "passport.json"),

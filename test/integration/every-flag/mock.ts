@@ -148,6 +148,20 @@ const evictAndReturn = async (url: string): Promise<Reply> => {
   return generate(url, ids(64, 100));
 };
 
+/** Runs `during` while a streamed request for `prompt` decodes (its prefill is over), then reads that request to its end. */
+async function whileDecoding<T>(url: string, prompt: number[], during: () => Promise<T>): Promise<T> {
+  const res = await fetch(url + "/generate", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ input_ids: prompt, sampling_params: { max_new_tokens: 50, ignore_eos: true, temperature: 0 }, stream: true }),
+  });
+  const reader = res.body!.getReader();
+  await reader.read(); // its first token event
+  const result = await during();
+  while (!(await reader.read()).done);
+  return result;
+}
+
 const MOCK: Record<string, MockEntry<any>> = {
   personality: entry({ args: ["--personality", "vllm"], ask: (u) => at(u, "/version"), proof: (o, b) => expect([o, b]).toEqual([200, 404]) }),
   slots: entry({
@@ -192,7 +206,10 @@ const MOCK: Record<string, MockEntry<any>> = {
   // 70 tokens sent twice: whole pages of 16 come back cached (64), against 69 with pages of 1.
   "page-size": entry({
     args: ["--page-size", "16"],
-    ask: async (u) => (await generate(u, ids(70)), cachedOf(await generate(u, ids(70))).tokens),
+    ask: async (u) => {
+      await generate(u, ids(70));
+      return cachedOf(await generate(u, ids(70))).tokens;
+    },
     proof: (o, b) => expect([o, b]).toEqual([64, 69]),
   }),
   "cache-tokens": entry({
@@ -346,7 +363,11 @@ const MOCK: Record<string, MockEntry<any>> = {
   // Dies once the first measured request is admitted: nothing answers after it.
   "exit-after": entry({
     args: ["--exit-after", "1"],
-    ask: async (u) => (await generate(u, ids(16)), await Bun.sleep(300), await at(u, "/health")),
+    ask: async (u) => {
+      await generate(u, ids(16));
+      await Bun.sleep(300);
+      return await at(u, "/health");
+    },
     proof: (o, b) => expect([o, b]).toEqual([0, 200]),
   }),
   // A greedy answer with log-probabilities, asked twice: the second hits the cache, and only then does a fault act.
@@ -418,6 +439,33 @@ const MOCK: Record<string, MockEntry<any>> = {
       return cachedOf(await generate(u, [...prompt, ...first.json.output_ids, 5])).tokens;
     },
     proof: (o, b) => expect([o, b]).toEqual([32, 37]),
+  }),
+  // A second request sent while the first still decodes, with the first's prompt: cached only when prompts go in at prefill.
+  "insert-at": entry({
+    args: ["--insert-at", "finish", "--itl-ms", "20"],
+    vs: ["--itl-ms", "20"],
+    ask: (u) => whileDecoding(u, ids(32, 7600), async () => cachedOf(await generate(u, [...ids(32, 7600), 5])).tokens),
+    proof: (o, b) => expect([o, b]).toEqual([0, 32]),
+  }),
+  // On a 64-token cache another prompt comes and goes while the first decodes: the first's pages survive only when held.
+  "inflight-pages": entry({
+    args: ["--inflight-pages", "locked", "--cache-tokens", "64", "--itl-ms", "20"],
+    vs: ["--cache-tokens", "64", "--itl-ms", "20"],
+    ask: (u) =>
+      whileDecoding(u, ids(64, 7700), async () => {
+        await generate(u, ids(64, 7800));
+        return cachedOf(await generate(u, [...ids(64, 7700), 5])).tokens;
+      }),
+    proof: (o, b) => expect([o, b]).toEqual([64, 0]),
+  }),
+  // The same prompt twice, both measured: the second would hit, and every 2nd measured request that would forgets.
+  "fault-forget-every": entry({
+    args: ["--fault-forget-every", "2"],
+    ask: async (u) => {
+      await generate(u, ids(32, 7900));
+      return cachedOf(await generate(u, ids(32, 7900))).tokens;
+    },
+    proof: (o, b) => expect([o, b]).toEqual([0, 31]),
   }),
   "flush-lies": entry({
     args: ["--flush-lies"],

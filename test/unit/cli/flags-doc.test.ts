@@ -7,6 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { renderUsage } from "citty";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { stripVTControlCharacters } from "node:util";
 import { COMMAND_NAMES, type CommandName } from "../../../src/config/flags/types.ts";
 import { flagsOf } from "../../../src/cli/flags.ts";
 import { FLAGS_DOC, renderFlagsDoc } from "../../../src/cli/flags-doc.ts";
@@ -23,7 +24,7 @@ function documented(command: CommandName): string[] {
 
 /** The flags (`--name`) and arguments (`NAME`) that `warmbench COMMAND --help` prints (arguments first). */
 async function inHelp(command: CommandName): Promise<string[]> {
-  const text = (await renderUsage(SUBCOMMANDS[command], root)).replace(/\x1b\[[0-9;]*m/g, "");
+  const text = stripVTControlCharacters(await renderUsage(SUBCOMMANDS[command], root));
   const found: string[] = [];
   let section = "";
   for (const line of text.split("\n")) {

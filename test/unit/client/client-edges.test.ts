@@ -121,7 +121,7 @@ describe("dispatch backlog", () => {
     const results = await run.done;
     expect(results).toEqual([...offsets.keys()]);
     expect(started.map(([i]) => i)).toEqual([...offsets.keys()]);
-    started.forEach(([i, intendedMs]) => expect([i, intendedMs]).toEqual([i, run.startMs + offsets[i]!]));
+    for (const [i, intendedMs] of started) expect([i, intendedMs]).toEqual([i, run.startMs + offsets[i]!]);
   });
 
   test("bad counts and concurrencies are refused, naming the value", () => {

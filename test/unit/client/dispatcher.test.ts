@@ -75,7 +75,7 @@ describe("dispatch, open loop (arrival times)", () => {
     expect(state.maxInFlight).toBe(1);
     const waits = state.started.map((s) => s.atMs - s.intendedMs);
     // Request k starts after k requests of 20 ms, but was due at 5k: it waited about 15k ms.
-    waits.forEach((w, k) => expect(w).toBeGreaterThanOrEqual(15 * k - 1));
+    for (const [k, w] of waits.entries()) expect(w).toBeGreaterThanOrEqual(15 * k - 1);
     expect(waits[5]!).toBeGreaterThan(70);
   });
 

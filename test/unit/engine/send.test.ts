@@ -39,8 +39,8 @@ const ctx = () => ({
   server: { textMode: "incremental" as const },
 });
 
-/** `n` prompts of distinct ids, all made up front; `late` positions arrive only when `arrive()` is called. */
-function source(n: number, late = new Set<number>()): RequestSource & { arrive(): void; taken: number[] } {
+/** Prompts of distinct ids (as many as the run takes); `late` positions arrive only when `arrive()` is called. */
+function source(late = new Set<number>()): RequestSource & { arrive(): void; taken: number[] } {
   const template = backend.createBodyTemplate({ maxNewTokens: OUTPUT, ignoreEos: true, extra: {}, model: null });
   const listeners: Array<() => void> = [];
   const arrived = new Set<number>();
@@ -68,7 +68,7 @@ describe("send", () => {
     const times = [0, 40, 80, 160, 170, 300];
     const r = await send({
       ctx: ctx(),
-      source: source(times.length),
+      source: source(),
       count: times.length,
       concurrency: 8,
       arrivalsMs: times,
@@ -86,7 +86,7 @@ describe("send", () => {
   });
 
   test("closed loop: never more in flight than the limit, a request whose prompt is late waits for it", async () => {
-    const s = source(12, new Set([5]));
+    const s = source(new Set([5]));
     setTimeout(() => s.arrive(), 150);
     const r = await send({
       ctx: ctx(),
@@ -112,7 +112,7 @@ describe("send", () => {
     setTimeout(() => stop.abort(), 120);
     const r = await send({
       ctx: ctx(),
-      source: source(50),
+      source: source(),
       count: 50,
       concurrency: 2,
       arrivalsMs: Array.from({ length: 50 }, (_, i) => i * 30),
@@ -132,7 +132,7 @@ describe("measure + summarizePoint", () => {
     const tokenizer = await loadTokenizer(QWEN3, { revision: "main", env: { HF_HUB_OFFLINE: "1", HF_HUB_CACHE: "/nonexistent-warmbench-cache" } });
     const m = await measure({
       ctx: ctx(),
-      source: source(8),
+      source: source(),
       count: 8,
       concurrency: 4,
       arrivalsMs: null,

@@ -30,7 +30,8 @@ describe("BlockSource", () => {
     for (const l of lines) {
       const ids = src.prompt({ inputLength: l.input_length, hashIds: l.hash_ids });
       expect(ids.length).toBe(l.input_length);
-      l.hash_ids.forEach((h, j) => expect([...ids.subarray(j * B, (j + 1) * B)]).toEqual([...src.block(h).subarray(0, Math.min(B, l.input_length - j * B))]));
+      for (const [j, h] of l.hash_ids.entries())
+        expect([...ids.subarray(j * B, (j + 1) * B)]).toEqual([...src.block(h).subarray(0, Math.min(B, l.input_length - j * B))]);
     }
     expect(lines.some((l) => l.input_length % B !== 0)).toBe(true);
   });

@@ -7,7 +7,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Coordinator } from "../../../src/shard/coordinator.ts";
-import { type ListenAddress } from "../../../src/shard/coordinator-types.ts";
+import type { ListenAddress } from "../../../src/shard/coordinator-types.ts";
 import { encodeFrame } from "../../../src/shard/frames.ts";
 import { PROTOCOL_VERSION, type ShardSetup } from "../../../src/shard/messages.ts";
 import { joinCoordinator, type ShardConnection } from "../../../src/shard/shard-client.ts";
