@@ -26,6 +26,8 @@ export class RoundModel {
   private readonly finished = new Map<number, CacheSequence>();
   private readonly records: RequestRecord[] = [];
   private readonly warmed: CacheSequence[];
+  /** A turn came without its ids (another process's, without --dump-prompts): the model cannot see its pages. */
+  private blind = false;
 
   constructor(
     private readonly ctx: MultiturnContext,
@@ -41,7 +43,9 @@ export class RoundModel {
     const keys: number[] = [];
     for (const t of turns) {
       const key = turnKey(opts.numClients, t.plan.round, t.plan.client);
-      const ids = turnIdsText(t.plan).split(",").map(Number);
+      const text = turnIdsText(t.plan);
+      const ids = text === "" ? [] : text.split(",").map(Number);
+      if (ids.length !== t.plan.promptLen) this.blind = true;
       this.prompts.set(key, { hashIds: pageChainHashes(ids, page), length: ids.length });
       // The server cached the previous turn's prompt and its answer but the last token: this prompt starts with them
       // - exactly so where the answer's ids are the server's own, not re-tokenized from its text.
@@ -56,7 +60,8 @@ export class RoundModel {
       keys.push(key);
     }
     // A server with a cache per slot (llama.cpp) keeps what its slot last held: the engine pins and proves it.
-    if (server.cacheSlots !== null && server.cacheSlots !== undefined) return { ranges: null, ledger: null };
+    // Nor does it apply where a turn's pages are unknown: each round's plan then says what the history should find.
+    if ((server.cacheSlots !== null && server.cacheSlots !== undefined) || this.blind) return { ranges: null, ledger: null };
     const set = this.ctx.replicas;
     const router = this.ctx.router;
     const behaviour = opts.serverCache ?? UNKNOWN_BEHAVIOUR;
