@@ -59,9 +59,6 @@ export class RoundModel {
       this.records.push({ ...t.rec, index: key });
       keys.push(key);
     }
-    // A server with a cache per slot (llama.cpp) keeps what its slot last held: the engine pins and proves it.
-    // Nor does it apply where a turn's pages are unknown: each round's plan then says what the history should find.
-    if ((server.cacheSlots !== null && server.cacheSlots !== undefined) || this.blind) return { ranges: null, ledger: null };
     const set = this.ctx.replicas;
     const router = this.ctx.router;
     const behaviour = opts.serverCache ?? UNKNOWN_BEHAVIOUR;
@@ -74,6 +71,10 @@ export class RoundModel {
       behaviour,
     };
     const mine = new Set(keys);
+    // A server with a cache per slot (llama.cpp) keeps what its slot last held: the engine pins and proves it. Nor does
+    // the check apply where a turn's pages are unknown: each round's plan then says what the history should find.
+    const checked = (server.cacheSlots === null || server.cacheSlots === undefined) && !this.blind;
+    if (!checked && (set === undefined || router === undefined)) return { ranges: null, ledger: null };
     const all =
       set === undefined || router === undefined
         ? expectPoint({ ...common, serverOf: () => 0, servers: [{ capacityTokens: modelCapacityOf(server.info), prior: this.warmed }] })
@@ -82,7 +83,7 @@ export class RoundModel {
             serverOf: (key) => router.assigned.get(key) ?? null,
             servers: set.servers.map((s) => ({ capacityTokens: modelCapacityOf(s.info), prior: this.warmed })),
           });
-    const ranges = new Map([...all].filter(([key]) => mine.has(key)));
+    const ranges = checked ? new Map([...all].filter(([key]) => mine.has(key))) : null;
     if (set === undefined || router === undefined) return { ranges, ledger: null };
     const ledger = hitLedger({
       ...common,
