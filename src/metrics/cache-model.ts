@@ -59,6 +59,8 @@ export interface CacheModelOptions {
   /** The server's cache capacity in tokens; null: unknown (no eviction is assumed; see `Expectation`). */
   capacityTokens: number | null;
   behaviour: CacheBehaviour;
+  /** False: only the guaranteed side is wanted (possible is then the infinite cache's, a looser bound), which halves the work. */
+  sharpPossible?: boolean;
 }
 
 /** What one request can report cached, in tokens. */
@@ -277,6 +279,8 @@ export function expectCache(requests: readonly ModelRequest[], prior: readonly C
     }
   }
 
+  compress([...refs, ...paths.values()], trie.size);
+
   const capacityPages = o.capacityTokens === null ? Infinity : Math.floor(o.capacityTokens / P);
   const counter = new DistinctPages(trie.size);
   counter.reset();
@@ -437,10 +441,47 @@ export function expectCache(requests: readonly ModelRequest[], prior: readonly C
       const t = c === pPages[k] ? pTimes[k]! : latestTouch(pDepths[k]!, c)![1];
       return t >= s || !mustOverflow(chainTo(pNodes, pPages, pDepths, k, c), t, s);
     };
+    if (o.sharpPossible === false)
+      return { guaranteed: Math.min((sum(gPages, g) + gPart) * P, infinitePossible), possible: infinitePossible, infiniteGuaranteed, infinitePossible };
     const p = longestPassing(pTimes.length, (k) => pHeld(k, pPages[k]!));
     const pPart = p < pTimes.length ? longestPassing(pPages[p]!, (c) => pHeld(p, c + 1)) : 0;
     const possible = (sum(pPages, p) + pPart) * P;
     return { guaranteed: Math.min((sum(gPages, g) + gPart) * P, possible), possible, infiniteGuaranteed, infinitePossible };
+  }
+}
+
+/**
+ * Runs of segments every walk takes whole and together (a prefix shared by a group, a prompt's own pages) become one
+ * segment of their pages, in place: a segment joins the next where it has one child and no walk ends in it or covers
+ * less than all of it, so every walk still covers a run's pages first to last. The same runs in every walk, so walks
+ * still line up by depth; the model's answers do not change, its counting is cheaper.
+ */
+function compress(walks: ReadonlyArray<{ nodes: readonly number[]; pages: readonly number[] }>, size: number): void {
+  const most = new Int32Array(size);
+  for (const w of walks) for (let k = 0; k < w.nodes.length; k++) most[w.nodes[k]!] = Math.max(most[w.nodes[k]!]!, w.pages[k]!);
+  /** -1: no child seen; -2: several, or a walk ends here or covers it in part; else its one child. */
+  const next = new Int32Array(size).fill(-1);
+  for (const w of walks) {
+    for (let k = 0; k < w.nodes.length; k++) {
+      const n = w.nodes[k]!;
+      const after = k + 1 < w.nodes.length ? w.nodes[k + 1]! : -2;
+      if (w.pages[k]! < most[n]!) next[n] = -2;
+      else if (next[n] === -1) next[n] = after;
+      else if (next[n] !== after) next[n] = -2;
+    }
+  }
+  for (const w of walks) {
+    const nodes: number[] = [];
+    const pages: number[] = [];
+    for (let k = 0; k < w.nodes.length; k++) {
+      const first = w.nodes[k]!;
+      let sum = w.pages[k]!;
+      while (k + 1 < w.nodes.length && next[w.nodes[k]!]! >= 0) sum += w.pages[++k]!;
+      nodes.push(first);
+      pages.push(sum);
+    }
+    (w as { nodes: readonly number[] }).nodes = nodes;
+    (w as { pages: readonly number[] }).pages = pages;
   }
 }
 

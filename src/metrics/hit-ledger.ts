@@ -110,7 +110,8 @@ export function hitLedger(i: LedgerInput): HitLedger {
   };
   const servers = i.replicas.map((r) => ({ capacityTokens: r.capacityTokens, prior: r.warmed }));
   const actual = expectPoint({ ...common, serverOf: i.replicaOf, servers });
-  const home = expectPoint({ ...common, serverOf: homes(i), servers });
+  // The counterfactual needs only what it guarantees.
+  const home = expectPoint({ ...common, serverOf: homes(i), servers, sharpPossible: false });
   const anywhere = expectPoint({ ...common, serverOf: () => 0, servers: [{ capacityTokens: null, prior: dedupe(i.replicas.flatMap((r) => r.warmed)) }] });
 
   const perRequest = new Map<number, LedgerTerms & LedgerLosses & { replica: number }>();

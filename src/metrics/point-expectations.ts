@@ -29,6 +29,8 @@ export interface PointCacheInput {
   /** Tokens per hash id of sequences without their own segment ends. */
   blockSize: number;
   behaviour: CacheBehaviour;
+  /** False: only each request's guaranteed is wanted (its possible is the infinite cache's). */
+  sharpPossible?: boolean;
 }
 
 export interface RequestExpectation extends Expectation {
@@ -56,6 +58,7 @@ export function expectPoint(i: PointCacheInput): Map<number, RequestExpectation>
       blockSize: i.blockSize,
       capacityTokens: server.capacityTokens,
       behaviour: i.behaviour,
+      sharpPossible: i.sharpPossible,
     });
     for (const [index, x] of model) out.set(index, { ...x, server: s });
   });

@@ -1,7 +1,8 @@
 /**
  * The hit-loss ledger of lines served by several replicas: per line, the hits one shared cache would have given and
- * where they went (delivered, lost to routing, to eviction, to the engine), stacked per shared-prefix %, one stack
- * per run; and the per-replica split (requests, hits, TTFT). Absent when no line was routed.
+ * where they went (lost to routing, to eviction, in the engine), one stack per line along an axis of routing policies
+ * (the question is which policy loses what, not how a pct does); and the per-replica split (requests, hits, TTFT).
+ * Absent when no line was routed.
  */
 import type { PctLine } from "../metrics/pct-record.ts";
 import { points, type DatasetData, type ReportSection, type SeriesRun } from "./chart-data.ts";
@@ -22,16 +23,26 @@ export function ledgerSections(runs: readonly SeriesRun[]): ReportSection[] {
   const lines = runs.flatMap((r) => r.pcts.filter(routed).map((l) => ({ r, l })));
   if (lines.length === 0) return [];
   const id = "ledger";
-  const datasets: DatasetData[] = runs.flatMap((r) =>
-    PARTS.map(([name, value], shade) => ({
-      label: `${r.label} ${name}`,
-      series: r.series,
-      style: "bar" as const,
-      stack: String(r.series),
-      shade,
-      data: points(r.pcts.filter(routed), (l) => l.shared_prefix_pct, value),
-    })),
-  );
+  // One place per line, by policy: "round-robin", or "round-robin 90%" where lines of one policy differ.
+  const byPolicy = [...lines].sort((a, b) => String(a.l.route).localeCompare(String(b.l.route)));
+  const sameRoute = (route: unknown) => byPolicy.filter((x) => x.l.route === route).length;
+  const names = byPolicy.map(({ r, l }) => {
+    const route = String(l.route ?? "");
+    if (sameRoute(l.route) === 1) return route;
+    const place = `${route} ${pointLabel(l)}`;
+    return byPolicy.filter((x) => x.l.route === l.route && pointLabel(x.l) === pointLabel(l)).length > 1 ? `${place} (${r.label})` : place;
+  });
+  const datasets: DatasetData[] = PARTS.map(([name, value], part) => ({
+    label: name,
+    series: part,
+    style: "bar" as const,
+    stack: "ledger",
+    shade: 0,
+    data: byPolicy.flatMap(({ l }, x) => {
+      const y = value(l);
+      return y === null ? [] : [{ x, y }];
+    }),
+  }));
   const ratio = (v: number | null | undefined) => (typeof v === "number" ? `${formatCell(v * 100)}%` : "n/a");
   const rows = lines.map(({ r, l }) => [
     r.label,
@@ -39,8 +50,10 @@ export function ledgerSections(runs: readonly SeriesRun[]): ReportSection[] {
     String(l.route ?? ""),
     String(l.ledger_requests ?? ""),
     String(l.ledger_available_tokens),
+    String(l.ledger_home_tokens ?? "n/a"),
     String(l.ledger_on_replica_tokens),
     String(l.ledger_modelled_tokens),
+    String(l.ledger_possible_tokens ?? "n/a"),
     String(l.ledger_delivered_tokens),
     ratio(l.loss_routing_ratio),
     ratio(l.loss_eviction_ratio),
@@ -62,10 +75,10 @@ export function ledgerSections(runs: readonly SeriesRun[]): ReportSection[] {
     {
       id,
       title: "Where the cache hits went: the hit-loss ledger",
-      note: "Per line, the hits one cache shared by every replica would have given (available) that were lost, stacked by where: to routing (the request went where its prefix was not), to eviction (the replica's cache was too small to keep it) and in the engine (the model says it was held, the server did not deliver it; negative: more than the model expected). The table has the tokens.",
+      note: "Per line, by routing policy, the hits one cache shared by every replica would have given (available) that were lost, stacked by where: to routing (against every request at its prefix's home), to eviction (the capacities, even at home) and in the engine (hits below what the cache model guarantees: 0 on a correct server). The table has the tokens.",
       chart: {
         id,
-        x: { title: "shared prefix (%)", type: "linear", min: 0 },
+        x: { title: "routing policy (one bar per line)", type: "linear", min: -0.5, max: byPolicy.length - 0.5, labels: names },
         y: { title: "hits lost (% of available)", type: "linear" },
         datasets,
         stacked: true,
@@ -79,8 +92,10 @@ export function ledgerSections(runs: readonly SeriesRun[]): ReportSection[] {
           "route",
           "requests",
           "available",
+          "home",
           "on replica",
-          "modelled",
+          "guaranteed",
+          "possible",
           "delivered",
           "lost: routing",
           "lost: eviction",

@@ -179,7 +179,14 @@ describe("three mock replicas, client-routed", () => {
     expect(text).toContain("### Where the cache hits went: the hit-loss ledger");
     expect(text).toMatch(/\| replicas\.route=round-robin \| 80% \| round-robin \| 60 \|/);
     const sl = (await get("session")).line;
-    const row = [sl.ledger_available_tokens, sl.ledger_on_replica_tokens, sl.ledger_modelled_tokens, sl.ledger_delivered_tokens].join(" \\| ");
+    const row = [
+      sl.ledger_available_tokens,
+      sl.ledger_home_tokens,
+      sl.ledger_on_replica_tokens,
+      sl.ledger_modelled_tokens,
+      sl.ledger_possible_tokens,
+      sl.ledger_delivered_tokens,
+    ].join(" \\| ");
     expect(text).toMatch(new RegExp(`\\| replicas\\.route=session \\| 80% \\| session \\| 60 \\| ${row} \\| 0% \\| \\d+(\\.\\d+)?% \\| 0% \\|`));
     expect(text).toContain("### Per replica");
   }, 60_000);
