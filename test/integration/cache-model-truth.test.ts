@@ -196,95 +196,63 @@ describe("sweeps over three replicas, every route", () => {
   }, 60_000);
 });
 
+/**
+ * One multi-turn or replay run over `replicas` mocks in behaviour `v` (strict, the behaviour stated), every request's
+ * truth judged against its range; the width goes to the figures.
+ */
+async function judgedRun(kind: "multiturn" | "replay", v: Variant, replicas: number, cacheTokens: number, command: string[]): Promise<void> {
+  const { urls, truths } = await servers(replicas, { ...mockOf(v), cacheTokens });
+  const tag = `${kind}-${nameOf(v)}-${replicas}`;
+  const out = join(dir, `${tag}.jsonl`);
+  const details = join(dir, `${tag}-details.jsonl`);
+  const r = await runCli([
+    ...command,
+    "--model",
+    LLAMA2_TOKENIZER,
+    "--base-url",
+    urls.join(","),
+    ...(replicas > 1 ? ["--route", "round-robin"] : []),
+    "--settle",
+    "0",
+    "--quiet",
+    "--verify-cache",
+    "strict",
+    "--server-cache",
+    nameOf(v),
+    "--output-file",
+    out,
+    "--request-details",
+    details,
+  ]);
+  expect([tag, r.code, r.code === 0 ? "" : r.stderr.slice(-600)]).toEqual([tag, 0, ""]);
+  await Bun.sleep(150);
+  const j = judge(readJsonl(details), truthOf(truths), tag);
+  figures.push(`${kind}, ${replicas} server(s), ${nameOf(v)}: ${j.widthPct.toFixed(1)} % of ${j.checked} requests`);
+}
+
 describe("multi-turn and replay, every behaviour, under cache pressure", () => {
   const conversation = ["--num-clients", "4", "--num-rounds", "4", "--shared-system-tokens", "32", "--turn-tokens", "48", "--output-len", "8"];
+  const traceOptions = {
+    blockSize: 16,
+    systems: 3,
+    systemBlocks: 4,
+    conversations: 10,
+    turns: 4,
+    maxTurnTokens: 48,
+    turnGapMs: 40,
+    startGapMs: 10,
+    outputLength: 4,
+    seed: 7,
+  };
   for (const v of VARIANTS) {
     test(`multi-turn, ${nameOf(v)}`, async () => {
-      for (const replicas of [1, 3]) {
-        const { urls, truths } = await servers(replicas, { ...mockOf(v), cacheTokens: 600 });
-        const tag = `multiturn-${nameOf(v)}-${replicas}`;
-        const out = join(dir, `${tag}.jsonl`);
-        const details = join(dir, `${tag}-details.jsonl`);
-        const r = await runCli([
-          "multiturn",
-          "--model",
-          LLAMA2_TOKENIZER,
-          "--base-url",
-          urls.join(","),
-          ...(replicas > 1 ? ["--route", "round-robin"] : []),
-          ...conversation,
-          "--settle",
-          "0",
-          "--quiet",
-          "--verify-cache",
-          "strict",
-          "--server-cache",
-          nameOf(v),
-          "--output-file",
-          out,
-          "--request-details",
-          details,
-        ]);
-        expect([tag, r.code, r.code === 0 ? "" : r.stderr.slice(-600)]).toEqual([tag, 0, ""]);
-        await Bun.sleep(150);
-        const j = judge(readJsonl(details), truthOf(truths), tag);
-        figures.push(`multi-turn, ${replicas} server(s), ${nameOf(v)}: ${j.widthPct.toFixed(1)} % of ${j.checked} turns`);
-      }
+      for (const replicas of [1, 3]) await judgedRun("multiturn", v, replicas, 600, ["multiturn", ...conversation]);
     }, 60_000);
 
     test(`replay, ${nameOf(v)}`, async () => {
       const trace = join(dir, `trace-${nameOf(v)}.jsonl`);
-      writeFileSync(
-        trace,
-        traceText(
-          generateTrace({
-            blockSize: 16,
-            systems: 3,
-            systemBlocks: 4,
-            conversations: 10,
-            turns: 4,
-            maxTurnTokens: 48,
-            turnGapMs: 40,
-            startGapMs: 10,
-            outputLength: 4,
-            seed: 7,
-          }),
-        ),
-      );
-      for (const replicas of [1, 3]) {
-        const { urls, truths } = await servers(replicas, { ...mockOf(v), cacheTokens: 800 });
-        const tag = `replay-${nameOf(v)}-${replicas}`;
-        const out = join(dir, `${tag}.jsonl`);
-        const details = join(dir, `${tag}-details.jsonl`);
-        const r = await runCli([
-          "replay",
-          trace,
-          "--block-size",
-          "16",
-          "--model",
-          LLAMA2_TOKENIZER,
-          "--base-url",
-          urls.join(","),
-          ...(replicas > 1 ? ["--route", "round-robin"] : []),
-          "--time-scale",
-          "0.2",
-          "--settle",
-          "0",
-          "--quiet",
-          "--verify-cache",
-          "strict",
-          "--server-cache",
-          nameOf(v),
-          "--output-file",
-          out,
-          "--request-details",
-          details,
-        ]);
-        expect([tag, r.code, r.code === 0 ? "" : r.stderr.slice(-600)]).toEqual([tag, 0, ""]);
-        await Bun.sleep(150);
-        const j = judge(readJsonl(details), truthOf(truths), tag);
-        figures.push(`replay, ${replicas} server(s), ${nameOf(v)}: ${j.widthPct.toFixed(1)} % of ${j.checked} requests`);
-      }
+      writeFileSync(trace, traceText(generateTrace(traceOptions)));
+      for (const replicas of [1, 3]) await judgedRun("replay", v, replicas, 800, ["replay", trace, "--block-size", "16", "--time-scale", "0.2"]);
     }, 60_000);
   }
 });
