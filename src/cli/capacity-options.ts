@@ -5,6 +5,7 @@
  */
 import { UsageError } from "../errors.ts";
 import { CAPACITY_DEFAULTS as c, type CapacityOptions, type CapacityRequirement, type SearchMode } from "../config/capacity-options.ts";
+import type { RunOptions } from "../config/options.ts";
 import { GATE_OPS } from "../schema/gate.ts";
 import { parseGates } from "../gates/parse.ts";
 import { checkGatesMatchPlan } from "../gates/plan.ts";
@@ -78,8 +79,8 @@ export function requirementApplies(req: CapacityRequirement, pct: number): boole
 export function parseCapacityOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env): CapacityOptions {
   if (str(raw, "base-url")?.includes(",")) throw new UsageError("--base-url: several replicas (A,B,...) are routed by run and multiturn only; give one URL");
   // Every bound flag of capacity, parsed from its declaration (config/flags/bound.ts); what follows relates several.
-  const bound = parseBound("capacity", raw, env) as Pick<CapacityOptions, "search" | "probeRequests" | "probeDurationS" | "precision" | "confirm">;
-  const { search, probeRequests } = bound;
+  const bound = parseBound("capacity", raw, env);
+  const { search, probeRequests, start } = bound;
   if (search === "concurrency") {
     for (const flag of ["max-concurrency", "burstiness", "duration"]) {
       if (raw[flag] !== undefined)
@@ -106,19 +107,15 @@ export function parseCapacityOptions(raw: RawFlags, env: Record<string, string |
   checkGatesMatchPlan(gates, plannedSweepAxes(run.pcts, run.workingSets, [Infinity]));
   const bracket = parseBracket(str(raw, "bracket"), search);
   const startText = str(raw, "start") ?? c.start;
-  const start = startText === "auto" ? null : parseNumber("start", startText);
   if (start !== null && (start < bracket[0] || start > bracket[1]))
     throw new UsageError(`--start ${startText}: outside the --bracket ${bracket.join(":")} the search stays within`);
   if (start !== null && search === "concurrency" && !Number.isInteger(start))
     throw new UsageError(`--start ${startText}: a concurrency is a whole number of requests`);
+  // The search's own fields: what run's options do not hold (the workload's flags are run's, parsed by run's parser).
+  const own = Object.fromEntries(Object.entries(bound).filter(([field]) => !(field in run))) as Omit<typeof bound, keyof RunOptions>;
   return {
     run: { ...run, gates },
-    search,
-    probeRequests,
-    probeDurationS: bound.probeDurationS,
-    precision: bound.precision,
-    confirm: bound.confirm,
-    start,
+    ...own,
     bracket,
     require: parseRequirements(str(raw, "require"), run.pcts),
   };

@@ -11,28 +11,15 @@ import { UsageError } from "../errors.ts";
 import { parseIntAtLeast, str, type RawFlags } from "../config/flag-values.ts";
 import { parseBound } from "../config/flags/bound.ts";
 import { measuredOnlyWithOf } from "../schema/key-table.ts";
-import { parseServerTarget, parsePlacementFlags, parsePlannedGates, parseSharedTail } from "./options.ts";
+import { parseServerTarget, parsePlacementFlags, parsePlannedGates } from "./options.ts";
 import { plannedRoundAxes } from "../schema/axes.ts";
 import type { MultiturnOptions } from "../config/options.ts";
 
 export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env): MultiturnOptions {
-  // Every bound flag of multiturn, parsed from its declaration (config/flags/bound.ts); what follows relates several.
-  const bound = parseBound("multiturn", raw, env) as Pick<
-    MultiturnOptions,
-    | "backend"
-    | "numClients"
-    | "numRounds"
-    | "turnTokens"
-    | "sharedSystemTokens"
-    | "outputLen"
-    | "maxConcurrency"
-    | "workingSet"
-    | "thinkTime"
-    | "readyQueuePolicy"
-    | "roundBarrier"
-    | "serverCache"
-  >;
-  const { backend, numClients, numRounds, turnTokens, sharedSystemTokens, outputLen, maxConcurrency, workingSet } = bound;
+  // Every field of multiturn's flags, parsed from its declaration (config/flags/bound.ts) and typed by it; what follows
+  // relates several.
+  const bound = parseBound("multiturn", raw, env);
+  const { numClients, numRounds, turnTokens, sharedSystemTokens, outputLen, maxConcurrency, workingSet } = bound;
   const target = parseServerTarget(raw, "", true);
   const firstRaw = str(raw, "first-turn-tokens");
   const firstTurnTokens = firstRaw === undefined ? turnTokens : parseIntAtLeast("first-turn-tokens", firstRaw, 1, "the first turn needs at least one token");
@@ -58,23 +45,9 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
     `--num-clients ${numClients} conversations of ${numRounds} rounds (the last turn's prompt ${lastPrompt} tokens)`,
   );
   return {
-    backend,
-    // Conversations continue from the server's own ids: the engine's native generation API (token ids in and out).
-    endpoint: "auto",
+    ...bound,
     ...target,
-    outputLen,
-    maxConcurrency,
-    ...parseSharedTail(raw, env, "multiturn"),
-    serverCache: bound.serverCache,
-    numClients,
-    numRounds,
-    turnTokens,
     firstTurnTokens,
-    sharedSystemTokens,
-    roundBarrier: bound.roundBarrier,
-    thinkTime: bound.thinkTime,
-    readyQueuePolicy: bound.readyQueuePolicy,
-    workingSet,
     gates,
     ...fidelity,
     ...parsePlacementFlags(raw),

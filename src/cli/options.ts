@@ -3,9 +3,7 @@
  * one UsageError naming the flag (exit 2), before anything is sent.
  */
 import { parsePassportFlag } from "./passport-file.ts";
-import { CLIENT_FLAGS } from "../config/flags/index.ts";
-import { boundValue, commandBinding, parseBound } from "../config/flags/bound.ts";
-import type { CommandName } from "../config/flags/types.ts";
+import { parseBound } from "../config/flags/bound.ts";
 import { ROUTE_POLICIES, ROUTING_KEY_PRESETS } from "../config/route-policies.ts";
 import { FIDELITY_DEFAULTS } from "../config/fidelity-defaults.ts";
 import { parseRelative } from "../config/relative.ts";
@@ -20,17 +18,17 @@ import type { Gate } from "../schema/gate.ts";
 import { checkGatesMatchPlan, checkGatesMeasurable } from "../gates/plan.ts";
 import { arrivalCount } from "../workload/arrivals.ts";
 import { splitPrompt } from "../workload/prompts.ts";
-import { oneOf, parseBaseUrl, parseIntFlag, parseNumberFlag, parsePositive, parseWorkingSets, str, type RawFlags } from "../config/flag-values.ts";
+import { oneOf, parseBaseUrl, parseIntFlag, parseNumberFlag, parseWorkingSets, str, type RawFlags } from "../config/flag-values.ts";
 
 // The value parsers live in config/flag-values.ts, beside the declarations that carry them.
 
 /** Turns raw `warmbench run` flags into RunOptions, or throws one UsageError naming the flag. */
 export function parseRunOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env, command: "run" | "demo" = "run"): RunOptions {
   const d = RUN_DEFAULTS;
-  // Every bound flag of run, parsed from its declaration (config/flags/bound.ts); what follows relates several.
-  const bound = parseBound(command, raw, env) as Partial<RunOptions> &
-    Pick<RunOptions, "backend" | "endpoint" | "totalTokens" | "pcts" | "numPrompts" | "outputLen" | "maxConcurrency" | "requestRates">;
-  const { backend, endpoint, totalTokens, pcts, numPrompts, outputLen, maxConcurrency } = bound;
+  // Every field of run's flags, parsed from its declaration (config/flags/bound.ts) and typed by it; what follows
+  // relates several.
+  const bound = parseBound(command, raw, env);
+  const { backend, endpoint, totalTokens, pcts, numPrompts, maxConcurrency } = bound;
   if (backend !== "auto") {
     const resolved = endpointFor(ENGINES[backend], endpoint);
     if (!(ENDPOINTS as readonly string[]).includes(resolved)) throw new UsageError(`--endpoint ${endpoint}: ${resolved}`);
@@ -52,9 +50,8 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
       "--working-set above 1 with --endpoint chat: text prompts are checked against one shared prefix; use --endpoint completions for cache-pressure studies",
     );
   }
-  const shared = parseSharedTail(raw, env, command);
-  const load = parseLoad(raw, shared.seed, bound.requestRates);
-  const gates = parsePlannedGates(raw, plannedSweepAxes(pcts, workingSets, load.requestRates));
+  checkLoad(raw, bound);
+  const gates = parsePlannedGates(raw, plannedSweepAxes(pcts, workingSets, bound.requestRates));
   if (workingSetAuto) {
     const scoped = gates.find((g) => g.scope.some((c) => c.axis === "working_set"));
     if (scoped !== undefined)
@@ -77,17 +74,9 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     idBytes(maxWs * splitPrompt(totalTokens, Math.max(...pcts)).prefixLen) + inFlight * totalTokens * IN_FLIGHT_BYTES_PER_TOKEN,
     `--working-set ${maxWs} x --total-tokens ${totalTokens}, with ${inFlight} prompts in flight (--num-prompts ${numPrompts}, --max-concurrency ${maxConcurrency})`,
   );
-  const opts: RunOptions = {
-    backend,
-    endpoint,
+  return {
+    ...bound,
     ...target,
-    numPrompts,
-    totalTokens,
-    outputLen,
-    maxConcurrency,
-    pcts,
-    ...shared,
-    ...load,
     workingSets,
     gates,
     ...placement,
@@ -97,9 +86,6 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
     ...parsePassportFlag(raw),
     ...(workingSetAuto ? { workingSetAuto: true as const } : {}),
   };
-  // Every other field a run flag is bound to (its declaration typed by the field) comes as parsed, after these.
-  for (const [field, value] of Object.entries(bound)) if (!(field in opts)) (opts as unknown as Record<string, unknown>)[field] = value;
-  return opts;
 }
 
 /** A list of replica URLs, each checked as --base-url is: distinct, one set of credentials. */
@@ -221,99 +207,40 @@ export function parsePlacementFlags(raw: RawFlags): Pick<RunOptions, "workers" |
   };
 }
 
-/** The flags every measuring command takes with the same meaning (after the workload's), in RunOptions' order. */
-export type SharedTail = Pick<
-  RunOptions,
-  | "seed"
-  | "disableIgnoreEos"
-  | "outputFile"
-  | "extraRequestBody"
-  | "dumpPrompts"
-  | "settleMs"
-  | "flushDeadlineS"
-  | "flushServerTimeoutS"
-  | "requestTimeoutS"
-  | "stallTimeoutS"
-  | "pageSize"
-  | "verbose"
-  | "apiKey"
-  | "servedModelName"
-  | "requestDetails"
-  | "verifyCache"
-  | "cacheTolerance"
-  | "flush"
-  | "strict"
-  | "quiet"
->;
-
-/** The SharedTail's fields, each filled by the one declaration bound to it (config/flags: its parser and default). */
-export const SHARED_TAIL_FIELDS = [
-  "seed",
-  "disableIgnoreEos",
-  "outputFile",
-  "extraRequestBody",
-  "dumpPrompts",
-  "settleMs",
-  "flushDeadlineS",
-  "requestTimeoutS",
-  "stallTimeoutS",
-  "pageSize",
-  "verbose",
-  "apiKey",
-  "servedModelName",
-  "requestDetails",
-  "verifyCache",
-  "cacheTolerance",
-  "flush",
-  "strict",
-  "quiet",
-] as const satisfies readonly (keyof SharedTail)[];
-
-export function parseSharedTail(raw: RawFlags, env: Record<string, string | undefined>, command: CommandName = "run"): SharedTail {
-  const out: Record<string, unknown> = { flushServerTimeoutS: RUN_DEFAULTS.flushServerTimeoutS };
-  for (const decl of CLIENT_FLAGS) {
-    // As `command` declares the flag (its default), or as declared where the command does not take it (fixed there).
-    const view = commandBinding(decl, command) ?? { spec: decl, bind: decl.bind };
-    if (view.bind !== undefined && (SHARED_TAIL_FIELDS as readonly string[]).includes(view.bind.field))
-      out[view.bind.field] = boundValue(view.spec, view.bind, raw, env);
-  }
-  return out as SharedTail;
-}
-
 /** --request-rate, --burstiness and --duration, checked against each other. */
-function parseLoad(raw: RawFlags, seed: bigint, requestRates: number[]): Pick<RunOptions, "requestRates" | "burstiness" | "durationS"> {
-  const d = RUN_DEFAULTS;
+function checkLoad(raw: RawFlags, load: Pick<RunOptions, "seed" | "requestRates" | "burstiness" | "durationS">): void {
+  const { seed, requestRates, burstiness, durationS } = load;
   const openLoop = requestRates.some((r) => Number.isFinite(r));
   const burstinessRaw = str(raw, "burstiness");
-  const burstiness = parsePositive("burstiness", burstinessRaw ?? String(d.burstiness), "a gamma shape > 0 (1 = Poisson) or inf", true);
   if (burstinessRaw !== undefined && !openLoop) {
     throw new UsageError(`--burstiness ${burstinessRaw}: shapes the gaps between arrivals, so it needs a finite --request-rate`);
   }
+  if (durationS === null) return;
   const durationRaw = str(raw, "duration");
-  if (durationRaw === undefined) return { requestRates, burstiness, durationS: null };
-  const durationS = parsePositive("duration", durationRaw, "a number of seconds", false);
   if (requestRates.some((r) => !Number.isFinite(r))) {
     throw new UsageError(`--duration ${durationRaw}: needs a finite --request-rate for every line (requests arrive at that rate until the time is up)`);
   }
   // --num-prompts beside it: refused by the declaration (conflicts).
   const most = Math.max(...requestRates) * durationS;
-  if (most > d.maxRequestsPerLine) {
-    throw new UsageError(`--duration ${durationRaw}: rate x duration = ${Math.round(most)} requests per line, more than ${d.maxRequestsPerLine}`);
+  if (most > RUN_DEFAULTS.maxRequestsPerLine) {
+    throw new UsageError(`--duration ${durationRaw}: rate x duration = ${Math.round(most)} requests per line, more than ${RUN_DEFAULTS.maxRequestsPerLine}`);
   }
   for (const ratePerS of requestRates) {
     if (arrivalCount({ ratePerS, burstiness, seed, count: null, durationS }) === 0) {
       throw new UsageError(`--duration ${durationRaw}: at ${ratePerS} req/s no request is due within ${durationS} s, so nothing would be measured`);
     }
   }
-  return { requestRates, burstiness, durationS };
 }
 
-/** Where the server is and which tokenizer to load: what every command that talks to a server reads the same way. */
+/**
+ * Where the server is and which tokenizer to load: what every command that talks to a server reads the same way; and
+ * how long the server itself may wait to flush (no flag: a newer SGLang's /flush_cache?timeout=).
+ */
 export function parseServerTarget(
   raw: RawFlags,
   modelHint = "",
   replicasAllowed = false,
-): Pick<RunOptions, "baseUrl" | "urlCredentials" | "model" | "tokenizer" | "revision"> {
+): Pick<RunOptions, "baseUrl" | "urlCredentials" | "model" | "tokenizer" | "flushServerTimeoutS"> {
   const d = RUN_DEFAULTS;
   if (!replicasAllowed && str(raw, "base-url")?.includes(","))
     throw new UsageError("--base-url: several replicas (A,B,...) are routed by run and multiturn only; give one URL");
@@ -325,6 +252,6 @@ export function parseServerTarget(
     ...parseBaseUrl(str(raw, "base-url")?.split(",")[0]?.trim(), str(raw, "host") ?? d.host, port),
     model,
     tokenizer: str(raw, "tokenizer") ?? model,
-    revision: str(raw, "revision") ?? d.revision,
+    flushServerTimeoutS: d.flushServerTimeoutS,
   };
 }

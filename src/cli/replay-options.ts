@@ -7,26 +7,9 @@ import { parsePassportFlag } from "./passport-file.ts";
 import { UsageError } from "../errors.ts";
 import { REPLAY_DEFAULTS as r } from "../config/flags/replay.ts";
 import type { AnalyzeOptions, ReplayOptions } from "../replay/options.ts";
-import type { TraceOptions } from "../replay/trace.ts";
-import { parseIntFlag, parseNumberFlag, parsePositive, str, type RawFlags } from "../config/flag-values.ts";
+import { parseIntFlag, str, type RawFlags } from "../config/flag-values.ts";
 import { parseBound } from "../config/flags/bound.ts";
-import { parseFidelity, parseReplicas, parseServerTarget, parseSharedTail } from "./options.ts";
-
-const optionalInt = (raw: RawFlags, flag: string, min: number): number | null => {
-  const v = str(raw, flag);
-  return v === undefined ? null : parseIntFlag(flag, v, min);
-};
-
-function traceOptions(raw: RawFlags): TraceOptions {
-  const durationRaw = str(raw, "duration");
-  return {
-    blockSize: parseIntFlag("block-size", str(raw, "block-size") ?? String(r.blockSize), 1),
-    skipInvalid: raw["skip-invalid"] === true,
-    startS: parseNumberFlag("start", str(raw, "start") ?? "0", 0),
-    durationS: durationRaw === undefined ? null : parsePositive("duration", durationRaw, "a number of seconds", false),
-    limit: optionalInt(raw, "num-prompts", 1),
-  };
-}
+import { parseFidelity, parseReplicas, parseServerTarget } from "./options.ts";
 
 const tracePath = (raw: RawFlags): string => {
   const path = str(raw, "trace");
@@ -34,44 +17,35 @@ const tracePath = (raw: RawFlags): string => {
   return path;
 };
 
-export function parseAnalyzeOptions(raw: RawFlags): AnalyzeOptions {
-  return {
-    tracePath: tracePath(raw),
-    trace: traceOptions(raw),
-    pageSize: parseIntFlag("page-size", str(raw, "page-size") ?? String(r.analyzePageSize), 1),
-    cacheTokens: optionalInt(raw, "cache-tokens", 1),
-    windowS: parsePositive("window", str(raw, "window") ?? String(r.windowS), "a number of seconds", false),
-    outputFile: str(raw, "output-file") ?? null,
-  };
+/** What --analyze reads: the trace's flags and the cache model's. It sends nothing, so it reads no server or sending flag. */
+const ANALYZE_FIELDS = ["blockSize", "skipInvalid", "startS", "durationS", "pageSize", "cacheTokens", "windowS", "outputFile"] as const;
+
+export function parseAnalyzeOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env): AnalyzeOptions {
+  const path = tracePath(raw);
+  const { blockSize, skipInvalid, startS, durationS, pageSize, ...model } = parseBound("replay", raw, env, ANALYZE_FIELDS);
+  // --num-prompts without a server is a plain limit (with one, run's check of it: a request must be measured).
+  const limitRaw = str(raw, "num-prompts");
+  const limit = limitRaw === undefined ? null : parseIntFlag("num-prompts", limitRaw, 1);
+  return { tracePath: path, trace: { blockSize, skipInvalid, startS, durationS, limit }, pageSize: pageSize ?? r.analyzePageSize, ...model };
 }
 
 export function parseReplayOptions(raw: RawFlags, env: Record<string, string | undefined> = process.env): ReplayOptions {
   const path = tracePath(raw);
   const target = parseServerTarget(raw, "; --analyze needs none", true);
   // Every bound flag of replay, parsed from its declaration (config/flags/bound.ts); what follows relates several.
-  const bound = parseBound("replay", raw, env) as Pick<
-    ReplayOptions,
-    "backend" | "maxConcurrency" | "ignoreTimestamps" | "timeScale" | "windowS" | "cacheTokens" | "serverCache"
-  >;
+  // Every field of replay's flags, parsed from its declaration (config/flags/bound.ts) and typed by it: the trace's
+  // flags fill the trace's options, --num-prompts its limit (at most this many of its requests).
+  const { blockSize, skipInvalid, startS, durationS, numPrompts: limit, ...bound } = parseBound("replay", raw, env);
   const { maxConcurrency, ignoreTimestamps } = bound;
   if (ignoreTimestamps && maxConcurrency === 0) {
     throw new UsageError("--ignore-timestamps: a closed loop needs --max-concurrency C > 0 (requests in flight at once)");
   }
   if (ignoreTimestamps && str(raw, "time-scale") !== undefined) throw new UsageError("--time-scale: with --ignore-timestamps there is no schedule to scale");
   return {
-    backend: bound.backend,
-    // Token-id prompts: the engine's own generation API (the trace's blocks must reach the server as ids).
-    endpoint: "auto",
+    ...bound,
     ...target,
-    maxConcurrency,
-    ...parseSharedTail(raw, env, "replay"),
     tracePath: path,
-    trace: traceOptions(raw),
-    timeScale: bound.timeScale,
-    ignoreTimestamps,
-    windowS: bound.windowS,
-    cacheTokens: bound.cacheTokens,
-    serverCache: bound.serverCache,
+    trace: { blockSize, skipInvalid, startS, durationS, limit },
     ...parseFidelity(raw, "auto"),
     ...parsePassportFlag(raw),
     ...parseReplicas(raw, { workers: null, shard: null }),

@@ -1,8 +1,10 @@
 /**
- * Flags of the measuring commands (`run`, `demo`, `multiturn`): the reference script's flags with its names and
- * defaults, then ours. A flag a command takes with another meaning or default says so in that command's override.
+ * Flags of the measuring commands (`run`, `demo`, `multiturn`, `replay`): the reference script's flags with its names
+ * and defaults, then ours; `capacity` and `passport` take some of them, named in each declaration's commands. A flag a
+ * command takes with another meaning, help or default says so in that command's override.
  */
 import { ROUTE_POLICIES } from "../route-policies.ts";
+import { CAPACITY_DEFAULTS as c, type CapacityOptions } from "../capacity-options.ts";
 import { FIDELITY_DEFAULTS } from "../fidelity-defaults.ts";
 import {
   BACKENDS,
@@ -16,7 +18,7 @@ import {
   type MultiturnOptions,
   type RunOptions,
 } from "../options.ts";
-import type { FlagBinding, FlagDecl, RefusedFlag } from "./types.ts";
+import type { FlagDecl, RefusedFlag } from "./types.ts";
 import { parseCacheBehaviour } from "../cache-behaviour.ts";
 import { bindTo, chosen } from "./binding.ts";
 import {
@@ -26,29 +28,57 @@ import {
   parseIntFlag,
   parseNumberFlag,
   parsePcts,
+  parsePositive,
   parseRequestRates,
   parseSeed,
   parseThinkTime,
   str,
+  type RawFlags,
 } from "../flag-values.ts";
 
 type Commands = FlagDecl["commands"];
-const text = (name: string, help: string, commands: Commands, more: Partial<FlagDecl> = {}): FlagDecl => ({ name, type: "string", help, commands, ...more });
-const bool = (name: string, help: string, commands: Commands, more: Partial<FlagDecl> = {}): FlagDecl => ({ name, type: "boolean", help, commands, ...more });
-/** A boolean flag's field: true when given. */
-const flagField = (name: string, field: string, shapesWorkload = false): FlagBinding => ({
-  field,
-  parse: (raw) => raw[name] === true,
-  ...(shapesWorkload ? { shapesWorkload: true as const } : {}),
+type More = Partial<Omit<FlagDecl, "name" | "type" | "help" | "commands">>;
+// Generic, so that each declaration keeps its commands, defaults and bindings as written: the options the flags fill
+// are typed from them (config/flags/bound.ts).
+const text = <const C extends Commands, const M extends More = Record<never, never>>(name: string, help: string, commands: C, more: M = {} as M) => ({
+  name,
+  type: "string" as const,
+  help,
+  commands,
+  ...more,
+});
+const bool = <const C extends Commands, const M extends More = Record<never, never>>(name: string, help: string, commands: C, more: M = {} as M) => ({
+  name,
+  type: "boolean" as const,
+  help,
+  commands,
+  ...more,
 });
 /** Option fields a flag may fill (run's and multiturn's). */
 type Fields = RunOptions & MultiturnOptions;
 /** A flag bound to a run or multiturn option field, its parser typed by the field. */
 const to = bindTo<Fields>();
-/** A path's field: null when not given. */
-const pathField = (name: string, field: string): FlagBinding => ({ field, parse: (raw) => str(raw, name) ?? null });
+/** A run flag bound, in `capacity`, to a capacity option field (the probe's size). */
+const toCapacity = bindTo<CapacityOptions>();
+/** A switch's value: true when given. */
+const switchOf =
+  (name: string) =>
+  (raw: RawFlags): boolean =>
+    raw[name] === true;
+/** A flag's text as given (a path, a name), null when not given. */
+const textOf =
+  (name: string) =>
+  (raw: RawFlags): string | null =>
+    str(raw, name) ?? null;
+/** `decl` with its binding's field `field`, marked as shaping the workload. */
+type Shaped<D, F extends string> = Omit<D, "bind"> & {
+  bind: (D extends { bind: infer B } ? Omit<B, "field"> : Record<never, never>) & { field: F; shapesWorkload: true };
+};
 /** A flag whose field shapes the workload, parsed with the options it is checked against (its command's parser). */
-const shaped = (decl: FlagDecl, field: string): FlagDecl => ({ ...decl, bind: { ...decl.bind, field, shapesWorkload: true } });
+function shaped<D extends FlagDecl, const F extends string>(decl: D, field: F): Shaped<D, F>;
+function shaped(decl: FlagDecl, field: string): unknown {
+  return { ...decl, bind: { ...decl.bind, field, shapesWorkload: true } };
+}
 
 const RUN_MT = { run: true, multiturn: true } as const;
 const SWEEPS = { run: true, demo: true } as const;
@@ -57,18 +87,34 @@ const ALL = { run: true, demo: true, multiturn: true } as const;
 const NET = { ...RUN_MT, replay: true } as const;
 /** Every command that measures: the sweeps, multiturn and replay. */
 const MEASURING = { ...ALL, replay: true } as const;
+/**
+ * `capacity` takes a run flag with run's meaning where its probes are sent as run sends them; `passport` where its
+ * prompts are (the server, the tokenizer, the request limits). Neither takes what it sets itself.
+ */
+const CAP = { capacity: true } as const;
+const CAP_PASS = { capacity: true, passport: true } as const;
 
-const TOKENIZER_FLAGS: FlagDecl[] = [
+const TOKENIZER_FLAGS = [
   text("model", "Model name or path; loads the tokenizer unless --tokenizer is given (required)", {
     ...RUN_MT,
     demo: { help: "Tokenizer for the prompts (default: the bundled Qwen3 tokenizer)" },
     replay: { help: "Model name or path; loads the tokenizer unless --tokenizer is given (required, but not with --analyze)" },
+    ...CAP_PASS,
   }),
-  shaped(text("tokenizer", "tokenizer.json file, a directory holding one, or a Hugging Face repo id (default: --model)", NET), "tokenizer"),
-  shaped(text("revision", "Hugging Face revision for a repo-id tokenizer", NET, { default: d.revision }), "revision"),
-];
+  shaped(text("tokenizer", "tokenizer.json file, a directory holding one, or a Hugging Face repo id (default: --model)", { ...NET, ...CAP_PASS }), "tokenizer"),
+  shaped(
+    text(
+      "revision",
+      "Hugging Face revision for a repo-id tokenizer",
+      { ...NET, ...CAP_PASS },
+      // The demo's bundled tokenizer is a file: as run has it without the flag.
+      { default: d.revision, bind: to("revision", (t) => t), fixed: { demo: null } },
+    ),
+    "revision",
+  ),
+] as const;
 
-const SERVER_FLAGS: FlagDecl[] = [
+const SERVER_FLAGS = [
   shaped(
     text(
       "backend",
@@ -80,6 +126,7 @@ const SERVER_FLAGS: FlagDecl[] = [
           help: "auto (ask the server), sglang (native /generate, token ids from output_ids), llamacpp (native /completion, ids from return_tokens), or openai / vllm (/v1/completions, output re-tokenized)",
         },
         replay: { help: "auto (ask the server), sglang (native /generate), vllm, llamacpp or openai (/v1/completions); token-id prompts" },
+        ...CAP_PASS,
       },
       { default: d.backend, choices: BACKENDS, bind: to("backend", chosen(BACKENDS)) },
     ),
@@ -92,20 +139,41 @@ const SERVER_FLAGS: FlagDecl[] = [
       {
         run: true,
         demo: { help: "auto, generate, completions or chat (/v1/chat/completions, text prompts)" },
+        ...CAP,
       },
-      { default: d.endpoint, choices: ENDPOINTS, bind: to("endpoint", chosen(ENDPOINTS)) },
+      {
+        default: d.endpoint,
+        choices: ENDPOINTS,
+        bind: to("endpoint", chosen(ENDPOINTS)),
+        // The engine's own generation API, token ids in and out: conversations continue from the server's own ids, a
+        // trace's blocks must reach the server as ids, the passport's answers check sends an answer back exactly.
+        fixed: { multiturn: "auto", replay: "auto", passport: "auto" },
+      },
     ),
     "endpoint",
   ),
-  shaped(text("base-url", "Server base URL if not using --host and --port", NET), "baseUrl"),
-  text("host", "Server host", NET, { default: d.host }),
-  text("port", "Server port", NET, { default: d.port }),
-  text("api-key", "Bearer token for the server (else $SGLANG_API_KEY / $OPENAI_API_KEY); never printed", NET, {
-    bind: { field: "apiKey", parse: (raw, env) => str(raw, "api-key") ?? env.SGLANG_API_KEY ?? env.OPENAI_API_KEY ?? null },
-  }),
-  text("served-model-name", "Model name for the OpenAI backend (default: the first of /v1/models)", NET, {
-    bind: { field: "servedModelName", parse: (raw) => str(raw, "served-model-name") ?? null, shapesWorkload: true },
-  }),
+  shaped(text("base-url", "Server base URL if not using --host and --port", { ...NET, ...CAP_PASS }), "baseUrl"),
+  text("host", "Server host", { ...NET, ...CAP_PASS }, { default: d.host }),
+  text("port", "Server port", { ...NET, ...CAP_PASS }, { default: d.port }),
+  text(
+    "api-key",
+    "Bearer token for the server (else $SGLANG_API_KEY / $OPENAI_API_KEY); never printed",
+    { ...NET, ...CAP_PASS },
+    {
+      bind: to.raw("apiKey", (raw, env) => str(raw, "api-key") ?? env.SGLANG_API_KEY ?? env.OPENAI_API_KEY ?? null),
+      // The demo's options are run's; what it takes no flag for is as run has it without the flag.
+      fixed: { demo: null },
+    },
+  ),
+  text(
+    "served-model-name",
+    "Model name for the OpenAI backend (default: the first of /v1/models)",
+    { ...NET, ...CAP_PASS },
+    {
+      bind: to.raw("servedModelName", textOf("served-model-name"), true),
+      fixed: { demo: null },
+    },
+  ),
   text(
     "page-size",
     "Server KV page size for the expected cached tokens (default: /server_info's, else 1 for sglang and llamacpp, 16 for openai/vllm)",
@@ -113,21 +181,24 @@ const SERVER_FLAGS: FlagDecl[] = [
       run: true,
       multiturn: { help: "Server KV page size for the expected cached tokens (default: /server_info's, else 1 for sglang and 16 for openai/vllm)" },
       replay: { help: "Server KV page size for the expected cached tokens (default: /server_info's, else the backend's; --analyze: 1)" },
+      ...CAP,
     },
     {
-      bind: {
-        field: "pageSize",
-        parse: (raw) => {
+      bind: to.raw(
+        "pageSize",
+        (raw) => {
           const v = str(raw, "page-size");
           return v === undefined ? null : parseIntFlag("page-size", v, 1);
         },
-        shapesWorkload: true,
-      },
+        true,
+      ),
+      // The passport measures the page size (and the demo's mock states its own).
+      fixed: { demo: null, passport: null },
     },
   ),
-];
+] as const;
 
-const WORKLOAD_FLAGS: FlagDecl[] = [
+const WORKLOAD_FLAGS = [
   shaped(
     text(
       "num-prompts",
@@ -136,6 +207,11 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
         run: true,
         demo: { default: dd.numPrompts },
         replay: { help: "Replay at most this many requests (of the slice)", default: null },
+        capacity: {
+          help: "Requests per probe (a p99 needs about 100 or more)",
+          default: c.probeRequests,
+          bind: toCapacity("probeRequests", (t, f) => parseIntFlag(f, t, 1)),
+        },
       },
       {
         default: d.numPrompts,
@@ -148,7 +224,7 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
     text(
       "total-tokens",
       "Input tokens per request (shared prefix + unique suffix)",
-      { run: true, demo: { default: dd.totalTokens } },
+      { run: true, demo: { default: dd.totalTokens }, ...CAP },
       {
         default: d.totalTokens,
         bind: to("totalTokens", (t, f) => parseIntAtLeast(f, t, 1, "every prompt would be empty, and a server cannot prefill or answer an empty prompt")),
@@ -164,6 +240,7 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
         run: true,
         demo: { default: dd.outputLen },
         multiturn: { help: "Output tokens per turn", default: md.outputLen },
+        ...CAP,
       },
       {
         default: d.outputLen,
@@ -187,7 +264,11 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
         replay: {
           help: "Requests in flight at most; 0 = no limit (--ignore-timestamps needs one)",
           default: 0,
-          bind: { field: "maxConcurrency", value: (t, f) => parseIntFlag(f, t, 0, 65535) },
+          bind: to("maxConcurrency", (t, f) => parseIntFlag(f, t, 0, 65535)),
+        },
+        capacity: {
+          help: "--search rate: most requests in flight in a probe (0 = no limit, the open loop); --search concurrency: refused (the search sets it)",
+          default: 0,
         },
       },
       {
@@ -201,7 +282,7 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
     text(
       "pcts",
       "Comma-separated shared-prefix percentages to sweep",
-      { run: true, demo: { default: dd.pcts } },
+      { run: true, demo: { default: dd.pcts }, capacity: { help: "Comma-separated shared-prefix percentages: one search each", default: c.pcts } },
       { default: d.pcts, bind: to("pcts", (t) => parsePcts(t)) },
     ),
     "pcts",
@@ -214,15 +295,30 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
     "requestRates",
   ),
   shaped(
-    text("burstiness", "Gamma shape of the gaps between arrivals: 1 = Poisson, larger = more regular, inf = evenly spaced", SWEEPS, { default: d.burstiness }),
+    text(
+      "burstiness",
+      "Gamma shape of the gaps between arrivals: 1 = Poisson, larger = more regular, inf = evenly spaced",
+      { ...SWEEPS, capacity: { help: "--search rate: gamma shape of the gaps between arrivals (1 = Poisson, inf = evenly spaced)" } },
+      { default: d.burstiness, bind: to("burstiness", (t, f) => parsePositive(f, t, "a gamma shape > 0 (1 = Poisson) or inf", true)) },
+    ),
     "burstiness",
   ),
   shaped(
-    text("duration", "Open loop: seconds during which requests arrive at the rate (instead of --num-prompts)", {
-      run: { conflicts: { "num-prompts": "--num-prompts is the other way to stop a line; give one of them" } },
-      demo: { conflicts: { "num-prompts": "--num-prompts is the other way to stop a line; give one of them" } },
-      replay: { help: "Replay this many trace seconds from --start" },
-    }),
+    text(
+      "duration",
+      "Open loop: seconds during which requests arrive at the rate (instead of --num-prompts)",
+      {
+        run: { conflicts: { "num-prompts": "--num-prompts is the other way to stop a line; give one of them" } },
+        demo: { conflicts: { "num-prompts": "--num-prompts is the other way to stop a line; give one of them" } },
+        replay: { help: "Replay this many trace seconds from --start" },
+        capacity: {
+          help: "--search rate: seconds of arrivals per probe, instead of --num-prompts",
+          conflicts: { "num-prompts": "--num-prompts is the other way to size a probe; give one of them" },
+          bind: toCapacity("probeDurationS", (t, f) => parsePositive(f, t, "a number of seconds", false)),
+        },
+      },
+      { bind: to("durationS", (t, f) => parsePositive(f, t, "a number of seconds", false)) },
+    ),
     "durationS",
   ),
   shaped(
@@ -240,6 +336,7 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
             true,
           ),
         },
+        capacity: { help: "Distinct shared prefixes in rotation during every probe (one size)" },
       },
       { default: d.workingSet },
     ),
@@ -352,10 +449,10 @@ const WORKLOAD_FLAGS: FlagDecl[] = [
     "With --repeat N as the most: stop repeating a line once the CV (sd/mean) of its gated metrics (else p99_ttft_ms and mean_itl_ms) is below this percent (e.g. 5%), after 2 repeats at least",
     { run: true },
   ),
-];
+] as const;
 
 /** The conversation's shape (names as SGLang's bench_multiturn.py). */
-const CONVERSATION_FLAGS: FlagDecl[] = [
+const CONVERSATION_FLAGS = [
   text(
     "num-clients",
     "Conversations run side by side",
@@ -389,7 +486,7 @@ const CONVERSATION_FLAGS: FlagDecl[] = [
     "Hold round r until every client finished round r-1 (bench_multiturn's --enable-round-barrier)",
     { multiturn: true },
     {
-      bind: flagField("round-barrier", "roundBarrier", true),
+      bind: to.raw("roundBarrier", switchOf("round-barrier"), true),
     },
   ),
   text(
@@ -404,15 +501,25 @@ const CONVERSATION_FLAGS: FlagDecl[] = [
     { multiturn: true },
     { default: md.readyQueuePolicy, choices: READY_QUEUE_POLICIES, bind: to("readyQueuePolicy", chosen(READY_QUEUE_POLICIES), true) },
   ),
-];
+] as const;
 
 /** What every measuring command takes with the same meaning (their help differs where a pct is a round). */
-const SHARED_FLAGS: FlagDecl[] = [
-  text("seed", "Random seed for prompt generation (Python random.Random compatible)", MEASURING, {
-    default: d.seed,
-    bind: to("seed", (t) => parseSeed(t), true),
-  }),
-  bool("disable-ignore-eos", "Let requests stop at EOS (ignore_eos=false)", MEASURING, { bind: flagField("disable-ignore-eos", "disableIgnoreEos", true) }),
+const SHARED_FLAGS = [
+  text(
+    "seed",
+    "Random seed for prompt generation (Python random.Random compatible)",
+    { ...MEASURING, ...CAP, passport: { help: "Seed of the passport's random prompts" } },
+    {
+      default: d.seed,
+      bind: to("seed", (t) => parseSeed(t), true),
+    },
+  ),
+  bool(
+    "disable-ignore-eos",
+    "Let requests stop at EOS (ignore_eos=false)",
+    { ...MEASURING, ...CAP },
+    { bind: to.raw("disableIgnoreEos", switchOf("disable-ignore-eos"), true) },
+  ),
   text(
     "output-file",
     "JSONL file to append one result object per shared-prefix percentage",
@@ -420,12 +527,19 @@ const SHARED_FLAGS: FlagDecl[] = [
       ...SWEEPS,
       multiturn: { help: "JSONL file to append one line per round" },
       replay: { help: "JSONL file to append one line per --window and one for the whole replay (--analyze: the analysis as one JSON object)" },
+      capacity: { help: "JSONL file to append every probe's line and one capacity line per pct" },
+      passport: { help: "Write the passport as JSON to this file (replay and the replicas' ledger read it)" },
     },
-    { bind: pathField("output-file", "outputFile") },
+    { bind: to.raw("outputFile", textOf("output-file")) },
   ),
-  text("extra-request-body", "JSON object merged into every request payload", MEASURING, {
-    bind: { field: "extraRequestBody", parse: (raw) => parseExtraBody(str(raw, "extra-request-body") ?? "{}"), shapesWorkload: true },
-  }),
+  text(
+    "extra-request-body",
+    "JSON object merged into every request payload",
+    { ...MEASURING, ...CAP_PASS },
+    {
+      bind: to.raw("extraRequestBody", (raw) => parseExtraBody(str(raw, "extra-request-body") ?? "{}"), true),
+    },
+  ),
   text(
     "dump-prompts",
     "Write every prompt's token ids, one JSON line per prompt, to this file",
@@ -434,7 +548,7 @@ const SHARED_FLAGS: FlagDecl[] = [
       multiturn: { help: "Write every turn's token ids, one JSON line per turn, to this file" },
       replay: { help: "Write every request's token ids, one JSON line per request (its trace line and hash ids), to this file" },
     },
-    { bind: pathField("dump-prompts", "dumpPrompts") },
+    { bind: to.raw("dumpPrompts", textOf("dump-prompts")) },
   ),
   text(
     "request-details",
@@ -444,7 +558,7 @@ const SHARED_FLAGS: FlagDecl[] = [
       multiturn: { help: "Write one JSONL line per turn (timestamps, cached tokens per tier) to this file" },
       replay: { help: "Write one JSONL line per request (timestamps, cached tokens, the predicted range) to this file" },
     },
-    { bind: pathField("request-details", "requestDetails") },
+    { bind: to.raw("requestDetails", textOf("request-details")) },
   ),
   text(
     "settle",
@@ -454,6 +568,7 @@ const SHARED_FLAGS: FlagDecl[] = [
       demo: { default: dd.settleS },
       multiturn: { help: "Seconds to wait after the cache flush" },
       replay: { help: "Seconds to wait after the cache flush" },
+      ...CAP,
     },
     {
       default: d.settleMs / 1000,
@@ -461,18 +576,34 @@ const SHARED_FLAGS: FlagDecl[] = [
     },
   ),
   // Not the demo's: its own mock is idle whenever it is flushed, so it never answers busy (refused below).
-  text("flush-deadline", "Seconds to keep retrying a busy /flush_cache", NET, {
-    default: d.flushDeadlineS,
-    bind: to("flushDeadlineS", (t, f) => parseNumberFlag(f, t, 0)),
-  }),
-  text("request-timeout", "Seconds one request may take in all", MEASURING, {
-    default: d.requestTimeoutS,
-    bind: to("requestTimeoutS", (t, f) => parseNumberFlag(f, t, 0.001), true),
-  }),
-  text("stall-timeout", "Seconds without any byte before a request fails as stalled", MEASURING, {
-    default: d.stallTimeoutS,
-    bind: to("stallTimeoutS", (t, f) => parseNumberFlag(f, t, 0.001), true),
-  }),
+  text(
+    "flush-deadline",
+    "Seconds to keep retrying a busy /flush_cache",
+    { ...NET, ...CAP_PASS },
+    {
+      default: d.flushDeadlineS,
+      bind: to("flushDeadlineS", (t, f) => parseNumberFlag(f, t, 0)),
+      fixed: { demo: null },
+    },
+  ),
+  text(
+    "request-timeout",
+    "Seconds one request may take in all",
+    { ...MEASURING, ...CAP_PASS },
+    {
+      default: d.requestTimeoutS,
+      bind: to("requestTimeoutS", (t, f) => parseNumberFlag(f, t, 0.001), true),
+    },
+  ),
+  text(
+    "stall-timeout",
+    "Seconds without any byte before a request fails as stalled",
+    { ...MEASURING, ...CAP_PASS },
+    {
+      default: d.stallTimeoutS,
+      bind: to("stallTimeoutS", (t, f) => parseNumberFlag(f, t, 0.001), true),
+    },
+  ),
   text(
     "flush",
     "Cache flush before each pct: auto (the backend's way) or none",
@@ -481,12 +612,14 @@ const SHARED_FLAGS: FlagDecl[] = [
       multiturn: { help: "Cache flush before round 0: auto (the backend's way) or none" },
       replay: { help: "Cache flush before the first request: auto (the backend's way) or none" },
     },
-    { default: d.flush, choices: FLUSH_MODES, bind: to("flush", chosen(FLUSH_MODES)) },
+    // The passport's flushes are proven by its measurements themselves; the preflight checks what it can reach.
+    { default: d.flush, choices: FLUSH_MODES, bind: to("flush", chosen(FLUSH_MODES)), fixed: { passport: "auto" } },
   ),
   text("verify-cache", "Check cached tokens against the expected prefix: off, warn or strict (exit 4)", MEASURING, {
     default: d.verifyCache,
     choices: VERIFY_CACHE_MODES,
     bind: to("verifyCache", chosen(VERIFY_CACHE_MODES)),
+    fixed: { passport: "warn" },
   }),
   text(
     "cache-tolerance",
@@ -497,6 +630,7 @@ const SHARED_FLAGS: FlagDecl[] = [
       replay: {
         help: "Share of the replay's requests whose cached tokens may fall short of their predicted range unexplained under --verify-cache strict (a percent, e.g. 5%)",
       },
+      capacity: { help: "Share of a probe's requests whose cached tokens may disagree before its cache check fails (a percent, e.g. 5%)" },
     },
     {
       default: d.cacheTolerance,
@@ -510,7 +644,7 @@ const SHARED_FLAGS: FlagDecl[] = [
       ...SWEEPS,
       multiturn: { help: "Exit 5 when the client itself was saturated (event-loop lag or JS-thread CPU) during a round" },
     },
-    { bind: flagField("strict", "strict") },
+    { bind: to.raw("strict", switchOf("strict")), fixed: { replay: null } },
   ),
   text("workers", "Processes on this machine sharing the load (this one included), or auto: one per 256 streams, up to cores-1", {
     ...SWEEPS,
@@ -525,10 +659,11 @@ const SHARED_FLAGS: FlagDecl[] = [
     {
       ...SWEEPS,
       multiturn: { help: "Pass/fail threshold METRIC OP VALUE judged on every round line, e.g. 'p99_ttft_ms<=800'; repeatable; exit 6 when one fails" },
+      capacity: { help: "An SLO every probe must meet, METRIC OP VALUE, e.g. 'ttft_from_intended_p99_ms<=500' or 'failed==0'; repeatable; at least one" },
     },
     { repeatable: true },
   ),
-  text("gates-file", "File with one gate per line (# comments)", ALL),
+  text("gates-file", "File with one gate per line (# comments)", { ...ALL, ...CAP }),
   // Not multiturn's: it draws no progress line (refused below).
   bool(
     "quiet",
@@ -537,30 +672,39 @@ const SHARED_FLAGS: FlagDecl[] = [
       ...SWEEPS,
       replay: true,
       multiturn: { help: "Only warnings and errors on stderr (multiturn draws no progress line; --quiet means the same quiet in every command)" },
+      ...CAP_PASS,
     },
     {
-      bind: flagField("quiet", "quiet"),
+      bind: to.raw("quiet", switchOf("quiet")),
     },
   ),
   bool(
     "verbose",
     "Show stack traces and debug logs",
-    { ...MEASURING, report: true, compare: true, merge: true, history: true },
-    { bind: flagField("verbose", "verbose") },
+    { ...MEASURING, ...CAP_PASS, report: true, compare: true, merge: true, history: true },
+    { bind: to.raw("verbose", switchOf("verbose")) },
   ),
-];
+] as const;
 
 /** run's order in --help: the script's flags first, then ours. */
-export const MEASURE_FLAGS: FlagDecl[] = [
+export const MEASURE_FLAGS: readonly FlagDecl[] = [
   ...SERVER_FLAGS.slice(0, 2),
   ...SERVER_FLAGS.slice(2, 5),
   ...TOKENIZER_FLAGS.slice(0, 2),
   ...WORKLOAD_FLAGS,
   ...CONVERSATION_FLAGS,
   ...SHARED_FLAGS,
-  TOKENIZER_FLAGS[2]!,
+  TOKENIZER_FLAGS[2],
   ...SERVER_FLAGS.slice(5),
 ];
+
+/** Every declaration above as written (its commands, defaults and bindings), for the types of the options they fill. */
+export type MeasureDecl =
+  | (typeof TOKENIZER_FLAGS)[number]
+  | (typeof SERVER_FLAGS)[number]
+  | (typeof WORKLOAD_FLAGS)[number]
+  | (typeof CONVERSATION_FLAGS)[number]
+  | (typeof SHARED_FLAGS)[number];
 
 /** Flags that would silently do nothing in a command: refused there by name, with the reason. */
 export const REFUSED_FLAGS: RefusedFlag[] = [

@@ -1,9 +1,11 @@
 /**
- * Flags of `warmbench passport`: its own (the search's bound, the idle wait) declared here, and the server flags of
- * `run` it takes with run's meaning. It takes no --page-size: the page size is what it measures.
+ * Flags of `warmbench passport`: its own (the search's bound, the idle wait) declared here. The server flags of `run`
+ * it takes with run's meaning are run's declarations (measure.ts), which name passport among their commands. It takes
+ * no --page-size: the page size is what it measures.
  */
 import { FLAG_MAXIMA } from "../bounds.ts";
 import { parseIntFlag, parseNumberFlag } from "../flag-values.ts";
+import { bindField } from "./binding.ts";
 import type { FlagDecl } from "./types.ts";
 
 /** Defaults of the passport's own flags (the declarations and the parser read them). */
@@ -13,46 +15,26 @@ const PASSPORT_DEFAULTS = {
   idleWaitS: 0,
 } as const;
 
-/** run's flags that passport takes, and the ones whose help differs there. */
-const FROM_RUN: Record<string, true | FlagDecl["commands"]["run"]> = {
-  backend: true,
-  "base-url": true,
-  host: true,
-  port: true,
-  model: true,
-  tokenizer: true,
-  revision: true,
-  "api-key": true,
-  "served-model-name": true,
-  seed: { help: "Seed of the passport's random prompts" },
-  "output-file": { help: "Write the passport as JSON to this file (replay and the replicas' ledger read it)" },
-  "extra-request-body": true,
-  "flush-deadline": true,
-  "request-timeout": true,
-  "stall-timeout": true,
-  quiet: true,
-  verbose: true,
-};
-
-/** Adds `passport` to the commands of the run flags it takes. */
-export const withPassport = (decls: readonly FlagDecl[]): FlagDecl[] =>
-  decls.map((d) => (d.name in FROM_RUN && d.commands.run !== undefined ? { ...d, commands: { ...d.commands, passport: FROM_RUN[d.name]! } } : d));
-
-export const PASSPORT_FLAGS: FlagDecl[] = [
+const DECLS = [
   {
     name: "max-tokens",
-    type: "string",
+    type: "string" as const,
     help: "Most tokens the capacity search fills the cache with; past it the capacity is reported as a lower bound",
     default: PASSPORT_DEFAULTS.maxTokens,
     commands: { passport: true },
-    bind: { field: "maxTokens", value: (t, f) => parseIntFlag(f, t, 1, FLAG_MAXIMA["max-tokens"]?.max) },
+    bind: bindField("maxTokens", (t, f) => parseIntFlag(f, t, 1, FLAG_MAXIMA["max-tokens"]?.max)),
   },
   {
     name: "idle-wait",
-    type: "string",
+    type: "string" as const,
     help: "Seconds a cached prompt is left idle before it is checked again (idle expiry); 0: not measured",
     default: PASSPORT_DEFAULTS.idleWaitS,
     commands: { passport: true },
-    bind: { field: "idleWaitS", value: (t, f) => parseNumberFlag(f, t, 0) },
+    bind: bindField("idleWaitS", (t, f) => parseNumberFlag(f, t, 0)),
   },
-];
+] as const;
+
+export const PASSPORT_FLAGS: readonly FlagDecl[] = DECLS;
+
+/** The declarations as written, for the types of the options they fill. */
+export type PassportDecl = (typeof DECLS)[number];

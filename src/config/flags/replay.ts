@@ -1,5 +1,6 @@
 /** The flags only `warmbench replay TRACE` takes (the ones it shares with run are declared in measure.ts). */
-import { parseIntFlag, parsePositive } from "../flag-values.ts";
+import { parseIntFlag, parseNumberFlag, parsePositive } from "../flag-values.ts";
+import { bindField } from "./binding.ts";
 import type { FlagDecl } from "./types.ts";
 
 /** Defaults of the replay's own flags (the flags' declarations and the parser read them). */
@@ -18,31 +19,57 @@ export const REPLAY_DEFAULTS = {
 const r = REPLAY_DEFAULTS;
 
 const replay = { replay: true } as const;
-const text = (name: string, help: string, more: Partial<FlagDecl> = {}): FlagDecl => ({ name, type: "string", help, commands: replay, ...more });
-const bool = (name: string, help: string): FlagDecl => ({ name, type: "boolean", help, commands: replay });
+type More = Partial<Omit<FlagDecl, "name" | "type" | "help" | "commands">>;
+const text = <const M extends More = Record<never, never>>(name: string, help: string, more: M = {} as M) => ({
+  name,
+  type: "string" as const,
+  help,
+  commands: replay,
+  ...more,
+});
+const bool = <const M extends More = Record<never, never>>(name: string, help: string, more: M = {} as M) => ({
+  name,
+  type: "boolean" as const,
+  help,
+  commands: replay,
+  ...more,
+});
 
-export const REPLAY_FLAGS: FlagDecl[] = [
-  { name: "trace", type: "positional", help: "Mooncake-format JSONL trace: one {timestamp, input_length, output_length, hash_ids} per line", commands: replay },
+const DECLS = [
+  {
+    name: "trace",
+    type: "positional" as const,
+    help: "Mooncake-format JSONL trace: one {timestamp, input_length, output_length, hash_ids} per line",
+    commands: replay,
+  },
   bool("analyze", "Describe the trace without a server: lengths, the hit ratio of an infinite cache, the working set per --window against --cache-tokens"),
-  text("block-size", "Tokens per hash id of the trace (Mooncake's FAST'25 release: 512; others use 16 or 64)", { default: r.blockSize }),
+  text("block-size", "Tokens per hash id of the trace (Mooncake's FAST'25 release: 512; others use 16 or 64)", {
+    default: r.blockSize,
+    bind: bindField("blockSize", (t, f) => parseIntFlag(f, t, 1)),
+  }),
   bool(
     "skip-invalid",
     "Drop (and count) trace lines that are malformed, do not fit --block-size, go back in time or exceed the model's context, instead of exit 2",
+    { bind: bindField.raw("skipInvalid", (raw) => raw["skip-invalid"] === true) },
   ),
-  text("start", "Replay from this trace second on", { default: 0 }),
+  text("start", "Replay from this trace second on", { default: 0, bind: bindField("startS", (t, f) => parseNumberFlag(f, t, 0)) }),
   text("time-scale", "Multiply the trace's timestamps: 0.1 sends ten times faster", {
     default: r.timeScale,
-    bind: { field: "timeScale", value: (t, f) => parsePositive(f, t, "a scale, e.g. 0.1", false) },
+    bind: bindField("timeScale", (t, f) => parsePositive(f, t, "a scale, e.g. 0.1", false)),
   }),
-  {
-    ...bool("ignore-timestamps", "Closed loop in trace order: the next request as soon as one of --max-concurrency slots is free"),
-    bind: { field: "ignoreTimestamps", parse: (raw) => raw["ignore-timestamps"] === true },
-  },
+  bool("ignore-timestamps", "Closed loop in trace order: the next request as soon as one of --max-concurrency slots is free", {
+    bind: bindField.raw("ignoreTimestamps", (raw) => raw["ignore-timestamps"] === true),
+  }),
   text("window", "Trace seconds per window line (axis window)", {
     default: r.windowS,
-    bind: { field: "windowS", value: (t, f) => parsePositive(f, t, "a number of seconds", false) },
+    bind: bindField("windowS", (t, f) => parsePositive(f, t, "a number of seconds", false)),
   }),
   text("cache-tokens", "Cache capacity for the LRU model of evictions (default: the server's, from /server_info; --analyze: none)", {
-    bind: { field: "cacheTokens", value: (t, f) => parseIntFlag(f, t, 1) },
+    bind: bindField("cacheTokens", (t, f) => parseIntFlag(f, t, 1)),
   }),
-];
+] as const;
+
+export const REPLAY_FLAGS: readonly FlagDecl[] = DECLS;
+
+/** The declarations as written (their bindings' fields, and the parsers' types), for the types of the options they fill. */
+export type ReplayDecl = (typeof DECLS)[number];

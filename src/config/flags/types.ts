@@ -56,17 +56,18 @@ type FlagValues = RawFlags;
 /**
  * A flag bound to the option it fills: the field, how its value (or its absence) becomes the field's value, and
  * whether it shapes the workload (every process of a sharded run must agree on it: the shards' workload hash is made
- * of these fields). One declaration is then the flag's name, help, default, parser and field.
+ * of these fields). One declaration is then the flag's name, help, default, parser and field; the field's type is the
+ * parser's (`V`), so the options a command's flags fill are typed from the declarations (config/flags/bound.ts).
  */
-export interface FlagBinding {
-  field: string;
+export interface FlagBinding<F extends string = string, V = unknown> {
+  field: F;
   /**
    * The flag's text as the command has it - given, else the command's declared default - into the field's value
    * (neither: the field is null, and this is not called). Declared choices are checked before (config/flags/bound.ts).
    */
-  value?: (text: string, flag: string) => unknown;
+  value?: (text: string, flag: string) => V;
   /** Where the flag's text alone is not enough (a switch; an environment variable beside it). */
-  parse?: (raw: FlagValues, env: Record<string, string | undefined>) => unknown;
+  parse?: (raw: FlagValues, env: Record<string, string | undefined>) => V;
   shapesWorkload?: true;
 }
 
@@ -74,6 +75,11 @@ export interface FlagBinding {
 export interface FlagDecl extends FlagSpec {
   commands: Partial<Record<CommandName, true | FlagOverride>>;
   bind?: FlagBinding;
+  /**
+   * Commands that take no such flag, yet whose options hold its bound field: there the field is what the declaration
+   * makes of this text, as if it were given (null: as if the flag were absent - its declared default), in every run.
+   */
+  fixed?: Partial<Record<CommandName, string | null>>;
 }
 
 /** A flag a command refuses by name with a reason (it would otherwise do nothing there); not in its help. */

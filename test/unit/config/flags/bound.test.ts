@@ -5,10 +5,13 @@
  */
 import { describe, expect, test } from "bun:test";
 import { CLIENT_FLAGS } from "../../../../src/config/flags/index.ts";
-import { parseBound, workloadFields } from "../../../../src/config/flags/bound.ts";
+import { commandBinding, parseBound, workloadFields } from "../../../../src/config/flags/bound.ts";
 import { conversationHash } from "../../../../src/multiturn/shards.ts";
 import { parseMultiturnOptions } from "../../../../src/cli/multiturn-options.ts";
-import { parseRunOptions, parseSharedTail, SHARED_TAIL_FIELDS } from "../../../../src/cli/options.ts";
+import { parseRunOptions } from "../../../../src/cli/options.ts";
+import { parseReplayOptions } from "../../../../src/cli/replay-options.ts";
+import { parseCapacityOptions } from "../../../../src/cli/capacity-options.ts";
+import { parsePassportOptions } from "../../../../src/cli/passport-options.ts";
 import { workloadHash, WORKLOAD_FIELDS } from "../../../../src/sweep/shard-worker.ts";
 import { LLAMA2_TOKENIZER } from "../../../helpers/run-cli.ts";
 import { checkCrossFlagRules, flagsOf } from "../../../../src/cli/flags.ts";
@@ -17,11 +20,52 @@ import { COMMAND_NAMES } from "../../../../src/config/flags/types.ts";
 const BASE = { model: LLAMA2_TOKENIZER, "base-url": "http://127.0.0.1:9" };
 
 describe("flags bound to their fields", () => {
-  test("each shared option is filled by exactly one declaration, which carries its parser", () => {
-    for (const field of SHARED_TAIL_FIELDS) {
-      const bound = CLIENT_FLAGS.filter((d) => d.bind?.field === field && (d.bind.parse !== undefined || d.bind.value !== undefined));
-      expect([field, bound.length]).toEqual([field, 1]);
+  test("each field a command's options hold from the declarations is filled by exactly one of them, which carries its parser", () => {
+    for (const command of COMMAND_NAMES) {
+      const fields = CLIENT_FLAGS.flatMap((d) => {
+        const bind = commandBinding(d, command)?.bind ?? (d.fixed?.[command] !== undefined ? d.bind : undefined);
+        return bind !== undefined && (bind.parse !== undefined || bind.value !== undefined) ? [bind.field] : [];
+      });
+      expect([command, fields.filter((f, i) => fields.indexOf(f) !== i)]).toEqual([command, []]);
+      // A command that takes a flag has no field fixed by it too.
+      for (const d of CLIENT_FLAGS) if (d.fixed?.[command] !== undefined) expect([command, d.name, d.commands[command]]).toEqual([command, d.name, undefined]);
     }
+  });
+
+  test("every command's parser hands on every field the generic parser fills: a new bound flag needs no parser edit", () => {
+    const keys = (o: object) => Object.keys(o);
+    const missing = (bound: object, opts: object) => keys(bound).filter((f) => !(f in opts));
+    expect(missing(parseBound("run", {}, {}), parseRunOptions(BASE, {}))).toEqual([]);
+    expect(missing(parseBound("demo", {}, {}), parseRunOptions(BASE, {}, "demo"))).toEqual([]);
+    expect(missing(parseBound("multiturn", {}, {}), parseMultiturnOptions(BASE, {}))).toEqual([]);
+    expect(missing(parseBound("passport", {}, {}), parsePassportOptions(BASE, {}))).toEqual([]);
+    const replay = parseReplayOptions({ ...BASE, trace: "t.jsonl" }, {});
+    // The trace's flags fill the trace's options (--num-prompts: its limit).
+    expect(missing(parseBound("replay", {}, {}), { ...replay, ...replay.trace, numPrompts: replay.trace.limit })).toEqual([]);
+    const capacity = parseCapacityOptions({ ...BASE, gate: "failed==0" }, {});
+    expect(missing(parseBound("capacity", {}, {}), { ...capacity.run, ...capacity })).toEqual([]);
+  });
+
+  test("a field a command takes no flag for is fixed by the declaration: as if given, or as if absent", () => {
+    // The demo's options are run's: --flush-deadline is refused there, its field run's default.
+    expect(parseBound("demo", {}, { OPENAI_API_KEY: "k" })).toMatchObject({
+      flushDeadlineS: 60,
+      pageSize: null,
+      servedModelName: null,
+      apiKey: "k",
+      revision: "main",
+    });
+    expect(parseBound("multiturn", {}, {})).toMatchObject({ endpoint: "auto" });
+    expect(parseBound("replay", {}, {})).toMatchObject({ endpoint: "auto", strict: false });
+    // Fixed: a flag the command does not take cannot change it.
+    expect(parseBound("passport", { flush: "none", "verify-cache": "off", "page-size": "4" }, {})).toMatchObject({
+      endpoint: "auto",
+      flush: "auto",
+      verifyCache: "warn",
+      pageSize: null,
+    });
+    // Not in the workload hash: every process has the same.
+    expect(workloadFields("multiturn")).not.toContain("endpoint");
   });
 
   test("one generic parser fills every bound field of a command: its declared default, its choices, its command's own binding", () => {
@@ -84,7 +128,7 @@ describe("flags bound to their fields", () => {
   });
 
   test("a flag left out takes its declaration's default; given, its parser's value", () => {
-    const none = parseSharedTail({}, {});
+    const none: Record<string, unknown> = parseBound("run", {}, {});
     expect(none).toMatchObject({
       seed: 42n,
       settleMs: 1000,
@@ -96,15 +140,17 @@ describe("flags bound to their fields", () => {
       pageSize: null,
       apiKey: null,
     });
-    for (const decl of CLIENT_FLAGS.filter((d) => SHARED_TAIL_FIELDS.some((f) => f === d.bind?.field) && typeof d.default === "number")) {
-      const value = none[decl.bind!.field as keyof typeof none];
+    for (const decl of CLIENT_FLAGS) {
+      const view = commandBinding(decl, "run");
+      if (view?.bind === undefined || typeof view.spec.default !== "number" || !(view.bind.field in none)) continue;
+      const value = none[view.bind.field];
       // Seconds shown, milliseconds kept (settle): the shown default is the value in the flag's unit.
-      expect([decl.name, decl.name === "settle" ? Number(value) / 1000 : Number(value)]).toEqual([decl.name, Number(decl.default)]);
+      expect([decl.name, decl.name === "settle" ? Number(value) / 1000 : Number(value)]).toEqual([decl.name, view.spec.default]);
     }
-    const given = parseSharedTail({ seed: "7", settle: "0.5", "page-size": "16", quiet: true, "api-key": "k" }, {});
+    const given = parseBound("run", { seed: "7", settle: "0.5", "page-size": "16", quiet: true, "api-key": "k" }, {});
     expect(given).toMatchObject({ seed: 7n, settleMs: 500, pageSize: 16, quiet: true, apiKey: "k" });
-    expect(parseSharedTail({}, { OPENAI_API_KEY: "from-env" }).apiKey).toBe("from-env");
-    expect(() => parseSharedTail({ "request-timeout": "0" }, {})).toThrow(/--request-timeout/);
+    expect(parseBound("run", {}, { OPENAI_API_KEY: "from-env" }).apiKey).toBe("from-env");
+    expect(() => parseBound("run", { "request-timeout": "0" }, {})).toThrow(/--request-timeout/);
   });
 
   test("the workload hash is made of the declarations' shaping fields: a shaping flag changes it, an output flag does not", () => {
