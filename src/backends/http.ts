@@ -66,14 +66,101 @@ export async function controlFetch(ctl: Control, path: string, r: ControlRequest
   }
 }
 
-/** The response body as text; an interrupt while it streams in is an interrupt, not a broken server. */
+/**
+ * The most bytes read of one control call's answer (/server_info, /metrics, /v1/models, /props, /slots, a flush):
+ * 64 MiB. SGLang's /server_info, the largest legitimate one, is tens of KB (every server argument, internal states);
+ * a Prometheus page of thousands of series is a few MB. Past it the server is broken or hostile: reading on would
+ * only grow this process's memory (a 3 GB /server_info once reached 2.5 GB of RSS).
+ */
+export const MAX_CONTROL_BODY_BYTES = 64 * 1024 * 1024;
+
+/** A byte count as a user reads it: whole MiB where it is one, else bytes. */
+export const mib = (bytes: number): string => (bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`);
+
+/** A body read up to a limit: its first bytes, and whether more was there (then the rest was not read). */
+export interface CappedBody {
+  bytes: Uint8Array;
+  over: boolean;
+}
+
+/**
+ * Reads a response body up to `maxBytes`; a longer one (by its Content-Length, or as it arrives) is cancelled at the
+ * limit, so memory stays within it. Rejects as the body's own read would (a socket error, an abort).
+ */
+export async function readCapped(res: Response, maxBytes: number): Promise<CappedBody> {
+  const declared = Number(res.headers.get("content-length") ?? Number.NaN);
+  if (res.body === null) return { bytes: new Uint8Array(0), over: false };
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await res.body.cancel().catch(() => {});
+    return { bytes: new Uint8Array(0), over: true };
+  }
+  const reader = res.body.getReader();
+  const pieces: Uint8Array[] = [];
+  let length = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (length + value.length > maxBytes) {
+      pieces.push(value.subarray(0, maxBytes - length));
+      length = maxBytes;
+      await reader.cancel().catch(() => {});
+      return { bytes: join(pieces, length), over: true };
+    }
+    pieces.push(value);
+    length += value.length;
+  }
+  return { bytes: join(pieces, length), over: false };
+}
+
+function join(pieces: readonly Uint8Array[], length: number): Uint8Array {
+  if (pieces.length === 1) return pieces[0]!;
+  const out = new Uint8Array(length);
+  let offset = 0;
+  for (const piece of pieces) {
+    out.set(piece, offset);
+    offset += piece.length;
+  }
+  return out;
+}
+
+// "Bearer <token>" as an Authorization header, or a proxy's echo of one, writes it (RFC 6750's token68 characters).
+const BEARER = /\b(bearer)(\s+)[A-Za-z0-9\-._~+/]+=*/gi;
+
+/**
+ * Text from a server with every credential this client sent taken out: a proxy that echoes the request's headers in
+ * its 401 page must not get the API key printed, logged or written into the results. Any `Bearer <token>` becomes
+ * `Bearer (redacted)`, and the value of every credential header sent (`headers`) is replaced wherever it appears.
+ */
+export function redactCredentials(text: string, headers: Record<string, string> = {}): string {
+  let out = text.replace(BEARER, "$1$2(redacted)");
+  for (const [name, value] of Object.entries(headers)) {
+    if (!/^(authorization|proxy-authorization|x-api-key|api-key)$/i.test(name)) continue;
+    const secret = value.replace(/^bearer\s+/i, "").trim();
+    // A secret of a few characters would redact ordinary words; one that short is no real key.
+    if (secret.length >= 8) out = out.split(secret).join("(redacted)");
+  }
+  return out;
+}
+
+/**
+ * The response body as text, at most MAX_CONTROL_BODY_BYTES (a longer answer is one clear BenchError naming the
+ * endpoint and the limit), credentials echoed back redacted; an interrupt while it streams in is an interrupt, not a
+ * broken server.
+ */
 export async function controlText(ctl: Control, res: Response, path: string): Promise<string> {
+  let read: CappedBody;
   try {
-    return await res.text();
+    read = await readCapped(res, MAX_CONTROL_BODY_BYTES);
   } catch (err) {
     if (ctl.signal?.aborted) throw interruptedError(`during ${path}`);
     throw unreachable(ctl.baseUrl, err);
   }
+  if (read.over) {
+    throw new BenchError(
+      `${path} answered more than ${mib(MAX_CONTROL_BODY_BYTES)}, the most warmbench reads from a control endpoint: the server at ${ctl.baseUrl} is broken or is not an LLM server`,
+    );
+  }
+  return redactCredentials(new TextDecoder().decode(read.bytes), ctl.headers);
 }
 
 /** Retry pacing of the flush loops: 100 ms doubling up to 2 s. */

@@ -1,5 +1,5 @@
 /** SGLang's self-description (/server_info, older /get_server_info); other servers simply lack it. */
-import { controlFetch, type Control } from "./http.ts";
+import { controlFetch, controlText, type Control } from "./http.ts";
 import type { ServerInfo } from "./types.ts";
 
 const asNumber = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
@@ -29,7 +29,10 @@ function hostCapacity(raw: Record<string, unknown>, deviceTokens: number | null)
   return Math.round(ratio * deviceTokens);
 }
 
-/** Reads /server_info (>= 0.5.6) or /get_server_info (older). Never throws for a missing endpoint. */
+/**
+ * Reads /server_info (>= 0.5.6) or /get_server_info (older). Never throws for a missing endpoint; throws a BenchError
+ * for an answer over MAX_CONTROL_BODY_BYTES.
+ */
 export async function fetchServerInfo(ctl: Control): Promise<ServerInfo> {
   for (const path of ["/server_info", "/get_server_info"]) {
     const res = await controlFetch(ctl, path, { timeoutMs: 15_000 });
@@ -37,12 +40,15 @@ export async function fetchServerInfo(ctl: Control): Promise<ServerInfo> {
       await res.body?.cancel();
       continue;
     }
+    // Read within the control calls' limit: a body past it is one clear error, not memory grown without end.
+    const text = await controlText(ctl, res, path);
     let raw: Record<string, unknown>;
     try {
-      raw = (await res.json()) as Record<string, unknown>;
+      raw = JSON.parse(text) as Record<string, unknown>;
     } catch {
       continue;
     }
+    if (raw === null || typeof raw !== "object" || Array.isArray(raw)) continue;
     const inc = raw.incremental_streaming_output ?? raw.stream_output;
     const deviceTokens = asNumber(raw.max_total_num_tokens);
     return {

@@ -2,8 +2,9 @@
  * Prefix-cache counters scraped from a server's Prometheus /metrics, for the run-level hit rate from counter
  * deltas. Counters, not SGLang's cache_hit_rate gauge, which only reflects the last prefill batch.
  */
-import type { Control } from "../backends/http.ts";
+import { MAX_CONTROL_BODY_BYTES, mib, readCapped, type Control } from "../backends/http.ts";
 import { deadlineSignal } from "../interrupt.ts";
+import { log } from "../log.ts";
 
 /** Hit and query token counters; null when the server exposes neither family. */
 export interface CacheCounters {
@@ -48,7 +49,10 @@ export function parseCacheCounters(text: string): CacheCounters | null {
   return null;
 }
 
-/** GET /metrics; null when the endpoint is missing (SGLang without --enable-metrics), unreachable, or interrupted. */
+/**
+ * GET /metrics; null when the endpoint is missing (SGLang without --enable-metrics), unreachable, interrupted, or its
+ * answer is over MAX_CONTROL_BODY_BYTES (warned once per scrape).
+ */
 export async function scrapeCacheCounters(ctl: Control): Promise<CacheCounters | null> {
   try {
     const init: RequestInit = { headers: ctl.headers, signal: deadlineSignal(ctl.signal, 10_000) };
@@ -58,7 +62,13 @@ export async function scrapeCacheCounters(ctl: Control): Promise<CacheCounters |
       await res.body?.cancel();
       return null;
     }
-    return parseCacheCounters(await res.text());
+    const read = await readCapped(res, MAX_CONTROL_BODY_BYTES);
+    if (read.over) {
+      // The run goes on without the counters (as without /metrics); memory stays within the limit.
+      log.warn(`/metrics answered more than ${mib(MAX_CONTROL_BODY_BYTES)}, the most warmbench reads from a control endpoint: cache counters unknown`);
+      return null;
+    }
+    return parseCacheCounters(new TextDecoder().decode(read.bytes));
   } catch {
     return null;
   }

@@ -6,10 +6,11 @@
  */
 import type { FailureKind, RequestRecord } from "../schema/record.ts";
 import { createEventFields } from "../backends/types.ts";
+import { mib, readCapped, redactCredentials } from "../backends/http.ts";
 import { nowMs } from "./clock.ts";
 import { errorText, isConnectError } from "./fetch-errors.ts";
 import { fetchBody, ReleasingBody } from "./request-body.ts";
-import { createSseSplitter } from "./sse.ts";
+import { createSseSplitter, MAX_SSE_LINE_BYTES } from "./sse.ts";
 import { finishRecord, newStreamState, onTokenEvent, onUsageEvent, type StreamState } from "./stream-events.ts";
 import { abortMessage, emptyRecord, fail, type StreamRequest } from "./stream-request.ts";
 
@@ -65,10 +66,13 @@ export async function streamRequest(req: StreamRequest): Promise<RequestRecord> 
     rec.httpStatus = res.status;
     if (req.servedByHeader !== undefined) rec.servedBy = res.headers.get(req.servedByHeader);
     if (res.status !== 200 || res.body === null) {
-      const text = await res.text();
+      // Only the start of an error page is kept: read that much (a page of gigabytes is not read), and never keep a
+      // credential a proxy echoed back in it.
+      const page = await readCapped(res, ERROR_PAGE_BYTES);
+      const text = redactCredentials(new TextDecoder().decode(page.bytes), req.headers);
       fail(rec, "http", `HTTP ${res.status}: ${text.slice(0, 200)}`);
     } else {
-      await readEvents(res.body, rec, state);
+      await readEvents(res.body, rec, state, req.headers);
     }
   } catch (err) {
     // After [DONE] or a failure event the record is final; an error while draining the rest changes nothing.
@@ -88,6 +92,9 @@ export async function streamRequest(req: StreamRequest): Promise<RequestRecord> 
   return rec;
 }
 
+/** The most bytes read of a failed request's error page: its first 200 characters are kept, after redaction. */
+const ERROR_PAGE_BYTES = 64 * 1024;
+
 function requestHeaders(req: StreamRequest): Record<string, string> {
   const headers: Record<string, string> = { "content-type": "application/json", ...req.headers };
   if (req.requestId !== undefined) headers["x-request-id"] = req.requestId;
@@ -95,7 +102,7 @@ function requestHeaders(req: StreamRequest): Record<string, string> {
 }
 
 /** Reads the body to its end, recording every event; rejects on a socket error or our abort. */
-async function readEvents(body: ReadableStream<Uint8Array>, rec: RequestRecord, state: StreamState): Promise<void> {
+async function readEvents(body: ReadableStream<Uint8Array>, rec: RequestRecord, state: StreamState, headers?: Record<string, string>): Promise<void> {
   // One fields object per request: a backend may keep a running token count in it.
   const fields = createEventFields();
   // Events of one chunk arrived together: they share the chunk's arrival time, taken once per read.
@@ -117,9 +124,11 @@ async function readEvents(body: ReadableStream<Uint8Array>, rec: RequestRecord, 
     } else if (kind !== "tokens" && kind !== "other") {
       state.ended = true;
       if (fields.finishType !== null) rec.finishReason = fields.finishType;
-      if (kind === "error") fail(rec, "server_error", fields.message);
-      else if (kind === "abort") fail(rec, "abort", fields.message);
-      else fail(rec, "parse", fields.message);
+      // The server's own words, which may echo the request's credentials back.
+      const message = redactCredentials(fields.message, headers);
+      if (kind === "error") fail(rec, "server_error", message);
+      else if (kind === "abort") fail(rec, "abort", message);
+      else fail(rec, "parse", message);
     }
   });
   const reader = body.getReader();
@@ -128,7 +137,13 @@ async function readEvents(body: ReadableStream<Uint8Array>, rec: RequestRecord, 
     chunkMs = nowMs();
     state.lastByteMs = chunkMs;
     if (done) break;
-    splitter.push(value);
+    if (!splitter.push(value)) {
+      // A line past the limit: the request fails (unless it had already ended) and the rest is not read.
+      if (!state.ended) fail(rec, "parse", `an SSE line longer than ${mib(MAX_SSE_LINE_BYTES)}, the most warmbench reads of one line`);
+      state.ended = true;
+      await reader.cancel().catch(() => {});
+      return;
+    }
   }
   splitter.finish();
   if (!state.ended) fail(rec, "truncated", "stream ended before [DONE]");

@@ -8,10 +8,14 @@ import { buildSections } from "./sections.ts";
 import { searchVerdict } from "./capacity-sections.ts";
 import { numericColumns } from "./text-table.ts";
 import { differencesTable, gatesTable, metadataTable, type ReportTable } from "./tables.ts";
+import { escapeControls } from "../terminal-text.ts";
 
-/** A cell's text made inert: table pipes, line breaks and HTML tags (GitHub renders some HTML). */
+/**
+ * A cell's text made inert: table pipes, line breaks, HTML tags (GitHub renders some HTML), and control characters
+ * (a server version's ESC or BEL, a history tag's: shown as `\xNN`, as on the console, never raw in the file).
+ */
 export function escapeMarkdownCell(text: string): string {
-  return text.replace(/[\\|`*_[\]<>&]/g, (c) => `\\${c}`).replace(/\r?\n/g, " ");
+  return escapeControls(text.replace(/[\\|`*_[\]<>&]/g, (c) => `\\${c}`).replace(/\r?\n/g, " "));
 }
 
 export function renderMarkdownTable(t: Pick<ReportTable, "columns" | "rows">): string {
@@ -45,5 +49,6 @@ export function renderMarkdownReport(
     const diff = differencesTable(runs, differing);
     out.push(`### ${diff.title}`, "", renderMarkdownTable(diff), "");
   }
-  return out.join("\n");
+  // Titles are written as they are; whatever a title holds, no control character reaches the file raw.
+  return escapeControls(out.join("\n"));
 }

@@ -4,7 +4,7 @@
  * only, as "authorization: Bearer <key>" on every request; HF_TOKEN goes to the hub only.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
@@ -249,8 +249,118 @@ describe("text from a server reaches the terminal escaped", () => {
       const report = await runCli(["report", out]);
       // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for the terminal's control characters
       expect(report.stdout).not.toMatch(/[\u001b\u0007\u009b]/);
+      // Nor do the report files: the HTML and the Markdown show the escapes as \xNN.
+      const html = join(dir, "escapes.html");
+      const md = join(dir, "escapes.md");
+      const files = await runCli(["report", out, "--html", html, "--md", md]);
+      expect(files.code).toBe(0);
+      for (const [what, text] of [
+        ["html", readFileSync(html, "utf8")],
+        ["md", readFileSync(md, "utf8")],
+      ]) {
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for the terminal's control characters
+        expect([what, /[\u001b\u0007\u009b]/.test(text!)]).toEqual([what, false]);
+      }
+      expect(readFileSync(md, "utf8")).toContain("\\x1b");
+      // A history tag holding the same escapes: stored as given, never printed or written raw.
+      const db = join(dir, "escapes.db");
+      const tagged = await runCli(["history", "add", out, "--db", db, "--tag", `rc\u001b[2J\u0007`]);
+      expect(tagged.code).toBe(0);
+      const listed = await runCli(["history", "list", "--db", db]);
+      const trendMd = join(dir, "escapes-history.md");
+      const trendHtml = join(dir, "escapes-history.html");
+      const trend = await runCli(["report", "--history", "--db", db, "--md", trendMd, "--html", trendHtml]);
+      expect(trend.code).toBe(0);
+      for (const [what, text] of [
+        ["history list", listed.stdout + listed.stderr],
+        ["history add", tagged.stdout + tagged.stderr],
+        ["trend", trend.stdout + trend.stderr],
+        ["trend md", readFileSync(trendMd, "utf8")],
+        ["trend html", readFileSync(trendHtml, "utf8")],
+      ]) {
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for the terminal's control characters
+        expect([what, /[\u001b\u0007\u009b]/.test(text!)]).toEqual([what, false]);
+      }
     } finally {
       await proxy.stop();
     }
   });
+});
+
+describe("credentials a proxy echoes back", () => {
+  test("a 401 page quoting the Authorization header gets no key into stdout, stderr, the JSONL or the details", async () => {
+    // Every generation request is refused with a page that quotes the request's Authorization header; the rest of
+    // the run (preflight, flush) goes to the mock.
+    const proxy = startRecordingProxy(mock.url, (req) =>
+      req.path === "/generate" && req.method === "POST"
+        ? new Response(`<h1>401</h1><pre>Authorization: ${req.headers.authorization} x-api-key ${API_KEY}</pre>`, { status: 401 })
+        : null,
+    );
+    const out = join(dir, "echo.jsonl");
+    const details = join(dir, "echo-details.jsonl");
+    try {
+      const r = await runCli([
+        "--model",
+        LLAMA2_TOKENIZER,
+        "--base-url",
+        proxy.url,
+        "--api-key",
+        API_KEY,
+        "--pcts",
+        "0",
+        "--num-prompts",
+        "2",
+        "--total-tokens",
+        "200",
+        "--output-len",
+        "4",
+        "--settle",
+        "0",
+        "--verbose",
+        "--output-file",
+        out,
+        "--request-details",
+        details,
+      ]);
+      expect(r.code).not.toBe(0);
+      const outputs: [string, string][] = [
+        ["stdout", r.stdout],
+        ["stderr", r.stderr],
+        ["jsonl", existsSync(out) ? readFileSync(out, "utf8") : ""],
+        ["details", existsSync(details) ? readFileSync(details, "utf8") : ""],
+      ];
+      for (const [what, text] of outputs) expect([what, text.includes(API_KEY)]).toEqual([what, false]);
+      expect(r.stderr + r.stdout).toContain("(redacted)");
+    } finally {
+      await proxy.stop();
+    }
+  });
+});
+
+describe("a server cannot grow the client's memory without bound", () => {
+  test("a /server_info that never ends fails the preflight with one line naming the endpoint and the limit", async () => {
+    const piece = new Uint8Array(1024 * 1024).fill(120);
+    let first = true;
+    const endless = () =>
+      new ReadableStream<Uint8Array>(
+        {
+          pull(controller) {
+            controller.enqueue(first ? new TextEncoder().encode('{"version":"') : piece);
+            first = false;
+          },
+        },
+        { highWaterMark: 0 },
+      );
+    const proxy = startRecordingProxy(mock.url, (req) => (req.path.startsWith("/server_info") ? new Response(endless()) : null));
+    try {
+      const r = await runCli(["--model", LLAMA2_TOKENIZER, "--base-url", proxy.url, "--pcts", "0", "--num-prompts", "2", "--settle", "0"]);
+      expect(r.code).toBe(1);
+      const errors = r.stderr.split("\n").filter((l) => l.startsWith("warmbench: error:"));
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toContain("/server_info answered more than 64 MiB, the most warmbench reads from a control endpoint");
+      expect(proxy.requests.some((q) => q.path === "/generate" && q.method === "POST")).toBe(false);
+    } finally {
+      await proxy.stop();
+    }
+  }, 120_000);
 });
