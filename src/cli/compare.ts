@@ -18,7 +18,7 @@ import { missingFindings, pairFindings, sameRunFindings } from "../compare/evide
 import { judgePair } from "../compare/judge.ts";
 import { combineLimits, parseLimits, parseOnly } from "../compare/limits.ts";
 import { metricsOf } from "../compare/metrics.ts";
-import { field, lastRunLines, type CompareLine } from "../compare/lines.ts";
+import { field, lastRunLines, olderLinesNote, type CompareLine } from "../compare/lines.ts";
 import { openHistory } from "../history/db.ts";
 import { resolveBaseline, setStatus, storedRun } from "../history/store.ts";
 import { historyDbPath } from "./history-db.ts";
@@ -97,6 +97,7 @@ export async function compareCommand(raw: ParsedFlags): Promise<number> {
   } = baseFile.startsWith(HISTORY_PREFIX)
     ? historyBaseline(raw, baseFile.slice(HISTORY_PREFIX.length), nextLines)
     : { lines: lastRunLines(baseFile, "BASE"), name: baseFile, candidate: null };
+  for (const note of [olderLinesNote(baseLines, "BASE", baseName), olderLinesNote(nextLines, "NEW", newFile)]) if (note !== null) log.warn(note);
   const pairing = pairLines(baseLines, nextLines);
   if (pairing.pairs.length === 0) {
     throw new UsageError(`compare: no line is in both files (BASE ${pairing.onlyInBase.join(",")}; NEW ${pairing.onlyInNew.join(",")})`);

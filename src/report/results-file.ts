@@ -7,6 +7,7 @@ import { UsageError } from "../errors.ts";
 import { fitFromMoments, mergeTtftMoments, type TtftModel, type TtftMoments } from "../metrics/ttft-model.ts";
 import type { PctLine } from "../metrics/pct-record.ts";
 import { parseJsonlLine } from "./jsonl.ts";
+import { LINE_RULES, lineProblem } from "./line-check.ts";
 
 /** The pct lines of one run, in file order, and its TTFT model. */
 export interface RunLines {
@@ -41,10 +42,20 @@ function legacyModel(summary: Record<string, unknown>): TtftModel | null {
   };
 }
 
-/** Parses a results file's text into runs; a line that is not JSON is a UsageError naming it. */
-export function readResults(text: string, name = "JSONL"): RunLines[] {
-  const runs: RunLines[] = [];
-  let current: (RunLines & { moments: TtftMoments | null }) | null = null;
+/** Whether a parsed line is a results line (ours of any kind, 0.1's pct lines, the script's): what the checks judge. */
+function isResultsLine(obj: Record<string, unknown>): boolean {
+  if ("type" in obj) return obj.type === "pct" || obj.type === "round" || obj.type === "capacity";
+  return "shared_prefix_pct" in obj || "schema_version" in obj || "warmbench_version" in obj;
+}
+
+/**
+ * THE reader of results files: every line parsed (Python's bare Infinity, -Infinity and NaN read as numbers), and
+ * every results line checked (line-check.ts: the published schema for the current schema_version, the consistency
+ * rules for any). A line that is not JSON, or breaks a rule, is a UsageError (exit 2) naming the file, the line, the
+ * rule and the key. Returns the objects of the file in order (lines that are no object left out).
+ */
+export function readResultLines(text: string, name = "JSONL"): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
   const lines = text.split("\n");
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.trim();
@@ -56,6 +67,20 @@ export function readResults(text: string, name = "JSONL"): RunLines[] {
       throw new UsageError(`${name} line ${i + 1} is not valid JSON`);
     }
     if (!isObject(obj)) continue;
+    if (isResultsLine(obj)) {
+      const problem = lineProblem(obj);
+      if (problem !== null) throw new UsageError(`${name} line ${i + 1} is invalid (${LINE_RULES[problem.rule]}): ${problem.text}`);
+    }
+    out.push(obj);
+  }
+  return out;
+}
+
+/** Parses a results file's text into runs (its pct lines); a line that is not JSON or breaks a rule is a UsageError naming it. */
+export function readResults(text: string, name = "JSONL"): RunLines[] {
+  const runs: RunLines[] = [];
+  let current: (RunLines & { moments: TtftMoments | null }) | null = null;
+  for (const obj of readResultLines(text, name)) {
     if (obj.type === "run") {
       current = null; // 0.1: a run header starts a new run
       continue;

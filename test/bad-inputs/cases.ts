@@ -6,6 +6,9 @@
  * Placeholders: {TOK} a real tokenizer.json, {MOCK} the mock's URL, {DIR} a fresh directory, {A} and {B} two results
  * files of one workload (two runs), {TORN} a results file whose last line is cut off, {BIN} a binary file,
  * {EMPTY} an empty file, {FOREIGN} a JSON line that is no results line, {TRACE_BAD} a trace with a broken line 2.
+ * Invalid lines ({B}'s line edited in one key): {INF} mean_ttft_ms Infinity, {FAST} mean_ttft_ms "fast", {NEG}
+ * p99_ttft_ms -1, {NO_EVIDENCE} the evidence block removed, {NO_SAMPLES} evidence.samples {}, {MINUS_ONE} completed
+ * -1, {FUTURE} schema_version 999.
  */
 export interface BadInput {
   command: string;
@@ -330,6 +333,13 @@ export const BAD_INPUTS: readonly BadInput[] = [
   { command: "report", what: "an empty file", args: ["report", "{EMPTY}"], exit: 2, message: "holds no results line" },
   { command: "report", what: "a foreign JSON line", args: ["report", "{FOREIGN}"], exit: 2, message: "holds no results line" },
   { command: "report", what: "a file that does not exist", args: ["report", "{DIR}/none.jsonl"], exit: 2, message: "none.jsonl" },
+  {
+    command: "report",
+    what: "a line of a newer schema_version",
+    args: ["report", "{FUTURE}"],
+    exit: 2,
+    message: "{FUTURE} line 1 is invalid (a schema_version this build knows): schema_version: 999 is newer than this build reads (2)",
+  },
   // compare
   {
     command: "compare",
@@ -367,9 +377,51 @@ export const BAD_INPUTS: readonly BadInput[] = [
     exit: 2,
     message: "no history yet",
   },
+  {
+    command: "compare",
+    what: "a NEW whose mean latency is Infinity",
+    args: ["compare", "{A}", "{INF}"],
+    exit: 2,
+    message: "{INF} line 1 is invalid (finite numbers): mean_ttft_ms: Infinity is not a finite number",
+  },
+  {
+    command: "compare",
+    what: "a NEW whose mean latency is text",
+    args: ["compare", "{A}", "{FAST}"],
+    exit: 2,
+    message: '{FAST} line 1 is invalid (the published JSON Schema (warmbench schema)): mean_ttft_ms: "fast" is not a number or null',
+  },
+  {
+    command: "compare",
+    what: "a NEW with a negative latency",
+    args: ["compare", "{A}", "{NEG}"],
+    exit: 2,
+    message: "{NEG} line 1 is invalid (non-negative counts and latencies): p99_ttft_ms: -1 is negative",
+  },
+  {
+    command: "compare",
+    what: "a 0.4 NEW without its evidence block",
+    args: ["compare", "{A}", "{NO_EVIDENCE}"],
+    exit: 2,
+    message: "{NO_EVIDENCE} line 1 is invalid (an evidence block in every line since 0.4): evidence: missing",
+  },
+  {
+    command: "compare",
+    what: "a NEW whose evidence holds no sample count",
+    args: ["compare", "{A}", "{NO_SAMPLES}"],
+    exit: 2,
+    message: "{NO_SAMPLES} line 1 is invalid (the published JSON Schema (warmbench schema)): evidence.samples.ttft: missing",
+  },
   // merge
   { command: "merge", what: "one file", args: ["merge", "{A}", "-o", "{DIR}/m.jsonl"], exit: 2, message: "merge: expects" },
   { command: "merge", what: "a run twice", args: ["merge", "{A}", "{A}", "-o", "{DIR}/m.jsonl"], exit: 2, message: "would be counted twice" },
+  {
+    command: "merge",
+    what: "a line with a negative count",
+    args: ["merge", "{A}", "{MINUS_ONE}", "-o", "{DIR}/m.jsonl"],
+    exit: 2,
+    message: "{MINUS_ONE} line 1 is invalid (non-negative counts and latencies): completed: -1 is negative",
+  },
   // history
   {
     command: "history",
@@ -384,6 +436,13 @@ export const BAD_INPUTS: readonly BadInput[] = [
     args: ["history", "promote", "nope", "--db", "{DIR}/h.db"],
     exit: 2,
     message: "history promote: no run nope",
+  },
+  {
+    command: "history",
+    what: "adding a file with an invalid line (nothing is stored)",
+    args: ["history", "add", "{A}", "{INF}", "--db", "{DIR}/h.db"],
+    exit: 2,
+    message: "{INF} line 1 is invalid (finite numbers): mean_ttft_ms",
   },
   // mock
   {

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";
+import { formatJsonl, parseJsonlLine } from "../../src/report/jsonl.ts";
 import { BAD_INPUTS } from "../bad-inputs/cases.ts";
 import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
 
@@ -50,6 +51,16 @@ beforeAll(async () => {
   write("BIN", new Uint8Array([0x7b, 0x00, 0xff, 0x0a]));
   write("EMPTY", "");
   write("FOREIGN", '{"foo":1}\n');
+  const b = parseJsonlLine(readFileSync(files.B!, "utf8").trim());
+  const invalid = (name: string, line: Record<string, unknown>) => write(name, formatJsonl({ ...line, run_id: name.toLowerCase() }));
+  invalid("INF", { ...b, mean_ttft_ms: Infinity });
+  invalid("FAST", { ...b, mean_ttft_ms: "fast" });
+  invalid("NEG", { ...b, p99_ttft_ms: -1 });
+  const { evidence, ...withoutEvidence } = b;
+  invalid("NO_EVIDENCE", withoutEvidence);
+  invalid("NO_SAMPLES", { ...b, evidence: { ...evidence, samples: {} } });
+  invalid("MINUS_ONE", { ...b, completed: -1 });
+  invalid("FUTURE", { ...b, schema_version: 999 });
   write("TRACE_BAD", '{"timestamp":0,"input_length":32,"output_length":2,"hash_ids":[1,2]}\n{"timestamp":1,"input_length":"x"}\n');
 });
 afterAll(() => mock.stop());

@@ -89,6 +89,14 @@ async function multiturn(name: string): Promise<string> {
   return out;
 }
 
+/** A line with one of its completed requests failed instead, its evidence block saying the same. */
+const failedOne = (l: any) => ({
+  ...l,
+  completed: l.completed - 1,
+  failed: l.failed + 1,
+  evidence: { ...l.evidence, requests: { ...l.evidence.requests, finished: l.evidence.requests.finished - 1 } },
+});
+
 /** A copy of a results file with `edit` applied to each parsed line (null drops it). */
 function edited(file: string, name: string, edit: (line: any) => any): string {
   // A run of its own (compare refuses the same run on both sides), then the edit.
@@ -182,7 +190,9 @@ describe("compare fails on missing evidence", () => {
   });
 
   test("a NEW line whose client saturated is untrustworthy, not slower: exit 7", async () => {
-    const saturated = edited(same, "saturated", (l) => (l.shared_prefix_pct === 80 ? { ...l, client_saturated: true } : l));
+    const saturated = edited(same, "saturated", (l) =>
+      l.shared_prefix_pct === 80 ? { ...l, client_saturated: true, evidence: { ...l.evidence, client_healthy: false } } : l,
+    );
     const r = await compare([base, saturated]);
     expect(r.code).toBe(7);
     expect(r.stderr).toMatch(/NEW at 80% is untrustworthy: its client saturated \(loop lag p99 \d+\.\d ms, CPU \d+%\)/);
@@ -203,7 +213,7 @@ describe("compare on multi-turn files", () => {
   });
 
   test("a round missing from NEW and a round with failed turns exit 7, by the same rules", async () => {
-    const cut = edited(roundsB, "rounds-cut", (l) => (l.round === 2 ? null : l.round === 1 ? { ...l, failed: 1 } : l));
+    const cut = edited(roundsB, "rounds-cut", (l) => (l.round === 2 ? null : l.round === 1 ? failedOne(l) : l));
     const r = await compare([roundsA, cut]);
     expect(r.code).toBe(7);
     expect(r.stderr).toContain("round 2: in BASE, missing from NEW");

@@ -162,7 +162,12 @@ describe("compare", () => {
     expect(r.code).toBe(7);
     expect(r.stderr).toContain("80%: interrupted: the run was stopped while the line was measured");
     // 4 of 8 sent without a signal: incomplete is the same defect.
-    const cut = edited(base, "cut", (l) => ({ ...l, evidence: { ...l.evidence, complete: false, requests: { ...l.evidence.requests, sent: 4 } } }));
+    const cut = edited(base, "cut", (l) => ({
+      ...l,
+      sent: 4,
+      completed: 4,
+      evidence: { ...l.evidence, complete: false, requests: { ...l.evidence.requests, sent: 4, finished: 4 } },
+    }));
     const c = await runCli(["compare", base, cut, ...LOOSE]);
     expect(c.code).toBe(7);
     expect(c.stderr).toContain("0%: interrupted: 4 of 8 planned requests were sent");

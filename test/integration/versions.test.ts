@@ -92,6 +92,10 @@ describe("files of 0.1, 0.2 and the script still read", () => {
     const v02 = await runCli(["compare", V02, V02B, "--force", "--only", "mean_ttft_ms", "--max-regress", "mean_ttft_ms=100000%"]);
     expect(v02.code).toBe(0);
     expect(v02.stdout).toContain("No regression beyond the limits (2 lines compared)");
+    // Read as 0.2's lines, judged on what they hold, and said so.
+    expect(v02.stderr).toContain(
+      `compare: NEW ${V02B}: 2 of 2 line(s) written by warmbench 0.1.0, without an evidence block: judged only on the keys they hold`,
+    );
     for (const [file, lines] of [
       [V01, 3],
       [SCRIPT, 2],
