@@ -8,7 +8,7 @@
 import { log } from "../log.ts";
 import { VERSION } from "../version.ts";
 import type { CapacityOptions } from "../config/capacity-options.ts";
-import type { PctRecord } from "../metrics/pct-record.ts";
+import type { SweepLine } from "../metrics/sweep-line.ts";
 import type { LinePlan, PointSession } from "../engine/session.ts";
 import { probePlan, type Load } from "./probe-plan.ts";
 import { judgeEvidence } from "../metrics/evidence-check.ts";
@@ -24,7 +24,7 @@ export interface CapacityIo {
    */
   session: PointSession<LinePlan>;
   /** A probe's line, with its `probe` axis, as soon as it is measured. */
-  probe(line: PctRecord): void;
+  probe(line: SweepLine): void;
   /** A pct's result, after its probes. */
   capacity(line: CapacityRecord, result: SearchResult): void;
   signal?: AbortSignal;
@@ -39,10 +39,10 @@ export interface CapacityOutcome {
  * Whether a probe's cache state was proven: the engine's own verdict (flushed and proven empty, and the requests'
  * cached tokens as expected within --cache-tolerance, which also governs a warm that did not take).
  */
-export const cacheProven = (r: PctRecord): boolean => r.cache_check === "ok";
+export const cacheProven = (r: SweepLine): boolean => r.cache_check === "ok";
 
 /** A probe's line as the search reads it. */
-export function outcomeOf(r: PctRecord): ProbeOutcome {
+export function outcomeOf(r: SweepLine): ProbeOutcome {
   // A probe counts only a load the server carried: the evidence check fails it whatever its latency gates say.
   const problems = judgeEvidence("capacity_probe", r)
     .filter((p) => p.defect !== "interrupted")
@@ -69,8 +69,8 @@ export async function runCapacity(opts: CapacityOptions, io: CapacityIo): Promis
     if (io.signal?.aborted) return { lines, interrupted: true };
     const began = Date.now();
     let index = 0;
-    let seen: PctRecord | null = null;
-    const measured = async (load: Load): Promise<PctRecord> => {
+    let seen: SweepLine | null = null;
+    const measured = async (load: Load): Promise<SweepLine> => {
       const line = await io.session.measure(probePlan(opts, { pct, load, probe: index++ }));
       seen ??= line;
       io.probe(line);
@@ -99,7 +99,7 @@ export async function runCapacity(opts: CapacityOptions, io: CapacityIo): Promis
  * carries when it is never idle: the capacity at a latency SLO is at most that); a concurrency search at 4, run's
  * default. The estimate is written as a probe (it is measured like one) but is no vote. Null: interrupted.
  */
-async function estimate(opts: CapacityOptions, measured: (load: Load) => Promise<PctRecord>): Promise<number | null> {
+async function estimate(opts: CapacityOptions, measured: (load: Load) => Promise<SweepLine>): Promise<number | null> {
   const [lo, hi] = opts.bracket;
   if (opts.search === "concurrency") return Math.min(hi, Math.max(lo, 4));
   const line = await measured({ search: "rate", value: Infinity });
@@ -110,7 +110,7 @@ async function estimate(opts: CapacityOptions, measured: (load: Load) => Promise
 }
 
 /** One pct's capacity line. */
-function capacityLine(opts: CapacityOptions, pct: number, r: SearchResult, runId: string, probe: PctRecord | null): CapacityRecord {
+function capacityLine(opts: CapacityOptions, pct: number, r: SearchResult, runId: string, probe: SweepLine | null): CapacityRecord {
   const o = opts.run;
   const capacity = r.capacity;
   return buildLine("capacity", {

@@ -4,7 +4,7 @@
  */
 import { UsageError } from "../errors.ts";
 import { log } from "../log.ts";
-import type { PctLine } from "../metrics/pct-record.ts";
+import type { StoredSweepLine } from "../metrics/sweep-line.ts";
 import { readResultLines, readResults } from "../report/results-file.ts";
 import { isRoundLine, type RoundLine } from "../report/rounds.ts";
 import { readResultsText } from "../report/runs.ts";
@@ -12,7 +12,7 @@ import { axesOf, isRoundAxes } from "../schema/axes.ts";
 import type { CapacityLine } from "../schema/lines.ts";
 import type { LineKind } from "../schema/key-table.ts";
 
-export type CompareLine = PctLine | RoundLine | CapacityLine;
+export type CompareLine = StoredSweepLine | RoundLine | CapacityLine;
 
 /** A key of any kind of line (undefined where the line has none). */
 export const field = (line: CompareLine, key: string): unknown => (line as Record<string, unknown>)[key];

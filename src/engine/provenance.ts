@@ -1,6 +1,6 @@
 /** What produced a line (a pct line, a multi-turn round line): the same keys, from the run's context, in both. */
 import type { ServerProfile } from "../backends/types.ts";
-import type { Provenance } from "../metrics/pct-record.ts";
+import type { Provenance } from "../metrics/sweep-line.ts";
 import type { RunInfo } from "../schema/nested.ts";
 import type { RunOptions } from "../config/options.ts";
 import type { LoadedTokenizer } from "../workload/tokenizer.ts";

@@ -8,7 +8,7 @@
  * interface, so neither imports the other; the command line only opens the session and hands it over.
  */
 import type { RunOptions } from "../config/options.ts";
-import type { PctRecord } from "../metrics/pct-record.ts";
+import type { SweepLine } from "../metrics/sweep-line.ts";
 
 /**
  * The plan of one line, as a producer that measures points one at a time hands it to a session: where it sits (a
@@ -29,7 +29,7 @@ export interface PointSession<Point> {
   /** The run every point of the session belongs to: each line's run_id and its evidence's. */
   readonly runId: string;
   /** Measures one point: its line, summarized and judged, not yet written (the caller's sink writes it). */
-  measure(point: Point): Promise<PctRecord>;
+  measure(point: Point): Promise<SweepLine>;
   /** Ends the session (the prompt worker, the shards): after the last point, and on every error. */
   close(): Promise<void>;
 }
@@ -38,7 +38,7 @@ export interface PointSession<Point> {
  * A measured line that ends the run rather than being data: a shard that failed, or a point where every request
  * failed (the server is gone or refuses the workload). Null: the line is data.
  */
-export function fatalLine(record: PctRecord): string | null {
+export function fatalLine(record: SweepLine): string | null {
   const failedShards = record.shards?.failed ?? [];
   if (failedShards.length > 0) return `${failedShards.join("; ")}: the pct was written with what the other shards measured (interrupted: true)`;
   if (!record.interrupted && record.completed === 0) return `All requests failed for shared_prefix=${record.shared_prefix_pct}%.`;

@@ -1,5 +1,5 @@
 /**
- * A point's records and everything around them -> one typed line (PctRecord). Pure: the script's metrics, the
+ * A point's records and everything around them -> one typed line (SweepLine). Pure: the script's metrics, the
  * latency from the intended send time, the cache verdict, the client's health, and this point's share of the run's
  * TTFT model. The producer says where the point sits (its axes, as data: the sweep's, plus `repeat`, `probe` or
  * `window` where it adds one) and what its prompts should find cached; this makes the line and judges its gates.
@@ -11,7 +11,7 @@ import type { RequestRecord } from "../schema/record.ts";
 import { checkCache, type CacheCheck } from "../metrics/cache-check.ts";
 import { cachePressure } from "../metrics/cache-pressure.ts";
 import { tierStats } from "../metrics/cache-tiers.ts";
-import type { PctRecord } from "../metrics/pct-record.ts";
+import type { SweepLine } from "../metrics/sweep-line.ts";
 import type { PromptDrift, RunInfo } from "../schema/nested.ts";
 import type { FidelityGroup } from "../metrics/fidelity.ts";
 import type { ReplicaKeys } from "../metrics/ledger-keys.ts";
@@ -33,7 +33,7 @@ import type { CacheReset } from "./reset-cache.ts";
 import type { WarmResult } from "./warm.ts";
 
 /** Axes a producer adds to the sweep's (key-table.ts describes them): a repeat, a capacity probe, a replay window. */
-type ExtraAxes = Partial<Pick<PctRecord, "repeat" | "probe" | "window">>;
+type ExtraAxes = Partial<Pick<SweepLine, "repeat" | "probe" | "window">>;
 
 /** What a request of the point should report cached: `typical` for most (the line's expected_cached_tokens), a range per prompt index where it varies. */
 export interface Expectations {
@@ -84,7 +84,7 @@ export interface SummaryContext extends ProvenanceContext {
 
 /** The line, the cache verdict whose problems are logged, and the run's TTFT moments including this point. */
 export interface PointSummary {
-  record: PctRecord;
+  record: SweepLine;
   cache: CacheCheck;
   sweepFit: TtftMoments | null;
 }

@@ -42,7 +42,7 @@ export function scriptPlaceKeys(p: ScriptPlace) {
 }
 
 /** Encoded HDR histograms of the raw samples, microseconds. */
-export type PctHistograms = RoundRecord["hdr"];
+export type LineHistograms = RoundRecord["hdr"];
 
 /** Bound on distinct error buckets kept in a result. */
 export const MAX_ERROR_ENTRIES = 20;
@@ -87,7 +87,7 @@ export function cachedTokenStats(records: readonly RequestRecord[]): Pick<SweepR
  * both report exactly these.
  */
 export type RequestMetrics = ScriptMetrics &
-  Pick<SweepRecord, "benchmark_duration" | "failed" | "errors" | "errors_by_kind" | "hdr_unit"> & { hdr: PctHistograms };
+  Pick<SweepRecord, "benchmark_duration" | "failed" | "errors" | "errors_by_kind" | "hdr_unit"> & { hdr: LineHistograms };
 
 /**
  * The script's series (TTFT, TPOT, ITL, E2E of the successful requests) in ms as recorded, straight into HDR

@@ -6,7 +6,7 @@
 import { log } from "../log.ts";
 import { guardedWrite } from "../write-guard.ts";
 import type { RunOptions } from "../config/options.ts";
-import { renderConsole, renderPctHeader, renderSweepEnd } from "../report/console.ts";
+import { renderConsole, renderLineHeader, renderSweepEnd } from "../report/console.ts";
 import { renderMarkdownReport } from "../report/markdown.ts";
 import { renderRepeats } from "../report/repeats.ts";
 import { reportRunOf } from "../report/runs.ts";
@@ -23,7 +23,7 @@ type SinkOptions = Pick<RunOptions, "outputFile" | "dumpPrompts" | "requestDetai
 export function openSweepSink(opts: SinkOptions, out: (text: string) => void, env: Record<string, string | undefined> = process.env): SweepSink {
   const files = openResultsWriter(opts);
   return {
-    lineStarted: (banner) => out(renderPctHeader(banner)),
+    lineStarted: (banner) => out(renderLineHeader(banner)),
     details(runId, line, records) {
       if (opts.requestDetails) files.details(records.map((r) => formatRequestDetail(runId, line, r)));
     },

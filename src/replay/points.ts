@@ -10,7 +10,7 @@ import type { Measurement } from "../engine/measure.ts";
 import type { CacheReset } from "../engine/reset-cache.ts";
 import { summarizePoint, type PointSpec, type SummaryContext } from "../engine/summarize.ts";
 import type { TtftMoments } from "../metrics/ttft-model.ts";
-import type { PctRecord } from "../metrics/pct-record.ts";
+import type { SweepLine } from "../metrics/sweep-line.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import { analyzeTrace, type AnalyzedWindow } from "./analyze.ts";
 import { totals, type CheckedRequest } from "./check.ts";
@@ -53,7 +53,7 @@ function ttftByCachedFraction(records: readonly RequestRecord[]) {
   });
 }
 
-export function replayPoints(i: PointsInput): PctRecord[] {
+export function replayPoints(i: PointsInput): SweepLine[] {
   const { trace, m } = i;
   const page = i.summary.server.pageSize;
   // An interrupted replay is summarized over the part of the trace it reached: analyzing the rest would only delay
@@ -75,7 +75,7 @@ export function replayPoints(i: PointsInput): PctRecord[] {
   const planned = new Map<number, number>();
   for (const r of trace.requests) planned.set(windowOf(r.timestampMs), (planned.get(windowOf(r.timestampMs)) ?? 0) + 1);
   const idsHash = traceHash(trace, i.opts.seed);
-  const out: PctRecord[] = [];
+  const out: SweepLine[] = [];
   let fit: TtftMoments | null = null;
   const windows = new Map(analysis.windows.map((w) => [w.window, w]));
   for (const [w, records] of [...byWindow.entries()].sort((a, b) => a[0] - b[0])) {
@@ -119,7 +119,7 @@ interface Where {
   idsHash: string;
 }
 
-function onePoint(i: PointsInput, records: RequestRecord[], at: Where): { record: PctRecord; fit: TtftMoments | null } {
+function onePoint(i: PointsInput, records: RequestRecord[], at: Where): { record: SweepLine; fit: TtftMoments | null } {
   const checked = records.map((r) => i.checked.get(r.index)!);
   const t = totals(checked);
   const input = records.reduce((a, r) => a + r.promptLen, 0);

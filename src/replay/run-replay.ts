@@ -13,7 +13,7 @@ import { canaryIds, cacheSlotsOf, resetCache } from "../engine/reset-cache.ts";
 import { measure } from "../engine/measure.ts";
 import { newRunId, runInfo } from "../engine/run-info.ts";
 import { requestIdOf } from "../engine/request-id.ts";
-import type { PctRecord } from "../metrics/pct-record.ts";
+import type { SweepLine } from "../metrics/sweep-line.ts";
 import { checkFidelity, fidelityOptions, type FidelitySample } from "../engine/fidelity-check.ts";
 import type { FidelityGroup } from "../metrics/fidelity.ts";
 import { expectPoint, modelCapacityOf } from "../metrics/point-expectations.ts";
@@ -35,7 +35,7 @@ import { TraceSource } from "./source.ts";
 import { checkContext, type Trace } from "./trace.ts";
 
 export interface ReplayOutcome {
-  records: PctRecord[];
+  records: SweepLine[];
   interrupted: boolean;
   failedRequests: number;
   /** Lines whose cache check failed under --verify-cache strict. */

@@ -5,7 +5,7 @@
  * are the search's evidence, each at a load the search chose, so they are drawn here and not as a rate sweep.
  */
 import { parseGate } from "../gates/parse.ts";
-import type { PctLine } from "../metrics/pct-record.ts";
+import type { StoredSweepLine } from "../metrics/sweep-line.ts";
 import type { CapacityLine } from "../schema/lines.ts";
 import { points, type AxisData, type DatasetData, type ReportSection, type SeriesRun } from "./chart-data.ts";
 import { verticalLine } from "./curves.ts";
@@ -13,17 +13,17 @@ import { formatCell } from "./text-table.ts";
 import type { ReportRun } from "./runs.ts";
 
 /** A probe's verdicts (a line written without gates has none). */
-const gatesOf = (p: PctLine) => p.gates ?? [];
+const gatesOf = (p: StoredSweepLine) => p.gates ?? [];
 const capacityOf = (c: CapacityLine): number | null => c.capacity_request_rate ?? c.capacity_concurrency ?? null;
 const isRate = (runs: ReadonlyArray<Pick<ReportRun, "capacity">>): boolean => runs.every((r) => (r.capacity ?? []).every((c) => c.search !== "concurrency"));
 /** A probe's load: its rate (the estimate, a closed loop, has none and is left out) or its concurrency. */
 const loadOf =
   (rate: boolean) =>
-  (p: PctLine): number | null =>
+  (p: StoredSweepLine): number | null =>
     rate ? p.request_rate : p.max_concurrency;
 
 /** The gate a pct's chart draws: the binding one (the first to fail above the capacity), else the first latency gate. */
-function chartedGate(c: CapacityLine, probes: readonly PctLine[]): string | null {
+function chartedGate(c: CapacityLine, probes: readonly StoredSweepLine[]): string | null {
   const bound = probes.flatMap((p) => gatesOf(p).map((g) => g.expr)).find((expr) => c.binding_gate?.startsWith(expr));
   return bound ?? gatesOf(probes[0]!).find((g) => !/^failed/.test(g.expr))?.expr ?? gatesOf(probes[0]!)[0]?.expr ?? null;
 }
@@ -36,7 +36,7 @@ function probeDatasets(runs: readonly SeriesRun[], pct: number, rate: boolean): 
     if (c === undefined || probes.length === 0) continue;
     const expr = chartedGate(c, probes);
     if (expr === null) continue;
-    const value = (p: PctLine) => gatesOf(p).find((g) => g.expr === expr)?.value;
+    const value = (p: StoredSweepLine) => gatesOf(p).find((g) => g.expr === expr)?.value;
     const pass = (want: boolean) => probes.filter((p) => gatesOf(p).every((g) => g.pass) === want);
     const gate = parseGate(expr);
     out.push({ label: `${r.label} ${expr} passing`, series: r.series, style: "points", data: points(pass(true), loadOf(rate), value) });

@@ -4,7 +4,7 @@
  * returning strings; the caller writes them to stdout.
  */
 import type { ErrorEntry } from "../schema/nested.ts";
-import type { PctLine, PctRecord } from "../metrics/pct-record.ts";
+import type { StoredSweepLine, SweepLine } from "../metrics/sweep-line.ts";
 import type { TtftModel } from "../metrics/ttft-model.ts";
 import { readResults, type RunLines } from "./results-file.ts";
 import { renderSweepSummary, verdictText } from "./sweep-table.ts";
@@ -64,10 +64,10 @@ const rowFixed2 = (label: string, value: number | null): string => row(label, va
 const section = (title: string): string => centerPython(title, 50, "-");
 
 /** The fields the per-pct banner needs, known before the pct is measured. */
-export type PctHeaderFields = Pick<PctRecord, "shared_prefix_pct" | "prefix_len" | "suffix_len"> & Partial<Pick<PctRecord, "working_set">>;
+export type LineHeaderFields = Pick<SweepLine, "shared_prefix_pct" | "prefix_len" | "suffix_len"> & Partial<Pick<SweepLine, "working_set">>;
 
 /** The script's per-pct banner, printed before flushing and warming; a working set of several prefixes is named. */
-export function renderPctHeader(r: PctHeaderFields): string {
+export function renderLineHeader(r: LineHeaderFields): string {
   const bar = "=".repeat(70);
   const total = r.prefix_len + r.suffix_len;
   const ws = r.working_set !== undefined && r.working_set > 1 ? `  working_set=${r.working_set}` : "";
@@ -75,7 +75,7 @@ export function renderPctHeader(r: PctHeaderFields): string {
   return `\n${bar}\n${line}\n${bar}\n`;
 }
 
-function scriptLines(r: PctLine): string[] {
+function scriptLines(r: StoredSweepLine): string[] {
   return [
     `\n${centerPython(" Serving Benchmark Result ", 50, "=")}`,
     row("Backend:", r.backend),
@@ -116,7 +116,7 @@ function scriptLines(r: PctLine): string[] {
  * With a request rate: TTFT and E2E from the actual send (the script's, above) beside the same from the intended
  * send time, and the client's own queueing. Where they differ, the script's numbers hide a wait.
  */
-function openLoopLines(r: PctLine): string[] {
+function openLoopLines(r: StoredSweepLine): string[] {
   if (!Number.isFinite(r.request_rate) || typeof r.ttft_from_intended_mean_ms !== "number") return [];
   const pair = (label: string, sent: number | null, intended: number | null | undefined) =>
     row(label, `${sent === null ? "n/a" : formatFixed2(sent)} / ${typeof intended === "number" ? formatFixed2(intended) : "n/a"}`);
@@ -137,7 +137,7 @@ function openLoopLines(r: PctLine): string[] {
 }
 
 /** Our sections; each is skipped when its keys are absent (e.g. a JSONL file written by the script itself). */
-function extraLines(r: PctLine): string[] {
+function extraLines(r: StoredSweepLine): string[] {
   const lines: string[] = [];
   if (typeof r.expected_cached_tokens === "number") {
     const mean = r.mean_cached_tokens;
@@ -188,7 +188,7 @@ function extraLines(r: PctLine): string[] {
 const numOrNa = (v: unknown): string => (typeof v === "number" ? String(v) : "n/a");
 
 /** Several replicas: how requests were routed, and where the hits went (the ledger). */
-function replicaLines(r: PctLine): string[] {
+function replicaLines(r: StoredSweepLine): string[] {
   if (typeof r.route !== "string" || typeof r.ledger_available_tokens !== "number") return [];
   const share = (v: number | null | undefined) => (typeof v === "number" ? `${formatFixed2(v * 100)}%` : "n/a");
   const lines = [
@@ -202,7 +202,7 @@ function replicaLines(r: PctLine): string[] {
 }
 
 /** The cache-fidelity check (--check-fidelity), when it ran on the line. */
-function fidelityLines(r: PctLine): string[] {
+function fidelityLines(r: StoredSweepLine): string[] {
   if (typeof r.fidelity_checked !== "number") return [];
   const lines = [
     section("Cache Fidelity"),
@@ -224,7 +224,7 @@ function fidelityLines(r: PctLine): string[] {
 function pressureLines(
   r: Partial<
     Pick<
-      PctRecord,
+      SweepLine,
       | "working_set"
       | "working_set_tokens"
       | "cache_capacity_tokens"
@@ -248,7 +248,7 @@ function pressureLines(
 }
 
 /** Where the hits came from: shown when some came from a tier other than the device. */
-function tierLines(r: Partial<Pick<PctRecord, "cached_tokens_by_tier" | "ttft_by_tier">>): string[] {
+function tierLines(r: Partial<Pick<SweepLine, "cached_tokens_by_tier" | "ttft_by_tier">>): string[] {
   const t = r.cached_tokens_by_tier;
   if (t === null || t === undefined || typeof t !== "object" || (t.host === 0 && t.storage === 0)) return [];
   const lines = [section("Cache Tiers"), row("Cached tokens device / host / storage:", `${t.device} / ${t.host} / ${t.storage}`)];
@@ -263,13 +263,13 @@ function tierLines(r: Partial<Pick<PctRecord, "cached_tokens_by_tier" | "ttft_by
 }
 
 /** The script's print_benchmark_result output for one pct, with our sections before the closing rule. */
-export function renderConsole(r: PctLine): string {
+export function renderConsole(r: StoredSweepLine): string {
   return [...scriptLines(r), ...openLoopLines(r), ...extraLines(r), "=".repeat(50)].join("\n") + "\n";
 }
 
 /** Header and result block of one pct, as the script prints them. */
-export function renderPctResult(r: PctLine): string {
-  return renderPctHeader(r) + renderConsole(r);
+export function renderPctResult(r: StoredSweepLine): string {
+  return renderLineHeader(r) + renderConsole(r);
 }
 
 /** The console block printed after the sweep: the TTFT model over every measured request. */
@@ -289,7 +289,7 @@ export function renderTtftFit(fit: TtftModel | null): string {
 }
 
 /** The block after a sweep, as run-sweep prints it: a row per pct, the gates, the TTFT model. */
-export function renderSweepEnd(pcts: readonly PctLine[], fit: TtftModel | null): string {
+export function renderSweepEnd(pcts: readonly StoredSweepLine[], fit: TtftModel | null): string {
   return `\n${renderSweepSummary(pcts)}\n${renderTtftFit(fit)}\n`;
 }
 

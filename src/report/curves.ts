@@ -4,7 +4,7 @@
  * only in the chart's x make one curve (a run's 90 % lines at each rate), named by their other axes (schema/axes.ts),
  * and every curve's numbers are its table's rows.
  */
-import type { PctLine } from "../metrics/pct-record.ts";
+import type { StoredSweepLine } from "../metrics/sweep-line.ts";
 import type { RunInfo } from "../schema/nested.ts";
 import { axesLabel, axesOf, isRoundAxes, type Axis, type LineAxes } from "../schema/axes.ts";
 import type { KeyName } from "../schema/key-table.ts";
@@ -12,7 +12,7 @@ import { points, type AxisData, type DatasetData, type ReportSection, type Serie
 import type { RoundLine } from "./rounds.ts";
 import { formatCell } from "./text-table.ts";
 
-export type AnyLine = PctLine | RoundLine;
+export type AnyLine = StoredSweepLine | RoundLine;
 
 /** A run as measured: the series splitByCell cut it into, together again. */
 export interface RunGroup {

@@ -3,22 +3,22 @@
  * a cache hit were the answers after a flush, near ties, divergences or unclassified, and where they first differed;
  * the chart stacks the verdicts per shared-prefix %, one stack per run. Absent when no line was checked.
  */
-import type { PctLine } from "../metrics/pct-record.ts";
+import type { StoredSweepLine } from "../metrics/sweep-line.ts";
 import { points, type DatasetData, type ReportSection, type SeriesRun } from "./chart-data.ts";
 import { pointLabel } from "./line-label.ts";
 import { formatCell } from "./text-table.ts";
 
 const VERDICTS = [
-  ["identical", (l: PctLine) => l.fidelity_identical],
-  ["near tie", (l: PctLine) => l.fidelity_near_tie],
-  ["diverged", (l: PctLine) => l.fidelity_diverged],
-  ["unclassified", (l: PctLine) => l.fidelity_unclassified],
+  ["identical", (l: StoredSweepLine) => l.fidelity_identical],
+  ["near tie", (l: StoredSweepLine) => l.fidelity_near_tie],
+  ["diverged", (l: StoredSweepLine) => l.fidelity_diverged],
+  ["unclassified", (l: StoredSweepLine) => l.fidelity_unclassified],
 ] as const;
 
-const checked = (l: PctLine): boolean => typeof l.fidelity_checked === "number";
+const checked = (l: StoredSweepLine): boolean => typeof l.fidelity_checked === "number";
 
 /** One row per checked line: the counts, the first differing positions and the largest gap. */
-function fidelityRows(runs: ReadonlyArray<{ label: string; pcts: readonly PctLine[] }>): string[][] {
+function fidelityRows(runs: ReadonlyArray<{ label: string; pcts: readonly StoredSweepLine[] }>): string[][] {
   return runs.flatMap((r) =>
     r.pcts
       .filter(checked)

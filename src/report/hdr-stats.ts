@@ -4,7 +4,7 @@
  */
 import { decodeHistogram } from "../metrics/histograms.ts";
 import type { Histogram } from "hdr-histogram-js";
-import type { PctHistograms } from "../metrics/summarize.ts";
+import type { LineHistograms } from "../metrics/summarize.ts";
 
 /** The latency series a pct line keeps a histogram of, by their names in `hdr` without `_us`. */
 export const HDR_SERIES = ["ttft", "tpot", "itl", "e2e_latency"] as const;
@@ -21,7 +21,7 @@ export const HDR_PERCENTILES = [
 const cache = new WeakMap<object, Map<HdrSeries, Histogram | null>>();
 
 /** The decoded histogram of one series of a line's `hdr`; null when absent, unreadable or empty. */
-function histogramOf(hdr: PctHistograms | undefined, series: HdrSeries): Histogram | null {
+function histogramOf(hdr: LineHistograms | undefined, series: HdrSeries): Histogram | null {
   if (hdr === undefined || hdr === null || typeof hdr !== "object") return null;
   let perLine = cache.get(hdr);
   if (!perLine) {
@@ -44,7 +44,7 @@ function histogramOf(hdr: PctHistograms | undefined, series: HdrSeries): Histogr
 }
 
 /** The value at `percentile` (0-100) of a series, ms; null without samples. */
-export function hdrPercentileMs(hdr: PctHistograms | undefined, series: HdrSeries, percentile: number): number | null {
+export function hdrPercentileMs(hdr: LineHistograms | undefined, series: HdrSeries, percentile: number): number | null {
   const h = histogramOf(hdr, series);
   return h === null ? null : h.getValueAtPercentile(percentile) / 1000;
 }
@@ -63,14 +63,14 @@ export function linePercentileMs(line: object, series: HdrSeries, percentile: nu
   const key = lineKeyOf(series, percentile);
   const rec = line as Record<string, unknown>;
   if (key !== null && key in rec) return { value: typeof rec[key] === "number" && Number.isFinite(rec[key]) ? (rec[key] as number) : null, source: "line" };
-  return { value: hdrPercentileMs(rec.hdr as PctHistograms | undefined, series, percentile), source: "hdr" };
+  return { value: hdrPercentileMs(rec.hdr as LineHistograms | undefined, series, percentile), source: "hdr" };
 }
 
 /** Percentiles at which a CDF is sampled: every whole percent, then the tail. */
 const CDF_PERCENTILES = [...Array.from({ length: 100 }, (_, i) => i), 99.5, 99.9, 99.99, 100];
 
 /** CDF points {x: latency ms, y: fraction of samples at or below it}; [] without samples. */
-export function hdrCdf(hdr: PctHistograms | undefined, series: HdrSeries): Array<{ x: number; y: number }> {
+export function hdrCdf(hdr: LineHistograms | undefined, series: HdrSeries): Array<{ x: number; y: number }> {
   const h = histogramOf(hdr, series);
   if (h === null) return [];
   const points: Array<{ x: number; y: number }> = [];

@@ -4,19 +4,19 @@
  * (the question is which policy loses what, not how a pct does); and the per-replica split (requests, hits, TTFT).
  * Absent when no line was routed.
  */
-import type { PctLine } from "../metrics/pct-record.ts";
+import type { StoredSweepLine } from "../metrics/sweep-line.ts";
 import { points, type DatasetData, type ReportSection, type SeriesRun } from "./chart-data.ts";
 import { pointLabel } from "./line-label.ts";
 import { formatCell } from "./text-table.ts";
 
-const routed = (l: PctLine): boolean => typeof l.ledger_available_tokens === "number";
+const routed = (l: StoredSweepLine): boolean => typeof l.ledger_available_tokens === "number";
 
 /** The losses, in percent of the available hits: what a policy gives away, and where. */
 const pct = (v: number | null | undefined): number | null => (typeof v === "number" ? v * 100 : null);
 const PARTS = [
-  ["lost to routing", (l: PctLine) => pct(l.loss_routing_ratio)],
-  ["lost to eviction", (l: PctLine) => pct(l.loss_eviction_ratio)],
-  ["lost in the engine", (l: PctLine) => pct(l.loss_engine_ratio)],
+  ["lost to routing", (l: StoredSweepLine) => pct(l.loss_routing_ratio)],
+  ["lost to eviction", (l: StoredSweepLine) => pct(l.loss_eviction_ratio)],
+  ["lost in the engine", (l: StoredSweepLine) => pct(l.loss_engine_ratio)],
 ] as const;
 
 export function ledgerSections(runs: readonly SeriesRun[]): ReportSection[] {

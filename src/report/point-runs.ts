@@ -4,7 +4,7 @@
  * report and merge read; grouped by run_id (a sweep run also by the run headers of files written by 0.1).
  */
 import type { TtftModel } from "../metrics/ttft-model.ts";
-import type { PctLine } from "../metrics/pct-record.ts";
+import type { StoredSweepLine } from "../metrics/sweep-line.ts";
 import type { LineKind } from "../schema/key-table.ts";
 import { readResults } from "./results-file.ts";
 import { groupRounds, readRoundLines, type RoundLine } from "./rounds.ts";
@@ -15,7 +15,7 @@ export type PointRun = {
   ttftModel: TtftModel | null;
   /** Whether the file says anything about a TTFT model for this run (the script's files and round lines do not). */
   hasTtftModel: boolean;
-} & ({ kind: Extract<LineKind, "sweep">; lines: PctLine[] } | { kind: Extract<LineKind, "round">; lines: RoundLine[] });
+} & ({ kind: Extract<LineKind, "sweep">; lines: StoredSweepLine[] } | { kind: Extract<LineKind, "round">; lines: RoundLine[] });
 
 /** Every run of a results file: its sweeps, then its multi-turn runs; a line that is not JSON is a UsageError naming it. */
 export function readPointRuns(text: string, name?: string): PointRun[] {

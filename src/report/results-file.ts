@@ -5,7 +5,7 @@
  */
 import { UsageError } from "../errors.ts";
 import { fitFromMoments, mergeTtftMoments, type TtftModel, type TtftMoments } from "../metrics/ttft-model.ts";
-import type { PctLine } from "../metrics/pct-record.ts";
+import type { StoredSweepLine } from "../metrics/sweep-line.ts";
 import { parseJsonlLine } from "./jsonl.ts";
 import { LINE_RULES, lineProblem } from "./line-check.ts";
 
@@ -13,7 +13,7 @@ import { LINE_RULES, lineProblem } from "./line-check.ts";
 export interface RunLines {
   /** null for lines without a run_id (the script's files, 0.1's files). */
   runId: string | null;
-  pcts: PctLine[];
+  pcts: StoredSweepLine[];
   /** Refitted from the lines' moments, or 0.1's summary line; null when neither is there. */
   ttftModel: TtftModel | null;
   /** Whether the file says anything about a TTFT model for this run (the script's files do not). */
@@ -23,7 +23,7 @@ export interface RunLines {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Whether a parsed line is a pct line: ours and the script's have no `type`; 0.1's say "pct". */
-function isPctLine(obj: unknown): obj is PctLine {
+function isPctLine(obj: unknown): obj is StoredSweepLine {
   if (!isObject(obj)) return false;
   if ("type" in obj) return obj.type === "pct";
   return "shared_prefix_pct" in obj && "completed" in obj;

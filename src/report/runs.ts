@@ -7,7 +7,7 @@ import type { RunInfo } from "../schema/nested.ts";
 import type { TtftModel } from "../metrics/ttft-model.ts";
 import type { CapacityLine } from "../schema/lines.ts";
 import type { LineKind } from "../schema/key-table.ts";
-import type { PctLine } from "../metrics/pct-record.ts";
+import type { StoredSweepLine } from "../metrics/sweep-line.ts";
 import { labelRuns } from "./labels.ts";
 
 import { parseJsonlLine } from "./jsonl.ts";
@@ -22,7 +22,7 @@ export interface ReportRun {
   /** The run's header (the `run` key of its first line); undefined for files without one. */
   header: RunInfo | undefined;
   /** A sweep's lines ([] for a multi-turn run). */
-  pcts: PctLine[];
+  pcts: StoredSweepLine[];
   /** A multi-turn run's lines ([] for a sweep). */
   rounds: RoundLine[];
   /** A capacity search's result per pct (its probes are `pcts`); absent for any other run. */
@@ -87,18 +87,18 @@ function capacityOf(text: string, runId: string | null): { capacity?: CapacityLi
 export function splitByCell(run: ReportRun): ReportRun[] {
   // A search's probes sit at the loads it chose, a replay's windows at the trace's own rate: one run each, not cells.
   if (run.capacity !== undefined || run.pcts.some((l) => typeof l.window === "number" || typeof l.block_size === "number")) return [run];
-  const ws = (l: PctLine) => (typeof l.working_set === "number" ? l.working_set : 1);
-  const rate = (l: PctLine) => (Number.isFinite(l.request_rate) ? `${formatRate(l.request_rate)} req/s` : "inf");
+  const ws = (l: StoredSweepLine) => (typeof l.working_set === "number" ? l.working_set : 1);
+  const rate = (l: StoredSweepLine) => (Number.isFinite(l.request_rate) ? `${formatRate(l.request_rate)} req/s` : "inf");
   const byWs = new Set(run.pcts.map(ws)).size > 1;
   const byRate = new Set(run.pcts.map(rate)).size > 1;
   if (!byWs && !byRate) return [run];
-  const cellOf = (l: PctLine) => `${byWs ? ` ws=${ws(l)}` : ""}${byRate ? ` @ ${rate(l)}` : ""}`;
+  const cellOf = (l: StoredSweepLine) => `${byWs ? ` ws=${ws(l)}` : ""}${byRate ? ` @ ${rate(l)}` : ""}`;
   const cells = [...new Set(run.pcts.map(cellOf))];
   return cells.map((cell) => ({ ...run, pcts: run.pcts.filter((l) => cellOf(l) === cell), label: `${run.label}${cell}` }));
 }
 
 /** The run just measured, as a report run (for its step summary). */
-export function reportRunOf(records: readonly PctLine[], name: string, ttftModel: TtftModel | null): ReportRun {
+export function reportRunOf(records: readonly StoredSweepLine[], name: string, ttftModel: TtftModel | null): ReportRun {
   return {
     file: name,
     runId: records[0]?.run_id ?? null,

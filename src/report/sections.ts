@@ -7,7 +7,7 @@ import { ledgerSections } from "./ledger-section.ts";
 import { hdrCdf, type HdrSeries } from "./hdr-stats.ts";
 import type { ReportRun } from "./runs.ts";
 import { allPcts, cacheTable, distributionTable, lineAt, modelTable, pctTable } from "./tables.ts";
-import type { PctLine } from "../metrics/pct-record.ts";
+import type { StoredSweepLine } from "../metrics/sweep-line.ts";
 import { points, type AxisData, type ChartData, type DatasetData, type ReportSection, type SeriesRun } from "./chart-data.ts";
 import { roundSections } from "./round-sections.ts";
 import { loopSections, rateSections, workingSetSections } from "./axis-sections.ts";
@@ -19,7 +19,7 @@ import { capacitySections } from "./capacity-sections.ts";
 const PCT_AXIS: AxisData = { title: "shared prefix (%)", type: "linear", min: 0, max: 100 };
 
 /** A metric against pct, one line per run. */
-function pctChart(runs: readonly SeriesRun[], id: string, yTitle: string, value: (l: PctLine) => number | null | undefined): ChartData {
+function pctChart(runs: readonly SeriesRun[], id: string, yTitle: string, value: (l: StoredSweepLine) => number | null | undefined): ChartData {
   return {
     id,
     x: PCT_AXIS,
@@ -34,7 +34,7 @@ function pctSection(
   title: string,
   note: string,
   yTitle: string,
-  value: (l: PctLine) => number | null | undefined,
+  value: (l: StoredSweepLine) => number | null | undefined,
 ): ReportSection {
   return { id, title, note, chart: pctChart(runs, id, yTitle, value), table: pctTable(runs, id, title, value) };
 }

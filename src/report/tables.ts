@@ -3,7 +3,7 @@
  * report is these tables alone. Every cell is a string, formatted once here.
  */
 import { basename } from "node:path";
-import type { PctLine } from "../metrics/pct-record.ts";
+import type { StoredSweepLine } from "../metrics/sweep-line.ts";
 import { isSearchStep } from "../schema/axes.ts";
 import { pointLabel } from "./line-label.ts";
 import { HDR_PERCENTILES, hdrPercentileMs, linePercentileMs, type HdrSeries } from "./hdr-stats.ts";
@@ -25,10 +25,10 @@ export function allPcts(runs: readonly ReportRun[]): number[] {
 }
 
 /** A run's line for a pct (the last, if the sweep repeated it). */
-export const lineAt = (run: ReportRun, pct: number): PctLine | undefined => run.pcts.findLast((p) => p.shared_prefix_pct === pct);
+export const lineAt = (run: ReportRun, pct: number): StoredSweepLine | undefined => run.pcts.findLast((p) => p.shared_prefix_pct === pct);
 
 /** A metric of the pct lines with a row per pct and a column per run. */
-export function pctTable(runs: readonly ReportRun[], id: string, title: string, value: (line: PctLine) => number | null | undefined): ReportTable {
+export function pctTable(runs: readonly ReportRun[], id: string, title: string, value: (line: StoredSweepLine) => number | null | undefined): ReportTable {
   const rows = allPcts(runs).map((pct) => [
     `${pct}%`,
     ...runs.map((r) => {
@@ -96,7 +96,7 @@ export function modelTable(runs: readonly ReportRun[]): ReportTable {
 }
 
 /** A run's lines, whatever its kind, each with the label of its place on the run's x axis ("50%", "round 3"). */
-function placedLines(r: ReportRun): Array<{ line: PctLine | RoundLine; at: string }> {
+function placedLines(r: ReportRun): Array<{ line: StoredSweepLine | RoundLine; at: string }> {
   return r.kind === "round" ? r.rounds.map((line) => ({ line, at: `round ${line.round}` })) : r.pcts.map((line) => ({ line, at: pointLabel(line) }));
 }
 

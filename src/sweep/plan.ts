@@ -30,7 +30,7 @@ export interface LinePlan {
   repeat: number | null;
 }
 
-export interface PctPlan {
+export interface CellPlan {
   pct: number;
   /** total_tokens*pct//100, as the script. */
   prefixLen: number;
@@ -71,7 +71,7 @@ export function runInFlightLimit(opts: RunOptions): number {
   return Math.max(...opts.requestRates.map((rate) => inFlightLimit(opts, requestsPerLine(opts, rate))));
 }
 
-export function planPct(pct: number, opts: RunOptions, pageSize: number, share: ShardShare | null = null, workingSet = 1): PctPlan {
+export function planPct(pct: number, opts: RunOptions, pageSize: number, share: ShardShare | null = null, workingSet = 1): CellPlan {
   const { prefixLen, suffixLen } = splitPrompt(opts.totalTokens, pct);
   const lines = opts.requestRates.map((rate, rateIndex) => {
     const count = requestsPerLine(opts, rate);

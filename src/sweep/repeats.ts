@@ -9,33 +9,33 @@ import type { GateResult } from "../schema/nested.ts";
 import { gateApplies } from "../gates/parse.ts";
 import type { Gate } from "../schema/gate.ts";
 import { meanInterval } from "../metrics/intervals.ts";
-import type { PctRecord } from "../metrics/pct-record.ts";
+import type { SweepLine } from "../metrics/sweep-line.ts";
 import { axesOf } from "../schema/axes.ts";
 
 /** What --repeat-until-cv watches on a line without a gate: the tail of the first token and the decode pace. */
 const DEFAULT_CV_METRICS = ["p99_ttft_ms", "mean_itl_ms"] as const;
 
 /** The repeats a line's mean is over: the complete ones (an interrupted repeat only when there is nothing else). */
-const usable = (repeats: readonly PctRecord[]): readonly PctRecord[] => {
+const usable = (repeats: readonly SweepLine[]): readonly SweepLine[] => {
   const complete = repeats.filter((r) => !r.interrupted);
   return complete.length > 0 ? complete : repeats;
 };
 
 /** The values of `metric` over the repeats; null when a repeat could not measure it (no mean without every one). */
-function valuesOf(repeats: readonly PctRecord[], metric: string): number[] | null {
+function valuesOf(repeats: readonly SweepLine[], metric: string): number[] | null {
   const values = repeats.map((r) => (r as Record<string, unknown>)[metric]);
   return values.every((v): v is number => typeof v === "number" && Number.isFinite(v)) ? values : null;
 }
 
 /** The metrics of the gates that judge this line, or the defaults when none does. */
-export function watchedMetrics(gates: readonly Gate[], line: PctRecord): string[] {
+export function watchedMetrics(gates: readonly Gate[], line: SweepLine): string[] {
   const axes = axesOf(line);
   const gated = [...new Set(gates.filter((g) => gateApplies(g, axes)).map((g) => g.metric))];
   return gated.length > 0 ? gated : [...DEFAULT_CV_METRICS];
 }
 
 /** The largest coefficient of variation of the watched metrics over the repeats (Infinity while it cannot be told). */
-export function worstCv(repeats: readonly PctRecord[], gates: readonly Gate[]): number {
+export function worstCv(repeats: readonly SweepLine[], gates: readonly Gate[]): number {
   const lines = usable(repeats);
   if (lines.length < 2) return Infinity;
   let worst = 0;
@@ -49,13 +49,13 @@ export function worstCv(repeats: readonly PctRecord[], gates: readonly Gate[]): 
 }
 
 /** Whether the line has been measured enough: --repeat times, or (--repeat-until-cv) its CV is below the target. */
-export function repeatsDone(repeats: readonly PctRecord[], opts: Pick<RunOptions, "repeat" | "repeatUntilCv" | "gates">): boolean {
+export function repeatsDone(repeats: readonly SweepLine[], opts: Pick<RunOptions, "repeat" | "repeatUntilCv" | "gates">): boolean {
   if (repeats.length >= (opts.repeat ?? 1)) return true;
   return opts.repeatUntilCv !== undefined && repeats.length >= 2 && worstCv(repeats, opts.gates) < opts.repeatUntilCv;
 }
 
 /** Every gate that holds the line, judged on the mean over its repeats, with the mean's 95 % interval. */
-export function gatesOnMean(gates: readonly Gate[], repeats: readonly PctRecord[]): GateResult[] {
+export function gatesOnMean(gates: readonly Gate[], repeats: readonly SweepLine[]): GateResult[] {
   const lines = usable(repeats);
   const last = lines.at(-1)!;
   const means: Record<string, number | null> = {};

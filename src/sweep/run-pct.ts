@@ -4,24 +4,25 @@
  *
  *   plan -> prompts (the prefixes now, the rest just in time)
  *        -> per line (one per --request-rate, and per --repeat within it): reset the cache (the engine's flush,
- *           proof, settle) -> warm the prefixes (the engine's) -> measure -> summarize (one PctRecord) -> emit
+ *           proof, settle) -> warm the prefixes (the engine's) -> measure -> summarize (one SweepLine) -> emit
  *           (to the sink; a line's last repeat with its gates judged on the mean)
  *
  * Every line of a cell gets its own flush and warm and sends the same prompts, so rates are compared on equal
  * terms: the same cache state, the same prompts, only the arrivals differ. This file only sequences the stages;
  * backends own their quirks, stages own their jobs. The state one line leaves for the next goes in and comes out.
  */
-import type { PctRecord } from "../metrics/pct-record.ts";
+import type { SweepLine } from "../metrics/sweep-line.ts";
 import { cacheSlotsOf, nextProbe, resetCache, type CacheReset } from "../engine/reset-cache.ts";
 import type { WarmResult } from "../engine/warm.ts";
 import type { SweepContext, SweepState } from "./context.ts";
 import { repeatsOf, type SweepCell } from "./cells.ts";
-import { planPct, repeatLine, type LinePlan, type PctPlan } from "./plan.ts";
+import { planPct, repeatLine, type LinePlan, type CellPlan } from "./plan.ts";
 import { gatesOnMean, repeatsDone } from "./repeats.ts";
 import { buildPromptBatch, type PromptBatch } from "./stages/build-prompts.ts";
 import { emitPct } from "./stages/emit.ts";
 import { measureLine, type LineMeasurement } from "./stages/measure-line.ts";
-import { summarizeMeasurement, type PctSummary } from "./stages/summarize.ts";
+import { summarizeMeasurement } from "./stages/summarize.ts";
+import type { PointSummary } from "../engine/summarize.ts";
 import { warmCell } from "./stages/warm-cell.ts";
 import { checkLineFidelity } from "./stages/check-fidelity.ts";
 import { lineDetails, lineExpectations, lineLedger, lineRouter, warmReplicas } from "./stages/replicas.ts";
@@ -30,7 +31,7 @@ import { ledgerKeys } from "../metrics/ledger-keys.ts";
 import type { DetailLine } from "../engine/request-id.ts";
 
 export interface CellOutcome {
-  records: PctRecord[];
+  records: SweepLine[];
   /** False when a line was interrupted (or the run was, before the next line). */
   complete: boolean;
   /** What the cell's last line left for the next cell. */
@@ -44,10 +45,10 @@ export async function runPct(cell: SweepCell, ctx: SweepContext, state: SweepSta
   ctx.tokenizer.prepare();
   // Prompts come first (no server sees it): the reset needs the new prefixes to keep its probe clear of them.
   const batch = await buildPromptBatch(plan, ctx);
-  const records: PctRecord[] = [];
+  const records: SweepLine[] = [];
   for (const rate of plan.lines) {
     // --repeat: the line again, innermost, each time from its own flush and warm; until enough (repeats.ts).
-    const repeats: PctRecord[] = [];
+    const repeats: SweepLine[] = [];
     for (const repeat of repeatsOf(ctx.opts)) {
       if (records.length > 0 && ctx.io.signal?.aborted) return { records, complete: false, state };
       const line = repeatLine(rate, repeat);
@@ -70,13 +71,13 @@ export async function runPct(cell: SweepCell, ctx: SweepContext, state: SweepSta
 
 /** A measured line, not yet emitted, and the state it leaves (whether the next line resends the cell's prompts). */
 interface LineDone {
-  summary: PctSummary;
+  summary: PointSummary;
   measurement: LineMeasurement;
   detailExtra?: DetailLine["extra"];
   next(nextLineResends: boolean): SweepState;
 }
 
-async function runLine(plan: PctPlan, line: LinePlan, batch: PromptBatch, ctx: SweepContext, state: SweepState): Promise<LineDone> {
+async function runLine(plan: CellPlan, line: LinePlan, batch: PromptBatch, ctx: SweepContext, state: SweepState): Promise<LineDone> {
   // The script's banner, once per line (per pct without a rate sweep), as `report` prints it from the file.
   ctx.io.sink.lineStarted({ shared_prefix_pct: plan.pct, prefix_len: plan.prefixLen, suffix_len: plan.suffixLen, working_set: plan.workingSet });
   // The worker starts drawing the line's prompts now, during the flush, the settle and the warm.

@@ -8,7 +8,7 @@ import { BenchError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { RunOptions } from "../config/options.ts";
 import type { ServerProfile } from "../backends/types.ts";
-import type { PctRecord } from "../metrics/pct-record.ts";
+import type { SweepLine } from "../metrics/sweep-line.ts";
 import { gateFailures, type GateFailure } from "../gates/evaluate.ts";
 import { fatalLine } from "../engine/session.ts";
 import type { SweepIo } from "./context.ts";
@@ -18,7 +18,7 @@ import { openSweepSession, type SweepSession } from "./session.ts";
 import type { Placement } from "../shard/placement.ts";
 
 export interface SweepOutcome {
-  records: PctRecord[];
+  records: SweepLine[];
   /** Measured requests that failed, over all pcts. */
   failedRequests: number;
   interrupted: boolean;

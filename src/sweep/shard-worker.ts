@@ -16,7 +16,7 @@ import type { ShardConnection } from "../shard/shard-client.ts";
 import { backendFromSetup, profileFromSetup, runInfoFromSetup, serveAsShard, type WorkerPlacement } from "../shard/worker.ts";
 import { toWireRecord, type JobMessage, type ShardSetup } from "../shard/messages.ts";
 import type { SweepContext } from "./context.ts";
-import { planPct, repeatLine, type PctPlan } from "./plan.ts";
+import { planPct, repeatLine, type CellPlan } from "./plan.ts";
 import { sweepJobs, type SweepJob } from "./cells.ts";
 import { buildPromptBatch, type PromptBatch } from "./stages/build-prompts.ts";
 import { sendShare } from "./stages/measure-line.ts";
@@ -126,7 +126,7 @@ async function serve(conn: ShardConnection, ctx: SweepContext, opts: RunOptions,
 /** The prompts of the cell (pct, working set) whose lines are being run: drawn once, resent by each line. */
 interface CellPrompts {
   job: SweepJob | null;
-  plan: PctPlan | null;
+  plan: CellPlan | null;
   batch: PromptBatch | null;
 }
 

@@ -9,7 +9,7 @@ import { RUN_DEFAULTS } from "../config/options.ts";
 import type { FromWorker, ToWorker, WirePrompt } from "./prompt-protocol.ts";
 
 /** A pct's shared part, as the worker drew it. */
-export interface PctPrompts {
+export interface DrawnPrompts {
   prefixLen: number;
   suffixLen: number;
   /** The working set's prefixes (one without --working-set), and their digits. */
@@ -173,7 +173,7 @@ export class PromptFeed {
   private readonly worker: Worker;
   private passes = new Map<number, PromptPass>();
   private nextPass = 1;
-  private pending: { resolve: (p: PctPrompts) => void; reject: (e: Error) => void } | null = null;
+  private pending: { resolve: (p: DrawnPrompts) => void; reject: (e: Error) => void } | null = null;
   /** Where the current pct's dump lines go (--dump-prompts: the sink); null when none is asked for. */
   private dump: ((bytes: Uint8Array) => void) | null = null;
   private suffixLen = 0;
@@ -203,11 +203,11 @@ export class PromptFeed {
     groups?: Int32Array | null;
     headLen: number;
     dump: ((bytes: Uint8Array) => void) | null;
-  }): Promise<PctPrompts> {
+  }): Promise<DrawnPrompts> {
     for (const pass of this.passes.values()) pass.close();
     this.passes.clear();
     if (this.failure) return Promise.reject(this.failure);
-    return new Promise<PctPrompts>((resolve, reject) => {
+    return new Promise<DrawnPrompts>((resolve, reject) => {
       this.pending = { resolve, reject };
       this.dump = p.dump;
       this.send({

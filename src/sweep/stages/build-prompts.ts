@@ -17,7 +17,7 @@ import { buildPrompts, formatPromptDump, prefixIndexOf, promptIds, suffixIds } f
 import { buildTextPrompts, type TextPrompts } from "../../workload/text-prompts.ts";
 import { probeLength } from "../../engine/reset-cache.ts";
 import type { SweepContext } from "../context.ts";
-import type { LinePlan, PctPlan } from "../plan.ts";
+import type { LinePlan, CellPlan } from "../plan.ts";
 
 /** The pct's prompts, ready to send. */
 export interface PromptBatch {
@@ -52,7 +52,7 @@ export interface LinePrompts {
   close(): void;
 }
 
-export async function buildPromptBatch(plan: PctPlan, ctx: SweepContext): Promise<PromptBatch> {
+export async function buildPromptBatch(plan: CellPlan, ctx: SweepContext): Promise<PromptBatch> {
   return ctx.prompts === null ? buildAtOnce(plan, ctx) : await buildJustInTime(plan, ctx);
 }
 
@@ -73,7 +73,7 @@ function headOf(prefix: Uint32Array, suffixHead: Uint32Array, length: number): U
   return ids;
 }
 
-async function buildJustInTime(plan: PctPlan, ctx: SweepContext): Promise<PromptBatch> {
+async function buildJustInTime(plan: CellPlan, ctx: SweepContext): Promise<PromptBatch> {
   const feed = ctx.prompts!;
   const what = plan.workingSet > 1 ? `${plan.workingSet} shared prefixes` : "the shared prefix";
   log.info(`Drawing ${what} (${plan.prefixLen} tokens); ${plan.numPrompts} prompts follow just in time ...`);
@@ -125,7 +125,7 @@ function passLine(pass: PromptPass, template: BodyTemplate, prefixDigitsAt: (pos
 }
 
 /** Text prompts: every prompt drawn, decoded and checked now (options refuse a working set with them). */
-function buildAtOnce(plan: PctPlan, ctx: SweepContext): PromptBatch {
+function buildAtOnce(plan: CellPlan, ctx: SweepContext): PromptBatch {
   const { opts } = ctx;
   log.info(`Building ${plan.numPrompts} prompts ...`);
   const set = buildPrompts({
@@ -165,7 +165,7 @@ function buildAtOnce(plan: PctPlan, ctx: SweepContext): PromptBatch {
   };
 }
 
-function logDrift(plan: PctPlan, text: TextPrompts): void {
+function logDrift(plan: CellPlan, text: TextPrompts): void {
   if (plan.prefixLen === 0) return;
   let min = Infinity;
   for (const shared of text.sharedTokens) min = Math.min(min, shared);

@@ -8,13 +8,13 @@ import { PyRandom } from "../../workload/rng.ts";
 import { checkFidelity, fidelityOptions, type FidelitySample } from "../../engine/fidelity-check.ts";
 import type { FidelityGroup } from "../../metrics/fidelity.ts";
 import type { SweepContext } from "../context.ts";
-import type { PctPlan } from "../plan.ts";
+import type { CellPlan } from "../plan.ts";
 import type { PromptBatch } from "./build-prompts.ts";
 
 /** Keeps the samples' stream apart from the measured prompts' (Python's random.Random(seed) for any int seed). */
 const SAMPLE_SEED_OFFSET = 0x5eed_f1de;
 
-export async function checkLineFidelity(plan: PctPlan, batch: PromptBatch, ctx: SweepContext, lineIndex: number): Promise<FidelityGroup | null> {
+export async function checkLineFidelity(plan: CellPlan, batch: PromptBatch, ctx: SweepContext, lineIndex: number): Promise<FidelityGroup | null> {
   const f = ctx.opts.fidelity;
   if (f === undefined) return null;
   const rng = new PyRandom(ctx.opts.seed + BigInt(SAMPLE_SEED_OFFSET + lineIndex));

@@ -5,11 +5,11 @@ import { delayedByMachine, describeSaturation } from "../../metrics/self-check.t
 import type { SweepContext } from "../context.ts";
 import type { LinePlan } from "../plan.ts";
 import type { LineMeasurement } from "./measure-line.ts";
-import type { PctSummary } from "./summarize.ts";
+import type { PointSummary } from "../../engine/summarize.ts";
 import type { DetailLine } from "../../engine/request-id.ts";
 
 /** `extra`: per request, what the line adds to its details (several replicas: its replica and ledger terms). */
-export function emitPct(summary: PctSummary, line: LinePlan, m: LineMeasurement, ctx: SweepContext, extra?: DetailLine["extra"]): void {
+export function emitPct(summary: PointSummary, line: LinePlan, m: LineMeasurement, ctx: SweepContext, extra?: DetailLine["extra"]): void {
   const { record, cache } = summary;
   const pct = record.shared_prefix_pct;
   logFailures(m.records);

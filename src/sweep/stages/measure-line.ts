@@ -9,7 +9,7 @@ import { requestIdOf } from "../../engine/request-id.ts";
 import { send, shareOfArrivals, type RequestSource, type SendOptions, type SendResult } from "../../engine/send.ts";
 import { arrivalOffsetsMs } from "../../workload/arrivals.ts";
 import type { SweepContext } from "../context.ts";
-import type { LinePlan, PctPlan } from "../plan.ts";
+import type { LinePlan, CellPlan } from "../plan.ts";
 import type { LinePrompts, PromptBatch } from "./build-prompts.ts";
 import { measure as measurePoint, type Measurement as PointMeasurement } from "../../engine/measure.ts";
 
@@ -23,7 +23,7 @@ interface LineSend {
 }
 
 /** The line's `prompts` (opened by the caller, who closes them) as the engine sends them. */
-function lineSend(plan: PctPlan, line: LinePlan, prompts: LinePrompts, ctx: SweepContext): LineSend {
+function lineSend(plan: CellPlan, line: LinePlan, prompts: LinePrompts, ctx: SweepContext): LineSend {
   const { opts } = ctx;
   const rate = Number.isFinite(line.rate) ? `${line.rate} req/s` : "as slots free up";
   const last = { endMs: -Infinity, index: -1, suffixHead: null as Uint32Array | null };
@@ -79,7 +79,7 @@ function lineSend(plan: PctPlan, line: LinePlan, prompts: LinePrompts, ctx: Swee
 
 /** Sends this process's share of the line (a shard worker's job); `startAtMs` (nowMs clock): the line's common start. */
 export function sendShare(
-  plan: PctPlan,
+  plan: CellPlan,
   line: LinePlan,
   prompts: LinePrompts,
   ctx: SweepContext,
@@ -95,7 +95,7 @@ export interface LineMeasurement extends PointMeasurement {
 }
 
 /** Sends the line's `prompts` (opened by the caller, who closes them). */
-export async function measureLine(plan: PctPlan, line: LinePlan, batch: PromptBatch, prompts: LinePrompts, ctx: SweepContext): Promise<LineMeasurement> {
+export async function measureLine(plan: CellPlan, line: LinePlan, batch: PromptBatch, prompts: LinePrompts, ctx: SweepContext): Promise<LineMeasurement> {
   const rate = Number.isFinite(line.rate) ? `${line.rate} req/s` : "as slots free up";
   const send = lineSend(plan, line, prompts, ctx);
   const { own: _own, ...m } = await measurePoint({

@@ -15,20 +15,20 @@ import { expectPoint, modelCapacityOf, type RequestExpectation } from "../../met
 import type { RequestRecord } from "../../schema/record.ts";
 import type { SweepContext } from "../context.ts";
 import { onReplica, type ReplicaSet } from "../../engine/replica-set.ts";
-import type { PctPlan } from "../plan.ts";
+import type { CellPlan } from "../plan.ts";
 import type { PromptBatch } from "./build-prompts.ts";
 import { warmCell } from "./warm-cell.ts";
 
 /** The prefix group of prompt `index` (in rotation, or routed: in a seeded random order). */
-const groupOf = (plan: PctPlan, index: number): number => plan.groupOf(index);
+const groupOf = (plan: CellPlan, index: number): number => plan.groupOf(index);
 /** The first prompt of a group (where a spreading route first sends it). */
-function firstOfGroup(plan: PctPlan, group: number): number {
+function firstOfGroup(plan: CellPlan, group: number): number {
   for (let i = 0; i < plan.numPrompts; i++) if (plan.groupOf(i) === group) return i;
   return group;
 }
 
 /** Each replica warmed with the prefixes the router first sends it, in the working set's order. */
-export async function warmReplicas(plan: PctPlan, batch: PromptBatch, ctx: SweepContext, replicas: ReplicaSet, router: ReplicaRouter): Promise<WarmResult> {
+export async function warmReplicas(plan: CellPlan, batch: PromptBatch, ctx: SweepContext, replicas: ReplicaSet, router: ReplicaRouter): Promise<WarmResult> {
   const warms: WarmResult[] = [];
   for (let r = 0; r < replicas.urls.length; r++) {
     const mine = warmedGroups(plan, router, r, ctx.opts.warmReplicas === "all");
@@ -41,16 +41,16 @@ export async function warmReplicas(plan: PctPlan, batch: PromptBatch, ctx: Sweep
 }
 
 /** The working set's prefixes replica r is warmed with (none when the prefix is empty). */
-function warmedGroups(plan: PctPlan, router: ReplicaRouter, r: number, all: boolean): number[] {
+function warmedGroups(plan: CellPlan, router: ReplicaRouter, r: number, all: boolean): number[] {
   if (plan.prefixLen === 0) return [];
   return Array.from({ length: plan.workingSet }, (_, g) => g).filter((g) => router.warmsOn(g, all).includes(r));
 }
 
 /** Whether the prompts of one prefix share at least a page of it (else routing on it means nothing). */
-const sharesAPage = (plan: PctPlan, pageSize: number): boolean => plan.prefixLen >= pageSize;
+const sharesAPage = (plan: CellPlan, pageSize: number): boolean => plan.prefixLen >= pageSize;
 
 /** The line's router: keys by prefix group; the oracle's model starts with every prefix where it was warmed. */
-export function lineRouter(plan: PctPlan, ctx: SweepContext, replicas: ReplicaSet): ReplicaRouter {
+export function lineRouter(plan: CellPlan, ctx: SweepContext, replicas: ReplicaSet): ReplicaRouter {
   const page = ctx.server.pageSize;
   const shared = sharesAPage(plan, page);
   const keysOf = (index: number): RouteKeys => {
@@ -74,18 +74,18 @@ const SHARED_BASE = 1;
 const OWN_BASE = 2 ** 30;
 
 /** A sweep prompt as the model reads it: its group's prefix (where it has one), then a suffix of its own. */
-function sweepSequence(plan: PctPlan, index: number): CacheSequence {
+function sweepSequence(plan: CellPlan, index: number): CacheSequence {
   if (plan.prefixLen === 0) return { hashIds: [OWN_BASE + index], ends: [plan.promptLen], length: plan.promptLen };
   return { hashIds: [SHARED_BASE + groupOf(plan, index), OWN_BASE + index], ends: [plan.prefixLen, plan.promptLen], length: plan.promptLen };
 }
 
-const warmSequence = (plan: PctPlan, group: number): CacheSequence => ({ hashIds: [SHARED_BASE + group], ends: [plan.prefixLen], length: plan.prefixLen });
+const warmSequence = (plan: CellPlan, group: number): CacheSequence => ({ hashIds: [SHARED_BASE + group], ends: [plan.prefixLen], length: plan.prefixLen });
 
 /** What the flush's proof left in the cache: a probe sharing nothing with any prompt (before the warm). */
 const probeSequence = (length: number): CacheSequence => ({ hashIds: [OWN_BASE - 1], ends: [length], length });
 
 /** What the line's servers held before the first send: the flush probe (when one was sent), then each warmed prefix in order. */
-function priorOf(plan: PctPlan, groups: readonly number[], probeLen: number | null): CacheSequence[] {
+function priorOf(plan: CellPlan, groups: readonly number[], probeLen: number | null): CacheSequence[] {
   const probe = probeLen === null ? [] : [probeSequence(probeLen)];
   return [...probe, ...(plan.prefixLen === 0 ? [] : groups.map((g) => warmSequence(plan, g)))];
 }
@@ -96,7 +96,7 @@ function priorOf(plan: PctPlan, groups: readonly number[], probeLen: number | nu
  * slots the engine pins and proves instead.
  */
 export function lineExpectations(
-  plan: PctPlan,
+  plan: CellPlan,
   records: readonly RequestRecord[],
   ctx: SweepContext,
   probeLen: number | null,
@@ -124,7 +124,7 @@ export function lineExpectations(
 }
 
 export function lineLedger(
-  plan: PctPlan,
+  plan: CellPlan,
   records: readonly RequestRecord[],
   router: ReplicaRouter,
   ctx: SweepContext,
@@ -152,7 +152,7 @@ export function lineLedger(
  * where it went, its prefix group and its ledger terms. Undefined where there is nothing to add.
  */
 export function lineDetails(
-  plan: PctPlan,
+  plan: CellPlan,
   ranges: ReadonlyMap<number, RequestExpectation> | null,
   ledger: HitLedger | null,
   router: ReplicaRouter | undefined,

@@ -1,12 +1,12 @@
 /**
- * Stage: a line's records and everything around them -> the one typed PctRecord, by the engine's summarize
+ * Stage: a line's records and everything around them -> the one typed SweepLine, by the engine's summarize
  * (src/engine/summarize.ts). What is the sweep's own is here: where the line sits, what its prompts should find
  * cached (token ids: the plan's paged prefix; text: a range per prompt) and how text prompts re-tokenized.
  */
 import { summarizePoint, type Expectations, type PointSummary } from "../../engine/summarize.ts";
 import type { PromptBatch } from "./build-prompts.ts";
 import type { SweepContext, SweepState } from "../context.ts";
-import type { LinePlan, PctPlan } from "../plan.ts";
+import type { LinePlan, CellPlan } from "../plan.ts";
 import type { LineMeasurement } from "./measure-line.ts";
 import type { CacheReset } from "../../engine/reset-cache.ts";
 import type { WarmResult } from "../../engine/warm.ts";
@@ -16,11 +16,9 @@ import type { ReplicaKeys } from "../../metrics/ledger-keys.ts";
 import type { TextPrompts } from "../../workload/text-prompts.ts";
 import type { RequestExpectation } from "../../metrics/point-expectations.ts";
 
-export type PctSummary = PointSummary;
-
 /** Everything a line's record is made of. */
 export interface MeasuredLine {
-  plan: PctPlan;
+  plan: CellPlan;
   line: LinePlan;
   batch: PromptBatch;
   reset: CacheReset;
@@ -37,7 +35,7 @@ export interface MeasuredLine {
   ranges: ReadonlyMap<number, RequestExpectation> | null;
 }
 
-export function summarizeMeasurement(input: MeasuredLine): PctSummary {
+export function summarizeMeasurement(input: MeasuredLine): PointSummary {
   const { plan, line, batch, reset, warm, measurement, ctx, state, fidelity, replicaKeys, ranges } = input;
   const spec = {
     axes: { shared_prefix_pct: plan.pct, working_set: plan.workingSet, request_rate: line.rate, repeat: line.repeat ?? undefined, probe: ctx.probe },
@@ -67,7 +65,7 @@ export function summarizeMeasurement(input: MeasuredLine): PctSummary {
  * a page, so the head itself is known only to within a page, which widens the range by up to one page. `typical`
  * is the count most prompts should report with the head as observed (the JSONL's expected_cached_tokens).
  */
-function expectations(plan: PctPlan, batch: PromptBatch, page: number, head: number, ranges: MeasuredLine["ranges"]): Expectations {
+function expectations(plan: CellPlan, batch: PromptBatch, page: number, head: number, ranges: MeasuredLine["ranges"]): Expectations {
   const text = batch.text;
   if (text === null) {
     if (ranges === null) return { typical: plan.expectedCachedTokens, perPrompt: null };
@@ -86,7 +84,7 @@ function expectations(plan: PctPlan, batch: PromptBatch, page: number, head: num
 }
 
 /** The JSONL's account of text prompts: how the prefix re-tokenized and what every prompt shares of it. */
-function promptDrift(plan: PctPlan, text: TextPrompts, templateHeadTokens: number): PromptDrift {
+function promptDrift(plan: CellPlan, text: TextPrompts, templateHeadTokens: number): PromptDrift {
   let min = Infinity;
   let max = 0;
   for (let position = 0; plan.indexAt(position) < plan.numPrompts; position++) {

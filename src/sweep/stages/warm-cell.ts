@@ -8,11 +8,11 @@ import { log } from "../../log.ts";
 import { cacheSlotsOf } from "../../engine/reset-cache.ts";
 import { warm, type WarmRequest, type WarmResult } from "../../engine/warm.ts";
 import type { SweepContext } from "../context.ts";
-import type { PctPlan } from "../plan.ts";
+import type { CellPlan } from "../plan.ts";
 import type { PromptBatch } from "./build-prompts.ts";
 
 /** `only`: the working set's prefixes to warm (a replica warms those the router may send it); all when absent. */
-export async function warmCell(plan: PctPlan, batch: PromptBatch, ctx: SweepContext, only?: readonly number[]): Promise<WarmResult> {
+export async function warmCell(plan: CellPlan, batch: PromptBatch, ctx: SweepContext, only?: readonly number[]): Promise<WarmResult> {
   const slots = cacheSlotsOf(ctx.server);
   if (batch.warmBody(0, null) === null) return { cachedTokens: null, requests: 0 };
   const prefixes = only ?? batch.prefixes.map((_, i) => i);

@@ -1,7 +1,7 @@
 /** The capacity producer over pcts with a fake point measurement: probe numbering, one run id, the estimate, the lines. */
 import { describe, expect, test } from "bun:test";
 import type { CapacityOptions } from "../../../src/config/capacity-options.ts";
-import type { PctRecord } from "../../../src/metrics/pct-record.ts";
+import type { SweepLine } from "../../../src/metrics/sweep-line.ts";
 import { cacheProven, outcomeOf, runCapacity } from "../../../src/capacity/run-capacity.ts";
 import type { Load } from "../../../src/capacity/probe-plan.ts";
 import { evaluateGates } from "../../../src/gates/evaluate.ts";
@@ -12,7 +12,7 @@ import type { LinePlan } from "../../../src/engine/session.ts";
 const GATE = "ttft_from_intended_p99_ms<=500";
 
 /** A point whose gate holds below `capacity` (its closed-loop throughput is `closedLoop`). */
-function fakePoint(pct: number, load: Load, capacity: number, closedLoop: number, cache: PctRecord["cache_check"] = "ok"): PctRecord {
+function fakePoint(pct: number, load: Load, capacity: number, closedLoop: number, cache: SweepLine["cache_check"] = "ok"): SweepLine {
   const rate = Number.isFinite(load.value) ? load.value : Infinity;
   const p99 = rate <= capacity ? 200 : 900;
   return {
@@ -29,7 +29,7 @@ function fakePoint(pct: number, load: Load, capacity: number, closedLoop: number
     started_at: "2026-01-01T00:00:00.000Z",
     server_version: "mock",
     completed: 10,
-  } as unknown as PctRecord;
+  } as unknown as SweepLine;
 }
 
 const options = (more: Partial<CapacityOptions> = {}): CapacityOptions => ({
@@ -55,8 +55,8 @@ const options = (more: Partial<CapacityOptions> = {}): CapacityOptions => ({
   ...more,
 });
 
-async function run(opts: CapacityOptions, capacityAt: (pct: number) => number, cache: (index: number) => PctRecord["cache_check"] = () => "ok") {
-  const probes: PctRecord[] = [];
+async function run(opts: CapacityOptions, capacityAt: (pct: number) => number, cache: (index: number) => SweepLine["cache_check"] = () => "ok") {
+  const probes: SweepLine[] = [];
   const lines: CapacityRecord[] = [];
   let n = 0;
   // As the engine's session does: each line of its run, the probe's place as its axis, the run's header on its first.
@@ -66,7 +66,7 @@ async function run(opts: CapacityOptions, capacityAt: (pct: number) => number, c
     measure: async ({ pct, opts: line, probe }: LinePlan) => {
       const load: Load = opts.search === "rate" ? { search: "rate", value: line.requestRates[0]! } : { search: "concurrency", value: line.maxConcurrency };
       const { run, ...measured } = fakePoint(pct, load, capacityAt(pct), 2 * capacityAt(pct), cache(n));
-      return { ...measured, run_id: "outer", probe, ...(n++ === 0 ? { run } : {}) } as PctRecord;
+      return { ...measured, run_id: "outer", probe, ...(n++ === 0 ? { run } : {}) } as SweepLine;
     },
     close: async () => {},
   };
@@ -121,7 +121,7 @@ describe("runCapacity", () => {
 });
 
 /** A probe's line as the engine writes it: its evidence, and its gates judged on it by the one evaluation. */
-function probeLine(over: { sustained?: boolean; itlSamples?: number; p99ItlMs?: number | null }, gates: string[]): PctRecord {
+function probeLine(over: { sustained?: boolean; itlSamples?: number; p99ItlMs?: number | null }, gates: string[]): SweepLine {
   const line = {
     shared_prefix_pct: 90,
     request_rate: 100,
@@ -152,7 +152,7 @@ function probeLine(over: { sustained?: boolean; itlSamples?: number; p99ItlMs?: 
     gates.map((g) => parseGate(g)),
     line,
   );
-  return line as unknown as PctRecord;
+  return line as unknown as SweepLine;
 }
 
 describe("a probe counts only on evidence", () => {

@@ -5,7 +5,7 @@ import { COMPARE_METRICS } from "../../../src/compare/metrics.ts";
 import { describeDifference, pairLines } from "../../../src/compare/pairing.ts";
 import { encodeHistogram, histogramOfMs } from "../../../src/metrics/histograms.ts";
 import type { WorkloadFingerprint } from "../../../src/schema/nested.ts";
-import type { PctLine } from "../../../src/metrics/pct-record.ts";
+import type { StoredSweepLine } from "../../../src/metrics/sweep-line.ts";
 
 const fingerprint = (pct: number, over: Partial<WorkloadFingerprint> = {}): WorkloadFingerprint => ({
   backend: "sglang",
@@ -23,7 +23,7 @@ const fingerprint = (pct: number, over: Partial<WorkloadFingerprint> = {}): Work
 });
 
 /** A pct line with the given TTFT samples (ms) in its histogram and summary numbers. */
-function line(pct: number, ttftsMs: number[], over: Record<string, unknown> = {}): PctLine {
+function line(pct: number, ttftsMs: number[], over: Record<string, unknown> = {}): StoredSweepLine {
   const h = encodeHistogram(histogramOfMs(ttftsMs));
   return {
     shared_prefix_pct: pct,
@@ -40,7 +40,7 @@ function line(pct: number, ttftsMs: number[], over: Record<string, unknown> = {}
     hdr: { ttft_us: h, tpot_us: h, itl_us: h, e2e_latency_us: h },
     workload: fingerprint(pct),
     ...over,
-  } as unknown as PctLine;
+  } as unknown as StoredSweepLine;
 }
 
 const row = (rows: ReturnType<typeof judgePair>, metric: string) => rows.find((r) => r.metric === metric)!;

@@ -13,7 +13,7 @@ import { npMean, npMedian, npPercentile, npStd } from "../../../src/metrics/stat
 const orZero = (xs: ArrayLike<number>): ArrayLike<number> => (xs.length === 0 ? [0] : xs);
 import { requestMetrics, scriptPlaceKeys, type ScriptPlace } from "../../../src/metrics/summarize.ts";
 import { buildLine } from "../../../src/schema/build-line.ts";
-import type { PctLine } from "../../../src/metrics/pct-record.ts";
+import type { StoredSweepLine } from "../../../src/metrics/sweep-line.ts";
 import { renderConsole } from "../../../src/report/console.ts";
 import { parseJsonlLine } from "../../../src/report/jsonl.ts";
 import { scriptMetricCases, type FixtureCase } from "../../helpers/script-metric-cases.ts";
@@ -161,7 +161,7 @@ describe("the line builder writes every number of the script's JSONL line, in it
       const ours = result;
       expect(differences(ours, line)).toEqual([]);
       // Our extra sections are skipped when their keys are absent: render from the script's keys alone.
-      const scriptPart = Object.fromEntries(scriptKeys.map((key) => [key, ours[key]])) as unknown as PctLine;
+      const scriptPart = Object.fromEntries(scriptKeys.map((key) => [key, ours[key]])) as unknown as StoredSweepLine;
       expect(renderConsole(scriptPart)).toBe(consoleWithNulls(c, c.script.console!));
     });
   }

@@ -3,13 +3,13 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { formatFixed2, renderConsole } from "../../../src/report/console.ts";
-import type { PctLine } from "../../../src/metrics/pct-record.ts";
+import type { StoredSweepLine } from "../../../src/metrics/sweep-line.ts";
 import { parseJsonlLine } from "../../../src/report/jsonl.ts";
 
 const FIXTURES = join(import.meta.dir, "../../fixtures/metrics");
-const script = parseJsonlLine(readFileSync(join(FIXTURES, "script_results.jsonl"), "utf8").split("\n")[0]!) as PctLine;
+const script = parseJsonlLine(readFileSync(join(FIXTURES, "script_results.jsonl"), "utf8").split("\n")[0]!) as StoredSweepLine;
 
-const openLoop: Partial<PctLine> = {
+const openLoop: Partial<StoredSweepLine> = {
   request_rate: 8,
   sent: 64,
   burstiness: 1,

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { PctLine } from "../../../src/metrics/pct-record.ts";
+import type { StoredSweepLine } from "../../../src/metrics/sweep-line.ts";
 import {
   centerPython,
   formatFixed2,
@@ -9,7 +9,7 @@ import {
   padLeftAligned,
   renderConsole,
   renderJsonlReport,
-  renderPctHeader,
+  renderLineHeader,
   renderPctResult,
 } from "../../../src/report/console.ts";
 import { formatJsonl, parseJsonlLine } from "../../../src/report/jsonl.ts";
@@ -22,10 +22,10 @@ const scriptConsole = readFileSync(join(FIXTURES, "script_console.txt"), "utf8")
 const scriptResults = scriptJsonl
   .split("\n")
   .filter((l) => l !== "")
-  .map((l) => parseJsonlLine(l) as PctLine);
+  .map((l) => parseJsonlLine(l) as StoredSweepLine);
 
 /** The script's result plus our extras, as the engine adds them. */
-function withExtras(base: PctLine, over: Partial<PctLine> = {}): PctLine {
+function withExtras(base: StoredSweepLine, over: Partial<StoredSweepLine> = {}): StoredSweepLine {
   return {
     ...base,
     failed: 2,
@@ -65,7 +65,7 @@ describe("console output equals the reference script's", () => {
   });
 
   test("with our extras, the script's lines are unchanged", () => {
-    const expected = scriptResults.map((r) => renderPctHeader(r) + renderConsole(r)).join("");
+    const expected = scriptResults.map((r) => renderLineHeader(r) + renderConsole(r)).join("");
     expect(expected).toBe(scriptConsole);
     const ours = scriptResults.map((r) => renderPctResult(withExtras(r))).join("");
     expect(ours).not.toBe(scriptConsole);

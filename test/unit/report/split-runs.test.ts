@@ -1,9 +1,9 @@
 import { expect, test } from "bun:test";
-import type { PctLine } from "../../../src/metrics/pct-record.ts";
+import type { StoredSweepLine } from "../../../src/metrics/sweep-line.ts";
 import { splitByCell, type ReportRun } from "../../../src/report/runs.ts";
 
-const line = (pct: number, over: Record<string, unknown> = {}) => ({ shared_prefix_pct: pct, request_rate: Infinity, ...over }) as unknown as PctLine;
-const run = (pcts: PctLine[]): ReportRun => ({
+const line = (pct: number, over: Record<string, unknown> = {}) => ({ shared_prefix_pct: pct, request_rate: Infinity, ...over }) as unknown as StoredSweepLine;
+const run = (pcts: StoredSweepLine[]): ReportRun => ({
   file: "a.jsonl",
   runId: "r",
   kind: "sweep",

@@ -1,12 +1,12 @@
 /** A line's repeats: what --repeat-until-cv watches, when it stops, and gates judged once on the mean. */
 import { expect, test } from "bun:test";
 import { parseGate } from "../../../src/gates/parse.ts";
-import type { PctRecord } from "../../../src/metrics/pct-record.ts";
+import type { SweepLine } from "../../../src/metrics/sweep-line.ts";
 import { renderRepeats } from "../../../src/report/repeats.ts";
 import { gatesOnMean, repeatsDone, watchedMetrics, worstCv } from "../../../src/sweep/repeats.ts";
 
 const line = (pct: number, repeat: number, m: Record<string, number | null>, interrupted = false) =>
-  ({ shared_prefix_pct: pct, working_set: 1, request_rate: Infinity, repeat, interrupted, gates: [], ...m }) as unknown as PctRecord;
+  ({ shared_prefix_pct: pct, working_set: 1, request_rate: Infinity, repeat, interrupted, gates: [], ...m }) as unknown as SweepLine;
 
 // p99_ttft_ms varies by ~10 %, mean_itl_ms by ~1 %, output_throughput not at all.
 const steady = [
