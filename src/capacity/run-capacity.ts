@@ -50,7 +50,15 @@ export function outcomeOf(r: SweepLine): ProbeOutcome {
   const failed = r.gates
     .filter((g) => !g.pass && !g.evidence?.some((e) => e.startsWith("load_not_sustained")))
     .map((g) => `${g.expr} (${g.value === null ? "unmeasured" : Number(g.value.toPrecision(4))})`);
-  return { cacheOk: cacheProven(r), pass: failed.length === 0 && problems.length === 0, failedGates: [...problems, ...failed], interrupted: r.interrupted };
+  // Failed requests are no carried load: a probe with failures fails unless a gate on `failed` says how many may fail.
+  const judgesFailures = r.gates.some((g) => /^failed\b/.test(g.expr));
+  const lost = (r.failed ?? 0) > 0 && !judgesFailures ? [`${r.failed} of ${r.sent} requests failed (a gate on failed allows some)`] : [];
+  return {
+    cacheOk: cacheProven(r),
+    pass: failed.length === 0 && problems.length === 0 && lost.length === 0,
+    failedGates: [...problems, ...lost, ...failed],
+    interrupted: r.interrupted,
+  };
 }
 
 export async function runCapacity(opts: CapacityOptions, io: CapacityIo): Promise<CapacityOutcome> {

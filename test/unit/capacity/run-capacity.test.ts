@@ -121,8 +121,11 @@ describe("runCapacity", () => {
 });
 
 /** A probe's line as the engine writes it: its evidence, and its gates judged on it by the one evaluation. */
-function probeLine(over: { sustained?: boolean; itlSamples?: number; p99ItlMs?: number | null }, gates: string[]): SweepLine {
+function probeLine(over: { sustained?: boolean; itlSamples?: number; p99ItlMs?: number | null; failed?: number }, gates: string[]): SweepLine {
   const line = {
+    sent: 16,
+    completed: 16 - (over.failed ?? 0),
+    failed: over.failed ?? 0,
     shared_prefix_pct: 90,
     request_rate: 100,
     working_set: 1,
@@ -165,6 +168,16 @@ describe("a probe counts only on evidence", () => {
     expect(queued.failedGates).toEqual(["load not sustained: offered 100 req/s, sent at 24.8 req/s"]);
     // Without any gate too: the load itself is the evidence.
     expect(outcomeOf(probeLine({ sustained: false }, [])).pass).toBe(false);
+  });
+
+  test("failed requests are no carried load: a probe with failures fails unless a gate on failed allows them", () => {
+    // 0.4: a 3-slot server failing every 2nd request was reported as carrying 25.95 req/s (its true capacity 12.49).
+    const failing = outcomeOf(probeLine({ failed: 8 }, ["p99_ttft_ms<=52"]));
+    expect(failing.pass).toBe(false);
+    expect(failing.failedGates).toEqual(["8 of 16 requests failed (a gate on failed allows some)"]);
+    expect(outcomeOf(probeLine({ failed: 8 }, ["p99_ttft_ms<=52", "failed<=8"])).pass).toBe(true);
+    expect(outcomeOf(probeLine({ failed: 9 }, ["failed<=8"])).pass).toBe(false);
+    expect(outcomeOf(probeLine({}, ["p99_ttft_ms<=52"])).pass).toBe(true);
   });
 
   test("a capacity probe with no sample for its gate's metric fails", () => {
