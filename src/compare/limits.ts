@@ -12,8 +12,9 @@ export type Limits = Map<string, number>;
  */
 export function parseLimits(text: string, flag = "--max-regress"): Limits {
   const limits: Limits = new Map();
+  // Limits are comma-separated; a flag given twice arrives as its values on separate lines.
   for (const part of text
-    .split(",")
+    .split(/[,\n]/)
     .map((p) => p.trim())
     .filter((p) => p !== "")) {
     const m = /^([a-z0-9_.]+)\s*=\s*(\d+(?:\.\d+)?)\s*(%?)$/.exec(part);

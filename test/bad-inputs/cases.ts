@@ -357,6 +357,13 @@ export const BAD_INPUTS: readonly BadInput[] = [
   },
   {
     command: "compare",
+    what: "a metric limited in two --max-regress flags (the last no longer wins silently)",
+    args: ["compare", "{A}", "{B}", "--max-regress", "mean_itl_ms=5%", "--max-regress", "mean_itl_ms=10%"],
+    exit: 2,
+    message: "mean_itl_ms is named twice",
+  },
+  {
+    command: "compare",
     what: "a limit on a metric neither file has",
     args: ["compare", "{A}", "{B}", "--max-regress", "capacity_request_rate=10%"],
     exit: 2,

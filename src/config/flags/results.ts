@@ -33,6 +33,8 @@ export const RESULTS_FLAGS: FlagDecl[] = [
     type: "string",
     help: `How much worse NEW may be, per metric, as METRIC=PCT% (percent sign required),...; adds to or overrides the defaults per metric (${COMPARE_DEFAULTS.maxRegress})`,
     commands: { compare: true },
+    // Given twice, each adds its limits (a metric named in both is refused), instead of the last one silently winning.
+    repeatable: true,
   },
   {
     name: "only",

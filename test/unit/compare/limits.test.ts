@@ -9,6 +9,9 @@ describe("compare's limits", () => {
     ]);
     expect(parseOnly("p99_ttft_ms,output_throughput")).toEqual(["p99_ttft_ms", "output_throughput"]);
     expect(() => parseLimits("p99_ttft_ms=10%,p99_ttft_ms=5%")).toThrow(/p99_ttft_ms is named twice/);
+    // --max-regress given twice: its values arrive on separate lines, and add up.
+    expect([...parseLimits("p99_ttft_ms=10%\nmean_itl_ms=5%")].length).toBe(2);
+    expect(() => parseLimits("mean_itl_ms=5%\nmean_itl_ms=10%")).toThrow(/mean_itl_ms is named twice/);
   });
 
   test("a value without its percent sign, or a metric compare does not know, is refused naming it", () => {
