@@ -67,7 +67,11 @@ export function parseGate(text: string, source = "--gate"): Gate {
 /** The gates of --gate (newline-joined when repeated) and of --gates-file. */
 export function parseGates(gateFlag: string | undefined, gatesFile: string | undefined): Gate[] {
   const gates: Gate[] = [];
-  for (const text of (gateFlag ?? "").split("\n")) if (text.trim() !== "") gates.push(parseGate(text));
+  // An empty --gate judges nothing: a gate that was meant and lost (an unset shell variable) is refused, not skipped.
+  for (const text of gateFlag === undefined ? [] : gateFlag.split("\n")) {
+    if (text.trim() === "") throw new UsageError('--gate "": an empty gate judges nothing (METRIC OP VALUE, e.g. p99_ttft_ms<=800)');
+    gates.push(parseGate(text));
+  }
   if (gatesFile !== undefined) gates.push(...readGatesFile(gatesFile));
   return gates;
 }

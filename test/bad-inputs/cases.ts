@@ -68,6 +68,13 @@ export const BAD_INPUTS: readonly BadInput[] = [
   { command: "run", what: "a gate on no key", args: [...RUN, "--gate", "p99_ttft<=5"], exit: 2, message: "p99_ttft is not a numeric key" },
   {
     command: "run",
+    what: "an empty gate (an unset shell variable)",
+    args: [...RUN, "--gate", ""],
+    exit: 2,
+    message: '--gate "": an empty gate judges nothing',
+  },
+  {
+    command: "run",
     what: "a gate whose scope matches no line",
     args: [...RUN, "--pcts", "0", "--gate", "p99_ttft_ms<=5@pct=50"],
     exit: 2,
