@@ -38,7 +38,7 @@ type ExtraAxes = Partial<Pick<SweepLine, "repeat" | "probe" | "window">>;
 /** What a request of the point should report cached: `typical` for most (the line's expected_cached_tokens), a range per prompt index where it varies. */
 export interface Expectations {
   typical: number;
-  perPrompt: ((index: number) => readonly [number, number]) | null;
+  perPrompt: ((index: number) => readonly [number, number] | null) | null;
 }
 
 /** Where the point sits and what it sent. */

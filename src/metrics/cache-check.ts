@@ -35,10 +35,11 @@ export interface CacheCheckInput {
   records: RequestRecord[];
   expectedCachedTokens: number;
   /**
-   * The cached tokens a prompt may report, [low, high], where they cannot be known exactly (text prompts, whose
-   * tokens the server settles: see text-prompts.ts); exactly expectedCachedTokens for every prompt when absent.
+   * The cached tokens a prompt may report, [low, high], where they cannot be known exactly (the cache model's range;
+   * text prompts, whose tokens the server settles: see text-prompts.ts); exactly expectedCachedTokens for every prompt
+   * when absent. Null: the request cannot be judged (no server is known for it), so it is no evidence either way.
    */
-  expectedRange?: (index: number) => readonly [number, number];
+  expectedRange?: (index: number) => readonly [number, number] | null;
   /** Why the flush cannot have emptied the cache whatever the probes found (llama.cpp's host-RAM cache); null: none. */
   flushGap?: string | null;
   promptLen: number;
@@ -54,14 +55,17 @@ export interface CacheCheckInput {
 }
 
 export function checkCache(i: CacheCheckInput): CacheCheck {
-  const reported = i.records.filter((r) => r.ok && r.cachedTokens >= 0);
+  const answered = i.records.filter((r) => r.ok && r.cachedTokens >= 0);
   const exact = [i.expectedCachedTokens, i.expectedCachedTokens] as const;
-  const range = i.expectedRange ?? (() => exact);
+  const rangeOf = i.expectedRange ?? (() => exact);
+  const unjudged = answered.filter((r) => rangeOf(r.index) === null).length;
+  const reported = answered.filter((r) => rangeOf(r.index) !== null);
+  const range = (index: number): readonly [number, number] => rangeOf(index)!;
   const outside = (r: RequestRecord): boolean => r.cachedTokens < range(r.index)[0] || r.cachedTokens > range(r.index)[1];
   const mismatched = reported.filter(outside);
   const counts = new Map<number, number>();
   let sum = 0;
-  for (const r of reported) {
+  for (const r of answered) {
     counts.set(r.cachedTokens, (counts.get(r.cachedTokens) ?? 0) + 1);
     sum += r.cachedTokens;
   }
@@ -69,7 +73,11 @@ export function checkCache(i: CacheCheckInput): CacheCheck {
   const gap = i.flushGap ?? null;
   const flushVerified = gap !== null ? false : known.length === 0 ? null : known.every((v) => v === 0);
   const warmVerified =
-    i.expectedCachedTokens === 0 || reported.length === 0 ? null : reported.some((r) => r.cachedTokens >= range(r.index)[0] && range(r.index)[1] > 0);
+    i.expectedCachedTokens === 0 || reported.length === 0
+      ? null
+      : // A hit that proves the warm: some request found cached tokens where its range allows them (a range whose
+        // low end is 0, as under cache pressure, is no proof on its own).
+        reported.some((r) => r.cachedTokens > 0 && r.cachedTokens >= range(r.index)[0] && range(r.index)[1] > 0);
 
   const problems: string[] = [];
   if (gap !== null) problems.push(`the flush cannot empty the cache: ${gap}`);
@@ -89,8 +97,9 @@ export function checkCache(i: CacheCheckInput): CacheCheck {
         : "";
     problems.push(`${mismatched.length}/${reported.length} requests reported cached tokens other than ${wanted} (saw ${seen})${assumed}`);
   }
+  if (unjudged > 0) problems.push(`${unjudged} requests could not be judged: no server is known for them (a router that named none)`);
   const unreported = reported.length === 0 && i.records.some((r) => r.ok);
-  if (unreported) problems.push("the server reported no cached tokens, so the cache cannot be verified");
+  if (unreported && unjudged === 0) problems.push("the server reported no cached tokens, so the cache cannot be verified");
 
   const tooMany = reported.length > 0 && mismatched.length / reported.length > i.tolerance;
   // A warm that did not take shows up as mismatches too, so --cache-tolerance governs it as well.
@@ -102,7 +111,7 @@ export function checkCache(i: CacheCheckInput): CacheCheck {
     flushVerified,
     warmVerified,
     expectedHitRatio: i.promptLen > 0 ? i.expectedCachedTokens / i.promptLen : 0,
-    observedHitRatio: reported.length > 0 && i.promptLen > 0 ? sum / reported.length / i.promptLen : null,
+    observedHitRatio: answered.length > 0 && i.promptLen > 0 ? sum / answered.length / i.promptLen : null,
     cachedTokensCounts: [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, 10),
     problems: i.mode === "off" ? [] : problems,
     failsStrict: i.mode === "strict" && (status === "mismatch" || status === "unreported"),

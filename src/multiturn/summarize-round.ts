@@ -170,11 +170,12 @@ interface TurnCheck {
  * history holds an answer re-tokenized from text) may also find the whole history, as its plan expects. Without the
  * model (a cache per slot): exactly the plan's expectation, or for an approximate turn at least its exact part.
  */
-function rangesOf(ranges: ((plan: TurnPlan) => RequestExpectation | undefined) | null): (plan: TurnPlan) => readonly [number, number] {
+function rangesOf(ranges: ((plan: TurnPlan) => RequestExpectation | undefined) | null): (plan: TurnPlan) => readonly [number, number] | null {
   return (plan) => {
     if (ranges === null) return plan.approximate ? [plan.minCachedTokens, Infinity] : [plan.expectedCachedTokens, plan.expectedCachedTokens];
     const x = ranges(plan);
-    if (x === undefined) return [0, Infinity];
+    // No server is known for it (a router that named none): it is no evidence either way.
+    if (x === undefined) return null;
     return plan.approximate ? [Math.min(x.guaranteed, plan.minCachedTokens), Math.max(x.possible, plan.expectedCachedTokens)] : [x.guaranteed, x.possible];
   };
 }
@@ -186,12 +187,14 @@ function rangesOf(ranges: ((plan: TurnPlan) => RequestExpectation | undefined) |
  */
 function checkTurns(
   turns: readonly TurnResult[],
-  rangeOf: (plan: TurnPlan) => readonly [number, number],
+  rangeOf: (plan: TurnPlan) => readonly [number, number] | null,
   mode: string,
   tolerance: number,
   flushVerified: boolean | null,
 ): TurnCheck {
   let reported = 0;
+  /** Of those reported, the turns a range judged (a turn no server is known for is no evidence either way). */
+  let judged = 0;
   let mismatched = 0;
   let short = 0;
   let expectedSum = 0;
@@ -205,7 +208,10 @@ function checkTurns(
     reported++;
     observedSum += rec.cachedTokens;
     reportedPromptSum += plan.promptLen;
-    const [low, high] = rangeOf(plan);
+    const range = rangeOf(plan);
+    if (range === null) continue;
+    judged++;
+    const [low, high] = range;
     const bad = rec.cachedTokens < low || rec.cachedTokens > high;
     if (bad) {
       mismatched++;
@@ -217,12 +223,13 @@ function checkTurns(
   const problems: string[] = [];
   if (mismatched > 0) {
     const below = short > 0 ? ` (${short} found less of their history cached than expected: eviction)` : "";
-    problems.push(`${mismatched}/${reported} turns reported cached tokens other than expected${below}; e.g. ${[...seen].join("; ")}`);
+    problems.push(`${mismatched}/${judged} turns reported cached tokens other than expected${below}; e.g. ${[...seen].join("; ")}`);
   }
   if (flushVerified === false) problems.push("the flush did not empty the cache: the canary found tokens cached after it");
-  const unreported = reported === 0 && anyOk;
-  if (unreported) problems.push("the server reported no cached tokens, so the cache cannot be verified");
-  const tooMany = reported > 0 && mismatched / reported > tolerance;
+  if (judged < reported) problems.push(`${reported - judged} turns could not be judged: no server is known for them (a router that named none)`);
+  const unreported = judged === 0 && anyOk;
+  if (unreported && reported === 0) problems.push("the server reported no cached tokens, so the cache cannot be verified");
+  const tooMany = judged > 0 && mismatched / judged > tolerance;
   const status: CacheStatus = mode === "off" ? "off" : unreported ? "unreported" : tooMany || flushVerified === false ? "mismatch" : "ok";
   return {
     status,

@@ -17,14 +17,15 @@ export interface Prediction {
   evictionLoss: number;
 }
 
-/** The model's expectation as the replay reports it; none (a request no server is known for): anything goes. */
-export function predictionOf(x: Expectation | undefined): Prediction {
-  if (x === undefined) return { infinite: 0, lower: 0, upper: Infinity, evictionLoss: 0 };
+/** The model's expectation as the replay reports it; null: no server is known for the request, so none is made. */
+export function predictionOf(x: Expectation | undefined): Prediction | null {
+  if (x === undefined) return null;
   return { infinite: x.infiniteGuaranteed, lower: x.guaranteed, upper: x.possible, evictionLoss: Math.max(0, x.infiniteGuaranteed - x.guaranteed) };
 }
 
 /** ok: within [lower, upper]; short: below lower (unexplained); over: above upper; unreported: no cached tokens. */
-type RequestVerdict = "ok" | "short" | "over" | "unreported" | "failed";
+/** unjudged: no server is known for it (behind a router that named none), so it is no evidence either way. */
+type RequestVerdict = "ok" | "short" | "over" | "unreported" | "failed" | "unjudged";
 
 export interface CheckedRequest extends Prediction {
   index: number;
@@ -32,9 +33,20 @@ export interface CheckedRequest extends Prediction {
   verdict: RequestVerdict;
 }
 
-export function judge(record: RequestRecord, pred: Prediction): CheckedRequest {
+export function judge(record: RequestRecord, prediction: Prediction | null): CheckedRequest {
   const observed = record.cachedTokens;
-  const verdict: RequestVerdict = !record.ok ? "failed" : observed < 0 ? "unreported" : observed < pred.lower ? "short" : observed > pred.upper ? "over" : "ok";
+  const pred = prediction ?? { infinite: 0, lower: 0, upper: 0, evictionLoss: 0 };
+  const verdict: RequestVerdict = !record.ok
+    ? "failed"
+    : observed < 0
+      ? "unreported"
+      : prediction === null
+        ? "unjudged"
+        : observed < pred.lower
+          ? "short"
+          : observed > pred.upper
+            ? "over"
+            : "ok";
   return { index: record.index, ...pred, observed, verdict };
 }
 
@@ -66,7 +78,7 @@ export function totals(checked: readonly CheckedRequest[]): CheckTotals {
     observedShortfallTokens: 0,
   };
   for (const c of checked) {
-    if (c.verdict === "failed" || c.verdict === "unreported") continue;
+    if (c.verdict === "failed" || c.verdict === "unreported" || c.verdict === "unjudged") continue;
     t.checked++;
     t[c.verdict]++;
     t.expectedInfiniteTokens += c.infinite;

@@ -128,7 +128,7 @@ function onePoint(i: PointsInput, records: RequestRecord[], at: Where): { record
   const typical = t.checked > 0 ? Math.round(t.expectedLowerTokens / t.checked) : 0;
   const range = (index: number) => {
     const c = i.checked.get(index)!;
-    return [c.lower, c.upper] as const;
+    return c.verdict === "unjudged" ? null : ([c.lower, c.upper] as const);
   };
   const spec: PointSpec = {
     axes: {

@@ -128,8 +128,8 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
     serverOf: (index) => (router === undefined ? 0 : (router.assigned.get(index) ?? null)),
     servers: (set === null ? [null] : set.urls).map((_, r) => ({ capacityTokens: capacityOf(r), prior: [] })),
   });
-  const predictions = new Map<number, Prediction>(m.records.map((r) => [r.index, predictionOf(expected.get(r.index))]));
-  const checked = new Map<number, CheckedRequest>(m.records.map((r) => [r.index, judge(r, predictions.get(r.index)!)]));
+  const predictions = new Map<number, Prediction | null>(m.records.map((r) => [r.index, predictionOf(expected.get(r.index))]));
+  const checked = new Map<number, CheckedRequest>(m.records.map((r) => [r.index, judge(r, predictions.get(r.index) ?? null)]));
   io.sink.details(runId, m.records, requests, checked, (index) => {
     if (router === undefined) return undefined;
     const replica = router.assigned.get(index);
@@ -177,7 +177,7 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
 async function checkReplayFidelity(
   opts: ReplayOptions,
   requests: Trace["requests"],
-  predictions: ReadonlyMap<number, Prediction>,
+  predictions: ReadonlyMap<number, Prediction | null>,
   blocks: BlockSource,
   ctx: { backend: Backend; ctl: Control; server: ServerProfile },
 ): Promise<FidelityGroup> {
@@ -187,7 +187,7 @@ async function checkReplayFidelity(
   const samples: FidelitySample[] = hits
     .filter((_, k) => k % step === 0)
     .slice(0, f.sample)
-    .map(({ r, index }) => ({ ids: [...blocks.prompt(r)], prefixLen: predictions.get(index)!.infinite }));
+    .map(({ r, index }) => ({ ids: [...blocks.prompt(r)], prefixLen: predictions.get(index)?.infinite ?? 0 }));
   const outputLen = Math.max(1, Math.round(requests.reduce((a, r) => a + r.outputLength, 0) / requests.length));
   return checkFidelity({ backend: ctx.backend, ctl: ctx.ctl }, samples, fidelityOptions({ opts, server: ctx.server }, outputLen));
 }

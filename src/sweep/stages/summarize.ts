@@ -69,10 +69,10 @@ function expectations(plan: CellPlan, batch: PromptBatch, page: number, head: nu
   const text = batch.text;
   if (text === null) {
     if (ranges === null) return { typical: plan.expectedCachedTokens, perPrompt: null };
-    // Token ids: the model's range on the server that served it (a request it could not place allows anything).
-    const perPrompt = (i: number): readonly [number, number] => {
+    // Token ids: the model's range on the server that served it (a request it could not place is not judged).
+    const perPrompt = (i: number): readonly [number, number] | null => {
       const x = ranges.get(i);
-      return x === undefined ? [0, Infinity] : [x.guaranteed, x.possible];
+      return x === undefined ? null : [x.guaranteed, x.possible];
     };
     return { typical: plan.expectedCachedTokens, perPrompt };
   }

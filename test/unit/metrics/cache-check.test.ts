@@ -84,4 +84,21 @@ describe("checkCache", () => {
     expect(c.problems).toEqual([]);
     expect(c.failsStrict).toBe(false);
   });
+
+  test("a request no server is known for is no evidence: not checked, and a line of only those is not ok", () => {
+    const records = [makeRecord({ index: 0, cachedTokens: 496 }), makeRecord({ index: 1, cachedTokens: 0 })];
+    const some = checkCache(input({ records, mode: "strict", expectedRange: (i) => (i === 0 ? [496, 496] : null) }));
+    expect([some.status, some.checked, some.mismatched]).toEqual(["ok", 1, 0]);
+    expect(some.problems).toEqual(["1 requests could not be judged: no server is known for them (a router that named none)"]);
+    const none = checkCache(input({ records, mode: "strict", expectedRange: () => null }));
+    expect([none.status, none.checked, none.failsStrict]).toEqual(["unreported", 0, true]);
+    // What was observed is still reported, judged or not.
+    expect(none.observedHitRatio).toBeCloseTo(248 / 1000);
+  });
+
+  test("a range whose low end is 0 proves no warm: only a request that found cached tokens does", () => {
+    const pressure = (cached: number) => checkCache(input({ records: [rec(cached), rec(cached)], expectedRange: () => [0, 496] }));
+    expect(pressure(0).warmVerified).toBe(false);
+    expect(pressure(256).warmVerified).toBe(true);
+  });
 });

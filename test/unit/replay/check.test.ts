@@ -68,6 +68,9 @@ describe("the replay's predictions", () => {
     expect(judge(rec(0, 0, 1, 2, 26), p).verdict).toBe("over");
     expect(judge(rec(0, 0, 1, 2, -1), p).verdict).toBe("unreported");
     expect(judge(rec(0, 0, 0, 2, 5, false), p).verdict).toBe("failed");
+    // No server known for it (a router that named none): no verdict either way, left out of the totals.
+    expect(judge(rec(0, 0, 1, 2, 10), null).verdict).toBe("unjudged");
+    expect(totals([judge(rec(0, 0, 1, 2, 10), null)]).checked).toBe(0);
     const t = totals([judge(rec(0, 0, 1, 2, 10), p), judge(rec(1, 0, 1, 2, 9), p), judge(rec(2, 0, 1, 2, -1), p)]);
     expect(t).toEqual({
       checked: 2,
