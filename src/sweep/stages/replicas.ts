@@ -21,10 +21,16 @@ import { warmCell } from "./warm-cell.ts";
 
 /** The prefix group of prompt `index` (in rotation, or routed: in a seeded random order). */
 const groupOf = (plan: CellPlan, index: number): number => plan.groupOf(index);
-/** The first prompt of a group (where a spreading route first sends it). */
+/** Each group's first prompt (where a spreading route first sends it), found once per plan. */
+const firstPrompts = new WeakMap<CellPlan, Map<number, number>>();
 function firstOfGroup(plan: CellPlan, group: number): number {
-  for (let i = 0; i < plan.numPrompts; i++) if (plan.groupOf(i) === group) return i;
-  return group;
+  let first = firstPrompts.get(plan);
+  if (first === undefined) {
+    first = new Map();
+    for (let i = plan.numPrompts - 1; i >= 0; i--) first.set(plan.groupOf(i), i);
+    firstPrompts.set(plan, first);
+  }
+  return first.get(group) ?? group;
 }
 
 /** Each replica warmed with the prefixes the router first sends it, in the working set's order. */
