@@ -2,7 +2,7 @@
  * A point's records and everything around them -> one typed line (SweepLine). Pure: the script's metrics, the
  * latency from the intended send time, the cache verdict, the client's health, and this point's share of the run's
  * TTFT model. The producer says where the point sits (its axes, as data: the sweep's, plus `repeat`, `probe` or
- * `window` where it adds one) and what its prompts should find cached; this makes the line and judges its gates.
+ * `window` where it adds one) and what its prompts should find cached; this makes the line.
  */
 import type { Backend, ServerProfile } from "../backends/types.ts";
 import type { RunOptions } from "../config/options.ts";
@@ -13,8 +13,6 @@ import { cachePressure } from "../metrics/cache-pressure.ts";
 import { tierStats } from "../metrics/cache-tiers.ts";
 import type { SweepLine } from "../metrics/sweep-line.ts";
 import type { PromptDrift, RunInfo } from "../schema/nested.ts";
-import type { FidelityGroup } from "../metrics/fidelity.ts";
-import type { ReplicaKeys } from "../metrics/ledger-keys.ts";
 import { buildLine, type KeyGroup } from "../schema/build-line.ts";
 import { clientHealthKeys } from "../metrics/client-health-keys.ts";
 import { summarizeIntended } from "../metrics/intended.ts";
@@ -24,13 +22,13 @@ import { steadyState } from "../metrics/steady-state.ts";
 import { cachedTokenStats, requestMetrics, scriptPlaceKeys } from "../metrics/summarize.ts";
 import { buildTimeline } from "../metrics/timeline.ts";
 import { fitFromMoments, mergeTtftMoments, ttftMoments, type TtftMoments } from "../metrics/ttft-model.ts";
-import { evaluateGates } from "../gates/evaluate.ts";
 import type { LoadedTokenizer } from "../workload/tokenizer.ts";
 import { idleCollector } from "./idle-gc.ts";
 import type { Measurement } from "./measure.ts";
 import { provenance, type ProvenanceContext } from "./provenance.ts";
 import type { CacheReset } from "./reset-cache.ts";
 import type { WarmResult } from "./warm.ts";
+import { studyGroups, studySamples, type StudyResult } from "./study.ts";
 
 /** Axes a producer adds to the sweep's (key-table.ts describes them): a repeat, a capacity probe, a replay window. */
 type ExtraAxes = Partial<Pick<SweepLine, "repeat" | "probe" | "window">>;
@@ -65,10 +63,8 @@ export interface PointSpec {
   producerKeys?: KeyGroup<"sweep">;
   /** Keys the producer computes instead of the engine (a replay's cache verdict from per-request ranges). */
   producerOwns?: readonly string[];
-  /** The point's cache-fidelity check (--check-fidelity), run after its measurement. */
-  fidelity?: FidelityGroup | null;
-  /** Several replicas: the routing and the hit-loss ledger's keys (metrics/ledger-keys.ts). */
-  replicaKeys?: ReplicaKeys | null;
+  /** What the engine's studies found of the point (run after its measurement): each one's keys are a group of the line. */
+  studies?: readonly StudyResult[];
 }
 
 /** What summarizing needs of the run. */
@@ -177,12 +173,10 @@ export function summarizePoint(p: PointSpec, reset: CacheReset, warm: WarmResult
         perRequest: cache.status,
         saturated: isSaturated(m.health),
         runIds: [ctx.runId],
-        fidelityChecked: p.fidelity?.fidelity_checked,
-        ledgerRequests: p.replicaKeys?.ledger_requests,
+        studySamples: studySamples(p.studies ?? []),
       }),
     },
-    fidelity: { ...p.fidelity },
-    replicas: { ...p.replicaKeys },
+    ...studyGroups(p.studies ?? []),
     intended: intended.metrics,
     cache: mine({
       page_size: server.pageSize,
@@ -216,8 +210,7 @@ export function summarizePoint(p: PointSpec, reset: CacheReset, warm: WarmResult
     provenance: { ...provenance(ctx, m.startedAt), prompt_encoding: ctx.backend.promptEncoding, prompt_drift: p.promptDrift },
     producer: p.producerKeys ?? {},
   });
-  // Gates read the finished record, so they are judged on exactly the numbers written next to them.
-  record.gates = evaluateGates(opts.gates, record);
+  // Gates are the engine's (run-point.ts): judged on the finished line, so on exactly the numbers written next to them.
   return { record, cache, sweepFit };
 }
 

@@ -25,10 +25,8 @@ export interface EvidenceInput {
   perRequest: LineEvidence["cache"]["per_request"];
   saturated: boolean;
   runIds: readonly string[];
-  /** Answers the cache-fidelity check compared (--check-fidelity); absent without it. */
-  fidelityChecked?: number;
-  /** Requests in the hit-loss ledger (several replicas); absent with one server. */
-  ledgerRequests?: number;
+  /** The samples of the engine's studies, by name (`fidelity`: answers compared; `ledger`: requests in the hit-loss ledger); absent ones were not run. */
+  studySamples?: Readonly<Record<string, number>>;
 }
 
 /** The most requests in flight at once (a request is in flight from its send to its last event). */
@@ -101,8 +99,7 @@ export function buildEvidence(input: EvidenceInput): LineEvidence {
       e2e: finished,
       from_intended: finished,
       schedule_lag: sent,
-      ...(input.fidelityChecked === undefined ? {} : { fidelity: input.fidelityChecked }),
-      ...(input.ledgerRequests === undefined ? {} : { ledger: input.ledgerRequests }),
+      ...input.studySamples,
     },
     requests: { planned: input.planned, sent, finished },
     complete: !input.interrupted && sent >= input.planned,

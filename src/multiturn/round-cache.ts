@@ -1,30 +1,22 @@
 /**
- * Each round's expectations from the one cache model (metrics/cache-model.ts), and with several replicas its hit-loss
- * ledger. A turn's history was cached where its earlier turns ran, so a round is modelled over every turn so far
- * (their pages, chained hashes of their ids; each turn's end caches its prompt and its answer but the last token, as
- * the next turn sends them) and reported for the round's turns; the system prompts were warmed before round 0.
+ * How the engine's cache model reads a round (a CacheView of src/engine/point-plan.ts). A turn's history was cached
+ * where its earlier turns ran, so a round is modelled over every turn so far (their pages, chained hashes of their
+ * ids; each turn's end caches its prompt and its answer but the last token, as the next turn sends them) and judged
+ * for the round's own turns; the system prompts were warmed before round 0, on every server.
  */
-import { UNKNOWN_BEHAVIOUR } from "../config/cache-behaviour.ts";
 import type { CacheSequence } from "../metrics/cache-model.ts";
-import { hitLedger, type HitLedger } from "../metrics/hit-ledger.ts";
 import { pageChainHashes } from "../metrics/page-hashes.ts";
-import { expectPoint, modelCapacityOf, type RequestExpectation } from "../metrics/point-expectations.ts";
+import type { CacheView } from "../engine/point-plan.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import type { MultiturnContext } from "./context.ts";
 import type { TurnResult } from "./summarize-round.ts";
 import { turnIdsText, turnKey } from "./turns.ts";
 
-export interface RoundCache {
-  /** Each of the round's turns' expected cached range, by turn key; null where the model does not apply. */
-  ranges: Map<number, RequestExpectation> | null;
-  /** Several replicas: the round's ledger (its turns only); null with one server. */
-  ledger: HitLedger | null;
-}
-
-export class RoundModel {
+export class RoundHistory {
   private readonly prompts = new Map<number, CacheSequence>();
   private readonly finished = new Map<number, CacheSequence>();
   private readonly records: RequestRecord[] = [];
+  private readonly byKey = new Map<number, RequestRecord>();
   private readonly warmed: CacheSequence[];
   /** A turn came without its ids (another process's, without --dump-prompts): the model cannot see its pages. */
   private blind = false;
@@ -37,10 +29,11 @@ export class RoundModel {
     this.warmed = systemPrompts.map((ids) => ({ hashIds: pageChainHashes(ids, page), length: ids.length }));
   }
 
-  round(turns: readonly TurnResult[]): RoundCache {
+  /** The round's turns added to the history; their records as the engine reads them (indexed by turn key). */
+  add(turns: readonly TurnResult[]): RequestRecord[] {
     const { opts, server } = this.ctx;
     const page = server.pageSize;
-    const keys: number[] = [];
+    const mine: RequestRecord[] = [];
     for (const t of turns) {
       const key = turnKey(opts.numClients, t.plan.round, t.plan.client);
       const text = turnIdsText(t.plan);
@@ -51,47 +44,35 @@ export class RoundModel {
       // - exactly so where the answer's ids are the server's own, not re-tokenized from its text.
       const prevKey = t.plan.round > 0 ? turnKey(opts.numClients, t.plan.round - 1, t.plan.client) : null;
       const prev = prevKey === null ? undefined : this.prompts.get(prevKey);
-      const prevRec = prevKey === null ? undefined : this.records.find((r) => r.index === prevKey);
+      const prevRec = prevKey === null ? undefined : this.byKey.get(prevKey);
       if (prev !== undefined && prevRec !== undefined && !t.plan.approximate) {
         const cached = Math.min(ids.length, prev.length + Math.max(1, prevRec.outputLen) - 1);
         this.finished.set(prevKey!, { hashIds: pageChainHashes(ids.slice(0, cached), page), length: cached });
       }
-      this.records.push({ ...t.rec, index: key });
-      keys.push(key);
+      const rec = { ...t.rec, index: key };
+      this.records.push(rec);
+      this.byKey.set(key, rec);
+      mine.push(rec);
     }
-    const set = this.ctx.replicas;
-    const router = this.ctx.router;
-    const behaviour = opts.serverCache ?? UNKNOWN_BEHAVIOUR;
-    const common = {
-      sequenceOf: (key: number) => this.prompts.get(key),
-      finishedOf: (key: number) => this.finished.get(key),
-      records: this.records,
-      pageSize: page,
-      blockSize: page,
-      behaviour,
-    };
-    const mine = new Set(keys);
+    return mine;
+  }
+
+  /** The round as the model reads it; null where it has nothing to say (no ranges to judge, no ledger to keep). */
+  view(): CacheView | null {
+    const { opts, server } = this.ctx;
     // A server with a cache per slot (llama.cpp) keeps what its slot last held: the engine pins and proves it. Nor does
     // the check apply where a turn's pages are unknown: each round's plan then says what the history should find.
-    const checked = (server.cacheSlots === null || server.cacheSlots === undefined) && !this.blind;
-    if (!checked && (set === undefined || router === undefined)) return { ranges: null, ledger: null };
-    const all =
-      set === undefined || router === undefined
-        ? expectPoint({ ...common, serverOf: () => 0, servers: [{ capacityTokens: modelCapacityOf(server.info), prior: this.warmed }] })
-        : expectPoint({
-            ...common,
-            serverOf: (key) => router.assigned.get(key) ?? null,
-            servers: set.servers.map((s) => ({ capacityTokens: modelCapacityOf(s.info), prior: this.warmed })),
-          });
-    const ranges = checked ? new Map([...all].filter(([key]) => mine.has(key))) : null;
-    if (set === undefined || router === undefined) return { ranges, ledger: null };
-    const ledger = hitLedger({
-      ...common,
-      replicaOf: (key) => router.assigned.get(key) ?? null,
+    const judged = (server.cacheSlots === null || server.cacheSlots === undefined) && !this.blind;
+    if (!judged && this.ctx.router === undefined) return null;
+    return {
+      sequenceOf: (key) => this.prompts.get(key),
+      finishedOf: (key) => this.finished.get(key),
+      warmedSequenceOf: () => ({ hashIds: [], length: 0 }),
       homeKeyOf: (key) => key % opts.numClients,
-      replicas: set.urls.map((url, r) => ({ url, capacityTokens: modelCapacityOf(set.servers[r]!.info), warmed: this.warmed })),
-      reports: (key) => mine.has(key),
-    });
-    return { ranges, ledger };
+      blockSize: server.pageSize,
+      history: this.records,
+      prior: this.warmed,
+      judged,
+    };
   }
 }

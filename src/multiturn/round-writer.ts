@@ -16,11 +16,11 @@ import type { Prepared } from "./prepare.ts";
 import type { RoundShards } from "./shards.ts";
 import { summarizeRound, type TurnResult } from "./summarize-round.ts";
 import { turnIdsText, turnKey } from "./turns.ts";
-import type { RoundCache, RoundModel } from "./round-cache.ts";
-import { ledgerKeys } from "../metrics/ledger-keys.ts";
-import { ledgerTermsJson } from "../metrics/hit-ledger.ts";
-import { checkFidelity, fidelityOptions, type FidelitySample } from "../engine/fidelity-check.ts";
-import type { FidelityGroup } from "../metrics/fidelity.ts";
+import type { RoundHistory } from "./round-cache.ts";
+import type { FidelitySample } from "../engine/fidelity-check.ts";
+import type { Measurement } from "../engine/measure.ts";
+import type { PointPlan } from "../engine/point-plan.ts";
+import { runPoint } from "../engine/run-point.ts";
 
 export interface MultiturnOutcome {
   rounds: RoundRecord[];
@@ -43,7 +43,7 @@ export class RoundWriter {
   readonly outcome: MultiturnOutcome = { rounds: [], failedRequests: 0, interrupted: false, cacheFailures: 0, saturatedRounds: 0 };
   prepared: Prepared = { flushed: false, flushVerified: null, warmCachedTokens: null };
   /** Every turn so far, for each round's cache model (and, with several replicas, its hit-loss ledger). */
-  cache: RoundModel | null = null;
+  cache: RoundHistory | null = null;
   /** With the barrier: the server's cache counters when each round starts. */
   readonly countersBefore = new Map<number, CacheCounters | null>();
   private readonly turns = new Map<number, TurnResult[]>();
@@ -115,53 +115,64 @@ export class RoundWriter {
       serverHitRate = hitRateBetween(this.countersBefore.get(round) ?? null, after);
       this.countersBefore.set(round + 1, after);
     }
-    const fidelity = opts.fidelity !== undefined && round === opts.numRounds - 1 && !interrupted ? await checkLastTurns(ctx, turns) : null;
-    const modelled = this.cache?.round(turns) ?? { ranges: null, ledger: null };
-    const ledger = modelled.ledger;
-    const set = ctx.replicas;
-    const replicaKeys =
-      ledger === null || set === undefined
-        ? null
-        : ledgerKeys(
-            ledger,
-            opts.replicas!.route,
-            set.urls.map((url, r) => ({
-              url,
-              serverVersion: set.servers[r]!.info.version,
-              cacheCapacityTokens: set.servers[r]!.info.cacheCapacityTokens,
-            })),
-          );
-    const { record, problems } = summarizeRound(
-      {
-        round,
-        turns,
-        plannedTurns,
-        interrupted,
-        health,
-        serverHitRate,
-        shards,
-        durationS: w === undefined ? 0 : Math.max(w.endMs - w.startMs, 1e-3) / 1000,
-        startedAt: w?.startedAt ?? new Date().toISOString(),
-        flushVerified: this.prepared.flushVerified,
-        warmCachedTokens: this.prepared.warmCachedTokens,
-        first: this.outcome.rounds.length === 0,
-        fidelity,
-        replicaKeys,
-        ranges: modelled.ranges === null ? null : (plan) => modelled.ranges!.get(turnKey(opts.numClients, plan.round, plan.client)),
+    const last = round === opts.numRounds - 1 && !interrupted;
+    const history = this.cache;
+    const records = history?.add(turns) ?? turns.map((t) => ({ ...t.rec, index: turnKey(opts.numClients, t.plan.round, t.plan.client) }));
+    const durationS = w === undefined ? 0 : Math.max(w.endMs - w.startMs, 1e-3) / 1000;
+    const startedAt = w?.startedAt ?? new Date().toISOString();
+    const measured: Measurement = { records, t0Ms: w?.startMs ?? 0, durationS, startedAt, interrupted, health, serverHitRate, shards: null };
+    let problems: string[] = [];
+    const plan: PointPlan<RoundRecord> = {
+      // The flush and the warm were before round 0 (prepare.ts); each round finds the cache its predecessors left.
+      reset: null,
+      warm: null,
+      route: ctx.router === undefined ? null : { router: ctx.router },
+      send: { measured },
+      cache: history?.view() ?? null,
+      fidelity: opts.fidelity !== undefined && last ? { samples: () => lastTurnSamples(ctx, turns), outputLen: opts.outputLen } : null,
+      build: (point, studies) => {
+        const ranges = point.ranges;
+        const summary = summarizeRound(
+          {
+            round,
+            turns,
+            plannedTurns,
+            interrupted,
+            health,
+            serverHitRate,
+            shards,
+            durationS,
+            startedAt,
+            flushVerified: this.prepared.flushVerified,
+            warmCachedTokens: this.prepared.warmCachedTokens,
+            first: this.outcome.rounds.length === 0,
+            studies,
+            ranges: ranges === null ? null : (p) => ranges.get(turnKey(opts.numClients, p.round, p.client)),
+          },
+          ctx,
+        );
+        problems = summary.problems;
+        return [summary.record];
       },
-      ctx,
-    );
-    for (const problem of problems) log.warn(`cache check (round ${round}): ${problem}`);
-    if (record.client_saturated) log.warn(`round ${round}: ${describeSaturation(health)}`);
-    const failed = turns.filter((t) => !t.rec.ok);
-    if (failed.length > 0)
-      log.warn(
-        `round ${round}: ${failed.length}/${turns.length} turns failed (their conversations end): ${failed[0]?.rec.failureKind}: ${failed[0]?.rec.failureMessage.slice(0, 160)}`,
-      );
-    ctx.io.sink.line(record);
-    if (opts.dumpPrompts) ctx.io.sink.prompts(turns.map((t) => dumpLine(t.plan)).join(""));
-    const plain = modelled.ranges === null && ledger === null;
-    ctx.io.sink.turns(ctx.runId, plain ? turns : turns.map((t) => ({ ...t, extra: turnExtra(ctx, modelled, t) })));
+      emit: (lines, _point, detailsOf) => {
+        const record = lines[0]!;
+        for (const problem of problems) log.warn(`cache check (round ${round}): ${problem}`);
+        if (record.client_saturated) log.warn(`round ${round}: ${describeSaturation(health)}`);
+        const failed = turns.filter((t) => !t.rec.ok);
+        if (failed.length > 0)
+          log.warn(
+            `round ${round}: ${failed.length}/${turns.length} turns failed (their conversations end): ${failed[0]?.rec.failureKind}: ${failed[0]?.rec.failureMessage.slice(0, 160)}`,
+          );
+        ctx.io.sink.line(record);
+        if (opts.dumpPrompts) ctx.io.sink.prompts(turns.map((t) => dumpLine(t.plan)).join(""));
+        ctx.io.sink.turns(
+          ctx.runId,
+          detailsOf === undefined ? turns : turns.map((t) => ({ ...t, extra: detailsOf(turnKey(opts.numClients, t.plan.round, t.plan.client)) })),
+        );
+      },
+    };
+    const { lines } = await runPoint(ctx, plan);
+    const record = lines[0]!;
     const o = this.outcome;
     o.rounds.push(record);
     o.failedRequests += record.failed;
@@ -171,34 +182,16 @@ export class RoundWriter {
   }
 }
 
-/** A turn's details: its range from the cache model, and under several replicas where it went and its ledger terms. */
-function turnExtra(ctx: MultiturnContext, modelled: RoundCache, t: TurnResult): Record<string, unknown> {
-  const key = turnKey(ctx.opts.numClients, t.plan.round, t.plan.client);
-  const x = modelled.ranges?.get(key);
-  const range = x === undefined ? {} : { expected_cached_tokens_lower: x.guaranteed, expected_cached_tokens_upper: x.possible };
-  if (modelled.ledger === null) return range;
-  const replica = ctx.router?.assigned.get(key);
-  const terms = modelled.ledger.perRequest.get(key);
-  return {
-    ...range,
-    replica: replica ?? null,
-    replica_url: replica === undefined ? null : ctx.replicas!.urls[replica]!,
-    ledger: terms === undefined ? null : ledgerTermsJson(terms),
-  };
-}
-
 /**
- * --check-fidelity, after the last round (nothing is measured after it): the last turns of up to --fidelity-sample
- * conversations (answered, and built from the server's own ids), each asked cold and then warm after its history
- * alone, which is what the turn found cached in the run.
+ * --check-fidelity's samples, after the last round (nothing is measured after it): the last turns of up to
+ * --fidelity-sample conversations (answered, and built from the server's own ids), each asked cold and then warm
+ * after its history alone, which is what the turn found cached in the run.
  */
-async function checkLastTurns(ctx: MultiturnContext, turns: readonly TurnResult[]): Promise<FidelityGroup> {
-  const f = ctx.opts.fidelity!;
-  const samples: FidelitySample[] = turns
+function lastTurnSamples(ctx: MultiturnContext, turns: readonly TurnResult[]): FidelitySample[] {
+  return turns
     .filter((t) => t.rec.ok && !t.plan.approximate)
-    .slice(0, f.sample)
+    .slice(0, ctx.opts.fidelity!.sample)
     .map((t) => ({ ids: turnIdsText(t.plan).split(",").map(Number), prefixLen: t.plan.historyLen }));
-  return checkFidelity({ backend: ctx.backend, ctl: ctx.ctl }, samples, fidelityOptions(ctx, ctx.opts.outputLen));
 }
 
 /** One --dump-prompts line per turn: which conversation and round, what it should find cached, and its ids. */

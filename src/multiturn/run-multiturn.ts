@@ -20,7 +20,7 @@ import { checkConversationFits } from "./plan.ts";
 import { prepareCache, prepareReplicaCaches } from "./prepare.ts";
 import { prepareReplicas } from "../engine/replica-set.ts";
 import { conversationRouter } from "./replicas.ts";
-import { RoundModel } from "./round-cache.ts";
+import { RoundHistory } from "./round-cache.ts";
 import { RoundWriter, type MultiturnOutcome } from "./round-writer.ts";
 import { conversationHash, RoundShards } from "./shards.ts";
 import { conversationsOf, drawSystemPrompts, inFlightOf, turnHooks } from "./turns.ts";
@@ -70,7 +70,7 @@ async function converse(ctx: MultiturnContext, shards: RoundShards | null, share
   const { opts, io, backend, server, ctl } = ctx;
   const rounds = new RoundWriter(ctx, shards);
   const systems = drawSystemPrompts(ctx);
-  rounds.cache = new RoundModel(ctx, systems);
+  rounds.cache = new RoundHistory(ctx, systems);
   rounds.prepared = ctx.replicas === undefined ? await prepareCache(ctx, systems) : await prepareReplicaCaches(ctx, ctx.replicas, systems);
   const conversations = conversationsOf(ctx, systems, share);
   const template = backend.createBodyTemplate({

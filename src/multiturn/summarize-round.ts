@@ -17,10 +17,8 @@ import { buildEvidence } from "../metrics/evidence.ts";
 import { buildTimeline } from "../metrics/timeline.ts";
 import type { MultiturnContext } from "./context.ts";
 import type { TurnPlan } from "./conversation.ts";
-import { evaluateGates } from "../gates/evaluate.ts";
 import type { ShardsReport } from "../schema/nested.ts";
-import type { FidelityGroup } from "../metrics/fidelity.ts";
-import type { ReplicaKeys } from "../metrics/ledger-keys.ts";
+import { studyGroups, studySamples, type StudyResult } from "../engine/study.ts";
 import type { RequestExpectation } from "../metrics/point-expectations.ts";
 
 /** One turn as it ended. */
@@ -45,10 +43,8 @@ export interface RoundInput {
   first: boolean;
   /** The processes whose turns these are; null in one process. */
   shards: ShardsReport | null;
-  /** The cache-fidelity check (--check-fidelity), after the last round only. */
-  fidelity?: FidelityGroup | null;
-  /** Several replicas: the routing and the round's hit-loss ledger (metrics/ledger-keys.ts). */
-  replicaKeys?: ReplicaKeys | null;
+  /** What the engine's studies found of the round (the fidelity check after the last round; the ledger): a group of the line each. */
+  studies?: readonly StudyResult[];
   /** Each turn's expected cached range from the cache model; null: the plan's own (a cache per slot). */
   ranges?: ((plan: TurnPlan) => RequestExpectation | undefined) | null;
 }
@@ -114,12 +110,10 @@ export function summarizeRound(i: RoundInput, ctx: MultiturnContext): RoundSumma
         perRequest: cache.status,
         saturated: isSaturated(i.health),
         runIds: [ctx.runId],
-        fidelityChecked: i.fidelity?.fidelity_checked,
-        ledgerRequests: i.replicaKeys?.ledger_requests,
+        studySamples: studySamples(i.studies ?? []),
       }),
     },
-    fidelity: { ...i.fidelity },
-    replicas: { ...i.replicaKeys },
+    ...studyGroups(i.studies ?? []),
     cache: {
       page_size: server.pageSize,
       expected_cached_tokens: cache.expectedSum,
@@ -139,8 +133,7 @@ export function summarizeRound(i: RoundInput, ctx: MultiturnContext): RoundSumma
     timeline: { steady_state: steadyState(recs), timeline: buildTimeline(recs) },
     provenance: provenance(ctx, i.startedAt),
   });
-  // Judged on the finished line, so a gate reads exactly what the line says.
-  record.gates = evaluateGates(opts.gates, record);
+  // Gates are the engine's (run-point.ts), judged on the finished line.
   return { record, problems: cache.problems };
 }
 

@@ -15,8 +15,7 @@ import type { RequestRecord } from "../schema/record.ts";
 import { analyzeTrace, type AnalyzedWindow } from "./analyze.ts";
 import { totals, type CheckedRequest } from "./check.ts";
 import type { ReplayOptions } from "./options.ts";
-import type { FidelityGroup } from "../metrics/fidelity.ts";
-import type { ReplicaKeys } from "../metrics/ledger-keys.ts";
+import type { StudyResult } from "../engine/study.ts";
 import type { Trace } from "./trace.ts";
 
 export interface PointsInput {
@@ -27,10 +26,8 @@ export interface PointsInput {
   opts: Pick<ReplayOptions, "windowS" | "timeScale" | "ignoreTimestamps" | "seed">;
   capacityTokens: number | null;
   summary: SummaryContext;
-  /** The cache-fidelity check (--check-fidelity), on the whole replay's line. */
-  fidelity?: FidelityGroup | null;
-  /** Several replicas: the routing and the whole replay's hit-loss ledger. */
-  replicaKeys?: ReplicaKeys | null;
+  /** What the engine's studies found (the fidelity check, several replicas' ledger): on the whole replay's line. */
+  studies: readonly StudyResult[];
 }
 
 const NO_WARM = { cachedTokens: null, requests: 0 };
@@ -148,8 +145,7 @@ function onePoint(i: PointsInput, records: RequestRecord[], at: Where): { record
     promptDrift: null,
     first: at.first,
     ttftFitSoFar: at.fit,
-    fidelity: at.window === null ? i.fidelity : null,
-    replicaKeys: at.window === null ? i.replicaKeys : null,
+    studies: at.window === null ? i.studies : [],
     // The replay's own keys, and the cache verdict it computes from every request's predicted range.
     producerOwns: ["burstiness", "cache_shortfall_requests", "eviction", "expected_hit_ratio", "observed_hit_ratio"],
     producerKeys: {

@@ -9,7 +9,6 @@ import type { PyRandom } from "../workload/rng.ts";
 import type { PromptFeed } from "../workload/prompt-feed.ts";
 import type { ShardShare } from "../engine/plan.ts";
 import type { ShardGroup } from "../shard/group.ts";
-import type { ReplicaRouter } from "../engine/replica-router.ts";
 import type { ReplicaSet } from "../engine/replica-set.ts";
 import type { SweepSink } from "./sink.ts";
 
@@ -50,8 +49,6 @@ export interface SweepContext {
   shards?: ShardGroup | null;
   /** Several replicas (--base-url A,B,...): each one's control calls and preflight; the first is `ctl` and `server`. */
   replicas?: ReplicaSet;
-  /** The line's router over them (set for its measurement only). */
-  router?: ReplicaRouter;
 }
 
 /** What one line leaves for the next: an input of each line, and a new value returned by it. */

@@ -1,7 +1,7 @@
 /**
  * A line of the sweep measured: what it sends, in the engine's terms (src/engine/send.ts) - this process's prompts
  * (all of them, or its shard's share) as a request source, at --request-rate's arrivals or as slots free up, under the
- * line's concurrency limit - measured by the engine (src/engine/measure.ts) in this process or across the shards it
+ * line's concurrency limit - as the engine measures it (src/engine/measure.ts) in this process or across the shards it
  * coordinates, and the probe the next flush needs: the first ids of the prompt this process saw finish last.
  */
 import type { RequestRecord } from "../../schema/record.ts";
@@ -11,19 +11,19 @@ import { arrivalOffsetsMs } from "../../workload/arrivals.ts";
 import type { SweepContext } from "../context.ts";
 import type { LinePlan, CellPlan } from "../plan.ts";
 import type { LinePrompts, PromptBatch } from "./build-prompts.ts";
-import { measure as measurePoint, type Measurement as PointMeasurement } from "../../engine/measure.ts";
+import type { MeasureOptions } from "../../engine/measure.ts";
 
 /** The prompt of this process that finished last: its index and its suffix's first ids; null when none succeeded. */
 type LastFinished = { index: number; suffixHead: Uint32Array } | null;
 
 /** A line's send, and what it learns of the prompt that finished last once it is done. */
-interface LineSend {
-  options: Omit<SendOptions, "signal" | "startAtMs">;
+export interface LineSend {
+  options: Omit<SendOptions, "signal" | "startAtMs" | "ctx"> & { ctx: SweepContext };
   lastFinished(): LastFinished;
 }
 
 /** The line's `prompts` (opened by the caller, who closes them) as the engine sends them. */
-function lineSend(plan: CellPlan, line: LinePlan, prompts: LinePrompts, ctx: SweepContext): LineSend {
+export function lineSend(plan: CellPlan, line: LinePlan, prompts: LinePrompts, ctx: SweepContext): LineSend {
   const { opts } = ctx;
   const rate = Number.isFinite(line.rate) ? `${line.rate} req/s` : "as slots free up";
   const last = { endMs: -Infinity, index: -1, suffixHead: null as Uint32Array | null };
@@ -89,22 +89,20 @@ export function sendShare(
   return send({ ...lineSend(plan, line, prompts, ctx).options, signal, startAtMs });
 }
 
-export interface LineMeasurement extends PointMeasurement {
-  /** The first ids of the prompt this process saw finish last (the next flush's probe); null when none succeeded. */
-  lastFinishedProbeIds: Uint32Array | null;
-}
-
-/** Sends the line's `prompts` (opened by the caller, who closes them). */
-export async function measureLine(plan: CellPlan, line: LinePlan, batch: PromptBatch, prompts: LinePrompts, ctx: SweepContext): Promise<LineMeasurement> {
+/** The line's send as the engine measures it: in this process, or across the shards it coordinates. */
+export function lineMeasureOptions(plan: CellPlan, line: LinePlan, send: LineSend, ctx: SweepContext): Omit<MeasureOptions, "ctx"> {
   const rate = Number.isFinite(line.rate) ? `${line.rate} req/s` : "as slots free up";
-  const send = lineSend(plan, line, prompts, ctx);
-  const { own: _own, ...m } = await measurePoint({
-    ...send.options,
-    ctx,
+  const { ctx: _ctx, ...options } = send.options;
+  return {
+    ...options,
     shards: ctx.shards ? { group: ctx.shards, job: { pct: plan.pct, working_set: plan.workingSet, rate_index: line.rateIndex } } : null,
     announce: `Sending ${line.count} requests (${rate}, max_concurrency=${ctx.opts.maxConcurrency}) ...`,
-  });
+  };
+}
+
+/** The first ids of the prompt this process saw finish last (the next flush's probe); null when none succeeded. */
+export function lastFinishedProbeIds(send: LineSend, batch: PromptBatch): Uint32Array | null {
   // The coordinator's own prompts are the ones it can probe with: the last of its share to finish.
   const last = send.lastFinished();
-  return { ...m, lastFinishedProbeIds: last === null ? null : batch.probeIds(last.index, last.suffixHead) };
+  return last === null ? null : batch.probeIds(last.index, last.suffixHead);
 }

@@ -7,12 +7,11 @@ import { summarizePoint, type Expectations, type PointSummary } from "../../engi
 import type { PromptBatch } from "./build-prompts.ts";
 import type { SweepContext, SweepState } from "../context.ts";
 import type { LinePlan, CellPlan } from "../plan.ts";
-import type { LineMeasurement } from "./measure-line.ts";
+import type { Measurement } from "../../engine/measure.ts";
 import type { CacheReset } from "../../engine/reset-cache.ts";
 import type { WarmResult } from "../../engine/warm.ts";
 import type { PromptDrift } from "../../schema/nested.ts";
-import type { FidelityGroup } from "../../metrics/fidelity.ts";
-import type { ReplicaKeys } from "../../metrics/ledger-keys.ts";
+import type { StudyResult } from "../../engine/study.ts";
 import type { TextPrompts } from "../../workload/text-prompts.ts";
 import type { RequestExpectation } from "../../metrics/point-expectations.ts";
 
@@ -23,20 +22,18 @@ export interface MeasuredLine {
   batch: PromptBatch;
   reset: CacheReset;
   warm: WarmResult;
-  measurement: LineMeasurement;
+  measurement: Measurement;
   ctx: SweepContext;
   /** The sweep so far (with the chat template's head as this line's reset left it). */
   state: SweepState;
-  /** The line's cache-fidelity check (--check-fidelity). */
-  fidelity: FidelityGroup | null;
-  /** Several replicas: the routing and the ledger's keys. */
-  replicaKeys: ReplicaKeys | null;
+  /** What the engine's studies found of the line (their keys go into it). */
+  studies: readonly StudyResult[];
   /** Each request's expected cached range from the cache model; null where it does not apply (a cache per slot). */
   ranges: ReadonlyMap<number, RequestExpectation> | null;
 }
 
 export function summarizeMeasurement(input: MeasuredLine): PointSummary {
-  const { plan, line, batch, reset, warm, measurement, ctx, state, fidelity, replicaKeys, ranges } = input;
+  const { plan, line, batch, reset, warm, measurement, ctx, state, studies, ranges } = input;
   const spec = {
     axes: { shared_prefix_pct: plan.pct, working_set: plan.workingSet, request_rate: line.rate, repeat: line.repeat ?? undefined, probe: ctx.probe },
     prefixLen: plan.prefixLen,
@@ -51,8 +48,7 @@ export function summarizeMeasurement(input: MeasuredLine): PointSummary {
     promptDrift: batch.text === null ? null : promptDrift(plan, batch.text, state.templateHeadTokens),
     first: state.linesWritten === 0,
     ttftFitSoFar: state.ttftFit,
-    fidelity,
-    replicaKeys,
+    studies,
   };
   return summarizePoint(spec, reset, warm, measurement, ctx);
 }

@@ -1,0 +1,140 @@
+/**
+ * The one path of a point: reset (one server, or every replica on its own) -> warm (each group on the replicas the
+ * route first sends it) -> measure -> the cache model (each request's range on the server that served it) -> each
+ * registered study -> the producer's lines -> gates -> the producer's sink. Producers (sweep lines, capacity probes,
+ * replay runs) hand a PointPlan and get its lines back; none sequences these steps itself.
+ */
+import { log } from "../log.ts";
+import { evaluateGates } from "../gates/evaluate.ts";
+import { measure, type Measurement } from "./measure.ts";
+import type { PointContext } from "./point-context.ts";
+import { modelledServers, pointRanges } from "./point-model.ts";
+import type { MeasuredPoint, PointPlan, RoutePlan, WarmPlan, JudgedLine } from "./point-plan.ts";
+import { ReplicaRouter } from "./replica-router.ts";
+import { onReplica, resetReplicas, type ReplicaSet } from "./replica-set.ts";
+import { cacheSlotsOf, resetCache, type CacheReset } from "./reset-cache.ts";
+import { STUDIES } from "./studies/registered-studies.ts";
+import type { StudyResult } from "./study.ts";
+import { warm, type WarmRequest, type WarmResult } from "./warm.ts";
+
+/** A point measured and emitted: its lines (gates judged) and what it measured. */
+export interface PointOutcome<Line> {
+  lines: Line[];
+  point: MeasuredPoint;
+}
+
+const NO_RESET: CacheReset = { flushed: false, attempts: 0, probeCachedTokens: null, flushGap: null, probeIds: null, templateHeadTokens: null };
+const NO_WARM: WarmResult = { cachedTokens: null, requests: 0 };
+
+export async function runPoint<Line extends JudgedLine>(ctx: PointContext, plan: PointPlan<Line>): Promise<PointOutcome<Line>> {
+  plan.started?.();
+  const set = ctx.replicas;
+  const router = plan.route === null || set === undefined ? undefined : "router" in plan.route ? plan.route.router : routerOf(ctx, set, plan.route);
+  const route = plan.route === null || "router" in plan.route ? null : plan.route;
+  const servers = set === undefined ? 1 : set.urls.length;
+  let reset: CacheReset;
+  let warmed: { result: WarmResult; groupsOn: number[][] };
+  let measurement: Measurement;
+  try {
+    reset = plan.reset === null ? NO_RESET : set === undefined ? await resetCache(ctx, plan.reset) : await resetReplicas(ctx, set, plan.reset);
+    warmed = plan.warm === null ? { result: NO_WARM, groupsOn: Array.from({ length: servers }, () => []) } : await warmPoint(ctx, plan.warm, router);
+    if ("measured" in plan.send) measurement = plan.send.measured;
+    else {
+      const { own: _own, ...m } = await measure({ ...plan.send, ctx: router === undefined ? ctx : { ...ctx, router } });
+      measurement = m;
+    }
+  } finally {
+    plan.sent?.();
+  }
+  // What the flush's proof left cached (its probe), which the model counts against the capacity.
+  const probeLen = reset.probeCachedTokens !== null && reset.probeIds !== null ? reset.probeIds.length : null;
+  const view = plan.cache;
+  const modelled = view === null ? [] : modelledServers(ctx, view, warmed.groupsOn, probeLen);
+  const ranges = view === null ? null : pointRanges(ctx, view, measurement.records, modelled, router);
+  const judged = view?.judged === false ? null : ranges;
+  const point: MeasuredPoint = { reset, warm: warmed.result, measurement, router, servers: modelled, ranges: judged };
+  const studies: StudyResult[] = [];
+  for (const study of STUDIES) {
+    const outcome = await study.after(point, ctx, plan as PointPlan<unknown>);
+    if (outcome !== null) studies.push({ name: study.name, ...outcome });
+  }
+  const lines = plan.build(point, studies);
+  // Gates read the finished line, so they are judged on exactly the numbers written next to them.
+  for (const line of lines) line.gates = plan.judge === undefined ? evaluateGates(ctx.opts.gates ?? [], line) : plan.judge(line);
+  plan.emit(lines, point, detailsOf(point, studies, set, route));
+  return { lines, point };
+}
+
+/** The point's router: requests keyed as the plan says; the oracle's model starts with every prefix where it was warmed. */
+function routerOf(ctx: PointContext, set: ReplicaSet, route: RoutePlan): ReplicaRouter {
+  const r = ctx.opts.replicas!;
+  return new ReplicaRouter(set.urls, r.route, (index) => route.keysOf(index), {
+    seed: ctx.opts.seed,
+    via: r.via,
+    prefixes: route.prefixes,
+    prefixesHeld: set.servers.map((s) =>
+      s.info.cacheCapacityTokens === null || route.prefixTokens === 0 ? null : Math.floor(s.info.cacheCapacityTokens / route.prefixTokens),
+    ),
+    warmedEverywhere: route.warmedEverywhere,
+    firstIndexOf: route.firstIndexOf === undefined ? undefined : (p) => route.firstIndexOf!(p),
+  });
+}
+
+/** Each server warmed with its groups (one server: all; replicas: those the router first sends it), in order. */
+async function warmPoint(ctx: PointContext, plan: WarmPlan, router: ReplicaRouter | undefined): Promise<{ result: WarmResult; groupsOn: number[][] }> {
+  const all = Array.from({ length: plan.groups }, (_, g) => g);
+  const set = ctx.replicas;
+  if (set === undefined || router === undefined) {
+    if (all.length === 0) return { result: NO_WARM, groupsOn: [[]] };
+    return { result: await warmOn(ctx, plan, all, null), groupsOn: [all] };
+  }
+  const everywhere = ctx.opts.warmReplicas === "all";
+  const groupsOn = set.urls.map((_, r) => all.filter((g) => router.warmsOn(g, everywhere).includes(r)));
+  const warms: WarmResult[] = [];
+  for (let r = 0; r < set.urls.length; r++) {
+    if (groupsOn[r]!.length === 0) continue;
+    warms.push(await warmOn(onReplica(ctx, set, r), plan, groupsOn[r]!, set.urls[r]!));
+  }
+  if (warms.length === 0) return { result: NO_WARM, groupsOn };
+  const found = warms.map((w) => w.cachedTokens);
+  return {
+    result: {
+      cachedTokens: found.every((c) => c === null) ? null : Math.max(...found.map((c) => c ?? -1)),
+      requests: warms.reduce((a, w) => a + w.requests, 0),
+    },
+    groupsOn,
+  };
+}
+
+async function warmOn(ctx: PointContext, plan: WarmPlan, groups: readonly number[], url: string | null): Promise<WarmResult> {
+  const slots = cacheSlotsOf(ctx.server);
+  log.info(plan.announce(groups.length, slots.length, url));
+  function* requests(): Generator<WarmRequest> {
+    for (const g of groups) yield* plan.requestsOf(g, slots);
+  }
+  return warm(ctx, requests(), plan.say);
+}
+
+/** What each request's details add: its range, where it went (with several replicas), and each study's. */
+function detailsOf(
+  point: MeasuredPoint,
+  studies: readonly StudyResult[],
+  set: ReplicaSet | undefined,
+  route: RoutePlan | null,
+): ((index: number) => Record<string, unknown>) | undefined {
+  const { ranges, router } = point;
+  const adding = studies.filter((s) => s.details !== undefined);
+  if (ranges === null && router === undefined && adding.length === 0) return undefined;
+  return (index) => {
+    const x = ranges?.get(index);
+    const out: Record<string, unknown> = x === undefined ? {} : { expected_cached_tokens_lower: x.guaranteed, expected_cached_tokens_upper: x.possible };
+    if (router !== undefined && set !== undefined) {
+      const replica = router.assigned.get(index);
+      out.replica = replica ?? null;
+      out.replica_url = replica === undefined ? null : set.urls[replica]!;
+      Object.assign(out, route?.detailsOf?.(index));
+    }
+    for (const s of adding) Object.assign(out, s.details!(index));
+    return out;
+  };
+}

@@ -1,0 +1,42 @@
+/**
+ * A study: what the engine adds to every point after its measurement and before its line is built - the
+ * cache-fidelity check, the hit-loss ledger, and whatever comes next - as one object registered once
+ * (studies/registered-studies.ts). It reads the measured point, may send requests of its own (none measured), and gives
+ * the line a group of keys, the count of samples its keys rest on (the evidence block's `samples`), and what each
+ * request's details add. No producer names a study: a producer only says, in its plan, what a study reads of it.
+ */
+import type { KeyGroup } from "../schema/build-line.ts";
+import type { MeasuredPoint, PointPlan } from "./point-plan.ts";
+import type { PointContext } from "./point-context.ts";
+
+/** A study's keys: carried by a sweep's lines and a round's alike. */
+export type StudyKeys = KeyGroup<"sweep"> & KeyGroup<"round">;
+
+interface StudyOutcome {
+  keys: StudyKeys;
+  /** Samples its keys rest on, by the evidence block's name for them (`fidelity`, `ledger`). */
+  samples: Readonly<Record<string, number>>;
+  /** What a request's details add (by request index); absent: nothing. */
+  details?: (index: number) => Record<string, unknown> | undefined;
+}
+
+/** One study's result on a point, by its name (the line's group of its keys). */
+export interface StudyResult extends StudyOutcome {
+  name: string;
+}
+
+export interface Study {
+  name: string;
+  /** Null: the study has nothing to say of this point (not asked for, or the point gives it nothing to read). */
+  after(point: MeasuredPoint, ctx: PointContext, plan: PointPlan<unknown>): Promise<StudyOutcome | null> | StudyOutcome | null;
+}
+
+/** The studies' keys, a group of the line each (the builder refuses a key two groups give). */
+export function studyGroups(studies: readonly StudyResult[]): Record<string, StudyKeys> {
+  return Object.fromEntries(studies.map((s) => [s.name, s.keys]));
+}
+
+/** The samples the studies' keys rest on, for the evidence block. */
+export function studySamples(studies: readonly StudyResult[]): Record<string, number> {
+  return Object.assign({}, ...studies.map((s) => s.samples));
+}

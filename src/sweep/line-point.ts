@@ -1,0 +1,192 @@
+/**
+ * A sweep line as the engine's point (src/engine/point-plan.ts): what its reset keeps clear of (the cell's
+ * prefixes), how its prompts route over several replicas (by prefix group), what is warmed (the shared prefix alone,
+ * with one output token: each prefix of the working set in turn, on each cache slot, pinned, for a server with one
+ * cache per slot), its requests (measure-line.ts), how the cache model reads a prompt (its group's prefix, then a
+ * suffix of its own), the samples --check-fidelity asks, and how its measurement becomes the line (summarize.ts) and
+ * reaches the sink. The engine runs it (src/engine/run-point.ts).
+ */
+import { log } from "../log.ts";
+import type { CacheSequence } from "../metrics/cache-model.ts";
+import { delayedByMachine, describeSaturation } from "../metrics/self-check.ts";
+import type { SweepLine } from "../metrics/sweep-line.ts";
+import type { RequestRecord } from "../schema/record.ts";
+import type { FidelitySample } from "../engine/fidelity-check.ts";
+import type { CacheView, PointPlan, RoutePlan, WarmPlan } from "../engine/point-plan.ts";
+import type { PointSummary } from "../engine/summarize.ts";
+import { cacheSlotsOf } from "../engine/reset-cache.ts";
+import { PyRandom } from "../workload/rng.ts";
+import type { SweepContext, SweepState } from "./context.ts";
+import type { CellPlan, LinePlan } from "./plan.ts";
+import type { LinePrompts, PromptBatch } from "./stages/build-prompts.ts";
+import { lineMeasureOptions, lineSend, type LineSend } from "./stages/measure-line.ts";
+import { summarizeMeasurement } from "./stages/summarize.ts";
+
+/** A line's point, and what it keeps for after the engine has run it (the line's summary, its last finished prompt). */
+export interface LinePoint {
+  plan: PointPlan<SweepLine>;
+  send: LineSend;
+  /** Set by the plan's build: the line's summary (its TTFT moments go on to the next line). */
+  kept: { summary: PointSummary | null };
+}
+
+/** Segment ids: a group's prefix, then a prompt's own suffix (ids never shared across prompts). */
+const SHARED_BASE = 1;
+const OWN_BASE = 2 ** 30;
+
+/** Keeps the fidelity samples' stream apart from the measured prompts' (Python's random.Random(seed) for any int seed). */
+const SAMPLE_SEED_OFFSET = 0x5eed_f1de;
+
+export function linePoint(
+  cell: CellPlan,
+  line: LinePlan,
+  batch: PromptBatch,
+  prompts: LinePrompts,
+  ctx: SweepContext,
+  state: SweepState,
+  judge?: (line: SweepLine) => SweepLine["gates"],
+): LinePoint {
+  const send = lineSend(cell, line, prompts, ctx);
+  const kept: LinePoint["kept"] = { summary: null };
+  const perSlot = ctx.server.cacheSlots !== null && ctx.server.cacheSlots !== undefined;
+  const plan: PointPlan<SweepLine> = {
+    // The script's banner, once per line (per pct without a rate sweep), as `report` prints it from the file.
+    started: () =>
+      ctx.io.sink.lineStarted({ shared_prefix_pct: cell.pct, prefix_len: cell.prefixLen, suffix_len: cell.suffixLen, working_set: cell.workingSet }),
+    reset: {
+      probeIds: state.probeIds,
+      canaryMaxTokens: ctx.opts.totalTokens,
+      slots: cacheSlotsOf(ctx.server),
+      prefixes: batch.prefixes,
+      prefixLen: cell.prefixLen,
+      learnTemplateHead: batch.text !== null,
+      label: `${cell.pct}%`,
+    },
+    route: ctx.replicas === undefined ? null : routeOf(cell, ctx),
+    warm: warmOf(cell, batch),
+    send: lineMeasureOptions(cell, line, send, ctx),
+    sent: () => prompts.close(),
+    // A server with a cache per slot (llama.cpp): the engine pins and proves its slots instead.
+    cache: perSlot ? null : viewOf(cell, ctx),
+    fidelity: ctx.opts.fidelity === undefined ? null : { samples: () => fidelitySamples(cell, batch, ctx, state.linesWritten), outputLen: ctx.opts.outputLen },
+    build: (point, studies) => {
+      const templateHeadTokens = point.reset.templateHeadTokens ?? state.templateHeadTokens;
+      kept.summary = summarizeMeasurement({
+        plan: cell,
+        line,
+        batch,
+        reset: point.reset,
+        warm: point.warm,
+        measurement: point.measurement,
+        ctx,
+        state: { ...state, templateHeadTokens },
+        studies,
+        ranges: point.ranges,
+      });
+      return [kept.summary.record];
+    },
+    judge,
+    emit: (lines, point, detailsOf) => {
+      const record = lines[0]!;
+      const pct = record.shared_prefix_pct;
+      logFailures(point.measurement.records);
+      for (const problem of kept.summary!.cache.problems) log.warn(`cache check (${pct}%): ${problem}`);
+      const health = describeSaturation(point.measurement.health);
+      if (record.client_saturated) log.warn(`${pct}%: ${health}`);
+      else if (delayedByMachine(point.measurement.health)) log.info(`${pct}%: other load on this machine delayed the client's timers (${health})`);
+      else log.debug(health);
+      ctx.io.sink.details(ctx.runId, { pct, rate: line.rate, requestIdTag: line.requestIdTag, extra: detailsOf }, point.measurement.records);
+      ctx.io.sink.line(record);
+    },
+  };
+  return { plan, send, kept };
+}
+
+/** Whether the prompts of one prefix share at least a page of it (else routing on it means nothing). */
+const sharesAPage = (cell: CellPlan, pageSize: number): boolean => cell.prefixLen >= pageSize;
+
+/** Each group's first prompt (where a spreading route first sends it), found once per cell. */
+function firstPrompts(cell: CellPlan): Map<number, number> {
+  const first = new Map<number, number>();
+  for (let i = cell.numPrompts - 1; i >= 0; i--) first.set(cell.groupOf(i), i);
+  return first;
+}
+
+/** Prompts route by prefix group: its session and (where it shares a page) its prefix. */
+function routeOf(cell: CellPlan, ctx: SweepContext): RoutePlan {
+  const shared = sharesAPage(cell, ctx.server.pageSize);
+  let first: Map<number, number> | null = null;
+  return {
+    keysOf: (index) => {
+      const group = cell.groupOf(index);
+      return { session: group, prefix: shared ? group : null };
+    },
+    prefixes: shared ? Array.from({ length: cell.workingSet }, (_, g) => g) : [],
+    prefixTokens: cell.prefixLen,
+    firstIndexOf: (g) => {
+      first ??= firstPrompts(cell);
+      return first.get(g) ?? g;
+    },
+    warmedEverywhere: ctx.opts.warmReplicas === "all",
+    detailsOf: (index) => ({ prefix_group: cell.prefixLen === 0 ? null : cell.groupOf(index) }),
+  };
+}
+
+/** Each prefix of the working set, alone with one output token (none when the prefix is empty). */
+function warmOf(cell: CellPlan, batch: PromptBatch): WarmPlan | null {
+  if (cell.prefixLen === 0 || batch.warmBody(0, null) === null) return null;
+  return {
+    groups: cell.workingSet,
+    requestsOf: (group, slots) => slots.map((slot) => ({ body: batch.warmBody(group, slot)!, promptLen: cell.prefixLen })),
+    announce: (groups, slots, url) => {
+      const which = groups > 1 ? `${groups} prefixes of ` : "";
+      const where = slots > 1 ? ` on each of the server's ${slots} slots` : "";
+      return `Warming shared prefix only (${which}${cell.prefixLen} tokens)${where}${url === null ? "" : ` on ${url}`} ...`;
+    },
+    say: {
+      during: "during the warm request",
+      failed: (why) => `Warmup failed - Please make sure benchmark arguments are correctly specified. Error: ${why}`,
+    },
+  };
+}
+
+/** A sweep prompt as the model reads it: its group's prefix (where it has one), then a suffix of its own. */
+function viewOf(cell: CellPlan, ctx: SweepContext): CacheView {
+  const shared = sharesAPage(cell, ctx.server.pageSize);
+  return {
+    sequenceOf: (index): CacheSequence =>
+      cell.prefixLen === 0
+        ? { hashIds: [OWN_BASE + index], ends: [cell.promptLen], length: cell.promptLen }
+        : { hashIds: [SHARED_BASE + cell.groupOf(index), OWN_BASE + index], ends: [cell.prefixLen, cell.promptLen], length: cell.promptLen },
+    warmedSequenceOf: (group) => ({ hashIds: [SHARED_BASE + group], ends: [cell.prefixLen], length: cell.prefixLen }),
+    // The flush's proof left a probe sharing nothing with any prompt (before the warm).
+    probeSequenceOf: (length) => ({ hashIds: [OWN_BASE - 1], ends: [length], length }),
+    homeKeyOf: (index) => (shared ? cell.groupOf(index) : null),
+    blockSize: ctx.server.pageSize,
+  };
+}
+
+/**
+ * --check-fidelity's samples, shaped as the line's prompts: each shares one of the working set's prefixes (in turn)
+ * and has a suffix of its own, drawn from a stream seeded apart from the measured prompts' (seed + line), so the
+ * measured prompts, their draw order and the line's figures are exactly those of a run without the check.
+ */
+function fidelitySamples(cell: CellPlan, batch: PromptBatch, ctx: SweepContext, lineIndex: number): FidelitySample[] {
+  const rng = new PyRandom(ctx.opts.seed + BigInt(SAMPLE_SEED_OFFSET + lineIndex));
+  const samples: FidelitySample[] = [];
+  for (let i = 0; i < ctx.opts.fidelity!.sample; i++) {
+    const prefix = batch.prefixes[cell.groupOf(i)] ?? new Uint32Array(0);
+    const ids = new Uint32Array(prefix.length + cell.suffixLen);
+    ids.set(prefix, 0);
+    rng.choicesInto(ctx.tokenizer.population, ids, prefix.length, cell.suffixLen);
+    samples.push({ ids: [...ids], prefixLen: prefix.length });
+  }
+  return samples;
+}
+
+function logFailures(records: readonly RequestRecord[]): void {
+  const failed = records.filter((r) => !r.ok);
+  if (failed.length === 0) return;
+  log.warn(`${failed.length}/${records.length} requests failed`);
+  for (const r of failed.slice(0, 5)) log.warn(`  ${r.failureKind}: ${r.failureMessage.slice(0, 160)}`);
+}
