@@ -37,8 +37,10 @@ export interface RoutePlan {
 export interface WarmPlan {
   /** The groups, in the order warmed (the first warmed is then the least recently used). */
   groups: number;
-  /** Group g's warm requests on a server with these cache slots ([null]: one shared cache). */
-  requestsOf(group: number, slots: readonly (number | null)[]): WarmRequest[];
+  /** The warm requests of these groups, in order, on a server with these cache slots ([null]: one shared cache). */
+  requestsOf(groups: readonly number[], slots: readonly (number | null)[]): WarmRequest[];
+  /** Every group on every replica, whatever the route (a conversation may be sent anywhere). */
+  everywhere?: boolean;
   /** The log line before a server's warm: `groups` of them, on `slots` cache slots, at `url` (null: the one server). */
   announce(groups: number, slots: number, url: string | null): string;
   say: WarmWording;

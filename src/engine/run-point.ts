@@ -14,8 +14,8 @@ import { ReplicaRouter } from "./replica-router.ts";
 import { onReplica, resetReplicas, type ReplicaSet } from "./replica-set.ts";
 import { cacheSlotsOf, resetCache, type CacheReset } from "./reset-cache.ts";
 import { STUDIES } from "./studies/registered-studies.ts";
-import type { StudyResult } from "./study.ts";
-import { warm, type WarmRequest, type WarmResult } from "./warm.ts";
+import type { Study, StudyResult } from "./study.ts";
+import { warm, type WarmResult } from "./warm.ts";
 
 /** A point measured and emitted: its lines (gates judged) and what it measured. */
 export interface PointOutcome<Line> {
@@ -26,18 +26,21 @@ export interface PointOutcome<Line> {
 const NO_RESET: CacheReset = { flushed: false, attempts: 0, probeCachedTokens: null, flushGap: null, probeIds: null, templateHeadTokens: null };
 const NO_WARM: WarmResult = { cachedTokens: null, requests: 0 };
 
-export async function runPoint<Line extends JudgedLine>(ctx: PointContext, plan: PointPlan<Line>): Promise<PointOutcome<Line>> {
+export async function runPoint<Line extends JudgedLine>(
+  ctx: PointContext,
+  plan: PointPlan<Line>,
+  studies: readonly Study[] = STUDIES,
+): Promise<PointOutcome<Line>> {
   plan.started?.();
   const set = ctx.replicas;
-  const router = plan.route === null || set === undefined ? undefined : "router" in plan.route ? plan.route.router : routerOf(ctx, set, plan.route);
+  const router = plan.route === null ? undefined : "router" in plan.route ? plan.route.router : routerFor(ctx, plan.route);
   const route = plan.route === null || "router" in plan.route ? null : plan.route;
-  const servers = set === undefined ? 1 : set.urls.length;
   let reset: CacheReset;
-  let warmed: { result: WarmResult; groupsOn: number[][] };
+  let warmed: PreparedPoint;
   let measurement: Measurement;
   try {
-    reset = plan.reset === null ? NO_RESET : set === undefined ? await resetCache(ctx, plan.reset) : await resetReplicas(ctx, set, plan.reset);
-    warmed = plan.warm === null ? { result: NO_WARM, groupsOn: Array.from({ length: servers }, () => []) } : await warmPoint(ctx, plan.warm, router);
+    warmed = await preparePoint(ctx, plan, router);
+    reset = warmed.reset;
     if ("measured" in plan.send) measurement = plan.send.measured;
     else {
       const { own: _own, ...m } = await measure({ ...plan.send, ctx: router === undefined ? ctx : { ...ctx, router } });
@@ -52,21 +55,42 @@ export async function runPoint<Line extends JudgedLine>(ctx: PointContext, plan:
   const modelled = view === null ? [] : modelledServers(ctx, view, warmed.groupsOn, probeLen);
   const ranges = view === null ? null : pointRanges(ctx, view, measurement.records, modelled, router);
   const judged = view?.judged === false ? null : ranges;
-  const point: MeasuredPoint = { reset, warm: warmed.result, measurement, router, servers: modelled, ranges: judged };
-  const studies: StudyResult[] = [];
-  for (const study of STUDIES) {
+  const point: MeasuredPoint = { reset, warm: warmed.warm, measurement, router, servers: modelled, ranges: judged };
+  const found: StudyResult[] = [];
+  for (const study of studies) {
     const outcome = await study.after(point, ctx, plan as PointPlan<unknown>);
-    if (outcome !== null) studies.push({ name: study.name, ...outcome });
+    if (outcome !== null) found.push({ name: study.name, ...outcome });
   }
-  const lines = plan.build(point, studies);
+  const lines = plan.build(point, found);
   // Gates read the finished line, so they are judged on exactly the numbers written next to them.
   for (const line of lines) line.gates = plan.judge === undefined ? evaluateGates(ctx.opts.gates ?? [], line) : plan.judge(line);
-  plan.emit(lines, point, detailsOf(point, studies, set, route));
+  plan.emit(lines, point, detailsOf(point, found, set, route));
   return { lines, point };
 }
 
-/** The point's router: requests keyed as the plan says; the oracle's model starts with every prefix where it was warmed. */
-function routerOf(ctx: PointContext, set: ReplicaSet, route: RoutePlan): ReplicaRouter {
+/** What a point's reset and warm did: the reset's proof, the warm's finding, and the groups warmed on each server. */
+export interface PreparedPoint {
+  reset: CacheReset;
+  warm: WarmResult;
+  groupsOn: number[][];
+}
+
+/** The reset (one server, or every replica on its own) and the warm (through the route); also a run's before its first round. */
+export async function preparePoint(
+  ctx: PointContext,
+  plan: Pick<PointPlan<unknown>, "reset" | "warm">,
+  router: ReplicaRouter | undefined,
+): Promise<PreparedPoint> {
+  const set = ctx.replicas;
+  const reset = plan.reset === null ? NO_RESET : set === undefined ? await resetCache(ctx, plan.reset) : await resetReplicas(ctx, set, plan.reset);
+  if (plan.warm === null) return { reset, warm: NO_WARM, groupsOn: Array.from({ length: set === undefined ? 1 : set.urls.length }, () => []) };
+  return { reset, ...(await warmPoint(ctx, plan.warm, router)) };
+}
+
+/** The router of a route over the run's replicas (none with one server); the oracle's model starts with every prefix where it was warmed. */
+export function routerFor(ctx: PointContext, route: RoutePlan): ReplicaRouter | undefined {
+  const set = ctx.replicas;
+  if (set === undefined) return undefined;
   const r = ctx.opts.replicas!;
   return new ReplicaRouter(set.urls, r.route, (index) => route.keysOf(index), {
     seed: ctx.opts.seed,
@@ -81,24 +105,24 @@ function routerOf(ctx: PointContext, set: ReplicaSet, route: RoutePlan): Replica
 }
 
 /** Each server warmed with its groups (one server: all; replicas: those the router first sends it), in order. */
-async function warmPoint(ctx: PointContext, plan: WarmPlan, router: ReplicaRouter | undefined): Promise<{ result: WarmResult; groupsOn: number[][] }> {
+async function warmPoint(ctx: PointContext, plan: WarmPlan, router: ReplicaRouter | undefined): Promise<{ warm: WarmResult; groupsOn: number[][] }> {
   const all = Array.from({ length: plan.groups }, (_, g) => g);
   const set = ctx.replicas;
-  if (set === undefined || router === undefined) {
-    if (all.length === 0) return { result: NO_WARM, groupsOn: [[]] };
-    return { result: await warmOn(ctx, plan, all, null), groupsOn: [all] };
+  if (set === undefined) {
+    if (all.length === 0) return { warm: NO_WARM, groupsOn: [[]] };
+    return { warm: await warmOn(ctx, plan, all, null), groupsOn: [all] };
   }
-  const everywhere = ctx.opts.warmReplicas === "all";
-  const groupsOn = set.urls.map((_, r) => all.filter((g) => router.warmsOn(g, everywhere).includes(r)));
+  const everywhere = plan.everywhere === true || ctx.opts.warmReplicas === "all" || router === undefined;
+  const groupsOn = set.urls.map((_, r) => all.filter((g) => everywhere || router!.warmsOn(g).includes(r)));
   const warms: WarmResult[] = [];
   for (let r = 0; r < set.urls.length; r++) {
     if (groupsOn[r]!.length === 0) continue;
     warms.push(await warmOn(onReplica(ctx, set, r), plan, groupsOn[r]!, set.urls[r]!));
   }
-  if (warms.length === 0) return { result: NO_WARM, groupsOn };
+  if (warms.length === 0) return { warm: NO_WARM, groupsOn };
   const found = warms.map((w) => w.cachedTokens);
   return {
-    result: {
+    warm: {
       cachedTokens: found.every((c) => c === null) ? null : Math.max(...found.map((c) => c ?? -1)),
       requests: warms.reduce((a, w) => a + w.requests, 0),
     },
@@ -109,10 +133,7 @@ async function warmPoint(ctx: PointContext, plan: WarmPlan, router: ReplicaRoute
 async function warmOn(ctx: PointContext, plan: WarmPlan, groups: readonly number[], url: string | null): Promise<WarmResult> {
   const slots = cacheSlotsOf(ctx.server);
   log.info(plan.announce(groups.length, slots.length, url));
-  function* requests(): Generator<WarmRequest> {
-    for (const g of groups) yield* plan.requestsOf(g, slots);
-  }
-  return warm(ctx, requests(), plan.say);
+  return warm(ctx, plan.requestsOf(groups, slots), plan.say);
 }
 
 /** What each request's details add: its range, where it went (with several replicas), and each study's. */

@@ -1,5 +1,4 @@
 /** What every part of a multi-turn run shares, settled once before the first turn. */
-import type { ReplicaSet } from "../engine/replica-set.ts";
 import type { ReplicaRouter } from "../engine/replica-router.ts";
 import type { Backend, ServerProfile } from "../backends/types.ts";
 import type { Control } from "../backends/http.ts";
@@ -25,7 +24,6 @@ export interface MultiturnContext {
   runId: string;
   /** Written into the run's first round line. */
   run: RunInfo;
-  /** Several replicas (--base-url A,B,...): their control calls and preflights, and the router of the turns. */
-  replicas?: ReplicaSet;
+  /** Several replicas (--base-url A,B,...): the turns' router, kept across rounds. */
   router?: ReplicaRouter;
 }

@@ -1,13 +1,15 @@
 /**
- * Before round 0: the engine's reset (empty the server's cache and prove it: a canary cached before the flush must
- * find nothing after it, as the sweep proves each flush; settle), then the engine's warm of each system prompt of
- * the working set (one output token), so round 0's turns can hit it.
+ * Before round 0, as the engine's reset and warm (engine/run-point.ts preparePoint): empty the server's cache (every
+ * server's, each on its own) and prove it - a canary cached before the flush must find nothing after it, as the
+ * sweep proves each flush - settle, then warm each system prompt of the working set (one output token) on every
+ * server, so round 0's turns can hit it wherever they are sent.
  */
-import { onReplica, type ReplicaSet } from "../engine/replica-set.ts";
 import { log } from "../log.ts";
 import { bodyParts } from "../backends/body.ts";
-import { cacheSlotsOf, probeLength, resetCache } from "../engine/reset-cache.ts";
-import { warm } from "../engine/warm.ts";
+import type { WarmPlan } from "../engine/point-plan.ts";
+import type { EngineSession } from "../engine/open-session.ts";
+import type { MultiturnOptions } from "../config/options.ts";
+import { cacheSlotsOf, probeLength } from "../engine/reset-cache.ts";
 import { serializeIds } from "../workload/prompts.ts";
 import type { MultiturnContext } from "./context.ts";
 
@@ -19,18 +21,8 @@ export interface Prepared {
   warmCachedTokens: number | null;
 }
 
-export async function prepareCache(ctx: MultiturnContext, systemPrompts: readonly Uint32Array[]): Promise<Prepared> {
+export async function prepareCache(session: EngineSession<MultiturnOptions>, ctx: MultiturnContext, systemPrompts: readonly Uint32Array[]): Promise<Prepared> {
   const { opts, server } = ctx;
-  const reset = await resetCache(ctx, {
-    probeIds: null,
-    canaryMaxTokens: probeLength(server.pageSize),
-    // Turns are not pinned to a cache slot: neither are the canary and its probe.
-    slots: [null],
-    prefixes: [],
-    prefixLen: 0,
-    learnTemplateHead: false,
-    label: "before round 0",
-  });
   const slots = cacheSlotsOf(server);
   // One cache per slot (llama.cpp): a conversation's history stays cached only while no other conversation takes
   // its slot, so more conversations than slots evict each other and later turns miss (measured on the mock).
@@ -39,20 +31,25 @@ export async function prepareCache(ctx: MultiturnContext, systemPrompts: readonl
       `${opts.numClients} conversations share ${slots.length} cache slot(s): they evict each other's history between turns; use --num-clients <= ${slots.length} (or start the server with more slots, -np) for a cache study`,
     );
   }
-  const found = reset.probeCachedTokens;
-  const flushVerified = found === null || found < 0 ? null : found === 0;
-  if (systemPrompts.length > 0) log.info(`Warming ${systemPrompts.length} system prompt(s) of ${systemPrompts[0]?.length} tokens ...`);
-  const template = (slot: number | null) =>
-    ctx.backend.createBodyTemplate({ maxNewTokens: 1, ignoreEos: true, extra: opts.extraRequestBody, model: server.model, slot });
-  const requests = warmsOf(systemPrompts, slots).map(({ ids, slot }) => ({
-    body: bodyParts(template(slot), serializeIds(ids), new Uint8Array(0)),
-    promptLen: ids.length,
-  }));
-  const warmed = await warm(ctx, requests, {
-    during: "during the system-prompt warm",
-    failed: (why) => `Warming the system prompt failed: ${why}`,
-  });
-  return { flushed: reset.flushed, flushVerified, warmCachedTokens: warmed.cachedTokens };
+  const prepared = await session.prepare(
+    {
+      reset: {
+        probeIds: null,
+        canaryMaxTokens: probeLength(server.pageSize),
+        // Turns are not pinned to a cache slot: neither are the canary and its probe.
+        slots: [null],
+        prefixes: [],
+        prefixLen: 0,
+        learnTemplateHead: false,
+        label: "before round 0",
+      },
+      warm: systemPromptWarm(ctx, systemPrompts),
+    },
+    ctx.router,
+    { signal: ctx.io.signal },
+  );
+  const found = prepared.reset.probeCachedTokens;
+  return { flushed: prepared.reset.flushed, flushVerified: found === null || found < 0 ? null : found === 0, warmCachedTokens: prepared.warm.cachedTokens };
 }
 
 /**
@@ -60,24 +57,22 @@ export async function prepareCache(ctx: MultiturnContext, systemPrompts: readonl
  * lands on, every slot too (slot i gets prompt i mod K), as the sweep warms each slot: concurrent first turns then
  * find their system prompt whichever slot takes them.
  */
-function warmsOf(systemPrompts: readonly Uint32Array[], slots: ReadonlyArray<number | null>): Array<{ ids: Uint32Array; slot: number | null }> {
-  if (systemPrompts.length === 0) return [];
-  const n = slots[0] === null ? systemPrompts.length : Math.max(slots.length, systemPrompts.length);
-  return Array.from({ length: n }, (_, i) => ({ ids: systemPrompts[i % systemPrompts.length] as Uint32Array, slot: slots[i % slots.length] ?? null }));
-}
-
-/**
- * Several replicas: each flushed and proven on its own, and warmed with every system prompt (a conversation may be
- * sent anywhere); proven only where every replica's flush was.
- */
-export async function prepareReplicaCaches(ctx: MultiturnContext, set: ReplicaSet, systemPrompts: readonly Uint32Array[]): Promise<Prepared> {
-  const each: Prepared[] = [];
-  for (let r = 0; r < set.urls.length; r++) each.push(await prepareCache(onReplica(ctx, set, r), systemPrompts));
-  const proofs = each.map((p) => p.flushVerified);
-  const found = each.map((p) => p.warmCachedTokens);
+function systemPromptWarm(ctx: MultiturnContext, systemPrompts: readonly Uint32Array[]): WarmPlan | null {
+  if (systemPrompts.length === 0) return null;
+  const { opts, server } = ctx;
+  const template = (slot: number | null) =>
+    ctx.backend.createBodyTemplate({ maxNewTokens: 1, ignoreEos: true, extra: opts.extraRequestBody, model: server.model, slot });
   return {
-    flushed: each.every((p) => p.flushed),
-    flushVerified: proofs.includes(false) ? false : proofs.includes(null) ? null : true,
-    warmCachedTokens: found.every((c) => c === null) ? null : Math.max(...found.map((c) => c ?? -1)),
+    groups: systemPrompts.length,
+    everywhere: true,
+    requestsOf: (groups, slots) => {
+      const n = slots[0] === null ? groups.length : Math.max(slots.length, groups.length);
+      return Array.from({ length: n }, (_, i) => {
+        const ids = systemPrompts[groups[i % groups.length]!]!;
+        return { body: bodyParts(template(slots[i % slots.length] ?? null), serializeIds(ids), new Uint8Array(0)), promptLen: ids.length };
+      });
+    },
+    announce: (groups) => `Warming ${groups} system prompt(s) of ${systemPrompts[0]?.length} tokens ...`,
+    say: { during: "during the system-prompt warm", failed: (why) => `Warming the system prompt failed: ${why}` },
   };
 }

@@ -20,7 +20,8 @@ import type { RoundHistory } from "./round-cache.ts";
 import type { FidelitySample } from "../engine/fidelity-check.ts";
 import type { Measurement } from "../engine/measure.ts";
 import type { PointPlan } from "../engine/point-plan.ts";
-import { runPoint } from "../engine/run-point.ts";
+import type { EngineSession } from "../engine/open-session.ts";
+import type { MultiturnOptions } from "../config/options.ts";
 
 export interface MultiturnOutcome {
   rounds: RoundRecord[];
@@ -51,6 +52,7 @@ export class RoundWriter {
   private readonly windows = new Map<number, Window>();
 
   constructor(
+    private readonly session: EngineSession<MultiturnOptions>,
     private readonly ctx: MultiturnContext,
     private readonly shards: RoundShards | null = null,
   ) {}
@@ -171,7 +173,7 @@ export class RoundWriter {
         );
       },
     };
-    const { lines } = await runPoint(ctx, plan);
+    const { lines } = await this.session.runPoint(plan, { signal: ctx.io.signal });
     const record = lines[0]!;
     const o = this.outcome;
     o.rounds.push(record);

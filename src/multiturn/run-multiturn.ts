@@ -11,23 +11,22 @@ import type { MultiturnOptions } from "../config/options.ts";
 import { scrapeCacheCounters } from "../client/prometheus.ts";
 import { shardSetupOf, startShardGroup } from "../shard/group.ts";
 import type { Placement } from "../shard/placement.ts";
-import { newRunId, runInfo } from "../engine/run-info.ts";
-import { prepareRun } from "../engine/prepare.ts";
+import { openSession, type EngineSession } from "../engine/open-session.ts";
 import type { MultiturnContext, MultiturnIo } from "./context.ts";
 import { driveConversations } from "./driver.ts";
 import { multiturnInFlight } from "../config/options.ts";
 import { checkConversationFits } from "./plan.ts";
-import { prepareCache, prepareReplicaCaches } from "./prepare.ts";
-import { prepareReplicas } from "../engine/replica-set.ts";
-import { conversationRouter } from "./replicas.ts";
+import { prepareCache } from "./prepare.ts";
+import { conversationRoute } from "./conversation-route.ts";
 import { RoundHistory } from "./round-cache.ts";
 import { RoundWriter, type MultiturnOutcome } from "./round-writer.ts";
 import { conversationHash, RoundShards } from "./shards.ts";
 import { conversationsOf, drawSystemPrompts, inFlightOf, turnHooks } from "./turns.ts";
 
 export async function runMultiturn(opts: MultiturnOptions, io: MultiturnIo, placement: Placement = { kind: "single" }): Promise<MultiturnOutcome> {
-  const { ctl, tokenizer, backend, server } = await prepareRun(opts, io.signal, { outputIds: true });
-  checkConversationFits(opts, server);
+  // A conversation that cannot fit the model's context is refused before anything else is asked of the servers.
+  const session = await openSession(opts, io.signal, { needs: { outputIds: true }, checked: (server) => checkConversationFits(opts, server) });
+  const { ctl, tokenizer, backend, server, runId } = session;
   if (!backend.carriesOutputIds) log.warn(`--backend ${opts.backend}: answers come back as text; turns after the first re-tokenize them and are approximate`);
   if (["input_ids", "prompt", "stream"].some((k) => k in opts.extraRequestBody)) {
     log.warn("--extra-request-body overrides the prompt or streaming: the conversations are not what warmbench built");
@@ -39,16 +38,12 @@ export async function runMultiturn(opts: MultiturnOptions, io: MultiturnIo, plac
   // Built now, off every clock: re-tokenizing an answer must not wait for it.
   tokenizer.prepare();
 
-  const runId = newRunId();
   const group = await startShardGroup(placement, shardSetupOf(runId, conversationHash(opts), server, backend), io.signal);
   // A shard that fails stops the others and this process's turns: the rounds under way are written from what was measured.
   const stopped = new AbortController();
   const signal = io.signal ? AbortSignal.any([io.signal, stopped.signal]) : stopped.signal;
-  const ctx: MultiturnContext = { opts, io: { ...io, signal }, backend, ctl, server, tokenizer, runId, run: runInfo(opts, server, backend) };
-  if (opts.replicas !== undefined) {
-    ctx.replicas = await prepareReplicas(opts, { ctl, server, backend });
-    ctx.router = conversationRouter(ctx, ctx.replicas);
-  }
+  const ctx: MultiturnContext = { opts, io: { ...io, signal }, backend, ctl, server, tokenizer, runId, run: session.run };
+  ctx.router = session.routerFor(conversationRoute(ctx));
   const shards =
     group === null
       ? null
@@ -59,19 +54,24 @@ export async function runMultiturn(opts: MultiturnOptions, io: MultiturnIo, plac
   const stopShards = () => group?.coordinator.stopAll();
   io.signal?.addEventListener("abort", stopShards, { once: true });
   try {
-    return await converse(ctx, shards, group === null ? null : { rank: 0, size: group.size });
+    return await converse(session, ctx, shards, group === null ? null : { rank: 0, size: group.size });
   } finally {
     io.signal?.removeEventListener("abort", stopShards);
     await group?.close();
   }
 }
 
-async function converse(ctx: MultiturnContext, shards: RoundShards | null, share: { rank: number; size: number } | null): Promise<MultiturnOutcome> {
+async function converse(
+  session: EngineSession<MultiturnOptions>,
+  ctx: MultiturnContext,
+  shards: RoundShards | null,
+  share: { rank: number; size: number } | null,
+): Promise<MultiturnOutcome> {
   const { opts, io, backend, server, ctl } = ctx;
-  const rounds = new RoundWriter(ctx, shards);
+  const rounds = new RoundWriter(session, ctx, shards);
   const systems = drawSystemPrompts(ctx);
   rounds.cache = new RoundHistory(ctx, systems);
-  rounds.prepared = ctx.replicas === undefined ? await prepareCache(ctx, systems) : await prepareReplicaCaches(ctx, ctx.replicas, systems);
+  rounds.prepared = await prepareCache(session, ctx, systems);
   const conversations = conversationsOf(ctx, systems, share);
   const template = backend.createBodyTemplate({
     maxNewTokens: opts.outputLen,

@@ -9,15 +9,12 @@
 import { BenchError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { BodyTemplate } from "../backends/body.ts";
-import { prepareRun } from "../engine/prepare.ts";
+import { openSession } from "../engine/open-session.ts";
 import { canaryIds, cacheSlotsOf } from "../engine/reset-cache.ts";
-import { newRunId, runInfo } from "../engine/run-info.ts";
 import { requestIdOf } from "../engine/request-id.ts";
 import type { SweepLine } from "../metrics/sweep-line.ts";
 import type { FidelitySample } from "../engine/fidelity-check.ts";
-import { prepareReplicas } from "../engine/replica-set.ts";
 import type { MeasuredPoint, PointPlan } from "../engine/point-plan.ts";
-import { runPoint } from "../engine/run-point.ts";
 import { BlockSource } from "./blocks.ts";
 import { judge, predictionOf, type CheckedRequest, type Prediction } from "./check.ts";
 import { dumpPrompts } from "./dump.ts";
@@ -37,11 +34,17 @@ export interface ReplayOutcome {
 }
 
 export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: ReplaySink; signal?: AbortSignal }): Promise<ReplayOutcome> {
-  const { ctl, tokenizer, backend, server } = await prepareRun(opts, io.signal);
-  const context = server.info.contextLength ?? null;
-  const trace = checkContext(parsed, context, opts.trace.skipInvalid);
-  const tooLong = parsed.requests.length - trace.requests.length;
-  if (tooLong > 0) log.warn(`--skip-invalid: ${tooLong} request(s) of ${trace.path} longer than the model's context of ${context} tokens dropped`);
+  let trace = parsed;
+  // The trace against the model's context, before anything else is asked of the servers.
+  const session = await openSession(opts, io.signal, {
+    checked: (server) => {
+      const context = server.info.contextLength ?? null;
+      trace = checkContext(parsed, context, opts.trace.skipInvalid);
+      const tooLong = parsed.requests.length - trace.requests.length;
+      if (tooLong > 0) log.warn(`--skip-invalid: ${tooLong} request(s) of ${trace.path} longer than the model's context of ${context} tokens dropped`);
+    },
+  });
+  const { tokenizer, backend, server, runId, run } = session;
   if (backend.promptEncoding !== "token_ids") throw new BenchError(`replay sends token ids; the ${backend.name} backend sends text`);
   const requests = trace.requests;
   const capacityTokens = opts.cacheTokens ?? server.info.cacheCapacityTokens ?? null;
@@ -51,10 +54,6 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
   const blocks = new BlockSource(tokenizer.population, opts.seed, trace.blockSize, canaryFirst);
   if (opts.dumpPrompts) dumpPrompts(requests, blocks, io.sink);
 
-  const runId = newRunId();
-  // Several replicas: each flushed and proven on its own; the trace's requests routed by their root block.
-  const replicas = opts.replicas === undefined ? undefined : await prepareReplicas(opts, { ctl, server, backend });
-  const ctx = { opts, io: { signal: io.signal }, backend, ctl, server, tokenizer, replicas };
   const templates = new Map<number, BodyTemplate>();
   const templateFor = (maxNewTokens: number): BodyTemplate => {
     let t = templates.get(maxNewTokens);
@@ -73,7 +72,6 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
   const root = (index: number): number => requests[index]?.hashIds[0] ?? index;
   const predictionsOf = (point: MeasuredPoint) =>
     new Map<number, Prediction | null>(point.measurement.records.map((r) => [r.index, predictionOf(point.ranges?.get(r.index))]));
-  const run = runInfo(opts, server, backend);
   let checked = new Map<number, CheckedRequest>();
   const plan: PointPlan<SweepLine> = {
     reset: {
@@ -133,7 +131,7 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
       for (const line of lines) io.sink.line(line);
     },
   };
-  const { lines: points, point } = await runPoint(ctx, plan);
+  const { lines: points, point } = await session.runPoint(plan);
   const m = point.measurement;
   const outcome: ReplayOutcome = { records: [], interrupted: m.interrupted, failedRequests: 0, cacheFailures: 0, saturated: 0 };
   for (const record of points) {

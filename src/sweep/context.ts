@@ -9,7 +9,7 @@ import type { PyRandom } from "../workload/rng.ts";
 import type { PromptFeed } from "../workload/prompt-feed.ts";
 import type { ShardShare } from "../engine/plan.ts";
 import type { ShardGroup } from "../shard/group.ts";
-import type { ReplicaSet } from "../engine/replica-set.ts";
+import type { EngineSession } from "../engine/open-session.ts";
 import type { SweepSink } from "./sink.ts";
 
 export interface SweepIo {
@@ -47,8 +47,8 @@ export interface SweepContext {
   share: ShardShare | null;
   /** The shards this process coordinates, when it is shard 0 of several. */
   shards?: ShardGroup | null;
-  /** Several replicas (--base-url A,B,...): each one's control calls and preflight; the first is `ctl` and `server`. */
-  replicas?: ReplicaSet;
+  /** The engine's session, which runs each line (absent in a shard worker, which only sends its share). */
+  session?: EngineSession<RunOptions>;
 }
 
 /** What one line leaves for the next: an input of each line, and a new value returned by it. */

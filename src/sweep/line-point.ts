@@ -62,7 +62,7 @@ export function linePoint(
       learnTemplateHead: batch.text !== null,
       label: `${cell.pct}%`,
     },
-    route: ctx.replicas === undefined ? null : routeOf(cell, ctx),
+    route: ctx.session?.replicas === undefined ? null : routeOf(cell, ctx),
     warm: warmOf(cell, batch),
     send: lineMeasureOptions(cell, line, send, ctx),
     sent: () => prompts.close(),
@@ -137,7 +137,7 @@ function warmOf(cell: CellPlan, batch: PromptBatch): WarmPlan | null {
   if (cell.prefixLen === 0 || batch.warmBody(0, null) === null) return null;
   return {
     groups: cell.workingSet,
-    requestsOf: (group, slots) => slots.map((slot) => ({ body: batch.warmBody(group, slot)!, promptLen: cell.prefixLen })),
+    requestsOf: (groups, slots) => groups.flatMap((group) => slots.map((slot) => ({ body: batch.warmBody(group, slot)!, promptLen: cell.prefixLen }))),
     announce: (groups, slots, url) => {
       const which = groups > 1 ? `${groups} prefixes of ` : "";
       const where = slots > 1 ? ` on each of the server's ${slots} slots` : "";

@@ -10,7 +10,7 @@
  */
 import type { SweepLine } from "../metrics/sweep-line.ts";
 import { nextProbe } from "../engine/reset-cache.ts";
-import { runPoint } from "../engine/run-point.ts";
+import { BenchError } from "../errors.ts";
 import { evaluateGates } from "../gates/evaluate.ts";
 import type { SweepContext, SweepState } from "./context.ts";
 import { repeatsOf, type SweepCell } from "./cells.ts";
@@ -78,7 +78,8 @@ async function runLine(
 ): Promise<LineDone> {
   // The worker starts drawing the line's prompts now, during the flush, the settle and the warm.
   const point = linePoint(plan, line, batch, batch.openLine(line), ctx, state, judge);
-  const { lines, point: measured } = await runPoint(ctx, point.plan);
+  if (ctx.session === undefined) throw new BenchError("a sweep line runs in the session that prepared the run");
+  const { lines, point: measured } = await ctx.session.runPoint(point.plan, { opts: ctx.opts, signal: ctx.io.signal });
   const summary = point.kept.summary!;
   const templateHeadTokens = measured.reset.templateHeadTokens ?? state.templateHeadTokens;
   return {

@@ -11,13 +11,11 @@ import type { RunOptions } from "../config/options.ts";
 import type { ServerProfile } from "../backends/types.ts";
 import { PyRandom } from "../workload/rng.ts";
 import { PromptFeed } from "../workload/prompt-feed.ts";
-import { prepareRun, type PreparedRun } from "../engine/prepare.ts";
-import { newRunId, runInfo } from "../engine/run-info.ts";
+import { openSession, type EngineSession } from "../engine/open-session.ts";
 import { shardSetupOf, startShardGroup } from "../shard/group.ts";
 import { fatalLine, type LinePlan, type PointSession } from "../engine/session.ts";
 import type { Placement } from "../shard/placement.ts";
 import { FIRST_LINE, type SweepContext, type SweepIo, type SweepState } from "./context.ts";
-import { prepareReplicas } from "../engine/replica-set.ts";
 import { autoWorkingSets } from "./working-set-auto.ts";
 import { log } from "../log.ts";
 import type { SweepCell } from "./cells.ts";
@@ -37,14 +35,14 @@ export async function openSweepSession(
   placement: Placement = { kind: "single" },
   prepared: (server: ServerProfile) => void = () => {},
 ): Promise<SweepSession> {
-  const run = await prepareRun(opts, io.signal);
+  const run = await openSession(opts, io.signal);
   if (opts.workingSetAuto === true) {
     opts = { ...opts, workingSets: autoWorkingSets(opts, run.server) };
     log.info(`--working-set auto: ${opts.workingSets.join(",")} (the cache holds ${run.server.info.cacheCapacityTokens} tokens)`);
   }
   // What the server's limits mean for this run is said before the shards join and anything is measured.
   prepared(run.server);
-  const runId = newRunId();
+  const runId = run.runId;
   // Token-id prompts are drawn just in time by the prompt worker; it starts while the shards join.
   const prompts = run.backend.promptEncoding === "token_ids" ? new PromptFeed(run.tokenizer.population, opts.seed) : null;
   let shards: Awaited<ReturnType<typeof startShardGroup>> = null;
@@ -54,8 +52,7 @@ export async function openSweepSession(
     await prompts?.close();
     throw err;
   }
-  const ctx = contextOf(opts, io, run, runId, prompts, shards);
-  if (opts.replicas !== undefined) ctx.replicas = await prepareReplicas(opts, run);
+  const ctx = contextOf(opts, io, run, prompts, shards);
   let state: SweepState = FIRST_LINE;
   return {
     ctx,
@@ -100,13 +97,13 @@ export async function openSweepSession(
 function contextOf(
   opts: RunOptions,
   io: SweepIo,
-  prepared: PreparedRun,
-  runId: string,
+  session: EngineSession<RunOptions>,
   prompts: PromptFeed | null,
   shards: SweepContext["shards"],
 ): SweepContext {
-  const { ctl, tokenizer, backend, server } = prepared;
+  const { ctl, tokenizer, backend, server, runId } = session;
   return {
+    session,
     opts,
     io,
     backend,
@@ -116,7 +113,7 @@ function contextOf(
     prompts,
     rng: new PyRandom(opts.seed),
     runId,
-    run: runInfo(opts, server, backend),
+    run: session.run,
     share: shards ? { rank: 0, size: shards.size } : null,
     shards,
   };

@@ -1,0 +1,77 @@
+/**
+ * The engine's face: a session is opened once per run - the tokenizer, the backend (named or detected), the server's
+ * preflight (and with several replicas, each one's), the run id - and then runs points (run-point.ts) with the
+ * studies it was opened with. Producers open one and hand it plans; they never prepare a server themselves.
+ */
+import type { Backend, ServerProfile } from "../backends/types.ts";
+import type { EndpointNeeds } from "../backends/index.ts";
+import type { Control } from "../backends/http.ts";
+import type { RunInfo } from "../schema/nested.ts";
+import type { LoadedTokenizer } from "../workload/tokenizer.ts";
+import type { PointContext } from "./point-context.ts";
+import type { JudgedLine, PointPlan, RoutePlan } from "./point-plan.ts";
+import { prepareRun, type PrepareOptions } from "./prepare.ts";
+import { prepareReplicas, type ReplicaSet } from "./replica-set.ts";
+import { preparePoint, routerFor, runPoint, type PointOutcome, type PreparedPoint } from "./run-point.ts";
+import type { ReplicaRouter } from "./replica-router.ts";
+import { newRunId, runInfo } from "./run-info.ts";
+import { STUDIES } from "./studies/registered-studies.ts";
+import type { Study } from "./study.ts";
+
+type SessionOptions = PrepareOptions & PointContext["opts"];
+
+/** Where a point runs when it is not the session's own options and interrupt (a capacity probe's load, a shard's stop). */
+interface PointAt<O> {
+  opts?: O;
+  signal?: AbortSignal;
+}
+
+export interface EngineSession<O extends SessionOptions> {
+  readonly opts: O;
+  readonly runId: string;
+  /** Written into the run's first line. */
+  readonly run: RunInfo;
+  readonly ctl: Control;
+  readonly tokenizer: LoadedTokenizer;
+  readonly backend: Backend;
+  readonly server: ServerProfile;
+  /** Several replicas (--base-url A,B,...): each one's control calls and preflight; the first is `ctl` and `server`. */
+  readonly replicas: ReplicaSet | undefined;
+  readonly signal: AbortSignal | undefined;
+  /** Runs one point: reset -> warm -> measure -> model -> studies -> lines -> gates -> sink. */
+  runPoint<Line extends JudgedLine>(plan: PointPlan<Line>, at?: PointAt<O>): Promise<PointOutcome<Line>>;
+  /**
+   * A reset and warm ahead of points that do neither (a multi-turn run's, before round 0: its rounds then find the
+   * cache their predecessors left).
+   */
+  prepare(plan: Pick<PointPlan<unknown>, "reset" | "warm">, router: ReplicaRouter | undefined, at?: PointAt<O>): Promise<PreparedPoint>;
+  /** A router kept across points (a conversation stays on its replica from round to round); none with one server. */
+  routerFor(route: RoutePlan): ReplicaRouter | undefined;
+}
+
+export interface OpenOptions {
+  /** What the run reads from the stream (multi-turn: the generated ids), which settles `--endpoint auto`. */
+  needs?: EndpointNeeds;
+  /** Checks of the prepared server before the replicas and the run id (a replay's trace against its context). */
+  checked?: (server: ServerProfile) => void;
+  studies?: readonly Study[];
+}
+
+export async function openSession<O extends SessionOptions>(opts: O, signal: AbortSignal | undefined, o: OpenOptions = {}): Promise<EngineSession<O>> {
+  const prepared = await prepareRun(opts, signal, o.needs ?? {});
+  o.checked?.(prepared.server);
+  const replicas = opts.replicas === undefined ? undefined : await prepareReplicas(opts, prepared);
+  const studies = o.studies ?? STUDIES;
+  const ctxAt = (at: PointAt<O> | undefined): PointContext => ({ ...prepared, opts: at?.opts ?? opts, io: { signal: at?.signal ?? signal }, replicas });
+  return {
+    ...prepared,
+    opts,
+    runId: newRunId(),
+    run: runInfo(opts, prepared.server, prepared.backend),
+    replicas,
+    signal,
+    runPoint: (plan, at) => runPoint(ctxAt(at), plan, studies),
+    prepare: (plan, router, at) => preparePoint(ctxAt(at), plan, router),
+    routerFor: (route) => routerFor(ctxAt(undefined), route),
+  };
+}
