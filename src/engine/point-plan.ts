@@ -14,7 +14,7 @@ import type { FidelitySample } from "./fidelity-check.ts";
 import type { MeasureOptions, Measurement } from "./measure.ts";
 import type { ReplicaRouter, RouteKeys } from "./replica-router.ts";
 import type { CacheReset, ResetInput } from "./reset-cache.ts";
-import type { StudyResult } from "./study.ts";
+import type { KeyGroup } from "../schema/build-line.ts";
 import type { WarmRequest, WarmResult, WarmWording } from "./warm.ts";
 
 /** How a point's requests route over several replicas (by the client). */
@@ -124,4 +124,21 @@ export interface PointPlan<Line> {
   judge?(line: Line): GateResult[];
   /** The lines to the sink, with what each request's details add (undefined: nothing). */
   emit(lines: readonly Line[], point: MeasuredPoint, detailsOf: ((index: number) => Record<string, unknown>) | undefined): void;
+}
+
+/** A study's keys (engine/study.ts): carried by a sweep's lines and a round's alike. */
+export type StudyKeys = KeyGroup<"sweep"> & KeyGroup<"round">;
+
+/** What a study gives a point. */
+export interface StudyOutcome {
+  keys: StudyKeys;
+  /** Samples its keys rest on, by the evidence block's name for them (`fidelity`, `ledger`). */
+  samples: Readonly<Record<string, number>>;
+  /** What a request's details add (by request index); absent: nothing. */
+  details?: (index: number) => Record<string, unknown> | undefined;
+}
+
+/** One study's result on a point, by its name (the line's group of its keys). */
+export interface StudyResult extends StudyOutcome {
+  name: string;
 }

@@ -9,12 +9,12 @@ import { evaluateGates } from "../gates/evaluate.ts";
 import { measure, type Measurement } from "./measure.ts";
 import type { PointContext } from "./point-context.ts";
 import { modelledServers, pointRanges } from "./point-model.ts";
-import type { MeasuredPoint, PointPlan, RoutePlan, WarmPlan, JudgedLine } from "./point-plan.ts";
+import type { MeasuredPoint, PointPlan, RoutePlan, WarmPlan, JudgedLine, StudyResult } from "./point-plan.ts";
 import { ReplicaRouter } from "./replica-router.ts";
 import { onReplica, resetReplicas, type ReplicaSet } from "./replica-set.ts";
 import { cacheSlotsOf, resetCache, type CacheReset } from "./reset-cache.ts";
 import { STUDIES } from "./studies/registered-studies.ts";
-import type { Study, StudyResult } from "./study.ts";
+import type { Study } from "./study.ts";
 import { warm, type WarmResult } from "./warm.ts";
 
 /** A point measured and emitted: its lines (gates judged) and what it measured. */

@@ -5,25 +5,8 @@
  * the line a group of keys, the count of samples its keys rest on (the evidence block's `samples`), and what each
  * request's details add. No producer names a study: a producer only says, in its plan, what a study reads of it.
  */
-import type { KeyGroup } from "../schema/build-line.ts";
-import type { MeasuredPoint, PointPlan } from "./point-plan.ts";
+import type { MeasuredPoint, PointPlan, StudyKeys, StudyOutcome, StudyResult } from "./point-plan.ts";
 import type { PointContext } from "./point-context.ts";
-
-/** A study's keys: carried by a sweep's lines and a round's alike. */
-export type StudyKeys = KeyGroup<"sweep"> & KeyGroup<"round">;
-
-interface StudyOutcome {
-  keys: StudyKeys;
-  /** Samples its keys rest on, by the evidence block's name for them (`fidelity`, `ledger`). */
-  samples: Readonly<Record<string, number>>;
-  /** What a request's details add (by request index); absent: nothing. */
-  details?: (index: number) => Record<string, unknown> | undefined;
-}
-
-/** One study's result on a point, by its name (the line's group of its keys). */
-export interface StudyResult extends StudyOutcome {
-  name: string;
-}
 
 export interface Study {
   name: string;

@@ -28,7 +28,8 @@ import type { Measurement } from "./measure.ts";
 import { provenance, type ProvenanceContext } from "./provenance.ts";
 import type { CacheReset } from "./reset-cache.ts";
 import type { WarmResult } from "./warm.ts";
-import { studyGroups, studySamples, type StudyResult } from "./study.ts";
+import { studyGroups, studySamples } from "./study.ts";
+import type { StudyResult } from "./point-plan.ts";
 
 /** Axes a producer adds to the sweep's (key-table.ts describes them): a repeat, a capacity probe, a replay window. */
 type ExtraAxes = Partial<Pick<SweepLine, "repeat" | "probe" | "window">>;

@@ -18,7 +18,8 @@ import { buildTimeline } from "../metrics/timeline.ts";
 import type { MultiturnContext } from "./context.ts";
 import type { TurnPlan } from "./conversation.ts";
 import type { ShardsReport } from "../schema/nested.ts";
-import { studyGroups, studySamples, type StudyResult } from "../engine/study.ts";
+import { studyGroups, studySamples } from "../engine/study.ts";
+import type { StudyResult } from "../engine/point-plan.ts";
 import type { RequestExpectation } from "../metrics/point-expectations.ts";
 
 /** One turn as it ended. */

@@ -15,7 +15,7 @@ import type { RequestRecord } from "../schema/record.ts";
 import { analyzeTrace, type AnalyzedWindow } from "./analyze.ts";
 import { totals, type CheckedRequest } from "./check.ts";
 import type { ReplayOptions } from "./options.ts";
-import type { StudyResult } from "../engine/study.ts";
+import type { StudyResult } from "../engine/point-plan.ts";
 import type { Trace } from "./trace.ts";
 
 export interface PointsInput {

@@ -62,7 +62,7 @@ export function linePoint(
       learnTemplateHead: batch.text !== null,
       label: `${cell.pct}%`,
     },
-    route: ctx.session?.replicas === undefined ? null : routeOf(cell, ctx),
+    route: routeOf(cell, ctx),
     warm: warmOf(cell, batch),
     send: lineMeasureOptions(cell, line, send, ctx),
     sent: () => prompts.close(),

@@ -11,7 +11,7 @@ import type { Measurement } from "../../engine/measure.ts";
 import type { CacheReset } from "../../engine/reset-cache.ts";
 import type { WarmResult } from "../../engine/warm.ts";
 import type { PromptDrift } from "../../schema/nested.ts";
-import type { StudyResult } from "../../engine/study.ts";
+import type { StudyResult } from "../../engine/point-plan.ts";
 import type { TextPrompts } from "../../workload/text-prompts.ts";
 import type { RequestExpectation } from "../../metrics/point-expectations.ts";
 
