@@ -38,6 +38,7 @@ export async function runPoint<Line extends JudgedLine>(
   let reset: CacheReset;
   let warmed: PreparedPoint;
   let measurement: Measurement;
+  const watches = studies.map((study) => study.begin?.(ctx, plan as PointPlan<unknown>));
   try {
     warmed = await preparePoint(ctx, plan, router);
     reset = warmed.reset;
@@ -48,6 +49,7 @@ export async function runPoint<Line extends JudgedLine>(
     }
   } finally {
     plan.sent?.();
+    for (const watch of watches) await watch?.stop();
   }
   // What the flush's proof left cached (its probe), which the model counts against the capacity.
   const probeLen = reset.probeCachedTokens !== null && reset.probeIds !== null ? reset.probeIds.length : null;
@@ -57,8 +59,8 @@ export async function runPoint<Line extends JudgedLine>(
   const judged = view?.judged === false ? null : ranges;
   const point: MeasuredPoint = { reset, warm: warmed.warm, measurement, router, servers: modelled, ranges: judged };
   const found: StudyResult[] = [];
-  for (const study of studies) {
-    const outcome = await study.after(point, ctx, plan as PointPlan<unknown>);
+  for (const [i, study] of studies.entries()) {
+    const outcome = await study.after(point, ctx, plan as PointPlan<unknown>, watches[i]);
     if (outcome !== null) found.push({ name: study.name, ...outcome });
   }
   const lines = plan.build(point, found);

@@ -8,10 +8,17 @@
 import type { MeasuredPoint, PointPlan, StudyKeys, StudyOutcome, StudyResult } from "./point-plan.ts";
 import type { PointContext } from "./point-context.ts";
 
+/** What a study watches while a point runs (a scraper on its own timer), stopped once the point's requests are done, on every path. */
+export interface StudyWatch {
+  stop(): Promise<void> | void;
+}
+
 export interface Study {
   name: string;
+  /** Before the point's reset: start watching it (absent, or undefined: nothing to watch). */
+  begin?(ctx: PointContext, plan: PointPlan<unknown>): StudyWatch | undefined;
   /** Null: the study has nothing to say of this point (not asked for, or the point gives it nothing to read). */
-  after(point: MeasuredPoint, ctx: PointContext, plan: PointPlan<unknown>): Promise<StudyOutcome | null> | StudyOutcome | null;
+  after(point: MeasuredPoint, ctx: PointContext, plan: PointPlan<unknown>, watch?: StudyWatch): Promise<StudyOutcome | null> | StudyOutcome | null;
 }
 
 /** The studies' keys, a group of the line each (the builder refuses a key two groups give). */
