@@ -95,7 +95,9 @@ export function checkCache(i: CacheCheckInput): CacheCheck {
       i.capacityKnown === false && mismatched.some((r) => r.cachedTokens < range(r.index)[0])
         ? "; the server states no cache capacity, so the check assumed nothing was evicted (a --passport measures it)"
         : "";
-    problems.push(`${mismatched.length}/${reported.length} requests reported cached tokens other than ${wanted} (saw ${seen})${assumed}`);
+    const short = mismatched.filter((r) => r.cachedTokens < range(r.index)[0]).length;
+    const below = short > 0 ? `; ${short} found less cached than expected (eviction, or hits the engine dropped)` : "";
+    problems.push(`${mismatched.length}/${reported.length} requests reported cached tokens other than ${wanted} (saw ${seen})${below}${assumed}`);
   }
   if (unjudged > 0) problems.push(`${unjudged} requests could not be judged: no server is known for them (a router that named none)`);
   const unreported = reported.length === 0 && i.records.some((r) => r.ok);

@@ -17,6 +17,8 @@ export interface Prepared {
   flushed: boolean;
   /** The canary found 0 cached tokens after the flush; null when not proven (--flush none, --verify-cache off). */
   flushVerified: boolean | null;
+  /** What the canary found cached after the flush (0 proves it); null: not probed, -1 unknown. */
+  flushProbeCachedTokens: number | null;
   /** The most cached tokens a system-prompt warm request found (0 after a working flush); null: none sent. */
   warmCachedTokens: number | null;
 }
@@ -49,7 +51,12 @@ export async function prepareCache(session: EngineSession<MultiturnOptions>, ctx
     { signal: ctx.io.signal },
   );
   const found = prepared.reset.probeCachedTokens;
-  return { flushed: prepared.reset.flushed, flushVerified: found === null || found < 0 ? null : found === 0, warmCachedTokens: prepared.warm.cachedTokens };
+  return {
+    flushed: prepared.reset.flushed,
+    flushVerified: found === null || found < 0 ? null : found === 0,
+    flushProbeCachedTokens: found,
+    warmCachedTokens: prepared.warm.cachedTokens,
+  };
 }
 
 /**

@@ -42,7 +42,7 @@ interface Window {
 
 export class RoundWriter {
   readonly outcome: MultiturnOutcome = { rounds: [], failedRequests: 0, interrupted: false, cacheFailures: 0, saturatedRounds: 0 };
-  prepared: Prepared = { flushed: false, flushVerified: null, warmCachedTokens: null };
+  prepared: Prepared = { flushed: false, flushVerified: null, flushProbeCachedTokens: null, warmCachedTokens: null };
   /** Every turn so far, for each round's cache model (and, with several replicas, its hit-loss ledger). */
   cache: RoundHistory | null = null;
   /** With the barrier: the server's cache counters when each round starts. */
@@ -146,6 +146,7 @@ export class RoundWriter {
             durationS,
             startedAt,
             flushVerified: this.prepared.flushVerified,
+            flushProbeCachedTokens: this.prepared.flushProbeCachedTokens,
             warmCachedTokens: this.prepared.warmCachedTokens,
             first: this.outcome.rounds.length === 0,
             studies,

@@ -3,7 +3,7 @@
  * logged. Pure: the same metrics code as a pct's line, per-turn expectations instead of one for all.
  */
 import { provenance } from "../engine/provenance.ts";
-import type { CacheStatus } from "../metrics/cache-check.ts";
+import { checkCache } from "../metrics/cache-check.ts";
 import { cachePressure } from "../metrics/cache-pressure.ts";
 import { tierStats } from "../metrics/cache-tiers.ts";
 import type { RequestRecord } from "../schema/record.ts";
@@ -39,6 +39,8 @@ export interface RoundInput {
   health: ClientHealth;
   serverHitRate: number | null;
   flushVerified: boolean | null;
+  /** What the canary cached before the flush found after it (0 proves it); null: not probed, -1 unknown. */
+  flushProbeCachedTokens: number | null;
   warmCachedTokens: number | null;
   /** The first line of the run carries `run`. */
   first: boolean;
@@ -60,7 +62,20 @@ export function summarizeRound(i: RoundInput, ctx: MultiturnContext): RoundSumma
   const { opts, server, tokenizer } = ctx;
   const recs = i.turns.map((t) => t.rec);
   const metrics = requestMetrics(recs, i.durationS, tokenizer.countTokens);
-  const cache = checkTurns(i.turns, rangesOf(i.ranges ?? null), opts.verifyCache, opts.cacheTolerance, i.flushVerified);
+  const rangeOf = rangesOf(i.ranges ?? null);
+  const sums = turnSums(i.turns);
+  // The one cache verdict (metrics/cache-check.ts), each turn judged against its own range.
+  const cache = checkCache({
+    records: recs.map((r, k) => ({ ...r, index: k })),
+    expectedCachedTokens: 0,
+    expectedRange: (k: number) => rangeOf(i.turns[k]!.plan),
+    promptLen: 0,
+    warmCachedTokens: null,
+    flushProbeCachedTokens: i.flushProbeCachedTokens,
+    mode: opts.verifyCache,
+    tolerance: opts.cacheTolerance,
+    capacityKnown: server.info.cacheCapacityTokens !== null,
+  });
   const pressure = cachePressure(recs, (k) => (i.turns[k] as TurnResult).plan.minCachedTokens, workingSetTokens(i.turns, opts.sharedSystemTokens), {
     deviceTokens: server.info.cacheCapacityTokens,
     hostTokens: server.info.hostCacheCapacityTokens,
@@ -117,12 +132,12 @@ export function summarizeRound(i: RoundInput, ctx: MultiturnContext): RoundSumma
     ...studyGroups(i.studies ?? []),
     cache: {
       page_size: server.pageSize,
-      expected_cached_tokens: cache.expectedSum,
-      observed_cached_tokens: cache.observedSum,
-      expected_hit_ratio: promptSum > 0 ? cache.expectedSum / promptSum : null,
-      observed_hit_ratio: cache.observedSum !== null && cache.reportedPromptSum > 0 ? cache.observedSum / cache.reportedPromptSum : null,
+      expected_cached_tokens: sums.expectedSum,
+      observed_cached_tokens: sums.observedSum,
+      expected_hit_ratio: promptSum > 0 ? sums.expectedSum / promptSum : null,
+      observed_hit_ratio: sums.observedSum !== null && sums.reportedPromptSum > 0 ? sums.observedSum / sums.reportedPromptSum : null,
       server_cache_hit_rate: i.serverHitRate,
-      cached_tokens_mismatched: cache.reported === 0 ? null : cache.mismatched,
+      cached_tokens_mismatched: sums.reported === 0 ? null : cache.mismatched,
       cached_tokens_by_tier: tiers.cachedTokensByTier,
       ttft_by_tier: tiers.ttftByTier,
       cache_check: cache.status,
@@ -149,14 +164,28 @@ function workingSetTokens(turns: readonly TurnResult[], systemTokens: number): n
   return tokens;
 }
 
-interface TurnCheck {
-  status: CacheStatus;
+/** A round's cached tokens, summed: expected over its answered turns, observed over those that reported them. */
+interface TurnSums {
   reported: number;
-  mismatched: number;
   expectedSum: number;
   observedSum: number | null;
   reportedPromptSum: number;
-  problems: string[];
+}
+
+function turnSums(turns: readonly TurnResult[]): TurnSums {
+  let reported = 0;
+  let expectedSum = 0;
+  let observedSum = 0;
+  let reportedPromptSum = 0;
+  for (const { plan, rec } of turns) {
+    if (!rec.ok) continue;
+    expectedSum += plan.expectedCachedTokens;
+    if (rec.cachedTokens < 0) continue;
+    reported++;
+    observedSum += rec.cachedTokens;
+    reportedPromptSum += plan.promptLen;
+  }
+  return { reported, expectedSum, observedSum: reported === 0 ? null : observedSum, reportedPromptSum };
 }
 
 /**
@@ -171,67 +200,5 @@ function rangesOf(ranges: ((plan: TurnPlan) => RequestExpectation | undefined) |
     // No server is known for it (a router that named none): it is no evidence either way.
     if (x === undefined) return null;
     return plan.approximate ? [Math.min(x.guaranteed, plan.minCachedTokens), Math.max(x.possible, plan.expectedCachedTokens)] : [x.guaranteed, x.possible];
-  };
-}
-
-/**
- * --verify-cache per turn: an exact turn must report exactly its expected cached tokens; an approximate one at least
- * the part of its history known exactly. The round fails strict checking when the share of turns that do not
- * exceeds --cache-tolerance, or when the flush was not proven.
- */
-function checkTurns(
-  turns: readonly TurnResult[],
-  rangeOf: (plan: TurnPlan) => readonly [number, number] | null,
-  mode: string,
-  tolerance: number,
-  flushVerified: boolean | null,
-): TurnCheck {
-  let reported = 0;
-  /** Of those reported, the turns a range judged (a turn no server is known for is no evidence either way). */
-  let judged = 0;
-  let mismatched = 0;
-  let short = 0;
-  let expectedSum = 0;
-  let observedSum = 0;
-  let reportedPromptSum = 0;
-  const seen = new Set<string>();
-  for (const { plan, rec } of turns) {
-    if (!rec.ok) continue;
-    expectedSum += plan.expectedCachedTokens;
-    if (rec.cachedTokens < 0) continue;
-    reported++;
-    observedSum += rec.cachedTokens;
-    reportedPromptSum += plan.promptLen;
-    const range = rangeOf(plan);
-    if (range === null) continue;
-    judged++;
-    const [low, high] = range;
-    const bad = rec.cachedTokens < low || rec.cachedTokens > high;
-    if (bad) {
-      mismatched++;
-      if (seen.size < 5) seen.add(`client ${plan.client}: ${rec.cachedTokens} of ${plan.expectedCachedTokens}`);
-    }
-    if (rec.cachedTokens < low) short++;
-  }
-  const anyOk = turns.some((t) => t.rec.ok);
-  const problems: string[] = [];
-  if (mismatched > 0) {
-    const below = short > 0 ? ` (${short} found less of their history cached than expected: eviction)` : "";
-    problems.push(`${mismatched}/${judged} turns reported cached tokens other than expected${below}; e.g. ${[...seen].join("; ")}`);
-  }
-  if (flushVerified === false) problems.push("the flush did not empty the cache: the canary found tokens cached after it");
-  if (judged < reported) problems.push(`${reported - judged} turns could not be judged: no server is known for them (a router that named none)`);
-  const unreported = judged === 0 && anyOk;
-  if (unreported && reported === 0) problems.push("the server reported no cached tokens, so the cache cannot be verified");
-  const tooMany = judged > 0 && mismatched / judged > tolerance;
-  const status: CacheStatus = mode === "off" ? "off" : unreported ? "unreported" : tooMany || flushVerified === false ? "mismatch" : "ok";
-  return {
-    status,
-    reported,
-    mismatched,
-    expectedSum,
-    observedSum: reported === 0 ? null : observedSum,
-    reportedPromptSum,
-    problems: mode === "off" ? [] : problems,
   };
 }
