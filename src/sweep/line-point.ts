@@ -45,6 +45,8 @@ export function linePoint(
   ctx: SweepContext,
   state: SweepState,
   judge?: (line: SweepLine) => SweepLine["gates"],
+  /** A repeat's emit, held until its series ends; absent: emitted at once. */
+  hold?: (emit: () => void) => void,
 ): LinePoint {
   const send = lineSend(cell, line, prompts, ctx);
   const kept: LinePoint["kept"] = { summary: null };
@@ -86,18 +88,19 @@ export function linePoint(
       return [kept.summary.record];
     },
     judge,
-    emit: (lines, point, detailsOf) => {
-      const record = lines[0]!;
-      const pct = record.shared_prefix_pct;
-      logFailures(point.measurement.records);
-      for (const problem of kept.summary!.cache.problems) log.warn(`cache check (${pct}%): ${problem}`);
-      const health = describeSaturation(point.measurement.health);
-      if (record.client_saturated) log.warn(`${pct}%: ${health}`);
-      else if (delayedByMachine(point.measurement.health)) log.info(`${pct}%: other load on this machine delayed the client's timers (${health})`);
-      else log.debug(health);
-      ctx.io.sink.details(ctx.runId, { pct, rate: line.rate, requestIdTag: line.requestIdTag, extra: detailsOf }, point.measurement.records);
-      ctx.io.sink.line(record);
-    },
+    emit: (lines, point, detailsOf) => (hold === undefined ? emitLine(lines, point, detailsOf) : hold(() => emitLine(lines, point, detailsOf))),
+  };
+  const emitLine: PointPlan<SweepLine>["emit"] = (lines, point, detailsOf) => {
+    const record = lines[0]!;
+    const pct = record.shared_prefix_pct;
+    logFailures(point.measurement.records);
+    for (const problem of kept.summary!.cache.problems) log.warn(`cache check (${pct}%): ${problem}`);
+    const health = describeSaturation(point.measurement.health);
+    if (record.client_saturated) log.warn(`${pct}%: ${health}`);
+    else if (delayedByMachine(point.measurement.health)) log.info(`${pct}%: other load on this machine delayed the client's timers (${health})`);
+    else log.debug(health);
+    ctx.io.sink.details(ctx.runId, { pct, rate: line.rate, requestIdTag: line.requestIdTag, extra: detailsOf }, point.measurement.records);
+    ctx.io.sink.line(record);
   };
   return { plan, send, kept };
 }

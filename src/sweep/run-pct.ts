@@ -37,29 +37,54 @@ export async function runPct(cell: SweepCell, ctx: SweepContext, state: SweepSta
   const batch = await buildPromptBatch(plan, ctx);
   const records: SweepLine[] = [];
   for (const rate of plan.lines) {
-    // --repeat: the line again, innermost, each time from its own flush and warm; until enough (repeats.ts).
+    // --repeat: the line again, innermost, each time from its own flush and warm; until enough (repeats.ts). A series
+    // is one verdict (its mean): its lines reach the sink together once it ends, and a series the run did not finish
+    // (an interrupt, an error) is written with every line it measured marked interrupted.
     const repeats: SweepLine[] = [];
-    for (const repeat of repeatsOf(ctx.opts)) {
-      if (records.length > 0 && ctx.io.signal?.aborted) return { records, complete: false, state };
-      const line = repeatLine(rate, repeat);
-      let last = true;
-      // A repeated line's gates judge its mean, once: in its last repeat's line (key table, `gates`).
-      const judge = (record: SweepLine): SweepLine["gates"] => {
-        if (repeat === null) return evaluateGates(ctx.opts.gates, record);
-        repeats.push(record);
-        last = record.interrupted || repeatsDone(repeats, ctx.opts);
-        return last ? gatesOnMean(ctx.opts.gates, repeats) : [];
-      };
-      const done = await runLine(plan, line, batch, ctx, state, judge);
-      const record = done.record;
-      if (repeat !== null && last) ctx.io.sink.repeated(repeats);
-      state = done.next(!(last && rate === plan.lines.at(-1)));
-      records.push(record);
-      if (record.interrupted) return { records, complete: false, state };
-      if (last) break;
+    const held: Array<() => void> = [];
+    let ended = false;
+    try {
+      for (const repeat of repeatsOf(ctx.opts)) {
+        if (records.length > 0 && ctx.io.signal?.aborted) return { records, complete: false, state };
+        const line = repeatLine(rate, repeat);
+        let last = true;
+        // A repeated line's gates judge its mean, once: in its last repeat's line (key table, `gates`).
+        const judge = (record: SweepLine): SweepLine["gates"] => {
+          if (repeat === null) return evaluateGates(ctx.opts.gates, record);
+          repeats.push(record);
+          last = record.interrupted || repeatsDone(repeats, ctx.opts);
+          return last ? gatesOnMean(ctx.opts.gates, repeats) : [];
+        };
+        const done = await runLine(plan, line, batch, ctx, state, judge, repeat === null ? undefined : (emit) => held.push(emit));
+        const record = done.record;
+        if (repeat !== null && last) {
+          // An interrupted repeat ends the series unfinished: every line of it says so.
+          if (record.interrupted) markUnfinished(repeats);
+          ended = true;
+          for (const emit of held.splice(0)) emit();
+          ctx.io.sink.repeated(repeats);
+        }
+        state = done.next(!(last && rate === plan.lines.at(-1)));
+        records.push(record);
+        if (record.interrupted) return { records, complete: false, state };
+        if (last) break;
+      }
+    } finally {
+      if (!ended && held.length > 0) {
+        markUnfinished(repeats);
+        for (const emit of held.splice(0)) emit();
+      }
     }
   }
   return { records, complete: true, state };
+}
+
+/** The lines of a --repeat series the run did not finish: each interrupted, its evidence incomplete. */
+function markUnfinished(repeats: readonly SweepLine[]): void {
+  for (const r of repeats) {
+    r.interrupted = true;
+    if (r.evidence !== undefined) r.evidence.complete = false;
+  }
 }
 
 /** A measured and emitted line, and the state it leaves (whether the next line resends the cell's prompts). */
@@ -75,9 +100,10 @@ async function runLine(
   ctx: SweepContext,
   state: SweepState,
   judge: (record: SweepLine) => SweepLine["gates"],
+  hold?: (emit: () => void) => void,
 ): Promise<LineDone> {
   // The worker starts drawing the line's prompts now, during the flush, the settle and the warm.
-  const point = linePoint(plan, line, batch, batch.openLine(line), ctx, state, judge);
+  const point = linePoint(plan, line, batch, batch.openLine(line), ctx, state, judge, hold);
   if (ctx.session === undefined) throw new BenchError("a sweep line runs in the session that prepared the run");
   const { lines, point: measured } = await ctx.session.runPoint(point.plan, { opts: ctx.opts, signal: ctx.io.signal });
   const summary = point.kept.summary!;

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";
 import { readJsonl } from "../helpers/results.ts";
-import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
+import { BINARY, LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-repeat-"));
 let mock: MockServer;
@@ -124,6 +124,30 @@ describe("run --repeat", () => {
     expect(r.code).toBe(0);
     expect(r.lines.map((l) => l.repeat)).toEqual([0, 1]);
     expect(r.lines.every((l) => l.completed === 4 && l.shards.ranks.length === 2)).toBe(true);
+  }, 120_000);
+
+  test("an interrupt during a series: every line of it written, each marked interrupted and its evidence incomplete", async () => {
+    const file = join(dir, "interrupted-series.jsonl");
+    const args = ["--model", LLAMA2_TOKENIZER, "--base-url", mock.url, ...SMALL, "--pcts", "50", "--num-prompts", "8", "--repeat", "3"];
+    const proc = Bun.spawn([BINARY, ...args, "--output-file", file], { stdout: "ignore", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
+    let stderr = "";
+    const reader = (async () => {
+      for await (const chunk of proc.stderr) stderr += new TextDecoder().decode(chunk);
+    })();
+    // The third repeat has begun sending: two repeats are measured, the series is not done.
+    const deadline = performance.now() + 60_000;
+    while ((stderr.match(/Sending \d+ requests/g) ?? []).length < 3) {
+      if (performance.now() > deadline || proc.exitCode !== null) throw new Error(`never reached the third repeat: ${stderr}`);
+      await Bun.sleep(5);
+    }
+    process.kill(proc.pid, "SIGINT");
+    expect(await proc.exited).toBe(130);
+    await reader;
+    const lines = readJsonl(file);
+    expect(lines.length).toBeGreaterThanOrEqual(2);
+    expect(lines.map((l) => l.repeat)).toEqual(lines.map((_, i) => i));
+    // 0.4 wrote the two finished repeats as complete lines, which history then took as a baseline.
+    expect(lines.map((l) => [l.interrupted, l.evidence.complete])).toEqual(lines.map(() => [true, false]));
   }, 120_000);
 
   test("bad values exit 2 before anything is sent", async () => {
