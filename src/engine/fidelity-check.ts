@@ -6,7 +6,8 @@
  * A sample whose cache state is not proven either way is not compared and is counted apart, with the reason.
  * Cost per sample: two flushes and three requests, none of them measured.
  */
-import { interruptedError } from "../interrupt.ts";
+import { isInterrupt } from "../interrupt.ts";
+import { log } from "../log.ts";
 import { controlFetch, controlText, type Control } from "../backends/http.ts";
 import { greedyRequest, parseGreedyAnswer, type GreedyAnswer } from "../backends/greedy-answer.ts";
 import type { Backend, ServerProfile } from "../backends/types.ts";
@@ -90,14 +91,32 @@ async function checkOne(ctx: CheckContext, s: FidelitySample, o: FidelityCheckOp
   return compareAnswers(cold, warm, o.tieNats);
 }
 
+/**
+ * The check of every sample, in turn. An interrupt ends it at once with what was compared so far (the samples left
+ * are counted as not compared, with the reason), so the point's line - measured before the check - is still written.
+ */
 export async function checkFidelity(ctx: CheckContext, samples: readonly FidelitySample[], o: FidelityCheckOptions): Promise<FidelityGroup> {
   const comparisons: FidelityComparison[] = [];
   const unproven: string[] = [];
-  for (const s of samples) {
-    if (ctx.ctl.signal?.aborted) throw interruptedError("during the fidelity check");
-    const r = await checkOne(ctx, s, o);
-    if (typeof r === "string") unproven.push(r);
-    else comparisons.push(r);
+  const startedMs = performance.now();
+  log.info(`Cache-fidelity check: ${samples.length} sample(s), each asked cold and warm (two flushes, three requests) ...`);
+  for (const [k, s] of samples.entries()) {
+    if (ctx.ctl.signal?.aborted) {
+      for (let left = k; left < samples.length; left++) unproven.push("the run was interrupted before it was compared");
+      break;
+    }
+    try {
+      const r = await checkOne(ctx, s, o);
+      if (typeof r === "string") unproven.push(r);
+      else comparisons.push(r);
+    } catch (err) {
+      if (!isInterrupt(err) && !ctx.ctl.signal?.aborted) throw err;
+      for (let left = k; left < samples.length; left++) unproven.push("the run was interrupted before it was compared");
+      break;
+    }
+    log.debug(`cache-fidelity check: sample ${k + 1}/${samples.length} done`);
   }
+  const s = ((performance.now() - startedMs) / 1000).toFixed(1);
+  log.info(`Cache-fidelity check: ${comparisons.length} compared, ${unproven.length} not, in ${s} s`);
   return fidelityGroup(comparisons, unproven);
 }

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";
 import { BINARY, LLAMA2_TOKENIZER, QWEN3_TOKENIZER } from "../helpers/run-cli.ts";
+import { readJsonl } from "../helpers/results.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-signal-"));
 const BOUND_MS = 2500;
@@ -108,5 +109,43 @@ describe("the first SIGINT ends the run within moments in every long phase", () 
     );
     expect(r.code).toBe(130);
     expect(r.ms).toBeLessThan(BOUND_MS);
+  });
+
+  test("run --check-fidelity, during the fidelity check: the line measured before it is written", async () => {
+    const out = join(dir, "fidelity-run.jsonl");
+    const r = await interruptAt(
+      ["--model", LLAMA2_TOKENIZER, ...server(), "--pcts", "50,90", "--total-tokens", "400", "--num-prompts", "4", "--output-len", "4"].concat([
+        "--check-fidelity",
+        "--fidelity-sample",
+        "50",
+        "--output-file",
+        out,
+      ]),
+      /Cache-fidelity check: 50 sample/,
+      20,
+    );
+    expect(r.code).toBe(130);
+    expect(r.ms).toBeLessThan(BOUND_MS);
+    // 0.4 threw the measured line away (no results file); the check's samples left are counted as not compared.
+    const lines = readJsonl(out);
+    expect(lines.map((l) => l.shared_prefix_pct)).toEqual([50]);
+    expect(lines[0].fidelity_unproven).toBeGreaterThan(0);
+    expect(lines[0].fidelity_note).toContain("interrupted before it was compared");
+  });
+
+  test("multiturn --check-fidelity, during the fidelity check after the last round: exits, the rounds written", async () => {
+    const out = join(dir, "fidelity-multiturn.jsonl");
+    const r = await interruptAt(
+      // Not --quiet: a multi-turn run's progress lines are its info log.
+      ["multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--settle", "0", "--num-clients", "64", "--num-rounds", "2", "--output-len", "4"]
+        .concat(["--shared-system-tokens", "64", "--first-turn-tokens", "64", "--turn-tokens", "32"])
+        .concat(["--check-fidelity", "--fidelity-sample", "64", "--output-file", out]),
+      /Cache-fidelity check: 64 sample/,
+      20,
+    );
+    expect(r.code).toBe(130);
+    expect(r.ms).toBeLessThan(BOUND_MS);
+    const rounds = readJsonl(out);
+    expect(rounds.map((l) => l.round)).toEqual([0, 1]);
   });
 });
