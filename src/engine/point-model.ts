@@ -15,12 +15,15 @@ import type { ReplicaRouter } from "./replica-router.ts";
 export function modelledServers(ctx: PointContext, view: CacheView, warmedOn: readonly (readonly number[])[], probeLen: number | null): ModelledServer[] {
   const probe = probeLen === null || view.probeSequenceOf === undefined ? [] : [view.probeSequenceOf(probeLen)];
   const set = ctx.replicas;
-  const infos = set === undefined ? [{ url: ctx.opts.baseUrl, info: ctx.server.info }] : set.urls.map((url, r) => ({ url, info: set.servers[r]!.info }));
-  return infos.map(({ url, info }, r) => ({
-    url,
-    capacityTokens: view.capacityTokens ?? modelCapacityOf(info),
-    prior: [...(view.prior ?? []), ...probe, ...(warmedOn[r] ?? []).map((g) => view.warmedSequenceOf(g))],
-  }));
+  const servers = set === undefined ? [{ url: ctx.opts.baseUrl, server: ctx.server }] : set.urls.map((url, r) => ({ url, server: set.servers[r]! }));
+  return servers.map(({ url, server }, r) => {
+    const prior = [...(view.prior ?? []), ...probe, ...(warmedOn[r] ?? []).map((g) => view.warmedSequenceOf(g))];
+    const slots = server.cacheSlots ?? null;
+    // One cache per slot (llama.cpp): the warm and the flush's proof are pinned to every slot in turn, so each slot
+    // holds the last of them at the first send (slot-cache-model.ts). A history of rounds is judged by its plan.
+    const pinned = slots !== null && view.history === undefined ? { slots: Array.from({ length: slots }, () => prior.at(-1) ?? null) } : {};
+    return { url, capacityTokens: view.capacityTokens ?? modelCapacityOf(server.info), prior, ...pinned };
+  });
 }
 
 /** Every request's range on the server that served it (one server: all of them; routed: the router's pick), the point's only. */

@@ -78,6 +78,8 @@ export interface ModelledServer {
   url: string;
   capacityTokens: number | null;
   prior: readonly CacheSequence[];
+  /** A server with a cache per slot (llama.cpp): what each slot held at the first send; absent: one shared paged cache. */
+  slots?: readonly (CacheSequence | null)[];
 }
 
 /** A point once measured, before its lines: what every study and the producer's build read. */

@@ -10,6 +10,7 @@ import type { SweepAxes } from "../schema/axes.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import { checkCache, type CacheCheck } from "../metrics/cache-check.ts";
 import { cachePressure } from "../metrics/cache-pressure.ts";
+import { modelCapacityOf, type RequestExpectation } from "../metrics/point-expectations.ts";
 import { tierStats } from "../metrics/cache-tiers.ts";
 import type { SweepLine } from "../metrics/sweep-line.ts";
 import type { PromptDrift, RunInfo } from "../schema/nested.ts";
@@ -64,6 +65,8 @@ export interface PointSpec {
   producerKeys?: KeyGroup<"sweep">;
   /** Keys the producer computes instead of the engine (a replay's cache verdict from per-request ranges). */
   producerOwns?: readonly string[];
+  /** Each request's range from the one cache model, where it judges the point (token-id prompts): the pressure keys read it. */
+  ranges?: ReadonlyMap<number, RequestExpectation> | null;
   /** What the engine's studies found of the point (run after its measurement): each one's keys are a group of the line. */
   studies?: readonly StudyResult[];
 }
@@ -108,10 +111,14 @@ export function summarizePoint(p: PointSpec, reset: CacheReset, warm: WarmResult
     tolerance: opts.cacheTolerance,
     capacityKnown: server.info.cacheCapacityTokens !== null,
   });
-  const pressure = cachePressure(m.records, () => expected.typical, p.workingSetTokens, {
-    deviceTokens: server.info.cacheCapacityTokens,
-    hostTokens: server.info.hostCacheCapacityTokens,
-  });
+  const ranges = p.ranges ?? null;
+  const pressure = cachePressure(
+    m.records,
+    () => expected.typical,
+    p.workingSetTokens,
+    { deviceTokens: server.info.cacheCapacityTokens, hostTokens: server.info.hostCacheCapacityTokens },
+    ranges === null ? undefined : { capacityTokens: modelCapacityOf(server.info), expectationOf: (r) => ranges.get(r.index) },
+  );
   const tiers = tierStats(m.records);
   const intended = summarizeIntended(m.records, m.t0Ms);
   const fit = fitSamples(m.records, expected.typical);

@@ -50,6 +50,8 @@ export interface ModelRequest {
   ok: boolean;
   /** Tokens it generated. */
   generated: number;
+  /** The slot that ran it, where a server with one cache per slot says (llama.cpp's `id_slot`); absent: unknown. */
+  slot?: number;
 }
 
 export interface CacheModelOptions {

@@ -8,12 +8,19 @@ import type { ServerInfo } from "../backends/types.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import type { CacheBehaviour } from "../config/cache-behaviour.ts";
 import { expectCache, type CacheSequence, type Expectation, type ModelRequest } from "./cache-model.ts";
+import { expectSlotCache } from "./slot-cache-model.ts";
 
 interface ModelledServer {
   /** Its cache capacity in tokens (stated or measured); null: unknown (no eviction assumed). */
   capacityTokens: number | null;
   /** What it held before the point's first send, in the order it was sent (the warm, the flush probe). */
   prior: readonly CacheSequence[];
+  /**
+   * A server with one prompt cache per slot (llama.cpp): what each slot held at the first send (null: empty), one
+   * entry a slot; its ranges are then the slot model's (slot-cache-model.ts), `capacityTokens` unused. Absent: one
+   * shared paged cache.
+   */
+  slots?: readonly (CacheSequence | null)[];
 }
 
 export interface PointCacheInput {
@@ -56,11 +63,17 @@ export function expectPoint(i: PointCacheInput): Map<number, RequestExpectation>
     const model = expectCache(byServer[s]!, server.prior, {
       pageSize: i.pageSize,
       blockSize: i.blockSize,
-      capacityTokens: server.capacityTokens,
+      // A slot server's infinite-cache figures (the ledger's ceiling) are the paged model's without eviction.
+      capacityTokens: server.slots === undefined ? server.capacityTokens : null,
       behaviour: i.behaviour,
       sharpPossible: i.sharpPossible,
     });
-    for (const [index, x] of model) out.set(index, { ...x, server: s });
+    const slotted = server.slots === undefined ? null : expectSlotCache(byServer[s]!, { pageSize: i.pageSize, blockSize: i.blockSize, held: server.slots });
+    for (const [index, x] of model) {
+      const slot = slotted?.get(index);
+      const range = slot === undefined ? x : { ...x, guaranteed: slot.guaranteed, possible: slot.possible };
+      out.set(index, { ...range, server: s });
+    }
   });
   return out;
 }

@@ -20,7 +20,7 @@ import type { TurnPlan } from "./conversation.ts";
 import type { ShardsReport } from "../schema/nested.ts";
 import { studyGroups, studySamples } from "../engine/study.ts";
 import type { StudyResult } from "../engine/point-plan.ts";
-import type { RequestExpectation } from "../metrics/point-expectations.ts";
+import { modelCapacityOf, type RequestExpectation } from "../metrics/point-expectations.ts";
 
 /** One turn as it ended. */
 export interface TurnResult {
@@ -76,10 +76,15 @@ export function summarizeRound(i: RoundInput, ctx: MultiturnContext): RoundSumma
     tolerance: opts.cacheTolerance,
     capacityKnown: server.info.cacheCapacityTokens !== null,
   });
-  const pressure = cachePressure(recs, (k) => (i.turns[k] as TurnResult).plan.minCachedTokens, workingSetTokens(i.turns, opts.sharedSystemTokens), {
-    deviceTokens: server.info.cacheCapacityTokens,
-    hostTokens: server.info.hostCacheCapacityTokens,
-  });
+  const ranges = i.ranges ?? null;
+  const pressure = cachePressure(
+    recs,
+    (k) => (i.turns[k] as TurnResult).plan.minCachedTokens,
+    workingSetTokens(i.turns, opts.sharedSystemTokens),
+    { deviceTokens: server.info.cacheCapacityTokens, hostTokens: server.info.hostCacheCapacityTokens },
+    // The one cache model decides the pressure keys where it judges the round.
+    ranges === null ? undefined : { capacityTokens: modelCapacityOf(server.info), expectationOf: (_, k) => ranges((i.turns[k] as TurnResult).plan) },
+  );
   const tiers = tierStats(recs);
   const ok = i.turns.filter((t) => t.rec.ok);
   const promptLens = ok.map((t) => t.plan.promptLen);

@@ -50,7 +50,6 @@ export function linePoint(
 ): LinePoint {
   const send = lineSend(cell, line, prompts, ctx);
   const kept: LinePoint["kept"] = { summary: null };
-  const perSlot = ctx.server.cacheSlots !== null && ctx.server.cacheSlots !== undefined;
   const plan: PointPlan<SweepLine> = {
     // The script's banner, once per line (per pct without a rate sweep), as `report` prints it from the file.
     started: () =>
@@ -68,8 +67,7 @@ export function linePoint(
     warm: warmOf(cell, batch),
     send: lineMeasureOptions(cell, line, send, ctx),
     sent: () => prompts.close(),
-    // A server with a cache per slot (llama.cpp): the engine pins and proves its slots instead.
-    cache: perSlot ? null : viewOf(cell, ctx),
+    cache: viewOf(cell, ctx),
     fidelity: ctx.opts.fidelity === undefined ? null : { samples: () => fidelitySamples(cell, batch, ctx, state.linesWritten), outputLen: ctx.opts.outputLen },
     build: (point, studies) => {
       const templateHeadTokens = point.reset.templateHeadTokens ?? state.templateHeadTokens;

@@ -71,6 +71,8 @@ function judge(details: readonly any[], truth: ReadonlyMap<string, Truth>, label
   let possible = 0;
   let checked = 0;
   const outside: string[] = [];
+  /** Per point (a request id's middle: pct and working set, e.g. 90w16): [summed width, summed possible]. */
+  const byPoint = new Map<string, [number, number]>();
   for (const d of details) {
     if (!d.ok || d.cached_tokens < 0) continue;
     const t = truth.get(d.request_id);
@@ -82,9 +84,13 @@ function judge(details: readonly any[], truth: ReadonlyMap<string, Truth>, label
     width += hi - lo;
     possible += hi;
     checked++;
+    const point = String(d.request_id).split("-").slice(1, -1).join("-");
+    const sums = byPoint.get(point) ?? [0, 0];
+    byPoint.set(point, [sums[0] + hi - lo, sums[1] + hi]);
   }
   expect([label, outside.slice(0, 5)]).toEqual([label, []]);
-  return { checked, widthPct: possible > 0 ? (100 * width) / possible : 0 };
+  const pointsPct = [...byPoint].map(([point, [w, p]]) => `${point} ${p > 0 ? ((100 * w) / p).toFixed(1) : "0.0"} %`).join(", ");
+  return { checked, widthPct: possible > 0 ? (100 * width) / possible : 0, pointsPct };
 }
 
 const figures: string[] = [];
@@ -96,7 +102,7 @@ const SWEEP = ["--num-prompts", "32", "--total-tokens", "256", "--output-len", "
 /** pct 90 over a working set of 16: 16 prefixes of 230 tokens. */
 const WORKING_SET_TOKENS = 16 * 230;
 
-async function sweep(urls: readonly string[], extra: string[], tag: string) {
+async function sweep(urls: readonly string[], extra: string[], tag: string, base: readonly string[] = SWEEP) {
   const out = join(dir, `${tag}.jsonl`);
   const details = join(dir, `${tag}-details.jsonl`);
   const r = await runCli([
@@ -105,7 +111,7 @@ async function sweep(urls: readonly string[], extra: string[], tag: string) {
     LLAMA2_TOKENIZER,
     "--base-url",
     urls.join(","),
-    ...SWEEP,
+    ...base,
     "--pcts",
     "50,90",
     "--working-set",
@@ -135,13 +141,27 @@ describe("sweeps on one server, every behaviour, caches from a quarter of the wo
           const j = judge(details, truthOf(truths), tag);
           expect(lines.every((l: any) => l.cache_check === "ok")).toBe(true);
           figures.push(
-            `sweep, one server, ${nameOf(v)}, cache ${share}x, ${stated ? "stated" : "unknown"}: ${j.widthPct.toFixed(1)} % of ${j.checked} requests`,
+            `sweep, one server, ${nameOf(v)}, cache ${share}x, ${stated ? "stated" : "unknown"}: ${j.widthPct.toFixed(1)} % of ${j.checked} requests` +
+              (share === 1 && stated ? ` (by point: ${j.pointsPct})` : ""),
           );
         }
       }
     }, 120_000);
   }
 });
+
+test("one request at a time under cache pressure (cache 1x, concurrency 1): every range exact, in every behaviour", async () => {
+  for (const v of VARIANTS) {
+    const { urls, truths } = await servers(1, { ...mockOf(v), cacheTokens: WORKING_SET_TOKENS });
+    const tag = `serial-${nameOf(v)}`;
+    const serial = SWEEP.map((a, k) => (SWEEP[k - 1] === "--max-concurrency" ? "1" : a));
+    const { details } = await sweep(urls, ["--server-cache", nameOf(v)], tag, serial);
+    await Bun.sleep(150);
+    const j = judge(details, truthOf(truths), tag);
+    expect([tag, j.widthPct]).toEqual([tag, 0]);
+    figures.push(`sweep, one server, ${nameOf(v)}, cache 1x, stated, one at a time: ${j.widthPct.toFixed(1)} % of ${j.checked} requests`);
+  }
+}, 120_000);
 
 describe("sweeps over three replicas, every route", () => {
   for (const route of ["round-robin", "random", "least-in-flight", "session", "prefix", "oracle"]) {

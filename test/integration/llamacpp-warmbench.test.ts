@@ -1,7 +1,8 @@
 /**
  * warmbench against a real llama.cpp llama-server (built by test/engines/llamacpp/build.sh; skipped outside CI when
  * missing, a failure under CI=true), with 1 and with 4 slots: the engine is detected, a 0/50/90 sweep with the
- * default flush passes --verify-cache strict with every request reporting exactly the prefix as cached, TTFT falls
+ * default flush passes --verify-cache strict with every request reporting exactly the prefix as cached, which is
+ * also exactly the range the cache model for slot servers gives each request from its details, TTFT falls
  * as the shared prefix grows, chat works as completions do, and a server left with its host-RAM prompt cache on is
  * caught. Small prompts, 2 output tokens: the tiny model keeps each sweep to seconds.
  */
@@ -12,6 +13,7 @@ import { join } from "node:path";
 import { llamaBuild, skipWithoutLlamaBuild, startLlamaServer, type LlamaServer, type LlamaServerOptions } from "../helpers/llama-server.ts";
 import { readJsonl, readPctLines } from "../helpers/results.ts";
 import { runCli, type CliResult } from "../helpers/run-cli.ts";
+import { sweepSlotRanges } from "../helpers/slot-model.ts";
 
 const skip = skipWithoutLlamaBuild();
 const dir = mkdtempSync(join(tmpdir(), "warmbench-llama-"));
@@ -87,6 +89,23 @@ function expectHealthySweep(r: Run, prompts: number, endpoint: string): void {
   }
 }
 
+/**
+ * Every request's cached tokens inside the slot cache model's range on its details' timings, and that range the
+ * prefix exactly (every slot was warmed with it, and each prompt differs after it). Where the details carry the
+ * engine's own range (expected_cached_tokens_lower/upper), it is the model's too.
+ */
+function expectModelled(detailsFile: string, slots: number): void {
+  const details = readJsonl(detailsFile);
+  const ranges = sweepSlotRanges(details, slots, prefixOf);
+  expect(details.length).toBeGreaterThan(0);
+  for (const d of details) {
+    const [lo, hi] = ranges.get(d.request_id)!;
+    const p = prefixOf(d.pct);
+    expect([d.pct, d.index, lo, hi, d.cached_tokens]).toEqual([d.pct, d.index, p, p, p]);
+    if (d.expected_cached_tokens_lower !== undefined) expect([d.expected_cached_tokens_lower, d.expected_cached_tokens_upper]).toEqual([lo, hi]);
+  }
+}
+
 describe.skipIf(skip)("real llama-server, 1 slot", () => {
   const server = withServer({ slots: 1 });
 
@@ -98,6 +117,7 @@ describe.skipIf(skip)("real llama-server, 1 slot", () => {
     // Token-granular: exactly the prefix, on every request.
     expect(r.lines.map((l) => l.cached_tokens_counts)).toEqual(PCTS.map((p) => [[prefixOf(p), 3]]));
     expect(r.lines.map((l) => l.expected_cached_tokens)).toEqual(PCTS.map(prefixOf));
+    expectModelled(details, 1);
     // 1024 tokens computed at 0%, 512 at 50%, 103 at 90%. Other load on a shared machine only ever adds time, so
     // each pct's fastest request shows its prefill cost: compare those.
     const fastest = PCTS.map((p) =>
@@ -128,12 +148,14 @@ describe.skipIf(skip)("real llama-server, 4 slots", () => {
 
   test("completions at concurrency 4: every slot warmed, every request hits, /metrics agrees", async () => {
     // Four at once on four slots: each lands on its own slot, so each slot must hold the prefix.
-    const r = await sweep(server(), ["--num-prompts", "4", "--max-concurrency", "4"]);
+    const details = join(dir, "details-4slots.jsonl");
+    const r = await sweep(server(), ["--num-prompts", "4", "--max-concurrency", "4", "--request-details", details]);
     expectHealthySweep(r, 4, "/v1/completions");
     expect(r.lines[0].run.engine).toMatchObject({ cache_slots: 4, max_running: 4 });
     expect(r.lines.map((l) => l.cached_tokens_counts)).toEqual(PCTS.map((p) => [[prefixOf(p), 4]]));
     // llamacpp:prompt_tokens_cached_total over all prompt tokens, around the measured requests only.
     expect(r.lines[2].server_cache_hit_rate).toBeCloseTo(prefixOf(90) / TOTAL, 6);
+    expectModelled(details, 4);
   });
 
   test("chat at concurrency 4", async () => {
@@ -146,10 +168,13 @@ describe.skipIf(skip)("real llama-server, 4 slots", () => {
   });
 
   test("more requests in flight than slots: explained, and they still hit", async () => {
-    const r = await sweep(server(), ["--num-prompts", "6", "--max-concurrency", "6", "--pcts", "90"]);
+    const details = join(dir, "details-queued.jsonl");
+    const r = await sweep(server(), ["--num-prompts", "6", "--max-concurrency", "6", "--pcts", "90", "--request-details", details]);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain("--max-concurrency 6 is above the server's 4 slot(s)");
     expect(r.lines[0].cached_tokens_counts).toEqual([[prefixOf(90), 6]]);
+    // Two wait for a slot that another prompt left: the model still brackets them exactly.
+    expectModelled(details, 4);
   });
 });
 

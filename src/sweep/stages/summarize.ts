@@ -49,6 +49,8 @@ export function summarizeMeasurement(input: MeasuredLine): PointSummary {
     first: state.linesWritten === 0,
     ttftFitSoFar: state.ttftFit,
     studies,
+    // Token ids: the model's ranges decide the pressure keys too (text prompts' ranges are the re-tokenization's).
+    ranges: batch.text === null ? ranges : null,
   };
   return summarizePoint(spec, reset, warm, measurement, ctx);
 }
