@@ -1,7 +1,8 @@
 /**
  * First signal: the time from one SIGINT (to the process's pid alone) to the exit, in each long phase of a run -
  * drawing a five-million-token prompt, loading the 11 MB Qwen3 tokenizer, replaying a 30000-request trace through a
- * relaunched parent, a capacity search between probes. Issue 27 asked that a CPU-bound phase notice the first signal
+ * relaunched parent, a capacity search between probes, the settle after a flush, a sweep sending, the warm of a large
+ * working set, the fidelity check, multi-turn starting 200000 conversations. Issue 27 asked that a CPU-bound phase notice the first signal
  * within ~100 ms; the suite (test/integration/first-signal.test.ts) only asserts a loose bound, the figures live here.
  */
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -84,6 +85,60 @@ export async function runFirstSignal(ctx: BenchContext): Promise<ScenarioResult>
       ],
       phase: /probe 0 at/,
       afterMs: 0,
+    },
+    {
+      name: "the settle after a flush (--settle 30)",
+      args: ["--model", llama2, "--base-url", mock.url, "--settle", "30", "--quiet", "--pcts", "0", "--num-prompts", "2"],
+      phase: /Flushing KV cache/,
+      afterMs: 300,
+    },
+    {
+      name: "a sweep sending 1000 requests, 4 at once",
+      args: ["--model", llama2, ...server, "--pcts", "0", "--num-prompts", "1000", "--max-concurrency", "4", "--output-len", "16"],
+      phase: /Sending \d+ requests/,
+      afterMs: 200,
+    },
+    {
+      name: "warming a working set of 400 prefixes",
+      args: ["--model", llama2, ...server, "--pcts", "90", "--total-tokens", "4000", "--working-set", "400", "--num-prompts", "4"],
+      phase: /Warming shared prefix only/,
+      afterMs: 100,
+    },
+    {
+      name: "run --check-fidelity, in the fidelity check",
+      args: [
+        "--model",
+        llama2,
+        ...server,
+        "--pcts",
+        "50",
+        "--total-tokens",
+        "400",
+        "--num-prompts",
+        "4",
+        "--output-len",
+        "4",
+        "--check-fidelity",
+        "--fidelity-sample",
+        "200",
+      ],
+      phase: /Cache-fidelity check: 200 sample/,
+      afterMs: 20,
+    },
+    {
+      name: "multiturn starting 200000 conversations",
+      args: ["multiturn", "--model", llama2, "--base-url", mock.url, "--settle", "0", "--num-clients", "200000", "--num-rounds", "1"].concat([
+        "--shared-system-tokens",
+        "16",
+        "--first-turn-tokens",
+        "16",
+        "--turn-tokens",
+        "16",
+        "--max-concurrency",
+        "4",
+      ]),
+      phase: /Running 200000 conversations/,
+      afterMs: 100,
     },
   ];
   const rows: string[][] = [];

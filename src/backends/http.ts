@@ -12,7 +12,12 @@ export interface Control {
   signal?: AbortSignal;
   /** Never reuse a pooled connection (Backend.freshConnections). */
   freshConnections?: boolean;
+  /** The most bytes read of one control answer; MAX_CONTROL_BODY_BYTES when absent (controlBodyLimit). */
+  maxBodyBytes?: number;
 }
+
+/** The most bytes `ctl`'s control calls read of one answer. */
+export const controlBodyLimit = (ctl: Pick<Control, "maxBodyBytes">): number => ctl.maxBodyBytes ?? MAX_CONTROL_BODY_BYTES;
 
 // Socket error codes (Node and Bun spellings) in words a user reads at once; the code follows in parentheses.
 const WHY_BY_CODE: Record<string, string> = {
@@ -143,21 +148,22 @@ export function redactCredentials(text: string, headers: Record<string, string> 
 }
 
 /**
- * The response body as text, at most MAX_CONTROL_BODY_BYTES (a longer answer is one clear BenchError naming the
+ * The response body as text, at most controlBodyLimit(ctl) (a longer answer is one clear BenchError naming the
  * endpoint and the limit), credentials echoed back redacted; an interrupt while it streams in is an interrupt, not a
  * broken server.
  */
 export async function controlText(ctl: Control, res: Response, path: string): Promise<string> {
   let read: CappedBody;
+  const limit = controlBodyLimit(ctl);
   try {
-    read = await readCapped(res, MAX_CONTROL_BODY_BYTES);
+    read = await readCapped(res, limit);
   } catch (err) {
     if (ctl.signal?.aborted) throw interruptedError(`during ${path}`);
     throw unreachable(ctl.baseUrl, err);
   }
   if (read.over) {
     throw new BenchError(
-      `${path} answered more than ${mib(MAX_CONTROL_BODY_BYTES)}, the most warmbench reads from a control endpoint: the server at ${ctl.baseUrl} is broken or is not an LLM server`,
+      `${path} answered more than ${mib(limit)}, the most warmbench reads from a control endpoint: the server at ${ctl.baseUrl} is broken or is not an LLM server`,
     );
   }
   return redactCredentials(new TextDecoder().decode(read.bytes), ctl.headers);

@@ -3,9 +3,10 @@
  * Every problem is one UsageError naming the flag (exit 2), before anything is sent.
  */
 import { parsePassportFlag } from "./passport-file.ts";
-import { checkMemory, idBytes } from "../config/bounds.ts";
+import { checkMemory } from "../config/bounds.ts";
+import { multiturnMemoryBytes } from "../config/memory-model.ts";
 import { promptLenOf } from "../multiturn/plan.ts";
-import { IN_FLIGHT_BYTES_PER_TOKEN, parseFidelity, parseReplicas } from "./options.ts";
+import { parseFidelity, parseReplicas } from "./options.ts";
 import { checkGatesMeasurable } from "../gates/plan.ts";
 import { UsageError } from "../errors.ts";
 import { parseIntAtLeast, str, type RawFlags } from "../config/flag-values.ts";
@@ -19,7 +20,7 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
   // Every field of multiturn's flags, parsed from its declaration (config/flags/bound.ts) and typed by it; what follows
   // relates several.
   const bound = parseBound("multiturn", raw, env);
-  const { numClients, numRounds, turnTokens, sharedSystemTokens, outputLen, maxConcurrency, workingSet } = bound;
+  const { numClients, numRounds, turnTokens, sharedSystemTokens, outputLen, workingSet } = bound;
   const target = parseServerTarget(raw, "", true);
   const firstRaw = str(raw, "first-turn-tokens");
   const firstTurnTokens = firstRaw === undefined ? turnTokens : parseIntAtLeast("first-turn-tokens", firstRaw, 1, "the first turn needs at least one token");
@@ -37,12 +38,21 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
       ? { ...g, scope: [...g.scope, { axis: "round" as const, op: "==" as const, value: numRounds - 1 }] }
       : g,
   );
-  // Every conversation keeps its history's ids to its last turn; the turns in flight hold their bodies too.
-  const lastPrompt = promptLenOf({ sharedSystemTokens, firstTurnTokens, turnTokens, outputLen, numRounds }, numRounds - 1);
-  const inFlight = maxConcurrency === 0 ? numClients : Math.min(maxConcurrency, numClients);
+  // The memory model (config/memory-model.ts): every conversation, every turn and every turn's prompt tokens.
+  const shape = { sharedSystemTokens, firstTurnTokens, turnTokens, outputLen, numRounds };
+  let promptTokens = 0;
+  for (let round = 0; round < numRounds; round++) promptTokens += promptLenOf(shape, round);
+  const placement = parsePlacementFlags(raw);
+  const workers = typeof placement.workers === "number" ? placement.workers : 1;
   checkMemory(
-    idBytes(numClients * lastPrompt) + inFlight * lastPrompt * IN_FLIGHT_BYTES_PER_TOKEN,
-    `--num-clients ${numClients} conversations of ${numRounds} rounds (the last turn's prompt ${lastPrompt} tokens)`,
+    multiturnMemoryBytes({
+      conversations: numClients,
+      turns: numClients * numRounds,
+      historyTokens: numClients * promptLenOf(shape, numRounds - 1),
+      turnPromptTokens: numClients * promptTokens,
+      workers,
+    }),
+    `--num-clients ${numClients} conversations of ${numRounds} rounds (${promptTokens} prompt tokens each over its turns)${workers > 1 ? ` in ${workers} processes` : ""}`,
   );
   return {
     ...bound,
@@ -50,7 +60,7 @@ export function parseMultiturnOptions(raw: RawFlags, env: Record<string, string 
     firstTurnTokens,
     gates,
     ...fidelity,
-    ...parsePlacementFlags(raw),
+    ...placement,
     ...replicas,
     ...parsePassportFlag(raw),
   };

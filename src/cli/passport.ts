@@ -5,21 +5,20 @@
 import { log } from "../log.ts";
 import { EXIT } from "../errors.ts";
 import { createInterrupt } from "../interrupt.ts";
-import { existsSync, statSync } from "node:fs";
-import { dirname, resolve } from "node:path";
-import { UsageError } from "../errors.ts";
 import { runPassport } from "../passport/run-passport.ts";
 import { type ParsedFlags, write } from "./command.ts";
 import { parsePassportOptions } from "./passport-options.ts";
 import { renderPassport } from "../report/passport-console.ts";
 import { writeArtifact } from "../output/results-writer.ts";
+import { checkOutputWritable } from "../output/jsonl-file.ts";
 import { outputFailures } from "../write-guard.ts";
 
 export async function passportCommand(raw: ParsedFlags): Promise<number> {
   // Warnings and errors only: the passport itself goes to stdout.
   if (raw.quiet === true && raw.verbose !== true) log.level = 1;
   const opts = parsePassportOptions(raw);
-  if (opts.outputFile !== null) checkJsonTarget(opts.outputFile);
+  // Refused before anything is sent, like every command's outputs: a folder, a missing or read-only one, /dev/full.
+  if (opts.outputFile !== null) checkOutputWritable(opts.outputFile, "--output-file");
   const interrupt = createInterrupt({ warn: (m) => log.warn(m), exit: (code) => process.exit(code) });
   process.on("SIGINT", interrupt.onSignal);
   process.on("SIGTERM", interrupt.onSignal);
@@ -40,11 +39,4 @@ export async function passportCommand(raw: ParsedFlags): Promise<number> {
     return EXIT.requestsFailed;
   }
   return EXIT.ok;
-}
-
-/** The passport is one JSON document, written whole at the end: its folder must exist, and it must not be a folder. */
-function checkJsonTarget(path: string): void {
-  if (existsSync(path) && statSync(path).isDirectory()) throw new UsageError(`--output-file ${path}: a directory; give a file to write the passport to`);
-  const dir = dirname(resolve(path));
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`--output-file ${path}: its folder ${dir} does not exist`);
 }

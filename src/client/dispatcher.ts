@@ -12,6 +12,9 @@
  */
 import { nowMs } from "./clock.ts";
 
+/** The longest delay setTimeout takes (2^31 - 1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export interface DispatchOptions<T> {
   /** Requests in the line. */
   count: number;
@@ -203,7 +206,9 @@ export function dispatch<T>(opts: DispatchOptions<T>): Dispatch<T> {
         timer = null;
         pump();
       },
-      Math.max(0, nextDueMs - nowMs()),
+      // A due time past setTimeout's range (a rate of 1e-9/s, a trace stamp of 1e15 ms) would fire at once with Node's
+      // TimeoutOverflowWarning: the longest timer instead, re-armed by the pump until the time is due (or interrupted).
+      Math.min(MAX_TIMER_MS, Math.max(0, nextDueMs - nowMs())),
     );
   }
 

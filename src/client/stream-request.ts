@@ -44,6 +44,8 @@ export interface StreamRequest {
   keepPayloads?: boolean;
   /** A response header naming the replica that served it (behind a router: --replica-header); kept in `servedBy`. */
   servedByHeader?: string;
+  /** The longest SSE line read, bytes; MAX_SSE_LINE_BYTES (16 MiB) when absent. A longer one fails the request. */
+  maxSseLineBytes?: number;
 }
 
 export function emptyRecord(req: StreamRequest): RequestRecord {

@@ -9,6 +9,7 @@ import { createEventFields } from "../backends/types.ts";
 import { mib, readCapped, redactCredentials } from "../backends/http.ts";
 import { nowMs } from "./clock.ts";
 import { errorText, isConnectError } from "./fetch-errors.ts";
+import { isStaleConnectionError, needsFreshConnection, noteServer } from "./connection-reuse.ts";
 import { fetchBody, ReleasingBody } from "./request-body.ts";
 import { createSseSplitter, MAX_SSE_LINE_BYTES } from "./sse.ts";
 import { finishRecord, newStreamState, onTokenEvent, onUsageEvent, type StreamState } from "./stream-events.ts";
@@ -57,11 +58,24 @@ export async function streamRequest(req: StreamRequest): Promise<RequestRecord> 
     body: sent.body,
     signal: controller.signal,
   };
-  if (state.backend.freshConnections) init.keepalive = false;
+  const fresh = needsFreshConnection(req.url, state.backend.freshConnections);
+  if (fresh) init.keepalive = false;
   rec.startMs = nowMs();
   rec.intendedMs = req.intendedMs ?? rec.startMs;
   try {
-    const res = await fetch(req.url, init);
+    let res: Response;
+    try {
+      res = await fetch(req.url, init);
+    } catch (err) {
+      // Closed by the server before any byte of the answer, on a connection that may have been a pooled one the server
+      // had already closed (the client cannot tell a reused connection from a new one): the request goes once more on a
+      // fresh connection, counted in the record (retried_connections), never silently. Once only: a server that resets
+      // fresh connections too fails it. A body streamed from its parts has given them away; its failure stands.
+      if (fresh || abortKind !== null || !(sent.body instanceof Uint8Array) || !isStaleConnectionError(err, nowMs() - rec.startMs)) throw err;
+      rec.retriedConnection = true;
+      res = await fetch(req.url, { ...init, keepalive: false });
+    }
+    noteServer(req.url, res.headers.get("server"));
     state.lastByteMs = nowMs();
     rec.httpStatus = res.status;
     if (req.servedByHeader !== undefined) rec.servedBy = res.headers.get(req.servedByHeader);
@@ -72,7 +86,7 @@ export async function streamRequest(req: StreamRequest): Promise<RequestRecord> 
       const text = redactCredentials(new TextDecoder().decode(page.bytes), req.headers);
       fail(rec, "http", `HTTP ${res.status}: ${text.slice(0, 200)}`);
     } else {
-      await readEvents(res.body, rec, state, req.headers);
+      await readEvents(res.body, rec, state, req.headers, req.maxSseLineBytes ?? MAX_SSE_LINE_BYTES);
     }
   } catch (err) {
     // After [DONE] or a failure event the record is final; an error while draining the rest changes nothing.
@@ -102,7 +116,13 @@ function requestHeaders(req: StreamRequest): Record<string, string> {
 }
 
 /** Reads the body to its end, recording every event; rejects on a socket error or our abort. */
-async function readEvents(body: ReadableStream<Uint8Array>, rec: RequestRecord, state: StreamState, headers?: Record<string, string>): Promise<void> {
+async function readEvents(
+  body: ReadableStream<Uint8Array>,
+  rec: RequestRecord,
+  state: StreamState,
+  headers: Record<string, string> | undefined,
+  maxLineBytes: number,
+): Promise<void> {
   // One fields object per request: a backend may keep a running token count in it.
   const fields = createEventFields();
   // Events of one chunk arrived together: they share the chunk's arrival time, taken once per read.
@@ -130,7 +150,7 @@ async function readEvents(body: ReadableStream<Uint8Array>, rec: RequestRecord, 
       else if (kind === "abort") fail(rec, "abort", message);
       else fail(rec, "parse", message);
     }
-  });
+  }, maxLineBytes);
   const reader = body.getReader();
   for (;;) {
     const { done, value } = await reader.read();
@@ -139,7 +159,7 @@ async function readEvents(body: ReadableStream<Uint8Array>, rec: RequestRecord, 
     if (done) break;
     if (!splitter.push(value)) {
       // A line past the limit: the request fails (unless it had already ended) and the rest is not read.
-      if (!state.ended) fail(rec, "parse", `an SSE line longer than ${mib(MAX_SSE_LINE_BYTES)}, the most warmbench reads of one line`);
+      if (!state.ended) fail(rec, "parse", `an SSE line longer than ${mib(maxLineBytes)}, the most warmbench reads of one line`);
       state.ended = true;
       await reader.cancel().catch(() => {});
       return;

@@ -46,22 +46,19 @@ export function checkBound(flag: string, n: number): void {
 }
 
 /** The memory a run may plan to hold: half of this machine's. */
-const memoryBudgetBytes = (): number => Math.floor(totalmem() / 2);
+export const memoryBudgetBytes = (): number => Math.floor(totalmem() / 2);
 
 const GIB = 1024 ** 3;
 
 /**
- * Refuses (exit 2, before anything is sent) a run whose token ids alone would not fit: `bytes` estimated from the
- * flags named in `because` (4 bytes an id, as the typed arrays hold them).
+ * Refuses (exit 2, before anything is sent) a run whose peak memory would not fit: `bytes` estimated by the memory
+ * model (config/memory-model.ts) from the flags named in `because`.
  */
 export function checkMemory(bytes: number, because: string): void {
   const budget = memoryBudgetBytes();
   if (bytes > budget) {
     throw new UsageError(
-      `${because}: about ${(bytes / GIB).toFixed(1)} GiB of prompts in memory (token ids and request bodies), over half this machine's memory (${(budget / GIB).toFixed(1)} GiB); ask for less`,
+      `${because}: about ${(bytes / GIB).toFixed(1)} GiB at its peak (the memory model, docs/performance.md), over half this machine's memory (${(budget / GIB).toFixed(1)} GiB); ask for less`,
     );
   }
 }
-
-/** Bytes of token ids: 4 an id. */
-export const idBytes = (tokens: number): number => tokens * 4;

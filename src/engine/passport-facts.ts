@@ -12,9 +12,10 @@ export function withPassport(server: ServerProfile, passport: RunOptions["passpo
   if (passport.engine !== null && engine !== null && passport.engine !== engine) {
     throw new UsageError(`--passport ${passport.file}: measured on ${passport.engine}, but the server is ${engine}`);
   }
-  if (passport.serverVersion !== null && server.info.version !== null && passport.serverVersion !== server.info.version) {
+  // A version stated on one side only is no match either: the figures may be another build's.
+  if (passport.serverVersion !== server.info.version) {
     throw new UsageError(
-      `--passport ${passport.file}: measured on server version ${passport.serverVersion}, but the server is ${server.info.version} (measure it again)`,
+      `--passport ${passport.file}: measured on server version ${passport.serverVersion ?? "(none stated)"}, but the server is ${server.info.version ?? "(none stated)"} (measure it again)`,
     );
   }
   if (passport.baseUrl !== null && passport.baseUrl !== baseUrl) {

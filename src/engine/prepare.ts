@@ -28,7 +28,7 @@ export type PrepareOptions = Pick<
   | "servedModelName"
   | "extraRequestBody"
 > &
-  Partial<Pick<RunOptions, "passport">>;
+  Partial<Pick<RunOptions, "passport" | "maxControlBodyBytes">>;
 
 export interface PreparedRun {
   ctl: Control;
@@ -39,7 +39,7 @@ export interface PreparedRun {
 
 /** `needs`: what the run reads from the stream (multi-turn: the generated ids), which settles `--endpoint auto`. */
 export async function prepareRun(opts: PrepareOptions, signal: AbortSignal | undefined, needs: EndpointNeeds = {}): Promise<PreparedRun> {
-  const ctl: Control = { baseUrl: opts.baseUrl, headers: controlHeaders(opts), signal };
+  const ctl: Control = { baseUrl: opts.baseUrl, headers: controlHeaders(opts), signal, maxBodyBytes: opts.maxControlBodyBytes };
   // Bad input (a missing tokenizer file) is a usage error and is reported before anything is sent.
   log.info(`Loading tokenizer from ${opts.tokenizer} ...`);
   const tokenizer = await loadTokenizer(opts.tokenizer, { revision: opts.revision, signal });

@@ -19,7 +19,7 @@ export interface RequestContext {
   ctl: Control;
   /** The run's interrupt: in-flight requests are cancelled. */
   io: { signal?: AbortSignal };
-  opts: Pick<RunOptions, "baseUrl" | "requestTimeoutS" | "stallTimeoutS">;
+  opts: Pick<RunOptions, "baseUrl" | "requestTimeoutS" | "stallTimeoutS"> & Partial<Pick<RunOptions, "maxSseLineBytes">>;
   server: Pick<ServerProfile, "textMode">;
   /** Several replicas (--base-url A,B,...): each measured request goes where the router picks. */
   router?: ReplicaRouter;
@@ -50,6 +50,7 @@ export function streamRequestFor(ctx: RequestContext, body: RequestBody, shape: 
     textMode: ctx.server.textMode,
     requestTimeoutMs: ctx.opts.requestTimeoutS * 1000,
     stallTimeoutMs: ctx.opts.stallTimeoutS * 1000,
+    maxSseLineBytes: ctx.opts.maxSseLineBytes,
     signal: ctx.io.signal,
     deferText: true,
   };

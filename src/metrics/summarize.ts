@@ -87,7 +87,7 @@ export function cachedTokenStats(records: readonly RequestRecord[]): Pick<SweepR
  * both report exactly these.
  */
 export type RequestMetrics = ScriptMetrics &
-  Pick<SweepRecord, "benchmark_duration" | "failed" | "errors" | "errors_by_kind" | "hdr_unit"> & { hdr: LineHistograms };
+  Pick<SweepRecord, "benchmark_duration" | "failed" | "errors" | "errors_by_kind" | "retried_connections" | "hdr_unit"> & { hdr: LineHistograms };
 
 /**
  * The script's series (TTFT, TPOT, ITL, E2E of the successful requests) in ms as recorded, straight into HDR
@@ -117,6 +117,7 @@ export function requestMetrics(records: RequestRecord[], durationS: number, coun
     failed: records.length - completed,
     errors,
     errors_by_kind: byKind,
+    retried_connections: records.filter((r) => r.retriedConnection === true).length,
     hdr: {
       ttft_us: encodeHistogram(h.ttft),
       tpot_us: encodeHistogram(h.tpot),

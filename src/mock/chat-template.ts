@@ -26,7 +26,18 @@ export interface MockTokenizer {
 /** Text -> ids with a tokenizer.json (no special tokens added), or as UTF-8 bytes (ids 0-255) without one. */
 export function loadMockTokenizer(path: string | null): MockTokenizer {
   if (path === null) return { encode: (text) => Array.from(new TextEncoder().encode(text)) };
-  const json = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
-  const tokenizer = new Tokenizer({ normalizer: null, pre_tokenizer: null, post_processor: null, decoder: null, added_tokens: [], ...json }, {});
-  return { encode: (text) => tokenizer.encode(text, { add_special_tokens: false }).ids };
+  try {
+    const json = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
+    const tokenizer = new Tokenizer({ normalizer: null, pre_tokenizer: null, post_processor: null, decoder: null, added_tokens: [], ...json }, {});
+    // A file that parses but holds no vocabulary fails on its first text, which would be a request's: try one now.
+    tokenizer.encode("warmbench", { add_special_tokens: false });
+    return { encode: (text) => tokenizer.encode(text, { add_special_tokens: false }).ids };
+  } catch (err) {
+    throw new MockTokenizerError(`--tokenizer ${path}: not a tokenizer.json the mock can load (${(err as Error)?.message ?? String(err)})`);
+  }
+}
+
+/** A --tokenizer file that is no tokenizer: a usage error of its own, never taken for a failure to listen. */
+export class MockTokenizerError extends Error {
+  override name = "MockTokenizerError";
 }

@@ -2,6 +2,7 @@
 import { UsageError } from "../errors.ts";
 import type { MockOptions } from "./options.ts";
 import { startMockServer } from "./server.ts";
+import { MockTokenizerError } from "./chat-template.ts";
 
 /**
  * Set by `warmbench demo` for its mock child: a terminal's Ctrl-C reaches the whole process group, but the child
@@ -16,6 +17,7 @@ export async function runMockServer(opts: MockOptions): Promise<never> {
   try {
     server = await startMockServer(opts);
   } catch (err) {
+    if (err instanceof MockTokenizerError) throw new UsageError(err.message);
     // Bun's own words for a taken port or a host it cannot bind ("Is port N in use?", ENOTTY): a usage error, exit 2.
     const why = (err as Error)?.message ?? String(err);
     throw new UsageError(`--host ${opts.host} --port ${opts.port}: cannot listen there (${why.replace(/^Failed to start server\. /, "")})`);

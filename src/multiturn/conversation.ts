@@ -32,7 +32,9 @@ export interface TurnPlan {
 export class Conversation {
   readonly client: number;
   readonly systemIndex: number;
-  private readonly rng: PyRandom;
+  /** The client's own stream, seeded at its first turn: setting up a million conversations seeds none (a first signal is felt at once). */
+  private rngOf: (() => PyRandom) | null;
+  private rng: PyRandom | null = null;
   private parts: readonly Uint8Array[];
   private historyLen: number;
   private previousPromptLen = 0;
@@ -43,10 +45,11 @@ export class Conversation {
   /** False once a turn failed: its history is unknown, so the conversation ends there. */
   alive = true;
 
-  constructor(client: number, systemIndex: number, system: { digits: Uint8Array; length: number } | null, rng: PyRandom) {
+  constructor(client: number, systemIndex: number, system: { digits: Uint8Array; length: number } | null, rng: PyRandom | (() => PyRandom)) {
     this.client = client;
     this.systemIndex = systemIndex;
-    this.rng = rng;
+    this.rngOf = typeof rng === "function" ? rng : null;
+    if (typeof rng !== "function") this.rng = rng;
     this.parts = system === null ? [] : [system.digits];
     this.historyLen = system?.length ?? 0;
   }
@@ -54,6 +57,10 @@ export class Conversation {
   /** The next turn: the history plus `turnTokens` new ids drawn from the client's own stream. */
   nextTurn(population: Uint32Array, turnTokens: number, pageSize: number): TurnPlan {
     const ids = new Uint32Array(turnTokens);
+    if (this.rng === null) {
+      this.rng = this.rngOf!();
+      this.rngOf = null;
+    }
     this.rng.choicesInto(population, ids, 0, turnTokens);
     const promptLen = this.historyLen + turnTokens;
     const expected = expectedTurnCached(this.historyLen, this.endsWithOutput, promptLen, pageSize);

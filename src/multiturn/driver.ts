@@ -43,6 +43,7 @@ class Driver {
   private readonly ready: ReadyQueue;
   /** By client id: a process of a sharded run drives only its share of the clients. */
   private readonly byClient = new Map<number, Conversation>();
+  /** Each client's think-time stream, seeded at its first think: seeding a million up front held off a first signal for seconds. */
   private readonly thinkRngs = new Map<number, PyRandom>();
   /** Turns of each round not yet ended (a conversation that ends takes its later turns off). */
   private readonly pending: number[];
@@ -68,7 +69,6 @@ class Driver {
     this.ready = new ReadyQueue(o.readyQueuePolicy, o.numClients, orderRandom(o.seed));
     for (const c of conversations) {
       this.byClient.set(c.client, c);
-      this.thinkRngs.set(c.client, thinkRandom(o.seed, c.client));
     }
     this.pending = new Array<number>(o.numRounds).fill(conversations.length);
     this.started = new Array<boolean>(o.numRounds).fill(false);
@@ -82,6 +82,15 @@ class Driver {
     this.pump();
     this.checkDone();
     return done;
+  }
+
+  private thinkRngOf(client: number): PyRandom {
+    let rng = this.thinkRngs.get(client);
+    if (rng === undefined) {
+      rng = thinkRandom(this.o.seed, client);
+      this.thinkRngs.set(client, rng);
+    }
+    return rng;
   }
 
   private get aborted(): boolean {
@@ -120,7 +129,7 @@ class Driver {
 
   /** The client's next turn becomes ready after its think time (and, with the barrier, once its round is released). */
   private think(conv: Conversation): void {
-    const delayMs = drawThinkMs(this.o.thinkTime, this.thinkRngs.get(conv.client) as PyRandom);
+    const delayMs = drawThinkMs(this.o.thinkTime, this.thinkRngOf(conv.client));
     const becomeReady = (): void => {
       this.thinking.delete(conv.client);
       if (this.aborted) {

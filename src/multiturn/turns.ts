@@ -44,7 +44,7 @@ export function conversationsOf(ctx: MultiturnContext, systems: readonly Uint32A
   const out: Conversation[] = [];
   for (let c = share?.rank ?? 0; c < opts.numClients; c += share?.size ?? 1) {
     const slot = c % opts.workingSet;
-    out.push(new Conversation(c, slot, parts[slot] ?? null, turnRandom(opts.seed, c)));
+    out.push(new Conversation(c, slot, parts[slot] ?? null, () => turnRandom(opts.seed, c)));
   }
   return out;
 }

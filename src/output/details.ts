@@ -26,6 +26,8 @@ function recordFields(r: RequestRecord): Record<string, unknown> {
     token_events: r.tokenEvents,
     finish_reason: r.finishReason,
     itl_ms: Array.from(r.itlMs),
+    // Sent once more on a fresh connection (the pooled one was closed under it): said where it happened, absent elsewhere.
+    ...(r.retriedConnection === true ? { retried_connection: true } : {}),
   };
 }
 

@@ -154,6 +154,36 @@ export function checkResultsAppend(path: string, flag: string): void {
 }
 
 /**
+ * Refuses (exit 2, before anything is sent) a file that `flag` would empty and rewrite (--request-details,
+ * --dump-prompts) where it is a results file: the run's own --output-file, or any file whose first line is a results
+ * line. 0.4 replaced such a file silently, and its measured lines were gone.
+ */
+export function checkNotResultsFile(path: string, flag: string, outputFile: string | null | undefined): void {
+  if (outputFile && resolve(outputFile) === resolve(path)) throw new UsageError(`${flag} ${path}: the same file as --output-file; give it a file of its own`);
+  let size = 0;
+  try {
+    const st = statSync(path);
+    if (!st.isFile()) return;
+    size = st.size;
+  } catch {
+    return;
+  }
+  if (size === 0) return;
+  const fd = openSync(path, "r");
+  try {
+    const head = Buffer.alloc(Math.min(size, 65_536));
+    readSync(fd, head, 0, head.length, 0);
+    const text = head.toString("utf8");
+    const first = text.split("\n").find((l) => l.trim() !== "");
+    if (first !== undefined && isJsonObjectStart(first, text.length < size)) {
+      throw new UsageError(`${flag} ${path}: a results file (its first line is a results line), which ${flag} would replace; choose another path`);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
  * Whether a line is a results line (a point, a round, a capacity verdict, a 0.1 run header: or, when the first 64 KiB
  * cut it, starts like one): another program's JSON lines are no file to append results to.
  */

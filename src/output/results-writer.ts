@@ -13,7 +13,7 @@ import type { RunOptions } from "../config/options.ts";
 import type { PromptDump } from "../engine/sink.ts";
 import { formatJsonl } from "../report/jsonl.ts";
 import { guardedWrite } from "../write-guard.ts";
-import { appendJsonlLine, appendWhole, checkOutputWritable, checkResultsAppend, type AppendIo } from "./jsonl-file.ts";
+import { appendJsonlLine, appendWhole, checkNotResultsFile, checkOutputWritable, checkResultsAppend, type AppendIo } from "./jsonl-file.ts";
 
 export type OutputPaths = Pick<RunOptions, "outputFile" | "dumpPrompts" | "requestDetails">;
 
@@ -34,6 +34,8 @@ export function openResultsWriter(paths: OutputPaths, io?: AppendIo): ResultsWri
   if (outputFile) checkResultsAppend(outputFile, "--output-file");
   if (dumpPrompts) checkOutputWritable(dumpPrompts, "--dump-prompts");
   if (requestDetails) checkOutputWritable(requestDetails, "--request-details");
+  if (dumpPrompts) checkNotResultsFile(dumpPrompts, "--dump-prompts", outputFile);
+  if (requestDetails) checkNotResultsFile(requestDetails, "--request-details", outputFile);
   for (const path of [dumpPrompts, requestDetails]) if (path) writeFileSync(path, "");
   return {
     line(record) {

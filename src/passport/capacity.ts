@@ -6,6 +6,7 @@
  * pages come back from it: the same search on P's total cached tokens gives the tiers' combined capacity.
  */
 import { BenchError } from "../errors.ts";
+import { interruptedError, isInterrupt } from "../interrupt.ts";
 import type { PassportFigure } from "../schema/passport.ts";
 import { ask, flush, joined, type PassportContext, type PromptDraws } from "./context.ts";
 
@@ -73,21 +74,29 @@ async function search(ctx: PassportContext, draws: PromptDraws, page: number, ma
     throw new Unreported(`the probe prompt did not come back cached even without a fill: no prefix cache to measure`);
   let good = 0;
   let bad: number | null = null;
-  for (let f = chunk; chunk + f <= maxTokens; f *= 2) {
-    if ((await trial(ctx, draws, f, chunk, tier)).intact) good = f;
-    else {
-      bad = f;
-      break;
+  try {
+    for (let f = chunk; chunk + f <= maxTokens; f *= 2) {
+      if ((await trial(ctx, draws, f, chunk, tier)).intact) good = f;
+      else {
+        bad = f;
+        break;
+      }
     }
+    if (bad === null) return { tokens: chunk + good, bounded: true };
+    while (bad - good > page) {
+      const mid: number = good + Math.max(page, Math.floor((bad - good) / 2 / page) * page);
+      if ((await trial(ctx, draws, mid, chunk, tier)).intact) good = mid;
+      else bad = mid;
+    }
+    return { tokens: chunk + good, bounded: false };
+  } catch (err) {
+    // Interrupted mid-search: what the trials so far found is said, not lost.
+    if (!isInterrupt(err)) throw err;
+    const upper = bad === null ? "no fill evicted it yet" : `evicted at ${chunk + bad}`;
+    throw interruptedError(
+      `during the ${tier === "device" ? "" : "second tier's "}capacity search (so far: the probe stayed whole up to ${chunk + good} tokens, ${upper})`,
+    );
   }
-  if (bad === null) return { tokens: chunk + good, bounded: true };
-  let high: number = bad;
-  while (high - good > page) {
-    const mid: number = good + Math.max(page, Math.floor((high - good) / 2 / page) * page);
-    if ((await trial(ctx, draws, mid, chunk, tier)).intact) good = mid;
-    else high = mid;
-  }
-  return { tokens: chunk + good, bounded: false };
 }
 
 const CAPACITY_METHOD = (page: number) =>

@@ -10,6 +10,7 @@ import { streamRequest } from "../client/stream.ts";
 import type { RunOptions } from "../config/options.ts";
 import { resolveTurnOutput } from "../engine/output-ids.ts";
 import { streamRequestFor } from "../engine/request.ts";
+import { interruptedError } from "../interrupt.ts";
 import { PyRandom } from "../workload/rng.ts";
 import { serializeIds } from "../workload/prompts.ts";
 import type { LoadedTokenizer } from "../workload/tokenizer.ts";
@@ -44,6 +45,8 @@ export async function ask(ctx: PassportContext, ids: Uint32Array, maxNewTokens =
   const body = bodyParts(template, serializeIds(ids), new Uint8Array(0));
   ctx.sent.count++;
   const rec = await streamRequest({ ...streamRequestFor(ctx, body, { index: -3, promptLen: ids.length, maxNewTokens }), keepPayloads: maxNewTokens > 1 });
+  // The run's interrupt ends the passport (exit 130), never reads as a failed request of a figure.
+  if (rec.failureKind === "cancelled") throw interruptedError("during the passport's measurements");
   const outputIds = maxNewTokens > 1 && rec.ok ? resolveTurnOutput(rec, ctx.backend, ctx.server.textMode, ctx.tokenizer) : null;
   if (!rec.ok && expectOk) ctx.sent.failures.push(`${rec.failureKind}: ${rec.failureMessage}`);
   return {

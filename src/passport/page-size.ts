@@ -34,17 +34,31 @@ export async function measurePageSize(ctx: PassportContext, draws: PromptDraws, 
       why: `no shared prefix came back cached (up to ${SHARED[0]} tokens): no prefix cache, or pages longer than that`,
     };
   }
+  return pageSizeFromAnswers(seen, METHOD);
+}
+
+/**
+ * The page size the answers (shared k -> cached tokens) fix, or none: where more than one page size fits them all
+ * (a short slot context leaves few k to ask), the figure says ambiguous and names the candidates, and picks none,
+ * since a guess would be used as if measured (--passport, the cache model).
+ */
+export function pageSizeFromAnswers(seen: ReadonlyArray<readonly [number, number]>, method: string): PassportFigure<number> {
   const consistent: number[] = [];
   for (let p = 1; p <= MAX_PAGE; p++) if (seen.every(([k, c]) => Math.floor(k / p) * p === c)) consistent.push(p);
-  if (consistent.length === 1) return { value: consistent[0]!, method: METHOD, uncertainty: "exact: the only page size every answer agrees with", why: null };
+  if (consistent.length === 1) return { value: consistent[0]!, method, uncertainty: "exact: the only page size every answer agrees with", why: null };
   const shown = seen.map(([k, c]) => `${k}->${c}`).join(", ");
   if (consistent.length === 0) {
     return {
       value: null,
-      method: METHOD,
+      method,
       uncertainty: null,
       why: `no page size up to ${MAX_PAGE} explains the cached tokens (shared->cached: ${shown}): not a paged prefix cache of one slot`,
     };
   }
-  return { value: consistent[0]!, method: METHOD, uncertainty: `one of ${consistent.join(", ")}`, why: `several page sizes explain the answers (${shown})` };
+  return {
+    value: null,
+    method,
+    uncertainty: `ambiguous: one of ${consistent.join(", ")}`,
+    why: `ambiguous: page sizes ${consistent.join(", ")} all explain the answers (shared->cached: ${shown}); none is picked`,
+  };
 }

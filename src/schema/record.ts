@@ -68,4 +68,9 @@ export interface RequestRecord {
   payloads?: Uint8Array[];
   /** The response header StreamRequest.servedByHeader names (the replica a router chose); null when absent. */
   servedBy?: string | null;
+  /**
+   * True when the request's pooled connection had been closed by the server before any byte of the answer, and it was
+   * sent once more on a fresh connection (src/client/connection-reuse.ts); absent otherwise. Its outcome is the retry's.
+   */
+  retriedConnection?: boolean;
 }

@@ -18,8 +18,8 @@ export const WORKER_ENV = { rank: "WARMBENCH_SHARD_RANK", size: "WARMBENCH_SHARD
 /** How this process takes part in the run. */
 export type Placement =
   | { kind: "single" }
-  /** The coordinator of `size` processes on this machine: it starts size-1 workers itself. */
-  | { kind: "local"; size: number }
+  /** The coordinator of `size` processes on this machine: it starts size-1 workers itself; `cappedFrom`: what was asked, where more than this machine holds. */
+  | { kind: "local"; size: number; cappedFrom?: number }
   /** One shard of a run whose processes were started by a launcher; rank 0 coordinates. */
   | {
       kind: "shard";
@@ -84,8 +84,14 @@ export function slurmPort(jobId: number, stepId: number): number {
   return 20_000 + ((jobId * 64 + stepId) % 40_000);
 }
 
-/** Decides the placement from the flags and the environment. */
-export function resolvePlacement(f: PlacementFlags, env: Record<string, string | undefined>, cores: number): Placement {
+/** Processes beyond this many a core only queue for it (and each is a runtime in memory): --workers is capped there. */
+export const WORKERS_PER_CORE = 4;
+
+/**
+ * Decides the placement from the flags and the environment. Local workers are capped by the cores (WORKERS_PER_CORE
+ * each) and by `memoryWorkers`, the most the memory holds (config/memory-model.ts): 0.4 started 63 copies on 2 cores.
+ */
+export function resolvePlacement(f: PlacementFlags, env: Record<string, string | undefined>, cores: number, memoryWorkers = Infinity): Placement {
   const workerRank = env[WORKER_ENV.rank];
   if (workerRank !== undefined) {
     const token = env[TOKEN_ENV];
@@ -96,8 +102,10 @@ export function resolvePlacement(f: PlacementFlags, env: Record<string, string |
   }
   if (f.workers !== null && f.shard !== null) throw new UsageError("--workers and --shard exclude each other: --workers starts the shards itself");
   if (f.workers !== null) {
-    const size = f.workers === "auto" ? autoWorkers(f.inFlight, cores) : f.workers;
-    return size <= 1 ? { kind: "single" } : { kind: "local", size };
+    const asked = f.workers === "auto" ? autoWorkers(f.inFlight, cores) : f.workers;
+    const size = Math.max(1, Math.min(asked, WORKERS_PER_CORE * cores, memoryWorkers));
+    if (size <= 1) return { kind: "single" };
+    return size < asked ? { kind: "local", size, cappedFrom: asked } : { kind: "local", size };
   }
   if (f.shard === null) {
     if (f.coordinator !== null) throw new UsageError("--coordinator needs --shard");

@@ -83,6 +83,8 @@ async function runPcts(session: SweepSession): Promise<SweepOutcome> {
     }
     if (outcome.interrupted) break;
   }
+  // A signal during the last line's studies (its fidelity check) ends no line early, but the run was interrupted.
+  if (io.signal?.aborted) outcome.interrupted = true;
   const ttftModel = outcome.records.at(-1)?.ttft_model ?? null;
   io.sink.ended(outcome.records, ttftModel);
   outcome.gateFailures = gateFailures(outcome.records);

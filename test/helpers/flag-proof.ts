@@ -22,7 +22,7 @@ export interface Observation {
 }
 
 export interface Probe {
-  /** The command line; `{url}`, `{port}` and `{dir}` are replaced. */
+  /** The command line; `{url}`, `{port}` and `{dir}` are replaced, and `{url2}`: a second address of the same mock (a second replica). */
   args: string[];
   /** Flags of `warmbench mock` for the server this line talks to. */
   server?: string[];
@@ -93,15 +93,25 @@ export async function observe(probe: Probe): Promise<Observation> {
   const proxy = startRecordingProxy(mock.url, probe.intercept);
   const dir = mkdtempSync(join(tmpdir(), "warmbench-flag-"));
   probe.setup?.(dir);
+  // A second replica: another recording proxy in front of the same mock, at an address of its own.
+  const second = probe.args.some((a) => a.includes("{url2}")) ? startRecordingProxy(mock.url, probe.intercept) : null;
   const port = new URL(proxy.url).port;
-  const args = probe.args.map((a) => a.replaceAll("{url}", proxy.url).replaceAll("{port}", port).replaceAll("{dir}", dir));
+  const args = probe.args.map((a) =>
+    a
+      .replaceAll("{url2}", second?.url ?? "")
+      .replaceAll("{url}", proxy.url)
+      .replaceAll("{port}", port)
+      .replaceAll("{dir}", dir),
+  );
   const t0 = performance.now();
   try {
     const env = typeof probe.env === "function" ? await probe.env(dir) : probe.env;
     const r = probe.tty === true ? await runOnTty(args, env) : await runCli(args, { env, timeoutMs: 60_000 });
-    return { ...r, requests: [...proxy.requests], dir, wallMs: performance.now() - t0, lines: (file) => readLines(join(dir, file)) };
+    const requests = [...proxy.requests, ...(second?.requests ?? [])];
+    return { ...r, requests, dir, wallMs: performance.now() - t0, lines: (file) => readLines(join(dir, file)) };
   } finally {
     await proxy.stop();
+    await second?.stop();
   }
 }
 
@@ -122,15 +132,18 @@ export function withFlags(base: string[], extra: string[], drop: string[] = []):
 
 /** What went out, without what differs from run to run (request ids): method, path and body per request. */
 export function sentSignature(o: Observation): string[] {
-  return o.requests.map((r) => {
-    let body: unknown = r.body;
-    try {
-      body = JSON.parse(r.body, (k, v) => (k === "rid" ? undefined : v));
-    } catch {
-      // not JSON: compared as text
-    }
-    return `${r.method} ${r.path} ${JSON.stringify(body)}`;
-  });
+  // Scrapes of /metrics (the telemetry study's timer, --scrape-interval) follow the clock, not the flags: left out.
+  return o.requests
+    .filter((r) => !(r.method === "GET" && r.path === "/metrics"))
+    .map((r) => {
+      let body: unknown = r.body;
+      try {
+        body = JSON.parse(r.body, (k, v) => (k === "rid" ? undefined : v));
+      } catch {
+        // not JSON: compared as text
+      }
+      return `${r.method} ${r.path} ${JSON.stringify(body)}`;
+    });
 }
 
 /** The per-request facts of a details file that do not depend on timing. */

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions, type MockOptions } from "../../src/mock/options.ts";
-import { LLAMA2_TOKENIZER, runCli, type CliResult } from "../helpers/run-cli.ts";
+import { BINARY, LLAMA2_TOKENIZER, runCli, type CliResult } from "../helpers/run-cli.ts";
 import { readJsonl, readPctLines } from "../helpers/results.ts";
 import { startMockProcess } from "../helpers/mock-process.ts";
 import { startRecordingProxy } from "../helpers/recording-proxy.ts";
@@ -294,4 +294,24 @@ describe("the server goes away", () => {
       await mock.stop();
     }
   });
+});
+
+describe("issue 37: a schedule past setTimeout's range", () => {
+  test("--request-rate 1e-9 waits for its next arrival without TimeoutOverflowWarning, and SIGINT ends it (exit 130) with the line", async () => {
+    const mock = await fastMock({});
+    const out = nextOutput();
+    const args = ["--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", "0", "--num-prompts", "3", "--total-tokens", "64", "--output-len", "2"];
+    const proc = Bun.spawn([BINARY, ...args, "--request-rate", "1e-9", "--settle", "0", "--quiet", "--output-file", out], { stdout: "pipe", stderr: "pipe" });
+    const stderr = new Response(proc.stderr).text();
+    void new Response(proc.stdout).text();
+    // Arrivals ~3e10 years apart (the first one too): a second later the line is only waiting.
+    await Bun.sleep(1500);
+    proc.kill("SIGINT");
+    const code = await proc.exited;
+    const text = await stderr;
+    expect(code, text).toBe(130);
+    expect(text).not.toContain("TimeoutOverflowWarning");
+    const [line] = readPctLines(out);
+    expect([line.completed, line.failed, line.interrupted]).toEqual([0, 0, true]);
+  }, 30_000);
 });

@@ -117,11 +117,11 @@ describe("the first SIGINT ends the run within moments in every long phase", () 
       ["--model", LLAMA2_TOKENIZER, ...server(), "--pcts", "50,90", "--total-tokens", "400", "--num-prompts", "4", "--output-len", "4"].concat([
         "--check-fidelity",
         "--fidelity-sample",
-        "50",
+        "200",
         "--output-file",
         out,
       ]),
-      /Cache-fidelity check: 50 sample/,
+      /Cache-fidelity check: 200 sample/,
       20,
     );
     expect(r.code).toBe(130);
@@ -147,5 +147,54 @@ describe("the first SIGINT ends the run within moments in every long phase", () 
     expect(r.ms).toBeLessThan(BOUND_MS);
     const rounds = readJsonl(out);
     expect(rounds.map((l) => l.round)).toEqual([0, 1]);
+  });
+
+  test("the settle after a flush", async () => {
+    const r = await interruptAt(
+      ["--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--settle", "30", "--quiet", "--pcts", "0", "--num-prompts", "2"],
+      /Flushing KV cache/,
+      300,
+    );
+    expect(r.code).toBe(130);
+    expect(r.ms).toBeLessThan(BOUND_MS);
+  });
+
+  test("a sweep sending its requests", async () => {
+    const r = await interruptAt(
+      ["--model", LLAMA2_TOKENIZER, ...server(), "--pcts", "0", "--num-prompts", "1000", "--max-concurrency", "4", "--output-len", "16"],
+      /Sending \d+ requests/,
+      200,
+    );
+    expect(r.code).toBe(130);
+    expect(r.ms).toBeLessThan(BOUND_MS);
+  });
+
+  test("warming a working set of 400 prefixes", async () => {
+    const r = await interruptAt(
+      ["--model", LLAMA2_TOKENIZER, ...server(), "--pcts", "90", "--total-tokens", "4000", "--working-set", "400", "--num-prompts", "4"],
+      /Warming shared prefix only/,
+      100,
+    );
+    expect(r.code).toBe(130);
+    expect(r.ms).toBeLessThan(BOUND_MS);
+  });
+
+  test("multiturn starting 200000 conversations (0.4 seeded every stream first: seconds deaf to a signal)", async () => {
+    const r = await interruptAt(
+      ["multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--settle", "0", "--num-clients", "200000", "--num-rounds", "1"].concat([
+        "--shared-system-tokens",
+        "16",
+        "--first-turn-tokens",
+        "16",
+        "--turn-tokens",
+        "16",
+        "--max-concurrency",
+        "4",
+      ]),
+      /Running 200000 conversations/,
+      100,
+    );
+    expect(r.code).toBe(130);
+    expect(r.ms).toBeLessThan(BOUND_MS);
   });
 });

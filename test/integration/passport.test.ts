@@ -5,13 +5,14 @@
  * presence; and a server that fails requests gives exit 3, not a passport.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions, type MockOptions } from "../../src/mock/options.ts";
 import { MOCK_VERSION } from "../../src/mock/info.ts";
-import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
+import { BINARY, LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
 import { readJsonl } from "../helpers/results.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-passport-"));
@@ -194,11 +195,13 @@ describe("a passport used: --passport FILE", () => {
     expect([p.engine, p.server_version]).toEqual(["sglang", MOCK_VERSION]);
     const cases: Array<[Record<string, unknown>, number, RegExp]> = [
       [{ server_version: "0.0.1-other" }, 2, /--passport .*: measured on server version 0\.0\.1-other, but the server is /],
+      // 0.4 let a passport that states no version through to any server.
+      [{ server_version: null }, 2, /--passport .*: measured on server version \(none stated\), but the server is 0\.5\.17-mock/],
       [{ engine: "llama.cpp" }, 2, /--passport .*: measured on llama\.cpp, but the server is sglang/],
       [{ base_url: "http://elsewhere:8000" }, 0, /--passport .*: measured at http:\/\/elsewhere:8000, used for /],
     ];
     for (const [over, code, message] of cases) {
-      const file = join(dir, `other-${Object.keys(over)[0]}.json`);
+      const file = join(dir, `other-${Object.keys(over)[0]}-${String(Object.values(over)[0])}.json`);
       await Bun.write(file, JSON.stringify({ ...p, ...over }));
       const before = mock.stats().generateRequests;
       const run = await runCli([
@@ -260,4 +263,119 @@ describe("a passport used: --passport FILE", () => {
     const none = await runCli(["run", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--working-set", "auto", "--pcts", "80", "--settle", "0"]);
     expect([none.code, none.stderr]).toEqual([2, expect.stringMatching(/--working-set auto: the server states no cache capacity/)]);
   }, 120_000);
+});
+
+describe("issue 37: a passport is checked before anything is sent, and answers the first signal", () => {
+  /** A well-formed passport of the mock (sglang personality, its version) to forge from. */
+  const sound = {
+    kind: "warmbench-passport",
+    version: 1,
+    warmbench_version: "0.4.0",
+    measured_at: "2026-01-01T00:00:00.000Z",
+    base_url: "http://127.0.0.1:1",
+    engine: "sglang",
+    server_version: MOCK_VERSION,
+    page_size_tokens: { value: 16, method: "m", uncertainty: "exact", why: null },
+    capacity_tokens: { value: 4000, method: "m", uncertainty: "-0/+16 tokens (one page)", why: null },
+  };
+
+  test("a forged passport (a page or capacity out of bounds or not an integer, an unknown version) is exit 2 naming the field", async () => {
+    const m = await startMockServer(mockOptions({ port: 0 }));
+    mocks.push(m);
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [
+        { page_size_tokens: { ...sound.page_size_tokens, value: 1e18 } },
+        /page_size_tokens\.value is 1000000000000000000, not an integer page size from 1 to 1000000/,
+      ],
+      [{ page_size_tokens: { ...sound.page_size_tokens, value: 0 } }, /page_size_tokens\.value is 0, not an integer page size/],
+      [{ page_size_tokens: { ...sound.page_size_tokens, value: -16 } }, /page_size_tokens\.value is -16,/],
+      [{ page_size_tokens: { ...sound.page_size_tokens, value: "16" } }, /page_size_tokens\.value is "16",/],
+      [{ page_size_tokens: { ...sound.page_size_tokens, value: 16.5 } }, /page_size_tokens\.value is 16\.5,/],
+      [{ capacity_tokens: { ...sound.capacity_tokens, value: -5 } }, /capacity_tokens\.value is -5, not a positive integer of tokens/],
+      [{ capacity_tokens: { ...sound.capacity_tokens, value: 1e300 } }, /capacity_tokens\.value is 1e\+300,/],
+      [{ capacity_tokens: 4000 }, /capacity_tokens is 4000, not a passport figure/],
+      [{ version: 2 }, /version is 2, not a passport version this warmbench reads \(1\)/],
+      [{ server_version: 7 }, /server_version is 7,/],
+      [{ engine: "" }, /engine is "", not an engine name/],
+    ];
+    for (const [over, message] of cases) {
+      const file = join(dir, `forged-${n++}.json`);
+      await Bun.write(file, JSON.stringify({ ...sound, ...over }));
+      const r = await runCli(["run", "--model", LLAMA2_TOKENIZER, "--base-url", m.url, "--passport", file, "--settle", "0"]);
+      expect([r.code, r.stderr], JSON.stringify(over)).toEqual([2, expect.stringMatching(new RegExp(`--passport ${file}: ${message.source}`))]);
+    }
+    // The sound one is taken (the run goes on to measure: exit 0).
+    const file = join(dir, `sound-${n++}.json`);
+    await Bun.write(file, JSON.stringify(sound));
+    expect(m.stats().generateRequests).toBe(0);
+    const ok = await runCli([
+      "run",
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      m.url,
+      "--passport",
+      file,
+      "--num-prompts",
+      "2",
+      "--total-tokens",
+      "64",
+      "--pcts",
+      "0",
+      "--output-len",
+      "2",
+      "--settle",
+      "0",
+      "--quiet",
+    ]);
+    expect(ok.code, ok.stderr).toBe(0);
+  }, 120_000);
+
+  test("--output-file that cannot be written (/dev/full, a read-only folder) is refused before any request", async () => {
+    const m = await startMockServer(mockOptions({ port: 0, pageSize: 16, cacheTokens: 2000 }));
+    mocks.push(m);
+    const ro = join(dir, "read-only");
+    mkdirSync(ro);
+    // A read-only filesystem: root writes anywhere a mode bit forbids, not there.
+    execFileSync("mount", ["-t", "tmpfs", "-o", "ro,size=16k", "tmpfs", ro]);
+    try {
+      for (const [file, message] of [
+        ["/dev/full", /--output-file: cannot write \/dev\/full: ENOSPC/],
+        [join(ro, "p.json"), /--output-file: directory .*read-only is not writable|--output-file: cannot write .*read-only\/p\.json: EROFS/],
+      ] as const) {
+        const r = await runCli(["passport", "--model", LLAMA2_TOKENIZER, "--base-url", m.url, "--output-file", file, "--quiet"]);
+        expect([r.code, r.stderr], file).toEqual([2, expect.stringMatching(message)]);
+      }
+    } finally {
+      execFileSync("umount", [ro]);
+    }
+    expect(m.stats().generateRequests).toBe(0);
+  });
+
+  test("SIGTERM during the capacity search: exit 130, what was measured said", async () => {
+    const m = await startMockServer(mockOptions({ port: 0, itlMs: 0, ttftBaseMs: 1, prefillUsPerToken: 1, pageSize: 16, cacheTokens: 400_000 }));
+    mocks.push(m);
+    const proc = Bun.spawn([BINARY, "passport", "--model", LLAMA2_TOKENIZER, "--base-url", m.url], { stdout: "pipe", stderr: "pipe" });
+    let stderr = "";
+    let signalled = false;
+    const decoder = new TextDecoder();
+    const reading = (async () => {
+      for await (const chunk of proc.stderr) {
+        stderr += decoder.decode(chunk, { stream: true });
+        if (stderr.includes("Searching the cache's capacity") && proc.signalCode === null && !signalled) {
+          signalled = true;
+          // A few trials in, not at its first request.
+          setTimeout(() => proc.kill("SIGTERM"), 300);
+        }
+      }
+    })();
+    const code = await proc.exited;
+    await reading;
+    expect(signalled, stderr).toBe(true);
+    expect(code, stderr).toBe(130);
+    expect(stderr).toContain("passport interrupted; measured before it: slots not measured");
+    expect(stderr).toContain("page size 16 (exact: the only page size every answer agrees with)");
+    expect(stderr).toMatch(/interrupted during the capacity search \(so far: the probe stayed whole up to \d+ tokens/);
+    expect(stderr).not.toContain("cancelled: cancelled");
+  }, 60_000);
 });

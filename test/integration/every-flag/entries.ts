@@ -131,7 +131,14 @@ function writePassport(dir: string, pageSize: number, capacityTokens: number): v
   const figure = (value: number) => ({ value, method: "test", uncertainty: "exact", why: null });
   writeFileSync(
     join(dir, "passport.json"),
-    JSON.stringify({ kind: "warmbench-passport", version: 1, page_size_tokens: figure(pageSize), capacity_tokens: figure(capacityTokens) }),
+    JSON.stringify({
+      kind: "warmbench-passport",
+      version: 1,
+      // The vLLM mock states no server version (warmbench reads none from it): neither does its passport.
+      server_version: null,
+      page_size_tokens: figure(pageSize),
+      capacity_tokens: figure(capacityTokens),
+    }),
   );
 }
 

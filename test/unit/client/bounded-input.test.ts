@@ -164,6 +164,29 @@ describe("the control answers' limit", () => {
   }, 60_000);
 });
 
+describe("the limits raised or lowered per run (StreamRequest.maxSseLineBytes, Control.maxBodyBytes)", () => {
+  test("a line limit of 1 MiB fails the endless line at 1 MiB, naming it", async () => {
+    const rec = await streamRequest({ ...request("/endless-line"), maxSseLineBytes: MIB });
+    expect([rec.failureKind, rec.failureMessage]).toEqual(["parse", "an SSE line longer than 1 MiB, the most warmbench reads of one line"]);
+    expect(served.get("/endless-line")!).toBeLessThan(MAX_SSE_LINE_BYTES);
+  }, 60_000);
+
+  test("a line limit past 16 MiB reads a line longer than the default", async () => {
+    const rec = await streamRequest({ ...request("/long-line"), maxSseLineBytes: MAX_SSE_LINE_BYTES + 64 });
+    // The line is read whole (it is no event warmbench knows, so the stream then ends without [DONE]).
+    expect(rec.failureMessage).not.toContain("an SSE line longer than");
+  }, 60_000);
+
+  test("a control limit of 1 MiB refuses /server_info at 1 MiB; one of 128 MiB takes a declared 64 MiB + 1 answer", async () => {
+    const err = await fetchServerInfo({ ...ctl(), maxBodyBytes: MIB }).catch((e: unknown) => e);
+    expect((err as Error).message).toContain("/server_info answered more than 1 MiB");
+    expect(served.get("/server_info")!).toBeLessThan(MAX_CONTROL_BODY_BYTES);
+    const big = { ...ctl(), maxBodyBytes: 128 * MIB };
+    const res = await controlFetch(big, "/declared", { timeoutMs: 30_000 });
+    expect((await controlText(big, res, "/declared")).length).toBe(MAX_CONTROL_BODY_BYTES + 1);
+  }, 60_000);
+});
+
 describe("credentials echoed back", () => {
   test("a 401 page that echoes the Authorization header keeps no token in the failure", async () => {
     const rec = await streamRequest(request("/echo-auth"));

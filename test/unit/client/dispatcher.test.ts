@@ -173,3 +173,28 @@ describe("dispatch stops", () => {
     expect(state.started).toEqual([]);
   });
 });
+
+describe("dispatch, a due time past setTimeout's range (issue 37)", () => {
+  test("a second arrival 1e15 ms away waits without Node's TimeoutOverflowWarning, and an interrupt ends it", async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => {
+      warnings.push(w.name);
+    };
+    process.on("warning", onWarning);
+    try {
+      const { state, start } = tracker(() => 1);
+      const controller = new AbortController();
+      const arrivals = [0, 1e15][Symbol.iterator]();
+      const run = dispatch({ ...base, count: 2, concurrency: 2, arrivalsMs: arrivals, start, signal: controller.signal });
+      await Bun.sleep(100);
+      // The far one has not fired early (an overflowing timer fires after 1 ms).
+      expect(state.started.map((s) => s.index)).toEqual([0]);
+      controller.abort();
+      expect(await run.done).toEqual([0, undefined]);
+      await Bun.sleep(10);
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+});

@@ -53,6 +53,14 @@ describe("resolvePlacement", () => {
     expect(() => resolvePlacement({ ...none, workers: 2, shard: "auto" }, {}, 8)).toThrow("--workers and --shard exclude each other");
   });
 
+  test("local workers are capped by the cores (4 a core) and by what the memory holds, saying what was asked", () => {
+    // 0.4 started 63 copies for --workers 64 on 2 cores.
+    expect(resolvePlacement({ ...none, workers: 64 }, {}, 2)).toEqual({ kind: "local", size: 8, cappedFrom: 64 });
+    expect(resolvePlacement({ ...none, workers: 64 }, {}, 2, 3)).toEqual({ kind: "local", size: 3, cappedFrom: 64 });
+    expect(resolvePlacement({ ...none, workers: 5 }, {}, 2, 100)).toEqual({ kind: "local", size: 5 });
+    expect(resolvePlacement({ ...none, workers: 4 }, {}, 2, 1)).toEqual({ kind: "single" });
+  });
+
   test("Slurm, one node: a unix socket keyed by job and step, and a token file rank 0 fills with a random token", () => {
     const p = resolvePlacement({ ...none, shard: "auto" }, slurm(), 8);
     expect(p).toMatchObject({ kind: "shard", rank: 2, size: 4, launcher: "slurm", nodes: ["wbnode1"], token: "" });

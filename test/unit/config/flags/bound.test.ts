@@ -144,8 +144,9 @@ describe("flags bound to their fields", () => {
       const view = commandBinding(decl, "run");
       if (view?.bind === undefined || typeof view.spec.default !== "number" || !(view.bind.field in none)) continue;
       const value = none[view.bind.field];
-      // Seconds shown, milliseconds kept (settle): the shown default is the value in the flag's unit.
-      expect([decl.name, decl.name === "settle" ? Number(value) / 1000 : Number(value)]).toEqual([decl.name, view.spec.default]);
+      // Seconds shown, milliseconds kept (settle); MiB shown, bytes kept (the *-mib limits): the shown default is the value in the flag's unit.
+      const shown = decl.name === "settle" ? Number(value) / 1000 : decl.name.endsWith("-mib") ? Number(value) / 2 ** 20 : Number(value);
+      expect([decl.name, shown]).toEqual([decl.name, view.spec.default]);
     }
     const given = parseBound("run", { seed: "7", settle: "0.5", "page-size": "16", quiet: true, "api-key": "k" }, {});
     expect(given).toMatchObject({ seed: 7n, settleMs: 500, pageSize: 16, quiet: true, apiKey: "k" });
