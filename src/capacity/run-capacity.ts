@@ -78,9 +78,14 @@ export async function runCapacity(opts: CapacityOptions, io: CapacityIo): Promis
     const began = Date.now();
     let index = 0;
     let seen: SweepLine | null = null;
+    // The last probe measured at each load: the one at the result's load lends the capacity line its evidence.
+    const atLoad = new Map<number, SweepLine>();
+    let last: SweepLine | null = null;
     const measured = async (load: Load): Promise<SweepLine> => {
       const line = await io.session.measure(probePlan(opts, { pct, load, probe: index++ }));
       seen ??= line;
+      last = line;
+      atLoad.set(load.value, line);
       io.probe(line);
       return line;
     };
@@ -94,7 +99,7 @@ export async function runCapacity(opts: CapacityOptions, io: CapacityIo): Promis
     );
     // The estimate is measured like a probe: it counts in the probes sent (and the time), not as a vote.
     const sent = { ...result, probesSent: index, wallS: (Date.now() - began) / 1000 };
-    const line = capacityLine(opts, pct, sent, runId, seen);
+    const line = capacityLine(opts, pct, sent, runId, seen, carrierProbe(result, atLoad, last));
     lines.push(line);
     io.capacity(line, sent);
     if (result.status === "interrupted") return { lines, interrupted: true };
@@ -117,8 +122,29 @@ async function estimate(opts: CapacityOptions, measured: (load: Load) => Promise
   return Math.min(hi, Math.max(lo, Number(start.toPrecision(3))));
 }
 
+/**
+ * The probe whose evidence the capacity rests on: the highest passing load's (found, at_max), the lowest failing
+ * load's (below_min: capacity 0 because it failed), else the last probe measured; null when none was.
+ */
+export function carrierProbe(r: Pick<SearchResult, "status" | "bracket">, atLoad: ReadonlyMap<number, SweepLine>, last: SweepLine | null): SweepLine | null {
+  const [lo, hi] = r.bracket;
+  const at = r.status === "below_min" ? hi : r.status === "found" || r.status === "at_max" ? lo : null;
+  return (at === null ? undefined : atLoad.get(at)) ?? last;
+}
+
+/**
+ * A rate the server carried: the offered rate counts only the requests that finished. A probe with failures passes
+ * only where a gate on failed allowed them, and a server that fails every 2nd request carries half what it was sent.
+ */
+export function carriedRate(offered: number | null, carrier: SweepLine | null): number | null {
+  if (offered === null || offered === 0 || carrier?.evidence === undefined) return offered;
+  const { sent, finished } = carrier.evidence.requests;
+  if (sent === 0 || finished >= sent) return offered;
+  return Number(((offered * finished) / sent).toPrecision(6));
+}
+
 /** One pct's capacity line. */
-function capacityLine(opts: CapacityOptions, pct: number, r: SearchResult, runId: string, probe: SweepLine | null): CapacityRecord {
+function capacityLine(opts: CapacityOptions, pct: number, r: SearchResult, runId: string, probe: SweepLine | null, carrier: SweepLine | null): CapacityRecord {
   const o = opts.run;
   const capacity = r.capacity;
   return buildLine("capacity", {
@@ -128,10 +154,11 @@ function capacityLine(opts: CapacityOptions, pct: number, r: SearchResult, runId
       shared_prefix_pct: pct,
       working_set: o.workingSets[0],
       search: opts.search,
-      capacity_request_rate: opts.search === "rate" ? capacity : null,
+      capacity_request_rate: opts.search === "rate" ? carriedRate(capacity, carrier) : null,
       capacity_concurrency: opts.search === "concurrency" ? capacity : null,
       capacity_bracket: r.bracket,
       binding_gate: r.bindingGate,
+      search_gates: (o.gates ?? []).map((g) => g.expr),
       capacity_status: r.status,
       capacity_reason: r.reason,
       probes_counted: r.probesCounted,
@@ -143,6 +170,7 @@ function capacityLine(opts: CapacityOptions, pct: number, r: SearchResult, runId
       total_tokens: o.totalTokens,
       output_len: o.outputLen,
       burstiness: opts.search === "rate" ? o.burstiness : null,
+      ...(carrier?.evidence === undefined ? {} : { evidence: carrier.evidence }),
       warmbench_version: probe?.warmbench_version ?? VERSION,
       started_at: probe?.started_at ?? new Date().toISOString(),
       model: o.model,

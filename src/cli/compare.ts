@@ -14,17 +14,19 @@ import { checkOutputWritable } from "../output/jsonl-file.ts";
 import { writeArtifact } from "../output/results-writer.ts";
 import { appendStepSummary } from "../output/step-summary.ts";
 import { outputFailures } from "../write-guard.ts";
-import { missingFindings, pairFindings, sameRunFindings } from "../compare/evidence.ts";
+import { capacityFailureFindings, missingFindings, pairFindings, sameRunFindings } from "../compare/evidence.ts";
 import { judgePair } from "../compare/judge.ts";
+import { judgeCostModel } from "../compare/cost-model.ts";
 import { combineLimits, parseLimits, parseOnly } from "../compare/limits.ts";
 import { metricsOf } from "../compare/metrics.ts";
 import { field, lastRunLines, olderLinesNote, type CompareLine } from "../compare/lines.ts";
 import { openHistory } from "../history/db.ts";
-import { resolveBaseline, setStatus, storedRun } from "../history/store.ts";
+import { bootstrapRun, resolveBaseline, setStatus, storedRun, type StoredRun } from "../history/store.ts";
 import { historyDbPath } from "./history-db.ts";
 import { describeDifference, pairLines } from "../compare/pairing.ts";
 import { noiseNote, pairRepeats, repeatsByLabel } from "../compare/repeats.ts";
 import {
+  boundedInterval,
   describeInconclusive,
   describeRegression,
   inconclusives,
@@ -41,13 +43,19 @@ const HISTORY_PREFIX = "history:";
  * `history:TAG` or `history:RUN_ID`. `candidate`: NEW's run when the history holds it pending, whose status this
  * compare decides.
  */
-function historyBaseline(raw: RawFlags, spec: string, next: CompareLine[]): { lines: CompareLine[]; name: string; candidate: string | null } {
+function historyBaseline(
+  raw: RawFlags,
+  spec: string,
+  next: CompareLine[],
+): { lines: CompareLine[]; name: string; candidate: string | null; bootstrap: StoredRun | null } {
   if (spec === "") throw new UsageError("compare: history: expects last-green, a tag or a run id (e.g. history:last-green)");
   const path = historyDbPath(raw);
   // Opened for writing (a pending candidate's verdict is recorded, a 0.3 history migrated), but never created here.
   if (!existsSync(path)) throw new UsageError(`--db ${path}: no history yet (warmbench history add FILES creates it)`);
   const db = openHistory(path, true);
   try {
+    const first = spec === "last-green" || spec === "last-accepted" ? bootstrapRun(db, next) : null;
+    if (first !== null) return { lines: [], name: path, candidate: null, bootstrap: first };
     const { run, lines } = resolveBaseline(db, spec, next, path);
     const name = `history:${spec} (run ${run.run_id}, ${run.started_at}${run.tag ? `, tag ${run.tag}` : ""})`;
     log.info(`compare: BASE is ${name} from ${path}`);
@@ -57,7 +65,7 @@ function historyBaseline(raw: RawFlags, spec: string, next: CompareLine[]): { li
     // Only a compare against the baseline of its time (last-green) decides whether a candidate becomes one.
     const newId = field(next[0]!, "run_id");
     const stored = typeof newId === "string" && (spec === "last-green" || spec === "last-accepted") ? storedRun(db, newId) : null;
-    return { lines, name, candidate: stored !== null && stored.status === "pending" ? stored.run_id : null };
+    return { lines, name, candidate: stored !== null && stored.status === "pending" ? stored.run_id : null, bootstrap: null };
   } finally {
     db.close();
   }
@@ -94,9 +102,11 @@ export async function compareCommand(raw: ParsedFlags): Promise<number> {
     lines: baseLines,
     name: baseName,
     candidate: historyRun,
+    bootstrap,
   } = baseFile.startsWith(HISTORY_PREFIX)
     ? historyBaseline(raw, baseFile.slice(HISTORY_PREFIX.length), nextLines)
-    : { lines: lastRunLines(baseFile, "BASE"), name: baseFile, candidate: null };
+    : { lines: lastRunLines(baseFile, "BASE"), name: baseFile, candidate: null, bootstrap: null };
+  if (bootstrap !== null) return bootstrapped(bootstrap, baseName, newFile, md);
   for (const note of [olderLinesNote(baseLines, "BASE", baseName), olderLinesNote(nextLines, "NEW", newFile)]) if (note !== null) log.warn(note);
   const pairing = pairLines(baseLines, nextLines);
   if (pairing.pairs.length === 0) {
@@ -123,14 +133,18 @@ export async function compareCommand(raw: ParsedFlags): Promise<number> {
   const named = new Set([...(given?.keys() ?? []), ...(only ?? [])]);
   const kinds = [...baseLines, ...nextLines];
   for (const name of named) {
-    if (!kinds.some((l) => metricsOf(l).some((m) => m.name === name))) {
+    // A key the lines' kind may carry but these lines do not (loss_* without replicas, fidelity_* without the check).
+    if (!kinds.some((l) => metricsOf(l).some((m) => m.name === name && m.value(l) !== undefined))) {
       throw new UsageError(
         `compare: ${name} is not a metric of these files' lines (${[...new Set(kinds.map((l) => ("type" in l && l.type === "capacity" ? "capacity" : "point")))].join(", ")} lines), so its limit would judge nothing`,
       );
     }
   }
   const judged = [...limits.keys()].map((name) => ({ name, named: named.has(name) }));
-  const rows = pairing.pairs.flatMap((p) => judgePair(p, limits, pairRepeats(p, baseRepeats, nextRepeats), only));
+  const rows = [
+    ...pairing.pairs.flatMap((p) => judgePair(p, limits, pairRepeats(p, baseRepeats, nextRepeats), only)),
+    ...judgeCostModel(baseLines, nextLines, limits, only),
+  ].map(boundedInterval);
   const withInterval = new Set(rows.filter((r) => r.ciPct != null).map((r) => r.label)).size;
   const comparison: Comparison = {
     baseFile: baseName,
@@ -141,10 +155,11 @@ export async function compareCommand(raw: ParsedFlags): Promise<number> {
     onlyInNew: pairing.onlyInNew,
     allowMissing,
     saturated: baseSaturated.length > 0 ? [`BASE at ${baseSaturated.join(", ")}`] : [],
-    noise: noiseNote(pairing.pairs.length, withInterval),
+    noise: noiseNote(pairing.pairs.length, withInterval, rows),
     findings: [
       ...sameRunFindings(baseLines, nextLines),
       ...(allowMissing ? [] : missingFindings(pairing.onlyInBase)),
+      ...pairing.pairs.flatMap(capacityFailureFindings),
       ...pairing.pairs.flatMap((p) =>
         pairFindings(
           p,
@@ -170,6 +185,23 @@ export async function compareCommand(raw: ParsedFlags): Promise<number> {
     return EXIT.outputFailed;
   }
   return code;
+}
+
+/**
+ * The first run of a workload in a history: accepted when it was added (its own evidence and gates held), it is the
+ * baseline, so there is nothing to judge it against: said on stdout (and in --md and the step summary), exit 0.
+ */
+function bootstrapped(run: StoredRun, dbPath: string, newFile: string, md: string | null): number {
+  const text = `compare: NEW ${newFile} (run ${run.run_id}) is the first accepted run of its workload in ${dbPath}: it bootstraps the baseline (${run.status_reason}); nothing to compare it against yet, so no regression.`;
+  write(`${text}\n`);
+  const markdown = `## warmbench compare\n\n**${text}**\n`;
+  const written = md === null || writeArtifact("--md", md, markdown);
+  appendStepSummary(markdown);
+  if (!written) {
+    log.error(`${outputFailures().join("; ")}: exit code ${EXIT.outputFailed}`);
+    return EXIT.outputFailed;
+  }
+  return EXIT.ok;
 }
 
 /** 7 on a regression or a failing check; else 8 when a verdict is inconclusive (unless accepted); else 0. */

@@ -40,6 +40,7 @@ export async function mergeCommand(raw: ParsedFlags): Promise<number> {
       const runs = readPointRuns(readResultsText(name, "merge"), name).map((run) => run.lines);
       return { name, runs, details: detailsOf(name, runs[0]?.[0]) };
     }),
+    { allowCopy: raw["allow-copy"] === true },
   );
   for (const line of lines) merged.line(line);
   if (outputFailures().length > 0) return EXIT.outputFailed;

@@ -33,6 +33,27 @@ function untrustworthy(pair: LinePair): string {
   return `NEW at ${pair.label} is untrustworthy: its client saturated${why ? ` (${why})` : ""}, so its latencies may be the client's own delay; rerun with more client headroom (--workers)`;
 }
 
+/**
+ * A capacity line carries no `failed`: what its search lost is in the evidence of the probe that set it. A NEW
+ * whose capacity rests on a probe that lost more requests than BASE's did fails as more_failures, as a point would.
+ */
+export function capacityFailureFindings(pair: LinePair): Finding[] {
+  if (field(pair.next, "type") !== "capacity") return [];
+  const lost = (l: CompareLine): { sent: number; lost: number } | null => {
+    const r = (field(l, "evidence") as { requests?: { sent: number; finished: number } } | undefined)?.requests;
+    return r === undefined ? null : { sent: r.sent, lost: r.sent - r.finished };
+  };
+  const [b, n] = [lost(pair.base), lost(pair.next)];
+  if (n === null || n.lost <= (b?.lost ?? 0)) return [];
+  return [
+    {
+      label: pair.label,
+      kind: "more_failures",
+      text: `${pair.label}: more_failures: the probe that set NEW's capacity lost ${n.lost} of ${n.sent} requests (BASE's ${b === null ? "n/a" : `${b.lost} of ${b.sent}`}; any increase fails)`,
+    },
+  ];
+}
+
 /** Lines of BASE with no partner in NEW: each a finding unless --allow-missing accepts them. */
 export const missingFindings = (onlyInBase: readonly string[]): Finding[] =>
   onlyInBase.map((label) => ({

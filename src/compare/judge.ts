@@ -4,12 +4,16 @@ import type { Limits } from "./limits.ts";
 import type { LinePair } from "./pairing.ts";
 import { field, type CompareLine } from "./lines.ts";
 import { mean, welchInterval } from "../metrics/intervals.ts";
+import { withinRunChangePct } from "./within-run.ts";
 
 /**
  * "untrustworthy": NEW's client saturated, so its numbers may be the client's own delay, not the server's.
  * "inconclusive": with repeats on both sides, the difference's 95 % interval straddles the limit.
+ * "noisy": without repeats, the change is past the limit but the run's own 95 % interval (a bootstrap over its
+ * requests, within-run.ts) reaches below it: one run cannot tell it from noise. Not a failure (a gate that fails on
+ * noise is switched off); --repeat N decides.
  */
-type Verdict = "REGRESSED" | "ok" | "better" | "worse" | "same" | "n/a" | "untrustworthy" | "inconclusive";
+export type Verdict = "REGRESSED" | "ok" | "better" | "worse" | "same" | "n/a" | "untrustworthy" | "inconclusive" | "noisy";
 
 export interface DeltaRow {
   /** The sweep line's pct; null for a round line. */
@@ -31,7 +35,10 @@ export interface DeltaRow {
   verdict: Verdict;
   /** The pair was compared although its workloads differ (--force). */
   forced: boolean;
-  /** With repeats on both sides: the 95 % Welch interval of Δ%, and the repeats per side (base and next are means). */
+  /**
+   * The 95 % interval of Δ%: with repeats on both sides Welch's over them, and the repeats per side (base and next are
+   * means); without, the run's own (a bootstrap over each line's requests; no repeats).
+   */
   ciPct?: [number, number] | null;
   repeats?: [number, number];
 }
@@ -51,12 +58,35 @@ const values = (m: CompareMetric, lines: readonly CompareLine[]): number[] => li
  * The verdict from the 95 % interval of Δ% (`regLo`..`regHi`, worse positive): REGRESSED only when the whole interval
  * lies past the limit, inconclusive when it straddles it; without a limit, worse or better only when it excludes 0.
  */
-function intervalVerdict(regLo: number, regHi: number, limitPct: number | null): Verdict {
+export function intervalVerdict(regLo: number, regHi: number, limitPct: number | null): Verdict {
   if (limitPct !== null && regLo > limitPct) return "REGRESSED";
   if (limitPct !== null && regHi > limitPct) return "inconclusive";
   if (regHi < 0) return "better";
   return limitPct === null && regLo > 0 ? "worse" : "same";
 }
+
+/**
+ * The verdict of single values: worse, better or same, and against a limit REGRESSED past it, ok within it (`worsePct`:
+ * the change in the bad direction, percent).
+ */
+export function pointVerdict(better: CompareMetric["better"], delta: number, worsePct: number, limitPct: number | null): Verdict {
+  const newIsBetter = better === "lower" ? delta < 0 : delta > 0;
+  const verdict: Verdict = delta === 0 ? "same" : newIsBetter ? "better" : "worse";
+  if (limitPct === null) return verdict;
+  return worsePct > limitPct ? "REGRESSED" : verdict === "worse" ? "ok" : verdict;
+}
+
+/**
+ * A single run's verdict with its own interval (`regLo`: its low end, worse positive): a change past the limit is
+ * REGRESSED only when the whole interval lies past it too, else "noisy" (one run cannot confirm it); every other
+ * verdict is the single values' (an interval only ever withdraws a failure the run's noise could have made).
+ */
+export const withinRunVerdict = (point: Verdict, regLo: number, limitPct: number | null): Verdict =>
+  point === "REGRESSED" && limitPct !== null && !(regLo > limitPct) ? "noisy" : point;
+
+/** The interval in the metric's bad direction (worse positive). */
+export const regressionInterval = (better: CompareMetric["better"], ciPct: [number, number]): [number, number] =>
+  better === "lower" ? ciPct : [-ciPct[1], -ciPct[0]];
 
 /** `only`: judge and show just these metrics (--only); null: every shown one and every limited one. */
 export function judgePair(pair: LinePair, limits: Limits, repeats?: PairRepeats, only: readonly string[] | null = null): DeltaRow[] {
@@ -64,6 +94,8 @@ export function judgePair(pair: LinePair, limits: Limits, repeats?: PairRepeats,
   const rows: DeltaRow[] = [];
   // The metrics of the pair's kind of line: a capacity line is judged on its capacity, a point on its latencies.
   for (const m of metricsOf(pair.base)) {
+    // A number of the whole run (the TTFT model) is judged once per pair of runs (cost-model.ts).
+    if (m.scope === "run") continue;
     const limitPct = limits.get(m.name) ?? null;
     if (only !== null ? !only.includes(m.name) : !m.shown && limitPct === null) continue;
     const a = m.read(pair.base);
@@ -78,19 +110,20 @@ export function judgePair(pair: LinePair, limits: Limits, repeats?: PairRepeats,
     // The interval of the difference in percent of BASE's mean (its own noise is already in the interval's width).
     const ciPct: [number, number] | null =
       noise !== null && noise.meanBase !== 0 ? [(noise.lo / Math.abs(noise.meanBase)) * 100, (noise.hi / Math.abs(noise.meanBase)) * 100] : null;
+    // Without repeats, the run's own noise: each line's per-request samples.
+    const withinRun = reps === null ? withinRunChangePct(m, pair.label, pair.base, pair.next) : null;
     let betterSide: DeltaRow["betterSide"] = null;
     let verdict: Verdict = "n/a";
     if (delta !== null) {
       const newIsBetter = m.better === "lower" ? delta < 0 : delta > 0;
       betterSide = delta === 0 ? "=" : newIsBetter ? "new" : "base";
-      verdict = delta === 0 ? "same" : newIsBetter ? "better" : "worse";
       // A limit judges the relative change; from a base of 0 any worsening is unbounded.
       const worsePct = deltaPct === null ? (newIsBetter || delta === 0 ? 0 : Infinity) : regressionPct(m.better, deltaPct);
-      if (limitPct !== null) verdict = worsePct > limitPct ? "REGRESSED" : verdict === "worse" ? "ok" : verdict;
+      verdict = pointVerdict(m.better, delta, worsePct, limitPct);
       if (ciPct !== null) {
-        const [lo, hi] = m.better === "lower" ? ciPct : [-ciPct[1], -ciPct[0]];
+        const [lo, hi] = regressionInterval(m.better, ciPct);
         verdict = intervalVerdict(lo, hi, limitPct);
-      }
+      } else if (withinRun !== null) verdict = withinRunVerdict(verdict, regressionInterval(m.better, withinRun)[0], limitPct);
       // Neither slower nor faster: a saturated client measured itself (evidence.ts fails the line for it).
       if (untrustworthy) verdict = "untrustworthy";
     }
@@ -109,6 +142,8 @@ export function judgePair(pair: LinePair, limits: Limits, repeats?: PairRepeats,
       verdict,
       forced: pair.differences.length > 0,
       ...(reps ? { ciPct, repeats: [reps.base.length, reps.next.length] as [number, number] } : {}),
+      // The table keeps its columns for single runs (no "95% CI", "n"): the noise note gives a noisy row's interval.
+      ...(withinRun !== null ? { ciPct: withinRun } : {}),
     });
   }
   return rows;

@@ -43,8 +43,18 @@ export const ROUND_SHAPE = [
   "seed",
 ] as const;
 
-/** What two capacity searches must share to be compared (their lines carry no fingerprint: their probes do). */
-const CAPACITY_SHAPE = ["search", "backend", "model", "total_tokens", "output_len", "working_set", "burstiness", "seed"] as const;
+/**
+ * What two capacity searches must share to be compared (their lines carry no fingerprint: their probes do): the
+ * workload, and the gates that define the capacity (a search at p99 TTFT <= 190 ms and one that also allows failures
+ * measured two different things).
+ */
+const CAPACITY_SHAPE = ["search", "backend", "model", "total_tokens", "output_len", "working_set", "burstiness", "seed", "search_gates"] as const;
+
+/** A shape field as compared: gates as a set (their order is how they were written, not what they judge). */
+function shapeValue(l: CompareLine, key: string): unknown {
+  const v = field(l, key);
+  return Array.isArray(v) ? JSON.stringify([...v].map(String).sort()) : v;
+}
 
 /** The shape fields of the kinds of line that carry no workload fingerprint. */
 const SHAPES: Partial<Record<LineKind, readonly string[]>> = { round: ROUND_SHAPE, capacity: CAPACITY_SHAPE };
@@ -82,7 +92,7 @@ function fingerprintDifferences(base: CompareLine, next: CompareLine): string[] 
   if (a && b) return [...FINGERPRINT_FIELDS.filter((f) => a[f] !== b[f]), ...routingDifferences(base, next)];
   const shape = SHAPES[lineKindOf(base)];
   if (!a && !b && shape !== undefined && lineKindOf(next) === lineKindOf(base)) {
-    return [...shape.filter((k) => field(base, k) !== field(next, k)), ...routingDifferences(base, next)];
+    return [...shape.filter((k) => shapeValue(base, k) !== shapeValue(next, k)), ...routingDifferences(base, next)];
   }
   return ["workload"];
 }
@@ -124,8 +134,12 @@ export function describeDifference(pair: LinePair): string {
   const show = (l: CompareLine) => {
     const w = field(l, "workload") as Record<string, unknown> | undefined;
     const v = first in ROUTING_FIELDS ? ROUTING_FIELDS[first as keyof typeof ROUTING_FIELDS](l) : w ? w[first] : field(l, first);
-    const text = typeof v === "string" ? v : JSON.stringify(v);
-    return text.length > 16 ? `${text.slice(0, 12)}…` : text;
+    const text = typeof v === "string" ? v : v === undefined ? "absent" : JSON.stringify(v);
+    // Gates are shown whole: they are what a reader must see differ.
+    return text.length > 16 && !Array.isArray(v) ? `${text.slice(0, 12)}…` : text;
   };
+  if (first === "search_gates") {
+    return `${pair.label}: the capacity searches were judged by different gates, so their capacities hold at different SLOs (base ${show(pair.base)}, new ${show(pair.next)})${rest.length ? `; also ${rest.join(", ")}` : ""}`;
+  }
   return `${pair.label}: the workloads differ in ${first} (base ${show(pair.base)}, new ${show(pair.next)})${rest.length ? `; also ${rest.join(", ")}` : ""}`;
 }

@@ -64,6 +64,16 @@ function tableOf(c: Comparison): { columns: string[]; rows: string[][] } {
   return { columns: cols, rows: c.rows.map((r) => cells(r, intervals)) };
 }
 
+/**
+ * A metric of a line is a quantity that cannot be negative (a latency, a rate, a count), so it cannot fall by more
+ * than 100 %: a symmetric interval's low end past that ("-186.7 %..+80.9 %") is cut at -100 %. The TTFT model's
+ * terms are fitted, and a fitted overhead may be negative: left as they are.
+ */
+export function boundedInterval(row: DeltaRow): DeltaRow {
+  if (row.ciPct == null || row.ciPct[0] >= -100 || row.metric.startsWith("ttft_model_")) return row;
+  return { ...row, ciPct: [-100, Math.max(-100, row.ciPct[1])] };
+}
+
 export const inconclusives = (c: Comparison): DeltaRow[] => c.rows.filter((r) => r.verdict === "inconclusive");
 
 /** "p99_ttft_ms at 50%: +4.0% (95% CI -1.0%..+9.0%, limit 5%)". */

@@ -1,6 +1,8 @@
 /**
  * One convention for a relative value in every command: a percent with its sign (`5%`), as --max-regress writes its
- * limits. A bare number is refused (is 10 ten percent, or ten times?), except 0, which is the same either way.
+ * limits and a gate on a share may (`observed_hit_ratio>=45%`, or as the fraction the key holds, 0.45). A bare
+ * number is refused where it could be read two ways (is 10 ten percent, or ten times?), except 0, which is the same
+ * either way.
  */
 import { UsageError } from "../errors.ts";
 

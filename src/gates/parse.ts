@@ -10,6 +10,7 @@ import type { Axis, LineAxes } from "../schema/axes.ts";
 import { GATE_OPS, type Gate, type GateOp, type ScopeClause } from "../schema/gate.ts";
 import { isGateMetric } from "./metrics.ts";
 import { canonicalMetricName } from "../schema/metric-name.ts";
+import { KEYS } from "../schema/key-table.ts";
 
 /** The names a scope may use for each axis. */
 const AXIS_NAMES: Record<string, Axis> = {
@@ -24,7 +25,7 @@ const AXIS_NAMES: Record<string, Axis> = {
 const NUMBER = String.raw`[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?`;
 const OP = "<=|>=|==|!=|=|<|>";
 const SCOPE = `@([a-z_]+)(${OP})(${NUMBER}|inf)`;
-const GATE_RE = new RegExp(`^([a-z0-9_]+)(${OP})(${NUMBER})((?:${SCOPE})*)$`);
+const GATE_RE = new RegExp(`^([a-z0-9_]+)(${OP})(${NUMBER})(%?)((?:${SCOPE})*)$`);
 const SCOPE_RE = new RegExp(SCOPE, "g");
 
 /** `=` reads as `==` (`@pct=50`). */
@@ -53,7 +54,7 @@ export function parseGate(text: string, source = "--gate"): Gate {
         "e.g. p99_ttft_ms<=800 or output_throughput>=1500@pct>=90",
     );
   }
-  const [, written, op, value, scopeText] = m as unknown as [string, string, string, string, string];
+  const [, written, op, digits, percent, scopeText] = m as unknown as [string, string, string, string, string, string];
   const metric = canonicalMetricName(written, isGateMetric);
   if (!isGateMetric(metric)) {
     throw new UsageError(
@@ -61,7 +62,32 @@ export function parseGate(text: string, source = "--gate"): Gate {
     );
   }
   if (op === "=") throw new UsageError(`${where}: use == to compare a metric (= is only for a @ scope)`);
-  return { expr, metric, op: normalizeOp(op), value: Number(value), scope: parseScope(scopeText, where), source: `${source} "${expr}"` };
+  const value = ratioValue(metric, Number(digits), percent === "%", where);
+  return { expr, metric, op: normalizeOp(op), value, scope: parseScope(scopeText, where), source: `${source} "${expr}"` };
+}
+
+/** Ratio keys that are a share, within [0, 1] (routing_imbalance is a ratio too, but 1 and above). */
+const SHARE = /_hit_(ratio|rate)$|^loss_[a-z]+_ratio$/;
+
+/**
+ * A gate's value is in its key's unit. A relative value takes its percent sign as in every flag (`45%`), and a share
+ * may be written either way, as a fraction (`0.45`) or a percent (`45%`); a share outside [0, 1] is refused, since
+ * the gate could never pass (`observed_hit_ratio>=45`) or never fail.
+ */
+function ratioValue(metric: string, n: number, percent: boolean, where: string): number {
+  const unit = (KEYS as Record<string, { unit: string | null } | undefined>)[metric]?.unit ?? null;
+  if (percent && unit !== "ratio") {
+    throw new UsageError(`${where}: ${metric} is in ${unit ?? "no unit"}, not a ratio: write its value without a percent sign`);
+  }
+  const v = percent ? n / 100 : n;
+  if (SHARE.test(metric) && (v < 0 || v > 1)) {
+    const as = percent ? `${n}%` : String(n);
+    const hint = !percent && n > 1 && n <= 100 ? ` (${n}% is ${n / 100})` : "";
+    throw new UsageError(
+      `${where}: ${metric} is a share in [0, 1] (0% to 100%), so ${as} can never be its value${hint}: write a fraction or a percent, e.g. 0.45 or 45%`,
+    );
+  }
+  return v;
 }
 
 /** The gates of --gate (newline-joined when repeated) and of --gates-file. */

@@ -107,10 +107,42 @@ function checkOrCreate(db: Database, path: string, write: boolean): void {
     throw new UsageError(`--db ${path}: written by a newer warmbench (schema ${version}; this one knows up to ${SCHEMA_VERSION}); refused, left untouched`);
   }
   if (version < 1) throw new UsageError(`--db ${path}: a warmbench history without a schema version; left untouched`);
+  checkTables(db, path, version);
   if (version === 1) {
     if (!write) throw new UsageError(`--db ${path}: a 0.3 history (schema 1); any command that writes it (history add, compare history:...) migrates it first`);
     db.exec(MIGRATE_V1_TO_V2);
     db.run(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+  }
+}
+
+/** The columns every query reads, per table, and the schema version that added each. */
+const COLUMNS: Record<string, readonly (readonly [string, number])[]> = {
+  runs: [
+    ["run_id", 1],
+    ["fingerprint", 1],
+    ["started_at", 1],
+    ["status", 2],
+    ["status_reason", 2],
+  ],
+  lines: [
+    ["run_id", 1],
+    ["seq", 1],
+    ["line", 1],
+  ],
+};
+
+/**
+ * A history whose tables were dropped or altered by hand (or by another tool) would fail in the middle of a query
+ * with SQLite's words; it is refused up front, naming what is missing, and left untouched.
+ */
+function checkTables(db: Database, path: string, version: number): void {
+  for (const [table, columns] of Object.entries(COLUMNS)) {
+    const have = new Set((db.query(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name));
+    if (have.size === 0) throw new UsageError(`--db ${path}: a damaged warmbench history: its table ${table} is missing; left untouched`);
+    const missing = columns.filter(([name, since]) => since <= version && !have.has(name)).map(([name]) => name);
+    if (missing.length > 0) {
+      throw new UsageError(`--db ${path}: a damaged warmbench history: table ${table} lacks column(s) ${missing.join(", ")}; left untouched`);
+    }
   }
 }
 

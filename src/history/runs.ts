@@ -97,7 +97,32 @@ function rejection(lines: readonly CompareLine[], gatesFailed: number): string |
     const [p] = judgeEvidence("history_baseline", l);
     if (p !== undefined) return `${labelOf(l)}: ${p.text}`;
   }
+  const partial = missingLines(lines);
+  if (partial !== null) return partial;
   return gatesFailed > 0 ? `${gatesFailed} gate verdict(s) failed` : null;
+}
+
+const count = (v: unknown): number | null => (Array.isArray(v) ? v.length : null);
+
+/**
+ * A sweep run that stopped between lines (a SIGINT, a killed job) leaves whole lines that each look complete: what
+ * tells it is the run's own plan in its first line (pcts x working sets x rates x repeats). Null: every planned line
+ * is there, or the run states no plan to hold it to (a round run, a merge, a replay's windows, the script's files).
+ */
+function missingLines(lines: readonly CompareLine[]): string | null {
+  const options = (field(lines[0]!, "run") as { options?: Record<string, unknown> } | undefined)?.options;
+  if (options === undefined || lines.some((l) => isRoundAxes(axesOf(l)) || field(l, "window") !== undefined || field(l, "probe") !== undefined)) return null;
+  const [pcts, sets, rates] = [count(options.pcts), count(options.working_sets), count(options.request_rates)];
+  if (pcts === null || sets === null || rates === null) return null;
+  // --repeat-until-cv stops a cell's repeats early on purpose: then only each cell's first line is planned for sure.
+  const untilCv = typeof options.repeat_until_cv === "number";
+  const repeats = typeof options.repeat === "number" && options.repeat > 1 && !untilCv ? options.repeat : 1;
+  const cells = pcts * sets * rates;
+  const planned = cells * repeats;
+  const seen = new Set(lines.map(labelOf)).size;
+  if (lines.length >= planned && seen >= cells) return null;
+  const have = repeats > 1 ? lines.length : seen;
+  return `partial: ${have} of the ${planned} planned lines (${pcts} pct x ${sets} working set x ${rates} rate${repeats > 1 ? ` x ${repeats} repeats` : ""}) are in the file: the run stopped early`;
 }
 
 /** The value of a key metric (or any numeric key) of a line, as compare reads it; null when absent. */

@@ -115,6 +115,22 @@ export function runLines(db: Database, runId: string): CompareLine[] {
   return rows.map((r) => parseJsonlLine(r.line) as CompareLine);
 }
 
+/**
+ * NEW itself when the history holds it as the only accepted run of its workload: the first run of a workload
+ * bootstraps the baseline, so `compare history:last-green` of it has nothing to judge it against and says so
+ * (exit 0) instead of failing the first CI job of a new database. Null otherwise.
+ */
+export function bootstrapRun(db: Database, next: readonly CompareLine[]): StoredRun | null {
+  const newId = field(next[0]!, "run_id");
+  if (typeof newId !== "string") return null;
+  const run = storedRun(db, newId);
+  if (run === null || run.status !== "accepted") return null;
+  const others = db.query("SELECT count(*) AS n FROM runs WHERE fingerprint = ? AND status = 'accepted' AND run_id != ?").get(run.fingerprint, newId) as {
+    n: number;
+  };
+  return others.n === 0 && run.fingerprint === runFingerprint(next) ? run : null;
+}
+
 /** The run a baseline spec names, or a UsageError saying why none is there. */
 function pickRun(db: Database, spec: string, newest: string, fingerprint: string, newRunId: string | null): StoredRun {
   const others = (rows: StoredRun[]) => rows.filter((r) => r.run_id !== newRunId);

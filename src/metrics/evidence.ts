@@ -64,7 +64,10 @@ function load(input: EvidenceInput): LineEvidence["load"] {
     }
     const intendedSpanMs = lastIntended - firstIntended;
     const sentSpanMs = lastStart - firstIntended;
-    const achieved = records.length > 1 && lastStart > firstStart ? (records.length - 1) / ((lastStart - firstStart) / 1000) : null;
+    // Carried load is successful load: the send rate scaled by the share of the sends that finished (a server
+    // failing every other request carries half what was sent).
+    const ok = records.reduce((n, r) => n + (r.ok ? 1 : 0), 0);
+    const achieved = records.length > 1 && lastStart > firstStart ? (((records.length - 1) / ((lastStart - firstStart) / 1000)) * ok) / records.length : null;
     const sustained = !input.judgeLoad || records.length === 0 ? null : sentSpanMs <= intendedSpanMs + Math.max(intendedSpanMs * LOAD_TOLERANCE, LOAD_SLACK_MS);
     return {
       offered_request_rate: input.offeredRequestRate,

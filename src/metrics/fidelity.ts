@@ -53,10 +53,11 @@ export function compareAnswers(cold: GreedyAnswer, warm: GreedyAnswer, tieNats: 
 /** The fidelity keys of a line (key table), from its comparisons and the samples whose cache state was not proven. */
 export interface FidelityGroup {
   fidelity_checked: number;
-  fidelity_identical: number;
-  fidelity_near_tie: number;
-  fidelity_diverged: number;
-  fidelity_unclassified: number;
+  /** Counts of compared answers: null when none was compared (0 would claim a check that never looked). */
+  fidelity_identical: number | null;
+  fidelity_near_tie: number | null;
+  fidelity_diverged: number | null;
+  fidelity_unclassified: number | null;
   fidelity_unproven: number;
   fidelity_first_divergence: number[];
   fidelity_max_gap_nats: number | null;
@@ -64,7 +65,7 @@ export interface FidelityGroup {
 }
 
 export function fidelityGroup(comparisons: readonly FidelityComparison[], unproven: readonly string[]): FidelityGroup {
-  const count = (v: FidelityVerdict) => comparisons.filter((c) => c.verdict === v).length;
+  const count = (v: FidelityVerdict) => (comparisons.length === 0 ? null : comparisons.filter((c) => c.verdict === v).length);
   const gaps = comparisons.flatMap((c) => (c.gapNats === null ? [] : [c.gapNats]));
   const why = [...new Set(comparisons.flatMap((c) => (c.why === null ? [] : [c.why])))];
   const notes = [...why, ...(unproven.length > 0 ? [`${unproven.length} sample(s) not counted: ${[...new Set(unproven)].join("; ")}`] : [])];

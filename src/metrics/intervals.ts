@@ -1,7 +1,9 @@
 /**
- * Confidence intervals over repeats (`run --repeat N`), pure statistics: a line's mean with its t interval and
+ * Confidence intervals, pure statistics. Over repeats (`run --repeat N`): a line's mean with its t interval and
  * coefficient of variation (the console, gates judged on the mean, --repeat-until-cv), and the 95 % interval of a
- * difference of means (compare): Welch's t interval. Welch rather than a
+ * difference of means (compare): Welch's t interval. Within one run (compare without repeats): a seeded percentile
+ * bootstrap of a statistic's relative change over each side's samples, and the standard errors of a least-squares
+ * line from its sufficient statistics (the TTFT model). Over repeats, Welch rather than a
  * bootstrap because a release pipeline has 2-5 repeats per side, where a bootstrap over repeats has only a few
  * distinct resamples and its percentile interval is too narrow; Welch rather than Student's pooled t because the two
  * sides need not share a variance (a regression often widens the spread too). It assumes each side's repeat values
@@ -118,4 +120,131 @@ export function meanInterval(xs: readonly number[], level = 0.95): { mean: numbe
   if (xs.length < 2) return { mean: m, half: NaN, cv: NaN };
   const sd = Math.sqrt(sampleVariance(xs));
   return { mean: m, half: studentTQuantile(1 - (1 - level) / 2, xs.length - 1) * (sd / Math.sqrt(xs.length)), cv: m === 0 ? NaN : sd / m };
+}
+
+/**
+ * A seeded uniform generator on [0, 1) (mulberry32): a bootstrap drawn from it gives the same interval for the same
+ * files on every machine and every run, so a verdict never flips on the draw.
+ */
+function seededUniform(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** What a bootstrap computes of each resample: the mean, or a percentile (0-100) as numpy's linear interpolation. */
+export type SampleStatistic = { kind: "mean" } | { kind: "percentile"; percentile: number };
+
+/**
+ * The statistic of a resample given as `counts[i]` draws of `sorted[i]` (ascending): no copy and no sort per
+ * resample, one pass over the counts.
+ */
+function statisticOfCounts(sorted: Float64Array, counts: Uint32Array, n: number, stat: SampleStatistic): number {
+  if (stat.kind === "mean") {
+    let sum = 0;
+    for (let i = 0; i < sorted.length; i++) if (counts[i]! > 0) sum += counts[i]! * sorted[i]!;
+    return sum / n;
+  }
+  const rank = (stat.percentile / 100) * (n - 1);
+  const lo = Math.floor(rank);
+  const frac = rank - lo;
+  // The resample's order statistics at positions lo and lo + 1: the first value whose running count passes each.
+  let seen = 0;
+  let atLo = Number.NaN;
+  for (let i = 0; i < sorted.length; i++) {
+    seen += counts[i]!;
+    if (Number.isNaN(atLo) && seen > lo) {
+      atLo = sorted[i]!;
+      if (frac === 0) return atLo;
+    }
+    if (!Number.isNaN(atLo) && seen > lo + 1) return atLo + frac * (sorted[i]! - atLo);
+  }
+  return atLo;
+}
+
+/** One resample of `sorted` (n draws with replacement) as counts per position. */
+function resampleCounts(sorted: Float64Array, counts: Uint32Array, uniform: () => number): void {
+  counts.fill(0);
+  const n = sorted.length;
+  for (let j = 0; j < n; j++) counts[Math.floor(uniform() * n)]! += 1;
+}
+
+/** Draws per bootstrap: 1000, fewer for very large samples so one line costs at most a few million draws. */
+const bootstrapResamples = (n: number): number => Math.min(1000, Math.max(200, Math.floor(4_000_000 / Math.max(1, n))));
+
+/**
+ * The `level` percentile-bootstrap interval of the relative change (next - base) / |base| x 100 of a statistic, each
+ * side resampled on its own (the two runs are independent), from a fixed `seed`. Null when a side has fewer than 2
+ * samples, or when BASE's statistic is 0 in a resample (no relative change from 0).
+ */
+export function bootstrapChangePct(base: Float64Array, next: Float64Array, stat: SampleStatistic, seed: number, level = 0.95): [number, number] | null {
+  if (base.length < 2 || next.length < 2) return null;
+  const uniform = seededUniform(seed);
+  const reps = bootstrapResamples(Math.max(base.length, next.length));
+  const countsBase = new Uint32Array(base.length);
+  const countsNext = new Uint32Array(next.length);
+  const changes = new Float64Array(reps);
+  for (let r = 0; r < reps; r++) {
+    resampleCounts(base, countsBase, uniform);
+    resampleCounts(next, countsNext, uniform);
+    const b = statisticOfCounts(base, countsBase, base.length, stat);
+    const x = statisticOfCounts(next, countsNext, next.length, stat);
+    if (!(b !== 0 && Number.isFinite(b) && Number.isFinite(x))) return null;
+    changes[r] = ((x - b) / Math.abs(b)) * 100;
+  }
+  changes.sort();
+  const at = (q: number) => changes[Math.min(reps - 1, Math.max(0, Math.round(q * (reps - 1))))]!;
+  return [at((1 - level) / 2), at(1 - (1 - level) / 2)];
+}
+
+/** The fit's slope and intercept with their standard errors and the residual degrees of freedom. */
+export interface LineFitErrors {
+  slope: number;
+  intercept: number;
+  slopeSe: number;
+  interceptSe: number;
+  df: number;
+}
+
+/**
+ * Ordinary least squares standard errors from sufficient statistics (n, means, centred second moments): s² = SSE /
+ * (n - 2), se(slope) = s / √Sxx, se(intercept) = s √(1/n + x̄²/Sxx). Null with fewer than 3 points or no spread in x.
+ */
+export function lineFitErrors(m: { n: number; meanX: number; meanY: number; m2X: number; m2Y: number; cXY: number }): LineFitErrors | null {
+  if (m.n < 3 || !(m.m2X > 0)) return null;
+  const slope = m.cXY / m.m2X;
+  const intercept = m.meanY - slope * m.meanX;
+  const sse = Math.max(0, m.m2Y - (m.cXY * m.cXY) / m.m2X);
+  const s2 = sse / (m.n - 2);
+  return {
+    slope,
+    intercept,
+    slopeSe: Math.sqrt(s2 / m.m2X),
+    interceptSe: Math.sqrt(s2 * (1 / m.n + (m.meanX * m.meanX) / m.m2X)),
+    df: m.n - 2,
+  };
+}
+
+/**
+ * The `level` interval of b - a for two independent estimates with standard errors and degrees of freedom
+ * (Welch-Satterthwaite for the combined df): the point itself when neither has an error.
+ */
+export function estimateDiffInterval(
+  a: { value: number; se: number; df: number },
+  b: { value: number; se: number; df: number },
+  level = 0.95,
+): { lo: number; hi: number } {
+  const diff = b.value - a.value;
+  const qa = a.se * a.se;
+  const qb = b.se * b.se;
+  const se = Math.sqrt(qa + qb);
+  if (se === 0) return { lo: diff, hi: diff };
+  const df = (qa + qb) ** 2 / ((qa > 0 ? qa ** 2 / a.df : 0) + (qb > 0 ? qb ** 2 / b.df : 0));
+  const t = studentTQuantile(1 - (1 - level) / 2, df);
+  return { lo: diff - t * se, hi: diff + t * se };
 }

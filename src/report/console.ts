@@ -209,7 +209,7 @@ function fidelityLines(r: StoredSweepLine): string[] {
     row("Answers compared (warm vs cold):", String(r.fidelity_checked)),
     row(
       "Identical / near tie / diverged:",
-      `${r.fidelity_identical} / ${r.fidelity_near_tie} / ${r.fidelity_diverged}${(r.fidelity_diverged ?? 0) > 0 ? "  DIVERGED: suspect wrong KV" : ""}`,
+      `${r.fidelity_identical ?? "n/a"} / ${r.fidelity_near_tie ?? "n/a"} / ${r.fidelity_diverged ?? "n/a"}${(r.fidelity_diverged ?? 0) > 0 ? "  DIVERGED: suspect wrong KV" : ""}`,
     ),
   ];
   if ((r.fidelity_unclassified ?? 0) > 0) lines.push(row("Unclassified (no log-probabilities):", String(r.fidelity_unclassified)));

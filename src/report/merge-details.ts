@@ -15,6 +15,8 @@ export interface DetailSample {
   itlMs: number[];
   /** A multi-turn turn's round; null for a sweep request. */
   round: number | null;
+  /** When it was sent, ms since the epoch; null in details written before it was recorded. */
+  startEpochMs: number | null;
 }
 
 /** The details lines of a file (its text); a line that is not one is skipped (the file is an aid, not the result). */
@@ -37,6 +39,7 @@ export function parseDetails(text: string): DetailSample[] {
       outputLen: Number(d.output_len),
       itlMs: d.itl_ms as number[],
       round: typeof d.round === "number" ? d.round : null,
+      startEpochMs: typeof d.start_epoch_ms === "number" && Number.isFinite(d.start_epoch_ms) ? d.start_epoch_ms : null,
     });
   }
   return out;
@@ -73,19 +76,22 @@ function samplesOfLine(line: LineAxes, samples: readonly DetailSample[]): Detail
   });
 }
 
-/** The union's statistics when every line's requests are all there (as many as it sent), else null. */
-export function exactStats(
-  lines: readonly (LineAxes & { sent?: number; completed?: number; failed?: number })[],
-  details: readonly (readonly DetailSample[] | null)[],
-): LatencyStats | null {
-  const union: DetailSample[] = [];
+type DetailedLine = LineAxes & { sent?: number; completed?: number; failed?: number };
+
+/** Each line's requests among its run's details when every line's are all there (as many as it sent), else null. */
+export function lineSamples(lines: readonly DetailedLine[], details: readonly (readonly DetailSample[] | null)[]): DetailSample[][] | null {
+  const out: DetailSample[][] = [];
   for (let i = 0; i < lines.length; i++) {
     const d = details[i];
     if (d === null || d === undefined) return null;
     const mine = samplesOfLine(lines[i]!, d);
     const sent = lines[i]!.sent ?? (lines[i]!.completed ?? 0) + (lines[i]!.failed ?? 0);
     if (mine.length === 0 || mine.length !== sent) return null;
-    union.push(...mine);
+    out.push(mine);
   }
-  return latencyStats(union);
+  return out;
 }
+
+/** The union's statistics from each line's requests (lineSamples), or null without them. */
+export const exactStats = (samples: readonly (readonly DetailSample[])[] | null): LatencyStats | null =>
+  samples === null ? null : latencyStats(samples.flat());

@@ -14,6 +14,8 @@ import type { WorkloadFingerprint } from "../schema/nested.ts";
 import type { ErrorEntry } from "../schema/nested.ts";
 import { KEYS, type KeyName, type MergeRule } from "../schema/key-table.ts";
 import type { LatencyStats } from "../metrics/script-metrics.ts";
+import type { DetailSample } from "./merge-details.ts";
+import { peakInFlight, peakSumOrNull, unionLengthS, type Span } from "./merge-load.ts";
 import type { LineEvidence } from "../schema/nested.ts";
 import { evidenceOf, runIdsOf } from "../metrics/evidence-check.ts";
 import type { RoundRecord, SweepRecord } from "../schema/lines.ts";
@@ -76,8 +78,12 @@ export interface Merging {
   first: MergeLine;
   files: readonly string[];
   starts: number[];
-  /** The union of the runs' windows, s. */
+  /** The union of the runs' windows, s: the time some run was measuring. */
   windowS: number;
+  /** Each line's own window; null when a line says no start (its load is then added up, as before). */
+  spans: Span[] | null;
+  /** Every request of the union, send to last byte, from the request details; null without them. */
+  inFlight: Span[] | null;
   completed: number;
   h: Record<Series, Histogram>;
   stats: Record<Series, Stats>;
@@ -90,11 +96,37 @@ export interface Merging {
   exact: { stats: LatencyStats; files: readonly string[] } | null;
 }
 
-export function mergingOf(lines: readonly MergeLine[], files: readonly string[], kind: LineKind, exact: Merging["exact"] = null): Merging {
+/** Each line's own window (its start and its duration: first send to last event); null when a line says no start. */
+function windowsOf(lines: readonly MergeLine[]): Span[] | null {
+  const spans: Span[] = [];
+  for (const l of lines) {
+    const start = Date.parse(String(l.started_at ?? ""));
+    if (!Number.isFinite(start)) return null;
+    spans.push({ startMs: start, endMs: start + num(l.benchmark_duration) * 1000 });
+  }
+  return spans;
+}
+
+/** Every request of the union as a span (send to last byte), or null unless every line's details say when each was sent. */
+function requestSpans(samples: readonly (readonly DetailSample[])[] | null): Span[] | null {
+  if (samples === null) return null;
+  const all = samples.flat();
+  if (all.some((s) => s.startEpochMs === null)) return null;
+  return all.map((s) => ({ startMs: s.startEpochMs!, endMs: s.startEpochMs! + Math.max(0, s.latencyMs) }));
+}
+
+export function mergingOf(
+  lines: readonly MergeLine[],
+  files: readonly string[],
+  kind: LineKind,
+  exact: Merging["exact"] = null,
+  samples: readonly (readonly DetailSample[])[] | null = null,
+): Merging {
   const first = lines[0]!;
   const starts = lines.map((l) => Date.parse(String(l.started_at ?? "")));
-  const ends = lines.map((l, k) => starts[k]! + num(l.benchmark_duration) * 1000);
-  const windowS = starts.every(Number.isFinite) ? (Math.max(...ends) - Math.min(...starts)) / 1000 : Math.max(...lines.map((l) => num(l.benchmark_duration)));
+  const spans = windowsOf(lines);
+  // Over the time some run was measuring: two runs one after the other are not one run twice as long.
+  const windowS = spans !== null ? unionLengthS(spans) : Math.max(...lines.map((l) => num(l.benchmark_duration)));
   const h = Object.fromEntries(Object.entries(SERIES).map(([s, key]) => [s, mergedHistogram(lines.map((l) => l.hdr![key]!))])) as Record<Series, Histogram>;
   const countOf = (key: "tpot_us" | "itl_us") => (l: MergeLine) => decodeHistogram(l.hdr![key]!).totalCount;
   const stats = (series: Series, count: (l: MergeLine) => number): Stats => {
@@ -111,6 +143,8 @@ export function mergingOf(lines: readonly MergeLine[], files: readonly string[],
     files,
     starts,
     windowS,
+    spans,
+    inFlight: requestSpans(samples),
     h,
     moments,
     exact,
@@ -183,7 +217,9 @@ const BY_RULE: { readonly [R in Exclude<MergeRule, "none">]: (key: KeysMergedBy<
   text: (key) => (m) => String(m.first[key] ?? ""),
   sum: (key) => (m) => sum(m.lines.map((l) => num(l[key]))),
   "sum-or-null": (key) => (m) => (m.lines.every((l) => typeof l[key] === "number") ? sum(m.lines.map((l) => num(l[key]))) : null),
-  "sum-where-carried": (key) => (m) => (m.first[key] === undefined ? undefined : sum(m.lines.map((l) => num(l[key])))),
+  // A count no input had a sample for stays null (fidelity_diverged where nothing was compared), never 0.
+  "sum-where-carried": (key) => (m) =>
+    m.first[key] === undefined ? undefined : m.lines.every((l) => l[key] === null) ? null : sum(m.lines.map((l) => num(l[key]))),
   "null-where-carried": (key) => (m) => (m.first[key] === undefined ? undefined : null),
   "per-second": (key) => (m) => PER_SECOND[key](m) / m.windowS,
   latency,
@@ -230,7 +266,12 @@ const OWN_RULES: { readonly [N in KeysMergedBy<"own">]: Rule } = {
   run_id: (m) => `merged-${m.lines.map((l) => l.run_id ?? "x").join("+")}`.slice(0, 64),
   // Gates judged each run; the merged line is judged afresh by whoever reads it (compare, report).
   gates: () => [],
-  workload: (m) => mergedWorkload(m.lines),
+  workload: (m) => mergedWorkload(m),
+  max_concurrency: (m) =>
+    unionPeak(
+      m,
+      m.lines.map((l) => num(l.max_concurrency)),
+    ),
   errors: (m) => mergeErrors(m.lines.flatMap((l) => (l.errors as ErrorEntry[] | undefined) ?? [])),
   errors_by_kind: (m) => addCounts(m.lines.map((l) => l.errors_by_kind ?? {})),
   mean_prompt_len: (m) =>
@@ -279,7 +320,7 @@ const OWN_RULES: { readonly [N in KeysMergedBy<"own">]: Rule } = {
   started_at: (m) => new Date(Math.min(...m.starts.filter(Number.isFinite))).toISOString(),
   text_mode: (m) => (m.first.text_mode === "incremental" ? "incremental" : "cumulative"),
   prompt_encoding: (m) => (m.first.prompt_encoding === "text" ? "text" : "token_ids"),
-  evidence: (m) => mergedEvidence(m.lines),
+  evidence: (m) => mergedEvidence(m),
   merged: (m) => ({
     files: m.files,
     run_ids: m.lines.map((l) => l.run_id ?? null),
@@ -309,12 +350,12 @@ export const RULES = Object.fromEntries(
  * The inputs' evidence as one: samples and requests add up, the load was carried and the cache proven only where
  * every input's was, and every input run is listed. Absent when an input has none (written before 0.4).
  */
-function mergedEvidence(lines: readonly MergeLine[]): LineEvidence | undefined {
+function mergedEvidence(m: Merging): LineEvidence | undefined {
+  const lines = m.lines;
   const es = lines.map(evidenceOf);
   if (es.some((e) => e === null)) return undefined;
   const all = es as LineEvidence[];
   const add = (f: (e: LineEvidence) => number) => sum(all.map(f));
-  const addOrNull = (f: (e: LineEvidence) => number | null) => (all.every((e) => f(e) !== null) ? sum(all.map((e) => f(e)!)) : null);
   return {
     samples: {
       ttft: add((e) => e.samples.ttft),
@@ -328,13 +369,7 @@ function mergedEvidence(lines: readonly MergeLine[]): LineEvidence | undefined {
     },
     requests: { planned: add((e) => e.requests.planned), sent: add((e) => e.requests.sent), finished: add((e) => e.requests.finished) },
     complete: all.every((e) => e.complete),
-    load: {
-      offered_request_rate: addOrNull((e) => e.load.offered_request_rate),
-      achieved_request_rate: addOrNull((e) => e.load.achieved_request_rate),
-      offered_concurrency: addOrNull((e) => e.load.offered_concurrency),
-      achieved_concurrency: addOrNull((e) => e.load.achieved_concurrency),
-      sustained: allOf(all.map((e) => e.load.sustained)),
-    },
+    load: mergedLoad(m, all),
     cache: {
       flush_proven: allOf(all.map((e) => e.cache.flush_proven)),
       warm_proven: allOf(all.map((e) => e.cache.warm_proven)),
@@ -345,8 +380,53 @@ function mergedEvidence(lines: readonly MergeLine[]): LineEvidence | undefined {
   };
 }
 
+/**
+ * A load of each run, as the union carried it: the most in force at one instant (runs that never overlapped do not
+ * add up); without the runs' windows, added up as before.
+ */
+function unionPeak(m: Merging, values: readonly (number | null)[]): number | null {
+  if (m.spans === null) return values.every((v) => v !== null) ? sum(values as number[]) : null;
+  return peakSumOrNull(m.spans, values);
+}
+
+/**
+ * The union's load: offered is the most offered at one instant; achieved concurrency the requests truly in flight at
+ * once (from the request details; else the most the runs achieved side by side); sustained where every run carried
+ * its own and, in a closed loop, the union held what it offered.
+ */
+function mergedLoad(m: Merging, all: readonly LineEvidence[]): LineEvidence["load"] {
+  const offeredConcurrency = unionPeak(
+    m,
+    all.map((e) => e.load.offered_concurrency),
+  );
+  const achievedConcurrency =
+    m.inFlight !== null
+      ? peakInFlight(m.inFlight)
+      : unionPeak(
+          m,
+          all.map((e) => e.load.achieved_concurrency),
+        );
+  const sent = sum(all.map((e) => e.requests.sent));
+  const each = allOf(all.map((e) => e.load.sustained));
+  const held = offeredConcurrency === null || achievedConcurrency === null || achievedConcurrency >= Math.min(offeredConcurrency, sent);
+  return {
+    offered_request_rate: unionPeak(
+      m,
+      all.map((e) => e.load.offered_request_rate),
+    ),
+    achieved_request_rate: unionPeak(
+      m,
+      all.map((e) => e.load.achieved_request_rate),
+    ),
+    offered_concurrency: offeredConcurrency,
+    achieved_concurrency: achievedConcurrency,
+    sustained: each === null ? null : each && held,
+  };
+}
+
 /** The runs' fingerprints as one: sizes add up, and the seeds and prompt hashes of the runs are listed. */
-function mergedWorkload(lines: readonly MergeLine[]): WorkloadFingerprint {
+function mergedWorkload(m: Merging): WorkloadFingerprint {
+  const lines = m.lines;
   const ws = lines.map((l) => l.workload);
   if (ws.some((w) => w === undefined || w === null))
     throw new UsageError("merge: every line needs its workload fingerprint (files written by warmbench 0.2 or later)");
@@ -355,7 +435,10 @@ function mergedWorkload(lines: readonly MergeLine[]): WorkloadFingerprint {
   return {
     ...first,
     num_prompts: sum(all.map((w) => w.num_prompts)),
-    max_concurrency: sum(all.map((w) => w.max_concurrency)),
+    max_concurrency: unionPeak(
+      m,
+      all.map((w) => w.max_concurrency),
+    )!,
     seed: all.map((w) => w.seed).join("+"),
     prompt_ids_hash: all.map((w) => w.prompt_ids_hash).join("+"),
   };

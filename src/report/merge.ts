@@ -12,7 +12,8 @@ import { axesOf, isSearchStep, kindOf } from "../schema/axes.ts";
 import { KEYS_OF, orderLine, type Point } from "../schema/lines.ts";
 import { repeatedRun, runIdsOf } from "../metrics/evidence-check.ts";
 import { checkSameWork } from "./merge-agree.ts";
-import { exactStats, type DetailSample } from "./merge-details.ts";
+import { exactStats, lineSamples, type DetailSample } from "./merge-details.ts";
+import { measuredFingerprint } from "../metrics/fingerprint.ts";
 import { mergingOf, RULES, type MergeLine } from "./merge-rules.ts";
 
 /** A results file's runs (each the lines of one run, of either kind), with its name for messages. */
@@ -26,7 +27,7 @@ export interface NamedRuns {
 const kindName = (line: MergeLine) => (kindOf(axesOf(line)) === "round" ? "round" : "sweep");
 
 /** One merged line per line of the first file; every file must have the same points (the same axes) in the same order. */
-export function mergeResults(files: NamedRuns[]): Point[] {
+export function mergeResults(files: NamedRuns[], opts: { allowCopy?: boolean } = {}): Point[] {
   if (files.length < 2) throw new UsageError("merge: expects at least two results files");
   const names = files.map((f) => f.name);
   const lineLists = files.map((f) => {
@@ -72,16 +73,38 @@ export function mergeResults(files: NamedRuns[]): Point[] {
       ),
     );
   }
+  // After the checks of what the lines hold: a file that cannot be merged at all says why first.
+  if (opts.allowCopy !== true) refuseCopies(lineLists, names, runsOfFile);
   return out;
+}
+
+/**
+ * A run whose measurements equal another input's, line for line, is one measurement under two run ids (a file
+ * copied and its run id edited): merged, its requests would count twice. Refused unless --allow-copy.
+ */
+function refuseCopies(lineLists: readonly (readonly MergeLine[])[], names: readonly string[], runs: readonly (readonly string[])[]): void {
+  const seen = new Map<string, number>();
+  lineLists.forEach((lines, k) => {
+    const print = lines.map(measuredFingerprint).join("+");
+    const earlier = seen.get(print);
+    if (earlier !== undefined) {
+      throw new UsageError(
+        `merge: ${names[k]} (run ${runs[k]!.join("+") || "none"}) measured exactly what ${names[earlier]} (run ${runs[earlier]!.join("+") || "none"}) did, line for line: ` +
+          "a copy under a new run id would count its requests twice (--allow-copy merges it anyway)",
+      );
+    }
+    seen.set(print, k);
+  });
 }
 
 /** The lines of one point, one per file, as one line of their kind: each key by its rule, in the kind's order. */
 function mergeGroup(lines: readonly MergeLine[], files: string[], details: readonly ({ file: string; samples: readonly DetailSample[] } | null)[]): Point {
-  const exact = exactStats(
-    lines as Parameters<typeof exactStats>[0],
+  const samples = lineSamples(
+    lines as Parameters<typeof lineSamples>[0],
     details.map((d) => d?.samples ?? null),
   );
-  const m = mergingOf(lines, files, kindName(lines[0]!), exact === null ? null : { stats: exact, files: details.map((d) => d!.file) });
+  const exact = exactStats(samples);
+  const m = mergingOf(lines, files, kindName(lines[0]!), exact === null ? null : { stats: exact, files: details.map((d) => d!.file) }, samples);
   const fields: Record<string, unknown> = {};
   for (const key of KEYS_OF[m.kind]) if (key !== "run" && key !== "schema_version") fields[key] = RULES[key](m);
   return orderLine(m.kind, fields) as Point;

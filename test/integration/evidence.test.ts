@@ -225,12 +225,13 @@ describe("merge", () => {
     expect(again.stderr).toMatch(/merge: run \S+ would be counted twice/);
     const other = edited(base, "merge-other");
     const merged = join(dir, "merged.jsonl");
-    const ok = await runCli(["merge", base, other, "-o", merged]);
+    // `other` is base under a new run id: a copy, which merge refuses unless told (merge-load.test.ts).
+    const ok = await runCli(["merge", base, other, "-o", merged, "--allow-copy"]);
     expect(ok.code).toBe(0);
     const [line] = readPctLines(merged);
     expect(line.completed).toBe(16);
     expect(line.evidence.run_ids).toHaveLength(2);
-    const nested = await runCli(["merge", merged, other, "-o", join(dir, "nested.jsonl")]);
+    const nested = await runCli(["merge", merged, other, "-o", join(dir, "nested.jsonl"), "--allow-copy"]);
     expect(nested.code).toBe(2);
     expect(nested.stderr).toContain("merge: run merge-other would be counted twice");
   });

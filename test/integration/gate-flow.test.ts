@@ -68,7 +68,12 @@ async function candidate(name: string, server: MockServer, compare = true): Prom
 
 describe("the README's gate flow", () => {
   test("history:last-green skips a candidate that compare found regressed", async () => {
-    await candidate("good-1", good, false);
+    // Day one, a fresh database: the first candidate bootstraps the baseline and its compare says so, exit 0 (0.4
+    // exited 2, "no accepted run of NEW's workload", and the README's flow was red before any regression).
+    const good1 = await candidate("good-1", good);
+    expect(good1.compare!.code).toBe(0);
+    expect(good1.compare!.stdout).toContain("is the first accepted run of its workload");
+    expect(good1.compare!.stdout).toContain("it bootstraps the baseline");
     const good2 = await candidate("good-2", good);
     if (good2.compare!.code !== 0) console.error(good2.compare!.stdout, good2.compare!.stderr);
     expect(good2.compare!.code).toBe(0);

@@ -194,6 +194,74 @@ describe("history", () => {
     expect(r.stderr).toContain("not SQLite at all");
   });
 
+  test("a history with a dropped table exits 2 naming it, not an internal error, and is left byte for byte", async () => {
+    const damaged = join(dir, "dropped.db");
+    expect((await runCli(["history", "add", a.file, "--db", damaged])).code).toBe(0);
+    const d = new Database(damaged);
+    d.run("DROP TABLE lines");
+    d.run("PRAGMA wal_checkpoint(TRUNCATE)");
+    d.close();
+    const before = readFileSync(damaged);
+    for (const args of [
+      ["history", "add", c.file],
+      ["history", "list"],
+      ["history", "show"],
+      ["compare", "history:last-green", next.file],
+    ]) {
+      const r = await runCli([...args, "--db", damaged]);
+      expect({ args, code: r.code }).toEqual({ args, code: 2 });
+      expect(r.stderr).toContain(`warmbench: error: --db ${damaged}: a damaged warmbench history: its table lines is missing; left untouched`);
+      expect(r.stderr).not.toContain("internal error");
+    }
+    expect(Buffer.compare(readFileSync(damaged), before)).toBe(0);
+  });
+
+  test("a run that stopped between lines is stored rejected as partial, never a baseline", async () => {
+    // The file of a run killed after its first line: that line is whole and complete, the run is not.
+    const partial = join(dir, "partial.jsonl");
+    writeFileSync(partial, readFileSync(a.file, "utf8").split("\n")[0] + "\n");
+    const fresh = join(dir, "partial.db");
+    expect((await runCli(["history", "add", partial, "--db", fresh])).code).toBe(0);
+    const list = await runCli(["history", "list", "--db", fresh]);
+    expect(list.stdout).toMatch(new RegExp(`${a.runId} .* rejected +partial: 1 of the 2 planned lines \\(2 pct x 1 working set x 1 rate\\)`));
+    const r = await runCli(["compare", "history:last-green", next.file, "--db", fresh]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("no accepted run of NEW's workload");
+  });
+
+  test("SIGINT during run --repeat 3 --history: the run is not added, and history add of its file stores it rejected", async () => {
+    const slow = await startMockServer(mockOptions({ port: 0, pageSize: 16, itlMs: 50, ttftBaseMs: 1, prefillUsPerToken: 0 }));
+    try {
+      const file = join(dir, "sigint-repeat.jsonl");
+      const interruptedDb = join(dir, "sigint-repeat.db");
+      const args = ["--model", LLAMA2_TOKENIZER, "--base-url", slow.url, "--pcts", "0", "--total-tokens", "200", "--output-len", "8"];
+      const more = ["--num-prompts", "4", "--max-concurrency", "2", "--settle", "0", "--quiet", "--repeat", "3", "--history", "--db", interruptedDb];
+      const proc = Bun.spawn([BINARY, ...args, ...more, "--output-file", file], { stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
+      let stderr = "";
+      const reader = (async () => {
+        for await (const chunk of proc.stderr) stderr += new TextDecoder().decode(chunk);
+      })();
+      // Into the second repeat: the first is measured (a series reaches the file when it ends), the second is being sent.
+      for (let i = 0; i < 400 && (stderr.match(/Sending \d+ requests/g) ?? []).length < 2; i++) await Bun.sleep(25);
+      await Bun.sleep(100);
+      proc.kill("SIGINT");
+      const code = await proc.exited;
+      await reader;
+      expect(code).toBe(130);
+      expect(stderr).toContain("--history: the run was interrupted, so it is not added");
+      const lines = readFileSync(file, "utf8").trim().split("\n");
+      expect(lines.length).toBeLessThan(3);
+      const add = await runCli(["history", "add", file, "--db", interruptedDb]);
+      expect(add.code).toBe(0);
+      expect(add.stderr).toMatch(/is stored rejected, never a baseline: (0%( repeat \d)?: interrupted|partial: \d of the 3 planned lines)/);
+      const list = await runCli(["history", "list", "--db", interruptedDb]);
+      expect(list.stdout).toMatch(/ rejected +(\S+: interrupted|partial)/);
+      expect(list.stdout).not.toContain("bootstraps");
+    } finally {
+      await slow.stop();
+    }
+  }, 60_000);
+
   test("four history add at once all land", async () => {
     const shared = join(dir, "concurrent.db");
     const files = [a.file, c.file, other.file, next.file];

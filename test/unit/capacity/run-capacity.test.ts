@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import type { CapacityOptions } from "../../../src/config/capacity-options.ts";
 import type { SweepLine } from "../../../src/metrics/sweep-line.ts";
-import { cacheProven, outcomeOf, runCapacity } from "../../../src/capacity/run-capacity.ts";
+import { cacheProven, carriedRate, carrierProbe, outcomeOf, runCapacity } from "../../../src/capacity/run-capacity.ts";
 import type { Load } from "../../../src/capacity/probe-plan.ts";
 import { evaluateGates } from "../../../src/gates/evaluate.ts";
 import { parseGate } from "../../../src/gates/parse.ts";
@@ -184,5 +184,28 @@ describe("a probe counts only on evidence", () => {
     const none = outcomeOf(probeLine({ itlSamples: 0, p99ItlMs: null }, ["p99_itl_ms<=50"]));
     expect(none.pass).toBe(false);
     expect(none.failedGates).toEqual(["p99_itl_ms<=50 (unmeasured)"]);
+  });
+});
+
+describe("the capacity line rests on the probe that set it", () => {
+  const withRequests = (sent: number, finished: number): SweepLine => ({ evidence: { requests: { planned: sent, sent, finished } } }) as unknown as SweepLine;
+  const at = new Map([
+    [8, withRequests(24, 24)],
+    [16, withRequests(24, 12)],
+  ]);
+  const last = withRequests(24, 6);
+
+  test("found and at_max: the highest passing load's probe; below_min: the lowest failing load's; else the last", () => {
+    expect(carrierProbe({ status: "found", bracket: [8, 16] }, at, last)).toBe(at.get(8)!);
+    expect(carrierProbe({ status: "at_max", bracket: [16, null] }, at, last)).toBe(at.get(16)!);
+    expect(carrierProbe({ status: "below_min", bracket: [null, 8] }, at, last)).toBe(at.get(8)!);
+    expect(carrierProbe({ status: "interrupted", bracket: [8, 16] }, at, last)).toBe(last);
+  });
+
+  test("a rate counts only the requests that finished; none failed, the rate as offered", () => {
+    expect(carriedRate(16, at.get(16)!)).toBe(8);
+    expect(carriedRate(8, at.get(8)!)).toBe(8);
+    expect(carriedRate(0, last)).toBe(0);
+    expect(carriedRate(null, last)).toBeNull();
   });
 });

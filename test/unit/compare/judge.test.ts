@@ -121,7 +121,17 @@ describe("limits", () => {
   });
 
   test("every metric has a direction: latency lower, throughput higher", () => {
-    for (const m of COMPARE_METRICS) expect(m.better).toBe(m.name.endsWith("_ms") ? "lower" : "higher");
+    for (const m of COMPARE_METRICS.filter((x) => x.name.endsWith("_ms") || /throughput|^capacity_/.test(x.name))) {
+      expect([m.name, m.better]).toEqual([m.name, m.name.endsWith("_ms") ? "lower" : "higher"]);
+    }
+    // The keys a gate may name besides: a count of things gone wrong or a loss is lower, a share served from the cache higher.
+    for (const [name, better] of [
+      ["failed", "lower"],
+      ["loss_routing_ratio", "lower"],
+      ["fidelity_diverged", "lower"],
+      ["observed_hit_ratio", "higher"],
+    ] as const)
+      expect(COMPARE_METRICS.find((m) => m.name === name)?.better).toBe(better);
   });
 });
 

@@ -62,3 +62,12 @@ test("the Markdown holds the same rows", () => {
   expect(md).toContain("| 50% | mean\\_itl\\_ms | line | 10 | 12 | +2 | +20.0% | base | 5% | REGRESSED |");
   expect(md).toContain("| 90%\\* | output\\_throughput |");
 });
+
+test("an interval of a latency is never below -100 % (it cannot fall by more than all of it); the TTFT model's fitted terms are left", async () => {
+  const { boundedInterval } = await import("../../../src/compare/render.ts");
+  expect(boundedInterval(row({ ciPct: [-186.7, 80.9] })).ciPct).toEqual([-100, 80.9]);
+  expect(boundedInterval(row({ ciPct: [-250, -150] })).ciPct).toEqual([-100, -100]);
+  expect(boundedInterval(row({ ciPct: [-20, 30] })).ciPct).toEqual([-20, 30]);
+  expect(boundedInterval(row({ ciPct: null })).ciPct).toBeNull();
+  expect(boundedInterval(row({ metric: "ttft_model_fixed_ms", ciPct: [-186.7, 80.9] })).ciPct).toEqual([-186.7, 80.9]);
+});

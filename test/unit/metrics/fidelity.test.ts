@@ -60,4 +60,17 @@ describe("fidelityGroup", () => {
       fidelity_note: "1 sample(s) not counted: the warm answer found 0 tokens cached, fewer than the prefix's 64",
     });
   });
+
+  test("nothing compared: the counts are null, not 0 (a check that never looked found no divergence only by not looking)", () => {
+    const g = fidelityGroup([], ["0% has no prefix to reuse"]);
+    expect(g).toMatchObject({
+      fidelity_checked: 0,
+      fidelity_identical: null,
+      fidelity_near_tie: null,
+      fidelity_diverged: null,
+      fidelity_unclassified: null,
+      fidelity_unproven: 1,
+      fidelity_max_gap_nats: null,
+    });
+  });
 });
