@@ -6,6 +6,8 @@ import { outputFailures } from "../write-guard.ts";
 import { analyzeTrace, type Distribution, type TraceAnalysis } from "../replay/analyze.ts";
 import type { AnalyzeOptions } from "../replay/options.ts";
 import { readTrace } from "../replay/read-trace.ts";
+import { analyzeAgentic, type AgenticAnalysis } from "../metrics/agentic-analysis.ts";
+import { readAgenticTraces } from "../workload/agentic/read-agentic.ts";
 import { formatCell, renderTextTable } from "../report/text-table.ts";
 
 const dist = (d: Distribution): string[] => [d.min, d.mean, d.p50, d.p90, d.p99, d.max].map((v) => formatCell(v, 1));
@@ -64,11 +66,75 @@ const analysisJson = (a: TraceAnalysis, o: AnalyzeOptions) => ({
   })),
 });
 
+/** The LRU curve's capacities: --cache-tokens alone where given, else doublings from 64k tokens to the working set. */
+function capacitiesOf(o: AnalyzeOptions, workingSetTokens: number): number[] {
+  if (o.cacheTokens !== null) return [o.cacheTokens];
+  const out: number[] = [];
+  for (let c = 65536; c < workingSetTokens; c *= 2) out.push(c);
+  return [...out, Math.max(workingSetTokens, 1)];
+}
+
+function renderAgentic(a: AgenticAnalysis, o: AnalyzeOptions, format: string): string {
+  return [
+    `Agentic corpus ${o.tracePath} (${format}): ${a.sessions.length} session(s), spawn rule ${o.spawn}, page size ${o.pageSize}`,
+    renderTextTable(
+      ["trace", "requests", "subagents", "depth", "fan_out", "concurrency", "input_tokens", "ceiling_hit"],
+      a.sessions.map((s) => [
+        s.traceId,
+        String(s.requests),
+        String(s.subagents),
+        String(s.depth),
+        String(s.fanOut),
+        String(s.concurrency),
+        String(s.inputTokens),
+        ratio(s.ceilingHitRatio),
+      ]),
+    ),
+    `Hit ratio of an infinite cache: ${ratio(a.ceilingHitRatio)}; working set: ${a.workingSetTokens} distinct prompt tokens`,
+    renderTextTable(
+      ["cache_tokens", "lru_hit"],
+      a.lru.map((l) => [String(l.capacityTokens), ratio(l.hitRatio)]),
+    ),
+  ].join("\n");
+}
+
+const agenticJson = (a: AgenticAnalysis, o: AnalyzeOptions, format: string) => ({
+  trace: o.tracePath,
+  trace_format: format,
+  spawn_rule: o.spawn,
+  page_size: o.pageSize,
+  ceiling_hit_ratio: a.ceilingHitRatio,
+  working_set_tokens: a.workingSetTokens,
+  sessions: a.sessions.map((s) => ({
+    trace_id: s.traceId,
+    requests: s.requests,
+    subagents: s.subagents,
+    depth: s.depth,
+    fan_out: s.fanOut,
+    concurrency: s.concurrency,
+    input_tokens: s.inputTokens,
+    ceiling_hit_ratio: s.ceilingHitRatio,
+  })),
+  lru: a.lru.map((l) => ({ cache_tokens: l.capacityTokens, hit_ratio: l.hitRatio })),
+});
+
 export function analyzeCommand(o: AnalyzeOptions, write: (text: string) => void): number {
-  const trace = readTrace(o.tracePath, o.trace);
-  const a = analyzeTrace(trace, o);
-  const written = o.outputFile === null || writeArtifact("--output-file", o.outputFile, JSON.stringify(analysisJson(a, o)) + "\n");
-  write(renderAnalysis(a, o.tracePath, o));
+  const read = readAgenticTraces(o.tracePath, { format: o.traceFormat, blockSize: o.trace.blockSize });
+  let json: unknown;
+  let text: string;
+  if (read.format === "mooncake") {
+    const a = analyzeTrace(readTrace(o.tracePath, o.trace), o);
+    json = analysisJson(a, o);
+    text = renderAnalysis(a, o.tracePath, o);
+  } else {
+    // The working set first (an infinite cache's), then the curve up to it.
+    const whole = analyzeAgentic(read.traces, { spawn: o.spawn, pageSize: o.pageSize, capacitiesTokens: [] });
+    const a = analyzeAgentic(read.traces, { spawn: o.spawn, pageSize: o.pageSize, capacitiesTokens: capacitiesOf(o, whole.workingSetTokens) });
+    json = agenticJson(a, o, read.format);
+    text = renderAgentic(a, o, read.format);
+  }
+  const written = o.outputFile === null || writeArtifact("--output-file", o.outputFile, JSON.stringify(json) + "\n");
+  write(text);
   if (!written) {
     log.error(`${outputFailures().join("; ")}: exit code ${EXIT.outputFailed}`);
     return EXIT.outputFailed;

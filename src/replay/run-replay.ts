@@ -7,6 +7,7 @@
  * writes files (the sink does).
  */
 import { BenchError } from "../errors.ts";
+import { evaluateGates } from "../gates/evaluate.ts";
 import { log } from "../log.ts";
 import type { BodyTemplate } from "../backends/body.ts";
 import { openSession } from "../engine/open-session.ts";
@@ -124,8 +125,8 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
         studies,
       });
     },
-    // A replay takes no gates (yet): its lines are judged by their cache verdict.
-    judge: () => [],
+    // --gate judges the whole replay's line (its windows are the trace's, not the run's).
+    judge: (line) => (line.window === undefined ? evaluateGates(opts.gates, line) : []),
     emit: (lines, point, detailsOf) => {
       io.sink.details(runId, point.measurement.records, requests, checked, detailsOf);
       for (const line of lines) io.sink.line(line);

@@ -1,0 +1,317 @@
+/**
+ * An agentic corpus (WEKA sessions, TraceLab rounds) replayed as one point of the engine: the session schedule
+ * (src/workload/agentic/session-schedule.ts) drives itself - a turn is due only once the answers it follows are in -
+ * so the point is planned in the `{ measured }` form, as a multi-turn round is: the flush (and its proof) first,
+ * through the engine's prepare; then agentic-driver.ts sends each request when the schedule says, token-exact (each
+ * hash id one fixed block of the run's seed, in the trace instance's namespace: prompt-chain.ts), through the
+ * router where there are replicas (a session tree keyed as one: its subagents share their prefix with each other);
+ * then the engine's runPoint reads every request as its hash-id chain - warm-ups (--start-at's history) in the
+ * model's history, not among the point's requests - gives each its [guaranteed, possible] range and, with replicas,
+ * the hit-loss ledger, and this makes the line. Nothing here parses flags, renders or writes files (the sink does).
+ */
+import { evaluateGates } from "../gates/evaluate.ts";
+import { bodyParts, type BodyTemplate } from "../backends/body.ts";
+import { hitRateBetween, scrapeCacheCounters } from "../client/prometheus.ts";
+import { streamRequest } from "../client/stream.ts";
+import { BenchError, UsageError } from "../errors.ts";
+import { log } from "../log.ts";
+import type { Measurement } from "../engine/measure.ts";
+import { openSession } from "../engine/open-session.ts";
+import type { CacheView, PointPlan, RoutePlan } from "../engine/point-plan.ts";
+import { streamRequestFor } from "../engine/request.ts";
+import { requestIdOf } from "../engine/request-id.ts";
+import { canaryIds, cacheSlotsOf } from "../engine/reset-cache.ts";
+import { routedRequest } from "../engine/routed-request.ts";
+import type { SweepLine } from "../metrics/sweep-line.ts";
+import type { RequestRecord } from "../schema/record.ts";
+import { promptChain, traceNamespace } from "../workload/agentic/prompt-chain.ts";
+import { planTree } from "../workload/agentic/session-plan.ts";
+import { SessionSchedule, type ScheduledRequest } from "../workload/agentic/session-schedule.ts";
+import type { AgenticTrace } from "../workload/agentic/session-tree.ts";
+import { BlockPrefetch, callsOf } from "./agentic-prefetch.ts";
+import { driveSessions } from "./agentic-driver.ts";
+import { agenticLine } from "./agentic-line.ts";
+import { BlockSource } from "./blocks.ts";
+import { judge, predictionOf, type CheckedRequest } from "./check.ts";
+import { dumpPrompts } from "./dump.ts";
+import type { ReplayOptions } from "./options.ts";
+import type { ReplayOutcome } from "./run-replay.ts";
+import type { ReplaySink } from "./sink.ts";
+import type { TraceRequest } from "./trace.ts";
+
+const NOTHING = new Uint8Array(0);
+
+/**
+ * What is checked of the corpus before anything is sent: one block size (the cache model reads every chain at it),
+ * and every call within the model's context. Each problem is a UsageError naming the file and line (exit 2).
+ */
+function checkCorpus(corpus: readonly AgenticTrace[], contextTokens: number | null): void {
+  const first = corpus[0]!;
+  const other = corpus.find((t) => t.blockSize !== first.blockSize);
+  if (other !== undefined) {
+    throw new UsageError(
+      `${other.path}:${other.line}: block_size ${other.blockSize} differs from ${first.path}:${first.line}'s ${first.blockSize} (replay one block size at a time)`,
+    );
+  }
+  if (contextTokens === null) return;
+  for (const t of corpus) {
+    const long = callsOf(t.steps).find((c) => c.inputLength + Math.max(1, c.outputLength) > contextTokens);
+    if (long !== undefined) {
+      throw new UsageError(
+        `${t.path}:${long.line}: ${long.at}: in ${long.inputLength} + out ${long.outputLength} exceeds the model's context of ${contextTokens} tokens`,
+      );
+    }
+  }
+}
+
+/** A 32-bit key of a string (FNV-1a): a session tree's routing key. */
+function keyOf(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+export async function runAgenticReplay(
+  opts: ReplayOptions,
+  corpus: readonly AgenticTrace[],
+  format: string,
+  io: { sink: ReplaySink; signal?: AbortSignal },
+): Promise<ReplayOutcome> {
+  checkCorpus(corpus, null);
+  const session = await openSession(opts, io.signal, { checked: (server) => checkCorpus(corpus, server.info.contextLength ?? null) });
+  const { tokenizer, backend, server, runId, run } = session;
+  if (backend.promptEncoding !== "token_ids") throw new BenchError(`replay sends token ids; the ${backend.name} backend sends text`);
+  const blockSize = corpus[0]!.blockSize;
+  const lanes = opts.sessions ?? corpus.length;
+  const trees = Math.max(corpus.length, lanes);
+  const canaryMax = Math.min(...corpus.flatMap((t) => callsOf(t.steps).map((c) => c.inputLength)));
+  // No block starts with the flush proof's canary (it stays cached): a block could otherwise find one token cached.
+  const canaryFirst = tokenizer.population.indexOf(canaryIds(server.pageSize, canaryMax, tokenizer.population)[0]!);
+  // Blocks kept: 4M tokens' worth (about 40 MiB), so a long session's history is drawn once, not at every turn.
+  const blocks = new BlockSource(tokenizer.population, opts.seed, blockSize, canaryFirst, Math.max(4096, Math.ceil(2 ** 22 / blockSize)));
+  const prefetch = new BlockPrefetch(blocks, blockSize);
+  const templates = new Map<number, BodyTemplate>();
+  const templateFor = (maxNewTokens: number): BodyTemplate => {
+    let t = templates.get(maxNewTokens);
+    if (t === undefined) {
+      t = backend.createBodyTemplate({ maxNewTokens, ignoreEos: !opts.disableIgnoreEos, extra: opts.extraRequestBody, model: server.model });
+      templates.set(maxNewTokens, t);
+    }
+    return t;
+  };
+
+  // Filled as the schedule hands requests out (a request routes, and is modelled, only once it has been).
+  const chains = new Map<number, { hashIds: number[]; length: number }>();
+  const handed = new Map<number, ScheduledRequest>();
+  // A session tree routes as one: its subagents share their own prefix with each other, not with the root.
+  const sessionKey = (r: ScheduledRequest): number => keyOf(`${r.trace.path}:${r.trace.line}:${r.trace.id}#${r.instance}`);
+  const route: RoutePlan = {
+    keysOf: (index) => {
+      const r = handed.get(index);
+      return { session: r === undefined ? index : sessionKey(r), prefix: chains.get(index)?.hashIds[0] ?? null };
+    },
+    prefixes: [],
+    prefixTokens: 0,
+    warmedEverywhere: true,
+    detailsOf: (index) => {
+      const r = handed.get(index);
+      return r === undefined ? {} : { session_key: sessionKey(r) };
+    },
+  };
+  const router = session.routerFor(route);
+  const prepared = await session.prepare(
+    {
+      reset: { probeIds: null, canaryMaxTokens: canaryMax, slots: cacheSlotsOf(server), prefixes: [], prefixLen: 0, learnTemplateHead: false, label: "replay" },
+      warm: null,
+    },
+    router,
+  );
+  const ctx = { backend, ctl: session.ctl, io: { signal: io.signal }, opts, server, router };
+  const send = (r: ScheduledRequest) => {
+    const built = promptChain(r.call, blockSize, traceNamespace(r.trace, r.instance, r.clone), r.ordinal);
+    const chain = { hashIds: built.hashIds, length: built.inputLength };
+    chains.set(r.requestId, chain);
+    handed.set(r.requestId, r);
+    prefetch.ahead(r.trace, r.instance, r.clone, r.ordinal);
+    // A lane's next tree: its first call, ahead of the drain of this one.
+    const next = r.instance + lanes;
+    if (r.ordinal === 0 && next < trees) prefetch.ahead(corpus[next % corpus.length]!, next, Math.floor(next / corpus.length), 0, true);
+    const maxNewTokens = Math.max(1, r.call.outputLength);
+    const body = bodyParts(templateFor(maxNewTokens), NOTHING, blocks.promptDigits(built));
+    const request = streamRequestFor(ctx, body, {
+      index: r.requestId,
+      promptLen: chain.length,
+      maxNewTokens,
+      requestId: requestIdOf(runId, "replay", r.requestId),
+      intendedMs: r.intendedMs,
+    });
+    return router === undefined ? streamRequest(request) : routedRequest(router, request, r.requestId, backend.generatePath);
+  };
+  // The lanes' first prompts drawn off the clock.
+  for (let i = 0; i < Math.min(lanes, trees); i++) prefetch.ahead(corpus[i % corpus.length]!, i, Math.floor(i / corpus.length), 0, true);
+  prefetch.drain();
+  const countersBefore = router === undefined ? await scrapeCacheCounters(session.ctl) : null;
+  const startedAt = new Date().toISOString();
+  const rules = {
+    traceFormat: format,
+    delay: opts.delay,
+    spawn: opts.spawn,
+    join: opts.join,
+    maxIdleS: opts.maxIdleS,
+    startAt: opts.startAt,
+    lanes,
+    sessions: trees,
+    timeScale: opts.timeScale,
+  };
+  log.info(
+    `Replaying ${trees} session(s) of ${opts.tracePath} in ${lanes} lane(s) (time scale ${opts.timeScale}; delay ${opts.delay}, spawn ${opts.spawn}, join ${opts.join}) ...`,
+  );
+  const drove = await driveSessions({
+    scheduleAt: (originMs) => new SessionSchedule(corpus, { ...rules, sessions: trees, seed: opts.seed, originMs }),
+    send,
+    maxConcurrency: opts.maxConcurrency,
+    signal: io.signal,
+  });
+  const countersAfter = drove.interrupted || router === undefined ? null : await scrapeCacheCounters(session.ctl);
+  const isWarmup = (index: number) => handed.get(index)?.warmup === true;
+  const measured = drove.records.filter((r) => !isWarmup(r.index)).sort((a, b) => a.index - b.index);
+  const history = [...drove.records].sort((a, b) => a.startMs - b.startMs);
+  const firstStart = measured.reduce((a, r) => Math.min(a, r.startMs), Infinity);
+  const m: Measurement = {
+    records: measured,
+    t0Ms: measured.reduce((a, r) => Math.min(a, r.intendedMs), drove.originMs),
+    durationS: measured.length === 0 ? 0 : Math.max(0, drove.endMs - firstStart) / 1000,
+    startedAt,
+    interrupted: drove.interrupted,
+    health: drove.health,
+    serverHitRate: hitRateBetween(countersBefore, countersAfter),
+    shards: null,
+  };
+  const judged = server.cacheSlots === null || server.cacheSlots === undefined;
+  const view: CacheView = {
+    sequenceOf: (index) => chains.get(index),
+    warmedSequenceOf: () => ({ hashIds: [], length: 0 }),
+    homeKeyOf: (index) => {
+      const r = handed.get(index);
+      return r === undefined ? null : sessionKey(r);
+    },
+    blockSize,
+    capacityTokens: opts.cacheTokens ?? undefined,
+    history,
+    judged,
+  };
+  const plannedPerSession = new Map<number, number>();
+  for (const r of handed.values()) {
+    if (r.warmup) continue;
+    const all = opts.startAt === null ? callsOf(r.trace.steps).length : (plannedPerSession.get(r.instance) ?? 0) + 1;
+    plannedPerSession.set(r.instance, all);
+  }
+  let checked = new Map<number, CheckedRequest>();
+  const plan: PointPlan<SweepLine> = {
+    // The flush and its proof ran before the schedule started (prepare above): the point finds what they left.
+    reset: null,
+    warm: null,
+    route: router === undefined ? null : { router },
+    send: { measured: m },
+    cache: view,
+    build: (point, studies) => {
+      checked = new Map(measured.map((r) => [r.index, judge(r, predictionOf(point.ranges?.get(r.index)))]));
+      return [
+        agenticLine({
+          m: point.measurement,
+          requests: handed,
+          checked,
+          plannedPerSession,
+          reset: prepared.reset,
+          rules,
+          blockSize,
+          warmupRequests: drove.records.length - measured.length,
+          workingSetTokens: workingSetOf(
+            measured.map((r) => chains.get(r.index)!),
+            blockSize,
+          ),
+          idsHash: corpusHash(corpus, blockSize, opts.seed, trees),
+          summary: { opts: summaryOpts(opts, measured), server, tokenizer, backend, runId, run },
+          studies,
+        }),
+      ];
+    },
+    // --gate judges the whole replay's line (its windows are the trace's, not the run's).
+    judge: (line) => (line.window === undefined ? evaluateGates(opts.gates, line) : []),
+    emit: (lines, _point, detailsOf) => {
+      const requests: TraceRequest[] = [];
+      for (const r of measured) {
+        const s = handed.get(r.index)!;
+        const chain = chains.get(r.index)!;
+        requests[r.index] = {
+          line: s.call.line,
+          index: r.index,
+          timestampMs: s.intendedMs - drove.originMs,
+          inputLength: chain.length,
+          outputLength: s.call.outputLength,
+          hashIds: chain.hashIds,
+        };
+      }
+      const extra = (index: number) => {
+        const s = handed.get(index)!;
+        return { trace_id: s.trace.id, session: s.instance, lane: s.lane, agent_path: s.agentPath, turn: s.turn, trace_at: s.call.at, ...detailsOf?.(index) };
+      };
+      io.sink.details(runId, measured, requests, checked, extra);
+      // --dump-prompts: known only once the schedule handed them out (warm-ups too), so written after the run.
+      if (opts.dumpPrompts) {
+        const all = [...handed.values()].sort((a, b) => a.requestId - b.requestId);
+        dumpPrompts(
+          all.map((s) => {
+            const chain = chains.get(s.requestId)!;
+            return {
+              line: s.call.line,
+              index: s.requestId,
+              timestampMs: s.intendedMs - drove.originMs,
+              inputLength: chain.length,
+              outputLength: s.call.outputLength,
+              hashIds: chain.hashIds,
+            };
+          }),
+          blocks,
+          io.sink,
+        );
+      }
+      for (const line of lines) io.sink.line(line);
+    },
+  };
+  const { lines } = await session.runPoint(plan);
+  const line = lines[0]!;
+  const outcome: ReplayOutcome = { records: lines, interrupted: m.interrupted, failedRequests: line.failed, cacheFailures: 0, saturated: 0 };
+  if (opts.verifyCache === "strict" && (line.cache_check === "mismatch" || line.cache_check === "unreported")) outcome.cacheFailures++;
+  if (line.client_saturated) outcome.saturated++;
+  if (!m.interrupted && measured.length > 0 && measured.every((r) => !r.ok)) throw new BenchError(`All ${measured.length} replayed requests failed.`);
+  return outcome;
+}
+
+/** Distinct prompt tokens of the chains: each block counted once, at its longest use. */
+function workingSetOf(chains: readonly { hashIds: readonly number[]; length: number }[], blockSize: number): number {
+  const longest = new Map<number, number>();
+  for (const c of chains) {
+    for (const [j, h] of c.hashIds.entries()) longest.set(h, Math.max(longest.get(h) ?? 0, Math.min(blockSize, c.length - j * blockSize)));
+  }
+  let tokens = 0;
+  for (const len of longest.values()) tokens += len;
+  return tokens;
+}
+
+/** The replayed corpus's identity (the workload fingerprint's prompt_ids_hash): its traces, block size, seed and sessions. */
+function corpusHash(corpus: readonly AgenticTrace[], blockSize: number, seed: bigint, trees: number): string {
+  const h = new Bun.CryptoHasher("sha256");
+  h.update(`agentic:${blockSize}:${seed}:${trees}\n`);
+  for (const t of corpus) {
+    h.update(`${t.id}\n`);
+    for (const c of planTree(t, "absolute", "none").calls) h.update(`${c.call.tS},${c.call.inputLength},${c.call.outputLength},${c.call.hashIds.join(" ")}\n`);
+  }
+  return h.digest("hex");
+}
+
+/** The run options summarizePoint reads, as an agentic replay means them: the trace's own lengths and gaps. */
+function summaryOpts(opts: ReplayOptions, records: readonly RequestRecord[]) {
+  const meanOut = records.length === 0 ? 0 : Math.round(records.reduce((a, r) => a + r.outputLen, 0) / records.length);
+  return { ...opts, outputLen: meanOut, burstiness: 1, durationS: null, gates: [], maxConcurrency: opts.maxConcurrency };
+}
