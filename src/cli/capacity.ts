@@ -4,6 +4,7 @@
  * search in src/capacity. Probe lines are appended as they end, one capacity line per pct after its probes; SIGINT
  * or a failing server ends it with every finished probe written.
  */
+import { withServedMetrics } from "./served-metrics.ts";
 import { log } from "../log.ts";
 import { EXIT } from "../errors.ts";
 import { createInterrupt } from "../interrupt.ts";
@@ -54,7 +55,11 @@ async function openProbeSession(o: CapacityOptions, signal: AbortSignal): Promis
   });
 }
 
-export async function capacity(opts: CapacityOptions): Promise<number> {
+export function capacity(opts: CapacityOptions): Promise<number> {
+  return withServedMetrics(opts.run.serveMetrics, () => searchCapacity(opts));
+}
+
+async function searchCapacity(opts: CapacityOptions): Promise<number> {
   const files = openResultsWriter({ outputFile: opts.run.outputFile, dumpPrompts: null, requestDetails: null });
   const interrupt = createInterrupt({ warn: (m) => log.warn(m), exit: (code) => process.exit(code) });
   process.on("SIGINT", interrupt.onSignal);
@@ -77,7 +82,7 @@ export async function capacity(opts: CapacityOptions): Promise<number> {
       capacity(line: CapacityRecord, result: SearchResult) {
         lines.push(line);
         log.info(
-          `${line.shared_prefix_pct}%: ${result.status}, capacity ${formatCell(result.capacity)} in ${result.probesSent} probes (${result.wallS.toFixed(1)} s)`,
+          `${line.shared_prefix_pct}%: ${result.status}, capacity ${formatCell(line.capacity_request_rate ?? line.capacity_concurrency)} in ${result.probesSent} probes (${result.wallS.toFixed(1)} s)`,
         );
         files.line(line);
       },

@@ -1,11 +1,14 @@
 /** `warmbench multiturn`: validate, place this process, relaunch for a large concurrency, run with the interrupt wired, exit code. */
+import { withServedMetrics } from "./served-metrics.ts";
 import { cpus } from "node:os";
 import { multiturnInFlight } from "../config/options.ts";
 import { UsageError } from "../errors.ts";
 import { gateFailures } from "../gates/evaluate.ts";
 import { createInterrupt } from "../interrupt.ts";
 import { log } from "../log.ts";
-import { resolvePlacement } from "../shard/placement.ts";
+import { resolvePlacement, WORKERS_PER_CORE } from "../shard/placement.ts";
+import { memoryBudgetBytes } from "../config/bounds.ts";
+import { MEMORY_MODEL, workersInMemory } from "../config/memory-model.ts";
 import { relaunchWithFetchCap } from "./relaunch.ts";
 import { type ParsedFlags, write } from "./command.ts";
 import { exitCodeFor } from "./exit-code.ts";
@@ -18,7 +21,12 @@ export async function multiturnCommand(raw: ParsedFlags): Promise<number> {
     { workers: opts.workers, shard: opts.shard, coordinator: opts.coordinator, inFlight: multiturnInFlight(opts) },
     process.env,
     cpus().length,
+    workersInMemory(memoryBudgetBytes()),
   );
+  if (placement.kind === "local" && placement.cappedFrom !== undefined)
+    log.warn(
+      `--workers ${placement.cappedFrom}: capped at ${placement.size} processes (at most ${WORKERS_PER_CORE} a core on ${cpus().length} cores, and what half the memory holds at ${MEMORY_MODEL.perWorkerBytes / 2 ** 20} MiB each)`,
+    );
   const size = placement.kind === "single" ? 1 : placement.size;
   if (size > opts.numClients) {
     throw new UsageError(
@@ -40,7 +48,9 @@ export async function multiturnCommand(raw: ParsedFlags): Promise<number> {
   process.on("SIGINT", interrupt.onSignal);
   process.on("SIGTERM", interrupt.onSignal);
   const { openMultiturnSink } = await import("../output/multiturn-sink.ts");
-  const outcome = await runMultiturn(opts, { sink: openMultiturnSink(opts, write), signal: interrupt.signal }, placement);
+  const outcome = await withServedMetrics(opts.serveMetrics, () =>
+    runMultiturn(opts, { sink: openMultiturnSink(opts, write), signal: interrupt.signal }, placement),
+  );
   return exitCodeFor(
     {
       interrupted: outcome.interrupted,

@@ -1,9 +1,12 @@
 /** Runs the sweep (or this process's shard of it) with SIGINT/SIGTERM wired to its interrupt: `run` and `demo`. */
+import { withServedMetrics } from "./served-metrics.ts";
 import { cpus } from "node:os";
 import { createInterrupt } from "../interrupt.ts";
 import { log } from "../log.ts";
 import type { RunOptions } from "../config/options.ts";
-import { resolvePlacement } from "../shard/placement.ts";
+import { resolvePlacement, WORKERS_PER_CORE } from "../shard/placement.ts";
+import { memoryBudgetBytes } from "../config/bounds.ts";
+import { MEMORY_MODEL, workersInMemory } from "../config/memory-model.ts";
 import { runInFlightLimit } from "../sweep/plan.ts";
 import { runSweep } from "../sweep/run-sweep.ts";
 import { openSweepSink } from "../output/sweep-sink.ts";
@@ -18,7 +21,12 @@ export async function sweep(opts: RunOptions, historyDb: string | null = null): 
     { workers: opts.workers, shard: opts.shard, coordinator: opts.coordinator, inFlight: runInFlightLimit(opts) },
     process.env,
     cpus().length,
+    workersInMemory(memoryBudgetBytes()),
   );
+  if (placement.kind === "local" && placement.cappedFrom !== undefined)
+    log.warn(
+      `--workers ${placement.cappedFrom}: capped at ${placement.size} processes (at most ${WORKERS_PER_CORE} a core on ${cpus().length} cores, and what half the memory holds at ${MEMORY_MODEL.perWorkerBytes / 2 ** 20} MiB each)`,
+    );
   const interrupt = createInterrupt({ warn: (m) => log.warn(m), exit: (code) => process.exit(code) });
   if (placement.kind === "worker" || (placement.kind === "shard" && placement.rank > 0)) {
     // A local worker shares the terminal's process group: its coordinator relays a Ctrl-C as a stop message.
@@ -29,7 +37,7 @@ export async function sweep(opts: RunOptions, historyDb: string | null = null): 
   }
   process.on("SIGINT", interrupt.onSignal);
   process.on("SIGTERM", interrupt.onSignal);
-  const outcome = await runSweep(opts, { sink: openSweepSink(opts, write), signal: interrupt.signal }, placement);
+  const outcome = await withServedMetrics(opts.serveMetrics, () => runSweep(opts, { sink: openSweepSink(opts, write), signal: interrupt.signal }, placement));
   // run --history: the coordinator (or a lone process) stores the whole run once it ended.
   if (historyDb !== null) addFinishedRun(historyDb, outcome.records, outcome.interrupted, opts.outputFile ?? null);
   return exitCodeFor(

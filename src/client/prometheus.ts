@@ -2,7 +2,7 @@
  * Prefix-cache counters scraped from a server's Prometheus /metrics, for the run-level hit rate from counter
  * deltas. Counters, not SGLang's cache_hit_rate gauge, which only reflects the last prefill batch.
  */
-import { MAX_CONTROL_BODY_BYTES, mib, readCapped, type Control } from "../backends/http.ts";
+import { controlBodyLimit, mib, readCapped, type Control } from "../backends/http.ts";
 import { deadlineSignal } from "../interrupt.ts";
 import { log } from "../log.ts";
 
@@ -51,7 +51,7 @@ export function parseCacheCounters(text: string): CacheCounters | null {
 
 /**
  * GET /metrics; null when the endpoint is missing (SGLang without --enable-metrics), unreachable, interrupted, or its
- * answer is over MAX_CONTROL_BODY_BYTES (warned once per scrape).
+ * answer is over controlBodyLimit(ctl) (warned once per scrape).
  */
 export async function scrapeCacheCounters(ctl: Control): Promise<CacheCounters | null> {
   try {
@@ -62,10 +62,11 @@ export async function scrapeCacheCounters(ctl: Control): Promise<CacheCounters |
       await res.body?.cancel();
       return null;
     }
-    const read = await readCapped(res, MAX_CONTROL_BODY_BYTES);
+    const limit = controlBodyLimit(ctl);
+    const read = await readCapped(res, limit);
     if (read.over) {
       // The run goes on without the counters (as without /metrics); memory stays within the limit.
-      log.warn(`/metrics answered more than ${mib(MAX_CONTROL_BODY_BYTES)}, the most warmbench reads from a control endpoint: cache counters unknown`);
+      log.warn(`/metrics answered more than ${mib(limit)}, the most warmbench reads from a control endpoint: cache counters unknown`);
       return null;
     }
     return parseCacheCounters(new TextDecoder().decode(read.bytes));

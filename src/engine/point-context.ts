@@ -23,7 +23,7 @@ export interface PointContext extends ResetContext {
       | "requestTimeoutS"
       | "seed"
     > &
-    Partial<Pick<RunOptions, "gates">>;
+    Partial<Pick<RunOptions, "gates" | "scrapeIntervalMs" | "scrapeAll">>;
   backend: Backend;
   ctl: Control;
   server: ServerProfile;

@@ -167,6 +167,7 @@ const FAMILY_WORDS: Record<SampleFamily, string> = {
   finished: "completed-request",
   fidelity: "compared-answer (--check-fidelity)",
   ledger: "ledger-request (several replicas)",
+  telemetry: "server-scrape (--scrape-interval)",
 };
 
 /**

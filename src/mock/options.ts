@@ -108,6 +108,8 @@ export const MOCK_DEFAULTS = {
   noDevMode: false,
   /** /metrics answers 404, as SGLang without --enable-metrics. */
   noMetrics: false,
+  /** Percent of each request's cached tokens the /metrics cached-token counter leaves out (a counter that lies). */
+  faultMetricsUndercount: 0,
 } as const;
 
 /** Options of `warmbench mock`. */
@@ -165,6 +167,7 @@ export interface MockOptions {
   truthFile: string | null;
   noDevMode: boolean;
   noMetrics: boolean;
+  faultMetricsUndercount: number;
 }
 
 /** MockOptions from the defaults plus `overrides` (tests, demo). */
@@ -324,6 +327,13 @@ export const MOCK_FLAGS: readonly MockFlag[] = [
   text("truth", "truthFile", "Append one ground-truth JSONL line per finished request to this file"),
   flag("no-dev-mode", "noDevMode", "Answer /reset_prefix_cache with 404 (vLLM without VLLM_SERVER_DEV_MODE=1)"),
   flag("no-metrics", "noMetrics", "Answer /metrics with 404 (SGLang without --enable-metrics)"),
+  int(
+    "fault-metrics-undercount",
+    "faultMetricsUndercount",
+    "/metrics' cached-token counter leaves out this percent of every request's cached tokens (a lying counter)",
+    0,
+    100,
+  ),
 ];
 
 /**

@@ -60,7 +60,7 @@ export async function startMockServer(opts: MockOptions): Promise<MockServer> {
     tokenizer: loadMockTokenizer(opts.tokenizer),
     counters: { generateRequests: 0, completionsRequests: 0, inFlight: 0, maxInFlight: 0, flushes: 0, flushRejected: 0, received: [] },
     faults: new FaultPlan(opts),
-    metrics: new MockMetrics(),
+    metrics: new MockMetrics(opts, () => (opts.cacheTokens > 0 ? cache.device.cachedTokens / opts.cacheTokens : 0)),
     truth: opts.truthFile === null ? null : new TruthLog(opts.truthFile, truthSettings(opts)),
     liveRids: new Set(),
     // The prefix cache's capacity is what survives between requests, not the pool that holds running ones: a
@@ -194,6 +194,9 @@ export async function startMockServer(opts: MockOptions): Promise<MockServer> {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
   });
+  // The listen backlog stays Bun's 512 (issue 37 wanted 4096): Bun 1.4.5's node:http ignores listen()'s `backlog`
+  // (ss -ltn shows 512 with { backlog: 4096 } given), and Bun.serve has no such option (bun-types). Past 512
+  // connections at once the kernel drops SYNs; docs/guides/workers.md says what to raise on a real server.
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(opts.port, opts.host, () => {

@@ -14,6 +14,7 @@ import { loopSections, rateSections, workingSetSections } from "./axis-sections.
 import { windowSections } from "./window-sections.ts";
 import { groupsOf } from "./curves.ts";
 import { timelineSections } from "./timeline-sections.ts";
+import { telemetrySections } from "./telemetry-sections.ts";
 import { capacitySections } from "./capacity-sections.ts";
 
 const PCT_AXIS: AxisData = { title: "shared prefix (%)", type: "linear", min: 0, max: 100 };
@@ -150,6 +151,7 @@ export function buildSections(all: readonly ReportRun[]): ReportSection[] {
     ...(sweeps.length > 0 ? sweepSections(sweeps, pctCurves) : []),
     ...(multiturn.length > 0 ? roundSections(multiturn) : []),
     ...timelineSections(runs),
+    ...telemetrySections(runs),
     ...ledgerSections(runs),
     ...fidelitySections(runs),
     ...capacitySections(everyRun),

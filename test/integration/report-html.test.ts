@@ -126,6 +126,9 @@ describe("report --html / --md", () => {
       // One line over time (the first; a selector picks another): two curves and the steady-state band.
       "chart-timeline": 3,
       "chart-timeline-latency": 3,
+      // The servers' counters against the client's (issue 39, --scrape-interval on by default): one bar series. These
+      // lines are shorter than the 1 s interval, so no scrape falls inside their buckets: no chart over time.
+      "chart-telemetry-reconciliation": 1,
     };
     expect(Object.fromEntries(charts.map((c) => [c.id, c.datasets]))).toEqual(expected);
     for (const c of charts) {

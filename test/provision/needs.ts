@@ -1,7 +1,7 @@
 /**
  * What the suite needs beyond Node.js and npm, each with the test files that need it: Chromium (the HTML report's
  * test), a C compiler (the bench emitter's test), the cached llama.cpp build (the real-engine tests), nginx (the
- * replicas behind a real router) and the local Slurm (the Slurm tests). Each says which Debian packages it misses, so that one apt-get run installs them all, then
+ * replicas behind a real router), Prometheus (the --serve-metrics test) and the local Slurm (the Slurm tests). Each says which Debian packages it misses, so that one apt-get run installs them all, then
  * makes itself ready (builds, starts) and returns how to undo what it started.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { chromiumPath } from "../helpers/browser.ts";
 import { llamaBuild, llamaBuildPresent, LLAMA_BUILD_SCRIPT } from "../helpers/llama-server.ts";
 import { nginxPath } from "../helpers/nginx-router.ts";
+import { prometheusPath } from "../helpers/prometheus.ts";
 import { ROOT } from "../helpers/run-cli.ts";
 import { slurmUnavailableReason, START_SLURM } from "../helpers/slurm.ts";
 import { aptCommand, isRoot } from "./apt.ts";
@@ -73,6 +74,13 @@ const nginx: Need = {
   ready: async () => null,
 };
 
+const prometheus: Need = {
+  name: "Prometheus",
+  files: testsImporting("prometheus"),
+  missingPackages: () => (prometheusPath() === null ? ["prometheus"] : []),
+  ready: async () => null,
+};
+
 const compiler: Need = {
   name: "a C compiler",
   files: ["bench/test/emitter.test.ts"],
@@ -120,4 +128,4 @@ const slurm: Need = {
   },
 };
 
-export const NEEDS: Need[] = [chromium, compiler, llamacpp, nginx, slurm];
+export const NEEDS: Need[] = [chromium, compiler, llamacpp, nginx, prometheus, slurm];

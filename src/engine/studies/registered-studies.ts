@@ -2,5 +2,6 @@
 import type { Study } from "../study.ts";
 import { fidelityStudy } from "./fidelity-study.ts";
 import { ledgerStudy } from "./ledger-study.ts";
+import { telemetryStudy } from "./telemetry-study.ts";
 
-export const STUDIES: readonly Study[] = [fidelityStudy, ledgerStudy];
+export const STUDIES: readonly Study[] = [fidelityStudy, ledgerStudy, telemetryStudy];

@@ -1,0 +1,193 @@
+/**
+ * Server telemetry (--scrape-interval) end to end: the compiled binary against the mock in each dialect (SGLang,
+ * vLLM, llama.cpp), and routed over three mock replicas. Every line carries each server's series with at least 90 %
+ * of the scrapes intended; the servers' counters reconcile exactly with the client's records on a correct mock, and
+ * the mock's --fault-metrics-undercount (a cached-token counter that lies) is a named finding with both figures, a
+ * failed gate and a compare failure.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startMockServer, type MockServer } from "../../src/mock/server.ts";
+import { mockOptions, type MockOptions } from "../../src/mock/options.ts";
+import { readJsonl } from "../helpers/results.ts";
+import { LLAMA2_TOKENIZER, runCli, type CliResult } from "../helpers/run-cli.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "warmbench-telemetry-"));
+let fileNo = 0;
+const mocks: MockServer[] = [];
+afterAll(async () => {
+  await Promise.all(mocks.map((m) => m.stop()));
+});
+
+async function mock(overrides: Partial<MockOptions>): Promise<MockServer> {
+  // Slow enough answers (16 tokens, 15 ms apart) that a point lasts over a second: several timer scrapes in each.
+  const m = await startMockServer(mockOptions({ port: 0, ttftBaseMs: 1, prefillUsPerToken: 20, itlMs: 15, vocabSize: 32000, cacheTokens: 4000, ...overrides }));
+  mocks.push(m);
+  return m;
+}
+
+interface Run extends CliResult {
+  lines: any[];
+  file: string;
+}
+
+async function sweep(url: string, args: string[]): Promise<Run> {
+  const out = join(dir, `out-${++fileNo}.jsonl`);
+  const r = await runCli([
+    "--model",
+    LLAMA2_TOKENIZER,
+    "--base-url",
+    url,
+    "--num-prompts",
+    "24",
+    "--total-tokens",
+    "300",
+    "--output-len",
+    "16",
+    "--pcts",
+    "0,80",
+    "--max-concurrency",
+    "4",
+    "--settle",
+    "0",
+    "--seed",
+    "5",
+    "--scrape-interval",
+    "250ms",
+    "--output-file",
+    out,
+    ...args,
+  ]);
+  return { ...r, file: out, lines: r.code === 2 ? [] : readJsonl(out, { validate: true }) };
+}
+
+function expectSeries(line: any, servers: number, dialect: string): void {
+  const t = line.server_telemetry;
+  expect(t.interval_ms).toBe(250);
+  expect(t.replicas).toHaveLength(servers);
+  expect(t.scrapes_ok / t.scrapes_intended).toBeGreaterThanOrEqual(0.9);
+  expect(t.buckets).toBe(line.timeline.buckets);
+  expect(t.bucket_s).toBe(line.timeline.bucket_s);
+  for (const r of t.replicas) {
+    expect(r.dialect).toBe(dialect);
+    expect(r.scrapes_failed).toBe(0);
+    expect(r.running.length).toBeGreaterThanOrEqual(t.buckets);
+  }
+  expect(line.evidence.samples.telemetry).toBe(t.scrapes_ok);
+}
+
+describe("each dialect, one correct server", () => {
+  for (const [personality, backend, counters] of [
+    ["sglang", "sglang", ["prompt_tokens", "cached_tokens", "requests"]],
+    ["vllm", "vllm", ["prompt_tokens", "cached_tokens", "requests"]],
+    ["llamacpp", "llamacpp", ["prompt_tokens", "cached_tokens"]],
+  ] as const) {
+    test(`${personality}: series in every line, the counters reconcile exactly`, async () => {
+      const m = await mock({ personality, slots: 4, pageSize: personality === "vllm" ? 16 : 1 });
+      const r = await sweep(m.url, ["--backend", backend]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.lines).toHaveLength(2);
+      for (const line of r.lines) {
+        expectSeries(line, 1, personality);
+        expect(line.server_reconciliation.map((x: any) => x.counter)).toEqual(counters);
+        for (const row of line.server_reconciliation) expect([row.counter, row.server]).toEqual([row.counter, row.client]);
+        expect(line.server_counters_disagree).toBe(0);
+        expect(line.server_reconciliation.find((x: any) => x.counter === "prompt_tokens").client).toBe(24 * 300);
+      }
+      // The shared prefix is cached: the server's and the client's cached tokens are the same, and not none.
+      expect(r.lines[1].server_reconciliation.find((x: any) => x.counter === "cached_tokens").server).toBeGreaterThan(0);
+      if (personality === "llamacpp") {
+        expect(r.lines[0].server_kv_usage_peak).toBeNull();
+        expect(r.lines[0].server_preemptions_per_request).toBeNull();
+      } else {
+        expect(r.lines[1].server_kv_usage_peak).toBeGreaterThan(0);
+        expect(r.lines[1].server_kv_usage_peak).toBeLessThanOrEqual(1);
+        expect(r.lines[1].server_preemptions_per_request).toBe(0);
+      }
+      expect(r.lines[0].server_queue_mean).toBeGreaterThanOrEqual(0);
+      expect(r.stderr).not.toContain("server_counters_disagree");
+    });
+  }
+});
+
+describe("a server whose cached-token counter lies", () => {
+  test("--fault-metrics-undercount: server_counters_disagree, with both figures, in the line and on the console", async () => {
+    const m = await mock({ faultMetricsUndercount: 50 });
+    const r = await sweep(m.url, ["--backend", "sglang", "--pcts", "80"]);
+    expect(r.code, r.stderr).toBe(0);
+    const line = r.lines[0];
+    expect(line.server_counters_disagree).toBe(1);
+    const row = line.server_reconciliation.find((x: any) => !x.agrees);
+    expect(row.counter).toBe("cached_tokens");
+    expect(row.server).toBeLessThan(row.client);
+    expect(row.server).toBeGreaterThan(0);
+    expect(r.stderr).toContain(
+      `server_counters_disagree: cached_tokens on ${m.url}: the server's /metrics counted ${row.server}, the client saw ${row.client}`,
+    );
+    // compare fails the increase against the same workload on a correct server (a count of things gone wrong).
+    const correct = await sweep((await mock({})).url, ["--backend", "sglang", "--pcts", "80"]);
+    expect(correct.lines[0].server_counters_disagree).toBe(0);
+    const cmp = await runCli(["compare", correct.file, r.file]);
+    expect(cmp.code, cmp.stdout + cmp.stderr).toBe(7);
+    expect(cmp.stdout + cmp.stderr).toContain("server_counters_disagree");
+    // A gate on it fails (exit 6), the line still written.
+    const gated = await sweep(m.url, ["--backend", "sglang", "--pcts", "80", "--gate", "server_counters_disagree==0"]);
+    expect(gated.code).toBe(6);
+    expect(gated.lines[0].gates[0]).toMatchObject({ expr: "server_counters_disagree==0", value: 1, pass: false });
+  });
+});
+
+describe("three mock replicas, client-routed", () => {
+  test("per-replica series and reconciliation, each against the requests that replica served", async () => {
+    const urls: string[] = [];
+    for (let i = 0; i < 3; i++) urls.push((await mock({})).url);
+    const r = await sweep(urls.join(","), ["--backend", "sglang", "--route", "round-robin", "--pcts", "80"]);
+    expect(r.code, r.stderr).toBe(0);
+    const line = r.lines[0];
+    expectSeries(line, 3, "sglang");
+    expect(line.server_telemetry.replicas.map((x: any) => x.url)).toEqual(urls);
+    const rows = line.server_reconciliation;
+    expect(rows.map((x: any) => x.replica)).toEqual([0, 0, 0, 1, 1, 1, 2, 2, 2]);
+    expect(rows.every((x: any) => x.agrees)).toBe(true);
+    // Round-robin: each replica served a third of the 24 requests.
+    expect(rows.filter((x: any) => x.counter === "requests").map((x: any) => x.client)).toEqual([8, 8, 8]);
+  });
+});
+
+describe("--scrape-all", () => {
+  test("keeps the families the server's dialect does not read, each summed, at the point's last scrape", async () => {
+    const m = await mock({});
+    const all = await sweep(m.url, ["--backend", "sglang", "--pcts", "0", "--scrape-all"]);
+    expect(all.code, all.stderr).toBe(0);
+    const kept = all.lines[0].server_telemetry.replicas[0].unknown_families;
+    // The SGLang mock serves vLLM's names beside its own: those are the families SGLang's dialect does not read.
+    expect(Object.keys(kept).sort()).toEqual([
+      "vllm:generation_tokens_total",
+      "vllm:kv_cache_usage_perc",
+      "vllm:num_preemptions_total",
+      "vllm:num_requests_running",
+      "vllm:num_requests_waiting",
+      "vllm:prefix_cache_hits_total",
+      "vllm:prefix_cache_queries_total",
+      "vllm:prompt_tokens_total",
+      "vllm:request_success_total",
+    ]);
+    expect(kept["vllm:prompt_tokens_total"]).toBeGreaterThanOrEqual(24 * 300);
+    const plain = await sweep(m.url, ["--backend", "sglang", "--pcts", "0"]);
+    expect("unknown_families" in plain.lines[0].server_telemetry.replicas[0]).toBe(false);
+  });
+});
+
+describe("--scrape-interval", () => {
+  test("0: no telemetry keys; under 250ms: refused before anything is sent (exit 2)", async () => {
+    const m = await mock({});
+    const off = await sweep(m.url, ["--backend", "sglang", "--pcts", "0", "--scrape-interval", "0"]);
+    expect(off.code, off.stderr).toBe(0);
+    expect("server_telemetry" in off.lines[0]).toBe(false);
+    const bad = await sweep(m.url, ["--backend", "sglang", "--pcts", "0", "--scrape-interval", "100ms"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--scrape-interval 100ms: at least 250ms");
+  });
+});
