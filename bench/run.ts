@@ -4,7 +4,7 @@
  * writes each scenario's own bench/results/<scenario>.json (its run's time, machine and version included); the run's
  * Markdown goes to stdout only. docs/performance.md is generated from those files (`bun run docs`). See bench/README.md.
  *
- *   bun bench/run.ts [--quick] [--only accuracy,capacity,resources,cold-start,openai-cpu,workers,compare-repeats,progress,open-loop,timeline-cost,replay,capacity-search,fidelity-cost,passport,replicas,startup,first-signal] [--no-python] [--build] [--bin PATH] [--baseline PATH]
+ *   bun bench/run.ts [--quick] [--only accuracy,capacity,resources,cold-start,openai-cpu,workers,compare-repeats,compare-noise,progress,open-loop,timeline-cost,replay,capacity-search,fidelity-cost,passport,replicas,startup,first-signal,memory-model] [--no-python] [--build] [--bin PATH] [--baseline PATH]
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -23,6 +23,7 @@ import { runReplicasScenario } from "./scenarios/replicas.ts";
 import { runColdStart } from "./scenarios/cold-start.ts";
 import { runOpenaiCpu } from "./scenarios/openai-cpu.ts";
 import { runCompareRepeats } from "./scenarios/compare-repeats.ts";
+import { runCompareNoise } from "./scenarios/compare-noise.ts";
 import { runProgress } from "./scenarios/progress.ts";
 import { runResources } from "./scenarios/resources.ts";
 import { runWorkers } from "./scenarios/workers.ts";
@@ -31,6 +32,7 @@ import { runTimelineCost } from "./scenarios/timeline-cost.ts";
 import { runReplay } from "./scenarios/replay.ts";
 import { runStartup } from "./scenarios/startup.ts";
 import { runFirstSignal } from "./scenarios/first-signal.ts";
+import { runMemoryModel } from "./scenarios/memory-model.ts";
 
 // The harness may run under a warmbench binary acting as bun (BUN_BE_BUN=1, where no bun is installed, e.g. a GPU
 // node): the binaries it starts must be themselves again.
@@ -44,6 +46,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioResult>> 
   "openai-cpu": runOpenaiCpu,
   workers: runWorkers,
   "compare-repeats": runCompareRepeats,
+  "compare-noise": runCompareNoise,
   progress: runProgress,
   "open-loop": runOpenLoop,
   "timeline-cost": runTimelineCost,
@@ -54,6 +57,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioResult>> 
   replicas: runReplicasScenario,
   startup: runStartup,
   "first-signal": runFirstSignal,
+  "memory-model": runMemoryModel,
 };
 
 interface BenchFlags {

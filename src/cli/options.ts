@@ -2,12 +2,14 @@
  * Parsing of the run's flags: raw citty strings in, validated options (src/config/options.ts) out. Every problem is
  * one UsageError naming the flag (exit 2), before anything is sent.
  */
+import { replicaNamedTwice } from "../config/replica-identity.ts";
 import { parsePassportFlag } from "./passport-file.ts";
 import { parseBound } from "../config/flags/bound.ts";
 import { ROUTE_POLICIES, ROUTING_KEY_PRESETS } from "../config/route-policies.ts";
 import { FIDELITY_DEFAULTS } from "../config/fidelity-defaults.ts";
 import { parseRelative } from "../config/relative.ts";
-import { checkMemory, idBytes } from "../config/bounds.ts";
+import { checkMemory } from "../config/bounds.ts";
+import { sweepMemoryBytes } from "../config/memory-model.ts";
 import { UsageError } from "../errors.ts";
 import { ENDPOINTS, RUN_DEFAULTS, type RunOptions } from "../config/options.ts";
 import { endpointFor, ENGINES } from "../backends/index.ts";
@@ -67,12 +69,13 @@ export function parseRunOptions(raw: RawFlags, env: Record<string, string | unde
   const fidelity = parseFidelity(raw, endpoint);
   const replicas = parseReplicas(raw, placement);
   checkGatesMeasurable(gates, { "check-fidelity": fidelity.fidelity !== undefined, replicas: replicas.replicas !== undefined });
-  // What the run will hold at once: its working set's prefixes (ids), and its prompts in flight (ids and bodies).
+  // The memory model (config/memory-model.ts): its working set's prefixes in every process, its prompts in flight.
   const inFlight = maxConcurrency === 0 ? numPrompts : Math.min(maxConcurrency, numPrompts);
   const maxWs = Math.max(...workingSets);
+  const workers = typeof placement.workers === "number" ? placement.workers : 1;
   checkMemory(
-    idBytes(maxWs * splitPrompt(totalTokens, Math.max(...pcts)).prefixLen) + inFlight * totalTokens * IN_FLIGHT_BYTES_PER_TOKEN,
-    `--working-set ${maxWs} x --total-tokens ${totalTokens}, with ${inFlight} prompts in flight (--num-prompts ${numPrompts}, --max-concurrency ${maxConcurrency})`,
+    sweepMemoryBytes({ workingSetTokens: maxWs * splitPrompt(totalTokens, Math.max(...pcts)).prefixLen, inFlightTokens: inFlight * totalTokens, workers }),
+    `--working-set ${maxWs} x --total-tokens ${totalTokens}, with ${inFlight} prompts in flight (--num-prompts ${numPrompts}, --max-concurrency ${maxConcurrency})${workers > 1 ? ` in ${workers} processes` : ""}`,
   );
   return {
     ...bound,
@@ -97,8 +100,8 @@ function replicaUrls(flag: string, text: string): { baseUrl: string; urlCredenti
       if (u === "") throw new UsageError(`--${flag} "${text}": an empty replica URL`);
       return parseBaseUrl(u, "", 0);
     });
-  const twice = parsed.find((p, i) => parsed.findIndex((q) => q.baseUrl === p.baseUrl) !== i);
-  if (twice !== undefined) throw new UsageError(`--${flag}: a replica is named twice (${twice.baseUrl})`);
+  const twice = replicaNamedTwice(parsed.map((p) => p.baseUrl));
+  if (twice !== null) throw new UsageError(`--${flag}: a replica is named twice (${twice})`);
   return parsed;
 }
 
@@ -150,9 +153,8 @@ export function parseReplicas(raw: RawFlags, placement: Pick<RunOptions, "worker
     return parseBaseUrl(u, "", 0);
   });
   if (parsed.some((p) => p.urlCredentials !== parsed[0]!.urlCredentials)) throw new UsageError("--base-url: every replica takes the same credentials");
-  const distinct = new Set(parsed.map((p) => p.baseUrl));
-  if (distinct.size < parsed.length)
-    throw new UsageError(`--base-url: a replica is named twice (${parsed.find((p, i) => parsed.findIndex((q) => q.baseUrl === p.baseUrl) !== i)!.baseUrl})`);
+  const twice = replicaNamedTwice(parsed.map((p) => p.baseUrl));
+  if (twice !== null) throw new UsageError(`--base-url: a replica is named twice (${twice})`);
   if ((placement.workers !== null && placement.workers !== 1) || placement.shard !== null)
     throw new UsageError("--base-url with several replicas: the client routes in one process (drop --workers and --shard)");
   return { replicas: { urls: parsed.map((p) => p.baseUrl), route: oneOf(raw, "route", ROUTE_POLICIES, "round-robin") } };
@@ -171,9 +173,6 @@ export function parseFidelity(raw: RawFlags, endpoint: string): Pick<RunOptions,
   const tieNats = parseNumberFlag("fidelity-tie-nats", tieRaw ?? String(FIDELITY_DEFAULTS.tieNats), 0);
   return { fidelity: { sample, tieNats } };
 }
-
-/** A prompt in flight holds its ids (4 bytes each) and its request body (up to 7 characters an id, and a copy). */
-export const IN_FLIGHT_BYTES_PER_TOKEN = 4 + 2 * 7;
 
 /** --repeat N and --repeat-until-cv X (which needs --repeat as its maximum, and one process: shards run a fixed plan). */
 function parseRepeats(raw: RawFlags, placement: Pick<RunOptions, "workers" | "shard">): Pick<RunOptions, "repeat" | "repeatUntilCv"> {

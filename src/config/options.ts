@@ -34,6 +34,10 @@ export const RUN_DEFAULTS = {
   requestTimeoutS: 3600,
   /** No byte at all for this long fails the request as stalled. */
   stallTimeoutS: 300,
+  /** The longest SSE line read (client/sse.ts MAX_SSE_LINE_BYTES). */
+  maxSseLineBytes: 16 * 1024 * 1024,
+  /** The largest control answer read (backends/http.ts MAX_CONTROL_BODY_BYTES). */
+  maxControlBodyBytes: 64 * 1024 * 1024,
   /** HF revision used when a repo id must be downloaded. */
   revision: "main",
   /** What to do when the server's cached tokens disagree with the expected prefix. */
@@ -97,6 +101,16 @@ export interface RunOptions {
   flushServerTimeoutS: number;
   requestTimeoutS: number;
   stallTimeoutS: number;
+  /** --scrape-interval: each server's /metrics scraped this often during a point, ms; 0 off (config/flags/telemetry.ts). */
+  scrapeIntervalMs?: number;
+  /** --scrape-all: families no dialect reads kept too. */
+  scrapeAll?: boolean;
+  /** --serve-metrics: warmbench's own Prometheus exposition while it runs; null or absent: none. */
+  serveMetrics?: { host: string; port: number } | null;
+  /** --sse-line-max-mib, bytes. */
+  maxSseLineBytes: number;
+  /** --control-body-max-mib, bytes. */
+  maxControlBodyBytes: number;
   /** Server KV page size for the expected cached tokens; null = read /server_info (else 1). */
   pageSize: number | null;
   verbose: boolean;
@@ -172,9 +186,11 @@ export interface RunOptions {
 export const COMPARE_DEFAULTS = {
   /**
    * The limits without --max-regress: above the run-to-run noise measured by `bun run bench` (compare-repeats: 20
-   * pairs of runs against one mock never fail them), tight enough to catch a real regression of a release.
+   * pairs of runs against one mock never fail them), tight enough to catch a real regression of a release. The TTFT
+   * model's terms and TPOT too: a per-token prefill or decode regression that mean TTFT dilutes still fails.
    */
-  maxRegress: "mean_ttft_ms=10%,p99_ttft_ms=25%,mean_itl_ms=5%,output_throughput=5%",
+  maxRegress:
+    "mean_ttft_ms=10%,p99_ttft_ms=25%,mean_itl_ms=5%,mean_tpot_ms=5%,ttft_model_fixed_ms=10%,ttft_model_prefill_us_per_token=10%,output_throughput=5%",
 } as const;
 
 /** The demo's sweep: short enough for a laptop, long enough to show the cache at work. */

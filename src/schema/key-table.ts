@@ -26,6 +26,7 @@ import {
   type LineEvidence,
 } from "./nested.ts";
 import { steadyStateShape, timelineShape } from "./timeline-shape.ts";
+import { serverReconciliationShape, serverTelemetryShape } from "./telemetry-shape.ts";
 import { array, bool, field, int, label, literal, nullable, num, object, pair, record, str, type Shape } from "./shape.ts";
 
 /** The kinds of line: a sweep's point, a multi-turn round, a capacity search's result. */
@@ -42,8 +43,10 @@ export const OPTIONAL_BECAUSE = {
   axis: "in the lines of the producers that add the axis only (repeat, probe, window)",
   "since-2": "in lines written since schema_version 2, and in a merge of such lines",
   replay: "in a trace replay's lines only",
+  agentic: "in the lines of a replay of agentic sessions (WEKA, TraceLab) only",
   replicas: "in the lines of a run over several replicas only",
   "check-fidelity": "in the lines of a run with --check-fidelity only",
+  telemetry: "in the lines of a run that scraped the servers' /metrics only (--scrape-interval not 0, a server that answers /metrics)",
 } as const;
 export type OptionalBecause = keyof typeof OPTIONAL_BECAUSE;
 
@@ -125,6 +128,14 @@ const k = <T, M extends More>(shape: Shape<T>, unit: string | null, doc: string,
 /** One of the reference script's keys. */
 const s = <T, M extends More>(shape: Shape<T>, unit: string | null, doc: string, more: M) => k(shape, unit, doc, { script: true as const, ...more });
 
+/** A distribution over an agentic replay's sessions. */
+const AGENTIC_SPREAD = object({
+  mean: field(num(), "Mean over the sessions."),
+  p50: field(num(), "Median over the sessions."),
+  p90: field(num(), "90th percentile over the sessions."),
+  max: field(num(), "Largest over the sessions."),
+});
+
 const stat = (what: string, of: string) => `${what} ${of} over the line's successful requests.`;
 const NO_SAMPLE = " null when the series has no sample (the script writes 0 there).";
 /** A latency series' statistics, each given where it sits in the lines that carry it. */
@@ -161,7 +172,7 @@ export const KEYS = {
     merge: "first",
     axis: true,
   }),
-  max_concurrency: s(num(), "requests", "Requests in flight at most.", { lines: { sweep: 30, round: 90 }, merge: "sum" }),
+  max_concurrency: s(num(), "requests", "Requests in flight at most.", { lines: { sweep: 30, round: 90 }, merge: "own" }),
   shared_prefix_pct: s(num(), "%", "Share of each prompt that is the shared (cacheable) prefix.", {
     lines: { sweep: 40, capacity: 20 },
     merge: "first",
@@ -304,6 +315,12 @@ export const KEYS = {
     merge: "own",
   }),
   errors_by_kind: k(record(int()), "requests", "Failures per kind, over all failures.", { lines: { sweep: 510, round: 210 }, merge: "own" }),
+  retried_connections: k(
+    int(),
+    "requests",
+    "Requests whose pooled connection the server had closed before any byte of the answer, sent once more on a fresh connection; their outcome is the retry's, counted as any request's.",
+    { lines: { sweep: 512, round: 212 }, merge: "sum-where-carried", optional: "since-2" },
+  ),
   interrupted: k(bool(), null, "The run was stopped (SIGINT/SIGTERM) while this line was measured: it holds the requests that completed.", {
     lines: { sweep: 520, round: 220 },
     merge: "any",
@@ -314,7 +331,7 @@ export const KEYS = {
     "What the line's numbers rest on: samples per metric family, requests planned / sent / finished, offered and achieved load, the cache proof, " +
       "the client's health and the runs measured. Every verdict (gates, capacity, compare, history, merge) asks src/metrics/evidence-check.ts of it: " +
       "no evidence is a fail, never a pass (docs/reference/evidence-matrix.md).",
-    { lines: { sweep: 530, round: 230 }, merge: "own", optional: "since-2" },
+    { lines: { sweep: 530, round: 230, capacity: 195 }, merge: "own", optional: "since-2" },
   ),
   burstiness: k(nullable(num()), null, "Gamma shape of the gaps between arrivals (1 = Poisson, Infinity = evenly spaced); null in a closed loop.", {
     lines: { sweep: 540, capacity: 190 },
@@ -524,6 +541,43 @@ export const KEYS = {
     "TTFT by how much of the prompt was cached, in quartiles of the cached fraction; null in a merged line. Replay lines only.",
     { lines: { sweep: 950 }, merge: "null-where-carried", optional: "replay", samples: "ttft" as const },
   ),
+  // An agentic replay's own (issue 38): the schedule's named rules and the session-level metrics (replay/agentic-metrics.ts).
+  agentic: k(
+    object({
+      trace_format: field(str(), "The corpus's format: weka or tracelab (--trace-format, or detected)."),
+      delay_rule: field(str(), "What a turn waited after the previous answer (--delay-rule): think-time, start-to-start or end-to-start."),
+      spawn_rule: field(str(), "When a subagent started (--spawn-rule): result-minus-duration, wrapper-start or absolute."),
+      join_rule: field(str(), "Which parent turn waited for a subagent (--join-rule): first-after-end, next-call or none."),
+      max_idle_s: field(nullable(num()), "Cap on every recorded gap, trace seconds (--max-idle); null: none."),
+      lanes: field(int(), "Session trees in flight at once (--sessions; by default one per trace)."),
+      sessions: field(int(), "Session trees replayed in all (the corpus, or more lanes than traces: clones)."),
+      start_at: field(
+        nullable(object({ from: field(num(), "Lowest fraction."), to: field(num(), "Highest fraction.") })),
+        "Where each lane's first session started (--start-at); null: at its start.",
+      ),
+      warmup_requests: field(int(), "Requests sent before t* to warm each lane's history (--start-at), off the clock and outside the line's requests."),
+      jct_ms: field(nullable(AGENTIC_SPREAD), "Job completion time: a session's first send to its last end, ms; null: none measured."),
+      jobs_per_hour: field(nullable(num()), "Sessions whose every request ended, per hour of the replay; null: none measured."),
+      session_hit_ratio: field(nullable(AGENTIC_SPREAD), "Per session: cached tokens reported / prompt tokens of its requests that reported them."),
+      session_ceiling_hit_ratio: field(nullable(AGENTIC_SPREAD), "Per session: the infinite cache's cached tokens / the same prompt tokens (its ceiling)."),
+      turns_per_session: field(nullable(AGENTIC_SPREAD), "Requests per session, every chain's."),
+      subagent_concurrency: field(nullable(AGENTIC_SPREAD), "Per session: the most chains (root included) with a request in flight at once."),
+      ttft_by_context_tokens: field(
+        array(
+          object({
+            from_tokens: field(int(), "Shortest prompt of the bin, tokens."),
+            to_tokens: field(nullable(int()), "Longest (exclusive); null: no upper end."),
+            requests: field(int(), "Successful requests in the bin."),
+            median_ttft_ms: field(nullable(num()), "Their median TTFT, ms; null: none."),
+          }),
+        ),
+        "Median TTFT by prompt length, doubling bins from 8192 tokens.",
+      ),
+    }),
+    null,
+    "An agentic replay's schedule rules and session-level metrics; null in a merged line. Agentic replay lines only.",
+    { lines: { sweep: 955 }, merge: "null-where-carried", optional: "agentic" },
+  ),
   // Several replicas (--base-url A,B,...): the routing and the hit-loss ledger (metrics/hit-ledger.ts).
   route: k(
     str(),
@@ -660,7 +714,7 @@ export const KEYS = {
       measuredOnlyWith: "check-fidelity" as const,
     },
   ),
-  fidelity_identical: k(int(), "samples", "Of those, the ones whose warm answer was token for token the cold one.", {
+  fidelity_identical: k(nullable(int()), "samples", "Of those, the ones whose warm answer was token for token the cold one; null when none was compared.", {
     lines: { sweep: 1120, round: 880 },
     merge: "sum-where-carried",
     optional: "check-fidelity",
@@ -668,9 +722,9 @@ export const KEYS = {
     measuredOnlyWith: "check-fidelity" as const,
   }),
   fidelity_near_tie: k(
-    int(),
+    nullable(int()),
     "samples",
-    "The ones that first differed at a near tie: each chosen token in the other's top list, no more than --fidelity-tie-nats apart (a numerics change on the cached path).",
+    "The ones that first differed at a near tie: each chosen token in the other's top list, no more than --fidelity-tie-nats apart (a numerics change on the cached path); null when none was compared.",
     {
       lines: { sweep: 1130, round: 890 },
       merge: "sum-where-carried",
@@ -680,9 +734,9 @@ export const KEYS = {
     },
   ),
   fidelity_diverged: k(
-    int(),
+    nullable(int()),
     "samples",
-    "The ones that differed in a way no near tie explains: suspect wrong KV. Gate it: fidelity_diverged==0; compare fails any increase.",
+    "The ones that differed in a way no near tie explains: suspect wrong KV; null when none was compared (0 would claim a check that never looked). Gate it: fidelity_diverged==0; compare fails any increase.",
     {
       lines: { sweep: 1140, round: 900 },
       merge: "sum-where-carried",
@@ -693,9 +747,9 @@ export const KEYS = {
     },
   ),
   fidelity_unclassified: k(
-    int(),
+    nullable(int()),
     "samples",
-    "The ones that differed where the server gave no top log-probabilities to weigh the difference (fidelity_note says why).",
+    "The ones that differed where the server gave no top log-probabilities to weigh the difference (fidelity_note says why); null when none was compared.",
     {
       lines: { sweep: 1150, round: 910 },
       merge: "sum-where-carried",
@@ -769,7 +823,7 @@ export const KEYS = {
   capacity_request_rate: k(
     nullable(num()),
     "req/s",
-    "The highest request rate at which every gate held (0: the lowest failed); null: undecided or a concurrency search.",
+    "The highest request rate at which every gate held (0: the lowest failed), counting only the requests that finished (where a gate on failed allowed some to fail); null: undecided or a concurrency search.",
     { lines: { capacity: 50 }, merge: "unknown", better: "higher" },
   ),
   capacity_concurrency: k(
@@ -788,6 +842,12 @@ export const KEYS = {
     lines: { capacity: 80 },
     merge: "unknown",
   }),
+  search_gates: k(
+    array(str()),
+    null,
+    "The gates every probe was judged by (--gate, --gates-file), as written: the SLO the capacity holds at. compare pairs two searches only when they are equal.",
+    { lines: { capacity: 85 }, merge: "unknown", optional: "since-2" },
+  ),
   capacity_status: k(
     literal("found", "below_min", "at_max", "cache_unproven", "interrupted", "probe_limit"),
     null,
@@ -855,6 +915,62 @@ export const KEYS = {
       "and the share cached, one string per figure: each bucket's value as its difference from the previous one, 1-3 base64url characters " +
       "(src/metrics/timeline-codec.ts has a 10-line Python decoder), because seven plain arrays take 3.4-4.2 KB a line, half of it separators, and these 1.1-1.3 KB; null: nothing sent.",
     { lines: { sweep: 1380, round: 1080 }, merge: "unknown" },
+  ),
+  // The servers' own view of the point (engine/studies/telemetry-study.ts): scraped /metrics as series, summaries, reconciliation.
+  server_telemetry: k(
+    serverTelemetryShape,
+    null,
+    "Each server's /metrics scraped during the point (--scrape-interval): KV usage, running and waiting requests in the timeline's buckets, and how many scrapes answered; null: nothing sent.",
+    { lines: { sweep: 1381, round: 1081 }, merge: "null-where-carried", optional: "telemetry" },
+  ),
+  server_kv_usage_peak: k(
+    nullable(num()),
+    "ratio",
+    "The highest KV cache usage (0-1) any server reported during the point; null: no server exposes it (llama.cpp).",
+    {
+      lines: { sweep: 1382, round: 1082 },
+      merge: "null-where-carried",
+      optional: "telemetry",
+      better: "lower",
+      samples: "telemetry" as const,
+    },
+  ),
+  server_queue_mean: k(
+    nullable(num()),
+    "requests",
+    "Requests waiting on the servers (summed over them), the mean of the scrapes during the measured window; null: none exposed.",
+    {
+      lines: { sweep: 1383, round: 1083 },
+      merge: "null-where-carried",
+      optional: "telemetry",
+      better: "lower",
+      samples: "telemetry" as const,
+    },
+  ),
+  server_preemptions_per_request: k(
+    nullable(num()),
+    "preemptions / request",
+    "Preemptions (vLLM) or retractions (SGLang) over the point per finished request; null: not exposed (llama.cpp) or nothing finished.",
+    { lines: { sweep: 1384, round: 1084 }, merge: "null-where-carried", optional: "telemetry", better: "lower", samples: "telemetry" as const },
+  ),
+  server_reconciliation: k(
+    serverReconciliationShape,
+    null,
+    "The servers' prompt, cached-token and request counters over the measured window against the client's own figures for the requests each served, with both figures; null: no scrape marked the measurement's start.",
+    { lines: { sweep: 1385, round: 1085 }, merge: "null-where-carried", optional: "telemetry" },
+  ),
+  server_counters_disagree: k(
+    nullable(int()),
+    "counters",
+    "Rows of server_reconciliation whose two figures differ beyond rounding: a server counter (or the client's view) that lies; null: not reconciled. Gate it: server_counters_disagree==0; compare fails any increase.",
+    {
+      lines: { sweep: 1386, round: 1086 },
+      merge: "null-where-carried",
+      optional: "telemetry",
+      better: "lower",
+      mustNotGrow: true,
+      samples: "telemetry" as const,
+    },
   ),
   hdr: k(sweepHdrShape, null, "HDR histograms of the line's latencies, to merge runs exactly.", {
     lines: { sweep: 1390, round: 1090 },

@@ -211,6 +211,11 @@ export const evidenceShape = object({
       schedule_lag: field(int(), "Schedule-lag samples (every sent request)."),
       fidelity: field(int(), "Answers compared by the cache-fidelity check (--check-fidelity lines only): the samples of every fidelity_* key.", true),
       ledger: field(int(), "Requests in the hit-loss ledger (several replicas only): the samples of every ledger_* and loss_* key.", true),
+      telemetry: field(
+        int(),
+        "Scrapes of the servers' /metrics that answered during the point (--scrape-interval): the samples of every server_* telemetry key.",
+        true,
+      ),
     }),
     "How many samples each metric family was computed from: a family with 0 samples has null metrics.",
   ),
@@ -226,7 +231,10 @@ export const evidenceShape = object({
   load: field(
     object({
       offered_request_rate: field(nullable(num()), "The request rate the line offered (its axis); null in a closed loop."),
-      achieved_request_rate: field(nullable(num()), "Requests sent per second; null when all went at once or in a closed loop."),
+      achieved_request_rate: field(
+        nullable(num()),
+        "Requests carried per second: the send rate times the share that finished successfully; null when all went at once or in a closed loop.",
+      ),
       offered_concurrency: field(nullable(int()), "Requests the closed loop was to keep in flight (min of max_concurrency and planned); null in an open loop."),
       achieved_concurrency: field(nullable(int()), "Most requests in flight at once; null when nothing was sent."),
       sustained: field(

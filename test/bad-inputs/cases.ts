@@ -8,7 +8,8 @@
  * {EMPTY} an empty file, {FOREIGN} a JSON line that is no results line, {TRACE_BAD} a trace with a broken line 2.
  * Invalid lines ({B}'s line edited in one key): {INF} mean_ttft_ms Infinity, {FAST} mean_ttft_ms "fast", {NEG}
  * p99_ttft_ms -1, {NO_EVIDENCE} the evidence block removed, {NO_SAMPLES} evidence.samples {}, {MINUS_ONE} completed
- * -1, {FUTURE} schema_version 999.
+ * -1, {FUTURE} schema_version 999. {MOCK_LOCALHOST} the mock's URL with localhost for 127.0.0.1, {PASSPORT_PAGE_E18} a
+ * passport whose page size is 1e18.
  */
 export interface BadInput {
   command: string;
@@ -65,6 +66,21 @@ export const BAD_INPUTS: readonly BadInput[] = [
     message: "--cache-tolerance 0.05: write the percent sign (5%)",
   },
   { command: "run", what: "a settle of 30 years", args: [...RUN, "--settle", "1e9"], exit: 2, message: "--settle 1000000000: above the most warmbench takes" },
+  // Server telemetry (issue 39).
+  {
+    command: "run",
+    what: "a scrape interval under 250 ms",
+    args: [...RUN, "--scrape-interval", "100ms"],
+    exit: 2,
+    message: "--scrape-interval 100ms: at least 250ms",
+  },
+  {
+    command: "run",
+    what: "a scrape interval that is no duration",
+    args: [...RUN, "--scrape-interval", "fast"],
+    exit: 2,
+    message: '--scrape-interval "fast": expected a duration',
+  },
   { command: "run", what: "a gate on no key", args: [...RUN, "--gate", "p99_ttft<=5"], exit: 2, message: "p99_ttft is not a numeric key" },
   {
     command: "run",
@@ -181,6 +197,20 @@ export const BAD_INPUTS: readonly BadInput[] = [
   },
   {
     command: "run",
+    what: "a gate on a share outside [0, 1] (it could never pass)",
+    args: [...RUN, "--gate", "observed_hit_ratio>=45"],
+    exit: 2,
+    message: "observed_hit_ratio is a share in [0, 1] (0% to 100%), so 45 can never be its value (45% is 0.45)",
+  },
+  {
+    command: "run",
+    what: "a percent sign on a key that is not a ratio",
+    args: [...RUN, "--gate", "p99_ttft_ms<=5%"],
+    exit: 2,
+    message: "p99_ttft_ms is in ms, not a ratio: write its value without a percent sign",
+  },
+  {
+    command: "run",
     what: "a hit-loss ledger gate with one server",
     args: [...RUN, "--gate", "loss_routing_ratio<=0.05"],
     exit: 2,
@@ -245,6 +275,43 @@ export const BAD_INPUTS: readonly BadInput[] = [
     exit: 2,
     message: "does not exist",
   },
+  // Issue 37: a results file is never replaced by another output; one server under two names is one replica; a
+  // forged passport is refused naming its field.
+  {
+    command: "run",
+    what: "--request-details pointed at an existing results file",
+    args: [...RUN, "--request-details", "{A}"],
+    exit: 2,
+    message: "--request-details {A}: a results file (its first line is a results line), which --request-details would replace",
+  },
+  {
+    command: "run",
+    what: "--request-details the same file as --output-file",
+    args: [...RUN, "--output-file", "{DIR}/same.jsonl", "--request-details", "{DIR}/same.jsonl"],
+    exit: 2,
+    message: "--request-details {DIR}/same.jsonl: the same file as --output-file",
+  },
+  {
+    command: "run",
+    what: "--dump-prompts pointed at an existing results file",
+    args: [...RUN, "--dump-prompts", "{B}"],
+    exit: 2,
+    message: "--dump-prompts {B}: a results file",
+  },
+  {
+    command: "run",
+    what: "one server as two replicas (127.0.0.1 and localhost)",
+    args: [...RUN, "--base-url", "{MOCK},{MOCK_LOCALHOST}"],
+    exit: 2,
+    message: "--base-url: a replica is named twice ({MOCK} and {MOCK_LOCALHOST} are one server)",
+  },
+  {
+    command: "run",
+    what: "a forged passport (page size 1e18)",
+    args: [...RUN, "--passport", "{PASSPORT_PAGE_E18}"],
+    exit: 2,
+    message: "--passport {PASSPORT_PAGE_E18}: page_size_tokens.value is 1000000000000000000, not an integer page size from 1 to 1000000",
+  },
   // multiturn
   {
     command: "multiturn",
@@ -260,6 +327,14 @@ export const BAD_INPUTS: readonly BadInput[] = [
     exit: 2,
     message: "over half this machine's memory",
   },
+  {
+    command: "multiturn",
+    // 0.4 estimated the ids alone and reached 6 GB in 5 s; the memory model counts every conversation and turn.
+    what: "the most conversations the flag takes, each of them small",
+    args: [...MT, "--num-clients", "1000000", "--num-rounds", "3", "--first-turn-tokens", "32", "--turn-tokens", "16", "--shared-system-tokens", "0"],
+    exit: 2,
+    message: "at its peak (the memory model, docs/performance.md), over half this machine's memory",
+  },
   { command: "multiturn", what: "no round", args: [...MT, "--num-rounds", "0"], exit: 2, message: "--num-rounds" },
   {
     command: "multiturn",
@@ -271,7 +346,8 @@ export const BAD_INPUTS: readonly BadInput[] = [
   {
     command: "multiturn",
     what: "a last turn past the context",
-    args: [...MT, "--num-rounds", "100", "--turn-tokens", "4000"],
+    // Four conversations: their histories fit this machine's memory, not the model's context.
+    args: [...MT, "--num-clients", "4", "--num-rounds", "100", "--turn-tokens", "4000"],
     exit: 2,
     message: "the model's context length 131072",
   },
@@ -336,6 +412,55 @@ export const BAD_INPUTS: readonly BadInput[] = [
   },
   { command: "replay", what: "a broken trace line", args: ["replay", "{TRACE_BAD}", "--block-size", "16", ...RUN], exit: 2, message: ":2:" },
   { command: "replay", what: "a block size of 0", args: ["replay", "{TRACE_BAD}", "--block-size", "0", ...RUN], exit: 2, message: "--block-size" },
+  {
+    command: "replay",
+    what: "an agentic (WEKA) trace with a missing field",
+    args: ["replay", "test/fixtures/agentic/bad/missing-field.jsonl", ...RUN],
+    exit: 2,
+    message: 'missing-field.jsonl:2: requests[0]: "in" must be an integer',
+  },
+  {
+    command: "replay",
+    what: "an agentic trace with a negative delay",
+    args: ["replay", "test/fixtures/agentic/bad/negative-delay.jsonl", ...RUN],
+    exit: 2,
+    message: 'negative-delay.jsonl:2: requests[1]: "think_time" is negative',
+  },
+  {
+    command: "replay",
+    what: "an agentic trace with a subagent with no requests",
+    args: ["replay", "test/fixtures/agentic/bad/empty-subagent.jsonl", ...RUN],
+    exit: 2,
+    message: "empty-subagent.jsonl:2: requests[1]: a subagent with no requests",
+  },
+  {
+    command: "replay",
+    what: "a trace of an unknown format",
+    args: ["replay", "test/fixtures/agentic/bad/unknown-format.txt", ...RUN],
+    exit: 2,
+    message: "unknown-format.txt:2: unknown trace format",
+  },
+  {
+    command: "replay",
+    what: "an agentic trace with a block size of 0",
+    args: ["replay", "test/fixtures/agentic/bad/block-size-zero.jsonl", ...RUN],
+    exit: 2,
+    message: 'block-size-zero.jsonl:2: "block_size" must be an integer >= 1',
+  },
+  {
+    command: "replay",
+    what: "a Mooncake replay's flag with agentic sessions",
+    args: ["replay", "test/fixtures/agentic/trace_0187.json", ...RUN, "--ignore-timestamps", "--max-concurrency", "2"],
+    exit: 2,
+    message: "--ignore-timestamps: a Mooncake replay's flag; agentic sessions follow their own schedule",
+  },
+  {
+    command: "replay",
+    what: "an agentic schedule's flag with a Mooncake trace",
+    args: ["replay", "{TRACE_BAD}", "--block-size", "16", ...RUN, "--delay-rule", "think-time"],
+    exit: 2,
+    message: "--delay-rule: an agentic sessions' flag",
+  },
   // report
   { command: "report", what: "an empty file", args: ["report", "{EMPTY}"], exit: 2, message: "holds no results line" },
   { command: "report", what: "a foreign JSON line", args: ["report", "{FOREIGN}"], exit: 2, message: "holds no results line" },
@@ -458,6 +583,14 @@ export const BAD_INPUTS: readonly BadInput[] = [
     exit: 2,
     message: "{INF} line 1 is invalid (finite numbers): mean_ttft_ms",
   },
+  // passport
+  {
+    command: "passport",
+    what: "an --output-file that takes no byte (/dev/full)",
+    args: ["passport", "--model", "{TOK}", "--base-url", "{MOCK}", "--output-file", "/dev/full"],
+    exit: 2,
+    message: "--output-file: cannot write /dev/full: ENOSPC",
+  },
   // mock
   {
     command: "mock",
@@ -468,4 +601,11 @@ export const BAD_INPUTS: readonly BadInput[] = [
   },
   { command: "mock", what: "a host that is no address", args: ["mock", "--host", "999.1.1.1"], exit: 2, message: "--host 999.1.1.1: not an IP address" },
   { command: "mock", what: "a directory as the truth file", args: ["mock", "--truth", "{DIR}"], exit: 2, message: "a directory; give a file to append to" },
+  {
+    command: "mock",
+    what: "a JSON file that is no tokenizer",
+    args: ["mock", "--tokenizer", "{FOREIGN}"],
+    exit: 2,
+    message: "--tokenizer {FOREIGN}: not a tokenizer.json the mock can load",
+  },
 ];

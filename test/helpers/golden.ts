@@ -80,6 +80,11 @@ export async function runGolden(run: GoldenRun): Promise<string> {
 /** Keys added on purpose since the recording (at any depth): present in the new lines only. */
 const ADDED_KEYS = new Set<string>([
   "schema_version",
+  // The run's options echo (issue 37, 39): the limits read from a server (--sse-line-max-mib, --control-body-max-mib)
+  // and warmbench's own Prometheus exposition (--serve-metrics), echoed as every option is.
+  "max_sse_line_bytes",
+  "max_control_body_bytes",
+  "serve_metrics",
   // Round lines (issue 17 item 2): the gates' verdicts and the shards report, as pct lines have them; the multiturn
   // options' echo of --gate, --workers, --shard and --coordinator, which multiturn now takes.
   "gates",
@@ -100,6 +105,30 @@ const ADDED_KEYS = new Set<string>([
   // line's prefixes were warmed (--warm-replicas).
   "server_cache",
   "warm_replicas",
+  // No request lost to a stale connection (issue 37): requests sent once more on a fresh connection.
+  "retried_connections",
+  // Agentic sessions (issue 38): the agentic line's key, and replay's options echo of the trace format and the
+  // schedule's rules (--trace-format, --delay-rule, --spawn-rule, --join-rule, --max-idle, --sessions, --start-at).
+  "agentic",
+  "trace_format",
+  "delay",
+  "spawn",
+  "join",
+  "max_idle_s",
+  "sessions",
+  "start_at",
+  // Server telemetry (issue 39): --scrape-interval is 1s by default and the mock serves /metrics, so every golden
+  // line over a mock carries the scrapes' series, summaries and reconciliation, the evidence block their count
+  // (samples.telemetry), and the options' echo the two flags.
+  "server_telemetry",
+  "server_kv_usage_peak",
+  "server_queue_mean",
+  "server_preemptions_per_request",
+  "server_reconciliation",
+  "server_counters_disagree",
+  "telemetry",
+  "scrape_interval_ms",
+  "scrape_all",
 ]);
 
 /**

@@ -61,6 +61,19 @@ beforeAll(async () => {
   invalid("NO_SAMPLES", { ...b, evidence: { ...evidence, samples: {} } });
   invalid("MINUS_ONE", { ...b, completed: -1 });
   invalid("FUTURE", { ...b, schema_version: 999 });
+  files.MOCK_LOCALHOST = mock.url.replace("127.0.0.1", "localhost");
+  files.PASSPORT_PAGE_E18 = join(dir, "passport-page-e18.json");
+  writeFileSync(
+    files.PASSPORT_PAGE_E18,
+    JSON.stringify({
+      kind: "warmbench-passport",
+      version: 1,
+      warmbench_version: "0.4.0",
+      engine: "sglang",
+      server_version: null,
+      page_size_tokens: { value: 1e18, method: "forged", uncertainty: "exact", why: null },
+    }),
+  );
   write("TRACE_BAD", '{"timestamp":0,"input_length":32,"output_length":2,"hash_ids":[1,2]}\n{"timestamp":1,"input_length":"x"}\n');
 });
 afterAll(() => mock.stop());

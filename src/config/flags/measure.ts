@@ -81,6 +81,8 @@ function shaped(decl: FlagDecl, field: string): unknown {
 }
 
 const RUN_MT = { run: true, multiturn: true } as const;
+/** Bytes in a mebibyte: the limit flags are given in MiB. */
+const MIB = 1024 * 1024;
 const SWEEPS = { run: true, demo: true } as const;
 const ALL = { run: true, demo: true, multiturn: true } as const;
 /** run and multiturn, and replay (which sends to a server too). */
@@ -605,6 +607,24 @@ const SHARED_FLAGS = [
     },
   ),
   text(
+    "sse-line-max-mib",
+    "The longest line of a streamed answer the client reads, MiB; a longer one fails its request as a parse failure (a server that never ends a line cannot grow the client's memory)",
+    { ...MEASURING, ...CAP_PASS },
+    {
+      default: d.maxSseLineBytes / MIB,
+      bind: to("maxSseLineBytes", (t, f) => parseIntFlag(f, t, 1, 4096) * MIB, true),
+    },
+  ),
+  text(
+    "control-body-max-mib",
+    "The largest answer the client reads of a control call (/server_info, /metrics, a flush, a fidelity answer), MiB; a larger one fails the call",
+    { ...MEASURING, ...CAP_PASS },
+    {
+      default: d.maxControlBodyBytes / MIB,
+      bind: to("maxControlBodyBytes", (t, f) => parseIntFlag(f, t, 1, 4096) * MIB, true),
+    },
+  ),
+  text(
     "flush",
     "Cache flush before each pct: auto (the backend's way) or none",
     {
@@ -655,15 +675,18 @@ const SHARED_FLAGS = [
   text("coordinator", "HOST:PORT where shard 0 listens (--shard I/N; under Slurm derived from the job and step ids)", RUN_MT),
   text(
     "gate",
-    "Pass/fail threshold METRIC OP VALUE[@pct OP N], e.g. 'p99_ttft_ms<=800@pct>=90'; repeatable; exit 6 when one fails",
+    "Pass/fail threshold METRIC OP VALUE[@pct OP N], e.g. 'p99_ttft_ms<=800@pct>=90', VALUE in the key's unit (a share: 0.45 or 45%); repeatable; exit 6 when one fails",
     {
       ...SWEEPS,
       multiturn: { help: "Pass/fail threshold METRIC OP VALUE judged on every round line, e.g. 'p99_ttft_ms<=800'; repeatable; exit 6 when one fails" },
       capacity: { help: "An SLO every probe must meet, METRIC OP VALUE, e.g. 'ttft_from_intended_p99_ms<=500' or 'failed==0'; repeatable; at least one" },
+      replay: {
+        help: "Pass/fail threshold METRIC OP VALUE judged on the whole replay's line, e.g. 'ttft_from_intended_p99_ms<=800' or 'fidelity_diverged<=0'; repeatable; exit 6 when one fails",
+      },
     },
     { repeatable: true },
   ),
-  text("gates-file", "File with one gate per line (# comments)", { ...ALL, ...CAP }),
+  text("gates-file", "File with one gate per line (# comments)", { ...ALL, ...CAP, replay: true }),
   // Not multiturn's: it draws no progress line (refused below).
   bool(
     "quiet",

@@ -51,6 +51,12 @@ export const RESULTS_FLAGS: FlagDecl[] = [
   },
   { name: "output-file", type: "string", help: "Where the merged JSONL goes (-o works too), as every command's --output-file", commands: { merge: true } },
   {
+    name: "allow-copy",
+    type: "boolean",
+    help: "Merge a run whose measurements equal another input's under a new run id (a copy: its requests would count twice); refused (exit 2) without it",
+    commands: { merge: true },
+  },
+  {
     name: "allow-inconclusive",
     type: "boolean",
     help: "Exit 0 instead of 8 when a repeated line's 95 % interval straddles a limit (inconclusive; said in the output)",

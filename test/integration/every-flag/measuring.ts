@@ -216,11 +216,11 @@ const RUN: Record<string, Entry> = {
       expect(b.lines("o.jsonl").map((l) => l.repeat)).toEqual([undefined, undefined]);
     },
   },
-  // Two replicas (one mock under two names): the line says how they were routed, and the session hash sends both
+  // Two replicas (one mock behind two addresses): the line says how they were routed, and the session hash sends both
   // prompts of the one prefix group to one of them where round-robin alternates.
   route: {
-    args: ["--base-url", "{url},http://localhost:{port}", "--route", "session"],
-    vs: ["--base-url", "{url},http://localhost:{port}"],
+    args: ["--base-url", "{url},{url2}", "--route", "session"],
+    vs: ["--base-url", "{url},{url2}"],
     proof: (o, b) => {
       expect([o.code, b.code]).toEqual([0, 0]);
       expect(o.lines("o.jsonl").map((l) => l.route)).toEqual(["session", "session"]);
@@ -234,10 +234,10 @@ const RUN: Record<string, Entry> = {
       expect(b.lines("o.jsonl")[1]!.replicas.map((r: { requests: number }) => r.requests)).toEqual([1, 1]);
     },
   },
-  // Two replicas (one mock under two names), round-robin: the prefix is warmed where its first prompt goes, or on both.
+  // Two replicas (one mock behind two addresses), round-robin: the prefix is warmed where its first prompt goes, or on both.
   "warm-replicas": {
-    args: ["--base-url", "{url},http://localhost:{port}", "--warm-replicas", "all"],
-    vs: ["--base-url", "{url},http://localhost:{port}"],
+    args: ["--base-url", "{url},{url2}", "--warm-replicas", "all"],
+    vs: ["--base-url", "{url},{url2}"],
     proof: (o, b) => {
       expect([o.code, b.code]).toEqual([0, 0]);
       const warms = (r: typeof o) =>
@@ -332,21 +332,60 @@ const RUN: Record<string, Entry> = {
   },
 };
 
+/** Server telemetry's flags (issue 39): one study for every measuring command (engine/studies/telemetry-study.ts). */
+const TELEMETRY_PROVEN = {
+  "scrape-interval": "test/integration/telemetry.test.ts: every line's server_telemetry at 250ms, none with 0, under 250ms refused",
+  "scrape-all": "test/integration/telemetry.test.ts: unknown_families with it, absent without",
+  "serve-metrics":
+    "test/integration/serve-metrics.test.ts: a real Prometheus scrapes the binary's run (every measuring command wraps its run alike: cli/served-metrics.ts)",
+};
+
 /** Flags whose proof needs several processes or a hub: proven in the test named beside each. */
 export const PROVEN_ELSEWHERE: Partial<Record<CommandName, Record<string, string>>> = {
   run: {
+    ...TELEMETRY_PROVEN,
+    "sse-line-max-mib": "test/integration/hostile-server.test.ts: a server whose SSE line never ends is read to the limit given",
+    "control-body-max-mib": "test/integration/hostile-server.test.ts: a /server_info body that never ends is read to the limit given",
     shard: "test/integration/workers.test.ts: three processes started by hand make one result",
     coordinator: "test/integration/workers.test.ts: three processes started by hand make one result",
     revision: "test/integration/security.test.ts: a repo-id tokenizer from the fake hub",
   },
+  demo: {
+    ...TELEMETRY_PROVEN,
+    "sse-line-max-mib": "test/integration/hostile-server.test.ts: a server whose SSE line never ends is read to the limit given",
+    "control-body-max-mib": "test/integration/hostile-server.test.ts: a /server_info body that never ends is read to the limit given",
+  },
+  capacity: {
+    ...TELEMETRY_PROVEN,
+    "sse-line-max-mib": "test/integration/hostile-server.test.ts: a server whose SSE line never ends is read to the limit given",
+    "control-body-max-mib": "test/integration/hostile-server.test.ts: a /server_info body that never ends is read to the limit given",
+  },
+  replay: {
+    "trace-format": "test/integration/agentic-flags.test.ts: each moves what replay sends",
+    "delay-rule": "test/integration/agentic-flags.test.ts: each moves what replay sends",
+    "spawn-rule": "test/integration/agentic-flags.test.ts: each moves what replay sends",
+    "join-rule": "test/integration/agentic-flags.test.ts: each moves what replay sends",
+    "max-idle": "test/integration/agentic-flags.test.ts: each moves what replay sends",
+    sessions: "test/integration/agentic-flags.test.ts: each moves what replay sends",
+    "start-at": "test/integration/agentic-flags.test.ts: each moves what replay sends",
+    ...TELEMETRY_PROVEN,
+    "sse-line-max-mib": "test/integration/hostile-server.test.ts: a server whose SSE line never ends is read to the limit given",
+    "control-body-max-mib": "test/integration/hostile-server.test.ts: a /server_info body that never ends is read to the limit given",
+  },
+  mock: { "fault-metrics-undercount": "test/integration/telemetry.test.ts: the cached-token counter lies: server_counters_disagree 1, both figures on stderr" },
   compare: {
     "allow-inconclusive": "test/integration/compare-repeats.test.ts: an interval straddling the limit is inconclusive: exit 8; --allow-inconclusive accepts it",
   },
   passport: {
+    "sse-line-max-mib": "test/integration/hostile-server.test.ts: a server whose SSE line never ends is read to the limit given",
+    "control-body-max-mib": "test/integration/hostile-server.test.ts: a /server_info body that never ends is read to the limit given",
     revision:
       "read by the same parseServerTarget as run's (src/cli/options.ts); proven there: test/integration/security.test.ts, a repo-id tokenizer from the fake hub",
   },
   multiturn: {
+    ...TELEMETRY_PROVEN,
+    "sse-line-max-mib": "test/integration/hostile-server.test.ts: a server whose SSE line never ends is read to the limit given",
+    "control-body-max-mib": "test/integration/hostile-server.test.ts: a /server_info body that never ends is read to the limit given",
     shard: "test/integration/multiturn-shards.test.ts: three processes started by hand make one result over all their turns",
     coordinator: "test/integration/multiturn-shards.test.ts: three processes started by hand make one result over all their turns",
   },
@@ -440,11 +479,11 @@ const MT_BASE = [
 const MT: Record<string, Entry> = {
   passport: PASSPORT_ENTRY((o) => o.lines("o.jsonl")[0]!),
   ...ROUTER_ENTRIES((o) => o.lines("o.jsonl")[1]!),
-  // Two replicas (one mock under two names): by conversation (session) each keeps its replica; round-robin alternates.
+  // Two replicas (one mock behind two addresses): by conversation (session) each keeps its replica; round-robin alternates.
   route: {
     // Three conversations over two replicas: round-robin moves at least one of them between its turns.
-    args: ["--base-url", "{url},http://localhost:{port}", "--num-clients", "3", "--route", "session"],
-    vs: ["--base-url", "{url},http://localhost:{port}", "--num-clients", "3"],
+    args: ["--base-url", "{url},{url2}", "--num-clients", "3", "--route", "session"],
+    vs: ["--base-url", "{url},{url2}", "--num-clients", "3"],
     proof: (o, b) => {
       expect([o.code, b.code]).toEqual([0, 0]);
       expect(o.lines("o.jsonl").map((l) => l.route)).toEqual(["session", "session"]);

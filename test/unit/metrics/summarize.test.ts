@@ -95,6 +95,7 @@ describe("a sweep line's script part: where it sits and its request metrics", ()
       "failed",
       "errors",
       "errors_by_kind",
+      "retried_connections",
       "mean_cached_tokens",
       "min_cached_tokens",
       "max_cached_tokens",

@@ -61,14 +61,25 @@ test("the sweep's key lists are the table's: the script's first, gates and workl
   const replayOwn: readonly string[] = REPLAY_KEYS;
   const fidelityOwn: readonly string[] = FIDELITY_KEYS;
   const replicaOwn: readonly string[] = REPLICA_KEYS;
+  // The server telemetry's summaries (issue 39: the scrapes' peak KV usage, mean queue, preemptions, disagreements).
+  const telemetryOwn: readonly string[] = KEYS_OF.sweep.filter((k) => (KEYS[k] as KeyDef).optional === "telemetry");
   expect(
-    NUMERIC_KEYS.filter((k) => !["repeat", "probe", "window"].includes(k) && !replayOwn.includes(k) && !fidelityOwn.includes(k) && !replicaOwn.includes(k)),
-  ).toHaveLength(80);
+    NUMERIC_KEYS.filter(
+      (k) =>
+        !["repeat", "probe", "window"].includes(k) &&
+        !replayOwn.includes(k) &&
+        !fidelityOwn.includes(k) &&
+        !replicaOwn.includes(k) &&
+        !telemetryOwn.includes(k),
+    ),
+  ).toHaveLength(81);
   // The replicas' keys: all but the route and the per-replica list are numeric.
   expect(NUMERIC_KEYS.filter((k) => replicaOwn.includes(k))).toHaveLength(REPLICA_KEYS.length - 2);
   expect(NUMERIC_KEYS.filter((k) => replayOwn.includes(k))).toHaveLength(REPLAY_KEYS.length - 1);
   expect(NUMERIC_KEYS.filter((k) => fidelityOwn.includes(k))).toHaveLength(FIDELITY_KEYS.length - 2);
-  expect(NUMERIC_KEYS).toHaveLength(83 + REPLAY_KEYS.length - 1 + FIDELITY_KEYS.length - 2 + REPLICA_KEYS.length - 2);
+  // 84: the 83 of 0.4 and retried_connections; the telemetry study adds its four numeric summaries.
+  expect(NUMERIC_KEYS.filter((k) => telemetryOwn.includes(k))).toHaveLength(4);
+  expect(NUMERIC_KEYS).toHaveLength(84 + REPLAY_KEYS.length - 1 + FIDELITY_KEYS.length - 2 + REPLICA_KEYS.length - 2 + 4);
   expect(numericKeysOf("round")).toContain("round");
 });
 
