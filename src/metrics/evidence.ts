@@ -5,6 +5,7 @@
  */
 import type { RequestRecord } from "../schema/record.ts";
 import type { LineEvidence } from "../schema/nested.ts";
+import { peakOverlap } from "./peak-overlap.ts";
 
 /** Relative slack of "the load was sustained": the sends' span may exceed the schedule's by this share... */
 const LOAD_TOLERANCE = 0.05;
@@ -30,22 +31,8 @@ export interface EvidenceInput {
 }
 
 /** The most requests in flight at once (a request is in flight from its send to its last event). */
-function peakInFlight(records: readonly RequestRecord[]): number {
-  const events: [number, number][] = [];
-  for (const r of records) {
-    const end = r.lastEventMs > 0 ? r.lastEventMs : r.startMs + Math.max(0, r.latencyMs);
-    events.push([r.startMs, 1], [end, -1]);
-  }
-  // Ends before starts at the same instant: a slot handed on is not two in flight.
-  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let now = 0;
-  let peak = 0;
-  for (const [, d] of events) {
-    now += d;
-    if (now > peak) peak = now;
-  }
-  return peak;
-}
+const peakInFlight = (records: readonly RequestRecord[]): number =>
+  peakOverlap(records.map((r) => ({ startMs: r.startMs, endMs: r.lastEventMs > 0 ? r.lastEventMs : r.startMs + Math.max(0, r.latencyMs) })));
 
 function load(input: EvidenceInput): LineEvidence["load"] {
   const { records } = input;

@@ -6,6 +6,8 @@
  * measuring (the union of the windows, gaps between them left out), not over the span from the first to the last.
  */
 
+import { peakOverlap } from "../metrics/peak-overlap.ts";
+
 /** A time span, ms since the epoch. */
 export interface Span {
   startMs: number;
@@ -33,26 +35,11 @@ export function unionLengthS(spans: readonly Span[]): number {
  * up. Ends come before starts at the same instant (a run that ends as another starts was never beside it).
  */
 function peakSum(spans: readonly Span[], values: readonly number[]): number {
-  const events: [number, number][] = [];
-  spans.forEach((s, i) => {
-    events.push([s.startMs, values[i]!], [s.endMs, -values[i]!]);
-  });
-  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let now = 0;
-  let peak = 0;
-  for (const [, d] of events) {
-    now += d;
-    if (now > peak) peak = now;
-  }
-  return peak;
+  return peakOverlap(spans, (i) => values[i]!);
 }
 
 /** The most requests in flight at once over every run's requests: each from its send to its last byte. */
-export const peakInFlight = (requests: readonly Span[]): number =>
-  peakSum(
-    requests,
-    requests.map(() => 1),
-  );
+export const peakInFlight = (requests: readonly Span[]): number => peakOverlap(requests);
 
 /** Each value added up where the spans overlap, null unless every run has one. */
 export function peakSumOrNull(spans: readonly Span[], values: readonly (number | null)[]): number | null {
