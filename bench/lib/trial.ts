@@ -49,6 +49,8 @@ export interface TrialSpec {
   workers?: number | "auto";
   /** The mock's text: deltas (`--incremental`, the default here) or SGLang's default, the whole text so far. */
   textMode?: TextMode;
+  /** More warmbench flags (a scenario comparing one flag's cost). */
+  extraArgs?: readonly string[];
 }
 
 export type TextMode = "incremental" | "cumulative";
@@ -198,6 +200,7 @@ async function runWarmbench(ctx: BenchContext, spec: TrialSpec, url: string, dir
   // The emitter has no cache to flush or verify: no flush, no canary requests, only the measured streams.
   if ((spec.server ?? "mock") === "emitter") cmd.push("--flush", "none", "--verify-cache", "off");
   if (spec.workers !== undefined) cmd.push("--workers", String(spec.workers));
+  if (spec.extraArgs !== undefined) cmd.push(...spec.extraArgs);
   // Set the fetch cap ourselves so warmbench does not re-exec: /proc and rusage then see the real client.
   const env = { BUN_CONFIG_MAX_HTTP_REQUESTS: String(spec.streams + 64), NO_COLOR: "1" };
   const proc = await runBounded(cmd, { env, timeoutMs: spec.timeoutMs });

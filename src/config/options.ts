@@ -101,6 +101,8 @@ export interface RunOptions {
   flushServerTimeoutS: number;
   requestTimeoutS: number;
   stallTimeoutS: number;
+  /** --keep-going: a failed output file does not stop the points still to measure. */
+  keepGoing?: boolean;
   /** --scrape-interval: each server's /metrics scraped this often during a point, ms; 0 off (config/flags/telemetry.ts). */
   scrapeIntervalMs?: number;
   /** --scrape-all: families no dialect reads kept too. */

@@ -12,6 +12,7 @@ import type { SweepLine } from "../metrics/sweep-line.ts";
 import { nextProbe } from "../engine/reset-cache.ts";
 import { BenchError } from "../errors.ts";
 import { evaluateGates } from "../gates/evaluate.ts";
+import { outputStops } from "./output-stops.ts";
 import type { SweepContext, SweepState } from "./context.ts";
 import { repeatsOf, type SweepCell } from "./cells.ts";
 import { linePoint } from "./line-point.ts";
@@ -46,6 +47,7 @@ export async function runPct(cell: SweepCell, ctx: SweepContext, state: SweepSta
     try {
       for (const repeat of repeatsOf(ctx.opts)) {
         if (records.length > 0 && ctx.io.signal?.aborted) return { records, complete: false, state };
+        if (records.length > 0 && outputStops(ctx.opts)) return { records, complete: true, state };
         const line = repeatLine(rate, repeat);
         let last = true;
         // A repeated line's gates judge its mean, once: in its last repeat's line (key table, `gates`).

@@ -6,6 +6,7 @@
 import { UsageError } from "../errors.ts";
 import { BenchError } from "../errors.ts";
 import { log } from "../log.ts";
+import { outputStops } from "./output-stops.ts";
 import type { RunOptions } from "../config/options.ts";
 import type { ServerProfile } from "../backends/types.ts";
 import type { SweepLine } from "../metrics/sweep-line.ts";
@@ -71,6 +72,7 @@ async function runPcts(session: SweepSession): Promise<SweepOutcome> {
       outcome.interrupted = true;
       break;
     }
+    if (outputStops(opts)) break;
     const { records, complete } = await session.cell(cell);
     if (!complete) outcome.interrupted = true;
     for (const record of records) {

@@ -85,6 +85,8 @@ const ADDED_KEYS = new Set<string>([
   "max_sse_line_bytes",
   "max_control_body_bytes",
   "serve_metrics",
+  // --keep-going (issue 37): a failed output file stops the points still to measure unless it is given.
+  "keep_going",
   // Round lines (issue 17 item 2): the gates' verdicts and the shards report, as pct lines have them; the multiturn
   // options' echo of --gate, --workers, --shard and --coordinator, which multiturn now takes.
   "gates",

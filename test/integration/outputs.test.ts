@@ -66,9 +66,15 @@ describe("outputs", () => {
     const held = readFileSync(details, "utf8");
     expect(held === "" || held.endsWith("\n")).toBe(true);
     for (const l of held.split("\n").filter((x) => x !== "")) expect(() => JSON.parse(l)).not.toThrow();
-    // Every line measured is in the results file and on the console.
-    expect(readPctLines(out).map((l) => l.shared_prefix_pct)).toEqual([0, 50, 90]);
-    expect(r.stdout.match(/Serving Benchmark Result/g)).toHaveLength(3);
+    // Every line measured is in the results file and on the console; the points after the failure are not measured
+    // (0.4 went on measuring into the full disk), unless --keep-going.
+    expect(readPctLines(out).map((l) => l.shared_prefix_pct)).toEqual([0]);
+    expect(r.stdout.match(/Serving Benchmark Result/g)).toHaveLength(1);
+    expect(r.stderr).toContain("the points still to measure are not (--keep-going measures them anyway)");
+    const going = join(dir, "keep-going.jsonl");
+    const k = await run(["--pcts", "0,50,90", "--output-len", "32", "--output-file", going, "--request-details", details, "--keep-going"]);
+    expect(k.code).toBe(9);
+    expect(readPctLines(going).map((l) => l.shared_prefix_pct)).toEqual([0, 50, 90]);
   });
 
   test("--request-details /dev/full and --output-file /proc/version are refused before anything is sent", async () => {

@@ -702,6 +702,12 @@ const SHARED_FLAGS = [
     },
   ),
   bool(
+    "keep-going",
+    "When an output file fails mid-run (a full disk), measure the remaining points anyway (default: stop after the line being written; every line measured is kept; exit 9 either way)",
+    { ...SWEEPS },
+    { bind: to.raw("keepGoing", switchOf("keep-going")) },
+  ),
+  bool(
     "verbose",
     "Show stack traces and debug logs",
     { ...MEASURING, ...CAP_PASS, report: true, compare: true, merge: true, history: true },

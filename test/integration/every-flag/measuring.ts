@@ -343,6 +343,7 @@ const TELEMETRY_PROVEN = {
 /** Flags whose proof needs several processes or a hub: proven in the test named beside each. */
 export const PROVEN_ELSEWHERE: Partial<Record<CommandName, Record<string, string>>> = {
   run: {
+    "keep-going": "test/integration/outputs.test.ts: a full disk under --request-details stops the points still to measure, unless --keep-going",
     ...TELEMETRY_PROVEN,
     "sse-line-max-mib": "test/integration/hostile-server.test.ts: a server whose SSE line never ends is read to the limit given",
     "control-body-max-mib": "test/integration/hostile-server.test.ts: a /server_info body that never ends is read to the limit given",
@@ -351,6 +352,7 @@ export const PROVEN_ELSEWHERE: Partial<Record<CommandName, Record<string, string
     revision: "test/integration/security.test.ts: a repo-id tokenizer from the fake hub",
   },
   demo: {
+    "keep-going": "test/integration/outputs.test.ts: a full disk under --request-details stops the points still to measure, unless --keep-going",
     ...TELEMETRY_PROVEN,
     "sse-line-max-mib": "test/integration/hostile-server.test.ts: a server whose SSE line never ends is read to the limit given",
     "control-body-max-mib": "test/integration/hostile-server.test.ts: a /server_info body that never ends is read to the limit given",
