@@ -3,8 +3,8 @@
  * no-direct-writes.test.ts holds them to it). A measuring command opens its ResultsWriter before anything else (before
  * the tokenizer loads, before any request): every path must be writable (a usage error naming the flag otherwise), and
  * the details and the prompt dump start empty, since lines are appended to them as the run goes. Then each results line
- * is appended whole and fsynced (--output-file), the requests' details and the prompts (--dump-prompts) are appended
- * whole; a file written at the end in one piece (a report, a passport, an analysis) goes through writeArtifact. Every
+ * is appended whole and fsynced (--output-file), and so are the requests' details (a point's at once) and the prompts
+ * (--dump-prompts, in the prompt worker's batches of up to 4 MiB, so one fsync per batch, not per line); a file written at the end in one piece (a report, a passport, an analysis) goes through writeArtifact. Every
  * write goes through guardedWrite: a failing output is named once and skipped from then on, every other output goes
  * on, and the command exits 9 (EXIT.outputFailed).
  */
@@ -21,7 +21,7 @@ export type OutputPaths = Pick<RunOptions, "outputFile" | "dumpPrompts" | "reque
 export interface ResultsWriter extends PromptDump {
   /** One results line (a point, a round, a probe, a capacity verdict, a merged line), appended whole and fsynced. */
   line(record: unknown): void;
-  /** Request-details lines (each a JSON object, without its newline), appended whole in one write. */
+  /** Request-details lines (each a JSON object, without its newline), appended whole in one write, fsynced. */
   details(lines: readonly string[]): void;
 }
 
@@ -43,10 +43,10 @@ export function openResultsWriter(paths: OutputPaths, io?: AppendIo): ResultsWri
     },
     details(lines) {
       if (requestDetails && lines.length > 0)
-        guardedWrite("--request-details", requestDetails, () => appendWhole(requestDetails, lines.join("\n") + "\n", { fsync: false, io }));
+        guardedWrite("--request-details", requestDetails, () => appendWhole(requestDetails, lines.join("\n") + "\n", { fsync: true, io }));
     },
     prompts(lines) {
-      if (dumpPrompts && lines.length > 0) guardedWrite("--dump-prompts", dumpPrompts, () => appendWhole(dumpPrompts, lines, { fsync: false, io }));
+      if (dumpPrompts && lines.length > 0) guardedWrite("--dump-prompts", dumpPrompts, () => appendWhole(dumpPrompts, lines, { fsync: true, io }));
     },
   };
 }

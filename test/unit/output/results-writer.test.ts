@@ -188,9 +188,14 @@ describe("openResultsWriter", () => {
     expect(readFileSync(paths.outputFile, "utf8")).toBe(FIRST + formatJsonl({ shared_prefix_pct: 50, request_rate: Infinity }));
     expect(readFileSync(paths.requestDetails, "utf8")).toBe('{"request_id": "a"}\n{"request_id": "b"}\n');
     expect(readFileSync(paths.dumpPrompts, "utf8")).toBe('{"index":0}\n{"index":1}\n');
-    // One fsync: the results line's; details and prompts are appended whole, not synced line by line.
-    expect(calls.filter((c) => c === "fsync")).toEqual(["fsync"]);
+    // One write then one fsync per append that holds something (the line, a point's details, each prompt batch);
+    // empty appends touch nothing.
+    expect(calls.filter((c) => c === "fsync").length).toBe(4);
     expect(calls.filter((c) => c.startsWith("write")).length).toBe(4);
+    for (let i = 0; i < calls.length; i += 2) {
+      expect(calls[i]).toStartWith("write");
+      expect(calls[i + 1]).toBe("fsync");
+    }
   });
 
   test("no paths: nothing is written anywhere", () => {
