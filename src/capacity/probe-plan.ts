@@ -5,7 +5,7 @@
  */
 import type { CapacityOptions, SearchMode } from "../config/capacity-options.ts";
 import type { RunOptions } from "../config/options.ts";
-import type { LinePlan } from "../engine/session.ts";
+import type { SearchPoint } from "../engine/session.ts";
 
 /** The load of one point: a request rate (open loop) or a concurrency (closed loop). */
 export interface Load {
@@ -47,6 +47,6 @@ function probeLabel(p: Pick<Probe, "pct" | "load">): string {
 }
 
 /** The line a probe is: the search's first working-set size (a search varies the load, not the cache's pressure). */
-export function probePlan(o: CapacityOptions, p: Probe): LinePlan {
+export function probePlan(o: CapacityOptions, p: Probe): SearchPoint {
   return { pct: p.pct, workingSet: o.run.workingSets[0]!, opts: probeOptions(o, p.pct, p.load), probe: p.probe, label: probeLabel(p) };
 }

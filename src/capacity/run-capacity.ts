@@ -9,7 +9,7 @@ import { log } from "../log.ts";
 import { VERSION } from "../version.ts";
 import type { CapacityOptions } from "../config/capacity-options.ts";
 import type { SweepLine } from "../metrics/sweep-line.ts";
-import type { LinePlan, PointSession } from "../engine/session.ts";
+import type { SearchPoint, PointSession } from "../engine/session.ts";
 import { probePlan, type Load } from "./probe-plan.ts";
 import { judgeEvidence } from "../metrics/evidence-check.ts";
 import { sampleFamilyOf } from "../schema/key-table.ts";
@@ -22,7 +22,7 @@ export interface CapacityIo {
    * The engine's session, prepared once for the whole search (tokenizer, backend, preflight): each call measures one
    * probe (one flush, proof, warm and send, summarized); the line is returned, not yet written.
    */
-  session: PointSession<LinePlan>;
+  session: PointSession<SearchPoint>;
   /** A probe's line, with its `probe` axis, as soon as it is measured. */
   probe(line: SweepLine): void;
   /** A pct's result, after its probes. */

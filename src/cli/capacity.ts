@@ -11,7 +11,7 @@ import { createInterrupt } from "../interrupt.ts";
 import type { CapacityOptions } from "../config/capacity-options.ts";
 import type { CapacityRecord } from "../schema/lines.ts";
 import { noProgress } from "../engine/sink.ts";
-import type { LinePlan, PointSession } from "../engine/session.ts";
+import type { SearchPoint, PointSession } from "../engine/session.ts";
 import { outcomeOf, runCapacity } from "../capacity/run-capacity.ts";
 import { probeOptions } from "../capacity/probe-plan.ts";
 import type { SearchResult } from "../capacity/search.ts";
@@ -39,7 +39,7 @@ export async function capacityCommand(raw: ParsedFlags): Promise<number> {
  * The search's session: the sweep's, prepared once (tokenizer, backend, preflight), each probe a line the search
  * planned (capacity/probe-plan.ts) measured as one cell (reset and prove, warm, send, summarize through the engine).
  */
-async function openProbeSession(o: CapacityOptions, signal: AbortSignal): Promise<PointSession<LinePlan>> {
+async function openProbeSession(o: CapacityOptions, signal: AbortSignal): Promise<PointSession<SearchPoint>> {
   const sink: SweepSink = {
     lineStarted() {},
     details() {},
@@ -66,7 +66,7 @@ async function searchCapacity(opts: CapacityOptions): Promise<number> {
   process.on("SIGTERM", interrupt.onSignal);
   const file = opts.run.outputFile;
   const lines: CapacityRecord[] = [];
-  let session: PointSession<LinePlan> | null = null;
+  let session: PointSession<SearchPoint> | null = null;
   try {
     session = await openProbeSession(opts, interrupt.signal);
     const outcome = await runCapacity(opts, {

@@ -66,14 +66,14 @@ export const ENDPOINTS = ["auto", "generate", "completions", "chat"] as const;
 export const VERIFY_CACHE_MODES = ["off", "warn", "strict"] as const;
 export const FLUSH_MODES = ["auto", "none"] as const;
 
-type BackendName = (typeof BACKENDS)[number];
+type BackendFlag = (typeof BACKENDS)[number];
 type EndpointFlag = (typeof ENDPOINTS)[number];
 export type VerifyCacheMode = (typeof VERIFY_CACHE_MODES)[number];
 type FlushMode = (typeof FLUSH_MODES)[number];
 
 /** Validated options of `warmbench run`; nothing below run.ts sees raw flags. */
 export interface RunOptions {
-  backend: BackendName;
+  backend: BackendFlag;
   /** Which generation API measured requests use; "auto": the engine's own. */
   endpoint: EndpointFlag;
   /** Server base URL without a trailing slash. */

@@ -4,7 +4,7 @@
  * per call through the engine's stages (reset and prove the cache, warm, measure, summarizePoint), carrying the
  * state one point leaves for the next (the flush probe, the TTFT fit, whether the run's first line was written).
  * The producer that knows how to build a point's prompts implements it (the sweep's cell: src/sweep/session.ts);
- * the one that decides which points to measure (src/capacity) plans each as a LinePlan and takes the session as this
+ * the one that decides which points to measure (src/capacity) plans each as a SearchPoint (not the sweep's own LinePlan of sweep/plan.ts, which it builds from one) and takes the session as this
  * interface, so neither imports the other; the command line only opens the session and hands it over.
  */
 import type { RunOptions } from "../config/options.ts";
@@ -15,7 +15,7 @@ import type { SweepLine } from "../metrics/sweep-line.ts";
  * pct, a working set, a search's probe), the options it is measured with (its one rate or concurrency, its request
  * count), and what live progress calls it.
  */
-export interface LinePlan {
+export interface SearchPoint {
   pct: number;
   workingSet: number;
   opts: RunOptions;

@@ -5,7 +5,7 @@
  */
 import { isNumericKey, type NumericPctKey } from "../schema/keys.ts";
 import { numericKeysOf, type NumericKeyOf, type RoundRecord } from "../schema/lines.ts";
-import type { LineKind } from "../schema/axes.ts";
+import type { AxesKind } from "../schema/axes.ts";
 
 type NumericRoundKey = NumericKeyOf<RoundRecord>;
 
@@ -18,4 +18,4 @@ const isRoundNumericKey = (name: string): boolean => (ROUND_NUMERIC_KEYS as read
 export const isGateMetric = (name: string): name is GateMetric => isNumericKey(name) || isRoundNumericKey(name);
 
 /** Whether a line of that kind has the metric. */
-export const kindHasMetric = (kind: LineKind, name: string): boolean => (kind === "round" ? isRoundNumericKey(name) : isNumericKey(name));
+export const kindHasMetric = (kind: AxesKind, name: string): boolean => (kind === "round" ? isRoundNumericKey(name) : isNumericKey(name));

@@ -3,7 +3,7 @@
  * matches no line, or whose metric those lines lack, would judge nothing and let a run pass without evidence.
  */
 import { UsageError } from "../errors.ts";
-import { AXES, isRoundAxes, kindOf, type Axis, type LineAxes, type LineKind } from "../schema/axes.ts";
+import { AXES, isRoundAxes, kindOf, type Axis, type LineAxes, type AxesKind } from "../schema/axes.ts";
 import { kindHasMetric } from "./metrics.ts";
 import { gateApplies } from "./parse.ts";
 import type { Gate } from "../schema/gate.ts";
@@ -42,7 +42,7 @@ export function describePlan(planned: readonly LineAxes[], named: ReadonlySet<Ax
 }
 
 /** Refuses a gate whose metric a line of this kind does not have (e.g. approximate_turns in a sweep, mean_cached_tokens in multiturn). */
-export function checkGateMetrics(gates: readonly Gate[], kind: LineKind): void {
+export function checkGateMetrics(gates: readonly Gate[], kind: AxesKind): void {
   for (const gate of gates) {
     if (!kindHasMetric(kind, gate.metric))
       throw new UsageError(`${gate.source}: ${gate.metric} is not a numeric key of a ${kind} line, so it would judge nothing`);

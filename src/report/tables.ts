@@ -128,9 +128,9 @@ export function metadataTable(runs: readonly ReportRun[]): ReportTable {
   // A cache passport (--passport) informed a run: what it measured, beside the run (a column only when one did).
   const passportOf = (r: ReportRun) =>
     (r.header?.options as { passport?: { file: string; page_size: number | null; capacity_tokens: number | null } } | undefined)?.passport;
-  const withPassport = runs.some((r) => passportOf(r) !== undefined);
+  const anyPassport = runs.some((r) => passportOf(r) !== undefined);
   const passportCell = (r: ReportRun): string[] => {
-    if (!withPassport) return [];
+    if (!anyPassport) return [];
     const p = passportOf(r);
     return [p === undefined ? "-" : `${basename(p.file)}: page ${p.page_size ?? "?"}, capacity ${p.capacity_tokens ?? "?"} tokens`];
   };
@@ -149,7 +149,7 @@ export function metadataTable(runs: readonly ReportRun[]): ReportTable {
       "workload",
       "concurrency",
       "lines",
-      ...(withPassport ? ["cache passport"] : []),
+      ...(anyPassport ? ["cache passport"] : []),
     ],
     rows: runs.map((r) => {
       const placed = placedLines(r);

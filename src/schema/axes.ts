@@ -35,10 +35,11 @@ export interface RoundAxes {
 }
 
 export type LineAxes = SweepAxes | RoundAxes;
-export type LineKind = "pct" | "round";
+/** What gates read of a line: a sweep point or a round (the key table's LineKind names every kind of line). */
+export type AxesKind = "pct" | "round";
 
 export const isRoundAxes = (a: LineAxes): a is RoundAxes => "round" in a;
-export const kindOf = (a: LineAxes): LineKind => (isRoundAxes(a) ? "round" : "pct");
+export const kindOf = (a: LineAxes): AxesKind => (isRoundAxes(a) ? "round" : "pct");
 
 /**
  * The axes of a line as read from a file or built in memory. Files written before --working-set and the script's own

@@ -13,7 +13,7 @@ import { PyRandom } from "../workload/rng.ts";
 import { PromptFeed } from "../workload/prompt-feed.ts";
 import { openSession, type EngineSession } from "../engine/open-session.ts";
 import { shardSetupOf, startShardGroup } from "../shard/group.ts";
-import { fatalLine, type LinePlan, type PointSession } from "../engine/session.ts";
+import { fatalLine, type SearchPoint, type PointSession } from "../engine/session.ts";
 import type { Placement } from "../shard/placement.ts";
 import { FIRST_LINE, type SweepContext, type SweepIo, type SweepState } from "./context.ts";
 import { autoWorkingSets } from "./working-set-auto.ts";
@@ -22,7 +22,7 @@ import type { SweepCell } from "./cells.ts";
 import { runPct, type CellOutcome } from "./run-pct.ts";
 import { workloadHash } from "./shard-worker.ts";
 
-export interface SweepSession extends PointSession<LinePlan> {
+export interface SweepSession extends PointSession<SearchPoint> {
   readonly ctx: SweepContext;
   /** Runs every line of one cell with the run's options (the sweep's order: the state flows cell to cell). */
   cell(cell: SweepCell): Promise<CellOutcome>;

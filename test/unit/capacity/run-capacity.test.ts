@@ -7,7 +7,7 @@ import type { Load } from "../../../src/capacity/probe-plan.ts";
 import { evaluateGates } from "../../../src/gates/evaluate.ts";
 import { parseGate } from "../../../src/gates/parse.ts";
 import type { CapacityRecord } from "../../../src/schema/lines.ts";
-import type { LinePlan } from "../../../src/engine/session.ts";
+import type { SearchPoint } from "../../../src/engine/session.ts";
 
 const GATE = "ttft_from_intended_p99_ms<=500";
 
@@ -63,7 +63,7 @@ async function run(opts: CapacityOptions, capacityAt: (pct: number) => number, c
   const session = {
     runId: "outer",
     // The search plans each probe as a line (capacity/probe-plan.ts): its load is in the line's options.
-    measure: async ({ pct, opts: line, probe }: LinePlan) => {
+    measure: async ({ pct, opts: line, probe }: SearchPoint) => {
       const load: Load = opts.search === "rate" ? { search: "rate", value: line.requestRates[0]! } : { search: "concurrency", value: line.maxConcurrency };
       const { run, ...measured } = fakePoint(pct, load, capacityAt(pct), 2 * capacityAt(pct), cache(n));
       return { ...measured, run_id: "outer", probe, ...(n++ === 0 ? { run } : {}) } as SweepLine;
