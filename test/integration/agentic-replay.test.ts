@@ -168,7 +168,7 @@ describe("a TraceLab runner CSV against the mock", () => {
     const truth = join(dir, "truth-tracelab.jsonl");
     const url = await mock(truth);
     const dump = join(dir, "tracelab-prompts.jsonl");
-    const r = await replay(join(FIXTURES, "tracelab-runner.csv"), [url], ["--block-size", "16", "--dump-prompts", dump]);
+    const r = await replay(join(ROOT, "test/fixtures/tracelab/runner.csv"), [url], ["--block-size", "16", "--dump-prompts", dump]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.line.agentic.trace_format).toBe("tracelab");
     expect(r.line.cache_check).toBe("ok");

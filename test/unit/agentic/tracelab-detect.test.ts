@@ -8,6 +8,8 @@ import { readAgenticTraces } from "../../../src/workload/agentic/read-agentic.ts
 import { parseTraceLabCsv } from "../../../src/workload/agentic/tracelab-trace.ts";
 
 const DIR = join(import.meta.dir, "../../fixtures/agentic");
+// Apart from the WEKA traces: a directory corpus is of one format.
+const TRACELAB_CSV = join(import.meta.dir, "../../fixtures/tracelab/runner.csv");
 
 function usage(f: () => unknown): string {
   try {
@@ -20,7 +22,7 @@ function usage(f: () => unknown): string {
 }
 
 describe("TraceLab runner CSV", () => {
-  const text = readFileSync(join(DIR, "tracelab-runner.csv"), "utf8");
+  const text = readFileSync(TRACELAB_CSV, "utf8");
 
   test("one session per session_id, rounds in order, times and waits as the rows give them", () => {
     const ts = parseTraceLabCsv("r.csv", text, 64);
@@ -64,7 +66,7 @@ describe("trace format detection", () => {
     expect(detectTraceFormat("a", readFileSync(join(DIR, "trace_0187.json"), "utf8"))).toBe("weka");
     expect(detectTraceFormat("a", `{\n  "id": "x",\n  "block_size": 64,\n  "requests": []\n}`)).toBe("weka");
     expect(detectTraceFormat("a", '{"timestamp": 0, "input_length": 5, "output_length": 1, "hash_ids": [1]}\n')).toBe("mooncake");
-    expect(detectTraceFormat("a", readFileSync(join(DIR, "tracelab-runner.csv"), "utf8"))).toBe("tracelab");
+    expect(detectTraceFormat("a", readFileSync(TRACELAB_CSV, "utf8"))).toBe("tracelab");
   });
 
   test("--trace-format wins over the content", () => {
@@ -82,7 +84,7 @@ describe("reading a trace file by its format", () => {
   test("WEKA and TraceLab files give sessions; a Mooncake file is handed back to the replay's reader", () => {
     const weka = readAgenticTraces(join(DIR, "trace_0291.json"), { format: "auto", blockSize: 64 });
     expect(weka.format === "weka" && weka.traces.map((t) => t.id)).toEqual(["trace_0291"]);
-    const lab = readAgenticTraces(join(DIR, "tracelab-runner.csv"), { format: "auto", blockSize: 64 });
+    const lab = readAgenticTraces(TRACELAB_CSV, { format: "auto", blockSize: 64 });
     expect(lab.format === "tracelab" && lab.traces.length).toBe(2);
     const dir = mkdtempSync(join(tmpdir(), "agentic-"));
     const moon = join(dir, "m.jsonl");
