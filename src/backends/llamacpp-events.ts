@@ -66,6 +66,8 @@ export function scanByParsing(payload: Uint8Array, out: EventFields): EventKind 
   const timings = isObject(event.timings) ? event.timings : null;
   if (timings !== null && typeof timings.cache_n === "number") out.cachedTokens = timings.cache_n;
   if (typeof event.stop_type === "string") out.finishType = FINISH_OF_STOP_TYPE[event.stop_type] ?? event.stop_type;
+  // -1 in partial events, the slot that ran the request in the final one: the slot model needs no guessing then.
+  if (typeof event.id_slot === "number" && Number.isInteger(event.id_slot) && event.id_slot >= 0) out.slot = event.id_slot;
   return "final";
 }
 

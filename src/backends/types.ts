@@ -54,6 +54,8 @@ export interface EventFields {
   tiersKnown: boolean;
   /** Finish reason of this event ("length", "stop", "abort", ...); null while generating. */
   finishType: string | null;
+  /** The cache slot that ran the request, where the server says (llama.cpp's final `id_slot`); -1 otherwise. */
+  slot: number;
   /** Error or abort message; "" otherwise. */
   message: string;
   /**
@@ -78,6 +80,7 @@ export function createEventFields(): EventFields {
     cachedStorageTokens: -1,
     tiersKnown: false,
     finishType: null,
+    slot: -1,
     message: "",
     textStart: TEXT_NOT_LOCATED,
     textEnd: TEXT_NOT_LOCATED,

@@ -93,6 +93,7 @@ function recordCounts(rec: RequestRecord, fields: EventFields): void {
     fields.tiersKnown = true;
   }
   if (fields.finishType !== null) rec.finishReason = fields.finishType;
+  if (fields.slot >= 0) rec.slot = fields.slot;
 }
 
 function grow(itl: Float64Array, needed: number): Float64Array {

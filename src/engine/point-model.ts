@@ -20,8 +20,18 @@ export function modelledServers(ctx: PointContext, view: CacheView, warmedOn: re
     const prior = [...(view.prior ?? []), ...probe, ...(warmedOn[r] ?? []).map((g) => view.warmedSequenceOf(g))];
     const slots = server.cacheSlots ?? null;
     // One cache per slot (llama.cpp): the warm and the flush's proof are pinned to every slot in turn, so each slot
-    // holds the last of them at the first send (slot-cache-model.ts). A history of rounds is judged by its plan.
-    const pinned = slots !== null && view.history === undefined ? { slots: Array.from({ length: slots }, () => prior.at(-1) ?? null) } : {};
+    // holds the last of them at the first send (slot-cache-model.ts).
+    // A history of rounds is modelled per slot only where the server named every turn's slot and the view knows what
+    // each slot held before round 0; else its plan judges it.
+    const named = view.history !== undefined && view.history.length > 0 && view.history.every((r) => r.slot !== undefined);
+    const pinned =
+      slots === null
+        ? {}
+        : view.history === undefined
+          ? { slots: Array.from({ length: slots }, () => prior.at(-1) ?? null) }
+          : named && view.slotsHeld !== undefined
+            ? { slots: view.slotsHeld(slots) }
+            : {};
     return { url, capacityTokens: view.capacityTokens ?? modelCapacityOf(server.info), prior, ...pinned };
   });
 }

@@ -69,6 +69,12 @@ export interface CacheView {
   history?: readonly RequestRecord[];
   /** What each server held before the history's first send, where the point's warm did not put it there (a round's: the system prompts). */
   prior?: readonly CacheSequence[];
+  /**
+   * A server with a cache per slot (llama.cpp): what each of its `slots` held at the history's first send, where the
+   * view knows it (a round's: the system prompts, pinned to slot i mod the slot count). Read only when the server
+   * named every request's slot (its `id_slot`), so that no slot choice is guessed.
+   */
+  slotsHeld?(slots: number): readonly (CacheSequence | null)[];
   /** False: the ranges are not judged (a turn's pages unknown, or a cache per slot); the ledger still reads the model. */
   judged?: boolean;
 }

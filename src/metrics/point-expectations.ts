@@ -47,7 +47,9 @@ export interface RequestExpectation extends Expectation {
 /** The request as the model reads it: its send, first token and end on the client's clock. */
 function modelRequestOf(r: RequestRecord, prompt: CacheSequence, finished?: CacheSequence): ModelRequest {
   const endMs = r.firstTokenMs > 0 ? Math.max(r.lastEventMs, r.firstTokenMs) : r.startMs + r.latencyMs;
-  return { key: r.index, prompt, finished, startMs: r.startMs, firstTokenMs: r.firstTokenMs, endMs, ok: r.ok, generated: r.outputLen };
+  const request: ModelRequest = { key: r.index, prompt, finished, startMs: r.startMs, firstTokenMs: r.firstTokenMs, endMs, ok: r.ok, generated: r.outputLen };
+  if (r.slot !== undefined) request.slot = r.slot;
+  return request;
 }
 
 export function expectPoint(i: PointCacheInput): Map<number, RequestExpectation> {

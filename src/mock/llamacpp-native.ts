@@ -31,7 +31,8 @@ export function llamacppNative(f: FormatInput): WireFormat {
     index: 0,
     content,
     tokens,
-    id_slot: f.params.idSlot ?? 0,
+    // The slot that ran it, as llama.cpp names it in the final event (its choice where the request named none).
+    id_slot: f.usage.slot ?? f.params.idSlot ?? 0,
     stop: true,
     model: f.model,
     tokens_predicted: n,

@@ -21,6 +21,8 @@ export interface UsageState {
   reportsCached: boolean;
   promptTokens: number;
   cachedTokens: number;
+  /** The slot that ran it, where the cache is one per slot; absent: none named. */
+  slot?: number;
   /** performance.now() at prefill start and at the first token, for llama.cpp's timings. */
   prefillStartMs: number;
   firstTokenMs: number;

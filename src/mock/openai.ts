@@ -116,6 +116,7 @@ export async function handleOpenai(req: IncomingMessage, res: ServerResponse, ct
         format,
         onPrefillStart(hit) {
           usage.cachedTokens = hit.tokens;
+          if (hit.slot !== undefined) usage.slot = hit.slot;
           usage.prefillStartMs = performance.now();
           received.cachedTokens = hit.tokens;
         },

@@ -230,7 +230,7 @@ export class MockScheduler {
     const ids = state.job.inputIds;
     const matched = state.claim!.match();
     const forgotten = state.job.forget === true ? matched.tokens : 0;
-    const hit = forgotten > 0 ? { tokens: 0, deviceTokens: 0, hostTokens: 0 } : matched;
+    const hit = forgotten > 0 ? { ...matched, tokens: 0, deviceTokens: 0, hostTokens: 0 } : matched;
     state.job.onPrefillStart(hit, forgotten);
     const m = this.model;
     const prefillMs = m.ttftBaseMs + (m.prefillUsPerToken * (ids.length - hit.tokens) + m.hostLoadUsPerToken * hit.hostTokens) / 1000;

@@ -80,7 +80,7 @@ export class SlotCache implements CachePolicy {
       match: () => {
         // One tier: a slot's cache lives in device memory (the host-RAM copies are loaded back into it at claim).
         const tokens = req.cachePrompt ? Math.min(commonPrefix(slot.tokens, req.inputIds), req.inputIds.length - 1) : 0;
-        return { tokens, deviceTokens: tokens, hostTokens: 0 };
+        return { tokens, deviceTokens: tokens, hostTokens: 0, slot: slot.id };
       },
       insert: () => {
         slot.tokens = req.inputIds.slice();

@@ -13,6 +13,8 @@ export interface CacheHit {
   tokens: number;
   deviceTokens: number;
   hostTokens: number;
+  /** The slot that runs it, on a server with a cache per slot (llama.cpp's final `id_slot`); absent otherwise. */
+  slot?: number;
 }
 
 export class TieredCache {

@@ -60,9 +60,11 @@ export class RoundHistory {
   /** The round as the model reads it; null where it has nothing to say (no ranges to judge, no ledger to keep). */
   view(): CacheView | null {
     const { opts, server } = this.ctx;
-    // A server with a cache per slot (llama.cpp) keeps what its slot last held: the engine pins and proves it. Nor does
-    // the check apply where a turn's pages are unknown: each round's plan then says what the history should find.
-    const judged = (server.cacheSlots === null || server.cacheSlots === undefined) && !this.blind;
+    // A server with a cache per slot (llama.cpp) is judged by the model only where it named every turn's slot (the
+    // native /completion's id_slot); nor does the check apply where a turn's pages are unknown: each round's plan then
+    // says what the history should find.
+    const perSlot = server.cacheSlots !== null && server.cacheSlots !== undefined;
+    const judged = (!perSlot || this.records.every((r) => r.slot !== undefined)) && !this.blind;
     if (!judged && this.ctx.router === undefined) return null;
     return {
       sequenceOf: (key) => this.prompts.get(key),
@@ -72,6 +74,14 @@ export class RoundHistory {
       blockSize: server.pageSize,
       history: this.records,
       prior: this.warmed,
+      slotsHeld: (slots) => {
+        // The warm sent max(slots, prompts) requests, the i-th prompt i mod K pinned to slot i mod slots: each slot
+        // holds the last one pinned to it.
+        const held: (CacheSequence | null)[] = Array.from({ length: slots }, () => null);
+        const n = this.warmed.length === 0 ? 0 : Math.max(slots, this.warmed.length);
+        for (let i = 0; i < n; i++) held[i % slots] = this.warmed[i % this.warmed.length]!;
+        return held;
+      },
       judged,
     };
   }

@@ -73,4 +73,6 @@ export interface RequestRecord {
    * sent once more on a fresh connection (src/client/connection-reuse.ts); absent otherwise. Its outcome is the retry's.
    */
   retriedConnection?: boolean;
+  /** The cache slot that ran it, where the server names it (llama.cpp's final `id_slot`); absent otherwise. */
+  slot?: number;
 }

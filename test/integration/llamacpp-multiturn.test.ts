@@ -111,6 +111,8 @@ describe.skipIf(skip)(`real llama-server, ${SLOTS} slots: multiturn`, () => {
     for (const t of r.turns) {
       expect(t.output_len).toBe(OUTPUT);
       expect(t.cached_tokens).toBe(expectedCached(t.round));
+      // Judged by the cache model, per slot: llama.cpp named each turn's slot (id_slot), so the range is exact.
+      expect([t.expected_cached_tokens_lower, t.expected_cached_tokens_upper]).toEqual([expectedCached(t.round), expectedCached(t.round)]);
     }
     expect(r.stdout).toContain("Observed hits: as expected in every round");
   });

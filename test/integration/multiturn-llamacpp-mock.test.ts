@@ -78,7 +78,12 @@ for (const backend of ["auto", "llamacpp"]) {
           expect(l).toMatchObject({ completed: CLIENTS, approximate_turns: 0, cache_check: "ok", flush_verified: true, warm_cached_tokens: 0 });
           expect(l.observed_cached_tokens).toBe(CLIENTS * expectedCached(k));
         }
-        for (const t of readJsonl(details)) expect(t.cached_tokens).toBe(expectedCached(t.round));
+        // Every turn judged by the cache model, exactly: the server named each turn's slot (the final event's id_slot),
+        // so what that slot held is known, not guessed.
+        for (const t of readJsonl(details)) {
+          expect(t.cached_tokens).toBe(expectedCached(t.round));
+          expect([t.expected_cached_tokens_lower, t.expected_cached_tokens_upper]).toEqual([expectedCached(t.round), expectedCached(t.round)]);
+        }
         // On the wire: every later turn carries the mock's output ids right after the previous prompt.
         const stats = server.stats();
         const measured = stats.received.filter((q) => q.maxNewTokens === OUTPUT).map((q) => q.inputIds);

@@ -37,7 +37,7 @@ afterEach(() => {
 function read(scan: (p: Uint8Array, out: EventFields) => EventKind, payload: Uint8Array): Record<string, unknown> {
   const out = createEventFields();
   const kind = scan(payload, out);
-  return { kind, completionTokens: out.completionTokens, cachedTokens: out.cachedTokens, finishType: out.finishType, message: out.message };
+  return { kind, completionTokens: out.completionTokens, cachedTokens: out.cachedTokens, finishType: out.finishType, slot: out.slot, message: out.message };
 }
 
 describe("scanLlamacppEvent on captured events", () => {
@@ -53,7 +53,9 @@ describe("scanLlamacppEvent on captured events", () => {
 
   test("the final event: tokens_predicted, timings.cache_n (not tokens_cached), stop_type limit as length", () => {
     const last = (name: string) => read(scanLlamacppEvent, payloadsOf(fixture(name)).at(-1)!);
-    expect(last("cold")).toEqual({ kind: "final", completionTokens: 3, cachedTokens: 0, finishType: "length", message: "" });
+    expect(last("cold")).toEqual({ kind: "final", completionTokens: 3, cachedTokens: 0, finishType: "length", slot: 0, message: "" });
+    // Partial events say id_slot -1: no slot is read from them.
+    expect(read(scanLlamacppEvent, payloadsOf(fixture("cold"))[0]!).slot).toBe(-1);
     // The warm request's slot held the 40-id prompt (tokens_cached 50 is what it holds afterwards).
     expect(last("warm")).toMatchObject({ completionTokens: 3, cachedTokens: 40 });
     // The same 4-id prompt had been sent before: 3 of it were cached (never the last one).
@@ -99,7 +101,7 @@ const tokenizer = { encode: () => Uint32Array.of(999) } as unknown as LoadedToke
 describe("a captured stream through the client", () => {
   test("the final stop event ends the request (no [DONE]); the cached tokens and the ids are the server's", async () => {
     const rec = await replay("warm", 3);
-    expect(rec).toMatchObject({ ok: true, failureKind: null, outputLen: 3, tokenEvents: 3, cachedTokens: 40, finishReason: "length" });
+    expect(rec).toMatchObject({ ok: true, failureKind: null, outputLen: 3, tokenEvents: 3, cachedTokens: 40, finishReason: "length", slot: 0 });
     expect(rec.itlMs.length).toBe(2);
     expect(resolveTurnOutput(rec, native, "incremental", tokenizer)).toEqual({ ids: Uint32Array.of(123936, 123936, 123936), approximate: false });
   });

@@ -194,6 +194,7 @@ describe("scanSglangEvent as the sglang Backend's scanner", () => {
       cachedStorageTokens: -1,
       tiersKnown: false,
       finishType: null,
+      slot: -1,
       message: "",
       textStart: TEXT_NOT_LOCATED,
       textEnd: TEXT_NOT_LOCATED,
