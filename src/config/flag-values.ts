@@ -5,7 +5,9 @@
 import { parseRelative } from "./relative.ts";
 import { checkBound } from "./bounds.ts";
 import { UsageError } from "../errors.ts";
-import type { ThinkTime } from "./options.ts";
+
+/** A client's pause between its turns, seconds. */
+export type ThinkTime = { kind: "fixed"; s: number } | { kind: "exp"; meanS: number } | { kind: "uniform"; lowS: number; highS: number };
 
 /** Raw flag values as citty hands them over: strings and booleans, keyed by kebab-case name. */
 export type RawFlags = Record<string, string | boolean | undefined>;

@@ -6,6 +6,9 @@
 import type { RoutePolicy } from "./route-policies.ts";
 import type { Gate } from "../schema/gate.ts";
 import type { CacheBehaviour } from "./cache-behaviour.ts";
+import type { ThinkTime } from "./flag-values.ts";
+import type { DeclaredFields } from "./flags/declared-fields.ts";
+import type { TelemetryDecl } from "./flags/telemetry.ts";
 
 export const RUN_DEFAULTS = {
   /**
@@ -71,8 +74,14 @@ type EndpointFlag = (typeof ENDPOINTS)[number];
 export type VerifyCacheMode = (typeof VERIFY_CACHE_MODES)[number];
 type FlushMode = (typeof FLUSH_MODES)[number];
 
-/** Validated options of `warmbench run`; nothing below run.ts sees raw flags. */
-export interface RunOptions {
+/** The fields of run's parser-first declarations (the telemetry flags): each flag's field and type are its declaration's. */
+type DeclaredRunFields = DeclaredFields<TelemetryDecl, "run">;
+
+/**
+ * Validated options of `warmbench run`; nothing below run.ts sees raw flags. A flag declared parser-first
+ * (`bindField`, as config/flags/telemetry.ts) brings its field here by itself; the others name theirs below.
+ */
+export interface RunOptions extends DeclaredRunFields {
   backend: BackendFlag;
   /** Which generation API measured requests use; "auto": the engine's own. */
   endpoint: EndpointFlag;
@@ -103,12 +112,6 @@ export interface RunOptions {
   stallTimeoutS: number;
   /** --keep-going: a failed output file does not stop the points still to measure. */
   keepGoing?: boolean;
-  /** --scrape-interval: each server's /metrics scraped this often during a point, ms; 0 off (config/flags/telemetry.ts). */
-  scrapeIntervalMs?: number;
-  /** --scrape-all: families no dialect reads kept too. */
-  scrapeAll?: boolean;
-  /** --serve-metrics: warmbench's own Prometheus exposition while it runs; null or absent: none. */
-  serveMetrics?: { host: string; port: number } | null;
   /** --sse-line-max-mib, bytes. */
   maxSseLineBytes: number;
   /** --control-body-max-mib, bytes. */
@@ -241,9 +244,6 @@ export const MULTITURN_DEFAULTS = {
  */
 export const READY_QUEUE_POLICIES = ["fifo", "random", "round-robin"] as const;
 export type ReadyQueuePolicy = (typeof READY_QUEUE_POLICIES)[number];
-
-/** A client's pause between its turns, seconds. */
-export type ThinkTime = { kind: "fixed"; s: number } | { kind: "exp"; meanS: number } | { kind: "uniform"; lowS: number; highS: number };
 
 /** Validated options of `warmbench multiturn`: the sweep's shared flags, and the conversation's shape. */
 export type MultiturnOptions = Omit<

@@ -3,7 +3,7 @@
  * every other stream has its own seed derived from (seed, stream, index), so a client's turns are the same ids
  * however the server's timing interleaves the clients, and think times or the queue order never shift them.
  */
-import type { ThinkTime } from "../config/options.ts";
+import type { ThinkTime } from "../config/flag-values.ts";
 import { PyRandom } from "../workload/rng.ts";
 
 const STREAM_TURNS = 1n;

@@ -9,46 +9,13 @@
 import { UsageError } from "../../errors.ts";
 import { str, type RawFlags } from "../flag-values.ts";
 import { CLIENT_FLAGS, type ClientDecl } from "./index.ts";
+import type { DeclaredFields } from "./declared-fields.ts";
 import type { CommandName, FlagBinding, FlagDecl, FlagSpec } from "./types.ts";
 
 type Env = Record<string, string | undefined>;
 
-// --- The type of what parseBound fills, from the declarations as written -------------------------------------------
-
-/**
- * The binding and the default `C` reads declaration `D` with: as it takes the flag (its override's, else the
- * declaration's), or as the declaration fixes the field for it (the text fixed, else the declaration's default).
- */
-type ViewIn<D, C extends CommandName> = D extends { commands: infer Cs }
-  ? C extends keyof Cs
-    ? {
-        bind: Cs[C] extends { bind: infer B } ? B : D extends { bind: infer B } ? B : never;
-        dflt: Cs[C] extends { default: infer X } ? X : D extends { default: infer X } ? X : undefined;
-      }
-    : D extends { fixed: infer Fx; bind: infer B }
-      ? C extends keyof Fx
-        ? { bind: B; dflt: Fx[C] extends string ? Fx[C] : D extends { default: infer X } ? X : undefined }
-        : never
-      : never
-  : never;
-
-/** The field a view fills and its type: the parser's; a text parser's or null, where nothing is given or defaulted. */
-type FieldOf<T> = T extends { bind: infer B; dflt: infer X }
-  ? B extends { field: infer F extends string; parse: (...args: never[]) => infer V }
-    ? { [K in F]: V }
-    : B extends { field: infer F extends string; value: (...args: never[]) => infer V }
-      ? { [K in F]: [X] extends [null | undefined] ? V | null : V }
-      : never
-  : never;
-
-type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
-
 /** The options `C`'s declarations fill: every field parseBound gives it, typed by its declaration's parser. */
-export type BoundOptions<C extends CommandName> = C extends CommandName
-  ? UnionToIntersection<FieldOf<ViewIn<ClientDecl, C>>> extends infer O
-    ? { [K in keyof O]: O[K] }
-    : never
-  : never;
+export type BoundOptions<C extends CommandName> = DeclaredFields<ClientDecl, C>;
 
 /** One bound flag's field value, as `spec` (a command's view of the declaration) has it. */
 function boundValue(spec: FlagSpec, bind: FlagBinding, raw: RawFlags, env: Env): unknown {
