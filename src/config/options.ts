@@ -75,7 +75,7 @@ export type VerifyCacheMode = (typeof VERIFY_CACHE_MODES)[number];
 type FlushMode = (typeof FLUSH_MODES)[number];
 
 /** The fields of run's parser-first declarations (the telemetry flags): each flag's field and type are its declaration's. */
-type DeclaredRunFields = DeclaredFields<TelemetryDecl, "run">;
+export type DeclaredRunFields = DeclaredFields<TelemetryDecl, "run">;
 
 /**
  * Validated options of `warmbench run`; nothing below run.ts sees raw flags. A flag declared parser-first

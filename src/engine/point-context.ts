@@ -4,7 +4,7 @@
  */
 import type { Backend, ServerProfile } from "../backends/types.ts";
 import type { Control } from "../backends/http.ts";
-import type { RunOptions } from "../config/options.ts";
+import type { DeclaredRunFields, RunOptions } from "../config/options.ts";
 import type { ReplicaSet } from "./replica-set.ts";
 import type { ResetContext } from "./reset-cache.ts";
 
@@ -23,7 +23,9 @@ export interface PointContext extends ResetContext {
       | "requestTimeoutS"
       | "seed"
     > &
-    Partial<Pick<RunOptions, "gates" | "scrapeIntervalMs" | "scrapeAll">>;
+    Partial<Pick<RunOptions, "gates">> &
+    // Every parser-first flag's field reaches the studies without naming it here (absent in a context built by hand).
+    Partial<DeclaredRunFields>;
   backend: Backend;
   ctl: Control;
   server: ServerProfile;
