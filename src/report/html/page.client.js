@@ -127,6 +127,99 @@
       });
     }
   });
+
+  // Swim lanes (an agentic replay's sessions): drawn here on a plain canvas, not by Chart.js - thousands of bars on
+  // rows whose height grows with the sessions, one pass. What was drawn is kept in window.warmbenchLanes.
+  var HIT_STOPS = [[0, [215, 48, 39]], [0.5, [254, 224, 139]], [1, [26, 152, 80]]];
+  function hitColour(h) {
+    if (h === null || h === undefined) return "#c2c8ce";
+    h = Math.max(0, Math.min(1, h));
+    for (var i = 1; i < HIT_STOPS.length; i++) {
+      var a = HIT_STOPS[i - 1], b = HIT_STOPS[i];
+      if (h <= b[0]) {
+        var f = (h - a[0]) / (b[0] - a[0]);
+        return "rgb(" + [0, 1, 2].map(function (k) { return Math.round(a[1][k] + f * (b[1][k] - a[1][k])); }).join(",") + ")";
+      }
+    }
+    return "rgb(26,152,80)";
+  }
+  function niceStep(span, ticks) {
+    var raw = span / ticks, p = Math.pow(10, Math.floor(Math.log10(raw)));
+    return [1, 2, 5, 10].map(function (m) { return m * p; }).find(function (s) { return s >= raw; });
+  }
+
+  function drawLanes(spec) {
+    var canvas = document.getElementById("lanes-" + spec.id);
+    var many = spec.rows.length > 60;
+    // Thin bars when there are many sessions: 200 sessions stay one scroll of the page.
+    var SLOT = many ? 4 : 9, GAP = many ? 2 : 5, LABEL_W = 130, AXIS_H = 22, RIGHT = 12;
+    var rows = [], top = AXIS_H;
+    spec.rows.forEach(function (r) {
+      var h = r[1] * SLOT;
+      rows.push({ label: r[0], slots: r[1], top: top, height: h });
+      top += h + GAP;
+    });
+    var height = top + 4;
+    var width = canvas.parentElement.clientWidth;
+    var ratio = window.devicePixelRatio || 1;
+    canvas.style.width = width + "px";
+    canvas.style.height = height + "px";
+    canvas.width = Math.round(width * ratio);
+    canvas.height = Math.round(height * ratio);
+    var g = canvas.getContext("2d");
+    g.setTransform(ratio, 0, 0, ratio, 0, 0);
+    g.clearRect(0, 0, width, height);
+    var span = spec.spanS > 0 ? spec.spanS : 1;
+    var plotW = Math.max(10, width - LABEL_W - RIGHT);
+    var xOf = function (s) { return LABEL_W + (s / span) * plotW; };
+    g.font = "11px " + Chart.defaults.font.family;
+    g.textBaseline = "middle";
+    // Alternate row shading, labels where they fit (every k-th row when rows are thin).
+    var every = Math.max(1, Math.ceil(11 / (rows.length ? rows[0].height + GAP : 11)));
+    rows.forEach(function (r, i) {
+      if (i % 2 === 1) { g.fillStyle = "#f6f8fa"; g.fillRect(LABEL_W, r.top - GAP / 2, plotW, r.height + GAP); }
+      if (i % every === 0) {
+        g.fillStyle = "#59636e";
+        g.textAlign = "right";
+        g.fillText(r.label, LABEL_W - 6, r.top + Math.min(r.height, SLOT) / 2, LABEL_W - 10);
+      }
+    });
+    var step = niceStep(span, Math.max(2, Math.floor(plotW / 90)));
+    g.textAlign = "center";
+    for (var t = 0; t <= span + 1e-9; t += step) {
+      var x = xOf(t);
+      g.strokeStyle = "#e4e8ec";
+      g.beginPath(); g.moveTo(x, AXIS_H - 4); g.lineTo(x, height - 4); g.stroke();
+      g.fillStyle = "#59636e";
+      g.fillText(String(Math.round(t * 1000) / 1000) + (t === 0 ? " s" : ""), x, AXIS_H / 2);
+    }
+    var drawn = [];
+    spec.bars.forEach(function (b) {
+      var r = rows[b[0]];
+      var x0 = xOf(b[2]), x1 = Math.max(x0 + 1, xOf(b[3]));
+      var y = r.top + b[1] * SLOT;
+      var colour = hitColour(b[4]);
+      g.fillStyle = colour;
+      g.fillRect(x0, y, x1 - x0, SLOT - 1);
+      drawn.push({ row: b[0], slot: b[1], fromS: b[2], toS: b[3], hit: b[4], chain: b[5], turn: b[6], x0: x0, x1: x1, y: y, colour: colour });
+    });
+    canvas.onmousemove = function (e) {
+      var box = canvas.getBoundingClientRect(), mx = e.clientX - box.left, my = e.clientY - box.top;
+      var hit = drawn.find(function (d) { return mx >= d.x0 - 1 && mx <= d.x1 + 1 && my >= d.y && my <= d.y + SLOT; });
+      canvas.title = hit
+        ? rows[hit.row].label + " " + (hit.chain || "root") + " turn " + hit.turn + ": " + fmt(hit.fromS) + "-" + fmt(hit.toS) + " s, hit " + (hit.hit === null ? "none" : fmt(hit.hit))
+        : "";
+    };
+    return { rows: rows, bars: drawn, width: width, height: height };
+  }
+
+  var lanes = {};
+  function drawAllLanes() {
+    (data.lanes || []).forEach(function (spec) { lanes[spec.id] = drawLanes(spec); });
+  }
+  drawAllLanes();
+  window.addEventListener("resize", drawAllLanes);
+  window.warmbenchLanes = lanes;
   window.warmbenchCharts = charts;
   document.documentElement.setAttribute("data-charts-ready", String(Object.keys(charts).length));
 })();

@@ -17,6 +17,8 @@ import { differencesTable, gatesTable, metadataTable, type ReportTable } from ".
 import { searchVerdict } from "../capacity-sections.ts";
 import { numericColumns } from "../text-table.ts";
 import { escapeHtml, jsonForScript, sha256Base64 } from "./escape.ts";
+import { agenticPictures, type LaneChart } from "../agentic-sections.ts";
+import { agenticRuns } from "../agentic-runs.ts";
 
 /** The library without its source-map comment: the map is not shipped, and nothing may be fetched. */
 const chartJs = chartJsFile.replace(/\n\/\/# sourceMappingURL=\S*\s*$/, "\n");
@@ -58,6 +60,17 @@ function renderSection(s: ReportSection): string {
 <p class="note">${escapeHtml(s.note)}</p>
 ${renderSelect(s.chart)}<div class="chart"><canvas id="chart-${s.id}" role="img" aria-label="${escapeHtml(s.title)}"></canvas></div>
 ${renderTable(s.table)}
+</article>`;
+}
+
+/** A swim lane's card: the page script sizes its canvas to its rows and draws every bar. */
+function renderLanes(l: LaneChart): string {
+  const subagents = l.rows.some((r) => r[1] > 1);
+  return `<article class="card wide lanes" id="section-${l.id}">
+<h2>${escapeHtml(l.title)}</h2>
+<p class="note">One row per session, each request a bar from its send to its last byte${subagents ? "; subagents on the sub-rows under their session's root agent, side by side when they ran at once" : ""}. Colour: the request's cache hit ratio (cached / prompt tokens); grey: none reported.</p>
+<p class="lanekey"><span>0</span><span class="ramp"></span><span>1</span><span class="swatch none"></span><span>no hit reported</span></p>
+<div class="lanechart"><canvas id="lanes-${l.id}" role="img" aria-label="${escapeHtml(l.title)}"></canvas></div>
 </article>`;
 }
 
@@ -103,10 +116,11 @@ export function renderHtmlReport(
   generatedAt = new Date(),
   trend: HistoryTrend | null = null,
 ): string {
-  const sections = [...historySections(trend), ...buildSections(runs)];
+  const agentic = agenticPictures(agenticRuns(runs));
+  const sections = [...historySections(trend), ...agentic.sections, ...buildSections(runs)];
   const gates = gatesTable(runs);
   const files = new Set(runs.map((r) => r.file)).size;
-  const data = { palette: PALETTE, charts: sections.map((s) => s.chart) };
+  const data = { palette: PALETTE, charts: sections.map((s) => s.chart), lanes: agentic.lanes };
   const csp = [
     "default-src 'none'",
     `script-src '${sha256Base64(chartJs)}' '${sha256Base64(pageScript)}'`,
@@ -136,6 +150,7 @@ ${pageCss}
 ${renderVerdict(runs, gates)}
 </header>
 <main>
+${agentic.lanes.map(renderLanes).join("\n")}
 ${sections.map(renderSection).join("\n")}
 ${runs.length === 0 ? "" : runSections(runs, differing, gates, diff)}
 </main>
