@@ -45,6 +45,8 @@ export async function measure(o: MeasureOptions): Promise<Measurement & { own: S
   const { ctx } = o;
   const signal = ctx.io.signal;
   await sourceFilled(o.source, signal);
+  // The watches' mark of the measurement's start (a scrape of every server): after the warm, before the clock.
+  if (!signal?.aborted) await o.moments?.measuring?.();
   // Several replicas (a router): one server's /metrics would say one replica's hit rate; the ledger says them all.
   const scrape = ctx.router === undefined;
   const countersBefore = scrape ? await scrapeCacheCounters(ctx.ctl) : null;

@@ -12,7 +12,7 @@ import type { PointContext } from "./point-context.ts";
 import type { JudgedLine, PointPlan, RoutePlan } from "./point-plan.ts";
 import { prepareRun, type PrepareOptions } from "./prepare.ts";
 import { prepareReplicas, type ReplicaSet } from "./replica-set.ts";
-import { preparePoint, routerFor, runPoint, type PointOutcome, type PreparedPoint } from "./run-point.ts";
+import { preparePoint, routerFor, runPoint, watchPoint, type PointOutcome, type PointWatches, type PreparedPoint } from "./run-point.ts";
 import type { ReplicaRouter } from "./replica-router.ts";
 import { newRunId, runInfo } from "./run-info.ts";
 import { STUDIES } from "./studies/registered-studies.ts";
@@ -24,6 +24,8 @@ type SessionOptions = PrepareOptions & PointContext["opts"];
 interface PointAt<O> {
   opts?: O;
   signal?: AbortSignal;
+  /** The point's watches, begun before its plan was (a round's, as its first turn went: watch()). */
+  watches?: PointWatches;
 }
 
 export interface EngineSession<O extends SessionOptions> {
@@ -38,6 +40,11 @@ export interface EngineSession<O extends SessionOptions> {
   /** Several replicas (--base-url A,B,...): each one's control calls and preflight; the first is `ctl` and `server`. */
   readonly replicas: ReplicaSet | undefined;
   readonly signal: AbortSignal | undefined;
+  /**
+   * The studies start watching a point whose requests drive themselves (a round), before its plan exists; the
+   * point's runPoint takes the watches (`at.watches`) and stops them.
+   */
+  watch(label: string, at?: PointAt<O>): PointWatches;
   /** Runs one point: reset -> warm -> measure -> model -> studies -> lines -> gates -> sink. */
   runPoint<Line extends JudgedLine>(plan: PointPlan<Line>, at?: PointAt<O>): Promise<PointOutcome<Line>>;
   /**
@@ -70,7 +77,8 @@ export async function openSession<O extends SessionOptions>(opts: O, signal: Abo
     run: runInfo(opts, prepared.server, prepared.backend),
     replicas,
     signal,
-    runPoint: (plan, at) => runPoint(ctxAt(at), plan, studies),
+    watch: (label, at) => watchPoint(ctxAt(at), label, studies),
+    runPoint: (plan, at) => runPoint(ctxAt(at), plan, studies, at?.watches),
     prepare: (plan, router, at) => preparePoint(ctxAt(at), plan, router),
     routerFor: (route) => routerFor(ctxAt(undefined), route),
   };

@@ -14,7 +14,8 @@ import { ReplicaRouter } from "./replica-router.ts";
 import { onReplica, resetReplicas, type ReplicaSet } from "./replica-set.ts";
 import { cacheSlotsOf, resetCache, type CacheReset } from "./reset-cache.ts";
 import { STUDIES } from "./studies/registered-studies.ts";
-import type { Study } from "./study.ts";
+import { momentsOf } from "./point-moments.ts";
+import type { Study, StudyWatch } from "./study.ts";
 import { warm, type WarmResult } from "./warm.ts";
 
 /** A point measured and emitted: its lines (gates judged) and what it measured. */
@@ -26,10 +27,19 @@ export interface PointOutcome<Line> {
 const NO_RESET: CacheReset = { flushed: false, attempts: 0, probeCachedTokens: null, flushGap: null, probeIds: null, templateHeadTokens: null };
 const NO_WARM: WarmResult = { cachedTokens: null, requests: 0 };
 
+/** Each study's watch of one point, by the study's place in the session's list (undefined: it watches nothing). */
+export type PointWatches = readonly (StudyWatch | undefined)[];
+
+/** Every study starts watching a point: before its reset, or where its requests drive themselves (a round), as they begin. */
+export function watchPoint(ctx: PointContext, label: string, studies: readonly Study[] = STUDIES): PointWatches {
+  return studies.map((study) => study.begin?.(ctx, label));
+}
+
 export async function runPoint<Line extends JudgedLine>(
   ctx: PointContext,
   plan: PointPlan<Line>,
   studies: readonly Study[] = STUDIES,
+  watching?: PointWatches,
 ): Promise<PointOutcome<Line>> {
   plan.started?.();
   const set = ctx.replicas;
@@ -38,13 +48,14 @@ export async function runPoint<Line extends JudgedLine>(
   let reset: CacheReset;
   let warmed: PreparedPoint;
   let measurement: Measurement;
-  const watches = studies.map((study) => study.begin?.(ctx, plan as PointPlan<unknown>));
+  const watches = watching ?? watchPoint(ctx, "measured" in plan.send ? "point" : plan.send.progress.label, studies);
   try {
     warmed = await preparePoint(ctx, plan, router);
     reset = warmed.reset;
     if ("measured" in plan.send) measurement = plan.send.measured;
     else {
-      const { own: _own, ...m } = await measure({ ...plan.send, ctx: router === undefined ? ctx : { ...ctx, router } });
+      const moments = momentsOf(watches);
+      const { own: _own, ...m } = await measure({ ...plan.send, moments, ctx: router === undefined ? ctx : { ...ctx, router } });
       measurement = m;
     }
   } finally {

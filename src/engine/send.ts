@@ -18,6 +18,7 @@ import type { ShardShare } from "./plan.ts";
 import { streamRequestFor, type RequestContext, type RequestShape } from "./request.ts";
 import { routedRequest } from "./routed-request.ts";
 import type { StartProgress } from "./sink.ts";
+import type { PointMoments } from "./point-moments.ts";
 
 /** One request as its source hands it over when it starts: the body, serialized, and what its record says. */
 interface SourcedRequest {
@@ -63,6 +64,8 @@ export interface SendOptions {
   startAtMs?: number;
   /** Each request's record as it ends, on the hot path (keep it short). */
   onSettled?(position: number, record: RequestRecord): void;
+  /** The point's watches (run-point.ts): told of each request as it goes out and as it ends. */
+  moments?: PointMoments;
 }
 
 /** What one process measured of a point. */
@@ -117,6 +120,8 @@ export async function send(o: SendOptions): Promise<SendResult> {
   if (o.startAtMs !== undefined) await waitUntil(o.startAtMs, signal);
   const monitor = startClientMonitor();
   const progress = o.progress.start(o.count, o.progress.label);
+  const sentMoment = o.moments?.sent;
+  const settledMoment = o.moments?.settled;
   const run = dispatch<RequestRecord>({
     count: o.count,
     concurrency: o.concurrency,
@@ -125,12 +130,14 @@ export async function send(o: SendOptions): Promise<SendResult> {
     isReady: (position) => source.ready(position),
     start: (position, intendedMs) => {
       const { body, shape } = source.take(position);
+      sentMoment?.();
       const request = { ...streamRequestFor(ctx, body, { ...shape, intendedMs }), signal };
       return ctx.router === undefined ? streamRequest(request) : routedRequest(ctx.router, request, shape.index, ctx.backend.generatePath);
     },
     onSettled: (position, r) => {
       progress.settled(r.ok, r.outputLen);
       o.onSettled?.(position, r);
+      settledMoment?.(r);
     },
     signal,
   });

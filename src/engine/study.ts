@@ -7,16 +7,23 @@
  */
 import type { MeasuredPoint, PointPlan, StudyKeys, StudyOutcome, StudyResult } from "./point-plan.ts";
 import type { PointContext } from "./point-context.ts";
+import type { PointMoments } from "./point-moments.ts";
 
-/** What a study watches while a point runs (a scraper on its own timer), stopped once the point's requests are done, on every path. */
-export interface StudyWatch {
+/**
+ * What a study watches while a point runs (a scraper on its own timer), stopped once the point's requests are done,
+ * on every path; the engine tells it the point's moments (point-moments.ts).
+ */
+export interface StudyWatch extends PointMoments {
   stop(): Promise<void> | void;
 }
 
 export interface Study {
   name: string;
-  /** Before the point's reset: start watching it (absent, or undefined: nothing to watch). */
-  begin?(ctx: PointContext, plan: PointPlan<unknown>): StudyWatch | undefined;
+  /**
+   * Before the point's reset (a round's: as its first turn goes): start watching it, `label` its progress label
+   * (absent, or undefined: nothing to watch).
+   */
+  begin?(ctx: PointContext, label: string): StudyWatch | undefined;
   /** Null: the study has nothing to say of this point (not asked for, or the point gives it nothing to read). */
   after(point: MeasuredPoint, ctx: PointContext, plan: PointPlan<unknown>, watch?: StudyWatch): Promise<StudyOutcome | null> | StudyOutcome | null;
 }

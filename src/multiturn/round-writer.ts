@@ -21,6 +21,8 @@ import type { FidelitySample } from "../engine/fidelity-check.ts";
 import type { Measurement } from "../engine/measure.ts";
 import type { PointPlan } from "../engine/point-plan.ts";
 import type { EngineSession } from "../engine/open-session.ts";
+import type { PointWatches } from "../engine/run-point.ts";
+import { momentsOf, type PointMoments } from "../engine/point-moments.ts";
 import type { MultiturnOptions } from "../config/options.ts";
 
 export interface MultiturnOutcome {
@@ -50,6 +52,8 @@ export class RoundWriter {
   private readonly turns = new Map<number, TurnResult[]>();
   private readonly sentPerRound = new Map<number, number>();
   private readonly windows = new Map<number, Window>();
+  /** Each round's watches (the studies'), begun before its first turn and stopped by its point. */
+  private readonly watching = new Map<number, { watches: PointWatches; moments: PointMoments }>();
 
   constructor(
     private readonly session: EngineSession<MultiturnOptions>,
@@ -59,10 +63,36 @@ export class RoundWriter {
 
   start(round: number): void {
     this.windows.set(round, { monitor: startClientMonitor(), startMs: nowMs(), endMs: nowMs(), startedAt: new Date().toISOString() });
+    // Without the barrier the rounds overlap: the watch starts as the first turn goes, its start unmarked.
+    if (!this.watching.has(round)) this.watchRound(round);
+  }
+
+  /**
+   * With the barrier, before round `round` is released: the studies start watching it and mark the measurement's
+   * start (nothing of the round has gone yet and every earlier round has ended), so its counters can be reconciled.
+   */
+  async prime(round: number): Promise<void> {
+    if (round >= this.ctx.opts.numRounds || this.watching.has(round)) return;
+    await this.watchRound(round).measuring?.();
+  }
+
+  /** Stops the watches of rounds that never ran (their conversations had ended, or the run was cut). */
+  async closeWatches(): Promise<void> {
+    const left = [...this.watching.values()];
+    this.watching.clear();
+    for (const { watches } of left) for (const w of watches) await w?.stop();
+  }
+
+  private watchRound(round: number): PointMoments {
+    const watches = this.session.watch(`round ${round}`, { signal: this.ctx.io.signal });
+    const moments = momentsOf(watches);
+    this.watching.set(round, { watches, moments });
+    return moments;
   }
 
   noteSent(turn: TurnPlan): void {
     this.sentPerRound.set(turn.round, (this.sentPerRound.get(turn.round) ?? 0) + 1);
+    this.watching.get(turn.round)?.moments.sent?.();
   }
 
   noteEnded(turn: TurnPlan, rec: TurnResult["rec"]): void {
@@ -71,6 +101,7 @@ export class RoundWriter {
     this.turns.set(turn.round, list);
     const w = this.windows.get(turn.round);
     if (w !== undefined) w.endMs = nowMs();
+    this.watching.get(turn.round)?.moments.settled?.(rec);
   }
 
   async complete(round: number, interrupted: boolean, ran: boolean): Promise<void> {
@@ -93,9 +124,15 @@ export class RoundWriter {
       if (u.startMs !== null && u.endMs !== null)
         window = { startMs: u.startMs, endMs: u.endMs, startedAt: w?.startedAt ?? new Date(performance.timeOrigin + u.startMs).toISOString() };
     }
+    const watched = this.watching.get(round);
+    this.watching.delete(round);
     // A round no process started (every conversation had ended) has no line.
-    if (ran || turns.length > 0) await this.write(round, turns, interrupted, health, window, planned, shardsReport);
-    if (opts.roundBarrier && !interrupted) this.shards?.release(round + 1);
+    if (ran || turns.length > 0) await this.write(round, turns, interrupted, health, window, planned, shardsReport, watched?.watches);
+    else for (const w of watched?.watches ?? []) await w?.stop();
+    if (opts.roundBarrier && !interrupted) {
+      await this.prime(round + 1);
+      this.shards?.release(round + 1);
+    }
   }
 
   private async write(
@@ -106,6 +143,7 @@ export class RoundWriter {
     w: { startMs: number; endMs: number; startedAt: string } | undefined,
     plannedTurns: number,
     shards: RoundRecord["shards"],
+    watches: PointWatches | undefined,
   ): Promise<void> {
     const { ctx } = this;
     const { opts } = ctx;
@@ -174,7 +212,7 @@ export class RoundWriter {
         );
       },
     };
-    const { lines } = await this.session.runPoint(plan, { signal: ctx.io.signal });
+    const { lines } = await this.session.runPoint(plan, { signal: ctx.io.signal, ...(watches === undefined ? {} : { watches }) });
     const record = lines[0]!;
     const o = this.outcome;
     o.rounds.push(record);

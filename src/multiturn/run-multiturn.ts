@@ -91,23 +91,30 @@ async function converse(
     ready_queue_policy: opts.readyQueuePolicy,
     working_set: opts.workingSet,
   });
-  if (opts.roundBarrier) rounds.countersBefore.set(0, await scrapeCacheCounters(ctl));
+  if (opts.roundBarrier) {
+    rounds.countersBefore.set(0, await scrapeCacheCounters(ctl));
+    await rounds.prime(0);
+  }
   const processes = share === null ? "" : ` over ${share.size} processes`;
   log.info(`Running ${opts.numClients} conversations of ${opts.numRounds} turns (max_concurrency=${opts.maxConcurrency})${processes} ...`);
   // The flush and the warm are done: the shards may begin (with the barrier, round 0 only).
   if (opts.roundBarrier) shards?.release(0);
   else shards?.releaseAll();
-  await driveConversations(
-    conversations,
-    inFlightOf(multiturnInFlight(opts), share),
-    opts,
-    {
-      ...turnHooks(ctx, template, { sent: (turn) => rounds.noteSent(turn), ended: (turn, rec) => rounds.noteEnded(turn, rec) }),
-      roundStarted: (round) => rounds.start(round),
-      roundComplete: (round, interrupted, ran) => rounds.complete(round, interrupted, ran),
-    },
-    io.signal,
-  );
+  try {
+    await driveConversations(
+      conversations,
+      inFlightOf(multiturnInFlight(opts), share),
+      opts,
+      {
+        ...turnHooks(ctx, template, { sent: (turn) => rounds.noteSent(turn), ended: (turn, rec) => rounds.noteEnded(turn, rec) }),
+        roundStarted: (round) => rounds.start(round),
+        roundComplete: (round, interrupted, ran) => rounds.complete(round, interrupted, ran),
+      },
+      io.signal,
+    );
+  } finally {
+    await rounds.closeWatches();
+  }
   io.sink.ended(rounds.outcome.rounds);
   if (io.signal?.aborted) rounds.outcome.interrupted = true;
   if (shards !== null && shards.failures.length > 0) {

@@ -12,6 +12,9 @@ import { openSweepSink } from "../../src/output/sweep-sink.ts";
 import { serveMetrics } from "../../src/output/serve-metrics.ts";
 import { parsePrometheusText } from "../../src/metrics/telemetry-prometheus-text.ts";
 import { runSweep } from "../../src/sweep/run-sweep.ts";
+import { parseMultiturnOptions } from "../../src/cli/multiturn-options.ts";
+import { runMultiturn } from "../../src/multiturn/run-multiturn.ts";
+import { openMultiturnSink } from "../../src/output/multiturn-sink.ts";
 import { startPrometheus, type PrometheusServer } from "../helpers/prometheus.ts";
 import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
 import { readJsonl } from "../helpers/results.ts";
@@ -77,6 +80,31 @@ describe("--serve-metrics", () => {
       expect(families.get("warmbench_ttft_seconds")?.type).toBe("histogram");
       expect(families.get("warmbench_point_info")?.samples[0]?.labels.point).toBeTruthy();
       expect(exporter.metrics.sentTotal).toBe(4);
+    } finally {
+      await exporter.stop();
+    }
+  }, 60_000);
+
+  test("a multi-turn run's turns feed it too: sent and finished are every turn, the point each round", async () => {
+    mock ??= await startMockServer(mockOptions({ port: 0, ttftBaseMs: 1, itlMs: 20, vocabSize: 32000 }));
+    const exporter = serveMetrics({ host: "127.0.0.1", port: 0 });
+    try {
+      const opts = parseMultiturnOptions({
+        model: LLAMA2_TOKENIZER,
+        "base-url": mock.url,
+        "num-clients": "3",
+        "num-rounds": "2",
+        "turn-tokens": "32",
+        "output-len": "4",
+        settle: "0",
+        quiet: true,
+      });
+      const outcome = await runMultiturn(opts, { sink: openMultiturnSink(opts, () => {}) });
+      expect(outcome.rounds.map((r) => r.completed)).toEqual([3, 3]);
+      expect(exporter.metrics.sentTotal).toBe(6);
+      const families = parsePrometheusText(exporter.metrics.text());
+      expect(families.get("warmbench_requests_finished_total")?.samples[0]?.value).toBe(6);
+      expect(families.get("warmbench_point_info")?.samples[0]?.labels.point).toBe("round 1");
     } finally {
       await exporter.stop();
     }

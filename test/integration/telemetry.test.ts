@@ -180,6 +180,68 @@ describe("--scrape-all", () => {
   });
 });
 
+describe("multi-turn rounds", () => {
+  async function multiturn(url: string, args: string[]): Promise<Run> {
+    const out = join(dir, `rounds-${++fileNo}.jsonl`);
+    const r = await runCli([
+      "multiturn",
+      "--model",
+      LLAMA2_TOKENIZER,
+      "--base-url",
+      url,
+      "--backend",
+      "sglang",
+      "--num-clients",
+      "4",
+      "--num-rounds",
+      "3",
+      "--shared-system-tokens",
+      "32",
+      "--turn-tokens",
+      "64",
+      "--output-len",
+      "24",
+      "--settle",
+      "0",
+      "--scrape-interval",
+      "250ms",
+      "--output-file",
+      out,
+      ...args,
+    ]);
+    return { ...r, file: out, lines: r.code === 2 ? [] : readJsonl(out, { validate: true }) };
+  }
+
+  test("with the barrier: every round carries its series and its counters reconcile exactly with its turns", async () => {
+    const m = await mock({ personality: "sglang", pageSize: 16 });
+    const r = await multiturn(m.url, ["--round-barrier"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.lines.map((l) => l.round)).toEqual([0, 1, 2]);
+    for (const line of r.lines) {
+      expectSeries(line, 1, "sglang");
+      expect(line.server_counters_disagree).toBe(0);
+      const rows = new Map(line.server_reconciliation.map((x: any) => [x.counter, x]));
+      for (const row of rows.values()) expect([(row as any).counter, (row as any).server]).toEqual([(row as any).counter, (row as any).client]);
+      // Each round's window holds its own four turns, not the warm's or another round's.
+      expect((rows.get("requests") as any).client).toBe(4);
+      // Round r's prompt: the system prompt, r answers and turns before it, and its own turn.
+      expect((rows.get("prompt_tokens") as any).client).toBe(4 * (32 + 64 + line.round * (24 + 64)));
+    }
+    expect((r.lines[2].server_reconciliation.find((x: any) => x.counter === "cached_tokens") as any).server).toBeGreaterThan(0);
+  });
+
+  test("without the barrier: series in every round, the reconciliation null (the rounds overlap)", async () => {
+    const m = await mock({ personality: "sglang", pageSize: 16 });
+    const r = await multiturn(m.url, []);
+    expect(r.code, r.stderr).toBe(0);
+    for (const line of r.lines) {
+      expect(line.server_telemetry.scrapes_ok).toBeGreaterThanOrEqual(2);
+      expect(line.server_reconciliation).toBeNull();
+      expect(line.server_counters_disagree).toBeNull();
+    }
+  });
+});
+
 describe("--scrape-interval", () => {
   test("0: no telemetry keys; under 250ms: refused before anything is sent (exit 2)", async () => {
     const m = await mock({});

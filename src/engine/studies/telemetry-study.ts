@@ -5,11 +5,9 @@
  * the summaries compare and gates judge, and the reconciliation of the servers' counters with the client's own
  * records over the measured window (a disagreement is a named finding: server_counters_disagree, on the console too).
  *
- * The measured window starts where the watch's `measuring()` is called: between the warm and the first send. Until
- * the engine calls it itself, the watch wraps the plan's request source's `filled()` - which measure awaits after the
- * warm, just before its clock starts, and nothing else calls - and puts it back when stopped. A point whose requests
- * drive themselves (a round: `send.measured`) has no such moment: its window's start is unknown, and its
- * reconciliation is null rather than counting a warm's or another round's requests.
+ * The measured window starts where the engine tells the watch `measuring()`: between the warm and the first send (a
+ * round under the barrier: before its first turn, the rounds before it all ended). A round without the barrier has no
+ * such moment - the rounds overlap - so its reconciliation is null rather than counting another round's requests.
  */
 import { TelemetryScraper } from "../../client/telemetry-scraper.ts";
 import { log } from "../../log.ts";
@@ -55,11 +53,6 @@ interface TelemetryWatch extends StudyWatch {
   servers: Watched[];
   /** Marked: measuring() ran (the measurement's start is known, so the counters are reconciled). */
   marked: boolean;
-  /**
-   * Between the warm and the first send: one scrape of every server, the reconciliation's start. The engine may call
-   * it itself (engine/run-point.ts, before measure); until then the wrapped `filled()` does.
-   */
-  measuring(): Promise<void>;
 }
 
 function onBody(w: Watched, keepUnknown: boolean): (text: string, atMs: number) => void {
@@ -83,7 +76,7 @@ const lastSnapshot = (w: Watched): TelemetrySnapshot | null => w.scrapes.findLas
 
 export const telemetryStudy: Study = {
   name: "telemetry",
-  begin(ctx, plan) {
+  begin(ctx, label) {
     const o = ctx.opts;
     const intervalMs = o.scrapeIntervalMs ?? 0;
     const feed = liveFeed;
@@ -97,26 +90,14 @@ export const telemetryStudy: Study = {
       return w;
     });
     const first = Promise.all(servers.map((w) => w.scraper.scrapeNow()));
-    const send = "source" in plan.send ? plan.send : null;
-    const source = send?.source ?? null;
-    const filled = source?.filled;
-    const take = source?.take;
-    const onSettled = send?.onSettled;
+    feed?.point(label);
     const watch: TelemetryWatch = {
       intervalMs,
       startedMs: nowMs(),
       stoppedMs: null,
       servers,
       marked: false,
-      async measuring() {
-        await Promise.all(servers.map((w) => w.scraper.scrapeNow()));
-        for (const w of servers) w.mark = lastSnapshot(w);
-        watch.marked = true;
-      },
       async stop() {
-        if (source !== null && filled !== undefined) source.filled = filled;
-        if (source !== null && take !== undefined) source.take = take;
-        if (send !== null) send.onSettled = onSettled;
         await first;
         for (const w of servers) await w.scraper.stop();
         // The scrape after the point: the counters once every request has ended.
@@ -124,25 +105,18 @@ export const telemetryStudy: Study = {
         watch.stoppedMs = nowMs();
       },
     };
-    if (feed !== null && send !== null && source !== null && take !== undefined) {
-      // Every measured request as it goes out and as it ends, for the live exporter (the send path is the plan's).
-      feed.point(send.progress.label);
-      source.take = (position) => {
-        const request = take.call(source, position);
-        feed.sent();
-        return request;
-      };
-      send.onSettled = (position, record) => {
-        onSettled?.(position, record);
-        feed.settled(record);
+    if (servers.length > 0) {
+      watch.measuring = async () => {
+        await first;
+        await Promise.all(servers.map((w) => w.scraper.scrapeNow()));
+        for (const w of servers) w.mark = lastSnapshot(w);
+        watch.marked = true;
       };
     }
-    if (servers.length > 0 && source !== null && filled !== undefined) {
-      source.filled = async () => {
-        await filled.call(source);
-        await first;
-        await watch.measuring();
-      };
+    if (feed !== null) {
+      // Every measured request as it goes out and as it ends, for the live exporter.
+      watch.sent = () => feed.sent();
+      watch.settled = (record) => feed.settled(record);
     }
     for (const w of servers) w.scraper.start(intervalMs);
     return watch;
