@@ -268,7 +268,7 @@ export function renderConsole(r: StoredSweepLine): string {
 }
 
 /** Header and result block of one pct, as the script prints them. */
-export function renderPctResult(r: StoredSweepLine): string {
+export function renderSweepLine(r: StoredSweepLine): string {
   return renderLineHeader(r) + renderConsole(r);
 }
 
@@ -300,7 +300,7 @@ const renderLegacySweepEnd = (fit: TtftModel | null): string => `\n${renderTtftF
 export function renderRunsReport(runs: readonly RunLines[]): string {
   let out = "";
   for (const run of runs) {
-    for (const pct of run.pcts) out += renderPctResult(pct);
+    for (const pct of run.pcts) out += renderSweepLine(pct);
     if (run.hasTtftModel) out += run.runId !== null ? renderSweepEnd(run.pcts, run.ttftModel) : renderLegacySweepEnd(run.ttftModel);
   }
   return out;

@@ -23,7 +23,7 @@ export interface RunLines {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Whether a parsed line is a pct line: ours and the script's have no `type`; 0.1's say "pct". */
-function isPctLine(obj: unknown): obj is StoredSweepLine {
+function isSweepLine(obj: unknown): obj is StoredSweepLine {
   if (!isObject(obj)) return false;
   if ("type" in obj) return obj.type === "pct";
   return "shared_prefix_pct" in obj && "completed" in obj;
@@ -93,7 +93,7 @@ export function readResults(text: string, name = "JSONL"): RunLines[] {
       current = null;
       continue;
     }
-    if (!isPctLine(obj)) continue;
+    if (!isSweepLine(obj)) continue;
     const runId = typeof obj.run_id === "string" ? obj.run_id : null;
     if (current === null || current.runId !== runId || (runId === null && obj.run !== undefined)) {
       current = { runId, pcts: [], ttftModel: null, hasTtftModel: false, moments: null };

@@ -33,7 +33,7 @@ export function readJsonl(path: string, opts: { validate?: boolean } = {}): any[
 const isResultsLine = (l: Record<string, unknown>): boolean => "warmbench_version" in l || "shared_prefix_pct" in l || "run_id" in l || l.type === "round";
 
 /** The pct lines, in file order; a results file holds nothing else (as the script's), which this checks. */
-export function readPctLines(path: string): any[] {
+export function readSweepLines(path: string): any[] {
   const lines = readJsonl(path);
   for (const l of lines)
     if (typeof l.shared_prefix_pct !== "number" || "type" in l) throw new Error(`${path}: not a pct line: ${JSON.stringify(l).slice(0, 200)}`);

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions, type MockOptions } from "../../src/mock/options.ts";
 import { BINARY, LLAMA2_TOKENIZER, runCli, type CliResult } from "../helpers/run-cli.ts";
-import { readJsonl, readPctLines } from "../helpers/results.ts";
+import { readJsonl, readSweepLines } from "../helpers/results.ts";
 import { startMockProcess } from "../helpers/mock-process.ts";
 import { startRecordingProxy } from "../helpers/recording-proxy.ts";
 
@@ -94,7 +94,7 @@ describe("per-request faults: the request fails with its kind, the sweep complet
       expect(r.stderr).toContain("5 measured request(s) failed: exit code 3");
       expect(errorLines(r.stderr)).toEqual([]);
 
-      const lines = readPctLines(r.out);
+      const lines = readSweepLines(r.out);
       expect(lines.map((l) => l.shared_prefix_pct)).toEqual(PCTS);
       lines.forEach((l, k) => {
         expect(l.failed).toBe(FAILED_PER_PCT[k]);
@@ -114,7 +114,7 @@ describe("per-request faults: the request fails with its kind, the sweep complet
       FAILED_PER_PCT.forEach((failed, k) => {
         expect(sections[k + 1]).toMatch(new RegExp(`^-*\\nFailed requests:\\s+${failed}\\s*\\n  ${c.kind}: .* x${failed}\\n`));
       });
-      const all = readPctLines(r.out);
+      const all = readSweepLines(r.out);
       expect(all.reduce((sum, l) => sum + l.failed, 0)).toBe(5);
     });
   }
@@ -124,7 +124,7 @@ describe("invalid UTF-8 inside a token event", () => {
   // Decision: the byte is decoded as U+FFFD (TextDecoder, not fatal) and the request succeeds, because
   // timing and token counts come from meta_info, which the bad byte does not touch; only the text is affected.
   async function clean(incremental: boolean) {
-    return readPctLines((await sweep((await fastMock({ incremental })).url)).out);
+    return readSweepLines((await sweep((await fastMock({ incremental })).url)).out);
   }
 
   test("cumulative text: every request succeeds; the last (clean) event gives the same retokenized output", async () => {
@@ -132,7 +132,7 @@ describe("invalid UTF-8 inside a token event", () => {
     const r = await sweep(mock.url);
     expect(r.code).toBe(0);
     expect(mock.stats().faultsInjected["invalid-utf8"]).toBe(5);
-    const lines = readPctLines(r.out);
+    const lines = readSweepLines(r.out);
     const reference = await clean(false);
     lines.forEach((l, k) => {
       expect(l.completed).toBe(N);
@@ -148,7 +148,7 @@ describe("invalid UTF-8 inside a token event", () => {
     const r = await sweep(mock.url);
     expect(r.code).toBe(0);
     expect(mock.stats().faultsInjected["invalid-utf8"]).toBe(5);
-    const lines = readPctLines(r.out);
+    const lines = readSweepLines(r.out);
     const reference = await clean(true);
     lines.forEach((l, k) => {
       expect(l.completed).toBe(N);
@@ -166,7 +166,7 @@ describe("slow response headers", () => {
     const mock = await fastMock({ slowHeadersMs: 400 });
     const r = await sweep(mock.url, ["--pcts", "50", "--max-concurrency", String(N)]);
     expect(r.code).toBe(0);
-    const lines = readPctLines(r.out);
+    const lines = readSweepLines(r.out);
     expect(lines).toHaveLength(1);
     expect(lines[0].completed).toBe(N);
     expect(lines[0].mean_ttft_ms).toBeGreaterThanOrEqual(400);
@@ -180,7 +180,7 @@ describe("slow response headers", () => {
     const r = await sweep(mock.url, ["--request-timeout", "0.4"]);
     expect(r.code).toBe(1);
     expect(errorLines(r.stderr)).toEqual(["warmbench: error: All requests failed for shared_prefix=0%."]);
-    const lines = readPctLines(r.out);
+    const lines = readSweepLines(r.out);
     expect(lines).toHaveLength(1);
     expect(lines[0].completed).toBe(0);
     expect(lines[0].failed).toBe(N);
@@ -195,7 +195,7 @@ describe("/flush_cache answering 400 (busy)", () => {
     const mock = await fastMock({ flushFailFirst: 3 });
     const r = await sweep(mock.url);
     expect(r.code).toBe(0);
-    const lines = readPctLines(r.out);
+    const lines = readSweepLines(r.out);
     expect(mock.stats().faultsInjected["flush-fail"]).toBe(3);
     // The first pct's flushes absorbed the 3 failures; the second pct's went through at once.
     expect(lines[0].flush_attempts - lines[1].flush_attempts).toBe(3);
@@ -227,7 +227,7 @@ describe("/flush_cache answering 400 (busy)", () => {
       expect(r.code).toBe(1);
       expect(errorLines(r.stderr)).toHaveLength(1);
       expect(r.stderr).toContain("POST /flush_cache kept answering 400");
-      const all = readPctLines(r.out);
+      const all = readSweepLines(r.out);
       expect(all.map((l) => l.shared_prefix_pct)).toEqual([0]);
       expect(all[0].completed).toBe(N);
     } finally {
@@ -246,7 +246,7 @@ describe("the server goes away", () => {
         `warmbench: error: ${mock.url}/generate answered 404: this does not look like an SGLang server (check --base-url/--port)`,
       ]);
       expect(r.stdout).toBe("");
-      expect(readPctLines(r.out)).toEqual([]);
+      expect(readSweepLines(r.out)).toEqual([]);
     } finally {
       await mock.stop();
     }
@@ -261,7 +261,7 @@ describe("the server goes away", () => {
       expect(await mock.proc.exited).toBe(0);
       expect(r.code).toBe(1);
       expect(errorLines(r.stderr)).toEqual([`warmbench: error: cannot reach the server at ${mock.url}: connection refused (ECONNREFUSED)`]);
-      const lines = readPctLines(r.out);
+      const lines = readSweepLines(r.out);
       expect(lines.map((l) => l.shared_prefix_pct)).toEqual([0, 50]);
       expect(lines[0].completed).toBe(N);
       expect(lines[0].failed).toBe(0);
@@ -283,7 +283,7 @@ describe("the server goes away", () => {
       const r = await sweep(mock.url, ["--pcts", "0,50"]);
       expect(r.code).toBe(1);
       expect(errorLines(r.stderr)).toEqual(["warmbench: error: All requests failed for shared_prefix=0%."]);
-      const lines = readPctLines(r.out);
+      const lines = readSweepLines(r.out);
       expect(lines).toHaveLength(1);
       expect(lines[0].completed).toBe(0);
       expect(lines[0].failed).toBe(N);
@@ -311,7 +311,7 @@ describe("issue 37: a schedule past setTimeout's range", () => {
     const text = await stderr;
     expect(code, text).toBe(130);
     expect(text).not.toContain("TimeoutOverflowWarning");
-    const [line] = readPctLines(out);
+    const [line] = readSweepLines(out);
     expect([line.completed, line.failed, line.interrupted]).toEqual([0, 0, true]);
   }, 30_000);
 });

@@ -10,7 +10,7 @@ import {
   renderConsole,
   renderJsonlReport,
   renderLineHeader,
-  renderPctResult,
+  renderSweepLine,
 } from "../../../src/report/console.ts";
 import { formatJsonl, parseJsonlLine } from "../../../src/report/jsonl.ts";
 import fixed2Cases from "../../fixtures/metrics/format_fixed2.json";
@@ -67,9 +67,9 @@ describe("console output equals the reference script's", () => {
   test("with our extras, the script's lines are unchanged", () => {
     const expected = scriptResults.map((r) => renderLineHeader(r) + renderConsole(r)).join("");
     expect(expected).toBe(scriptConsole);
-    const ours = scriptResults.map((r) => renderPctResult(withExtras(r))).join("");
+    const ours = scriptResults.map((r) => renderSweepLine(withExtras(r))).join("");
     expect(ours).not.toBe(scriptConsole);
-    expect(scriptResults.map((r) => withoutExtraSections(renderPctResult(withExtras(r)))).join("")).toBe(scriptConsole);
+    expect(scriptResults.map((r) => withoutExtraSections(renderSweepLine(withExtras(r)))).join("")).toBe(scriptConsole);
   });
 
   test("our sections", () => {
@@ -116,7 +116,7 @@ describe("renderJsonlReport", () => {
       formatJsonl({ type: "run", started: "now" }),
       formatJsonl(scriptResults[1]),
     ].join("");
-    expect(renderJsonlReport(text)).toBe(renderPctResult(pct) + renderPctResult(scriptResults[1]!));
+    expect(renderJsonlReport(text)).toBe(renderSweepLine(pct) + renderSweepLine(scriptResults[1]!));
   });
 
   test("a broken line is a UsageError with its line number", () => {
