@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";
 import { LLAMA2_TOKENIZER, runCli, type CliResult } from "../helpers/run-cli.ts";
-import { readPctLines } from "../helpers/results.ts";
+import { readSweepLines } from "../helpers/results.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-bad-input-"));
 // Nothing listens on port 9: bad input must be reported before the server matters.
@@ -158,7 +158,7 @@ describe("--extra-request-body that overrides input_ids", () => {
     const measured = mock.stats().received.filter((q) => q.maxNewTokens === 4);
     expect(measured).toHaveLength(3);
     for (const q of measured) expect(q.inputIds).toEqual([1, 2, 3]);
-    const lines = readPctLines(out);
+    const lines = readSweepLines(out);
     expect(lines).toHaveLength(1);
     expect(lines[0].completed).toBe(3);
   });

@@ -13,7 +13,7 @@ import { mockOptions, type MockOptions } from "../../src/mock/options.ts";
 import { formatJsonl, parseJsonlLine } from "../../src/report/jsonl.ts";
 import { healthyRun } from "../helpers/healthy-run.ts";
 import { LLAMA2_TOKENIZER, runCli, type CliResult } from "../helpers/run-cli.ts";
-import { readPctLines } from "../helpers/results.ts";
+import { readSweepLines } from "../helpers/results.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-compare-evidence-"));
 const mocks: MockServer[] = [];
@@ -164,7 +164,7 @@ describe("compare fails on missing evidence", () => {
   });
 
   test("a NEW with more failed requests exits 7 naming the line and both counts", async () => {
-    const [l0, l80] = readPctLines(failing);
+    const [l0, l80] = readSweepLines(failing);
     expect([l0.failed, l80.failed]).toEqual([2, 2]); // every 4th of 8 measured requests
     const r = await compare([base, failing]);
     expect(r.code).toBe(7);
@@ -176,11 +176,11 @@ describe("compare fails on missing evidence", () => {
   });
 
   test("a NEW whose flush was not proven exits 7: flush_verified and cache_check lost", async () => {
-    expect(readPctLines(base).map((l) => [l.flush_verified, l.cache_check])).toEqual([
+    expect(readSweepLines(base).map((l) => [l.flush_verified, l.cache_check])).toEqual([
       [true, "ok"],
       [true, "ok"],
     ]);
-    expect(readPctLines(lying).map((l) => l.flush_verified)).toEqual([false, false]);
+    expect(readSweepLines(lying).map((l) => l.flush_verified)).toEqual([false, false]);
     const r = await compare([base, lying]);
     expect(r.code).toBe(7);
     expect(r.stderr).toContain("0%: cache_unproven: flush_verified true in BASE, false in NEW (the flush was not proven)");

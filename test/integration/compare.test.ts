@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";
 import { LLAMA2_TOKENIZER, QWEN3_TOKENIZER, runCli, type CliResult } from "../helpers/run-cli.ts";
-import { readPctLines } from "../helpers/results.ts";
+import { readSweepLines } from "../helpers/results.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-compare-"));
 const ITL_MS = 20;
@@ -70,7 +70,7 @@ const compare = (args: string[], env: Record<string, string> = {}): Promise<CliR
 
 describe("compare", () => {
   test("every pct line carries the workload fingerprint", () => {
-    const [line] = readPctLines(base);
+    const [line] = readSweepLines(base);
     expect(line.workload).toEqual({
       backend: "sglang",
       tokenizer_sha256: new Bun.CryptoHasher("sha256").update(readFileSync(LLAMA2_TOKENIZER)).digest("hex"),
@@ -85,8 +85,8 @@ describe("compare", () => {
       prompt_ids_hash: expect.stringMatching(/^[0-9a-f]{16}$/),
     });
     // The same seed and tokenizer draw the same prompts, in both runs and at both pcts apart.
-    const [a0, a80] = readPctLines(base);
-    const [b0, b80] = readPctLines(same);
+    const [a0, a80] = readSweepLines(base);
+    const [b0, b80] = readSweepLines(same);
     expect(b0.workload).toEqual(a0.workload);
     expect(b80.workload).toEqual(a80.workload);
     expect(a80.workload.prompt_ids_hash).not.toBe(a0.workload.prompt_ids_hash);

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions, type MockOptions } from "../../src/mock/options.ts";
 import { startRecordingProxy } from "../helpers/recording-proxy.ts";
-import { readPctLines } from "../helpers/results.ts";
+import { readSweepLines } from "../helpers/results.ts";
 import { LLAMA2_TOKENIZER, runCli, type CliResult } from "../helpers/run-cli.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-engines-"));
@@ -56,7 +56,7 @@ async function sweep(url: string, args: string[]): Promise<Run> {
     out,
     ...args,
   ]);
-  return { ...r, lines: readPctLines(out) };
+  return { ...r, lines: readSweepLines(out) };
 }
 
 // Numbers out, and the column padding that depends on their widths (the end-of-sweep table).

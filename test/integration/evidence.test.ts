@@ -12,7 +12,7 @@ import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions, type MockOptions } from "../../src/mock/options.ts";
 import { formatJsonl, parseJsonlLine } from "../../src/report/jsonl.ts";
 import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
-import { readPctLines } from "../helpers/results.ts";
+import { readSweepLines } from "../helpers/results.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-evidence-"));
 const mocks: MockServer[] = [];
@@ -77,7 +77,7 @@ describe("gates", () => {
       "p99_ttft_ms<=100000",
     ]);
     expect(r.code).toBe(6);
-    const [line] = readPctLines(out);
+    const [line] = readSweepLines(out);
     expect([line.p99_itl_ms, line.mean_tpot_ms, line.evidence.samples.itl, line.evidence.samples.tpot]).toEqual([null, null, 0, 0]);
     expect(line.gates.map((g: any) => [g.expr, g.pass])).toEqual([
       ["p99_itl_ms<=5", false],
@@ -112,7 +112,7 @@ describe("gates", () => {
       "p99_ttft_ms<=100000",
     ]);
     expect(r.code).toBe(6);
-    const [line] = readPctLines(out);
+    const [line] = readSweepLines(out);
     expect(line.evidence.load.sustained).toBe(false);
     expect(line.evidence.load.offered_request_rate).toBe(200);
     expect(line.evidence.load.achieved_request_rate).toBeLessThan(100);
@@ -140,7 +140,7 @@ describe("gates", () => {
       "p99_ttft_ms<=100000",
     ]);
     expect(c.code).toBe(0);
-    expect(readPctLines(ok)[0].evidence.load.sustained).toBe(true);
+    expect(readSweepLines(ok)[0].evidence.load.sustained).toBe(true);
   });
 });
 
@@ -228,7 +228,7 @@ describe("merge", () => {
     // `other` is base under a new run id: a copy, which merge refuses unless told (merge-load.test.ts).
     const ok = await runCli(["merge", base, other, "-o", merged, "--allow-copy"]);
     expect(ok.code).toBe(0);
-    const [line] = readPctLines(merged);
+    const [line] = readSweepLines(merged);
     expect(line.completed).toBe(16);
     expect(line.evidence.run_ids).toHaveLength(2);
     const nested = await runCli(["merge", merged, other, "-o", join(dir, "nested.jsonl"), "--allow-copy"]);

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";
 import { LLAMA2_TOKENIZER, runCli, type CliResult } from "../helpers/run-cli.ts";
-import { readPctLines } from "../helpers/results.ts";
+import { readSweepLines } from "../helpers/results.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-gates-"));
 let mock: MockServer;
@@ -67,7 +67,7 @@ describe("gates", () => {
   });
 
   test("each pct line carries the verdicts of the gates whose scope holds it", () => {
-    const lines = readPctLines(join(dir, "failing.jsonl"));
+    const lines = readSweepLines(join(dir, "failing.jsonl"));
     expect(lines.map((l) => l.gates.map((g: { expr: string }) => g.expr))).toEqual([
       ["completed>=6"],
       ["mean_ttft_ms<0@pct=50", "completed>=6"],
@@ -82,7 +82,7 @@ describe("gates", () => {
   test("gates that hold exit 0; --gates-file skips comments and blank lines", () => {
     if (passing.code !== 0) console.error(passing.stderr);
     expect(passing.code).toBe(0);
-    const lines = readPctLines(join(dir, "passing.jsonl"));
+    const lines = readSweepLines(join(dir, "passing.jsonl"));
     expect(lines[0].gates).toEqual([
       { expr: "failed==0", value: 0, pass: true },
       { expr: "cached_tokens_mismatched==0", value: 0, pass: true },
@@ -170,8 +170,8 @@ describe("gates", () => {
       "mean_ttft_ms<0@request_rate=inf",
     ]);
     expect(r.code).toBe(6);
-    const lines = readPctLines(out);
-    // readPctLines keeps the file's Infinity as the string the script writes.
+    const lines = readSweepLines(out);
+    // readSweepLines keeps the file's Infinity as the string the script writes.
     expect(lines.map((l) => [String(l.request_rate), l.gates.map((g: { expr: string }) => g.expr)])).toEqual([
       ["200", ["completed>=6@request_rate=200"]],
       ["Infinity", ["mean_ttft_ms<0@request_rate=inf"]],

@@ -13,7 +13,7 @@ import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";
 import { APPLICATION_ID, SCHEMA_VERSION } from "../../src/history/db.ts";
 import { BINARY, LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
-import { readPctLines } from "../helpers/results.ts";
+import { readSweepLines } from "../helpers/results.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-history-"));
 const db = join(dir, "h.db");
@@ -40,7 +40,7 @@ async function run(name: string, extra: string[], expectCode = 0): Promise<{ fil
     ...extra,
   ]);
   if (r.code !== expectCode) throw new Error(`run ${name} exited ${r.code} (expected ${expectCode}): ${r.stderr}`);
-  return { file, runId: readPctLines(file)[0].run_id };
+  return { file, runId: readSweepLines(file)[0].run_id };
 }
 
 const PASS = ["--num-prompts", "4", "--gate", "mean_ttft_ms<=100000"];
@@ -116,7 +116,7 @@ describe("history", () => {
   test("show prints one metric per line across the runs", async () => {
     const r = await runCli(["history", "show", "mean_ttft_ms", "--pct", "80", "--db", db]);
     expect(r.code).toBe(0);
-    const stored = readPctLines(a.file).find((l) => l.shared_prefix_pct === 80).mean_ttft_ms;
+    const stored = readSweepLines(a.file).find((l) => l.shared_prefix_pct === 80).mean_ttft_ms;
     const row = r.stdout.split("\n").find((l) => l.includes(a.runId))!;
     expect(row.trim().split(/\s+/).at(-1)).toBe(stored.toFixed(2));
     expect(r.stdout).not.toMatch(/\b0%/);
@@ -145,7 +145,7 @@ describe("history", () => {
       [other.runId, null, 1],
     ]);
     expect(out.lines).toHaveLength(8);
-    const fromFile = readPctLines(a.file);
+    const fromFile = readSweepLines(a.file);
     const stored = out.lines.filter((l: unknown[]) => l[0] === a.runId);
     expect(stored).toEqual(fromFile.map((l) => [a.runId, l.shared_prefix_pct, l.mean_ttft_ms, a.runId, l.mean_ttft_ms]));
   });

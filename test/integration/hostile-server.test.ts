@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";
 import { BINARY, LLAMA2_TOKENIZER } from "../helpers/run-cli.ts";
-import { readPctLines } from "../helpers/results.ts";
+import { readSweepLines } from "../helpers/results.ts";
 
 const MIB = 1024 * 1024;
 const RSS_LIMIT_BYTES = 400 * 1e6;
@@ -114,7 +114,7 @@ describe("a hostile server", () => {
       "--output-file",
       out,
     ]);
-    const [line] = readPctLines(out);
+    const [line] = readSweepLines(out);
     expect([line.completed, line.failed, line.errors_by_kind], r.stderr).toEqual([3, 1, { parse: 1 }]);
     expect(line.errors[0].message).toBe("an SSE line longer than 16 MiB, the most warmbench reads of one line");
     // It read the limit and a little more (what was in flight), never the 3 GB.
@@ -149,13 +149,13 @@ describe("a hostile server", () => {
     Object.assign(state, { mode: "line", measured: 0, servedBytes: 0 });
     const lowered = join(dir, "line-1mib.jsonl");
     await runSampled([...lineArgs, "--sse-line-max-mib", "1", "--output-file", lowered]);
-    const [low] = readPctLines(lowered);
+    const [low] = readSweepLines(lowered);
     expect(low.errors[0].message).toBe("an SSE line longer than 1 MiB, the most warmbench reads of one line");
     expect(state.servedBytes).toBeLessThan(16 * MIB);
     Object.assign(state, { mode: "line", measured: 0, servedBytes: 0 });
     const raised = join(dir, "line-32mib.jsonl");
     await runSampled([...lineArgs, "--sse-line-max-mib", "32", "--output-file", raised]);
-    expect(readPctLines(raised)[0].errors[0].message).toBe("an SSE line longer than 32 MiB, the most warmbench reads of one line");
+    expect(readSweepLines(raised)[0].errors[0].message).toBe("an SSE line longer than 32 MiB, the most warmbench reads of one line");
     expect(state.servedBytes).toBeGreaterThan(32 * MIB);
     Object.assign(state, { mode: "server_info", measured: 0, servedBytes: 0 });
     const r = await runSampled(

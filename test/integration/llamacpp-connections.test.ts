@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { llamaBuild, skipWithoutLlamaBuild, startLlamaServer, type LlamaServer } from "../helpers/llama-server.ts";
-import { readPctLines } from "../helpers/results.ts";
+import { readSweepLines } from "../helpers/results.ts";
 import { runCli } from "../helpers/run-cli.ts";
 
 const skip = skipWithoutLlamaBuild();
@@ -60,7 +60,7 @@ if (!skip) {
     );
     if (r.code !== 0) console.error(`${r.stderr}\n--- server log tail ---\n${server!.log().slice(-3000)}`);
     expect(r.code).toBe(0);
-    const lines = readPctLines(out);
+    const lines = readSweepLines(out);
     expect(lines.map((l) => [l.completed, l.failed, l.retried_connections, l.errors])).toEqual([
       [30, 0, 0, []],
       [30, 0, 0, []],

@@ -11,7 +11,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { llamaBuild, skipWithoutLlamaBuild, startLlamaServer, type LlamaServer, type LlamaServerOptions } from "../helpers/llama-server.ts";
-import { readJsonl, readPctLines } from "../helpers/results.ts";
+import { readJsonl, readSweepLines } from "../helpers/results.ts";
 import { runCli, type CliResult } from "../helpers/run-cli.ts";
 import { sweepSlotRanges } from "../helpers/slot-model.ts";
 
@@ -53,7 +53,7 @@ async function sweep(server: LlamaServer, args: string[]): Promise<Run> {
     { timeoutMs: 300_000 },
   );
   if (r.code !== 0) console.error(`${r.stderr}\n--- server log tail ---\n${server.log().slice(-3000)}`);
-  return { ...r, lines: readPctLines(out) };
+  return { ...r, lines: readSweepLines(out) };
 }
 
 function withServer(options: Partial<LlamaServerOptions>): () => LlamaServer {

@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockProcess, type MockProcess } from "../helpers/mock-process.ts";
-import { readPctLines } from "../helpers/results.ts";
+import { readSweepLines } from "../helpers/results.ts";
 import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-merge-load-"));
@@ -65,7 +65,7 @@ describe("merge computes the union's load from its requests", () => {
     const out = join(dir, "m.jsonl");
     const r = await runCli(["merge", a, b, "-o", out]);
     expect(r.code).toBe(0);
-    const [la, lb, m] = [readPctLines(a)[0], readPctLines(b)[0], readPctLines(out)[0]];
+    const [la, lb, m] = [readSweepLines(a)[0], readSweepLines(b)[0], readSweepLines(out)[0]];
     expect(Date.parse(lb.started_at)).toBeGreaterThan(Date.parse(la.started_at) + la.benchmark_duration * 1000);
     // At most 4 were ever in flight across the union, and 4 was all that was offered at any instant.
     expect(m.evidence.load.offered_concurrency).toBe(4);
@@ -80,7 +80,7 @@ describe("merge computes the union's load from its requests", () => {
   });
 
   test("a run copied under a new run id is refused, naming both files; --allow-copy merges it", async () => {
-    const runId = readPctLines(a)[0].run_id as string;
+    const runId = readSweepLines(a)[0].run_id as string;
     const copy = join(dir, "a-copy.jsonl");
     writeFileSync(copy, readFileSync(a, "utf8").replaceAll(`"${runId}"`, '"copyofaa"'));
     const refused = await runCli(["merge", a, copy, "-o", join(dir, "copied.jsonl")]);
@@ -88,9 +88,9 @@ describe("merge computes the union's load from its requests", () => {
     expect(refused.stderr).toContain(
       `merge: ${copy} (run copyofaa) measured exactly what ${a} (run ${runId}) did, line for line: a copy under a new run id would count its requests twice (--allow-copy merges it anyway)`,
     );
-    expect(readPctLines(join(dir, "copied.jsonl"))).toEqual([]);
+    expect(readSweepLines(join(dir, "copied.jsonl"))).toEqual([]);
     const allowed = await runCli(["merge", a, copy, "-o", join(dir, "allowed.jsonl"), "--allow-copy"]);
     expect(allowed.code).toBe(0);
-    expect(readPctLines(join(dir, "allowed.jsonl"))[0].completed).toBe(24);
+    expect(readSweepLines(join(dir, "allowed.jsonl"))[0].completed).toBe(24);
   });
 });

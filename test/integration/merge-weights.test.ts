@@ -12,7 +12,7 @@ import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";
 import { npMean } from "../../src/metrics/stats.ts";
 import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
-import { readPctLines } from "../helpers/results.ts";
+import { readSweepLines } from "../helpers/results.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-merge-weights-"));
 const PCTS = [0, 50];
@@ -63,11 +63,11 @@ beforeAll(async () => {
   const rs = await client("small", 4, 1, 1);
   const rl = await client("large", 12, 4, 1);
   expect([rs.code, rl.code]).toEqual([0, 0]);
-  small = readPctLines(join(dir, "small.jsonl"));
-  large = readPctLines(join(dir, "large.jsonl"));
+  small = readSweepLines(join(dir, "small.jsonl"));
+  large = readSweepLines(join(dir, "large.jsonl"));
   const r = await runCli(["merge", join(dir, "small.jsonl"), join(dir, "large.jsonl"), "-o", join(dir, "m.jsonl")]);
   expect(r.code).toBe(0);
-  merged = readPctLines(join(dir, "m.jsonl"));
+  merged = readSweepLines(join(dir, "m.jsonl"));
   union = [...details("small"), ...details("large")];
 });
 afterAll(() => mock.stop());

@@ -13,7 +13,7 @@ import { formatJsonl, parseJsonlLine } from "../../src/report/jsonl.ts";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";
 import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
-import { readPctLines } from "../helpers/results.ts";
+import { readSweepLines } from "../helpers/results.ts";
 import { schemaProblems } from "../helpers/schema.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-merge-"));
@@ -55,10 +55,10 @@ beforeAll(async () => {
   mock = await startMockServer(mockOptions({ port: 0, itlMs: 3, prefillUsPerToken: 5, ttftBaseMs: 2 }));
   const [ra, rb] = await Promise.all([client("a", 1), client("b", 2)]);
   expect([ra.code, rb.code]).toEqual([0, 0]);
-  a = readPctLines(join(dir, "a.jsonl"));
-  b = readPctLines(join(dir, "b.jsonl"));
+  a = readSweepLines(join(dir, "a.jsonl"));
+  b = readSweepLines(join(dir, "b.jsonl"));
   mergeRun = await runCli(["merge", join(dir, "a.jsonl"), join(dir, "b.jsonl"), "-o", join(dir, "m.jsonl")]);
-  merged = readPctLines(join(dir, "m.jsonl"));
+  merged = readSweepLines(join(dir, "m.jsonl"));
 });
 afterAll(() => mock.stop());
 
@@ -122,7 +122,7 @@ describe("merge of two uncoordinated runs", () => {
     const r = await runCli(["merge", strip("a"), strip("b"), "-o", out]);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain("which is not there: its percentiles come from the histograms");
-    const hist = readPctLines(out);
+    const hist = readSweepLines(out);
     const all = [...details("a"), ...details("b")];
     let worst = 0;
     for (const [k, pct] of [0, 50].entries()) {
@@ -156,7 +156,7 @@ describe("merge of two uncoordinated runs", () => {
     older("b");
     const r = await runCli(["merge", join(dir, "old-a.jsonl"), join(dir, "old-b.jsonl"), "-o", join(dir, "old-m.jsonl")]);
     expect(r.code).toBe(0);
-    readPctLines(join(dir, "old-m.jsonl")).forEach((m, k) => {
+    readSweepLines(join(dir, "old-m.jsonl")).forEach((m, k) => {
       expect(m.ttft_from_intended_mean_ms).toBeCloseTo(merged[k].mean_ttft_ms, 9);
       expect(m.ttft_from_intended_p99_ms).toBe(merged[k].p99_ttft_ms);
       expect(m.schedule_lag_p99_ms).toBe(0);

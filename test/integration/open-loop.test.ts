@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { startMockServer } from "../../src/mock/server.ts";
 import { mockOptions, type MockOptions } from "../../src/mock/options.ts";
 import { BINARY, LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
-import { readJsonl, readPctLines } from "../helpers/results.ts";
+import { readJsonl, readSweepLines } from "../helpers/results.ts";
 import { schemaProblems } from "../helpers/schema.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-open-loop-"));
@@ -88,7 +88,7 @@ describe("arrivals over 2000 requests at 200 req/s", () => {
       await m.stop();
       if (r.code !== 0) console.error(r.stderr);
       expect(r.code).toBe(0);
-      const line = readPctLines(out)[0];
+      const line = readSweepLines(out)[0];
       expect(line.request_rate).toBe(200);
       expect(line.burstiness).toBe(burstiness);
       expect(line.completed).toBe(2000);
@@ -146,7 +146,7 @@ describe("a rate sweep", () => {
     ]);
     if (r.code !== 0) console.error(r.stderr);
     expect(r.code).toBe(0);
-    const lines = readPctLines(out);
+    const lines = readSweepLines(out);
     expect(lines.map((l) => [l.shared_prefix_pct, l.request_rate])).toEqual([
       [0, 100],
       [0, "Infinity"],
@@ -205,7 +205,7 @@ describe("latency from the intended send time", () => {
       ]),
     );
     expect(r.code).toBe(0);
-    const line = readPctLines(open)[0];
+    const line = readSweepLines(open)[0];
     // Request k waited about 30k ms for the slot: the last ones over 300 ms, while the server answered each in ~40 ms.
     expect(line.schedule_lag_p90_ms).toBeGreaterThan(250);
     expect(line.ttft_from_intended_p90_ms).toBeGreaterThan(line.p90_ttft_ms + 250);
@@ -221,7 +221,7 @@ describe("latency from the intended send time", () => {
     // The same server in a closed loop: the intended time is when the slot freed, so both kinds agree.
     const closed = join(dir, "closed.jsonl");
     expect((await runCli(small(m.url, ["--num-prompts", "15", "--max-concurrency", "1", "--output-file", closed]))).code).toBe(0);
-    const c = readPctLines(closed)[0];
+    const c = readSweepLines(closed)[0];
     expect(c.schedule_lag_p90_ms).toBeLessThan(line.schedule_lag_p90_ms / 10);
     expect(c.ttft_from_intended_p90_ms - c.p90_ttft_ms).toBeLessThan(line.schedule_lag_p90_ms / 10);
   }, 120_000);
@@ -286,7 +286,7 @@ describe("--duration", () => {
     const out = join(dir, "duration.jsonl");
     const r = await runCli(small(m.url, ["--request-rate", "100", "--duration", "2", "--output-file", out, "--max-concurrency", "16"]));
     expect(r.code).toBe(0);
-    const line = readPctLines(out)[0];
+    const line = readSweepLines(out)[0];
     expect(line.duration_limit_s).toBe(2);
     // About 200 due within 2 s (Poisson: standard deviation ~14).
     expect(line.sent).toBeGreaterThan(140);

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";
 import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
-import { readPctLines } from "../helpers/results.ts";
+import { readSweepLines } from "../helpers/results.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-outputs-"));
 const small = join(dir, "small");
@@ -68,13 +68,13 @@ describe("outputs", () => {
     for (const l of held.split("\n").filter((x) => x !== "")) expect(() => JSON.parse(l)).not.toThrow();
     // Every line measured is in the results file and on the console; the points after the failure are not measured
     // (0.4 went on measuring into the full disk), unless --keep-going.
-    expect(readPctLines(out).map((l) => l.shared_prefix_pct)).toEqual([0]);
+    expect(readSweepLines(out).map((l) => l.shared_prefix_pct)).toEqual([0]);
     expect(r.stdout.match(/Serving Benchmark Result/g)).toHaveLength(1);
     expect(r.stderr).toContain("the points still to measure are not (--keep-going measures them anyway)");
     const going = join(dir, "keep-going.jsonl");
     const k = await run(["--pcts", "0,50,90", "--output-len", "32", "--output-file", going, "--request-details", details, "--keep-going"]);
     expect(k.code).toBe(9);
-    expect(readPctLines(going).map((l) => l.shared_prefix_pct)).toEqual([0, 50, 90]);
+    expect(readSweepLines(going).map((l) => l.shared_prefix_pct)).toEqual([0, 50, 90]);
   });
 
   test("--request-details /dev/full and --output-file /proc/version are refused before anything is sent", async () => {
@@ -109,6 +109,6 @@ describe("outputs", () => {
     expect(mock.stats().generateRequests).toBe(before);
     // A clean results file takes the next run's lines after its own.
     expect((await run(["--pcts", "0", "--output-file", good])).code).toBe(0);
-    expect(readPctLines(good)).toHaveLength(2);
+    expect(readSweepLines(good)).toHaveLength(2);
   });
 });

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { startMockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";
 import { LLAMA2_TOKENIZER, ROOT, runCli } from "../helpers/run-cli.ts";
-import { readJsonl, readPctLines } from "../helpers/results.ts";
+import { readJsonl, readSweepLines } from "../helpers/results.ts";
 import { schemaProblems } from "../helpers/schema.ts";
 import { SCHEMA_VERSION } from "../../src/schema/lines.ts";
 
@@ -24,7 +24,7 @@ async function sweep(name: string, args: string[], faults = {}): Promise<any[]> 
   try {
     const r = await runCli([...SMALL, "--base-url", mock.url, "--output-file", out, ...args]);
     expect([0, 3]).toContain(r.code);
-    return readPctLines(out); // validates every line against the schema
+    return readSweepLines(out); // validates every line against the schema
   } finally {
     await mock.stop();
   }

@@ -14,7 +14,7 @@ import { mockOptions, type MockOptions } from "../../src/mock/options.ts";
 import { openBrowser, type Browser } from "../helpers/browser.ts";
 import { openReport, type DrawnChart } from "../helpers/report-page.ts";
 import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
-import { readJsonl, readPctLines } from "../helpers/results.ts";
+import { readJsonl, readSweepLines } from "../helpers/results.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-report-axes-"));
 let browser: Browser;
@@ -45,7 +45,7 @@ async function sweep(name: string, mock: Partial<MockOptions>, args: string[]): 
   } finally {
     await server.stop();
   }
-  return { file, lines: readPctLines(file) };
+  return { file, lines: readSweepLines(file) };
 }
 
 const open = (html: string, b = browser) => openReport(html, b);

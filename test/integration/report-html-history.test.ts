@@ -16,7 +16,7 @@ import { compareMetric } from "../../src/compare/metrics.ts";
 import { KEY_METRICS } from "../../src/history/runs.ts";
 import { openBrowser, type Browser } from "../helpers/browser.ts";
 import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
-import { readPctLines } from "../helpers/results.ts";
+import { readSweepLines } from "../helpers/results.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-report-history-"));
 const db = join(dir, "history.db");
@@ -57,7 +57,7 @@ async function measure(i: number, extra: string[]): Promise<{ file: string; line
   } finally {
     await mock.stop();
   }
-  return { file, lines: readPctLines(file) };
+  return { file, lines: readSweepLines(file) };
 }
 
 beforeAll(async () => {

@@ -11,7 +11,7 @@ import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions, type MockOptions } from "../../src/mock/options.ts";
 import { openBrowser, type Browser } from "../helpers/browser.ts";
 import { LLAMA2_TOKENIZER, runCli, type CliResult } from "../helpers/run-cli.ts";
-import { readJsonl, readPctLines } from "../helpers/results.ts";
+import { readJsonl, readSweepLines } from "../helpers/results.ts";
 
 const EVIL = "<img src=x onerror=alert(1)>";
 const dir = mkdtempSync(join(tmpdir(), "warmbench-report-html-"));
@@ -154,7 +154,7 @@ describe("report --html / --md", () => {
           ),
         id,
       );
-    const lines = files.map((f) => readPctLines(f));
+    const lines = files.map((f) => readSweepLines(f));
     for (const [id, key] of [
       ["table-ttft-mean", "mean_ttft_ms"],
       ["table-ttft-p99", "p99_ttft_ms"],
@@ -208,7 +208,7 @@ describe("report --html / --md", () => {
 
   test("the Markdown holds the same tables", () => {
     const md = readFileSync(join(dir, "report.md"), "utf8");
-    const lines = files.map((f) => readPctLines(f));
+    const lines = files.map((f) => readSweepLines(f));
     expect(md).toContain("**1 of 4 gate verdicts FAIL.**");
     expect(md).toContain("### Mean TTFT");
     for (const [row, pct] of PCTS.entries()) expect(md).toContain(`| ${pct}% | ${lines.map((l) => cell(l[row].mean_ttft_ms)).join(" | ")} |`);

@@ -11,7 +11,7 @@ import { startMockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";
 import { openBrowser, type Browser } from "../helpers/browser.ts";
 import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
-import { readPctLines } from "../helpers/results.ts";
+import { readSweepLines } from "../helpers/results.ts";
 import { unpackTimeline } from "../../src/metrics/timeline.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-timeline-"));
@@ -59,7 +59,7 @@ beforeAll(async () => {
   } finally {
     await server.stop();
   }
-  lines = readPctLines(file);
+  lines = readSweepLines(file);
   details = readFileSync(join(dir, "details.jsonl"), "utf8")
     .trim()
     .split("\n")

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";
 import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
-import { readPctLines } from "../helpers/results.ts";
+import { readSweepLines } from "../helpers/results.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-script-flags-"));
 let mock: MockServer;
@@ -24,7 +24,7 @@ async function run(args: string[]) {
   const out = join(dir, `out-${++fileNo}.jsonl`);
   const r = await runCli(["--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--settle", "0", "--output-file", out, ...args]);
   if (r.code !== 0) console.error(r.stderr);
-  return { ...r, lines: readPctLines(out) };
+  return { ...r, lines: readSweepLines(out) };
 }
 
 describe("the script's command lines", () => {

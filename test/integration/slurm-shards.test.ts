@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";
 import { BINARY, LLAMA2_TOKENIZER } from "../helpers/run-cli.ts";
-import { readPctLines } from "../helpers/results.ts";
+import { readSweepLines } from "../helpers/results.ts";
 import { describeSlurm, srun } from "../helpers/slurm.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-slurm-shards-"));
@@ -57,7 +57,7 @@ describeSlurm(
       const r = await srun([...srunArgs, "--kill-on-bad-exit=1", ...args(out)], { env, timeoutMs: 90_000 });
       if (r.code !== 0) console.error(r.stderr);
       expect(r.code).toBe(0);
-      const lines = readPctLines(out);
+      const lines = readSweepLines(out);
       expect(lines.map((l) => l.shared_prefix_pct)).toEqual(PCTS);
       const after = mock.stats();
       // Every measured request the mock saw is in the file, and nothing else was measured.

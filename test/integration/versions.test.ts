@@ -12,7 +12,7 @@ import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";
 import { parseJsonlLine } from "../../src/report/jsonl.ts";
 import { LLAMA2_TOKENIZER, ROOT, runCli } from "../helpers/run-cli.ts";
-import { readPctLines } from "../helpers/results.ts";
+import { readSweepLines } from "../helpers/results.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-versions-"));
 const FIX = join(ROOT, "test", "fixtures", "results");
@@ -113,7 +113,7 @@ describe("files of 0.1, 0.2 and the script still read", () => {
     const out = join(dir, "merged.jsonl");
     const r = await runCli(["merge", V02, V02B, "-o", out]);
     expect(r.code).toBe(0);
-    const [a, b, m] = [jsonl(V02), jsonl(V02B), readPctLines(out)];
+    const [a, b, m] = [jsonl(V02), jsonl(V02B), readSweepLines(out)];
     expect(m.map((l) => l.completed)).toEqual(a.map((l, k) => l.completed + b[k].completed));
     const old = await runCli(["merge", V01, V01, "-o", join(dir, "old.jsonl")]);
     expect(old.code).toBe(2);

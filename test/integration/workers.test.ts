@@ -11,7 +11,7 @@ import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";
 import { alive } from "../helpers/process.ts";
 import { BINARY, LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
-import { readPctLines } from "../helpers/results.ts";
+import { readSweepLines } from "../helpers/results.ts";
 import { schemaProblems } from "../helpers/schema.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-workers-"));
@@ -73,7 +73,7 @@ async function sweep(tag: string, extra: string[]) {
     .received.slice(before)
     .filter((x) => x.maxNewTokens === OUT_LEN)
     .map((x) => x.inputIds.join(","));
-  return { ...r, lines: readPctLines(out), dumped: readFileSync(prompts, "utf8"), measured };
+  return { ...r, lines: readSweepLines(out), dumped: readFileSync(prompts, "utf8"), measured };
 }
 
 describe("--workers on one machine", () => {
@@ -207,7 +207,7 @@ describe("--shard I/N --coordinator, for any other launcher (a Kubernetes Indexe
     );
     const codes = await Promise.all(procs.map((p) => p.exited));
     expect(codes).toEqual([0, 0, 0]);
-    const lines = readPctLines(out);
+    const lines = readSweepLines(out);
     expect(lines.map((l) => [l.shared_prefix_pct, l.completed, l.shards.count, l.shards.launcher])).toEqual([
       [0, 9, 3, "flag"],
       [50, 9, 3, "flag"],
@@ -268,7 +268,7 @@ describe("a failing shard and an interrupted coordinator", () => {
       const stderr = await new Response(proc.stderr).text();
       expect(code).toBe(1);
       expect(stderr).toMatch(/warmbench: error: shard \d \(.*, pid \d+\) disconnected: the pct was written with what the other shards measured/);
-      const lines = readPctLines(out);
+      const lines = readSweepLines(out);
       expect(lines).toHaveLength(1);
       expect(lines[0].interrupted).toBe(true);
       expect(lines[0].shards.failed).toHaveLength(1);
@@ -295,7 +295,7 @@ describe("a failing shard and an interrupted coordinator", () => {
       proc.kill("SIGINT");
       expect(await proc.exited).toBe(130);
       expect(performance.now() - t0).toBeLessThan(5000);
-      const lines = readPctLines(out);
+      const lines = readSweepLines(out);
       expect(lines).toHaveLength(1);
       expect(lines[0].interrupted).toBe(true);
       expect(lines[0].shards.failed).toEqual([]);

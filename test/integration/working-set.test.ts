@@ -13,7 +13,7 @@ import { buildPrompts, promptIds } from "../../src/workload/prompts.ts";
 import { PyRandom } from "../../src/workload/rng.ts";
 import { loadTokenizer } from "../../src/workload/tokenizer.ts";
 import { LLAMA2_TOKENIZER, runCli, type CliResult } from "../helpers/run-cli.ts";
-import { readPctLines } from "../helpers/results.ts";
+import { readSweepLines } from "../helpers/results.ts";
 import { schemaProblems } from "../helpers/schema.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-ws-"));
@@ -46,7 +46,7 @@ async function sweep(mock: Partial<MockOptions>, args: string[]): Promise<CliRes
       out,
       ...args,
     ]);
-    return { ...r, lines: readPctLines(out), received: server.stats().received.map((q) => q.inputIds) };
+    return { ...r, lines: readSweepLines(out), received: server.stats().received.map((q) => q.inputIds) };
   } finally {
     await server.stop();
   }
