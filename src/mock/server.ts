@@ -14,6 +14,7 @@ import type { MockContext } from "./context.ts";
 import { FaultPlan } from "./faults.ts";
 import { handleFlush, handleResetPrefixCache } from "./flush.ts";
 import { handleGenerate } from "./generate.ts";
+import { type BacklogResult, raiseListenBacklog } from "./listen-backlog.ts";
 import { sendEmpty, sendJson } from "./http.ts";
 import { buildModelCard, buildModelInfo, buildModelList, buildServerInfo } from "./info.ts";
 import { MockMetrics, renderMetrics } from "./metrics.ts";
@@ -27,6 +28,18 @@ import { SlotCache } from "./slot-cache.ts";
 import { MockScheduler } from "./scheduler.ts";
 import { TruthLog, truthSettings } from "./truth.ts";
 import type { MockStats } from "./types.ts";
+
+/** The listen backlog the mock asks for: the bench's 4096 streams connect at once. */
+const MOCK_LISTEN_BACKLOG = 4096;
+let backlogWarned = false;
+
+/** One stderr line per process when the backlog stays below MOCK_LISTEN_BACKLOG (somaxconn lower, not Linux...). */
+function warnBacklogOnce(raised: BacklogResult): void {
+  if (backlogWarned) return;
+  backlogWarned = true;
+  const why = raised.backlog === null ? `stays Bun's 512: ${raised.reason}` : `is ${raised.backlog} (net.core.somaxconn)`;
+  process.stderr.write(`warmbench mock: listen backlog ${why}, not ${MOCK_LISTEN_BACKLOG}; more connections at once wait for SYN retries\n`);
+}
 
 /** The version a vLLM-personality mock reports at /version; "-mock" so nobody mistakes it for a real server. */
 const MOCK_VLLM_VERSION = "0.11.0-mock";
@@ -194,9 +207,6 @@ export async function startMockServer(opts: MockOptions): Promise<MockServer> {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
   });
-  // The listen backlog stays Bun's 512 (issue 37 wanted 4096): Bun 1.4.5's node:http ignores listen()'s `backlog`
-  // (ss -ltn shows 512 with { backlog: 4096 } given), and Bun.serve has no such option (bun-types). Past 512
-  // connections at once the kernel drops SYNs; docs/guides/workers.md says what to raise on a real server.
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(opts.port, opts.host, () => {
@@ -205,6 +215,10 @@ export async function startMockServer(opts: MockOptions): Promise<MockServer> {
     });
   });
   port = (server.address() as AddressInfo).port;
+  // Bun listens with a backlog of 512 whatever listen() is given; 4096 streams connecting at once need 4096
+  // (issue 37): raised on the listening socket itself (listen-backlog.ts), capped by net.core.somaxconn.
+  const raised = raiseListenBacklog(port, MOCK_LISTEN_BACKLOG);
+  if (raised.backlog === null || raised.cappedBy !== null) warnBacklogOnce(raised);
   const host = opts.host.includes(":") ? `[${opts.host}]` : opts.host;
 
   let resolveClosed: () => void = () => {};
