@@ -159,7 +159,7 @@ async function readEvents(
     if (done) break;
     if (!splitter.push(value)) {
       // A line past the limit: the request fails (unless it had already ended) and the rest is not read.
-      if (!state.ended) fail(rec, "parse", `an SSE line longer than ${mib(maxLineBytes)}, the most warmbench reads of one line`);
+      if (!state.ended) fail(rec, "protocol", `an SSE line longer than ${mib(maxLineBytes)}, the most warmbench reads of one line`);
       state.ended = true;
       await reader.cancel().catch(() => {});
       return;

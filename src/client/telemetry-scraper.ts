@@ -1,10 +1,10 @@
 /**
  * GET /metrics of one server on its own timer while a point runs, off the request path: one scrape at a time (a
  * tick that finds the previous one still out is skipped and counted as missed), each body read up to
- * MAX_CONTROL_BODY_BYTES, each answer handed on with the time it came back. A scrape that fails (refused, timed out,
+ * controlBodyLimit (--control-body-max-mib), each answer handed on with the time it came back. A scrape that fails (refused, timed out,
  * not 200, over the limit) is counted, never thrown: telemetry is evidence beside the run, never a reason to stop it.
  */
-import { MAX_CONTROL_BODY_BYTES, readCapped, type Control } from "../backends/http.ts";
+import { controlBodyLimit, readCapped, type Control } from "../backends/http.ts";
 import { deadlineSignal } from "../interrupt.ts";
 import { nowMs } from "./clock.ts";
 
@@ -67,7 +67,7 @@ export class TelemetryScraper {
         this.counts.failed++;
         return;
       }
-      const read = await readCapped(res, MAX_CONTROL_BODY_BYTES);
+      const read = await readCapped(res, controlBodyLimit(this.ctl));
       if (read.over) {
         this.counts.failed++;
         return;

@@ -15,6 +15,7 @@ export type FailureKind =
   | "truncated" // the stream ended before [DONE]
   | "no_tokens" // the stream ended without any token event
   | "parse" // an event that is not valid JSON
+  | "protocol" // the stream broke a bound warmbench keeps (an SSE line past --sse-line-max-mib)
   | "cancelled"; // the run was interrupted (SIGINT/SIGTERM) before the request ended
 
 export interface RequestRecord {

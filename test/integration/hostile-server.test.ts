@@ -2,7 +2,7 @@
  * A hostile server cannot grow the client's memory without bound (issue 37 item 2): in front of the mock, a server on
  * 127.0.0.1 answers one measured request with an SSE line that never ends, or /server_info with a body of 3 GB
  * streamed for as long as it is read. The compiled binary reads each to its documented limit (MAX_SSE_LINE_BYTES,
- * MAX_CONTROL_BODY_BYTES) and no further: the request fails as `parse` and is counted, every other request completes;
+ * MAX_CONTROL_BODY_BYTES) and no further: the request fails as `protocol` and is counted, every other request completes;
  * the preflight is one error line. The binary's resident memory, sampled from /proc while it runs, stays far under
  * 400 MB (0.4: 3,003 MB in 3 s for the line, 2.5 GB for the body).
  */
@@ -90,7 +90,7 @@ async function runSampled(args: string[]): Promise<{ code: number; stderr: strin
 const hostileUrl = () => `http://127.0.0.1:${hostile.port}`;
 
 describe("a hostile server", () => {
-  test("an SSE line that never ends: that request fails as parse, the others complete, memory bounded", async () => {
+  test("an SSE line that never ends: that request fails as protocol, the others complete, memory bounded", async () => {
     Object.assign(state, { mode: "line", measured: 0, servedBytes: 0 });
     const out = join(dir, "line.jsonl");
     const r = await runSampled([
@@ -115,7 +115,7 @@ describe("a hostile server", () => {
       out,
     ]);
     const [line] = readSweepLines(out);
-    expect([line.completed, line.failed, line.errors_by_kind], r.stderr).toEqual([3, 1, { parse: 1 }]);
+    expect([line.completed, line.failed, line.errors_by_kind], r.stderr).toEqual([3, 1, { protocol: 1 }]);
     expect(line.errors[0].message).toBe("an SSE line longer than 16 MiB, the most warmbench reads of one line");
     // It read the limit and a little more (what was in flight), never the 3 GB.
     expect(state.servedBytes).toBeGreaterThan(16 * MIB);

@@ -608,7 +608,7 @@ const SHARED_FLAGS = [
   ),
   text(
     "sse-line-max-mib",
-    "The longest line of a streamed answer the client reads, MiB; a longer one fails its request as a parse failure (a server that never ends a line cannot grow the client's memory)",
+    "The longest line of a streamed answer the client reads, MiB; a longer one fails its request as a protocol failure (a server that never ends a line cannot grow the client's memory)",
     { ...MEASURING, ...CAP_PASS },
     {
       default: d.maxSseLineBytes / MIB,

@@ -1,7 +1,7 @@
 /**
  * A server cannot grow the client's memory without bound: one SSE line that never ends, or a control answer of
  * gigabytes, is read up to its documented limit (MAX_SSE_LINE_BYTES, MAX_CONTROL_BODY_BYTES) and no further; the
- * request fails as `parse`, the control call with one error line naming the endpoint and the limit. A proxy that
+ * request fails as `protocol`, the control call with one error line naming the endpoint and the limit. A proxy that
  * echoes the Authorization header back gets no credential into a failure message.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -122,10 +122,10 @@ describe("the SSE line limit", () => {
     expect(got).toBe(6);
   });
 
-  test("one line that never ends fails the request as parse at the limit, and reading stops", async () => {
+  test("one line that never ends fails the request as protocol at the limit, and reading stops", async () => {
     const rec = await streamRequest(request("/endless-line"));
     expect(rec.ok).toBe(false);
-    expect(rec.failureKind).toBe("parse");
+    expect(rec.failureKind).toBe("protocol");
     expect(rec.failureMessage).toContain("an SSE line longer than 16 MiB");
     // The server was not read much past the limit (its socket buffers aside).
     expect(served.get("/endless-line")!).toBeLessThan(MAX_SSE_LINE_BYTES + 64 * MIB);
@@ -133,7 +133,7 @@ describe("the SSE line limit", () => {
 
   test("a line just past the limit that does end fails the same way", async () => {
     const rec = await streamRequest(request("/long-line"));
-    expect(rec.failureKind).toBe("parse");
+    expect(rec.failureKind).toBe("protocol");
   }, 60_000);
 
   test("after [DONE] an endless line is dropped without failing the finished request", async () => {
@@ -167,7 +167,7 @@ describe("the control answers' limit", () => {
 describe("the limits raised or lowered per run (StreamRequest.maxSseLineBytes, Control.maxBodyBytes)", () => {
   test("a line limit of 1 MiB fails the endless line at 1 MiB, naming it", async () => {
     const rec = await streamRequest({ ...request("/endless-line"), maxSseLineBytes: MIB });
-    expect([rec.failureKind, rec.failureMessage]).toEqual(["parse", "an SSE line longer than 1 MiB, the most warmbench reads of one line"]);
+    expect([rec.failureKind, rec.failureMessage]).toEqual(["protocol", "an SSE line longer than 1 MiB, the most warmbench reads of one line"]);
     expect(served.get("/endless-line")!).toBeLessThan(MAX_SSE_LINE_BYTES);
   }, 60_000);
 
