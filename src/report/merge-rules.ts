@@ -252,6 +252,28 @@ const OWN_RULES: { readonly [N in KeysMergedBy<"own">]: Rule } = {
     const gaps = m.lines.flatMap((l) => (typeof l.fidelity_max_gap_nats === "number" ? [l.fidelity_max_gap_nats] : []));
     return gaps.length > 0 ? Math.max(...gaps) : null;
   },
+  // The servers' telemetry, where the lines carry it. A peak of the union is the largest peak; a mean queue, each
+  // run's mean over its own window weighted by that window; disagreements add up, and stay null unless every run
+  // reconciled. Preemptions per request stay unknown: runs side by side against one server each count all of its
+  // preemptions, so no sum or mean of theirs is the union's.
+  server_kv_usage_peak: (m) => {
+    if (m.first.server_kv_usage_peak === undefined) return undefined;
+    const peaks = m.lines.flatMap((l) => (typeof l.server_kv_usage_peak === "number" ? [l.server_kv_usage_peak] : []));
+    return peaks.length > 0 ? Math.max(...peaks) : null;
+  },
+  server_queue_mean: (m) =>
+    m.first.server_queue_mean === undefined
+      ? undefined
+      : weightedOrNull(
+          m.lines.map((l) => l.server_queue_mean),
+          m.lines.map((l) => num(l.benchmark_duration)),
+        ),
+  server_counters_disagree: (m) =>
+    m.first.server_counters_disagree === undefined
+      ? undefined
+      : m.lines.every((l) => typeof l.server_counters_disagree === "number")
+        ? sum(m.lines.map((l) => num(l.server_counters_disagree)))
+        : null,
   fidelity_note: (m) => {
     if (m.first.fidelity_note === undefined) return undefined;
     const notes = [...new Set(m.lines.flatMap((l) => (typeof l.fidelity_note === "string" ? [l.fidelity_note] : [])))];

@@ -929,7 +929,7 @@ export const KEYS = {
     "The highest KV cache usage (0-1) any server reported during the point; null: no server exposes it (llama.cpp).",
     {
       lines: { sweep: 1382, round: 1082 },
-      merge: "null-where-carried",
+      merge: "own",
       optional: "telemetry",
       better: "lower",
       samples: "telemetry" as const,
@@ -941,7 +941,7 @@ export const KEYS = {
     "Requests waiting on the servers (summed over them), the mean of the scrapes during the measured window; null: none exposed.",
     {
       lines: { sweep: 1383, round: 1083 },
-      merge: "null-where-carried",
+      merge: "own",
       optional: "telemetry",
       better: "lower",
       samples: "telemetry" as const,
@@ -965,7 +965,7 @@ export const KEYS = {
     "Rows of server_reconciliation whose two figures differ beyond rounding: a server counter (or the client's view) that lies; null: not reconciled. Gate it: server_counters_disagree==0; compare fails any increase.",
     {
       lines: { sweep: 1386, round: 1086 },
-      merge: "null-where-carried",
+      merge: "own",
       optional: "telemetry",
       better: "lower",
       mustNotGrow: true,

@@ -180,6 +180,26 @@ describe("--scrape-all", () => {
   });
 });
 
+describe("merge", () => {
+  test("the union's KV peak is the largest, its queue the window-weighted mean, disagreements add up; preemptions unknown", async () => {
+    const m = await mock({ personality: "sglang", pageSize: 16 });
+    const a = await sweep(m.url, ["--backend", "sglang", "--pcts", "80", "--max-concurrency", "2"]);
+    const b = await sweep(m.url, ["--backend", "sglang", "--pcts", "80", "--max-concurrency", "6"]);
+    expect([a.code, b.code]).toEqual([0, 0]);
+    const out = join(dir, `merged-${++fileNo}.jsonl`);
+    const r = await runCli(["merge", a.file, b.file, "-o", out]);
+    expect(r.code, r.stderr).toBe(0);
+    const [merged] = readJsonl(out, { validate: true });
+    const [x, y] = [a.lines[0], b.lines[0]];
+    expect(merged.server_kv_usage_peak).toBe(Math.max(x.server_kv_usage_peak, y.server_kv_usage_peak));
+    const weighted = (x.server_queue_mean * x.benchmark_duration + y.server_queue_mean * y.benchmark_duration) / (x.benchmark_duration + y.benchmark_duration);
+    expect(merged.server_queue_mean).toBeCloseTo(weighted, 9);
+    expect(merged.server_counters_disagree).toBe(x.server_counters_disagree + y.server_counters_disagree);
+    expect(merged.server_preemptions_per_request).toBeNull();
+    expect(merged.server_reconciliation).toBeNull();
+  });
+});
+
 describe("multi-turn rounds", () => {
   async function multiturn(url: string, args: string[]): Promise<Run> {
     const out = join(dir, `rounds-${++fileNo}.jsonl`);
