@@ -24,10 +24,19 @@ export interface TelemetrySnapshot {
   promptTokens: number | null;
   /** Prompt tokens served from the cache since start, every tier. */
   cachedTokens: number | null;
+  /**
+   * Of cachedTokens, each tier's where the server labels them apart (SGLang's cache_source: device, host, storage);
+   * a tier without a series is null; the whole is null where the server keeps one figure.
+   */
+  cachedTokensByTier: CachedByTier | null;
   generationTokens: number | null;
   /** Requests the server finished since start; null: not counted (llama.cpp). */
   requests: number | null;
 }
+
+export const CACHE_TIERS = ["device", "host", "storage"] as const;
+type CacheTier = (typeof CACHE_TIERS)[number];
+export type CachedByTier = Record<CacheTier, number | null>;
 
 type Families = ReadonlyMap<string, MetricFamily>;
 /**
@@ -40,6 +49,20 @@ const sum = (f: Families, name: string, skip?: (l: Readonly<Record<string, strin
   sumSamples(familyNamed(f, name), undefined, skip);
 /** SGLang labels a total beside its per-tier series: counted once. */
 const notTotal = (l: Readonly<Record<string, string>>): boolean => l.cache_source === "total";
+/** The tier of an SGLang cache_source label: device, host, or storage (labelled storage_<Backend>); null: total or other. */
+function tierOf(source: string | undefined): CacheTier | null {
+  if (source === "device" || source === "host") return source;
+  return source?.startsWith("storage") === true ? "storage" : null;
+}
+
+/** SGLang's cached tokens split by cache_source, where it labels any tier; null where it does not. */
+function byTier(f: Families, name: string): CachedByTier | null {
+  const family = familyNamed(f, name);
+  if (family === undefined || !family.samples.some((s) => tierOf(s.labels.cache_source) !== null)) return null;
+  const tiers = {} as CachedByTier;
+  for (const tier of CACHE_TIERS) tiers[tier] = sumSamples(family, undefined, (l) => tierOf(l.cache_source) !== tier);
+  return tiers;
+}
 const plus = (a: number | null, b: number | null): number | null => (a === null || b === null ? null : a + b);
 /** A gauge over several label sets (vLLM's engines): the mean for a share, the sum for a count. */
 function meanOf(f: MetricFamily | undefined): number | null {
@@ -56,6 +79,7 @@ const READERS: Record<Dialect, (f: Families) => Omit<TelemetrySnapshot, "dialect
     preemptions: sum(f, "sglang:num_retracted_requests_total"),
     promptTokens: sum(f, "sglang:prompt_tokens_total"),
     cachedTokens: sum(f, "sglang:cached_tokens_total", notTotal),
+    cachedTokensByTier: byTier(f, "sglang:cached_tokens_total"),
     generationTokens: sum(f, "sglang:generation_tokens_total"),
     requests: sum(f, "sglang:num_requests_total"),
   }),
@@ -67,6 +91,7 @@ const READERS: Record<Dialect, (f: Families) => Omit<TelemetrySnapshot, "dialect
     preemptions: sum(f, "vllm:num_preemptions"),
     promptTokens: sum(f, "vllm:prompt_tokens"),
     cachedTokens: sum(f, "vllm:prefix_cache_hits") ?? sum(f, "vllm:gpu_prefix_cache_hits"),
+    cachedTokensByTier: null,
     generationTokens: sum(f, "vllm:generation_tokens"),
     requests: sum(f, "vllm:request_success"),
   }),
@@ -81,6 +106,7 @@ const READERS: Record<Dialect, (f: Families) => Omit<TelemetrySnapshot, "dialect
       preemptions: null,
       promptTokens: plus(computed, cached),
       cachedTokens: cached,
+      cachedTokensByTier: null,
       generationTokens: sum(f, "llamacpp:tokens_predicted_total"),
       requests: null,
     };

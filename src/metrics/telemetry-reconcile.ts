@@ -5,10 +5,12 @@
  * rounding (counters are floats: 0.5) is a finding, with both figures: either side may be the one that lies. Pure.
  */
 import type { RequestRecord } from "../schema/record.ts";
-import type { TelemetrySnapshot } from "./telemetry-dialects.ts";
+import { CACHE_TIERS, type TelemetrySnapshot } from "./telemetry-dialects.ts";
 
 const RECONCILED_COUNTERS = ["prompt_tokens", "cached_tokens", "requests"] as const;
-type ReconciledCounter = (typeof RECONCILED_COUNTERS)[number];
+type TierCounter = `cached_tokens_${CacheTierName}`;
+type CacheTierName = (typeof CACHE_TIERS)[number];
+type ReconciledCounter = (typeof RECONCILED_COUNTERS)[number] | TierCounter;
 
 export interface ReconciliationRow {
   /** The replica's index; null: the one server. */
@@ -24,12 +26,18 @@ export interface ReconciliationRow {
 const ROUNDING = 0.5;
 
 const SNAPSHOT_FIELD = { prompt_tokens: "promptTokens", cached_tokens: "cachedTokens", requests: "requests" } as const satisfies Record<
-  ReconciledCounter,
+  (typeof RECONCILED_COUNTERS)[number],
   keyof TelemetrySnapshot
 >;
 
+/** Each tier's cached tokens in a request's record (SGLang HiCache's cached_tokens_details; -1: not reported). */
+const TIER_FIELD = { device: "cachedDeviceTokens", host: "cachedHostTokens", storage: "cachedStorageTokens" } as const satisfies Record<
+  CacheTierName,
+  keyof RequestRecord
+>;
+
 /** The client's figure of one counter over its records (a request that failed counts nowhere); null: the server reported no cached_tokens. */
-function clientFigure(counter: ReconciledCounter, records: readonly RequestRecord[]): number | null {
+function clientFigure(counter: (typeof RECONCILED_COUNTERS)[number], records: readonly RequestRecord[]): number | null {
   const done = records.filter((r) => r.ok);
   if (counter === "requests") return done.length;
   if (counter === "prompt_tokens") return done.reduce((a, r) => a + r.promptLen, 0);
@@ -61,6 +69,21 @@ export function reconcile(windows: readonly ServerWindow[]): ReconciliationRow[]
       const client = clientFigure(counter, w.records);
       if (client === null) continue;
       rows.push({ replica: w.replica, url: w.url, counter, server, client, agrees: Math.abs(server - client) <= ROUNDING });
+    }
+    // Each tier apart where the server labels its series by tier and every finished request reported its breakdown:
+    // a host-tier hit the server leaves out of one figure but not the other shows here (ROCm/ATOM #1898).
+    const done = w.records.filter((r) => r.ok);
+    const tiersBefore = w.before.cachedTokensByTier;
+    const tiersAfter = w.after.cachedTokensByTier;
+    if (tiersBefore === null || tiersAfter === null || done.some((r) => r.cachedDeviceTokens < 0)) continue;
+    for (const tier of CACHE_TIERS) {
+      const client = done.reduce((a, r) => a + Math.max(0, r[TIER_FIELD[tier]]), 0);
+      const a = tiersBefore[tier] ?? 0;
+      const b = tiersAfter[tier];
+      // A tier with no series and no hit the client saw has nothing to reconcile.
+      if (b === null && client === 0) continue;
+      const server = (b ?? 0) - a;
+      rows.push({ replica: w.replica, url: w.url, counter: `cached_tokens_${tier}`, server, client, agrees: Math.abs(server - client) <= ROUNDING });
     }
   }
   return rows;

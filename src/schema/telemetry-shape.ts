@@ -48,8 +48,8 @@ export const serverReconciliationShape = nullable(
       replica: field(nullable(int()), "The replica's index; null: the one server."),
       url: field(str(), "The server whose counters these are."),
       counter: field(
-        literal("prompt_tokens", "cached_tokens", "requests"),
-        "Which counter: prompt tokens (cached included), cached prompt tokens, finished requests.",
+        literal("prompt_tokens", "cached_tokens", "requests", "cached_tokens_device", "cached_tokens_host", "cached_tokens_storage"),
+        "Which counter: prompt tokens (cached included), cached prompt tokens, finished requests; and where the server labels its cached tokens by tier (SGLang's cache_source) and every request reported its breakdown, each tier's.",
       ),
       server: field(num(), "Its delta over the measured window, from the server's /metrics."),
       client: field(num(), "The same figure from the client's records of the requests that server served."),

@@ -80,7 +80,8 @@ function expectSeries(line: any, servers: number, dialect: string): void {
 
 describe("each dialect, one correct server", () => {
   for (const [personality, backend, counters] of [
-    ["sglang", "sglang", ["prompt_tokens", "cached_tokens", "requests"]],
+    // The mock labels its cached tokens by tier as SGLang does and reports each request's breakdown: a row per tier.
+    ["sglang", "sglang", ["prompt_tokens", "cached_tokens", "requests", "cached_tokens_device"]],
     ["vllm", "vllm", ["prompt_tokens", "cached_tokens", "requests"]],
     ["llamacpp", "llamacpp", ["prompt_tokens", "cached_tokens"]],
   ] as const) {
@@ -118,9 +119,10 @@ describe("a server whose cached-token counter lies", () => {
     const r = await sweep(m.url, ["--backend", "sglang", "--pcts", "80"]);
     expect(r.code, r.stderr).toBe(0);
     const line = r.lines[0];
-    expect(line.server_counters_disagree).toBe(1);
+    // The undercount is the device tier's series: the total and that tier both disagree.
+    expect(line.server_counters_disagree).toBe(2);
+    expect(line.server_reconciliation.filter((x: any) => !x.agrees).map((x: any) => x.counter)).toEqual(["cached_tokens", "cached_tokens_device"]);
     const row = line.server_reconciliation.find((x: any) => !x.agrees);
-    expect(row.counter).toBe("cached_tokens");
     expect(row.server).toBeLessThan(row.client);
     expect(row.server).toBeGreaterThan(0);
     expect(r.stderr).toContain(
@@ -135,7 +137,22 @@ describe("a server whose cached-token counter lies", () => {
     // A gate on it fails (exit 6), the line still written.
     const gated = await sweep(m.url, ["--backend", "sglang", "--pcts", "80", "--gate", "server_counters_disagree==0"]);
     expect(gated.code).toBe(6);
-    expect(gated.lines[0].gates[0]).toMatchObject({ expr: "server_counters_disagree==0", value: 1, pass: false });
+    expect(gated.lines[0].gates[0]).toMatchObject({ expr: "server_counters_disagree==0", value: 2, pass: false });
+  });
+});
+
+describe("a cache in two tiers (HiCache)", () => {
+  test("each tier's cached tokens reconcile apart: the host tier's hits the server counted are the ones the client saw", async () => {
+    // A device cache smaller than the four prefixes: evicted pages move to the host tier, whose hits are labelled apart.
+    const m = await mock({ personality: "sglang", pageSize: 16, cacheTokens: 600, hostCacheTokens: 20000 });
+    const r = await sweep(m.url, ["--backend", "sglang", "--pcts", "80", "--working-set", "4"]);
+    expect(r.code, r.stderr).toBe(0);
+    const rows = new Map(r.lines[0].server_reconciliation.map((x: any) => [x.counter, x]));
+    const host = rows.get("cached_tokens_host") as any;
+    expect(host.client).toBeGreaterThan(0);
+    expect([host.server, host.agrees]).toEqual([host.client, true]);
+    expect((rows.get("cached_tokens_device") as any).agrees).toBe(true);
+    expect(r.lines[0].server_counters_disagree).toBe(0);
   });
 });
 
@@ -149,7 +166,7 @@ describe("three mock replicas, client-routed", () => {
     expectSeries(line, 3, "sglang");
     expect(line.server_telemetry.replicas.map((x: any) => x.url)).toEqual(urls);
     const rows = line.server_reconciliation;
-    expect(rows.map((x: any) => x.replica)).toEqual([0, 0, 0, 1, 1, 1, 2, 2, 2]);
+    expect(rows.map((x: any) => x.replica)).toEqual([0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2]);
     expect(rows.every((x: any) => x.agrees)).toBe(true);
     // Round-robin: each replica served a third of the 24 requests.
     expect(rows.filter((x: any) => x.counter === "requests").map((x: any) => x.client)).toEqual([8, 8, 8]);

@@ -66,6 +66,18 @@ describe("dialects", () => {
       ),
     )!;
     expect(s).toMatchObject({ dialect: "sglang", cachedTokens: 15, waiting: 2, kvUsage: 0.4, promptTokens: null });
+    expect(s.cachedTokensByTier).toEqual({ device: 10, host: 5, storage: null });
+  });
+
+  test("SGLang: a storage backend's series (storage_<Backend>) is the storage tier; unlabelled cached tokens have no tiers", () => {
+    const s = readSnapshot(
+      parsePrometheusText(
+        'sglang:cached_tokens_total{cache_source="device"} 4\nsglang:cached_tokens_total{cache_source="storage_file"} 3\n' +
+          'sglang:cached_tokens_total{cache_source="storage_mooncake"} 2\n',
+      ),
+    )!;
+    expect([s.cachedTokens, s.cachedTokensByTier]).toEqual([9, { device: 4, host: null, storage: 5 }]);
+    expect(readSnapshot(parsePrometheusText("sglang:cached_tokens_total 9\n"))!.cachedTokensByTier).toBeNull();
   });
 
   test("llama.cpp: prompt tokens are the computed plus the cached; no request counter, no KV usage", () => {
