@@ -36,7 +36,7 @@ export interface TelemetrySnapshot {
 
 export const CACHE_TIERS = ["device", "host", "storage"] as const;
 type CacheTier = (typeof CACHE_TIERS)[number];
-export type CachedByTier = Record<CacheTier, number | null>;
+type CachedByTier = Record<CacheTier, number | null>;
 
 type Families = ReadonlyMap<string, MetricFamily>;
 /**

@@ -1,8 +1,9 @@
 /**
- * The servers' own view of each line (`server_telemetry`, `server_reconciliation`): KV usage and requests waiting
- * over time, one curve per replica, against seconds from the line's first send with its steady-state window shaded
- * (one line drawn at a time, chosen above the chart); and the reconciliation of the servers' counters with the
- * client's figures, every row with both. Absent when no line was scraped.
+ * The servers' own view of each line (`server_telemetry`, `server_reconciliation`): one panel per replica (the k-th
+ * server of a line's --base-url list), each its KV usage and requests running and waiting over time, against seconds
+ * from the line's first send with the line's steady-state window shaded (one line drawn at a time, chosen above the
+ * panel), and the table of that replica's scrapes; then the reconciliation of the servers' counters with the client's
+ * figures, every row with both. Absent when no line was scraped.
  */
 import { labelOf } from "../schema/axes.ts";
 import type { SteadyState } from "../schema/timeline-shape.ts";
@@ -71,22 +72,24 @@ function curve(t: Scraped, values: readonly (number | null)[]): { x: number; y: 
   return values.flatMap((v, k) => (v === null ? [] : [{ x: midS(t, k), y: v }]));
 }
 
-/** Per replica: KV usage (%) as a line, requests waiting dashed on the right axis; the steady-state window shaded. */
-function telemetrySets(l: ScrapedLine): DatasetData[] {
-  const t = l.telemetry;
-  const many = t.replicas.length > 1;
-  const curves: DatasetData[] = t.replicas.flatMap((r, i) => {
-    const s = unpackReplicaSeries(r);
-    const name = many ? ` (${r.url})` : "";
-    return [
-      { label: `KV usage %${name}`, series: i, style: "line" as const, data: curve(t, s.kv_usage_pct) },
-      { label: `requests waiting${name}`, series: i, style: "dashed" as const, axis: "y2" as const, data: curve(t, s.waiting) },
-    ];
-  });
+/**
+ * One replica of one line: KV usage (%) as a line on the left axis, requests running and waiting dashed on the right
+ * one, the steady-state window shaded. Empty when no scrape fell inside the line's buckets (a line shorter than the
+ * interval has only the scrape before it and the one after it).
+ */
+function replicaSets(l: ScrapedLine, k: number): DatasetData[] {
+  const r = l.telemetry.replicas[k];
+  if (r === undefined) return [];
+  const s = unpackReplicaSeries(r);
+  const curves: DatasetData[] = [
+    { label: "KV usage %", series: 0, style: "line" as const, data: curve(l.telemetry, s.kv_usage_pct) },
+    { label: "requests running", series: 1, style: "dashed" as const, axis: "y2" as const, data: curve(l.telemetry, s.running) },
+    { label: "requests waiting", series: 2, style: "dashed" as const, axis: "y2" as const, data: curve(l.telemetry, s.waiting) },
+  ].filter((d) => d.data.length > 0);
   const w = l.window;
-  if (w === null) return curves.filter((d) => d.data.length > 0);
+  if (curves.length === 0 || w === null) return curves;
   return [
-    ...curves.filter((d) => d.data.length > 0),
+    ...curves,
     {
       label: `steady state (>= ${Math.round(w.rule * 100)} % of peak in flight)`,
       series: -1,
@@ -99,47 +102,71 @@ function telemetrySets(l: ScrapedLine): DatasetData[] {
   ];
 }
 
+/** Replica k's panel: the lines it was scraped in (a selector picks one), and its table of every line's scrapes. */
+function replicaSection(scraped: readonly ScrapedLine[], k: number, many: boolean): ReportSection | null {
+  const mine = scraped.filter((l) => l.telemetry.replicas[k] !== undefined);
+  const drawn = mine.filter((l) => replicaSets(l, k).length > 0);
+  const first = drawn[0];
+  if (first === undefined) return null;
+  const urls = [...new Set(mine.map((l) => l.telemetry.replicas[k]!.url))];
+  const name = many ? `Replica ${k + 1}` : "The server";
+  const id = many ? `telemetry-replica-${k + 1}` : "telemetry";
+  const oneUrl = urls.length === 1;
+  return {
+    id,
+    title: `${name} over time: KV usage, requests running and waiting${oneUrl ? ` (${urls[0]})` : ""}`,
+    note: `From ${many ? "this replica's" : "the server's"} /metrics, scraped during the chosen line (--scrape-interval), in the line's timeline buckets: KV cache usage on the left axis, requests running and waiting on the right; the shaded band is the line's steady-state window. The table has every line's scrapes of it and the line's summaries over all servers.`,
+    chart: {
+      id,
+      x: { title: "seconds from the line's first send", type: "linear", min: 0 },
+      y: { title: "KV usage (%)", type: "linear", min: 0, max: 100 },
+      y2: { title: "requests", type: "linear", min: 0 },
+      datasets: replicaSets(first, k),
+      byLine: { labels: drawn.map((l) => l.label), selected: 0, datasets: drawn.map((l) => replicaSets(l, k)) },
+      legend: true,
+    },
+    table: {
+      id,
+      title: `Scrapes and summaries${many ? `: replica ${k + 1}` : ""}`,
+      // The server's column only where the lines' k-th server differs (runs against different servers); else it is
+      // in the title.
+      columns: [
+        "line",
+        ...(oneUrl ? [] : ["server"]),
+        "dialect",
+        "scrapes",
+        "line's scrapes / intended",
+        "peak KV usage",
+        "mean queue",
+        "preemptions / request",
+      ],
+      rows: mine.map((l) => {
+        const r = l.telemetry.replicas[k]!;
+        return [
+          l.label,
+          ...(oneUrl ? [] : [r.url]),
+          r.dialect ?? "none",
+          `${r.scrapes_ok}`,
+          `${l.telemetry.scrapes_ok}/${l.telemetry.scrapes_intended}`,
+          formatCell(keyValue(l.line, "server_kv_usage_peak")),
+          formatCell(keyValue(l.line, "server_queue_mean")),
+          formatCell(keyValue(l.line, "server_preemptions_per_request")),
+        ];
+      }),
+    },
+  };
+}
+
 export function telemetrySections(runs: readonly SeriesRun[]): ReportSection[] {
   const scraped = scrapedLines(runs);
   if (scraped.length === 0) return [];
-  // A line shorter than the interval has no scrape inside its buckets (only the one before and the one after it).
-  const lines = scraped.filter((l) => telemetrySets(l).some((d) => d.style !== "window"));
-  const perReplica = scraped.flatMap((l) =>
-    l.telemetry.replicas.map((r) => [
-      l.label,
-      r.url,
-      r.dialect ?? "none",
-      `${r.scrapes_ok}`,
-      `${l.telemetry.scrapes_ok}/${l.telemetry.scrapes_intended}`,
-      formatCell(keyValue(l.line, "server_kv_usage_peak")),
-      formatCell(keyValue(l.line, "server_queue_mean")),
-      formatCell(keyValue(l.line, "server_preemptions_per_request")),
-    ]),
-  );
-  const reconciled = scraped.filter((l) => l.rows !== null && l.rows.length > 0);
-  const first = lines[0];
+  const replicas = Math.max(...scraped.map((l) => l.telemetry.replicas.length));
   const sections: ReportSection[] = [];
-  if (first !== undefined)
-    sections.push({
-      id: "telemetry",
-      title: "The servers over time: KV usage and requests waiting",
-      note: "From each server's /metrics, scraped during the chosen line (--scrape-interval): KV cache usage and requests waiting, one colour per replica, in the line's timeline buckets; the shaded band is its steady-state window. The table has every line's scrapes and summaries.",
-      chart: {
-        id: "telemetry",
-        x: { title: "seconds from the line's first send", type: "linear", min: 0 },
-        y: { title: "KV usage (%)", type: "linear", min: 0, max: 100 },
-        y2: { title: "requests waiting", type: "linear", min: 0 },
-        datasets: telemetrySets(first),
-        byLine: { labels: lines.map((l) => l.label), selected: 0, datasets: lines.map(telemetrySets) },
-        legend: true,
-      },
-      table: {
-        id: "telemetry",
-        title: "Scrapes and summaries",
-        columns: ["line", "server", "dialect", "scrapes", "line's scrapes / intended", "peak KV usage", "mean queue", "preemptions / request"],
-        rows: perReplica,
-      },
-    });
+  for (let k = 0; k < replicas; k++) {
+    const s = replicaSection(scraped, k, replicas > 1);
+    if (s !== null) sections.push(s);
+  }
+  const reconciled = scraped.filter((l) => l.rows !== null && l.rows.length > 0);
   if (reconciled.length === 0) return sections;
   const rows = reconciled.flatMap((l) => l.rows!.map((r) => ({ l, r })));
   sections.push({
@@ -148,7 +175,13 @@ export function telemetrySections(runs: readonly SeriesRun[]): ReportSection[] {
     note: "Per line and server, each counter's delta over the measured window from /metrics beside the same figure from the client's records of the requests that server served; a bar away from 0 % is a counter (or a client) that lies: server_counters_disagree.",
     chart: {
       id: "telemetry-reconciliation",
-      x: { title: "row of the table", type: "linear", min: -0.5, max: rows.length - 0.5, labels: rows.map(({ l, r }) => `${l.label} ${r.counter}`) },
+      x: {
+        title: "row of the table",
+        type: "linear",
+        min: -0.5,
+        max: rows.length - 0.5,
+        labels: rows.map(({ l, r }) => `${l.label}${r.replica === null ? "" : ` replica ${r.replica + 1}`} ${r.counter}`),
+      },
       y: { title: "server - client (% of client)", type: "linear" },
       datasets: [
         {

@@ -130,9 +130,9 @@ describe("report --html / --md", () => {
       "chart-telemetry-reconciliation": 1,
     };
     // KV usage and queue over time are drawn where a scrape fell inside a line's buckets: these lines are about as long
-    // as the 1 s interval, so on a loaded box some are, and then (KV usage, running, waiting) are the line's three.
+    // as the 1 s interval, so on a loaded box some are, and then KV usage, running, waiting and the steady-state band.
     const drawn = Object.fromEntries(charts.map((c) => [c.id, c.datasets]));
-    if ("chart-telemetry" in drawn) expect(drawn["chart-telemetry"]).toBe(3);
+    if ("chart-telemetry" in drawn) expect(drawn["chart-telemetry"]).toBe(4);
     delete drawn["chart-telemetry"];
     expect(drawn).toEqual(expected);
     for (const c of charts) {

@@ -174,14 +174,20 @@
     var xOf = function (s) { return LABEL_W + (s / span) * plotW; };
     g.font = "11px " + Chart.defaults.font.family;
     g.textBaseline = "middle";
-    // Alternate row shading, labels where they fit (every k-th row when rows are thin).
-    var every = Math.max(1, Math.ceil(11 / (rows.length ? rows[0].height + GAP : 11)));
+    // Alternate row shading; a row's label where it fits: at least LABEL_PITCH below the last one drawn (11 px text
+    // and a pixel), so thin rows are named every other or every third row and labels never overlap, whatever the
+    // rows' heights (a row with subagents is taller than the next).
+    var LABEL_PITCH = 12, lastLabelY = -Infinity;
     rows.forEach(function (r, i) {
       if (i % 2 === 1) { g.fillStyle = "#f6f8fa"; g.fillRect(LABEL_W, r.top - GAP / 2, plotW, r.height + GAP); }
-      if (i % every === 0) {
+      var labelY = r.top + SLOT / 2;
+      r.labelY = null;
+      if (labelY - lastLabelY >= LABEL_PITCH) {
         g.fillStyle = "#59636e";
         g.textAlign = "right";
-        g.fillText(r.label, LABEL_W - 6, r.top + Math.min(r.height, SLOT) / 2, LABEL_W - 10);
+        g.fillText(r.label, LABEL_W - 6, labelY, LABEL_W - 10);
+        r.labelY = labelY;
+        lastLabelY = labelY;
       }
     });
     var step = niceStep(span, Math.max(2, Math.floor(plotW / 90)));
@@ -210,7 +216,7 @@
         ? rows[hit.row].label + " " + (hit.chain || "root") + " turn " + hit.turn + ": " + fmt(hit.fromS) + "-" + fmt(hit.toS) + " s, hit " + (hit.hit === null ? "none" : fmt(hit.hit))
         : "";
     };
-    return { rows: rows, bars: drawn, width: width, height: height };
+    return { rows: rows, bars: drawn, width: width, height: height, slot: SLOT };
   }
 
   var lanes = {};
