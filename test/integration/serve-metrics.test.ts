@@ -38,27 +38,44 @@ function freePort(): number {
 }
 
 describe("--serve-metrics", () => {
-  test("a real Prometheus scrapes the compiled binary's run: its finished-request counter is the line's completed", async () => {
-    // Answers 20 ms apart: the run lasts a few seconds, several of Prometheus's 1 s scrapes inside it.
+  test("a real Prometheus scrapes the compiled binary's 20 s run: its finished-request counter is the line's completed", async () => {
+    // An open loop for 20 s, 5 requests a second, each answered over ~0.8 s (40 tokens 20 ms apart): about 100
+    // requests, a few in flight at every one of Prometheus's 1 s scrapes.
     mock = await startMockServer(mockOptions({ port: 0, ttftBaseMs: 1, itlMs: 20, vocabSize: 32000 }));
     const port = freePort();
     prometheus = await startPrometheus(`127.0.0.1:${port}`);
+    // Prometheus hands its targets to the scrape loop a few seconds after it is ready (discovery is throttled to 5 s):
+    // the run starts once that loop is scraping, its `up` written (0: nothing listens there yet), so all of it is seen.
+    for (const deadline = performance.now() + 15_000; (await prometheus.value('up{job="warmbench"}')) === null; await Bun.sleep(100)) {
+      if (performance.now() > deadline) throw new Error("Prometheus never scraped the target's address");
+    }
     const dir = mkdtempSync(join(tmpdir(), "warmbench-serve-metrics-"));
     const out = join(dir, "run.jsonl");
     const r = await runCli(
-      ["--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", "0,50", "--num-prompts", "30", "--total-tokens", "200"]
-        .concat(["--output-len", "40", "--max-concurrency", "4", "--settle", "0", "--quiet", "--output-file", out])
+      ["--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--pcts", "0", "--request-rate", "5", "--duration", "20", "--total-tokens", "200"]
+        .concat(["--output-len", "40", "--max-concurrency", "16", "--settle", "0", "--seed", "3", "--quiet", "--output-file", out])
         .concat(["--serve-metrics", `127.0.0.1:${port}`]),
     );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain(`Serving warmbench's metrics at http://127.0.0.1:${port}/metrics`);
-    const completed = readJsonl(out).reduce((a, l) => a + (l.completed as number), 0);
-    expect(completed).toBe(60);
+    const lines = readJsonl(out);
+    expect(lines).toHaveLength(1);
+    const line = lines[0];
+    expect(line.duration_limit_s).toBe(20);
+    // The arrivals span the 20 s (the last one due near its end), and every request sent finished.
+    expect(line.benchmark_duration).toBeGreaterThanOrEqual(19);
+    expect([line.sent, line.failed]).toEqual([line.num_prompts, 0]);
+    const completed = line.completed as number;
+    expect(completed).toBe(line.sent);
+    expect(completed).toBeGreaterThanOrEqual(60);
     // The exporter answered one more scrape after the run (its final figures) before the process ended; the target is
     // gone now, so its series are read over the last minutes (a range skips the staleness markers).
     expect(await prometheus.value('max_over_time(warmbench_requests_finished_total{job="warmbench"}[5m])')).toBe(completed);
     expect(await prometheus.value("last_over_time(warmbench_requests_in_flight[5m])")).toBe(0);
     expect(await prometheus.value("max_over_time(warmbench_ttft_seconds_count[5m])")).toBe(completed);
+    // Prometheus scraped the run throughout, not only its end: a sample a second over its 20 s (21 seen; one may be late).
+    expect(await prometheus.value('count_over_time(warmbench_requests_finished_total{job="warmbench"}[5m])')).toBeGreaterThanOrEqual(19);
+    expect(await prometheus.value("max_over_time(warmbench_requests_in_flight[5m])")).toBeGreaterThan(0);
   }, 60_000);
 
   test("the exposition parses as Prometheus text with the families the guide names", async () => {
