@@ -134,7 +134,10 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
   };
   const { lines: points, point } = await session.runPoint(plan);
   const m = point.measurement;
-  const outcome: ReplayOutcome = { records: [], interrupted: m.interrupted, failedRequests: 0, cacheFailures: 0, saturated: 0 };
+  // A signal during the replay's studies (its fidelity check, after the last request) ends no line early, but the
+  // replay was interrupted: exit 130, as a sweep's and a multi-turn run's.
+  const interrupted = m.interrupted || io.signal?.aborted === true;
+  const outcome: ReplayOutcome = { records: [], interrupted, failedRequests: 0, cacheFailures: 0, saturated: 0 };
   for (const record of points) {
     outcome.records.push(record);
     if (record.window === undefined) {

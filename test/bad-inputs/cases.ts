@@ -9,8 +9,11 @@
  * Invalid lines ({B}'s line edited in one key): {INF} mean_ttft_ms Infinity, {FAST} mean_ttft_ms "fast", {NEG}
  * p99_ttft_ms -1, {NO_EVIDENCE} the evidence block removed, {NO_SAMPLES} evidence.samples {}, {MINUS_ONE} completed
  * -1, {FUTURE} schema_version 999. {MOCK_LOCALHOST} the mock's URL with localhost for 127.0.0.1, {PASSPORT_PAGE_E18} a
- * passport whose page size is 1e18.
+ * passport whose page size is 1e18; every other {PASSPORT_*} is SOUND_PASSPORT (taken against the mock) with one field
+ * forged (FORGED_PASSPORTS). {DB_DROPPED} a history of {A} whose table `lines` was dropped.
  */
+import { MOCK_VERSION } from "../../src/mock/info.ts";
+
 export interface BadInput {
   command: string;
   /** Arguments after the binary, placeholders unexpanded. */
@@ -25,6 +28,48 @@ export interface BadInput {
 const RUN = ["--model", "{TOK}", "--base-url", "{MOCK}", "--settle", "0"];
 const MT = ["multiturn", ...RUN];
 const CAP = ["capacity", ...RUN, "--gate", "p99_ttft_ms<=500"];
+
+/** A passport --passport takes against the mock (its engine and version). */
+export const SOUND_PASSPORT = {
+  kind: "warmbench-passport",
+  version: 1,
+  warmbench_version: "0.4.0",
+  engine: "sglang",
+  server_version: MOCK_VERSION,
+  page_size_tokens: { value: 16, method: "forged", uncertainty: "exact", why: null },
+  capacity_tokens: { value: 4000, method: "forged", uncertainty: "-0/+16 tokens (one page)", why: null },
+};
+
+const page = (value: unknown) => ({ page_size_tokens: { ...SOUND_PASSPORT.page_size_tokens, value } });
+const capacity = (value: unknown) => ({ capacity_tokens: { ...SOUND_PASSPORT.capacity_tokens, value } });
+
+/** Each {PASSPORT_*} placeholder but {PASSPORT_PAGE_E18}: SOUND_PASSPORT with these fields over it. */
+export const FORGED_PASSPORTS: Readonly<Record<string, Record<string, unknown>>> = {
+  PASSPORT_PAGE_0: page(0),
+  PASSPORT_PAGE_NEG: page(-16),
+  PASSPORT_PAGE_TEXT: page("16"),
+  PASSPORT_PAGE_FRACTION: page(16.5),
+  PASSPORT_CAPACITY_NEG: capacity(-5),
+  PASSPORT_CAPACITY_E300: capacity(1e300),
+  PASSPORT_CAPACITY_BARE: { capacity_tokens: 4000 },
+  PASSPORT_VERSION_2: { version: 2 },
+  PASSPORT_SERVER_VERSION_NUMBER: { server_version: 7 },
+  PASSPORT_ENGINE_EMPTY: { engine: "" },
+  PASSPORT_SERVER_VERSION_NULL: { server_version: null },
+  PASSPORT_SERVER_VERSION_OTHER: { server_version: "0.0.1-other" },
+  PASSPORT_ENGINE_OTHER: { engine: "llama.cpp" },
+};
+
+/** run --passport {name}: exit 2, the line naming the file and the field (or what the server is instead). */
+const forged = (name: keyof typeof FORGED_PASSPORTS & string, what: string, message: string): BadInput => ({
+  command: "run",
+  what,
+  args: [...RUN, "--passport", `{${name}}`],
+  exit: 2,
+  message: `--passport {${name}}: ${message}`,
+});
+
+const DROPPED = "a damaged warmbench history: its table lines is missing; left untouched";
 
 export const BAD_INPUTS: readonly BadInput[] = [
   // run
@@ -312,6 +357,24 @@ export const BAD_INPUTS: readonly BadInput[] = [
     exit: 2,
     message: "--passport {PASSPORT_PAGE_E18}: page_size_tokens.value is 1000000000000000000, not an integer page size from 1 to 1000000",
   },
+  forged("PASSPORT_PAGE_0", "a forged passport (page size 0)", "page_size_tokens.value is 0, not an integer page size from 1 to 1000000"),
+  forged("PASSPORT_PAGE_NEG", "a forged passport (page size -16)", "page_size_tokens.value is -16, not an integer page size"),
+  forged("PASSPORT_PAGE_TEXT", 'a forged passport (page size "16", a string)', 'page_size_tokens.value is "16", not an integer page size'),
+  forged("PASSPORT_PAGE_FRACTION", "a forged passport (page size 16.5)", "page_size_tokens.value is 16.5, not an integer page size"),
+  forged("PASSPORT_CAPACITY_NEG", "a forged passport (capacity -5)", "capacity_tokens.value is -5, not a positive integer of tokens"),
+  forged("PASSPORT_CAPACITY_E300", "a forged passport (capacity 1e300)", "capacity_tokens.value is 1e+300, not a positive integer of tokens"),
+  forged("PASSPORT_CAPACITY_BARE", "a forged passport (a bare capacity number, no figure)", "capacity_tokens is 4000, not a passport figure"),
+  forged("PASSPORT_VERSION_2", "a forged passport (version 2)", "version is 2, not a passport version this warmbench reads (1)"),
+  forged("PASSPORT_SERVER_VERSION_NUMBER", "a forged passport (a server_version that is a number)", "server_version is 7, neither a version string nor null"),
+  forged("PASSPORT_ENGINE_EMPTY", "a forged passport (an empty engine name)", 'engine is "", not an engine name'),
+  // Well formed, but of another server: refused at the preflight, still before any generation request.
+  forged(
+    "PASSPORT_SERVER_VERSION_NULL",
+    "a passport stating no server version (null), for a server that states one",
+    `measured on server version (none stated), but the server is ${MOCK_VERSION} (measure it again)`,
+  ),
+  forged("PASSPORT_SERVER_VERSION_OTHER", "a passport of another server version", `measured on server version 0.0.1-other, but the server is ${MOCK_VERSION}`),
+  forged("PASSPORT_ENGINE_OTHER", "a passport of another engine", "measured on llama.cpp, but the server is sglang"),
   // multiturn
   {
     command: "multiturn",
@@ -582,6 +645,34 @@ export const BAD_INPUTS: readonly BadInput[] = [
     args: ["history", "add", "{A}", "{INF}", "--db", "{DIR}/h.db"],
     exit: 2,
     message: "{INF} line 1 is invalid (finite numbers): mean_ttft_ms",
+  },
+  {
+    command: "history",
+    what: "listing a history whose table was dropped",
+    args: ["history", "list", "--db", "{DB_DROPPED}"],
+    exit: 2,
+    message: `--db {DB_DROPPED}: ${DROPPED}`,
+  },
+  {
+    command: "history",
+    what: "adding to a history whose table was dropped",
+    args: ["history", "add", "{B}", "--db", "{DB_DROPPED}"],
+    exit: 2,
+    message: `--db {DB_DROPPED}: ${DROPPED}`,
+  },
+  {
+    command: "compare",
+    what: "a baseline from a history whose table was dropped",
+    args: ["compare", "history:last-green", "{B}", "--db", "{DB_DROPPED}"],
+    exit: 2,
+    message: `--db {DB_DROPPED}: ${DROPPED}`,
+  },
+  {
+    command: "run",
+    what: "run --history into a history whose table was dropped",
+    args: [...RUN, "--history", "--db", "{DB_DROPPED}"],
+    exit: 2,
+    message: `--db {DB_DROPPED}: ${DROPPED}`,
   },
   // passport
   {

@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";
 import { formatJsonl, parseJsonlLine } from "../../src/report/jsonl.ts";
-import { BAD_INPUTS } from "../bad-inputs/cases.ts";
+import { Database } from "bun:sqlite";
+import { BAD_INPUTS, FORGED_PASSPORTS, SOUND_PASSPORT } from "../bad-inputs/cases.ts";
 import { LLAMA2_TOKENIZER, runCli } from "../helpers/run-cli.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "warmbench-bad-inputs-"));
@@ -74,6 +75,18 @@ beforeAll(async () => {
       page_size_tokens: { value: 1e18, method: "forged", uncertainty: "exact", why: null },
     }),
   );
+  for (const [name, over] of Object.entries(FORGED_PASSPORTS)) {
+    files[name] = join(dir, `${name.toLowerCase()}.json`);
+    writeFileSync(files[name]!, JSON.stringify({ ...SOUND_PASSPORT, ...over }));
+  }
+  // A history of {A} whose table of lines was dropped (every command refuses it, naming it, and leaves it as it is).
+  files.DB_DROPPED = join(dir, "dropped.db");
+  const added = await runCli(["history", "add", files.A!, "--db", files.DB_DROPPED]);
+  if (added.code !== 0) throw new Error(added.stderr);
+  const db = new Database(files.DB_DROPPED);
+  db.run("DROP TABLE lines");
+  db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+  db.close();
   write("TRACE_BAD", '{"timestamp":0,"input_length":32,"output_length":2,"hash_ids":[1,2]}\n{"timestamp":1,"input_length":"x"}\n');
 });
 afterAll(() => mock.stop());
@@ -96,4 +109,25 @@ describe("every bad input of the table: its exit and one line naming it, nothing
       expect(mock.stats().generateRequests).toBe(before);
     });
   }
+});
+
+describe("the forged passports' base", () => {
+  test("SOUND_PASSPORT itself is taken: each forged row is refused for its one field", async () => {
+    const sound = join(dir, "sound-passport.json");
+    writeFileSync(sound, JSON.stringify(SOUND_PASSPORT));
+    const r = await runCli(
+      ["--model", LLAMA2_TOKENIZER, "--base-url", mock.url, "--settle", "0", "--quiet", "--passport", sound].concat([
+        "--pcts",
+        "0",
+        "--num-prompts",
+        "2",
+        "--total-tokens",
+        "64",
+        "--output-len",
+        "2",
+      ]),
+      { timeoutMs: 30_000 },
+    );
+    expect(r.code, r.stderr).toBe(0);
+  });
 });

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockServer, type MockServer } from "../../src/mock/server.ts";
@@ -75,6 +75,28 @@ describe("outputs", () => {
     const k = await run(["--pcts", "0,50,90", "--output-len", "32", "--output-file", going, "--request-details", details, "--keep-going"]);
     expect(k.code).toBe(9);
     expect(readSweepLines(going).map((l) => l.shared_prefix_pct)).toEqual([0, 50, 90]);
+  });
+
+  test("--dump-prompts on a full disk: the measured line is written and printed, exit 9 naming the flag and the file", async () => {
+    // The tmpfs emptied of the case above, then three of its four pages taken again: the check before the run passes,
+    // and the first pct's prompts (8 of 300 ids, about 14 KB) do not fit.
+    for (const f of readdirSync(small)) rmSync(join(small, f));
+    writeFileSync(join(small, "filler"), Buffer.alloc(12 * 1024, 0x61));
+    const out = join(dir, "dump-complete.jsonl");
+    const dump = join(small, "prompts.jsonl");
+    const r = await run(["--pcts", "0,50,90", "--output-file", out, "--dump-prompts", dump]);
+    expect(r.code, r.stderr).toBe(9);
+    const named = r.stderr.split("\n").filter((l) => l.includes(`--dump-prompts ${dump}: ENOSPC`));
+    expect(named).toHaveLength(2); // the failure once, and the exit line naming it
+    expect(r.stderr).toContain("exit code 9");
+    expect(r.stderr).toContain("no partial line left");
+    const held = readFileSync(dump, "utf8");
+    expect(held === "" || held.endsWith("\n")).toBe(true);
+    for (const l of held.split("\n").filter((x) => x !== "")) expect(JSON.parse(l).input_ids).toBeInstanceOf(Array);
+    // The pct whose prompts failed is still measured, written and printed; the points after it are not.
+    expect(readSweepLines(out).map((l) => l.shared_prefix_pct)).toEqual([0]);
+    expect(r.stdout.match(/Serving Benchmark Result/g)).toHaveLength(1);
+    expect(r.stderr).toContain("the points still to measure are not (--keep-going measures them anyway)");
   });
 
   test("--request-details /dev/full and --output-file /proc/version are refused before anything is sent", async () => {
