@@ -75,10 +75,17 @@ export interface Expectation {
 }
 
 /** A request's (or a prior sequence's) touch of its pages: within [a, b] when certain, within [pa, pb] at all. */
+/** A walk's segments (trie nodes) and how many pages of each it covers: typed, since a replay holds 10^7 of them. */
+type Ints = Int32Array | readonly number[];
+interface Walk {
+  nodes: Ints;
+  pages: Ints;
+}
+
 interface Ref {
   owner: number;
-  nodes: readonly number[];
-  pages: readonly number[];
+  nodes: Ints;
+  pages: Ints;
   certain: boolean;
   a: number;
   b: number;
@@ -102,9 +109,10 @@ class SegmentTrie {
   }
 
   /** The nodes of the sequence's segments and how many of each one's pages lie in its first `limitTokens` tokens. */
-  walk(seq: CacheSequence, blockSize: number, pageSize: number, limitTokens: number): { nodes: number[]; pages: number[] } {
-    const nodes: number[] = [];
-    const pages: number[] = [];
+  walk(seq: CacheSequence, blockSize: number, pageSize: number, limitTokens: number): { nodes: Int32Array; pages: Int32Array } {
+    const nodes = new Int32Array(seq.hashIds.length);
+    const pages = new Int32Array(seq.hashIds.length);
+    let n = 0;
     let node = 0;
     let start = 0;
     for (let j = 0; j < seq.hashIds.length && start < limitTokens; j++) {
@@ -121,12 +129,12 @@ class SegmentTrie {
         kids.set(id, child);
         this.children.push(undefined);
       }
-      nodes.push(child);
-      pages.push(Math.max(0, Math.floor(Math.min(end, limitTokens) / pageSize) - Math.floor(start / pageSize)));
+      nodes[n] = child;
+      pages[n++] = Math.max(0, Math.floor(Math.min(end, limitTokens) / pageSize) - Math.floor(start / pageSize));
       node = child;
       start = end;
     }
-    return { nodes, pages };
+    return n === nodes.length ? { nodes, pages } : { nodes: nodes.subarray(0, n), pages: pages.subarray(0, n) };
   }
 }
 
@@ -241,7 +249,7 @@ export function expectCache(requests: readonly ModelRequest[], prior: readonly C
   const beh = o.behaviour;
   const trie = new SegmentTrie();
   const refs: Ref[] = [];
-  const mk = (owner: number, walked: { nodes: number[]; pages: number[] }, certain: boolean, a: number, b: number, pa: number, pb: number): Ref => {
+  const mk = (owner: number, walked: Walk, certain: boolean, a: number, b: number, pa: number, pb: number): Ref => {
     const ref = { owner, nodes: walked.nodes, pages: walked.pages, certain, a, b, pa, pb };
     refs.push(ref);
     return ref;
@@ -256,15 +264,18 @@ export function expectCache(requests: readonly ModelRequest[], prior: readonly C
   const prefillOnly = beh.insertAt === "prefill";
   const lockable = beh.inflightLocked !== false;
   const answers = beh.answersCached !== false;
-  const paths = new Map<number, { nodes: number[]; pages: number[] }>();
+  const paths = new Map<number, Walk>();
   for (const r of requests) {
     const s = r.startMs;
     const got = r.firstTokenMs > 0;
     const e = Math.max(r.endMs, r.firstTokenMs, s);
     const f = got ? r.firstTokenMs : e;
-    // What it may find: at most its first input - 1 tokens, in whole pages (the server computes at least one).
-    paths.set(r.key, trie.walk(r.prompt, B, P, Math.floor((r.prompt.length - 1) / P) * P));
-    const prompt = trie.walk(r.prompt, B, P, Math.floor(r.prompt.length / P) * P);
+    // What it may find: at most its first input - 1 tokens, in whole pages (the server computes at least one); the
+    // prompt's own walk where that is the same (its length is not a whole number of pages).
+    const findable = Math.floor((r.prompt.length - 1) / P) * P;
+    const whole = Math.floor(r.prompt.length / P) * P;
+    const prompt = trie.walk(r.prompt, B, P, whole);
+    paths.set(r.key, findable === whole ? { nodes: prompt.nodes, pages: prompt.pages } : trie.walk(r.prompt, B, P, findable));
     // The prompt is touched at its match and its insertion (by its first token, or its end), and again at its end
     // where the answer is cached with it (or its pages stay locked until then).
     const lastTouch = prefillOnly && !lockable && !answers ? f : e;
@@ -274,9 +285,7 @@ export function expectCache(requests: readonly ModelRequest[], prior: readonly C
       const certain = beh.answersCached === true && r.ok;
       const extra = Math.floor((r.prompt.length + r.generated - 1) / P) - Math.floor(r.prompt.length / P);
       const walked =
-        r.finished !== undefined
-          ? trie.walk(r.finished, B, P, Math.floor(r.finished.length / P) * P)
-          : { nodes: [...prompt.nodes, trie.fresh()], pages: [...prompt.pages, Math.max(0, extra)] };
+        r.finished !== undefined ? trie.walk(r.finished, B, P, Math.floor(r.finished.length / P) * P) : withAnswer(prompt, trie.fresh(), Math.max(0, extra));
       mk(r.key, walked, certain, f, e, f, e);
     }
   }
@@ -304,7 +313,7 @@ export function expectCache(requests: readonly ModelRequest[], prior: readonly C
     node: number;
     pages: number;
   }
-  const chainOf = (nodes: readonly number[], pages: readonly number[], depths: readonly number[], n: number): Chain => ({
+  const chainOf = (nodes: Ints, pages: Ints, depths: readonly number[], n: number): Chain => ({
     ref: { owner: -2, nodes: nodes.slice(0, n), pages: pages.slice(0, n), certain: true, a: 0, b: 0, pa: 0, pb: 0 },
     depth: depths[n - 1]!,
     node: nodes[n - 1]!,
@@ -369,7 +378,7 @@ export function expectCache(requests: readonly ModelRequest[], prior: readonly C
   }
   return out;
 
-  function expectOne(r: ModelRequest, path: { nodes: number[]; pages: number[] }, s: number, fMs: number): Expectation {
+  function expectOne(r: ModelRequest, path: Walk, s: number, fMs: number): Expectation {
     // Certain: pages of each segment certainly inserted before the send, with the latest lower bound of their last touch.
     const gNodes: number[] = [];
     const gDepths: number[] = [];
@@ -458,7 +467,7 @@ export function expectCache(requests: readonly ModelRequest[], prior: readonly C
  * less than all of it, so every walk still covers a run's pages first to last. The same runs in every walk, so walks
  * still line up by depth; the model's answers do not change, its counting is cheaper.
  */
-function compress(walks: ReadonlyArray<{ nodes: readonly number[]; pages: readonly number[] }>, size: number): void {
+function compress(walks: ReadonlyArray<Walk>, size: number): void {
   const most = new Int32Array(size);
   for (const w of walks) for (let k = 0; k < w.nodes.length; k++) most[w.nodes[k]!] = Math.max(most[w.nodes[k]!]!, w.pages[k]!);
   /** -1: no child seen; -2: several, or a walk ends here or covers it in part; else its one child. */
@@ -472,19 +481,33 @@ function compress(walks: ReadonlyArray<{ nodes: readonly number[]; pages: readon
       else if (next[n] !== after) next[n] = -2;
     }
   }
+  // Walks may share their arrays (a request's path and prompt): each gets its own compressed copy, the input read only.
+  const scratchNodes = new Int32Array(walks.reduce((a, w) => Math.max(a, w.nodes.length), 0));
+  const scratchPages = new Int32Array(scratchNodes.length);
   for (const w of walks) {
-    const nodes: number[] = [];
-    const pages: number[] = [];
+    let n = 0;
     for (let k = 0; k < w.nodes.length; k++) {
       const first = w.nodes[k]!;
       let sum = w.pages[k]!;
       while (k + 1 < w.nodes.length && next[w.nodes[k]!]! >= 0) sum += w.pages[++k]!;
-      nodes.push(first);
-      pages.push(sum);
+      scratchNodes[n] = first;
+      scratchPages[n++] = sum;
     }
-    (w as { nodes: readonly number[] }).nodes = nodes;
-    (w as { pages: readonly number[] }).pages = pages;
+    w.nodes = scratchNodes.slice(0, n);
+    w.pages = scratchPages.slice(0, n);
   }
+}
+
+/** A prompt's walk and one segment more: its answer's own pages. */
+function withAnswer(prompt: Walk, node: number, pages: number): Walk {
+  const n = prompt.nodes.length;
+  const nodes = new Int32Array(n + 1);
+  const counts = new Int32Array(n + 1);
+  nodes.set(prompt.nodes);
+  counts.set(prompt.pages);
+  nodes[n] = node;
+  counts[n] = pages;
+  return { nodes, pages: counts };
 }
 
 /** The number of leading indices 0..n-1 that pass, for a test that, once failed, fails for every larger index. */

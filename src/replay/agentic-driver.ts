@@ -13,7 +13,10 @@ import type { RequestRecord } from "../schema/record.ts";
 import type { ScheduledRequest, SessionSchedule } from "../workload/agentic/session-schedule.ts";
 
 export interface DriveOptions {
-  /** The schedule, its lanes starting at `originMs` (nowMs clock). */
+  /**
+   * The schedule, its lanes starting at `originMs`. The driver asks for it at 0, on a clock of its own that starts
+   * only once the schedule is built (its trees planned and started), so building it is nobody's lag.
+   */
   scheduleAt(originMs: number): SessionSchedule;
   /** Sends one request (the record's index is its requestId); never rejects (streamRequest's contract). */
   send(request: ScheduledRequest): Promise<RequestRecord>;
@@ -39,8 +42,9 @@ const SPIN_MS = 1;
 
 export function driveSessions(o: DriveOptions): Promise<DriveResult> {
   const monitor = startClientMonitor();
+  const schedule = o.scheduleAt(0);
+  // The schedule's times are from its origin, now; everything the driver hands out or reads back is on nowMs's clock.
   const originMs = nowMs();
-  const schedule = o.scheduleAt(originMs);
   const requests = new Map<number, ScheduledRequest>();
   const records: RequestRecord[] = [];
   const waiting: ScheduledRequest[] = [];
@@ -72,7 +76,7 @@ export function driveSessions(o: DriveOptions): Promise<DriveResult> {
       if (rec.failureKind !== "cancelled") {
         records.push(rec);
         endMs = Math.max(endMs, at);
-        if (!aborted()) schedule.finished(r.requestId, at);
+        if (!aborted()) schedule.finished(r.requestId, at - originMs);
       }
       pump();
     });
@@ -85,7 +89,8 @@ export function driveSessions(o: DriveOptions): Promise<DriveResult> {
       if (inFlight === 0) finish();
       return;
     }
-    for (const r of schedule.next(nowMs())) {
+    for (const r of schedule.next(nowMs() - originMs)) {
+      r.intendedMs += originMs;
       requests.set(r.requestId, r);
       waiting.push(r);
     }
@@ -94,8 +99,8 @@ export function driveSessions(o: DriveOptions): Promise<DriveResult> {
       finish();
       return;
     }
-    const due = schedule.nextDueMs();
-    if (due === null) {
+    const dueIn = schedule.nextDueMs();
+    if (dueIn === null) {
       // Nothing released and nothing in flight to release it: the schedule could never go on.
       if (inFlight === 0 && waiting.length === 0) {
         finished = true;
@@ -104,6 +109,7 @@ export function driveSessions(o: DriveOptions): Promise<DriveResult> {
       return;
     }
     if (timer !== null) clearTimeout(timer);
+    const due = dueIn + originMs;
     const wait = due - nowMs();
     if (wait <= SPIN_MS) {
       // Short of a timer's resolution: spin to the due time, then hand it out.

@@ -83,6 +83,11 @@ export class BlockSource {
     return block;
   }
 
+  /** Forgets every kept block (a replay done with them: its peak memory is then the cache model's, not theirs too). */
+  release(): void {
+    this.kept.clear();
+  }
+
   /** The request's prompt as digit pieces to be joined by ",": its blocks' digits, the last cut (views, not copies). */
   promptDigits(req: Pick<TraceRequest, "inputLength" | "hashIds">): Uint8Array[] {
     return req.hashIds.map((h, j) => {

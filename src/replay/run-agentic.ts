@@ -27,7 +27,7 @@ import type { RequestRecord } from "../schema/record.ts";
 import { promptChain, traceNamespace } from "../workload/agentic/prompt-chain.ts";
 import { planTree } from "../workload/agentic/session-plan.ts";
 import { SessionSchedule, type ScheduledRequest } from "../workload/agentic/session-schedule.ts";
-import type { AgenticTrace } from "../workload/agentic/session-tree.ts";
+import type { AgenticCall, AgenticTrace } from "../workload/agentic/session-tree.ts";
 import { BlockPrefetch, callsOf } from "./agentic-prefetch.ts";
 import { driveSessions } from "./agentic-driver.ts";
 import { agenticLine } from "./agentic-line.ts";
@@ -87,8 +87,7 @@ export async function runAgenticReplay(
   const canaryMax = Math.min(...corpus.flatMap((t) => callsOf(t.steps).map((c) => c.inputLength)));
   // No block starts with the flush proof's canary (it stays cached): a block could otherwise find one token cached.
   const canaryFirst = tokenizer.population.indexOf(canaryIds(server.pageSize, canaryMax, tokenizer.population)[0]!);
-  // Blocks kept: 4M tokens' worth (about 40 MiB), so a long session's history is drawn once, not at every turn.
-  const blocks = new BlockSource(tokenizer.population, opts.seed, blockSize, canaryFirst, Math.max(4096, Math.ceil(2 ** 22 / blockSize)));
+  const blocks = new BlockSource(tokenizer.population, opts.seed, blockSize, canaryFirst, keptBlocks(corpus, lanes, blockSize));
   const prefetch = new BlockPrefetch(blocks, blockSize);
   const templates = new Map<number, BodyTemplate>();
   const templateFor = (maxNewTokens: number): BodyTemplate => {
@@ -127,17 +126,30 @@ export async function runAgenticReplay(
     router,
   );
   const ctx = { backend, ctl: session.ctl, io: { signal: io.signal }, opts, server, router };
+  /** A call's prompt chain and body: built as it is sent, or before the origin for the lanes' first calls. */
+  const build = (call: AgenticCall, trace: AgenticTrace, instance: number, clone: number, ordinal: number) => {
+    const built = promptChain(call, blockSize, traceNamespace(trace, instance, clone), ordinal);
+    const maxNewTokens = Math.max(1, call.outputLength);
+    return { built, maxNewTokens, body: bodyParts(templateFor(maxNewTokens), NOTHING, blocks.promptDigits(built)) };
+  };
+  // Every lane's first call is due at the origin: 200 of them built there, one after another, made the last one tens
+  // of ms late (bench agentic), so they are built before it, by instance (a --start-at lane begins with warm-ups
+  // further in, built as they go).
+  const ready = new Map<number, ReturnType<typeof build>>();
   const send = (r: ScheduledRequest) => {
-    const built = promptChain(r.call, blockSize, traceNamespace(r.trace, r.instance, r.clone), r.ordinal);
+    const early = r.ordinal === 0 ? ready.get(r.instance) : undefined;
+    if (early !== undefined) ready.delete(r.instance);
+    const { built, maxNewTokens, body } = early ?? build(r.call, r.trace, r.instance, r.clone, r.ordinal);
     const chain = { hashIds: built.hashIds, length: built.inputLength };
     chains.set(r.requestId, chain);
     handed.set(r.requestId, r);
-    prefetch.ahead(r.trace, r.instance, r.clone, r.ordinal);
-    // A lane's next tree: its first call, ahead of the drain of this one.
-    const next = r.instance + lanes;
-    if (r.ordinal === 0 && next < trees) prefetch.ahead(corpus[next % corpus.length]!, next, Math.floor(next / corpus.length), 0, true);
-    const maxNewTokens = Math.max(1, r.call.outputLength);
-    const body = bodyParts(templateFor(maxNewTokens), NOTHING, blocks.promptDigits(built));
+    // What comes next in its tree (and a lane's next tree) is drawn once this turn and every other one due with it
+    // have gone: 200 lanes' first turns are due at once, and each one's look-ahead would delay the next one's send.
+    setImmediate(() => {
+      prefetch.ahead(r.trace, r.instance, r.clone, r.ordinal);
+      const next = r.instance + lanes;
+      if (r.ordinal === 0 && next < trees) prefetch.ahead(corpus[next % corpus.length]!, next, Math.floor(next / corpus.length), 0, true);
+    });
     const request = streamRequestFor(ctx, body, {
       index: r.requestId,
       promptLen: chain.length,
@@ -150,6 +162,13 @@ export async function runAgenticReplay(
   // The lanes' first prompts drawn off the clock.
   for (let i = 0; i < Math.min(lanes, trees); i++) prefetch.ahead(corpus[i % corpus.length]!, i, Math.floor(i / corpus.length), 0, true);
   prefetch.drain();
+  if (opts.startAt === null) {
+    for (let i = 0; i < Math.min(lanes, trees); i++) {
+      const trace = corpus[i % corpus.length]!;
+      const first = callsOf(trace.steps)[0];
+      if (first !== undefined) ready.set(i, build(first, trace, i, Math.floor(i / corpus.length), 0));
+    }
+  }
   const countersBefore = router === undefined ? await scrapeCacheCounters(session.ctl) : null;
   const startedAt = new Date().toISOString();
   const rules = {
@@ -166,13 +185,19 @@ export async function runAgenticReplay(
   log.info(
     `Replaying ${trees} session(s) of ${opts.tracePath} in ${lanes} lane(s) (time scale ${opts.timeScale}; delay ${opts.delay}, spawn ${opts.spawn}, join ${opts.join}) ...`,
   );
+  const plans = corpus.map((t) => planTree(t, opts.spawn, opts.join));
   const drove = await driveSessions({
-    scheduleAt: (originMs) => new SessionSchedule(corpus, { ...rules, sessions: trees, seed: opts.seed, originMs }),
+    scheduleAt: (originMs) => new SessionSchedule(corpus, { ...rules, sessions: trees, seed: opts.seed, originMs, plans }),
     send,
     maxConcurrency: opts.maxConcurrency,
     signal: io.signal,
   });
   const countersAfter = drove.interrupted || router === undefined ? null : await scrapeCacheCounters(session.ctl);
+  // Only --dump-prompts reads the blocks again. What the run left is collected now, off the clock, so the cache
+  // model's working memory over every request reuses it rather than growing the heap past it (bench agentic: peak
+  // RSS 1081 MiB without, the model's step alone adding 400 MiB).
+  if (!opts.dumpPrompts) blocks.release();
+  Bun.gc(true);
   const isWarmup = (index: number) => handed.get(index)?.warmup === true;
   const measured = drove.records.filter((r) => !isWarmup(r.index)).sort((a, b) => a.index - b.index);
   const history = [...drove.records].sort((a, b) => a.startMs - b.startMs);
@@ -286,6 +311,20 @@ export async function runAgenticReplay(
   if (line.client_saturated) outcome.saturated++;
   if (!m.interrupted && measured.length > 0 && measured.every((r) => !r.ok)) throw new BenchError(`All ${measured.length} replayed requests failed.`);
   return outcome;
+}
+
+/**
+ * Blocks kept drawn (about 13 bytes a token: the ids and their digits): every lane's live context, so a session's
+ * history is drawn once, not at every turn - each lane at the corpus's longest prompt, half as much again for the
+ * subagents beside it - at least 4M tokens and at most 32M (about 400 MiB). With fewer, 200 sessions of 30k-token
+ * contexts outgrew a 4M-token store mid-run and each turn redrew its history on the clock (bench agentic: lag p99
+ * 17 ms from that stretch alone).
+ */
+function keptBlocks(corpus: readonly AgenticTrace[], lanes: number, blockSize: number): number {
+  let longest = 0;
+  for (const t of corpus) for (const c of callsOf(t.steps)) longest = Math.max(longest, c.inputLength);
+  const tokens = Math.min(2 ** 25, Math.max(2 ** 22, Math.ceil(lanes * longest * 1.5)));
+  return Math.max(4096, Math.ceil(tokens / blockSize));
 }
 
 /** Distinct prompt tokens of the chains: each block counted once, at its longest use. */
