@@ -4,7 +4,7 @@
  * writes each scenario's own bench/results/<scenario>.json (its run's time, machine and version included); the run's
  * Markdown goes to stdout only. docs/performance.md is generated from those files (`bun run docs`). See bench/README.md.
  *
- *   bun bench/run.ts [--quick] [--only accuracy,capacity,resources,cold-start,openai-cpu,workers,compare-repeats,compare-noise,progress,open-loop,timeline-cost,replay,capacity-search,fidelity-cost,passport,replicas,startup,first-signal,memory-model,scrape-cost] [--no-python] [--build] [--bin PATH] [--baseline PATH]
+ *   bun bench/run.ts [--quick] [--only accuracy,capacity,resources,cold-start,openai-cpu,workers,compare-repeats,compare-noise,progress,open-loop,timeline-cost,replay,capacity-search,fidelity-cost,passport,replicas,startup,first-signal,memory-model,scrape-cost,agentic,mock-backlog] [--no-python] [--build] [--bin PATH] [--baseline PATH]
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -34,6 +34,8 @@ import { runStartup } from "./scenarios/startup.ts";
 import { runFirstSignal } from "./scenarios/first-signal.ts";
 import { runMemoryModel } from "./scenarios/memory-model.ts";
 import { runScrapeCost } from "./scenarios/scrape-cost.ts";
+import { runMockBacklog } from "./scenarios/mock-backlog.ts";
+import { runAgentic } from "./scenarios/agentic.ts";
 
 // The harness may run under a warmbench binary acting as bun (BUN_BE_BUN=1, where no bun is installed, e.g. a GPU
 // node): the binaries it starts must be themselves again.
@@ -60,6 +62,8 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioResult>> 
   "first-signal": runFirstSignal,
   "memory-model": runMemoryModel,
   "scrape-cost": runScrapeCost,
+  "mock-backlog": runMockBacklog,
+  agentic: runAgentic,
 };
 
 interface BenchFlags {
