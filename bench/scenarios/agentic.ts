@@ -21,6 +21,7 @@ import { readIfExists, runBounded, startMock, type ProcOutcome } from "../lib/pr
 import { progress, type ScenarioResult, type TargetCheck } from "../lib/scenario.ts";
 import { fmt, spread } from "../lib/stats.ts";
 import type { BenchContext } from "../lib/trial.ts";
+import { seededUniform } from "../../src/metrics/seeded-uniform.ts";
 
 const BLOCK = 64;
 const TIME_SCALE = 0.1;
@@ -39,17 +40,8 @@ interface Shape {
 const FULL: Shape = { sessions: 200, rootTurns: [62, 95] };
 const QUICK: Shape = { sessions: 20, rootTurns: [8, 14] };
 
-/** mulberry32: a small seeded generator, so the corpus is the same in every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small seeded generator, so the corpus is the same in every run. */
+const rng = seededUniform;
 
 type Json = Record<string, unknown>;
 

@@ -10,6 +10,7 @@
  * are roughly normal around their mean, which holds for means and throughputs of a line and is approximate for tail
  * percentiles (hence their wider limits).
  */
+import { seededUniform } from "./seeded-uniform.ts";
 
 /** ln Γ(x) (Lanczos, g = 7, n = 9): 15 significant digits for x > 0. */
 function lnGamma(x: number): number {
@@ -120,21 +121,6 @@ export function meanInterval(xs: readonly number[], level = 0.95): { mean: numbe
   if (xs.length < 2) return { mean: m, half: NaN, cv: NaN };
   const sd = Math.sqrt(sampleVariance(xs));
   return { mean: m, half: studentTQuantile(1 - (1 - level) / 2, xs.length - 1) * (sd / Math.sqrt(xs.length)), cv: m === 0 ? NaN : sd / m };
-}
-
-/**
- * A seeded uniform generator on [0, 1) (mulberry32): a bootstrap drawn from it gives the same interval for the same
- * files on every machine and every run, so a verdict never flips on the draw.
- */
-function seededUniform(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** What a bootstrap computes of each resample: the mean, or a percentile (0-100) as numpy's linear interpolation. */
