@@ -22,7 +22,7 @@ import { PyRandom } from "../workload/rng.ts";
 import type { TraceRequest } from "./trace.ts";
 
 /** Blocks kept for reuse: 4096 x 512 ids x 4 bytes = 8 MiB at the default block size. */
-const KEPT_BLOCKS = 4096;
+export const KEPT_BLOCKS = 4096;
 
 /** The generator's seed of hash id h under --seed: distinct for every (|seed|, h) with h < 2^64. */
 export const blockSeed = (seed: bigint, hashId: number): bigint => ((seed < 0n ? -seed : seed) << 64n) + BigInt(hashId);

@@ -31,6 +31,7 @@ import type { AgenticCall, AgenticTrace } from "../workload/agentic/session-tree
 import { BlockPrefetch, callsOf } from "./agentic-prefetch.ts";
 import { driveSessions } from "./agentic-driver.ts";
 import { agenticLine } from "./agentic-line.ts";
+import { agenticStoreTokens } from "./agentic-store.ts";
 import { BlockSource } from "./blocks.ts";
 import { judge, predictionOf, type CheckedRequest } from "./check.ts";
 import { dumpPrompts } from "./dump.ts";
@@ -313,18 +314,11 @@ export async function runAgenticReplay(
   return outcome;
 }
 
-/**
- * Blocks kept drawn (about 13 bytes a token: the ids and their digits): every lane's live context, so a session's
- * history is drawn once, not at every turn - each lane at the corpus's longest prompt, half as much again for the
- * subagents beside it - at least 4M tokens and at most 32M (about 400 MiB). With fewer, 200 sessions of 30k-token
- * contexts outgrew a 4M-token store mid-run and each turn redrew its history on the clock (bench agentic: lag p99
- * 17 ms from that stretch alone).
- */
+/** Blocks kept drawn: agentic-store.ts's tokens, in blocks. */
 function keptBlocks(corpus: readonly AgenticTrace[], lanes: number, blockSize: number): number {
   let longest = 0;
   for (const t of corpus) for (const c of callsOf(t.steps)) longest = Math.max(longest, c.inputLength);
-  const tokens = Math.min(2 ** 25, Math.max(2 ** 22, Math.ceil(lanes * longest * 1.5)));
-  return Math.max(4096, Math.ceil(tokens / blockSize));
+  return Math.max(4096, Math.ceil(agenticStoreTokens(lanes, longest) / blockSize));
 }
 
 /** Distinct prompt tokens of the chains: each block counted once, at its longest use. */

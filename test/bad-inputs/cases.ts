@@ -512,6 +512,14 @@ export const BAD_INPUTS: readonly BadInput[] = [
   },
   {
     command: "replay",
+    // Before the replay's estimate nothing refused this: a million trees of a three-call trace, about 259 GiB by the model.
+    what: "agentic sessions that would not fit in memory",
+    args: ["replay", "test/fixtures/agentic/trace_0187.json", ...RUN, "--sessions", "1000000"],
+    exit: 2,
+    message: "--sessions 1000000: 1000000 session trees of test/fixtures/agentic/trace_0187.json's 1 trace(s)",
+  },
+  {
+    command: "replay",
     what: "a Mooncake replay's flag with agentic sessions",
     args: ["replay", "test/fixtures/agentic/trace_0187.json", ...RUN, "--ignore-timestamps", "--max-concurrency", "2"],
     exit: 2,
