@@ -6,6 +6,7 @@
  */
 import "./no-color.ts";
 import { BenchError, EXIT, UsageError } from "./errors.ts";
+import { stdoutDrained } from "./cli/command.ts";
 import { main } from "./cli/main.ts";
 import { escapeControls } from "./terminal-text.ts";
 
@@ -24,5 +25,8 @@ try {
     process.exitCode = EXIT.runtime;
   }
 }
+// What is still buffered for a pipe a slow reader drains (a 224 KB schema, a report) is written out first:
+// process.exit drops it, and such a reader got the first 64 KB only.
+await stdoutDrained();
 // Pending timers or sockets (e.g. a cancelled stream) must not keep a finished run alive.
 process.exit(process.exitCode ?? 0);

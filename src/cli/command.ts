@@ -12,11 +12,25 @@ export type ParsedFlags = RawFlags & { _: string[] };
 /** A command's body: the flags in, the exit code out. */
 export type CommandRun = (flags: ParsedFlags) => Promise<number>;
 
+/** Set while stdout holds more than its pipe took: resolved at its drain (or when its reader has gone). */
+let pending: Promise<void> | null = null;
+
 /** The report on stdout, one newline at the end. */
 export const write = (text: string): void => {
   const safe = escapeControls(text);
-  process.stdout.write(safe.endsWith("\n") ? safe : safe + "\n");
+  if (process.stdout.write(safe.endsWith("\n") ? safe : safe + "\n") || pending !== null) return;
+  pending = new Promise((resolve) => {
+    const done = (): void => {
+      pending = null;
+      resolve();
+    };
+    process.stdout.once("drain", done);
+    process.stdout.once("error", done);
+  });
 };
+
+/** Resolves once all the report written has left for stdout: the entry point waits for it before it exits. */
+export const stdoutDrained = (): Promise<void> => pending ?? Promise.resolve();
 
 /** --verbose, for every command that takes it: debug logs (stack traces are the entry point's). */
 const verbose = {

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockServer } from "../../src/mock/server.ts";
 import { mockOptions } from "../../src/mock/options.ts";
-import { LLAMA2_TOKENIZER, ROOT, runCli } from "../helpers/run-cli.ts";
+import { BINARY, LLAMA2_TOKENIZER, ROOT, runCli } from "../helpers/run-cli.ts";
 import { readJsonl, readSweepLines } from "../helpers/results.ts";
 import { schemaProblems } from "../helpers/schema.ts";
 import { SCHEMA_VERSION } from "../../src/schema/lines.ts";
@@ -80,6 +80,16 @@ describe("every line the binary writes matches the published schema", () => {
     }
     const rounds = readJsonl(out);
     expect(rounds.map((l) => [l.type, l.round, l.schema_version])).toEqual([0, 1, 2].map((n) => ["round", n, SCHEMA_VERSION]));
+  });
+
+  test("a reader slower than the pipe still gets the whole document (the 224 KB schema was cut at 64 KB)", async () => {
+    const proc = Bun.spawn([BINARY, "schema"], { stdout: "pipe", stderr: "ignore" });
+    // This process reads nothing until the binary has had every chance to exit (the event loop held): the pipe holds
+    // 64 KB, the rest must wait for it.
+    Bun.sleepSync(400);
+    const text = await new Response(proc.stdout).text();
+    expect(await proc.exited).toBe(0);
+    expect(text).toBe(readFileSync(join(ROOT, "schema/warmbench-line.schema.json"), "utf8"));
   });
 
   test("`warmbench schema` prints the committed document", async () => {
