@@ -186,9 +186,8 @@ export async function runAgenticReplay(
   log.info(
     `Replaying ${trees} session(s) of ${opts.tracePath} in ${lanes} lane(s) (time scale ${opts.timeScale}; delay ${opts.delay}, spawn ${opts.spawn}, join ${opts.join}) ...`,
   );
-  const plans = corpus.map((t) => planTree(t, opts.spawn, opts.join));
   const drove = await driveSessions({
-    scheduleAt: (originMs) => new SessionSchedule(corpus, { ...rules, sessions: trees, seed: opts.seed, originMs, plans }),
+    scheduleAt: (originMs) => new SessionSchedule(corpus, { ...rules, sessions: trees, seed: opts.seed, originMs }),
     send,
     maxConcurrency: opts.maxConcurrency,
     signal: io.signal,

@@ -47,11 +47,6 @@ export interface ScheduleOptions {
   seed: bigint;
   /** When the lanes start, on the caller's clock. */
   originMs: number;
-  /**
-   * Each trace of the corpus planned (planTree with these rules), in corpus order: planned ahead of the origin, off
-   * the clock (200 traces of 100 calls take tens of ms, which would be every first turn's lag); absent: planned here.
-   */
-  plans?: readonly TreePlan[];
 }
 
 export interface ScheduledRequest {
@@ -140,7 +135,7 @@ export class SessionSchedule {
     private readonly o: ScheduleOptions,
   ) {
     if (corpus.length === 0) throw new Error("session schedule: an empty corpus");
-    this.plans = o.plans === undefined ? corpus.map((t) => planTree(t, o.spawn, o.join)) : [...o.plans];
+    this.plans = corpus.map((t) => planTree(t, o.spawn, o.join));
     const rng = new PyRandom(o.seed);
     this.lanePick = Array.from({ length: o.lanes }, () => (o.startAt === null ? 0 : o.startAt.from + (o.startAt.to - o.startAt.from) * rng.random()));
     for (let lane = 0; lane < o.lanes && this.nextInstance < o.sessions; lane++) this.startTree(lane, o.originMs, true);
