@@ -31,6 +31,7 @@ export function openReplaySink(opts: Pick<ReplayOptions, "outputFile" | "dumpPro
           expected_cached_tokens_lower: c.lower,
           expected_cached_tokens_upper: c.upper,
           expected_cached_tokens_infinite: c.infinite,
+          expected_cached_tokens_ceiling: c.ceiling,
           predicted_eviction_tokens: c.evictionLoss,
           cache_verdict: c.verdict,
           ...extra?.(r.index),

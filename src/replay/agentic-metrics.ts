@@ -5,8 +5,9 @@
  *
  * - jct_ms: a session's job completion time, its makespan: first send to last end of its measured requests;
  * - jobs_per_hour: sessions whose every request ended, over the replay's measured duration;
- * - session_hit_ratio / session_ceiling_hit_ratio: per session, cached tokens reported (resp. an infinite cache's)
- *   over the prompt tokens of its requests that reported cached tokens: the distribution over sessions;
+ * - session_hit_ratio / session_ceiling_hit_ratio: per session, cached tokens reported (resp. the most an infinite
+ *   cache could give, a sibling still in prefill counted: what no server beats) over the prompt tokens of its
+ *   requests that reported cached tokens: the distribution over sessions;
  * - turns_per_session: requests per session (every chain's);
  * - subagent_concurrency: per session, the most chains (root included) with a request in flight at once;
  * - ttft_by_context_tokens: median TTFT by prompt length, in doubling bins from 8k tokens.
@@ -105,7 +106,7 @@ export function agenticKeys(
       if (!rec.ok || rec.cachedTokens < 0 || c === undefined) continue;
       prompt += rec.promptLen;
       observed += rec.cachedTokens;
-      infinite += c.infinite;
+      infinite += c.ceiling;
     }
     if (prompt > 0) {
       hit.push(observed / prompt);

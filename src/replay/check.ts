@@ -9,6 +9,9 @@ import type { Expectation } from "../metrics/cache-model.ts";
 export interface Prediction {
   /** Cached tokens an infinite cache would certainly have given (what was inserted before it was sent). */
   infinite: number;
+  /** The most an infinite cache could have given (inserted, or possibly inserted by a request still in prefill, before
+   * it was sent): the request's ceiling, which no server beats. */
+  ceiling: number;
   /** The least to expect (the model's guaranteed). */
   lower: number;
   /** The most to expect (the model's possible). */
@@ -20,7 +23,7 @@ export interface Prediction {
 /** The model's expectation as the replay reports it; null: no server is known for the request, so none is made. */
 export function predictionOf(x: Expectation | undefined): Prediction | null {
   if (x === undefined) return null;
-  return { infinite: x.infiniteGuaranteed, lower: x.guaranteed, upper: x.possible, evictionLoss: Math.max(0, x.infiniteGuaranteed - x.guaranteed) };
+  return { infinite: x.infiniteGuaranteed, ceiling: x.infinitePossible, lower: x.guaranteed, upper: x.possible, evictionLoss: Math.max(0, x.infiniteGuaranteed - x.guaranteed) };
 }
 
 /** ok: within [lower, upper]; short: below lower (unexplained); over: above upper; unreported: no cached tokens. */
@@ -35,7 +38,7 @@ export interface CheckedRequest extends Prediction {
 
 export function judge(record: RequestRecord, prediction: Prediction | null): CheckedRequest {
   const observed = record.cachedTokens;
-  const pred = prediction ?? { infinite: 0, lower: 0, upper: 0, evictionLoss: 0 };
+  const pred = prediction ?? { infinite: 0, ceiling: 0, lower: 0, upper: 0, evictionLoss: 0 };
   const verdict: RequestVerdict = !record.ok
     ? "failed"
     : observed < 0

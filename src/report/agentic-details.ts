@@ -55,7 +55,7 @@ function agenticRequestOf(d: Record<string, unknown>): AgenticRequest | null {
     ttftMs: isNum(d.ttft_ms) && d.ttft_ms >= 0 ? d.ttft_ms : null,
     promptLen: d.prompt_len,
     cachedTokens: d.cached_tokens,
-    ceilingTokens: isNum(d.expected_cached_tokens_infinite) ? d.expected_cached_tokens_infinite : null,
+    ceilingTokens: isNum(d.expected_cached_tokens_ceiling) ? d.expected_cached_tokens_ceiling : null,
   };
 }
 

@@ -44,8 +44,9 @@ describe("the replay's predictions", () => {
     const records = [rec(0, 0, 10, 20, 0), rec(1, 5, 15, 25, 0), rec(2, 16, 30, 40, 20)];
     const preds = predictFromRecords(rs, records, { ...o, behaviour: { insertAt: "prefill", answersCached: true, inflightLocked: true } });
     // 1 was sent before 0's first token: a scheduler may prefill it first (SGLang's longest-prefix order), so 0 may find it.
-    expect(preds.get(0)).toMatchObject({ lower: 0, upper: 20 });
-    expect(preds.get(1)).toMatchObject({ lower: 0, upper: 20 });
+    // An infinite cache: certainly nothing for 1 (0 in prefill), at most 0's prefix: its ceiling.
+    expect(preds.get(0)).toMatchObject({ lower: 0, upper: 20, infinite: 0, ceiling: 20 });
+    expect(preds.get(1)).toMatchObject({ lower: 0, upper: 20, infinite: 0, ceiling: 20 });
     expect(preds.get(2)).toMatchObject({ lower: 20, upper: 20 });
     // A server that may cache a prompt only when it ends: 0 had not ended when 2 was sent.
     expect(predictFromRecords(rs, records, o).get(2)).toMatchObject({ lower: 0, upper: 20 });
@@ -62,7 +63,7 @@ describe("the replay's predictions", () => {
   });
 
   test("judge and totals", () => {
-    const p = { infinite: 20, lower: 10, upper: 25, evictionLoss: 10 };
+    const p = { infinite: 20, ceiling: 25, lower: 10, upper: 25, evictionLoss: 10 };
     expect(judge(rec(0, 0, 1, 2, 10), p).verdict).toBe("ok");
     expect(judge(rec(0, 0, 1, 2, 9), p).verdict).toBe("short");
     expect(judge(rec(0, 0, 1, 2, 26), p).verdict).toBe("over");
