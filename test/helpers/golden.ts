@@ -78,7 +78,7 @@ export async function runGolden(run: GoldenRun): Promise<string> {
 }
 
 /** Keys added on purpose since the recording (at any depth): present in the new lines only. */
-const ADDED_KEYS = new Set<string>([
+export const ADDED_KEYS = new Set<string>([
   "schema_version",
   // The run's options echo (issue 37, 39): the limits read from a server (--sse-line-max-mib, --control-body-max-mib)
   // and warmbench's own Prometheus exposition (--serve-metrics), echoed as every option is.
