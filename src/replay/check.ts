@@ -23,7 +23,13 @@ export interface Prediction {
 /** The model's expectation as the replay reports it; null: no server is known for the request, so none is made. */
 export function predictionOf(x: Expectation | undefined): Prediction | null {
   if (x === undefined) return null;
-  return { infinite: x.infiniteGuaranteed, ceiling: x.infinitePossible, lower: x.guaranteed, upper: x.possible, evictionLoss: Math.max(0, x.infiniteGuaranteed - x.guaranteed) };
+  return {
+    infinite: x.infiniteGuaranteed,
+    ceiling: x.infinitePossible,
+    lower: x.guaranteed,
+    upper: x.possible,
+    evictionLoss: Math.max(0, x.infiniteGuaranteed - x.guaranteed),
+  };
 }
 
 /** ok: within [lower, upper]; short: below lower (unexplained); over: above upper; unreported: no cached tokens. */

@@ -559,7 +559,10 @@ export const KEYS = {
       jct_ms: field(nullable(AGENTIC_SPREAD), "Job completion time: a session's first send to its last end, ms; null: none measured."),
       jobs_per_hour: field(nullable(num()), "Sessions whose every request ended, per hour of the replay; null: none measured."),
       session_hit_ratio: field(nullable(AGENTIC_SPREAD), "Per session: cached tokens reported / prompt tokens of its requests that reported them."),
-      session_ceiling_hit_ratio: field(nullable(AGENTIC_SPREAD), "Per session: the most an infinite cache could give (in-flight prefill counted) / the same prompt tokens: its ceiling."),
+      session_ceiling_hit_ratio: field(
+        nullable(AGENTIC_SPREAD),
+        "Per session: the most an infinite cache could give (in-flight prefill counted) / the same prompt tokens: its ceiling.",
+      ),
       turns_per_session: field(nullable(AGENTIC_SPREAD), "Requests per session, every chain's."),
       subagent_concurrency: field(nullable(AGENTIC_SPREAD), "Per session: the most chains (root included) with a request in flight at once."),
       ttft_by_context_tokens: field(

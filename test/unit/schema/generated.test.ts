@@ -66,7 +66,12 @@ test("the sweep's key lists are the table's: the script's first, gates and workl
   const replicaOwn: readonly string[] = REPLICA_KEYS;
   const recorded = new Set(GOLDEN_RUNS.flatMap((run) => readJsonl(join(GOLDEN_DIR, `${run.name}.jsonl`), { validate: false }).flatMap((l) => Object.keys(l))));
   const accounted = (k: string) =>
-    recorded.has(k) || ADDED_KEYS.has(k) || ["repeat", "probe", "window"].includes(k) || replayOwn.includes(k) || fidelityOwn.includes(k) || replicaOwn.includes(k);
+    recorded.has(k) ||
+    ADDED_KEYS.has(k) ||
+    ["repeat", "probe", "window"].includes(k) ||
+    replayOwn.includes(k) ||
+    fidelityOwn.includes(k) ||
+    replicaOwn.includes(k);
   expect(NUMERIC_KEYS.filter((k) => !accounted(k))).toEqual([]);
   expect(NUMERIC_KEYS.filter((k) => !recorded.has(k) && ADDED_KEYS.has(k)) as string[]).toContain("retried_connections");
   // The groups' keys: all but the route and the per-replica list, the trace replay's ttft_by_cached_fraction, the
