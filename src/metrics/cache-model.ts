@@ -84,6 +84,8 @@ interface Walk {
 
 interface Ref {
   owner: number;
+  /** When its owner was sent (a prior sequence: when it was touched). */
+  sentMs: number;
   nodes: Ints;
   pages: Ints;
   certain: boolean;
@@ -249,8 +251,8 @@ export function expectCache(requests: readonly ModelRequest[], prior: readonly C
   const beh = o.behaviour;
   const trie = new SegmentTrie();
   const refs: Ref[] = [];
-  const mk = (owner: number, walked: Walk, certain: boolean, a: number, b: number, pa: number, pb: number): Ref => {
-    const ref = { owner, nodes: walked.nodes, pages: walked.pages, certain, a, b, pa, pb };
+  const mk = (owner: number, sentMs: number, walked: Walk, certain: boolean, a: number, b: number, pa: number, pb: number): Ref => {
+    const ref = { owner, sentMs, nodes: walked.nodes, pages: walked.pages, certain, a, b, pa, pb };
     refs.push(ref);
     return ref;
   };
@@ -258,11 +260,13 @@ export function expectCache(requests: readonly ModelRequest[], prior: readonly C
   const firstSend = requests.reduce((t, r) => Math.min(t, r.startMs), 0);
   prior.forEach((seq, k) => {
     const at = firstSend - 1 - (prior.length - k);
-    mk(-1, trie.walk(seq, B, P, Math.floor(seq.length / P) * P), true, at, at, at, at);
+    mk(-1, at, trie.walk(seq, B, P, Math.floor(seq.length / P) * P), true, at, at, at, at);
   });
 
   const prefillOnly = beh.insertAt === "prefill";
   const lockable = beh.inflightLocked !== false;
+  // First come, first served: nothing a request sent later does comes before a request's match.
+  const fcfs = beh.order === "fcfs";
   const answers = beh.answersCached !== false;
   const paths = new Map<number, Walk>();
   for (const r of requests) {
@@ -279,14 +283,14 @@ export function expectCache(requests: readonly ModelRequest[], prior: readonly C
     // The prompt is touched at its match and its insertion (by its first token, or its end), and again at its end
     // where the answer is cached with it (or its pages stay locked until then).
     const lastTouch = prefillOnly && !lockable && !answers ? f : e;
-    mk(r.key, prompt, got && (prefillOnly || r.ok), s, prefillOnly ? f : e, s, lastTouch);
+    mk(r.key, s, prompt, got && (prefillOnly || r.ok), s, prefillOnly ? f : e, s, lastTouch);
     if (answers && got && r.generated >= 2) {
       // The answer is cached with its prompt when the request ends: both are touched then (after its first token).
       const certain = beh.answersCached === true && r.ok;
       const extra = Math.floor((r.prompt.length + r.generated - 1) / P) - Math.floor(r.prompt.length / P);
       const walked =
         r.finished !== undefined ? trie.walk(r.finished, B, P, Math.floor(r.finished.length / P) * P) : withAnswer(prompt, trie.fresh(), Math.max(0, extra));
-      mk(r.key, walked, certain, f, e, f, e);
+      mk(r.key, s, walked, certain, f, e, f, e);
     }
   }
 
@@ -314,19 +318,19 @@ export function expectCache(requests: readonly ModelRequest[], prior: readonly C
     pages: number;
   }
   const chainOf = (nodes: Ints, pages: Ints, depths: readonly number[], n: number): Chain => ({
-    ref: { owner: -2, nodes: nodes.slice(0, n), pages: pages.slice(0, n), certain: true, a: 0, b: 0, pa: 0, pb: 0 },
+    ref: { owner: -2, sentMs: 0, nodes: nodes.slice(0, n), pages: pages.slice(0, n), certain: true, a: 0, b: 0, pa: 0, pb: 0 },
     depth: depths[n - 1]!,
     node: nodes[n - 1]!,
     pages: pages[n - 1]!,
   });
   /** The chain with what other requests may have touched after t and before fMs can overflow the capacity. */
-  const mayOverflow = (owner: number, chain: Chain, t: number, fMs: number): boolean => {
+  const mayOverflow = (owner: number, sentMs: number, chain: Chain, t: number, fMs: number): boolean => {
     counter.reset();
     counter.add(chain.ref);
     if (counter.total > capacityPages) return true;
     for (let k = lastBelow(byPa, (ref) => ref.pa, fMs); k >= 0 && maxPbUpTo[k]! > t; k--) {
       const ref = byPa[k]!;
-      if (ref.owner === owner || ref.pb <= t) continue;
+      if (ref.owner === owner || ref.pb <= t || (fcfs && ref.sentMs > sentMs)) continue;
       counter.add(ref, chain.depth, chain.node, chain.pages);
       if (counter.total > capacityPages) return true;
     }
@@ -398,7 +402,10 @@ export function expectCache(requests: readonly ModelRequest[], prior: readonly C
     // Possible: pages any other request may have touched before the match's latest moment (first token), with the
     // latest possible time of that touch: those begun before the send, and those sent while it waited.
     const during: Ref[] = [];
-    for (let k = lastBelow(byPa, (ref) => ref.pa, fMs); k >= 0 && byPa[k]!.pa >= s; k--) if (byPa[k]!.owner !== r.key) during.push(byPa[k]!);
+    for (let k = lastBelow(byPa, (ref) => ref.pa, fMs); k >= 0 && byPa[k]!.pa >= s; k--) {
+      const ref = byPa[k]!;
+      if (ref.owner !== r.key && !(fcfs && ref.sentMs > s)) during.push(ref);
+    }
     /** [pages of segment j's first w a touch covers (at most w), the latest possible time of a touch covering them]. */
     const latestTouch = (j: number, w: number): [number, number] | null => {
       const node = path.nodes[j]!;
@@ -441,7 +448,7 @@ export function expectCache(requests: readonly ModelRequest[], prior: readonly C
     const gHeld = (k: number, c: number): boolean => {
       if (c === 0) return true;
       const t = Math.min(k > 0 ? gTimes[k - 1]! : Infinity, done.best(gNodes[k]!, c)![1]);
-      return !mayOverflow(r.key, chainTo(gNodes, gPages, gDepths, k, c), t, fMs);
+      return !mayOverflow(r.key, s, chainTo(gNodes, gPages, gDepths, k, c), t, fMs);
     };
     const g = longestPassing(gTimes.length, (k) => gHeld(k, gPages[k]!));
     const gPart = g < gTimes.length ? longestPassing(gPages[g]!, (c) => gHeld(g, c + 1)) : 0;

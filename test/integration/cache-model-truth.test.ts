@@ -33,6 +33,8 @@ const VARIANTS: Variant[] = (["prefill", "finish"] as const).flatMap((insertAt) 
   [true, false].flatMap((answers) => [false, true].map((locked) => ({ insertAt, answers, locked }))),
 );
 const nameOf = (v: Variant) => `insert=${v.insertAt},answers=${v.answers ? "cached" : "uncached"},inflight=${v.locked ? "locked" : "evictable"}`;
+/** The mock's behaviour as --server-cache states it: the variant, and first come first served (it matches a prompt on arrival). */
+const statedOf = (v: Variant) => `${nameOf(v)},order=fcfs`;
 const mockOf = (v: Variant): Partial<MockOptions> => ({ insertAt: v.insertAt, noOutputCache: !v.answers, inflightPages: v.locked ? "locked" : "evictable" });
 
 let n = 0;
@@ -136,7 +138,7 @@ describe("sweeps on one server, every behaviour, caches from a quarter of the wo
         for (const stated of [true, false]) {
           const { urls, truths } = await servers(1, { ...mockOf(v), cacheTokens });
           const tag = `sweep-${nameOf(v)}-${share}-${stated ? "stated" : "unknown"}`;
-          const { lines, details } = await sweep(urls, stated ? ["--server-cache", nameOf(v)] : [], tag);
+          const { lines, details } = await sweep(urls, stated ? ["--server-cache", statedOf(v)] : [], tag);
           await Bun.sleep(150); // the mock appends its truth every 100 ms
           const j = judge(details, truthOf(truths), tag);
           expect(lines.every((l: any) => l.cache_check === "ok")).toBe(true);
@@ -155,7 +157,7 @@ test("one request at a time under cache pressure (cache 1x, concurrency 1): ever
     const { urls, truths } = await servers(1, { ...mockOf(v), cacheTokens: WORKING_SET_TOKENS });
     const tag = `serial-${nameOf(v)}`;
     const serial = SWEEP.map((a, k) => (SWEEP[k - 1] === "--max-concurrency" ? "1" : a));
-    const { details } = await sweep(urls, ["--server-cache", nameOf(v)], tag, serial);
+    const { details } = await sweep(urls, ["--server-cache", statedOf(v)], tag, serial);
     await Bun.sleep(150);
     const j = judge(details, truthOf(truths), tag);
     expect([tag, j.widthPct]).toEqual([tag, 0]);
@@ -170,7 +172,7 @@ describe("sweeps over three replicas, every route", () => {
         for (const share of [0.25, 2]) {
           const { urls, truths } = await servers(3, { ...mockOf(v), cacheTokens: Math.round(WORKING_SET_TOKENS * share) });
           const tag = `replicas-${route}-${nameOf(v)}-${share}`;
-          const { lines, details } = await sweep(urls, ["--route", route, "--server-cache", nameOf(v)], tag);
+          const { lines, details } = await sweep(urls, ["--route", route, "--server-cache", statedOf(v)], tag);
           await Bun.sleep(150);
           const j = judge(details, truthOf(truths), tag);
           for (const l of lines) expect([tag, l.cache_check, l.loss_engine_tokens]).toEqual([tag, "ok", 0]);
@@ -198,7 +200,7 @@ describe("sweeps over three replicas, every route", () => {
       "--working-set",
       "4",
       "--server-cache",
-      nameOf(VARIANTS[0]!),
+      statedOf(VARIANTS[0]!),
       "--output-file",
       out,
       "--request-details",
@@ -238,7 +240,7 @@ async function judgedRun(kind: "multiturn" | "replay", v: Variant, replicas: num
     "--verify-cache",
     "strict",
     "--server-cache",
-    nameOf(v),
+    statedOf(v),
     "--output-file",
     out,
     "--request-details",

@@ -369,7 +369,7 @@ const WORKLOAD_FLAGS = [
   ),
   text(
     "server-cache",
-    "How the server's prefix cache behaves, for the client's cache model: insert=prefill|finish, answers=cached|uncached, inflight=locked|evictable (comma-separated; what is not stated, the model brackets both ways)",
+    "How the server's prefix cache behaves, for the client's cache model: insert=prefill|finish, answers=cached|uncached, inflight=locked|evictable, order=fcfs|any (comma-separated; what is not stated, the model brackets both ways)",
     { ...MEASURING },
     { default: "unknown", bind: to("serverCache", (t, f) => parseCacheBehaviour(f, t)) },
   ),

@@ -62,10 +62,10 @@ const MOCK_CACHE = "insert=prefill,answers=cached,inflight=evictable";
 
 /** The cache model reads the stated behaviour; the run's options record what it was told (unknown: either way). */
 export const SERVER_CACHE: Entry = {
-  args: ["--server-cache", "insert=prefill,answers=cached"],
+  args: ["--server-cache", "insert=prefill,answers=cached,order=fcfs"],
   proof: (o, b) => {
     const told = (r: typeof o) => r.lines("o.jsonl").find((l) => l.run !== undefined)!.run.options.server_cache;
-    expect(told(o)).toEqual({ insert_at: "prefill", answers_cached: true, inflight_locked: "either" });
+    expect(told(o)).toEqual({ insert_at: "prefill", answers_cached: true, inflight_locked: "either", order: "fcfs" });
     expect(told(b)).toEqual({ insert_at: "either", answers_cached: "either", inflight_locked: "either" });
   },
 };

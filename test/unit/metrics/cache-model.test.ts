@@ -159,7 +159,8 @@ function sequenceOf(tokens: readonly number[], page: number, ids: Map<string, nu
   return { hashIds, length: tokens.length };
 }
 
-function scenario(seed: number, overlap: boolean, wholePrefixes = false): Scenario {
+/** `fcfs`: each request is matched no earlier than every request sent before it (first come, first served). */
+function scenario(seed: number, overlap: boolean, wholePrefixes = false, fcfs = false): Scenario {
   const rand = rng(seed);
   const page = 1 + Math.floor(rand() * 4);
   const groups = Array.from({ length: 1 + Math.floor(rand() * 4) }, (_, g) =>
@@ -167,6 +168,7 @@ function scenario(seed: number, overlap: boolean, wholePrefixes = false): Scenar
   );
   const requests: Served[] = [];
   let clock = 0;
+  let lastMatch = 0;
   const n = 4 + Math.floor(rand() * 20);
   for (let i = 0; i < n; i++) {
     const group = Math.floor(rand() * groups.length);
@@ -176,7 +178,8 @@ function scenario(seed: number, overlap: boolean, wholePrefixes = false): Scenar
     const output = Array.from({ length: 1 + Math.floor(rand() * 3 * page) }, (_, k) => 500_000 + i * 100 + k);
     clock += overlap ? rand() * 3 : 10;
     const s = clock;
-    const m = s + rand() * (overlap ? 2 : 1);
+    const m = Math.max(s + rand() * (overlap ? 2 : 1), fcfs ? lastMatch : 0);
+    lastMatch = m;
     const p = m + rand();
     const f = p + rand() * 0.5;
     const d = f + rand() * (overlap ? 4 : 1);
@@ -248,6 +251,32 @@ describe("cache model against an independent LRU server", () => {
       }
       expect(outside).toBe(0);
       console.log(`${name}: summed width ${width} of summed possible ${possible} (${((100 * width) / Math.max(1, possible)).toFixed(1)} %)`);
+    });
+
+    test(`${name}: first come first served, stated (order=fcfs): every truth in its range, the ranges narrower`, () => {
+      let outside = 0;
+      const width = { fcfs: 0, any: 0 };
+      for (let seed = 1; seed <= 300; seed++) {
+        const sc = scenario(seed * 7901 + BEHAVIOURS.indexOf(beh), true, seed % 2 === 0, true);
+        const truth = serve(sc, beh);
+        for (const [which, stated] of [
+          ["fcfs", { ...beh, order: "fcfs" }],
+          ["any", beh],
+        ] as const) {
+          const model = modelOf(sc, stated, seed % 2 === 0);
+          truth.forEach((t, i) => {
+            const x = model.get(i)!;
+            width[which] += x.possible - x.guaranteed;
+            if (t < x.guaranteed || t > x.possible) {
+              outside++;
+              if (outside <= 3) console.error(`seed ${seed} req ${i}: truth ${t} outside [${x.guaranteed}, ${x.possible}] (${JSON.stringify(stated)})`);
+            }
+          });
+        }
+      }
+      expect(outside).toBe(0);
+      expect(width.fcfs).toBeLessThan(width.any);
+      console.log(`${name}, first come first served: summed width ${width.fcfs} stated, ${width.any} with the order unstated`);
     });
 
     test(`${name}: prompts as a sweep's segments (a prefix of many pages, then their own): the truth in its range`, () => {
