@@ -171,12 +171,14 @@ export interface RunOptions extends DeclaredRunFields {
   warmReplicas?: "route" | "all";
   /**
    * --passport FILE: the cache geometry `warmbench passport` measured, used where the server states none (its page
-   * size, its capacity). Absent without the flag.
+   * size, its capacity) and where --server-cache does not say (whether answers are cached). Absent without the flag.
    */
   passport?: {
     file: string;
     pageSize: number | null;
     capacityTokens: number | null;
+    /** Whether the server caches an answer with its prompt, as measured; null: not measured. */
+    answersCached: boolean | null;
     engine: string | null;
     serverVersion: string | null;
     baseUrl: string | null;

@@ -4,7 +4,7 @@ import { log } from "../log.ts";
 import type { RunOptions } from "../config/options.ts";
 import type { ServerProfile } from "../backends/types.ts";
 
-/** What the server does not state, a passport measured (--passport): its page size, its cache capacity. */
+/** What the server does not state, a passport measured (--passport): its page size, its cache capacity (and, for the cache model, whether answers are cached: engine/model-behaviour.ts). */
 export function withPassport(server: ServerProfile, passport: RunOptions["passport"], baseUrl: string): ServerProfile {
   if (passport === undefined) return server;
   // Another engine or build has another geometry: its figures would be read as this server's.
@@ -34,6 +34,11 @@ export function withPassport(server: ServerProfile, passport: RunOptions["passpo
   if (server.info.cacheCapacityTokens === null && passport.capacityTokens !== null) {
     out.info.cacheCapacityTokens = passport.capacityTokens;
     log.info(`Cache capacity ${passport.capacityTokens} tokens from the passport ${passport.file} (the server states none)`);
+  }
+  if (passport.answersCached !== null) {
+    log.info(
+      `Answers ${passport.answersCached ? "cached" : "not cached"} with their prompts, from the passport ${passport.file} (the cache model's, unless --server-cache says)`,
+    );
   }
   return out;
 }

@@ -14,6 +14,7 @@ export interface PointContext extends ResetContext {
       RunOptions,
       | "baseUrl"
       | "serverCache"
+      | "passport"
       | "warmReplicas"
       | "replicas"
       | "fidelity"

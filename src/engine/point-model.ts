@@ -4,7 +4,7 @@
  * on - and every measured request's expected cached range on the server that served it (metrics/point-expectations.ts).
  * Producers only say how a request reads (the plan's CacheView); nothing else computes an expectation.
  */
-import { UNKNOWN_BEHAVIOUR } from "../config/cache-behaviour.ts";
+import { modelBehaviour } from "./model-behaviour.ts";
 import { expectPoint, modelCapacityOf, type RequestExpectation } from "../metrics/point-expectations.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import type { PointContext } from "./point-context.ts";
@@ -52,7 +52,7 @@ export function pointRanges(
     servers,
     pageSize: ctx.server.pageSize,
     blockSize: view.blockSize,
-    behaviour: ctx.opts.serverCache ?? UNKNOWN_BEHAVIOUR,
+    behaviour: modelBehaviour(ctx.opts),
   });
   if (view.history === undefined) return all;
   const mine = new Map<number, RequestExpectation>();

@@ -142,6 +142,7 @@ describe("a passport used: --passport FILE", () => {
       file,
       page_size: 32,
       capacity_tokens: 8000,
+      answers_cached: p.outputs_cached.value,
       engine: "vllm",
       server_version: p.server_version,
       base_url: mock.url,
@@ -172,6 +173,62 @@ describe("a passport used: --passport FILE", () => {
       "strict",
     ]);
     expect(guessed.code).toBe(4);
+  });
+
+  test("the cache model takes whether answers are cached from the passport: a conversation's ranges narrow, every truth in them", async () => {
+    const truth = join(dir, "answers-truth.jsonl");
+    const { r, p, mock } = await passport({ pageSize: 16, cacheTokens: 600, noOutputCache: true, truthFile: truth });
+    expect(r.code, r.stderr).toBe(0);
+    expect(p.outputs_cached).toMatchObject({ value: false, uncertainty: "exact" });
+    const file = join(dir, `p${n - 1}.json`);
+    const conversation = (tag: string, more: string[]) =>
+      runCli([
+        "multiturn",
+        "--model",
+        LLAMA2_TOKENIZER,
+        "--base-url",
+        mock.url,
+        "--num-clients",
+        "4",
+        "--num-rounds",
+        "4",
+        "--shared-system-tokens",
+        "32",
+        "--turn-tokens",
+        "48",
+        "--output-len",
+        "40",
+        "--settle",
+        "0",
+        "--verify-cache",
+        "strict",
+        "--output-file",
+        join(dir, `${tag}.jsonl`),
+        "--request-details",
+        join(dir, `${tag}-details.jsonl`),
+        ...more,
+      ]);
+    const width = (tag: string) => {
+      const served = new Map(readJsonl(truth).map((t: any) => [t.request_id, t.cached_tokens]));
+      let sum = 0;
+      for (const d of readJsonl(join(dir, `${tag}-details.jsonl`))) {
+        const t = served.get(d.request_id);
+        expect([d.request_id, t !== undefined]).toEqual([d.request_id, true]);
+        expect(t).toBeGreaterThanOrEqual(d.expected_cached_tokens_lower);
+        expect(t).toBeLessThanOrEqual(d.expected_cached_tokens_upper);
+        sum += d.expected_cached_tokens_upper - d.expected_cached_tokens_lower;
+      }
+      return sum;
+    };
+    const told = await conversation("answers-passport", ["--passport", file]);
+    expect(told.code, told.stderr).toBe(0);
+    expect(told.stderr).toContain(`Answers not cached with their prompts, from the passport ${file}`);
+    const unknown = await conversation("answers-unknown", []);
+    expect(unknown.code, unknown.stderr).toBe(0);
+    await Bun.sleep(250); // the mock appends its truth every 100 ms
+    const [withPassport, without] = [width("answers-passport"), width("answers-unknown")];
+    console.log(`a conversation's summed range width: ${withPassport} tokens with the passport's answers figure, ${without} without`);
+    expect(withPassport).toBeLessThan(without);
   });
 
   test("a file that is no passport is exit 2 before anything is sent", async () => {

@@ -379,11 +379,15 @@ const WORKLOAD_FLAGS = [
     { run: true },
     { default: "route", choices: ["route", "all"], bind: to("warmReplicas", chosen(["route", "all"] as const)) },
   ),
-  text("passport", "A cache passport (warmbench passport --output-file): its page size and capacity are used where the server states none", {
-    run: true,
-    multiturn: true,
-    replay: true,
-  }),
+  text(
+    "passport",
+    "A cache passport (warmbench passport --output-file): its page size and capacity are used where the server states none, whether it caches answers where --server-cache does not say",
+    {
+      run: true,
+      multiturn: true,
+      replay: true,
+    },
+  ),
   text(
     "replicas",
     "Behind a router at --base-url: the replicas' own URLs (A,B,...), used for the control plane only (flush, proof, warm, /server_info); the line gets a hit-loss ledger",

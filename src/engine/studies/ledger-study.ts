@@ -4,7 +4,7 @@
  * replicas as the point left them (metrics/hit-ledger.ts), the line's replica keys, and each request's terms in its
  * details.
  */
-import { UNKNOWN_BEHAVIOUR } from "../../config/cache-behaviour.ts";
+import { modelBehaviour } from "../model-behaviour.ts";
 import { hitLedger, ledgerTermsJson } from "../../metrics/hit-ledger.ts";
 import { ledgerKeys } from "../../metrics/ledger-keys.ts";
 import type { Study } from "../study.ts";
@@ -30,7 +30,7 @@ export const ledgerStudy: Study = {
       replicas: point.servers.map((s) => ({ url: s.url, capacityTokens: s.capacityTokens, warmed: s.prior })),
       pageSize: ctx.server.pageSize,
       blockSize: view.blockSize,
-      behaviour: ctx.opts.serverCache ?? UNKNOWN_BEHAVIOUR,
+      behaviour: modelBehaviour(ctx.opts),
       // The point's requests are accounted; the history before them is only modelled.
       reports: view.history === undefined ? undefined : reportsOf(point.measurement.records),
     });
