@@ -31,6 +31,7 @@ export function parsePassportFlag(raw: RawFlags): Pick<RunOptions, "passport"> {
       pageSize: figure(p.page_size_tokens?.value),
       capacityTokens: bounded ? null : figure(p.capacity_tokens?.value),
       answersCached: p.outputs_cached?.value ?? null,
+      insertAt: p.insert_at?.value ?? null,
       engine: text(p.engine),
       serverVersion: text(p.server_version),
       baseUrl: text(p.base_url),
@@ -59,7 +60,7 @@ function checkPassportFields(file: string, p: Partial<Passport>): void {
   if (p.server_version !== undefined && p.server_version !== null && typeof p.server_version !== "string")
     bad("server_version", p.server_version, "neither a version string nor null");
   if (p.base_url !== undefined && typeof p.base_url !== "string") bad("base_url", p.base_url, "not a URL");
-  const figureValue = (name: "page_size_tokens" | "capacity_tokens" | "outputs_cached"): unknown => {
+  const figureValue = (name: "page_size_tokens" | "capacity_tokens" | "outputs_cached" | "insert_at"): unknown => {
     const f = p[name] as unknown;
     if (f === undefined) return null;
     if (typeof f !== "object" || f === null || !("value" in f)) return bad(name, f, "not a passport figure ({value, method, uncertainty, why})");
@@ -75,4 +76,6 @@ function checkPassportFields(file: string, p: Partial<Passport>): void {
     bad("capacity_tokens.value", capacity, `not a positive integer of tokens up to ${MAX_CAPACITY_TOKENS} (--max-tokens' bound) or null`);
   const answers = figureValue("outputs_cached");
   if (answers !== null && typeof answers !== "boolean") bad("outputs_cached.value", answers, "neither true, false nor null");
+  const insertAt = figureValue("insert_at");
+  if (insertAt !== null && insertAt !== "prefill" && insertAt !== "finish") bad("insert_at.value", insertAt, 'neither "prefill", "finish" nor null');
 }

@@ -171,7 +171,7 @@ export interface RunOptions extends DeclaredRunFields {
   warmReplicas?: "route" | "all";
   /**
    * --passport FILE: the cache geometry `warmbench passport` measured, used where the server states none (its page
-   * size, its capacity) and where --server-cache does not say (whether answers are cached). Absent without the flag.
+   * size, its capacity) and where --server-cache does not say (whether answers are cached, when a prompt is). Absent without the flag.
    */
   passport?: {
     file: string;
@@ -179,6 +179,8 @@ export interface RunOptions extends DeclaredRunFields {
     capacityTokens: number | null;
     /** Whether the server caches an answer with its prompt, as measured; null: not measured. */
     answersCached: boolean | null;
+    /** When a prompt's pages enter the cache, as measured; null: not measured. */
+    insertAt: "prefill" | "finish" | null;
     engine: string | null;
     serverVersion: string | null;
     baseUrl: string | null;

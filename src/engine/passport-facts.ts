@@ -40,5 +40,10 @@ export function withPassport(server: ServerProfile, passport: RunOptions["passpo
       `Answers ${passport.answersCached ? "cached" : "not cached"} with their prompts, from the passport ${passport.file} (the cache model's, unless --server-cache says)`,
     );
   }
+  if (passport.insertAt !== null) {
+    log.info(
+      `A prompt cached at ${passport.insertAt === "prefill" ? "its prefill's end" : "its finish"}, from the passport ${passport.file} (the cache model's, unless --server-cache says)`,
+    );
+  }
   return out;
 }

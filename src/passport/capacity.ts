@@ -28,7 +28,7 @@ async function fill(ctx: PassportContext, draws: PromptDraws, tokens: number, ch
  * "not cached" when the server said nothing.
  */
 class Unreported extends Error {}
-const UNREPORTED = "the server reports no cached tokens, so nothing about its cache can be seen from outside";
+export const UNREPORTED = "the server reports no cached tokens, so nothing about its cache can be seen from outside";
 
 /** The cached tokens an answer reported (its device part where tiers are reported); throws Unreported when none. */
 function reported(a: { cachedTokens: number; cachedDeviceTokens: number }): { device: number; total: number } {

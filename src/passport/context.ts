@@ -34,6 +34,10 @@ export interface Answer {
   /** The first tier's part of them; -1: the server reports no tiers. */
   cachedDeviceTokens: number;
   ttftMs: number;
+  /** When it was sent, its first token came and it ended, on the client's clock (ms). */
+  startMs: number;
+  firstTokenMs: number;
+  endMs: number;
   /** The generated ids (null when the server streams none, or one token was asked). */
   outputIds: Uint32Array | null;
 }
@@ -55,6 +59,9 @@ export async function ask(ctx: PassportContext, ids: Uint32Array, maxNewTokens =
     cachedTokens: rec.cachedTokens,
     cachedDeviceTokens: rec.cachedDeviceTokens,
     ttftMs: rec.ttftMs,
+    startMs: rec.startMs,
+    firstTokenMs: rec.ok ? rec.startMs + rec.ttftMs : 0,
+    endMs: rec.startMs + rec.latencyMs,
     outputIds: outputIds === null || outputIds.approximate ? null : outputIds.ids,
   };
 }

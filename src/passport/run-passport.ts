@@ -1,7 +1,8 @@
 /**
  * `warmbench passport`: the server's cache geometry measured from outside (docs/guides/passport.md). Prepared as any
  * run (tokenizer, backend, preflight), then: page size; for a shared paged cache its capacity, a second tier, whether
- * answers are cached, the eviction order and (with --idle-wait) idle expiry; for llama.cpp its slots. Bounded by
+ * answers are cached, when a prompt's pages enter it, the eviction order and (with
+ * --idle-wait) idle expiry; for llama.cpp its slots. Bounded by
  * --max-tokens (the capacity search reports a lower bound past it). Nothing here renders or writes.
  */
 import { log } from "../log.ts";
@@ -12,6 +13,7 @@ import { PASSPORT_KIND, PASSPORT_VERSION, type Passport, type PassportFigure } f
 import { VERSION } from "../version.ts";
 import { flush, PromptDraws, type PassportContext } from "./context.ts";
 import { measureCapacity, measureEviction, measureIdleExpiry, measureOutputsCached, measureSecondTier } from "./capacity.ts";
+import { measureInsertAt } from "./insert-at.ts";
 import { measurePageSize } from "./page-size.ts";
 import { measureSlots } from "./slots.ts";
 
@@ -104,6 +106,11 @@ export async function runPassport(opts: PassportOptions, signal?: AbortSignal): 
     soFar.push(`capacity ${said(capacity)}`, `second tier ${said(secondTier)}`, `eviction ${said(eviction)}`);
     log.info("Checking whether answers are cached ...");
     const outputs = await measureOutputsCached(ctx, draws, page);
+    log.info("Checking when a prompt's pages enter the cache ...");
+    const insertAt = perSlot
+      ? notMeasured<"prefill" | "finish">("insert at", "a slot caches its sequence as it runs; the slots figure says what it keeps")
+      : await measureInsertAt(ctx, draws, page);
+    soFar.push(`answers cached ${said(outputs)}`, `insert at ${said(insertAt)}`);
     const idle = await measureIdleExpiry(ctx, draws, page, opts.idleWaitS);
     await flush(ctx);
     return {
@@ -117,6 +124,7 @@ export async function runPassport(opts: PassportOptions, signal?: AbortSignal): 
       page_size_tokens: pageSize,
       capacity_tokens: capacity,
       outputs_cached: outputs,
+      insert_at: insertAt,
       eviction,
       idle_expiry: idle,
       second_tier: secondTier,

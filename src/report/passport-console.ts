@@ -25,6 +25,7 @@ export function renderPassport(p: Passport): string {
     ...figure("Page size (tokens):", p.page_size_tokens, String),
     ...figure("Capacity (tokens):", p.capacity_tokens, String),
     ...figure("Answers cached:", p.outputs_cached, (v) => (v ? "yes" : "no")),
+    ...(p.insert_at === undefined ? [] : figure("Prompt cached at:", p.insert_at, (v) => (v === "prefill" ? "its prefill's end" : "its finish"))),
     ...figure("Eviction order:", p.eviction, (v) => v.toUpperCase()),
     ...figure("Idle expiry:", p.idle_expiry, (v) => (v === "none_within_wait" ? "none within the wait" : "expired within the wait")),
     ...figure("Second tier:", p.second_tier, (v) =>

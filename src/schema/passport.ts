@@ -30,6 +30,8 @@ export interface Passport {
   capacity_tokens: PassportFigure<number>;
   /** Whether a finished request's answer is cached beside its prompt. */
   outputs_cached: PassportFigure<boolean>;
+  /** When a prompt's pages enter the cache: at its prefill's end, or only when it ends (absent: an older passport). */
+  insert_at?: PassportFigure<"prefill" | "finish">;
   /** Which entry goes first when the cache is full: lru, fifo or other. */
   eviction: PassportFigure<"lru" | "fifo" | "other">;
   /** Whether an idle entry survives --idle-wait seconds. */

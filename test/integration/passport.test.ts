@@ -66,6 +66,19 @@ describe("a passport recovers the mock's cache geometry", () => {
     }, 120_000);
   }
 
+  test("when a prompt enters the cache: at its prefill's end or only at its finish, from a mock of each (answers at 5 ms a token)", async () => {
+    for (const insertAt of ["prefill", "finish"] as const) {
+      const { r, p } = await passport({ pageSize: 16, cacheTokens: 5000, itlMs: 5, insertAt });
+      expect(r.code, r.stderr).toBe(0);
+      expect([insertAt, p.insert_at.value, p.insert_at.uncertainty, p.insert_at.why]).toEqual([insertAt, insertAt, "exact", null]);
+      expect(r.stdout).toContain(`Prompt cached at:`);
+    }
+    // Answers streamed at once end before the second prompt is answered: not measured, and why.
+    const { p } = await passport({ pageSize: 16, cacheTokens: 5000 });
+    expect(p.insert_at.value).toBeNull();
+    expect(p.insert_at.why).toMatch(/the order cannot be told|before the first answer's first token/);
+  }, 120_000);
+
   test("a cache larger than --max-tokens is reported as a lower bound, and the search stays within it", async () => {
     const { r, p } = await passport({ pageSize: 16, cacheTokens: 100_000 }, ["--max-tokens", "8000"]);
     expect(r.code).toBe(0);
@@ -143,6 +156,7 @@ describe("a passport used: --passport FILE", () => {
       page_size: 32,
       capacity_tokens: 8000,
       answers_cached: p.outputs_cached.value,
+      insert_at: p.insert_at.value,
       engine: "vllm",
       server_version: p.server_version,
       base_url: mock.url,

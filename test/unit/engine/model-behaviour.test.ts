@@ -3,11 +3,12 @@ import { describe, expect, test } from "bun:test";
 import { parseCacheBehaviour, UNKNOWN_BEHAVIOUR } from "../../../src/config/cache-behaviour.ts";
 import { modelBehaviour } from "../../../src/engine/model-behaviour.ts";
 
-const passport = (answersCached: boolean | null) => ({
+const passport = (answersCached: boolean | null, insertAt: "prefill" | "finish" | null = null) => ({
   file: "p.json",
   pageSize: 16,
   capacityTokens: 4000,
   answersCached,
+  insertAt,
   engine: null,
   serverVersion: null,
   baseUrl: null,
@@ -26,8 +27,14 @@ describe("modelBehaviour", () => {
   });
 
   test("what --server-cache states wins over the passport", () => {
-    const stated = parseCacheBehaviour("server-cache", "answers=uncached");
-    expect(modelBehaviour({ serverCache: stated, passport: passport(true) })).toEqual(stated);
+    const stated = parseCacheBehaviour("server-cache", "answers=uncached,insert=finish");
+    expect(modelBehaviour({ serverCache: stated, passport: passport(true, "prefill") })).toEqual(stated);
+  });
+
+  test("the passport's insert figure where --server-cache does not say", () => {
+    expect(modelBehaviour({ passport: passport(null, "finish") })).toEqual({ ...UNKNOWN_BEHAVIOUR, insertAt: "finish" });
+    const stated = parseCacheBehaviour("server-cache", "answers=cached");
+    expect(modelBehaviour({ serverCache: stated, passport: passport(false, "prefill") })).toEqual({ ...stated, insertAt: "prefill" });
   });
 
   test("order=fcfs and order=any parse; another order is one usage line naming the choices", () => {
