@@ -195,33 +195,12 @@ describe("a passport used: --passport FILE", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(p.outputs_cached).toMatchObject({ value: false, uncertainty: "exact" });
     const file = join(dir, `p${n - 1}.json`);
-    const conversation = (tag: string, more: string[]) =>
-      runCli([
-        "multiturn",
-        "--model",
-        LLAMA2_TOKENIZER,
-        "--base-url",
-        mock.url,
-        "--num-clients",
-        "4",
-        "--num-rounds",
-        "4",
-        "--shared-system-tokens",
-        "32",
-        "--turn-tokens",
-        "48",
-        "--output-len",
-        "40",
-        "--settle",
-        "0",
-        "--verify-cache",
-        "strict",
-        "--output-file",
-        join(dir, `${tag}.jsonl`),
-        "--request-details",
-        join(dir, `${tag}-details.jsonl`),
-        ...more,
-      ]);
+    // 4 conversations of 4 rounds, each answer 40 tokens (more than two pages): what a turn's answer leaves decides.
+    const shape = "--num-clients 4 --num-rounds 4 --shared-system-tokens 32 --turn-tokens 48 --output-len 40 --settle 0 --verify-cache strict";
+    const conversation = (tag: string, more: string[]) => {
+      const files = ["--output-file", join(dir, `${tag}.jsonl`), "--request-details", join(dir, `${tag}-details.jsonl`)];
+      return runCli(["multiturn", "--model", LLAMA2_TOKENIZER, "--base-url", mock.url, ...shape.split(" "), ...files, ...more]);
+    };
     const width = (tag: string) => {
       const served = new Map(readJsonl(truth).map((t: any) => [t.request_id, t.cached_tokens]));
       let sum = 0;
