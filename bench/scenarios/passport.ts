@@ -1,6 +1,7 @@
 /**
  * How long a passport takes and how exact it is: `warmbench passport` against mocks of known geometry (page sizes
- * 1, 16 and 64; capacities from 3000 to 100000 tokens; with and without a host tier; answers cached or not).
+ * 1, 16 and 64; capacities from 3000 to 100000 tokens; with and without a host tier; answers cached or not; a prompt
+ * cached at its prefill's end or only at its finish).
  * Measured per mock: each figure against the truth, the requests sent and the wall time.
  */
 import { mkdtempSync, readFileSync } from "node:fs";
@@ -16,13 +17,15 @@ interface Case {
   capacity: number;
   host: number;
   outputs: boolean;
+  insertAt: "prefill" | "finish";
 }
 
 const CASES: Case[] = [
-  { name: "page 1, 3000 tokens", page: 1, capacity: 3000, host: 0, outputs: true },
-  { name: "page 16, 20000 tokens", page: 16, capacity: 20000, host: 0, outputs: true },
-  { name: "page 64, 100000 tokens, answers not cached", page: 64, capacity: 100000, host: 0, outputs: false },
-  { name: "page 16, 8000 tokens, host tier 16000", page: 16, capacity: 8000, host: 16000, outputs: true },
+  { name: "page 1, 3000 tokens", page: 1, capacity: 3000, host: 0, outputs: true, insertAt: "prefill" },
+  { name: "page 16, 20000 tokens", page: 16, capacity: 20000, host: 0, outputs: true, insertAt: "prefill" },
+  { name: "page 64, 100000 tokens, answers not cached", page: 64, capacity: 100000, host: 0, outputs: false, insertAt: "prefill" },
+  { name: "page 16, 8000 tokens, host tier 16000", page: 16, capacity: 8000, host: 16000, outputs: true, insertAt: "prefill" },
+  { name: "page 16, 20000 tokens, prompts cached at finish", page: 16, capacity: 20000, host: 0, outputs: true, insertAt: "finish" },
 ];
 
 export async function runPassportScenario(ctx: BenchContext): Promise<ScenarioResult> {
@@ -45,6 +48,8 @@ export async function runPassportScenario(ctx: BenchContext): Promise<ScenarioRe
       "--prefill-us-per-token",
       "5",
       ...(c.outputs ? [] : ["--no-output-cache"]),
+      "--insert-at",
+      c.insertAt,
     ]);
     const file = join(dir, `${rows.length}.json`);
     try {
@@ -62,6 +67,7 @@ export async function runPassportScenario(ctx: BenchContext): Promise<ScenarioRe
         capacity <= c.capacity &&
         capacity > c.capacity - c.page - 1 &&
         p.outputs_cached.value === c.outputs &&
+        p.insert_at?.value === c.insertAt &&
         p.second_tier.value?.present === c.host > 0;
       within.push(ok);
       rows.push([
@@ -70,6 +76,7 @@ export async function runPassportScenario(ctx: BenchContext): Promise<ScenarioRe
         fmt(capacity, 0),
         capacity === null ? "n/a" : `${fmt(((capacity - c.capacity) / c.capacity) * 100, 2)} %`,
         String(p?.outputs_cached.value ?? "n/a"),
+        String(p?.insert_at?.value ?? "n/a"),
         String(p?.eviction.value ?? "n/a"),
         String(p?.second_tier.value?.present ?? "n/a"),
         fmt(p?.second_tier.value?.total_capacity_tokens ?? null, 0),
@@ -83,7 +90,8 @@ export async function runPassportScenario(ctx: BenchContext): Promise<ScenarioRe
   }
   const targets: TargetCheck[] = [
     {
-      target: "every figure recovered: the page size exactly, the capacity within one page, answers cached or not, the host tier present or not",
+      target:
+        "every figure recovered: the page size exactly, the capacity within one page, answers cached or not, a prompt cached at prefill or at finish, the host tier present or not",
       measured: `${within.filter(Boolean).length} of ${within.length} mocks`,
       pass: within.every(Boolean),
     },
@@ -97,6 +105,7 @@ export async function runPassportScenario(ctx: BenchContext): Promise<ScenarioRe
       "capacity (tokens)",
       "capacity vs truth",
       "answers cached",
+      "prompt cached at",
       "eviction",
       "second tier",
       "both tiers (tokens)",
