@@ -58,6 +58,8 @@ export const FORGED_PASSPORTS: Readonly<Record<string, Record<string, unknown>>>
   PASSPORT_SERVER_VERSION_NULL: { server_version: null },
   PASSPORT_SERVER_VERSION_OTHER: { server_version: "0.0.1-other" },
   PASSPORT_ENGINE_OTHER: { engine: "llama.cpp" },
+  PASSPORT_ANSWERS_TEXT: { outputs_cached: { value: "yes", method: "forged", uncertainty: "exact", why: null } },
+  PASSPORT_INSERT_OTHER: { insert_at: { value: "sometime", method: "forged", uncertainty: "exact", why: null } },
 };
 
 /** run --passport {name}: exit 2, the line naming the file and the field (or what the server is instead). */
@@ -109,6 +111,13 @@ export const BAD_INPUTS: readonly BadInput[] = [
     args: [...RUN, "--cache-tolerance", "0.05"],
     exit: 2,
     message: "--cache-tolerance 0.05: write the percent sign (5%)",
+  },
+  {
+    command: "run",
+    what: "a scheduling order the cache model does not know",
+    args: [...RUN, "--server-cache", "order=lpm"],
+    exit: 2,
+    message: '--server-cache: "order=lpm": order is one of fcfs, any',
   },
   { command: "run", what: "a settle of 30 years", args: [...RUN, "--settle", "1e9"], exit: 2, message: "--settle 1000000000: above the most warmbench takes" },
   // Server telemetry (issue 39).
@@ -367,6 +376,8 @@ export const BAD_INPUTS: readonly BadInput[] = [
   forged("PASSPORT_VERSION_2", "a forged passport (version 2)", "version is 2, not a passport version this warmbench reads (1)"),
   forged("PASSPORT_SERVER_VERSION_NUMBER", "a forged passport (a server_version that is a number)", "server_version is 7, neither a version string nor null"),
   forged("PASSPORT_ENGINE_EMPTY", "a forged passport (an empty engine name)", 'engine is "", not an engine name'),
+  forged("PASSPORT_ANSWERS_TEXT", 'a forged passport (answers cached "yes")', 'outputs_cached.value is "yes", neither true, false nor null'),
+  forged("PASSPORT_INSERT_OTHER", 'a forged passport (a prompt cached at "sometime")', 'insert_at.value is "sometime", neither "prefill", "finish" nor null'),
   // Well formed, but of another server: refused at the preflight, still before any generation request.
   forged(
     "PASSPORT_SERVER_VERSION_NULL",
