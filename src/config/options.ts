@@ -171,7 +171,8 @@ export interface RunOptions extends DeclaredRunFields {
   warmReplicas?: "route" | "all";
   /**
    * --passport FILE: the cache geometry `warmbench passport` measured, used where the server states none (its page
-   * size, its capacity) and where --server-cache does not say (whether answers are cached, when a prompt is). Absent without the flag.
+   * size, its capacity) and where --server-cache does not say (whether answers are cached, when a prompt is).
+   * Absent without the flag.
    */
   passport?: {
     file: string;

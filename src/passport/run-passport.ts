@@ -1,9 +1,9 @@
 /**
  * `warmbench passport`: the server's cache geometry measured from outside (docs/guides/passport.md). Prepared as any
  * run (tokenizer, backend, preflight), then: page size; for a shared paged cache its capacity, a second tier, whether
- * answers are cached, when a prompt's pages enter it, the eviction order and (with
- * --idle-wait) idle expiry; for llama.cpp its slots. Bounded by
- * --max-tokens (the capacity search reports a lower bound past it). Nothing here renders or writes.
+ * answers are cached, when a prompt's pages enter it, the eviction order and (with --idle-wait) idle expiry; for
+ * llama.cpp its slots. Bounded by --max-tokens (the capacity search reports a lower bound past it). Nothing here
+ * renders or writes.
  */
 import { log } from "../log.ts";
 import { isInterrupt } from "../interrupt.ts";

@@ -100,17 +100,17 @@ export function agenticKeys(
     if (list.length === plannedPerSession.get(instance)) completed++;
     let prompt = 0;
     let observed = 0;
-    let infinite = 0;
+    let ceilingTokens = 0;
     for (const { rec } of list) {
       const c = checked.get(rec.index);
       if (!rec.ok || rec.cachedTokens < 0 || c === undefined) continue;
       prompt += rec.promptLen;
       observed += rec.cachedTokens;
-      infinite += c.ceiling;
+      ceilingTokens += c.ceiling;
     }
     if (prompt > 0) {
       hit.push(observed / prompt);
-      ceiling.push(infinite / prompt);
+      ceiling.push(ceilingTokens / prompt);
     }
   }
   return {

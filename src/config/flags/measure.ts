@@ -381,7 +381,7 @@ const WORKLOAD_FLAGS = [
   ),
   text(
     "passport",
-    "A cache passport (warmbench passport --output-file): its page size and capacity are used where the server states none, whether it caches answers where --server-cache does not say",
+    "A cache passport (warmbench passport --output-file): its page size and capacity are used where the server states none; whether answers are cached and when a prompt is, where --server-cache does not say",
     {
       run: true,
       multiturn: true,
