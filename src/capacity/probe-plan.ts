@@ -3,7 +3,8 @@
  * its request count (--num-prompts, or --duration's arrivals at the rate) - with nothing written by the session
  * itself (the search writes its probe lines).
  */
-import type { CapacityOptions, SearchMode } from "../config/capacity-options.ts";
+import type { CapacityOptions } from "../config/capacity-options.ts";
+import type { SearchMode } from "../config/capacity-defaults.ts";
 import type { RunOptions } from "../config/options.ts";
 import type { SearchPoint } from "../engine/session.ts";
 

@@ -4,7 +4,8 @@
  * before anything is sent.
  */
 import { UsageError } from "../errors.ts";
-import { CAPACITY_DEFAULTS as c, type CapacityOptions, type CapacityRequirement, type SearchMode } from "../config/capacity-options.ts";
+import type { CapacityOptions, CapacityRequirement } from "../config/capacity-options.ts";
+import { CAPACITY_DEFAULTS as c, type SearchMode } from "../config/capacity-defaults.ts";
 import type { RunOptions } from "../config/options.ts";
 import { GATE_OPS } from "../schema/gate.ts";
 import { parseGates } from "../gates/parse.ts";

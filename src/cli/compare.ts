@@ -9,7 +9,7 @@ import { EXIT, UsageError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { RawFlags } from "../config/flag-values.ts";
 import { type ParsedFlags, write } from "./command.ts";
-import { COMPARE_DEFAULTS } from "../config/options.ts";
+import { COMPARE_DEFAULTS } from "../config/defaults.ts";
 import { checkOutputWritable } from "../output/jsonl-file.ts";
 import { writeArtifact } from "../output/results-writer.ts";
 import { appendStepSummary } from "../output/step-summary.ts";

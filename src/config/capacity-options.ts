@@ -1,19 +1,7 @@
-/** `warmbench capacity`'s defaults and validated options (parsed in src/cli/capacity-options.ts). */
+/** `warmbench capacity`'s validated options (parsed in src/cli/capacity-options.ts). */
 import type { RunOptions } from "./options.ts";
-
-export const CAPACITY_DEFAULTS = {
-  search: "rate",
-  pcts: "0,90",
-  /** Enough for a p99 with a couple of samples beyond it (a p99 of 100 requests is their largest but one). */
-  probeRequests: 200,
-  precision: "5%",
-  confirm: 2,
-  start: "auto",
-  bracket: { rate: [0.1, 10_000], concurrency: [1, 4096] },
-} as const;
-
-export const SEARCH_MODES = ["rate", "concurrency"] as const;
-export type SearchMode = (typeof SEARCH_MODES)[number];
+import type { DeclaredFields } from "./flags/declared-fields.ts";
+import type { ClientDecl } from "./flags/index.ts";
 
 /** `--require VALUE[@pct OP N]`: a capacity floor at the pcts its scope holds. */
 export interface CapacityRequirement {
@@ -23,18 +11,13 @@ export interface CapacityRequirement {
   pct: { op: "<=" | ">=" | "==" | "!=" | "<" | ">"; value: number } | null;
 }
 
-export interface CapacityOptions {
+/**
+ * The search's own declarations' fields (what run's options do not hold: the search mode, the probe's size, the
+ * precision, the confirmations, the start), typed by their parsers; the probes' workload is run's options.
+ */
+export interface CapacityOptions extends Omit<DeclaredFields<ClientDecl, "capacity">, keyof RunOptions> {
   /** The probes' workload as run takes it: one pct, one working set, the load set per probe. */
   run: RunOptions;
-  search: SearchMode;
-  probeRequests: number;
-  /** --duration (rate only): arrivals per probe last this long instead of a request count. */
-  probeDurationS: number | null;
-  /** A fraction (0.05). */
-  precision: number;
-  confirm: number;
-  /** null: auto. */
-  start: number | null;
   bracket: [number, number];
   require: CapacityRequirement[];
 }

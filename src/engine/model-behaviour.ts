@@ -6,7 +6,7 @@
 import { UNKNOWN_BEHAVIOUR, type CacheBehaviour } from "../config/cache-behaviour.ts";
 import type { RunOptions } from "../config/options.ts";
 
-export function modelBehaviour(opts: Pick<RunOptions, "serverCache" | "passport">): CacheBehaviour {
+export function modelBehaviour(opts: Partial<Pick<RunOptions, "serverCache" | "passport">>): CacheBehaviour {
   const stated = opts.serverCache ?? UNKNOWN_BEHAVIOUR;
   const answers = opts.passport?.answersCached ?? null;
   const insertAt = opts.passport?.insertAt ?? null;

@@ -15,7 +15,6 @@ export interface PointContext extends ResetContext {
       | "baseUrl"
       | "serverCache"
       | "passport"
-      | "warmReplicas"
       | "replicas"
       | "fidelity"
       | "extraRequestBody"
@@ -25,7 +24,8 @@ export interface PointContext extends ResetContext {
       | "seed"
     > &
     Partial<Pick<RunOptions, "gates">> &
-    // Every parser-first flag's field reaches the studies without naming it here (absent in a context built by hand).
+    // Every declared flag's field reaches the studies without naming it here (absent in a context built by hand, or
+    // in a command that does not take the flag).
     Partial<DeclaredRunFields>;
   backend: Backend;
   ctl: Control;

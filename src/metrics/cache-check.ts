@@ -5,7 +5,7 @@
  */
 import type { RequestRecord } from "../schema/record.ts";
 import type { SweepRecord } from "../schema/lines.ts";
-import type { VerifyCacheMode } from "../config/options.ts";
+import type { VerifyCacheMode } from "../config/defaults.ts";
 
 /** ok: every check passed; mismatch: some did not; unreported: the server reports no cached tokens; off: not checked. */
 export type CacheStatus = SweepRecord["cache_check"];

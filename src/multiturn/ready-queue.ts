@@ -3,7 +3,7 @@
  * ready longest, `random` one drawn from a seeded stream (bench_multiturn.py's default), `round-robin` client ids in
  * turn - the reuse-distance knob: a client's next turn then waits for every other client's.
  */
-import type { ReadyQueuePolicy } from "../config/options.ts";
+import type { ReadyQueuePolicy } from "../config/defaults.ts";
 import type { PyRandom } from "../workload/rng.ts";
 
 export class ReadyQueue {

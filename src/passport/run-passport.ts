@@ -8,7 +8,9 @@
 import { log } from "../log.ts";
 import { isInterrupt } from "../interrupt.ts";
 import { prepareRun } from "../engine/prepare.ts";
-import type { RunOptions } from "../config/options.ts";
+import type { TargetFields } from "../config/options.ts";
+import type { DeclaredFields } from "../config/flags/declared-fields.ts";
+import type { ClientDecl } from "../config/flags/index.ts";
 import { PASSPORT_KIND, PASSPORT_VERSION, type Passport, type PassportFigure } from "../schema/passport.ts";
 import { VERSION } from "../version.ts";
 import { flush, PromptDraws, type PassportContext } from "./context.ts";
@@ -17,26 +19,8 @@ import { measureInsertAt } from "./insert-at.ts";
 import { measurePageSize } from "./page-size.ts";
 import { measureSlots } from "./slots.ts";
 
-export type PassportOptions = Pick<
-  RunOptions,
-  | "backend"
-  | "endpoint"
-  | "baseUrl"
-  | "urlCredentials"
-  | "apiKey"
-  | "tokenizer"
-  | "revision"
-  | "servedModelName"
-  | "extraRequestBody"
-  | "flushDeadlineS"
-  | "flushServerTimeoutS"
-  | "requestTimeoutS"
-  | "stallTimeoutS"
-  | "seed"
-  | "flush"
-  | "verifyCache"
-  | "pageSize"
-> & { maxTokens: number; idleWaitS: number };
+/** The passport's declarations' fields and the server target's. */
+export type PassportOptions = DeclaredFields<ClientDecl, "passport"> & TargetFields;
 
 const notMeasured = <T>(method: string, why: string): PassportFigure<T> => ({ value: null, method, uncertainty: null, why });
 

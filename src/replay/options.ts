@@ -1,38 +1,28 @@
 /** What `warmbench replay TRACE` runs with (parsed by src/cli/replay-options.ts; every problem there is exit 2). */
-import type { RunOptions } from "../config/options.ts";
+import type { RelatedFields, TargetFields } from "../config/options.ts";
+import type { DeclaredFields } from "../config/flags/declared-fields.ts";
+import type { ClientDecl } from "../config/flags/index.ts";
 import type { TraceOptions } from "./trace.ts";
 import type { TraceFormat } from "../workload/agentic/detect.ts";
-import type { JoinRule, SpawnRule } from "../workload/agentic/session-plan.ts";
-import type { DelayRule } from "../workload/agentic/session-schedule.ts";
+import type { SpawnRule } from "../workload/agentic/session-plan.ts";
 
 /** How an agentic corpus (WEKA, TraceLab) is scheduled: the named rules of src/workload/agentic, each recorded in the line. */
-export interface AgenticRules {
-  traceFormat: TraceFormat | "auto";
-  delay: DelayRule;
-  spawn: SpawnRule;
-  join: JoinRule;
-  /** Idle-gap cap, trace seconds; null: none. */
-  maxIdleS: number | null;
-  /** Session trees in flight at once; null: one per trace of the corpus. */
-  sessions: number | null;
-  startAt: { from: number; to: number } | null;
+export type AgenticRules = Pick<ReplayOptions, "traceFormat" | "delay" | "spawn" | "join" | "maxIdleS" | "sessions" | "startAt">;
+
+/**
+ * Replay's declarations' fields (the trace's slice gathered in `trace`), the server target's, and what several flags
+ * make (no shards: a replay is one process).
+ */
+export interface ReplayOptions
+  extends Omit<DeclaredFields<ClientDecl, "replay">, TraceFields | "numPrompts">,
+    TargetFields,
+    Omit<RelatedFields, "workers" | "shard" | "coordinator"> {
+  tracePath: string;
+  trace: TraceOptions;
 }
 
-export type ReplayOptions = Omit<
-  RunOptions,
-  "numPrompts" | "totalTokens" | "outputLen" | "pcts" | "workingSets" | "requestRates" | "burstiness" | "durationS" | "workers" | "shard" | "coordinator"
-> &
-  AgenticRules & {
-    tracePath: string;
-    trace: TraceOptions;
-    /** Scales the trace's timestamps: 0.1 sends ten times faster. */
-    timeScale: number;
-    /** Closed loop in trace order, --max-concurrency at once. */
-    ignoreTimestamps: boolean;
-    windowS: number;
-    /** Cache capacity for the LRU model; null: the server's (/server_info), or none. */
-    cacheTokens: number | null;
-  };
+/** The trace flags' fields, which a replay's options hold as its `trace`. */
+type TraceFields = "blockSize" | "skipInvalid" | "startS" | "durationS";
 
 /** `replay --analyze`: the trace alone. */
 export interface AnalyzeOptions {

@@ -5,7 +5,7 @@
  * (RUN_DEFAULTS.promptBufferBytes), which is what matters with 70k-token prompts.
  */
 import { BenchError } from "../errors.ts";
-import { RUN_DEFAULTS } from "../config/options.ts";
+import { RUN_DEFAULTS } from "../config/defaults.ts";
 import type { FromWorker, ToWorker, WirePrompt } from "./prompt-protocol.ts";
 
 /** A pct's shared part, as the worker drew it. */

@@ -1,8 +1,8 @@
 /**
- * How a declaration binds a flag to an option field: `bindTo<Options>()` gives the command's `to(field, parser)`
- * (and `to.raw(field, parse)`, where the flag's text alone is not enough), whose parser the compiler holds to the
- * field's type, so a declaration cannot fill a field wrong; the binding keeps the field's name and type, from which
- * the generic parser's result is typed (config/flags/bound.ts).
+ * How a declaration binds a flag to an option field: `bindField(field, parser)` (and `bindField.raw(field, parse)`,
+ * where the flag's text alone is not enough). The binding keeps the field's name and its parser's type, and the option
+ * types are derived from the declarations (config/flags/declared-fields.ts, config/options.ts): a flag brings its
+ * field, typed, to every command that takes it, and the generic parser (bound.ts) fills it.
  */
 import type { RawFlags } from "../flag-values.ts";
 import type { FlagBinding } from "./types.ts";
@@ -16,30 +16,7 @@ type ParseBinding<F extends string, V> = FlagBinding<F, V> & { parse: (raw: RawF
 
 const shaping = (shapesWorkload: boolean) => (shapesWorkload ? { shapesWorkload: true as const } : {});
 
-export const bindTo = <Options>() =>
-  Object.assign(
-    <K extends keyof Options & string>(field: K, value: (text: string, flag: string) => Options[K], shapesWorkload = false): ValueBinding<K, Options[K]> => ({
-      field,
-      value,
-      ...shaping(shapesWorkload),
-    }),
-    {
-      raw: <K extends keyof Options & string>(
-        field: K,
-        parse: (raw: RawFlags, env: Env) => Options[K],
-        shapesWorkload = false,
-      ): ParseBinding<K, Options[K]> => ({
-        field,
-        parse,
-        ...shaping(shapesWorkload),
-      }),
-    },
-  );
-
-/**
- * A binding whose field's type is its parser's, where the option type that holds the field lives above this layer
- * (replay's, the passport's): the command's parser is held to that type where it builds the options.
- */
+/** A binding whose field's type is its parser's (`V`): the option types read it from the declaration. */
 export const bindField = Object.assign(
   <const F extends string, V>(field: F, value: (text: string, flag: string) => V, shapesWorkload = false): ValueBinding<F, V> => ({
     field,

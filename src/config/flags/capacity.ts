@@ -5,13 +5,10 @@
  * --request-rate, --flush, --verify-cache would fight it. The request count is --num-prompts in every command (here:
  * per probe), the seconds of arrivals --duration (here: per probe).
  */
-import { CAPACITY_DEFAULTS as c, SEARCH_MODES, type CapacityOptions } from "../capacity-options.ts";
+import { CAPACITY_DEFAULTS as c, SEARCH_MODES } from "../capacity-defaults.ts";
 import { parseIntFlag, parseNumberFlag, parsePrecision } from "../flag-values.ts";
-import { bindTo, chosen } from "./binding.ts";
+import { bindField, chosen } from "./binding.ts";
 import type { FlagDecl } from "./types.ts";
-
-/** A flag bound to a capacity option field, its parser typed by the field. */
-const to = bindTo<CapacityOptions>();
 
 type More = Partial<Omit<FlagDecl, "name" | "type" | "help" | "commands">>;
 const text = <const M extends More = Record<never, never>>(name: string, help: string, more: M = {} as M) => ({
@@ -26,20 +23,20 @@ const DECLS = [
   text("search", "What to search: rate (open loop, latency from the intended send) or concurrency (closed loop)", {
     default: c.search,
     choices: SEARCH_MODES,
-    bind: to("search", chosen(SEARCH_MODES)),
+    bind: bindField("search", chosen(SEARCH_MODES)),
   }),
   text("precision", "Stop when the bracket [pass, fail] is this narrow, relative to its low end (a percent, e.g. 5%)", {
     default: c.precision,
-    bind: to("precision", (t) => parsePrecision(t)),
+    bind: bindField("precision", (t) => parsePrecision(t)),
   }),
   text("confirm", "Agreeing probes each end of the final bracket needs (of at most 2K-1)", {
     default: c.confirm,
-    bind: to("confirm", (t, f) => parseIntFlag(f, t, 1, 10)),
+    bind: bindField("confirm", (t, f) => parseIntFlag(f, t, 1, 10)),
   }),
   text("start", "The first load probed (req/s or requests), or auto: the throughput of a short closed-loop probe (rate), the server's slots (concurrency)", {
     default: c.start,
     // A number, or auto (null): checked against the --bracket by the command's parser.
-    bind: to("start", (t, f) => (t === "auto" ? null : parseNumberFlag(f, t, Number.NEGATIVE_INFINITY))),
+    bind: bindField("start", (t, f) => (t === "auto" ? null : parseNumberFlag(f, t, Number.NEGATIVE_INFINITY))),
   }),
   text("bracket", "LOW:HIGH loads the search stays within (default: 0.1:10000 req/s, or 1:4096 requests)"),
   text("require", "VALUE[@pct>=N]: exit 6 when a capacity found is below VALUE (at the pcts the scope holds); repeatable", { repeatable: true }),

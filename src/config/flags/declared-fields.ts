@@ -34,8 +34,7 @@ type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) exten
 
 /**
  * The fields declarations `D` fill for command `C`, each typed by its declaration's parser. Types only, importing no
- * declaration: an option type may take its fields from a group of declarations written parser-first (`bindField`)
- * without a cycle (config/options.ts, from the telemetry flags).
+ * declaration, so an option type takes its fields from the declarations without a cycle (config/options.ts).
  */
 export type DeclaredFields<D, C extends CommandName> = C extends CommandName
   ? UnionToIntersection<FieldOf<ViewIn<D, C>>> extends infer O

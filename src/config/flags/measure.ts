@@ -4,7 +4,7 @@
  * command takes with another meaning, help or default says so in that command's override.
  */
 import { ROUTE_POLICIES } from "../route-policies.ts";
-import { CAPACITY_DEFAULTS as c, type CapacityOptions } from "../capacity-options.ts";
+import { CAPACITY_DEFAULTS as c } from "../capacity-defaults.ts";
 import { FIDELITY_DEFAULTS } from "../fidelity-defaults.ts";
 import {
   BACKENDS,
@@ -15,12 +15,10 @@ import {
   READY_QUEUE_POLICIES,
   RUN_DEFAULTS as d,
   VERIFY_CACHE_MODES,
-  type MultiturnOptions,
-  type RunOptions,
-} from "../options.ts";
+} from "../defaults.ts";
 import type { FlagDecl, RefusedFlag } from "./types.ts";
 import { parseCacheBehaviour } from "../cache-behaviour.ts";
-import { bindTo, chosen } from "./binding.ts";
+import { bindField, chosen } from "./binding.ts";
 import {
   parseExtraBody,
   parseFraction,
@@ -54,12 +52,6 @@ const bool = <const C extends Commands, const M extends More = Record<never, nev
   commands,
   ...more,
 });
-/** Option fields a flag may fill (run's and multiturn's). */
-type Fields = RunOptions & MultiturnOptions;
-/** A flag bound to a run or multiturn option field, its parser typed by the field. */
-const to = bindTo<Fields>();
-/** A run flag bound, in `capacity`, to a capacity option field (the probe's size). */
-const toCapacity = bindTo<CapacityOptions>();
 /** A switch's value: true when given. */
 const switchOf =
   (name: string) =>
@@ -110,7 +102,7 @@ const TOKENIZER_FLAGS = [
       "Hugging Face revision for a repo-id tokenizer",
       { ...NET, ...CAP_PASS },
       // The demo's bundled tokenizer is a file: as run has it without the flag.
-      { default: d.revision, bind: to("revision", (t) => t), fixed: { demo: null } },
+      { default: d.revision, bind: bindField("revision", (t) => t), fixed: { demo: null } },
     ),
     "revision",
   ),
@@ -130,7 +122,7 @@ const SERVER_FLAGS = [
         replay: { help: "auto (ask the server), sglang (native /generate), vllm, llamacpp or openai (/v1/completions); token-id prompts" },
         ...CAP_PASS,
       },
-      { default: d.backend, choices: BACKENDS, bind: to("backend", chosen(BACKENDS)) },
+      { default: d.backend, choices: BACKENDS, bind: bindField("backend", chosen(BACKENDS)) },
     ),
     "backend",
   ),
@@ -146,7 +138,7 @@ const SERVER_FLAGS = [
       {
         default: d.endpoint,
         choices: ENDPOINTS,
-        bind: to("endpoint", chosen(ENDPOINTS)),
+        bind: bindField("endpoint", chosen(ENDPOINTS)),
         // The engine's own generation API, token ids in and out: conversations continue from the server's own ids, a
         // trace's blocks must reach the server as ids, the passport's answers check sends an answer back exactly.
         fixed: { multiturn: "auto", replay: "auto", passport: "auto" },
@@ -162,7 +154,7 @@ const SERVER_FLAGS = [
     "Bearer token for the server (else $SGLANG_API_KEY / $OPENAI_API_KEY); never printed",
     { ...NET, ...CAP_PASS },
     {
-      bind: to.raw("apiKey", (raw, env) => str(raw, "api-key") ?? env.SGLANG_API_KEY ?? env.OPENAI_API_KEY ?? null),
+      bind: bindField.raw("apiKey", (raw, env) => str(raw, "api-key") ?? env.SGLANG_API_KEY ?? env.OPENAI_API_KEY ?? null),
       // The demo's options are run's; what it takes no flag for is as run has it without the flag.
       fixed: { demo: null },
     },
@@ -172,7 +164,7 @@ const SERVER_FLAGS = [
     "Model name for the OpenAI backend (default: the first of /v1/models)",
     { ...NET, ...CAP_PASS },
     {
-      bind: to.raw("servedModelName", textOf("served-model-name"), true),
+      bind: bindField.raw("servedModelName", textOf("served-model-name"), true),
       fixed: { demo: null },
     },
   ),
@@ -186,7 +178,7 @@ const SERVER_FLAGS = [
       ...CAP,
     },
     {
-      bind: to.raw(
+      bind: bindField.raw(
         "pageSize",
         (raw) => {
           const v = str(raw, "page-size");
@@ -212,12 +204,12 @@ const WORKLOAD_FLAGS = [
         capacity: {
           help: "Requests per probe (a p99 needs about 100 or more)",
           default: c.probeRequests,
-          bind: toCapacity("probeRequests", (t, f) => parseIntFlag(f, t, 1)),
+          bind: bindField("probeRequests", (t, f) => parseIntFlag(f, t, 1)),
         },
       },
       {
         default: d.numPrompts,
-        bind: to("numPrompts", (t, f) => parseIntAtLeast(f, t, 1, 'no request would be measured (the script then stops with "All requests failed")')),
+        bind: bindField("numPrompts", (t, f) => parseIntAtLeast(f, t, 1, 'no request would be measured (the script then stops with "All requests failed")')),
       },
     ),
     "numPrompts",
@@ -229,7 +221,9 @@ const WORKLOAD_FLAGS = [
       { run: true, demo: { default: dd.totalTokens }, ...CAP },
       {
         default: d.totalTokens,
-        bind: to("totalTokens", (t, f) => parseIntAtLeast(f, t, 1, "every prompt would be empty, and a server cannot prefill or answer an empty prompt")),
+        bind: bindField("totalTokens", (t, f) =>
+          parseIntAtLeast(f, t, 1, "every prompt would be empty, and a server cannot prefill or answer an empty prompt"),
+        ),
       },
     ),
     "totalTokens",
@@ -246,7 +240,7 @@ const WORKLOAD_FLAGS = [
       },
       {
         default: d.outputLen,
-        bind: to("outputLen", (t, f) => parseIntAtLeast(f, t, 1, "without an output token there is no time to first token to measure (use 1 or more)")),
+        bind: bindField("outputLen", (t, f) => parseIntAtLeast(f, t, 1, "without an output token there is no time to first token to measure (use 1 or more)")),
       },
     ),
     "outputLen",
@@ -261,12 +255,16 @@ const WORKLOAD_FLAGS = [
         multiturn: {
           help: "Turns in flight at once (bench_multiturn's max-parallel); 0 = every client",
           default: md.maxConcurrency,
-          bind: to("maxConcurrency", (t, f) => parseIntAtLeast(f, t, 0, "a concurrency limit cannot be negative (0 means every client at once)", 65535), true),
+          bind: bindField(
+            "maxConcurrency",
+            (t, f) => parseIntAtLeast(f, t, 0, "a concurrency limit cannot be negative (0 means every client at once)", 65535),
+            true,
+          ),
         },
         replay: {
           help: "Requests in flight at most; 0 = no limit (--ignore-timestamps needs one)",
           default: 0,
-          bind: to("maxConcurrency", (t, f) => parseIntFlag(f, t, 0, 65535)),
+          bind: bindField("maxConcurrency", (t, f) => parseIntFlag(f, t, 0, 65535)),
         },
         capacity: {
           help: "--search rate: most requests in flight in a probe (0 = no limit, the open loop); --search concurrency: refused (the search sets it)",
@@ -275,7 +273,9 @@ const WORKLOAD_FLAGS = [
       },
       {
         default: d.maxConcurrency,
-        bind: to("maxConcurrency", (t, f) => parseIntAtLeast(f, t, 0, "a concurrency limit cannot be negative (0 means unlimited, as in the script)", 65535)),
+        bind: bindField("maxConcurrency", (t, f) =>
+          parseIntAtLeast(f, t, 0, "a concurrency limit cannot be negative (0 means unlimited, as in the script)", 65535),
+        ),
       },
     ),
     "maxConcurrency",
@@ -285,14 +285,14 @@ const WORKLOAD_FLAGS = [
       "pcts",
       "Comma-separated shared-prefix percentages to sweep",
       { run: true, demo: { default: dd.pcts }, capacity: { help: "Comma-separated shared-prefix percentages: one search each", default: c.pcts } },
-      { default: d.pcts, bind: to("pcts", (t) => parsePcts(t)) },
+      { default: d.pcts, bind: bindField("pcts", (t) => parsePcts(t)) },
     ),
     "pcts",
   ),
   shaped(
     text("request-rate", "Requests per second, or a comma list to sweep (one line per pct and rate); inf = next request when a slot is free", SWEEPS, {
       default: d.requestRate,
-      bind: to("requestRates", (t) => parseRequestRates(t)),
+      bind: bindField("requestRates", (t) => parseRequestRates(t)),
     }),
     "requestRates",
   ),
@@ -301,7 +301,7 @@ const WORKLOAD_FLAGS = [
       "burstiness",
       "Gamma shape of the gaps between arrivals: 1 = Poisson, larger = more regular, inf = evenly spaced",
       { ...SWEEPS, capacity: { help: "--search rate: gamma shape of the gaps between arrivals (1 = Poisson, inf = evenly spaced)" } },
-      { default: d.burstiness, bind: to("burstiness", (t, f) => parsePositive(f, t, "a gamma shape > 0 (1 = Poisson) or inf", true)) },
+      { default: d.burstiness, bind: bindField("burstiness", (t, f) => parsePositive(f, t, "a gamma shape > 0 (1 = Poisson) or inf", true)) },
     ),
     "burstiness",
   ),
@@ -316,10 +316,10 @@ const WORKLOAD_FLAGS = [
         capacity: {
           help: "--search rate: seconds of arrivals per probe, instead of --num-prompts",
           conflicts: { "num-prompts": "--num-prompts is the other way to size a probe; give one of them" },
-          bind: toCapacity("probeDurationS", (t, f) => parsePositive(f, t, "a number of seconds", false)),
+          bind: bindField("probeDurationS", (t, f) => parsePositive(f, t, "a number of seconds", false)),
         },
       },
-      { bind: to("durationS", (t, f) => parsePositive(f, t, "a number of seconds", false)) },
+      { bind: bindField("durationS", (t, f) => parsePositive(f, t, "a number of seconds", false)) },
     ),
     "durationS",
   ),
@@ -332,7 +332,7 @@ const WORKLOAD_FLAGS = [
         multiturn: {
           help: "Distinct system prompts (client c uses c mod K): cache pressure",
           default: md.workingSet,
-          bind: to(
+          bind: bindField(
             "workingSet",
             (t, f) => parseIntAtLeast(f, t, 1, "a working set holds at least one system prompt (1 = every client shares the same one)"),
             true,
@@ -371,13 +371,14 @@ const WORKLOAD_FLAGS = [
     "server-cache",
     "How the server's prefix cache behaves, for the client's cache model: insert=prefill|finish, answers=cached|uncached, inflight=locked|evictable, order=fcfs|any (comma-separated; what is not stated, the model brackets both ways)",
     { ...MEASURING },
-    { default: "unknown", bind: to("serverCache", (t, f) => parseCacheBehaviour(f, t)) },
+    { default: "unknown", bind: bindField("serverCache", (t, f) => parseCacheBehaviour(f, t)) },
   ),
   text(
     "warm-replicas",
     "With several --base-url replicas: warm each prefix where the route first sends it (route), or on every replica (all)",
     { run: true },
-    { default: "route", choices: ["route", "all"], bind: to("warmReplicas", chosen(["route", "all"] as const)) },
+    // The demo's one mock: as run has it without the flag.
+    { default: "route", choices: ["route", "all"], bind: bindField("warmReplicas", chosen(["route", "all"] as const)), fixed: { demo: null } },
   ),
   text(
     "passport",
@@ -463,7 +464,7 @@ const CONVERSATION_FLAGS = [
     "num-clients",
     "Conversations run side by side",
     { multiturn: true },
-    { default: md.numClients, bind: to("numClients", (t, f) => parseIntAtLeast(f, t, 1, "a conversation needs at least one client"), true) },
+    { default: md.numClients, bind: bindField("numClients", (t, f) => parseIntAtLeast(f, t, 1, "a conversation needs at least one client"), true) },
   ),
   text(
     "num-rounds",
@@ -471,41 +472,41 @@ const CONVERSATION_FLAGS = [
     { multiturn: true },
     {
       default: md.numRounds,
-      bind: to("numRounds", (t, f) => parseIntAtLeast(f, t, 1, "each client needs at least one round (turn) to be measured"), true),
+      bind: bindField("numRounds", (t, f) => parseIntAtLeast(f, t, 1, "each client needs at least one round (turn) to be measured"), true),
     },
   ),
   text(
     "turn-tokens",
     "New user tokens in every turn (bench_multiturn's sub-question-input-length)",
     { multiturn: true },
-    { default: md.turnTokens, bind: to("turnTokens", (t, f) => parseIntAtLeast(f, t, 1, "every user turn adds at least one new token"), true) },
+    { default: md.turnTokens, bind: bindField("turnTokens", (t, f) => parseIntAtLeast(f, t, 1, "every user turn adds at least one new token"), true) },
   ),
   text("first-turn-tokens", "New user tokens of the first turn (bench_multiturn's request-length; default: --turn-tokens)", { multiturn: true }),
   text(
     "shared-system-tokens",
     "A system prompt every conversation starts with (warmed before round 0)",
     { multiturn: true },
-    { default: md.sharedSystemTokens, bind: to("sharedSystemTokens", (t, f) => parseIntFlag(f, t, 0), true) },
+    { default: md.sharedSystemTokens, bind: bindField("sharedSystemTokens", (t, f) => parseIntFlag(f, t, 0), true) },
   ),
   bool(
     "round-barrier",
     "Hold round r until every client finished round r-1 (bench_multiturn's --enable-round-barrier)",
     { multiturn: true },
     {
-      bind: to.raw("roundBarrier", switchOf("round-barrier"), true),
+      bind: bindField.raw("roundBarrier", switchOf("round-barrier"), true),
     },
   ),
   text(
     "think-time",
     "Seconds a client waits between its turns: 0.5, exp:MEAN or uniform:LOW:HIGH",
     { multiturn: true },
-    { default: md.thinkTime, bind: to("thinkTime", (t) => parseThinkTime(t), true) },
+    { default: md.thinkTime, bind: bindField("thinkTime", (t) => parseThinkTime(t), true) },
   ),
   text(
     "ready-queue-policy",
     `Which ready client goes next: ${READY_QUEUE_POLICIES.join(", ")}`,
     { multiturn: true },
-    { default: md.readyQueuePolicy, choices: READY_QUEUE_POLICIES, bind: to("readyQueuePolicy", chosen(READY_QUEUE_POLICIES), true) },
+    { default: md.readyQueuePolicy, choices: READY_QUEUE_POLICIES, bind: bindField("readyQueuePolicy", chosen(READY_QUEUE_POLICIES), true) },
   ),
 ] as const;
 
@@ -517,14 +518,14 @@ const SHARED_FLAGS = [
     { ...MEASURING, ...CAP, passport: { help: "Seed of the passport's random prompts" } },
     {
       default: d.seed,
-      bind: to("seed", (t) => parseSeed(t), true),
+      bind: bindField("seed", (t) => parseSeed(t), true),
     },
   ),
   bool(
     "disable-ignore-eos",
     "Let requests stop at EOS (ignore_eos=false)",
     { ...MEASURING, ...CAP },
-    { bind: to.raw("disableIgnoreEos", switchOf("disable-ignore-eos"), true) },
+    { bind: bindField.raw("disableIgnoreEos", switchOf("disable-ignore-eos"), true) },
   ),
   text(
     "output-file",
@@ -536,14 +537,14 @@ const SHARED_FLAGS = [
       capacity: { help: "JSONL file to append every probe's line and one capacity line per pct" },
       passport: { help: "Write the passport as JSON to this file (replay and the replicas' ledger read it)" },
     },
-    { bind: to.raw("outputFile", textOf("output-file")) },
+    { bind: bindField.raw("outputFile", textOf("output-file")) },
   ),
   text(
     "extra-request-body",
     "JSON object merged into every request payload",
     { ...MEASURING, ...CAP_PASS },
     {
-      bind: to.raw("extraRequestBody", (raw) => parseExtraBody(str(raw, "extra-request-body") ?? "{}"), true),
+      bind: bindField.raw("extraRequestBody", (raw) => parseExtraBody(str(raw, "extra-request-body") ?? "{}"), true),
     },
   ),
   text(
@@ -554,7 +555,7 @@ const SHARED_FLAGS = [
       multiturn: { help: "Write every turn's token ids, one JSON line per turn, to this file" },
       replay: { help: "Write every request's token ids, one JSON line per request (its trace line and hash ids), to this file" },
     },
-    { bind: to.raw("dumpPrompts", textOf("dump-prompts")) },
+    { bind: bindField.raw("dumpPrompts", textOf("dump-prompts")) },
   ),
   text(
     "request-details",
@@ -564,7 +565,7 @@ const SHARED_FLAGS = [
       multiturn: { help: "Write one JSONL line per turn (timestamps, cached tokens per tier) to this file" },
       replay: { help: "Write one JSONL line per request (timestamps, cached tokens, the predicted range) to this file" },
     },
-    { bind: to.raw("requestDetails", textOf("request-details")) },
+    { bind: bindField.raw("requestDetails", textOf("request-details")) },
   ),
   text(
     "settle",
@@ -578,7 +579,7 @@ const SHARED_FLAGS = [
     },
     {
       default: d.settleMs / 1000,
-      bind: to("settleMs", (t, f) => parseNumberFlag(f, t, 0) * 1000),
+      bind: bindField("settleMs", (t, f) => parseNumberFlag(f, t, 0) * 1000),
     },
   ),
   // Not the demo's: its own mock is idle whenever it is flushed, so it never answers busy (refused below).
@@ -588,7 +589,7 @@ const SHARED_FLAGS = [
     { ...NET, ...CAP_PASS },
     {
       default: d.flushDeadlineS,
-      bind: to("flushDeadlineS", (t, f) => parseNumberFlag(f, t, 0)),
+      bind: bindField("flushDeadlineS", (t, f) => parseNumberFlag(f, t, 0)),
       fixed: { demo: null },
     },
   ),
@@ -598,7 +599,7 @@ const SHARED_FLAGS = [
     { ...MEASURING, ...CAP_PASS },
     {
       default: d.requestTimeoutS,
-      bind: to("requestTimeoutS", (t, f) => parseNumberFlag(f, t, 0.001), true),
+      bind: bindField("requestTimeoutS", (t, f) => parseNumberFlag(f, t, 0.001), true),
     },
   ),
   text(
@@ -607,7 +608,7 @@ const SHARED_FLAGS = [
     { ...MEASURING, ...CAP_PASS },
     {
       default: d.stallTimeoutS,
-      bind: to("stallTimeoutS", (t, f) => parseNumberFlag(f, t, 0.001), true),
+      bind: bindField("stallTimeoutS", (t, f) => parseNumberFlag(f, t, 0.001), true),
     },
   ),
   text(
@@ -616,7 +617,7 @@ const SHARED_FLAGS = [
     { ...MEASURING, ...CAP_PASS },
     {
       default: d.maxSseLineBytes / MIB,
-      bind: to("maxSseLineBytes", (t, f) => parseIntFlag(f, t, 1, 4096) * MIB, true),
+      bind: bindField("maxSseLineBytes", (t, f) => parseIntFlag(f, t, 1, 4096) * MIB, true),
     },
   ),
   text(
@@ -625,7 +626,7 @@ const SHARED_FLAGS = [
     { ...MEASURING, ...CAP_PASS },
     {
       default: d.maxControlBodyBytes / MIB,
-      bind: to("maxControlBodyBytes", (t, f) => parseIntFlag(f, t, 1, 4096) * MIB, true),
+      bind: bindField("maxControlBodyBytes", (t, f) => parseIntFlag(f, t, 1, 4096) * MIB, true),
     },
   ),
   text(
@@ -637,12 +638,12 @@ const SHARED_FLAGS = [
       replay: { help: "Cache flush before the first request: auto (the backend's way) or none" },
     },
     // The passport's flushes are proven by its measurements themselves; the preflight checks what it can reach.
-    { default: d.flush, choices: FLUSH_MODES, bind: to("flush", chosen(FLUSH_MODES)), fixed: { passport: "auto" } },
+    { default: d.flush, choices: FLUSH_MODES, bind: bindField("flush", chosen(FLUSH_MODES)), fixed: { passport: "auto" } },
   ),
   text("verify-cache", "Check cached tokens against the expected prefix: off, warn or strict (exit 4)", MEASURING, {
     default: d.verifyCache,
     choices: VERIFY_CACHE_MODES,
-    bind: to("verifyCache", chosen(VERIFY_CACHE_MODES)),
+    bind: bindField("verifyCache", chosen(VERIFY_CACHE_MODES)),
     fixed: { passport: "warn" },
   }),
   text(
@@ -658,7 +659,7 @@ const SHARED_FLAGS = [
     },
     {
       default: d.cacheTolerance,
-      bind: to("cacheTolerance", (t, f) => parseFraction(f, t)),
+      bind: bindField("cacheTolerance", (t, f) => parseFraction(f, t)),
     },
   ),
   bool(
@@ -668,7 +669,7 @@ const SHARED_FLAGS = [
       ...SWEEPS,
       multiturn: { help: "Exit 5 when the client itself was saturated (event-loop lag or JS-thread CPU) during a round" },
     },
-    { bind: to.raw("strict", switchOf("strict")), fixed: { replay: null } },
+    { bind: bindField.raw("strict", switchOf("strict")), fixed: { replay: null } },
   ),
   text("workers", "Processes on this machine sharing the load (this one included), or auto: one per 256 streams, up to cores-1", {
     ...SWEEPS,
@@ -702,20 +703,20 @@ const SHARED_FLAGS = [
       ...CAP_PASS,
     },
     {
-      bind: to.raw("quiet", switchOf("quiet")),
+      bind: bindField.raw("quiet", switchOf("quiet")),
     },
   ),
   bool(
     "keep-going",
     "When an output file fails mid-run (a full disk), measure the remaining points anyway (default: stop after the line being written; every line measured is kept; exit 9 either way)",
     { ...SWEEPS },
-    { bind: to.raw("keepGoing", switchOf("keep-going")) },
+    { bind: bindField.raw("keepGoing", switchOf("keep-going")) },
   ),
   bool(
     "verbose",
     "Show stack traces and debug logs",
     { ...MEASURING, ...CAP_PASS, report: true, compare: true, merge: true, history: true },
-    { bind: to.raw("verbose", switchOf("verbose")) },
+    { bind: bindField.raw("verbose", switchOf("verbose")) },
   ),
 ] as const;
 

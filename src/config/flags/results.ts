@@ -1,5 +1,5 @@
 /** Flags of the commands that read results files: `report`, `compare`, `merge`, `history` (and run's --history). */
-import { COMPARE_DEFAULTS } from "../options.ts";
+import { COMPARE_DEFAULTS } from "../defaults.ts";
 import type { FlagDecl } from "./types.ts";
 
 /** Where `history`, `run --history` and `compare history:...` keep runs without --db. */

@@ -5,7 +5,7 @@ import { parseMultiturnOptions } from "../../../src/cli/multiturn-options.ts";
 import { parseThinkTime } from "../../../src/config/flag-values.ts";
 import { multiturnInFlight } from "../../../src/config/options.ts";
 import { parseWorkingSets } from "../../../src/config/flag-values.ts";
-import { MULTITURN_DEFAULTS } from "../../../src/config/options.ts";
+import { MULTITURN_DEFAULTS } from "../../../src/config/defaults.ts";
 
 const parse = (flags: Record<string, string | boolean>) => parseMultiturnOptions({ model: "tok.json", ...flags }, {});
 

@@ -10,7 +10,7 @@ import { measure } from "../../../src/engine/measure.ts";
 import { noProgress } from "../../../src/engine/sink.ts";
 import { send, type RequestSource } from "../../../src/engine/send.ts";
 import { summarizePoint, type SummaryContext } from "../../../src/engine/summarize.ts";
-import { RUN_DEFAULTS } from "../../../src/config/options.ts";
+import { RUN_DEFAULTS } from "../../../src/config/defaults.ts";
 import { mockOptions } from "../../../src/mock/options.ts";
 import { startMockServer, type MockServer } from "../../../src/mock/server.ts";
 import { loadTokenizer } from "../../../src/workload/tokenizer.ts";
