@@ -40,6 +40,18 @@ export interface MeasureOptions extends Omit<SendOptions, "signal" | "startAtMs"
   announce?: string;
 }
 
+/**
+ * The measurement of some of a point's records (a replay's window of trace time): its clock from their intended
+ * sends to their last event. The server's counters covered the whole point, so a part (`whole` false) has no hit rate.
+ */
+export function partOfMeasurement(m: Measurement, records: RequestRecord[], whole: boolean): Measurement {
+  // Loops, not Math.min(...spread): a whole replay's records can be more than an engine takes as arguments.
+  const t0Ms = records.reduce((low, r) => Math.min(low, r.intendedMs), Infinity);
+  const endMs = records.reduce((high, r) => Math.max(high, r.lastEventMs > 0 ? r.lastEventMs : r.startMs + r.latencyMs), -Infinity);
+  const firstStartMs = records.reduce((low, r) => Math.min(low, r.startMs), Infinity);
+  return { ...m, records, t0Ms, durationS: Math.max(0, endMs - firstStartMs) / 1000, serverHitRate: whole ? m.serverHitRate : null };
+}
+
 /** Measures one point; `own` is this process's share (all of it without shards). */
 export async function measure(o: MeasureOptions): Promise<Measurement & { own: SendResult }> {
   const { ctx } = o;

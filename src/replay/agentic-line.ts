@@ -6,6 +6,7 @@
 import type { Measurement } from "../engine/measure.ts";
 import type { StudyResult } from "../engine/point-plan.ts";
 import type { CacheReset } from "../engine/reset-cache.ts";
+import type { WarmResult } from "../engine/warm.ts";
 import { summarizePoint, type PointSpec, type SummaryContext } from "../engine/summarize.ts";
 import type { SweepLine } from "../metrics/sweep-line.ts";
 import type { ScheduledRequest } from "../workload/agentic/session-schedule.ts";
@@ -20,6 +21,8 @@ export interface AgenticLineInput {
   /** Requests each session (replay instance) has, by instance: a session is complete when all of them ended. */
   plannedPerSession: ReadonlyMap<number, number>;
   reset: CacheReset;
+  /** The engine's warm of the point (an agentic replay's warm-up is its own requests, not a warm). */
+  warm: WarmResult;
   rules: Omit<AgenticRules, "traceFormat" | "sessions"> & { traceFormat: string; lanes: number; sessions: number; timeScale: number };
   blockSize: number;
   warmupRequests: number;
@@ -29,8 +32,6 @@ export interface AgenticLineInput {
   summary: SummaryContext;
   studies: readonly StudyResult[];
 }
-
-const NO_WARM = { cachedTokens: null, requests: 0 };
 
 export function agenticLine(i: AgenticLineInput): SweepLine {
   const records = i.m.records;
@@ -93,5 +94,5 @@ export function agenticLine(i: AgenticLineInput): SweepLine {
       },
     },
   };
-  return summarizePoint(spec, i.reset, NO_WARM, i.m, i.summary).record;
+  return summarizePoint(spec, i.reset, i.warm, i.m, i.summary).record;
 }

@@ -6,8 +6,9 @@
  * (as `replay --analyze` reports it), request_rate the trace's own (scaled) rate, so two runs of one trace pair up.
  */
 import { npMedian } from "../metrics/stats.ts";
-import type { Measurement } from "../engine/measure.ts";
+import { partOfMeasurement, type Measurement } from "../engine/measure.ts";
 import type { CacheReset } from "../engine/reset-cache.ts";
+import type { WarmResult } from "../engine/warm.ts";
 import { summarizePoint, type PointSpec, type SummaryContext } from "../engine/summarize.ts";
 import type { TtftMoments } from "../metrics/ttft-model.ts";
 import type { SweepLine } from "../metrics/sweep-line.ts";
@@ -23,14 +24,14 @@ export interface PointsInput {
   m: Measurement;
   checked: ReadonlyMap<number, CheckedRequest>;
   reset: CacheReset;
+  /** The engine's warm of the point (a replay warms nothing: what the engine says of no warm). */
+  warm: WarmResult;
   opts: Pick<ReplayOptions, "windowS" | "timeScale" | "ignoreTimestamps" | "seed">;
   capacityTokens: number | null;
   summary: SummaryContext;
   /** What the engine's studies found (the fidelity check, several replicas' ledger): on the whole replay's line. */
   studies: readonly StudyResult[];
 }
-
-const NO_WARM = { cachedTokens: null, requests: 0 };
 
 /** Buckets of the cached fraction: quartiles. */
 const QUARTILES = [0, 0.25, 0.5, 0.75, 1] as const;
@@ -167,19 +168,9 @@ function onePoint(i: PointsInput, records: RequestRecord[], at: Where): { record
       ttft_by_cached_fraction: ttftByCachedFraction(records),
     },
   };
-  // Loops, not Math.min(...spread): a whole replay's records can be more than an engine takes as arguments.
-  const t0Ms = records.reduce((low, r) => Math.min(low, r.intendedMs), Infinity);
-  const endMs = records.reduce((high, r) => Math.max(high, r.lastEventMs > 0 ? r.lastEventMs : r.startMs + r.latencyMs), -Infinity);
-  const firstStartMs = records.reduce((low, r) => Math.min(low, r.startMs), Infinity);
-  const m: Measurement = {
-    ...i.m,
-    records,
-    t0Ms,
-    durationS: Math.max(0, endMs - firstStartMs) / 1000,
-    // The server's counters cover the whole replay only.
-    serverHitRate: at.window === null ? i.m.serverHitRate : null,
-  };
-  const summary = summarizePoint(spec, i.reset, NO_WARM, m, i.summary);
+  // The server's counters cover the whole replay only.
+  const m = partOfMeasurement(i.m, records, at.window === null);
+  const summary = summarizePoint(spec, i.reset, i.warm, m, i.summary);
   const record = summary.record;
   return { record, fit: summary.sweepFit };
 }

@@ -248,6 +248,7 @@ export async function runAgenticReplay(
           checked,
           plannedPerSession,
           reset: prepared.reset,
+          warm: point.warm,
           rules,
           blockSize,
           warmupRequests: drove.records.length - measured.length,
