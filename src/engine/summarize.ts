@@ -74,7 +74,10 @@ export interface PointSpec {
 /** What summarizing needs of the run. */
 export interface SummaryContext extends ProvenanceContext {
   opts: ProvenanceContext["opts"] &
-    Pick<RunOptions, "maxConcurrency" | "outputLen" | "disableIgnoreEos" | "burstiness" | "durationS" | "verifyCache" | "cacheTolerance" | "gates">;
+    Pick<RunOptions, "maxConcurrency" | "outputLen" | "disableIgnoreEos" | "durationS" | "verifyCache" | "cacheTolerance" | "gates"> & {
+      /** The arrivals' gamma shape; null: they bring their own gaps (a trace's). */
+      burstiness: number | null;
+    };
   server: ProvenanceContext["server"] & Pick<ServerProfile, "pageSize">;
   tokenizer: ProvenanceContext["tokenizer"] & Pick<LoadedTokenizer, "countTokens" | "sha256" | "vocabSize">;
   backend: Pick<Backend, "name" | "promptEncoding">;

@@ -65,10 +65,9 @@ export function agenticLine(i: AgenticLineInput): SweepLine {
     first: true,
     ttftFitSoFar: null,
     studies: i.studies,
-    producerOwns: ["burstiness", "cache_shortfall_requests", "eviction", "expected_hit_ratio", "observed_hit_ratio"],
+    producerOwns: ["cache_shortfall_requests", "eviction", "expected_hit_ratio", "observed_hit_ratio"],
     producerKeys: {
       // The sessions bring their own gaps: no gamma shape.
-      burstiness: null,
       cache_shortfall_requests: t.checked > 0 ? t.short : null,
       eviction: t.checked > 0 ? t.observedShortfallTokens > 0 : null,
       expected_hit_ratio: reportedInput > 0 ? t.expectedLowerTokens / reportedInput : 0,

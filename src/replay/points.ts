@@ -148,10 +148,8 @@ function onePoint(i: PointsInput, records: RequestRecord[], at: Where): { record
     ttftFitSoFar: at.fit,
     studies: at.window === null ? i.studies : [],
     // The replay's own keys, and the cache verdict it computes from every request's predicted range.
-    producerOwns: ["burstiness", "cache_shortfall_requests", "eviction", "expected_hit_ratio", "observed_hit_ratio"],
+    producerOwns: ["cache_shortfall_requests", "eviction", "expected_hit_ratio", "observed_hit_ratio"],
     producerKeys: {
-      // A trace brings its own gaps: no gamma shape.
-      burstiness: null,
       // Below the request's own predicted lower bound, not below one typical value: what eviction (or worse) took.
       cache_shortfall_requests: t.checked > 0 ? t.short : null,
       eviction: t.checked > 0 ? t.observedShortfallTokens > 0 : null,

@@ -346,5 +346,5 @@ function corpusHash(corpus: readonly AgenticTrace[], blockSize: number, seed: bi
 /** The run options summarizePoint reads, as an agentic replay means them: the trace's own lengths and gaps. */
 function summaryOpts(opts: ReplayOptions, records: readonly RequestRecord[]) {
   const meanOut = records.length === 0 ? 0 : Math.round(records.reduce((a, r) => a + r.outputLen, 0) / records.length);
-  return { ...opts, outputLen: meanOut, burstiness: 1, durationS: null, gates: [], maxConcurrency: opts.maxConcurrency };
+  return { ...opts, outputLen: meanOut, burstiness: null, durationS: null, gates: [], maxConcurrency: opts.maxConcurrency };
 }

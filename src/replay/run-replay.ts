@@ -178,5 +178,5 @@ function fidelitySamples(
 /** The run options summarizePoint reads, as a replay means them: the trace's own lengths and gaps. */
 function summaryOpts(opts: ReplayOptions, requests: Trace["requests"]) {
   const meanOut = Math.round(requests.reduce((a, r) => a + r.outputLength, 0) / requests.length);
-  return { ...opts, outputLen: meanOut, burstiness: 1, durationS: null, gates: [], maxConcurrency: opts.maxConcurrency };
+  return { ...opts, outputLen: meanOut, burstiness: null, durationS: null, gates: [], maxConcurrency: opts.maxConcurrency };
 }
