@@ -6,6 +6,7 @@
 import type { Measurement } from "../engine/measure.ts";
 import type { StudyResult } from "../engine/point-plan.ts";
 import type { CacheReset } from "../engine/reset-cache.ts";
+import type { RequestExpectation } from "../metrics/point-expectations.ts";
 import type { WarmResult } from "../engine/warm.ts";
 import { summarizePoint, type PointSpec, type SummaryContext } from "../engine/summarize.ts";
 import type { SweepLine } from "../metrics/sweep-line.ts";
@@ -21,6 +22,8 @@ export interface AgenticLineInput {
   /** Requests each session (replay instance) has, by instance: a session is complete when all of them ended. */
   plannedPerSession: ReadonlyMap<number, number>;
   reset: CacheReset;
+  /** Each request's range from the one cache model (null: it does not apply). */
+  ranges: ReadonlyMap<number, RequestExpectation> | null;
   /** The engine's warm of the point (an agentic replay's warm-up is its own requests, not a warm). */
   warm: WarmResult;
   rules: Omit<AgenticRules, "traceFormat" | "sessions"> & { traceFormat: string; lanes: number; sessions: number; timeScale: number };
@@ -65,11 +68,10 @@ export function agenticLine(i: AgenticLineInput): SweepLine {
     first: true,
     ttftFitSoFar: null,
     studies: i.studies,
-    producerOwns: ["cache_shortfall_requests", "eviction", "expected_hit_ratio", "observed_hit_ratio"],
+    // The pressure keys from the one cache model's ranges, as a sweep line's; the hit ratios are the replay's own.
+    ranges: i.ranges,
+    producerOwns: ["expected_hit_ratio", "observed_hit_ratio"],
     producerKeys: {
-      // The sessions bring their own gaps: no gamma shape.
-      cache_shortfall_requests: t.checked > 0 ? t.short : null,
-      eviction: t.checked > 0 ? t.observedShortfallTokens > 0 : null,
       expected_hit_ratio: reportedInput > 0 ? t.expectedLowerTokens / reportedInput : 0,
       observed_hit_ratio: reportedInput > 0 ? t.observedTokens / reportedInput : null,
       block_size: i.blockSize,

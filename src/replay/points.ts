@@ -8,6 +8,7 @@
 import { npMedian } from "../metrics/stats.ts";
 import { partOfMeasurement, type Measurement } from "../engine/measure.ts";
 import type { CacheReset } from "../engine/reset-cache.ts";
+import type { RequestExpectation } from "../metrics/point-expectations.ts";
 import type { WarmResult } from "../engine/warm.ts";
 import { summarizePoint, type PointSpec, type SummaryContext } from "../engine/summarize.ts";
 import type { TtftMoments } from "../metrics/ttft-model.ts";
@@ -24,6 +25,8 @@ export interface PointsInput {
   m: Measurement;
   checked: ReadonlyMap<number, CheckedRequest>;
   reset: CacheReset;
+  /** Each request's range from the one cache model (null: it does not apply). */
+  ranges: ReadonlyMap<number, RequestExpectation> | null;
   /** The engine's warm of the point (a replay warms nothing: what the engine says of no warm). */
   warm: WarmResult;
   opts: Pick<ReplayOptions, "windowS" | "timeScale" | "ignoreTimestamps" | "seed">;
@@ -148,11 +151,10 @@ function onePoint(i: PointsInput, records: RequestRecord[], at: Where): { record
     ttftFitSoFar: at.fit,
     studies: at.window === null ? i.studies : [],
     // The replay's own keys, and the cache verdict it computes from every request's predicted range.
-    producerOwns: ["cache_shortfall_requests", "eviction", "expected_hit_ratio", "observed_hit_ratio"],
+    // The pressure keys from the one cache model's ranges, as a sweep line's; the hit ratios are the replay's own.
+    ranges: i.ranges,
+    producerOwns: ["expected_hit_ratio", "observed_hit_ratio"],
     producerKeys: {
-      // Below the request's own predicted lower bound, not below one typical value: what eviction (or worse) took.
-      cache_shortfall_requests: t.checked > 0 ? t.short : null,
-      eviction: t.checked > 0 ? t.observedShortfallTokens > 0 : null,
       // Over the requests that reported cached tokens, as observed_hit_ratio.
       expected_hit_ratio: reportedInput > 0 ? t.expectedLowerTokens / reportedInput : 0,
       observed_hit_ratio: reportedInput > 0 ? t.observedTokens / reportedInput : null,

@@ -248,6 +248,7 @@ export async function runAgenticReplay(
           checked,
           plannedPerSession,
           reset: prepared.reset,
+          ranges: point.ranges,
           warm: point.warm,
           rules,
           blockSize,

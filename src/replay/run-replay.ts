@@ -119,6 +119,7 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
         m: point.measurement,
         checked,
         reset: point.reset,
+        ranges: point.ranges,
         warm: point.warm,
         opts,
         capacityTokens,
