@@ -5,12 +5,8 @@
  * main one leaves the folder out) and on the same fixture read right, which must compile: else the first proves nothing.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { compileFixtures, errorLines, fixtureText as read, TYPE_FIXTURES as DIR } from "../../helpers/type-fixtures.ts";
 
-const ROOT = join(import.meta.dir, "..", "..", "..");
-const DIR = "test/fixtures/types";
-const TSC = join(ROOT, "node_modules", ".bin", "tsc");
 /** Each wrong read of option-fields-wrong.ts, and what option-fields-right.ts has instead. */
 const FIXES = [
   ["limit: number = fields.limitMs", "limit: number | null = fields.limitMs"],
@@ -20,14 +16,7 @@ const FIXES = [
   ["multiturn.numPrompts", "multiturn.numClients"],
 ] as const;
 
-const read = (name: string) => readFileSync(join(ROOT, DIR, name), "utf8");
-const results = Promise.all(
-  ["option-fields-wrong", "option-fields-right"].map(async (name) => {
-    const p = Bun.spawn([TSC, "--noEmit", "--pretty", "false", "-p", `${DIR}/tsconfig.${name}.json`], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
-    const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-    return { out: out + err, code };
-  }),
-);
+const results = compileFixtures(["option-fields-wrong", "option-fields-right"]);
 
 describe("option types from the declarations", () => {
   test("the two fixtures are one file but for the reads", () => {
@@ -39,7 +28,7 @@ describe("option types from the declarations", () => {
   test("a field read as another type, or one no declaration of the command binds, does not compile", async () => {
     const [wrong] = await results;
     expect(wrong!.code).not.toBe(0);
-    const errors = wrong!.out.split("\n").filter((l) => /^\S.*error TS\d+/.test(l));
+    const errors = errorLines(wrong!.out);
     const lines = read("option-fields-wrong.ts").split("\n");
     const at = (text: string) => errors.filter((e) => e.startsWith(`${DIR}/option-fields-wrong.ts(${lines.findIndex((l) => l.includes(text)) + 1},`));
     // One error a wrong read, on its own line; none elsewhere.

@@ -5,12 +5,8 @@
  * the folder out), and on the same fixture with the keys spelt right, which must compile: else the first proves nothing.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { compileFixtures, errorLines, fixtureText as read, TYPE_FIXTURES as DIR } from "../../helpers/type-fixtures.ts";
 
-const ROOT = join(import.meta.dir, "..", "..", "..");
-const DIR = "test/fixtures/types";
-const TSC = join(ROOT, "node_modules", ".bin", "tsc");
 /** Each wrong key of misspelt-key.ts, and what spelt-right.ts has instead. */
 const FIXES = [
   ["p99_ttft_msx", "p99_ttft_ms"],
@@ -18,15 +14,7 @@ const FIXES = [
   ['buildLine("round", { replay', 'buildLine("sweep", { replay'],
 ] as const;
 
-const read = (name: string) => readFileSync(join(ROOT, DIR, name), "utf8");
-/** Both fixtures at once (one tsc each, in parallel): stdout, exit code. */
-const results = Promise.all(
-  ["misspelt-key", "spelt-right"].map(async (name) => {
-    const p = Bun.spawn([TSC, "--noEmit", "--pretty", "false", "-p", `${DIR}/tsconfig.${name}.json`], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
-    const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-    return { out: out + err, code };
-  }),
-);
+const results = compileFixtures(["misspelt-key", "spelt-right"]);
 
 describe("buildLine's types", () => {
   test("the two fixtures are one file but for the keys", () => {
@@ -38,7 +26,7 @@ describe("buildLine's types", () => {
   test("a key its kind does not carry does not compile, the error naming it: in a literal, a spread variable, a variable", async () => {
     const [wrong] = await results;
     expect(wrong!.code).not.toBe(0);
-    const errors = wrong!.out.split("\n").filter((l) => /^\S.*error TS\d+/.test(l));
+    const errors = errorLines(wrong!.out);
     const lines = read("misspelt-key.ts").split("\n");
     const lineOf = (text: string) => lines.findIndex((l) => l.includes(text)) + 1;
     const at = (line: number) => errors.filter((e) => e.startsWith(`${DIR}/misspelt-key.ts(${line},`));
