@@ -67,6 +67,8 @@ export interface PointSpec {
   producerOwns?: readonly string[];
   /** Each request's range from the one cache model, where it judges the point (token-id prompts): the pressure keys read it. */
   ranges?: ReadonlyMap<number, RequestExpectation> | null;
+  /** The capacity the model evicted at where it is not the server's (replay's --cache-tokens): working_set_fits reads it. */
+  modelCapacityTokens?: number;
   /** What the engine's studies found of the point (run after its measurement): each one's keys are a group of the line. */
   studies?: readonly StudyResult[];
 }
@@ -120,7 +122,7 @@ export function summarizePoint(p: PointSpec, reset: CacheReset, warm: WarmResult
     () => expected.typical,
     p.workingSetTokens,
     { deviceTokens: server.info.cacheCapacityTokens, hostTokens: server.info.hostCacheCapacityTokens },
-    ranges === null ? undefined : { capacityTokens: modelCapacityOf(server.info), expectationOf: (r) => ranges.get(r.index) },
+    ranges === null ? undefined : { capacityTokens: p.modelCapacityTokens ?? modelCapacityOf(server.info), expectationOf: (r) => ranges.get(r.index) },
   );
   const tiers = tierStats(m.records);
   const intended = summarizeIntended(m.records, m.t0Ms);

@@ -24,6 +24,8 @@ export interface AgenticLineInput {
   reset: CacheReset;
   /** Each request's range from the one cache model (null: it does not apply). */
   ranges: ReadonlyMap<number, RequestExpectation> | null;
+  /** The capacity the model evicted at where it is not the server's (--cache-tokens). */
+  modelCapacityTokens: number | undefined;
   /** The engine's warm of the point (an agentic replay's warm-up is its own requests, not a warm). */
   warm: WarmResult;
   rules: Omit<AgenticRules, "traceFormat" | "sessions"> & { traceFormat: string; lanes: number; sessions: number; timeScale: number };
@@ -70,6 +72,7 @@ export function agenticLine(i: AgenticLineInput): SweepLine {
     studies: i.studies,
     // The pressure keys from the one cache model's ranges, as a sweep line's; the hit ratios are the replay's own.
     ranges: i.ranges,
+    modelCapacityTokens: i.modelCapacityTokens,
     producerOwns: ["expected_hit_ratio", "observed_hit_ratio"],
     producerKeys: {
       expected_hit_ratio: reportedInput > 0 ? t.expectedLowerTokens / reportedInput : 0,

@@ -30,7 +30,8 @@ export interface PointsInput {
   /** The engine's warm of the point (a replay warms nothing: what the engine says of no warm). */
   warm: WarmResult;
   opts: Pick<ReplayOptions, "windowS" | "timeScale" | "ignoreTimestamps" | "seed">;
-  capacityTokens: number | null;
+  /** The capacity the model evicted at where it is not the server's (--cache-tokens). */
+  modelCapacityTokens: number | undefined;
   summary: SummaryContext;
   /** What the engine's studies found (the fidelity check, several replicas' ledger): on the whole replay's line. */
   studies: readonly StudyResult[];
@@ -153,6 +154,7 @@ function onePoint(i: PointsInput, records: RequestRecord[], at: Where): { record
     // The replay's own keys, and the cache verdict it computes from every request's predicted range.
     // The pressure keys from the one cache model's ranges, as a sweep line's; the hit ratios are the replay's own.
     ranges: i.ranges,
+    modelCapacityTokens: i.modelCapacityTokens,
     producerOwns: ["expected_hit_ratio", "observed_hit_ratio"],
     producerKeys: {
       // Over the requests that reported cached tokens, as observed_hit_ratio.

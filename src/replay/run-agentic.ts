@@ -249,6 +249,7 @@ export async function runAgenticReplay(
           plannedPerSession,
           reset: prepared.reset,
           ranges: point.ranges,
+          modelCapacityTokens: opts.cacheTokens ?? undefined,
           warm: point.warm,
           rules,
           blockSize,

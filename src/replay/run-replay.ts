@@ -48,7 +48,6 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
   const { tokenizer, backend, server, runId, run } = session;
   if (backend.promptEncoding !== "token_ids") throw new BenchError(`replay sends token ids; the ${backend.name} backend sends text`);
   const requests = trace.requests;
-  const capacityTokens = opts.cacheTokens ?? server.info.cacheCapacityTokens ?? null;
   const canaryMax = Math.min(...requests.map((r) => r.inputLength));
   // No block starts with the flush proof's canary (it stays cached): a block could otherwise find one token cached.
   const canaryFirst = tokenizer.population.indexOf(canaryIds(server.pageSize, canaryMax, tokenizer.population)[0]!);
@@ -122,7 +121,7 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
         ranges: point.ranges,
         warm: point.warm,
         opts,
-        capacityTokens,
+        modelCapacityTokens: opts.cacheTokens ?? undefined,
         summary: { opts: summaryOpts(opts, requests), server, tokenizer, backend, runId, run },
         studies,
       });

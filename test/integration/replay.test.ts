@@ -197,6 +197,18 @@ describe("replay with the mock's cache below the working set", () => {
   }
 });
 
+describe("replay --cache-tokens", () => {
+  test("the line judges the working set against the capacity the model evicts at, not the server's", async () => {
+    const r = await replay({ cacheTokens: 100_000_000 }, ["--ignore-timestamps", "--max-concurrency", "1", "--cache-tokens", "1200"]);
+    if (r.code !== 0) console.error(r.stderr);
+    const whole = r.points.at(-1)!;
+    expect(whole.cache_capacity_tokens).toBe(100_000_000);
+    expect(whole.working_set_tokens).toBeGreaterThan(1200);
+    expect(whole.working_set_fits).toBe(false);
+    expect(whole.predicted_eviction_tokens).toBeGreaterThan(0);
+  });
+});
+
 describe("replay --analyze", () => {
   test("the infinite-cache hit ratio is the one this test computes from the hash ids", async () => {
     const out = join(dir, "analysis.json");
