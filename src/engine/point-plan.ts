@@ -126,6 +126,12 @@ export interface PointPlan<Line> {
   cache: CacheView | null;
   /** What the fidelity study asks of the point (--check-fidelity): its samples and their answers' length. */
   fidelity?: { samples(point: MeasuredPoint): FidelitySample[]; outputLen: number } | null;
+  /** How the point's lines are made, judged and sent out (the sweep's: the engine's own, engine/sweep-lines.ts). */
+  lines: PointLines<Line>;
+}
+
+/** How a point's measurement becomes its lines, how each is judged, and where they go. */
+export interface PointLines<Line> {
   /** The point's lines from its measurement and its studies' results. */
   build(point: MeasuredPoint, studies: readonly StudyResult[]): Line[];
   /** The gates of a line; absent: the run's gates judged on it. */

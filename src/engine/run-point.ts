@@ -5,6 +5,7 @@
  * replay runs) hand a PointPlan and get its lines back; none sequences these steps itself.
  */
 import { log } from "../log.ts";
+import type { RequestRecord } from "../schema/record.ts";
 import { evaluateGates } from "../gates/evaluate.ts";
 import { measure, type Measurement } from "./measure.ts";
 import type { PointContext } from "./point-context.ts";
@@ -22,6 +23,20 @@ import { warm, type WarmResult } from "./warm.ts";
 export interface PointOutcome<Line> {
   lines: Line[];
   point: MeasuredPoint;
+  /** This process's request that succeeded and ended last (its share, with shards); null: none (or a source that drove itself). */
+  lastFinished: number | null;
+}
+
+/** The index of the successful record whose last event came last. */
+function lastFinishedOf(records: readonly RequestRecord[]): number | null {
+  let endMs = -Infinity;
+  let index: number | null = null;
+  for (const r of records)
+    if (r.ok && r.lastEventMs > endMs) {
+      endMs = r.lastEventMs;
+      index = r.index;
+    }
+  return index;
 }
 
 const NO_RESET: CacheReset = { flushed: false, attempts: 0, probeCachedTokens: null, flushGap: null, probeIds: null, templateHeadTokens: null };
@@ -48,6 +63,7 @@ export async function runPoint<Line extends JudgedLine>(
   let reset: CacheReset;
   let warmed: PreparedPoint;
   let measurement: Measurement;
+  let ownRecords: readonly RequestRecord[] = [];
   const watches = watching ?? watchPoint(ctx, "measured" in plan.send ? "point" : plan.send.progress.label, studies);
   try {
     warmed = await preparePoint(ctx, plan, router);
@@ -55,8 +71,9 @@ export async function runPoint<Line extends JudgedLine>(
     if ("measured" in plan.send) measurement = plan.send.measured;
     else {
       const moments = momentsOf(watches);
-      const { own: _own, ...m } = await measure({ ...plan.send, moments, ctx: router === undefined ? ctx : { ...ctx, router } });
+      const { own, ...m } = await measure({ ...plan.send, moments, ctx: router === undefined ? ctx : { ...ctx, router } });
       measurement = m;
+      ownRecords = own.records;
     }
   } finally {
     plan.sent?.();
@@ -74,11 +91,12 @@ export async function runPoint<Line extends JudgedLine>(
     const outcome = await study.after(point, ctx, plan as PointPlan<unknown>, watches[i]);
     if (outcome !== null) found.push({ name: study.name, ...outcome });
   }
-  const lines = plan.build(point, found);
+  const made = plan.lines;
+  const lines = made.build(point, found);
   // Gates read the finished line, so they are judged on exactly the numbers written next to them.
-  for (const line of lines) line.gates = plan.judge === undefined ? evaluateGates(ctx.opts.gates ?? [], line) : plan.judge(line);
-  plan.emit(lines, point, detailsOf(point, found, set, route));
-  return { lines, point };
+  for (const line of lines) line.gates = made.judge === undefined ? evaluateGates(ctx.opts.gates ?? [], line) : made.judge(line);
+  made.emit(lines, point, detailsOf(point, found, set, route));
+  return { lines, point, lastFinished: lastFinishedOf(ownRecords) };
 }
 
 /** What a point's reset and warm did: the reset's proof, the warm's finding, and the groups warmed on each server. */

@@ -4,6 +4,9 @@
  * producer extends PointSink with the few events its own output has (a cell's banner, a round table's header,
  * live progress).
  */
+import type { SweepLine } from "../metrics/sweep-line.ts";
+import type { RequestRecord } from "../schema/record.ts";
+import type { DetailLine } from "./request-id.ts";
 
 /** Live progress of one line's requests (on stderr, or nowhere). */
 export interface Progress {
@@ -34,4 +37,12 @@ export interface PromptDump {
 export interface PointSink<Line> {
   /** One measured and judged line: its console row and its results-file line. */
   line(line: Line): void;
+}
+
+/** Where the engine sends a sweep line (a sweep's sink, a search's): the line, its requests' details, a finished --repeat series. */
+export interface SweepLineSink extends PointSink<SweepLine> {
+  /** A line's measured requests (--request-details), before the line itself. */
+  details(runId: string, line: DetailLine, records: readonly RequestRecord[]): void;
+  /** After a line's last repeat (--repeat): every repeat of it, the last carrying the gates judged on their mean. */
+  repeated(repeats: readonly SweepLine[]): void;
 }

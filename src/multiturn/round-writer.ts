@@ -170,46 +170,48 @@ export class RoundWriter {
       send: { measured },
       cache: history?.view() ?? null,
       fidelity: opts.fidelity !== undefined && last ? { samples: () => lastTurnSamples(ctx, turns), outputLen: opts.outputLen } : null,
-      build: (point, studies) => {
-        const ranges = point.ranges;
-        const summary = summarizeRound(
-          {
-            round,
-            turns,
-            plannedTurns,
-            interrupted,
-            health,
-            serverHitRate,
-            shards,
-            durationS,
-            startedAt,
-            flushVerified: this.prepared.flushVerified,
-            flushProbeCachedTokens: this.prepared.flushProbeCachedTokens,
-            warmCachedTokens: this.prepared.warmCachedTokens,
-            first: this.outcome.rounds.length === 0,
-            studies,
-            ranges: ranges === null ? null : (p) => ranges.get(turnKey(opts.numClients, p.round, p.client)),
-          },
-          ctx,
-        );
-        problems = summary.problems;
-        return [summary.record];
-      },
-      emit: (lines, _point, detailsOf) => {
-        const record = lines[0]!;
-        for (const problem of problems) log.warn(`cache check (round ${round}): ${problem}`);
-        if (record.client_saturated) log.warn(`round ${round}: ${describeSaturation(health)}`);
-        const failed = turns.filter((t) => !t.rec.ok);
-        if (failed.length > 0)
-          log.warn(
-            `round ${round}: ${failed.length}/${turns.length} turns failed (their conversations end): ${failed[0]?.rec.failureKind}: ${failed[0]?.rec.failureMessage.slice(0, 160)}`,
+      lines: {
+        build: (point, studies) => {
+          const ranges = point.ranges;
+          const summary = summarizeRound(
+            {
+              round,
+              turns,
+              plannedTurns,
+              interrupted,
+              health,
+              serverHitRate,
+              shards,
+              durationS,
+              startedAt,
+              flushVerified: this.prepared.flushVerified,
+              flushProbeCachedTokens: this.prepared.flushProbeCachedTokens,
+              warmCachedTokens: this.prepared.warmCachedTokens,
+              first: this.outcome.rounds.length === 0,
+              studies,
+              ranges: ranges === null ? null : (p) => ranges.get(turnKey(opts.numClients, p.round, p.client)),
+            },
+            ctx,
           );
-        ctx.io.sink.line(record);
-        if (opts.dumpPrompts) ctx.io.sink.prompts(turns.map((t) => dumpLine(t.plan)).join(""));
-        ctx.io.sink.turns(
-          ctx.runId,
-          detailsOf === undefined ? turns : turns.map((t) => ({ ...t, extra: detailsOf(turnKey(opts.numClients, t.plan.round, t.plan.client)) })),
-        );
+          problems = summary.problems;
+          return [summary.record];
+        },
+        emit: (lines, _point, detailsOf) => {
+          const record = lines[0]!;
+          for (const problem of problems) log.warn(`cache check (round ${round}): ${problem}`);
+          if (record.client_saturated) log.warn(`round ${round}: ${describeSaturation(health)}`);
+          const failed = turns.filter((t) => !t.rec.ok);
+          if (failed.length > 0)
+            log.warn(
+              `round ${round}: ${failed.length}/${turns.length} turns failed (their conversations end): ${failed[0]?.rec.failureKind}: ${failed[0]?.rec.failureMessage.slice(0, 160)}`,
+            );
+          ctx.io.sink.line(record);
+          if (opts.dumpPrompts) ctx.io.sink.prompts(turns.map((t) => dumpLine(t.plan)).join(""));
+          ctx.io.sink.turns(
+            ctx.runId,
+            detailsOf === undefined ? turns : turns.map((t) => ({ ...t, extra: detailsOf(turnKey(opts.numClients, t.plan.round, t.plan.client)) })),
+          );
+        },
       },
     };
     const { lines } = await this.session.runPoint(plan, { signal: ctx.io.signal, ...(watches === undefined ? {} : { watches }) });

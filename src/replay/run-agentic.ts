@@ -239,72 +239,74 @@ export async function runAgenticReplay(
     route: router === undefined ? null : { router },
     send: { measured: m },
     cache: view,
-    build: (point, studies) => {
-      checked = new Map(measured.map((r) => [r.index, judge(r, predictionOf(point.ranges?.get(r.index)))]));
-      return [
-        agenticLine({
-          m: point.measurement,
-          requests: handed,
-          checked,
-          plannedPerSession,
-          reset: prepared.reset,
-          ranges: point.ranges,
-          modelCapacityTokens: opts.cacheTokens ?? undefined,
-          warm: point.warm,
-          rules,
-          blockSize,
-          warmupRequests: drove.records.length - measured.length,
-          workingSetTokens: workingSetOf(
-            measured.map((r) => chains.get(r.index)!),
+    lines: {
+      build: (point, studies) => {
+        checked = new Map(measured.map((r) => [r.index, judge(r, predictionOf(point.ranges?.get(r.index)))]));
+        return [
+          agenticLine({
+            m: point.measurement,
+            requests: handed,
+            checked,
+            plannedPerSession,
+            reset: prepared.reset,
+            ranges: point.ranges,
+            modelCapacityTokens: opts.cacheTokens ?? undefined,
+            warm: point.warm,
+            rules,
             blockSize,
-          ),
-          idsHash: corpusHash(corpus, blockSize, opts.seed, trees),
-          summary: { opts: summaryOpts(opts, measured), server, tokenizer, backend, runId, run },
-          studies,
-        }),
-      ];
-    },
-    // --gate judges the whole replay's line (its windows are the trace's, not the run's).
-    judge: (line) => (line.window === undefined ? evaluateGates(opts.gates, line) : []),
-    emit: (lines, _point, detailsOf) => {
-      const requests: TraceRequest[] = [];
-      for (const r of measured) {
-        const s = handed.get(r.index)!;
-        const chain = chains.get(r.index)!;
-        requests[r.index] = {
-          line: s.call.line,
-          index: r.index,
-          timestampMs: s.intendedMs - drove.originMs,
-          inputLength: chain.length,
-          outputLength: s.call.outputLength,
-          hashIds: chain.hashIds,
-        };
-      }
-      const extra = (index: number) => {
-        const s = handed.get(index)!;
-        return { trace_id: s.trace.id, session: s.instance, lane: s.lane, agent_path: s.agentPath, turn: s.turn, trace_at: s.call.at, ...detailsOf?.(index) };
-      };
-      io.sink.details(runId, measured, requests, checked, extra);
-      // --dump-prompts: known only once the schedule handed them out (warm-ups too), so written after the run.
-      if (opts.dumpPrompts) {
-        const all = [...handed.values()].sort((a, b) => a.requestId - b.requestId);
-        dumpPrompts(
-          all.map((s) => {
-            const chain = chains.get(s.requestId)!;
-            return {
-              line: s.call.line,
-              index: s.requestId,
-              timestampMs: s.intendedMs - drove.originMs,
-              inputLength: chain.length,
-              outputLength: s.call.outputLength,
-              hashIds: chain.hashIds,
-            };
+            warmupRequests: drove.records.length - measured.length,
+            workingSetTokens: workingSetOf(
+              measured.map((r) => chains.get(r.index)!),
+              blockSize,
+            ),
+            idsHash: corpusHash(corpus, blockSize, opts.seed, trees),
+            summary: { opts: summaryOpts(opts, measured), server, tokenizer, backend, runId, run },
+            studies,
           }),
-          blocks,
-          io.sink,
-        );
-      }
-      for (const line of lines) io.sink.line(line);
+        ];
+      },
+      // --gate judges the whole replay's line (its windows are the trace's, not the run's).
+      judge: (line) => (line.window === undefined ? evaluateGates(opts.gates, line) : []),
+      emit: (lines, _point, detailsOf) => {
+        const requests: TraceRequest[] = [];
+        for (const r of measured) {
+          const s = handed.get(r.index)!;
+          const chain = chains.get(r.index)!;
+          requests[r.index] = {
+            line: s.call.line,
+            index: r.index,
+            timestampMs: s.intendedMs - drove.originMs,
+            inputLength: chain.length,
+            outputLength: s.call.outputLength,
+            hashIds: chain.hashIds,
+          };
+        }
+        const extra = (index: number) => {
+          const s = handed.get(index)!;
+          return { trace_id: s.trace.id, session: s.instance, lane: s.lane, agent_path: s.agentPath, turn: s.turn, trace_at: s.call.at, ...detailsOf?.(index) };
+        };
+        io.sink.details(runId, measured, requests, checked, extra);
+        // --dump-prompts: known only once the schedule handed them out (warm-ups too), so written after the run.
+        if (opts.dumpPrompts) {
+          const all = [...handed.values()].sort((a, b) => a.requestId - b.requestId);
+          dumpPrompts(
+            all.map((s) => {
+              const chain = chains.get(s.requestId)!;
+              return {
+                line: s.call.line,
+                index: s.requestId,
+                timestampMs: s.intendedMs - drove.originMs,
+                inputLength: chain.length,
+                outputLength: s.call.outputLength,
+                hashIds: chain.hashIds,
+              };
+            }),
+            blocks,
+            io.sink,
+          );
+        }
+        for (const line of lines) io.sink.line(line);
+      },
     },
   };
   const { lines } = await session.runPoint(plan);

@@ -110,27 +110,29 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
       opts.fidelity === undefined
         ? null
         : { samples: (point) => fidelitySamples(opts, requests, predictionsOf(point), blocks), outputLen: meanOutputLen(requests) },
-    build: (point, studies) => {
-      const predictions = predictionsOf(point);
-      checked = new Map(point.measurement.records.map((r) => [r.index, judge(r, predictions.get(r.index) ?? null)]));
-      return replayPoints({
-        trace,
-        m: point.measurement,
-        checked,
-        reset: point.reset,
-        ranges: point.ranges,
-        warm: point.warm,
-        opts,
-        modelCapacityTokens: opts.cacheTokens ?? undefined,
-        summary: { opts: summaryOpts(opts, requests), server, tokenizer, backend, runId, run },
-        studies,
-      });
-    },
-    // --gate judges the whole replay's line (its windows are the trace's, not the run's).
-    judge: (line) => (line.window === undefined ? evaluateGates(opts.gates, line) : []),
-    emit: (lines, point, detailsOf) => {
-      io.sink.details(runId, point.measurement.records, requests, checked, detailsOf);
-      for (const line of lines) io.sink.line(line);
+    lines: {
+      build: (point, studies) => {
+        const predictions = predictionsOf(point);
+        checked = new Map(point.measurement.records.map((r) => [r.index, judge(r, predictions.get(r.index) ?? null)]));
+        return replayPoints({
+          trace,
+          m: point.measurement,
+          checked,
+          reset: point.reset,
+          ranges: point.ranges,
+          warm: point.warm,
+          opts,
+          modelCapacityTokens: opts.cacheTokens ?? undefined,
+          summary: { opts: summaryOpts(opts, requests), server, tokenizer, backend, runId, run },
+          studies,
+        });
+      },
+      // --gate judges the whole replay's line (its windows are the trace's, not the run's).
+      judge: (line) => (line.window === undefined ? evaluateGates(opts.gates, line) : []),
+      emit: (lines, point, detailsOf) => {
+        io.sink.details(runId, point.measurement.records, requests, checked, detailsOf);
+        for (const line of lines) io.sink.line(line);
+      },
     },
   };
   const { lines: points, point } = await session.runPoint(plan);

@@ -3,31 +3,28 @@
  * prefixes), how its prompts route over several replicas (by prefix group), what is warmed (the shared prefix alone,
  * with one output token: each prefix of the working set in turn, on each cache slot, pinned, for a server with one
  * cache per slot), its requests (measure-line.ts), how the cache model reads a prompt (its group's prefix, then a
- * suffix of its own), the samples --check-fidelity asks, and how its measurement becomes the line (summarize.ts) and
- * reaches the sink. The engine runs it (src/engine/run-point.ts).
+ * suffix of its own), the samples --check-fidelity asks, and, as data, where its line sits (the engine makes,
+ * judges and writes the line: src/engine/sweep-lines.ts). The engine runs it (src/engine/run-point.ts).
  */
-import { log } from "../log.ts";
 import type { CacheSequence } from "../metrics/cache-model.ts";
-import { delayedByMachine, describeSaturation } from "../metrics/self-check.ts";
 import type { SweepLine } from "../metrics/sweep-line.ts";
-import type { RequestRecord } from "../schema/record.ts";
+import type { TtftMoments } from "../metrics/ttft-model.ts";
 import type { FidelitySample } from "../engine/fidelity-check.ts";
 import type { CacheView, PointPlan, RoutePlan, WarmPlan } from "../engine/point-plan.ts";
-import type { PointSummary } from "../engine/summarize.ts";
+import type { RepeatSeries } from "../engine/repeat-series.ts";
+import { sweepLines } from "../engine/sweep-lines.ts";
 import { cacheSlotsOf } from "../engine/reset-cache.ts";
 import { PyRandom } from "../workload/rng.ts";
 import type { SweepContext, SweepState } from "./context.ts";
 import type { CellPlan, LinePlan } from "./plan.ts";
 import type { LinePrompts, PromptBatch } from "./stages/build-prompts.ts";
 import { lineMeasureOptions, lineSend, type LineSend } from "./stages/measure-line.ts";
-import { summarizeMeasurement } from "./stages/summarize.ts";
 
-/** A line's point, and what it keeps for after the engine has run it (the line's summary, its last finished prompt). */
+/** A line's point, and what it leaves for the next line once the engine has run it (the TTFT moments, the send's prompt heads). */
 export interface LinePoint {
   plan: PointPlan<SweepLine>;
   send: LineSend;
-  /** Set by the plan's build: the line's summary (its TTFT moments go on to the next line). */
-  kept: { summary: PointSummary | null };
+  ttftFit(): TtftMoments | null;
 }
 
 /** Segment ids: a group's prefix, then a prompt's own suffix (ids never shared across prompts). */
@@ -44,12 +41,26 @@ export function linePoint(
   prompts: LinePrompts,
   ctx: SweepContext,
   state: SweepState,
-  judge?: (line: SweepLine) => SweepLine["gates"],
-  /** A repeat's emit, held until its series ends; absent: emitted at once. */
-  hold?: (emit: () => void) => void,
+  /** The --repeat series the line is a repeat of; null: judged on its own. */
+  series: RepeatSeries | null,
 ): LinePoint {
   const send = lineSend(cell, line, prompts, ctx);
-  const kept: LinePoint["kept"] = { summary: null };
+  const made = sweepLines({
+    axes: { shared_prefix_pct: cell.pct, working_set: cell.workingSet, request_rate: line.rate, repeat: line.repeat ?? undefined, probe: ctx.probe },
+    prefixLen: cell.prefixLen,
+    suffixLen: cell.suffixLen,
+    promptLen: cell.promptLen,
+    numPrompts: line.count,
+    workingSetTokens: cell.workingSetTokens,
+    promptIdsHash: batch.idsHash,
+    expectedCachedTokens: cell.expectedCachedTokens,
+    text: batch.text === null ? null : { prompts: batch.text, indices: ownIndices(cell) },
+    before: { templateHeadTokens: state.templateHeadTokens, first: state.linesWritten === 0, ttftFit: state.ttftFit },
+    summary: ctx,
+    sink: ctx.io.sink,
+    detail: { pct: cell.pct, rate: line.rate, requestIdTag: line.requestIdTag },
+    series,
+  });
   const plan: PointPlan<SweepLine> = {
     // The script's banner, once per line (per pct without a rate sweep), as `report` prints it from the file.
     started: () =>
@@ -69,38 +80,16 @@ export function linePoint(
     sent: () => prompts.close(),
     cache: viewOf(cell, ctx),
     fidelity: ctx.opts.fidelity === undefined ? null : { samples: () => fidelitySamples(cell, batch, ctx, state.linesWritten), outputLen: ctx.opts.outputLen },
-    build: (point, studies) => {
-      const templateHeadTokens = point.reset.templateHeadTokens ?? state.templateHeadTokens;
-      kept.summary = summarizeMeasurement({
-        plan: cell,
-        line,
-        batch,
-        reset: point.reset,
-        warm: point.warm,
-        measurement: point.measurement,
-        ctx,
-        state: { ...state, templateHeadTokens },
-        studies,
-        ranges: point.ranges,
-      });
-      return [kept.summary.record];
-    },
-    judge,
-    emit: (lines, point, detailsOf) => (hold === undefined ? emitLine(lines, point, detailsOf) : hold(() => emitLine(lines, point, detailsOf))),
+    lines: made.lines,
   };
-  const emitLine: PointPlan<SweepLine>["emit"] = (lines, point, detailsOf) => {
-    const record = lines[0]!;
-    const pct = record.shared_prefix_pct;
-    logFailures(point.measurement.records);
-    for (const problem of kept.summary!.cache.problems) log.warn(`cache check (${pct}%): ${problem}`);
-    const health = describeSaturation(point.measurement.health);
-    if (record.client_saturated) log.warn(`${pct}%: ${health}`);
-    else if (delayedByMachine(point.measurement.health)) log.info(`${pct}%: other load on this machine delayed the client's timers (${health})`);
-    else log.debug(health);
-    ctx.io.sink.details(ctx.runId, { pct, rate: line.rate, requestIdTag: line.requestIdTag, extra: detailsOf }, point.measurement.records);
-    ctx.io.sink.line(record);
-  };
-  return { plan, send, kept };
+  return { plan, send, ttftFit: made.ttftFit };
+}
+
+/** The indices of the prompts this process sends (all, or its shard's share), in its order. */
+function ownIndices(cell: CellPlan): number[] {
+  const out: number[] = [];
+  for (let position = 0; cell.indexAt(position) < cell.numPrompts; position++) out.push(cell.indexAt(position));
+  return out;
 }
 
 /** Whether the prompts of one prefix share at least a page of it (else routing on it means nothing). */
@@ -183,11 +172,4 @@ function fidelitySamples(cell: CellPlan, batch: PromptBatch, ctx: SweepContext, 
     samples.push({ ids: [...ids], prefixLen: prefix.length });
   }
   return samples;
-}
-
-function logFailures(records: readonly RequestRecord[]): void {
-  const failed = records.filter((r) => !r.ok);
-  if (failed.length === 0) return;
-  log.warn(`${failed.length}/${records.length} requests failed`);
-  for (const r of failed.slice(0, 5)) log.warn(`  ${r.failureKind}: ${r.failureMessage.slice(0, 160)}`);
 }

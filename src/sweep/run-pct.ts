@@ -11,13 +11,12 @@
 import type { SweepLine } from "../metrics/sweep-line.ts";
 import { nextProbe } from "../engine/reset-cache.ts";
 import { BenchError } from "../errors.ts";
-import { evaluateGates } from "../gates/evaluate.ts";
 import { outputStops } from "./output-stops.ts";
 import type { SweepContext, SweepState } from "./context.ts";
 import { repeatsOf, type SweepCell } from "./cells.ts";
 import { linePoint } from "./line-point.ts";
 import { planPct, repeatLine, type LinePlan, type CellPlan } from "./plan.ts";
-import { gatesOnMean, repeatsDone } from "./repeats.ts";
+import { RepeatSeries } from "../engine/repeat-series.ts";
 import { buildPromptBatch, type PromptBatch } from "./stages/build-prompts.ts";
 import { lastFinishedProbeIds } from "./stages/measure-line.ts";
 
@@ -38,55 +37,26 @@ export async function runPct(cell: SweepCell, ctx: SweepContext, state: SweepSta
   const batch = await buildPromptBatch(plan, ctx);
   const records: SweepLine[] = [];
   for (const rate of plan.lines) {
-    // --repeat: the line again, innermost, each time from its own flush and warm; until enough (repeats.ts). A series
-    // is one verdict (its mean): its lines reach the sink together once it ends, and a series the run did not finish
-    // (an interrupt, an error) is written with every line it measured marked interrupted.
-    const repeats: SweepLine[] = [];
-    const held: Array<() => void> = [];
-    let ended = false;
+    // --repeat: the line again, innermost, each time from its own flush and warm; until enough (engine/repeats.ts).
+    // A series is one verdict (its mean): the engine holds its lines until it ends (engine/repeat-series.ts).
+    const series = ctx.opts.repeat === undefined && ctx.opts.repeatUntilCv === undefined ? null : new RepeatSeries(ctx.opts, ctx.io.sink);
     try {
       for (const repeat of repeatsOf(ctx.opts)) {
         if (records.length > 0 && ctx.io.signal?.aborted) return { records, complete: false, state };
         if (records.length > 0 && outputStops(ctx.opts)) return { records, complete: true, state };
-        const line = repeatLine(rate, repeat);
-        let last = true;
-        // A repeated line's gates judge its mean, once: in its last repeat's line (key table, `gates`).
-        const judge = (record: SweepLine): SweepLine["gates"] => {
-          if (repeat === null) return evaluateGates(ctx.opts.gates, record);
-          repeats.push(record);
-          last = record.interrupted || repeatsDone(repeats, ctx.opts);
-          return last ? gatesOnMean(ctx.opts.gates, repeats) : [];
-        };
-        const done = await runLine(plan, line, batch, ctx, state, judge, repeat === null ? undefined : (emit) => held.push(emit));
+        const done = await runLine(plan, repeatLine(rate, repeat), batch, ctx, state, repeat === null ? null : series);
         const record = done.record;
-        if (repeat !== null && last) {
-          // An interrupted repeat ends the series unfinished: every line of it says so.
-          if (record.interrupted) markUnfinished(repeats);
-          ended = true;
-          for (const emit of held.splice(0)) emit();
-          ctx.io.sink.repeated(repeats);
-        }
+        const last = repeat === null || series === null || series.settle();
         state = done.next(!(last && rate === plan.lines.at(-1)));
         records.push(record);
         if (record.interrupted) return { records, complete: false, state };
         if (last) break;
       }
     } finally {
-      if (!ended && held.length > 0) {
-        markUnfinished(repeats);
-        for (const emit of held.splice(0)) emit();
-      }
+      series?.abandon();
     }
   }
   return { records, complete: true, state };
-}
-
-/** The lines of a --repeat series the run did not finish: each interrupted, its evidence incomplete. */
-function markUnfinished(repeats: readonly SweepLine[]): void {
-  for (const r of repeats) {
-    r.interrupted = true;
-    if (r.evidence !== undefined) r.evidence.complete = false;
-  }
 }
 
 /** A measured and emitted line, and the state it leaves (whether the next line resends the cell's prompts). */
@@ -101,21 +71,19 @@ async function runLine(
   batch: PromptBatch,
   ctx: SweepContext,
   state: SweepState,
-  judge: (record: SweepLine) => SweepLine["gates"],
-  hold?: (emit: () => void) => void,
+  series: RepeatSeries | null,
 ): Promise<LineDone> {
   // The worker starts drawing the line's prompts now, during the flush, the settle and the warm.
-  const point = linePoint(plan, line, batch, batch.openLine(line), ctx, state, judge, hold);
+  const point = linePoint(plan, line, batch, batch.openLine(line), ctx, state, series);
   if (ctx.session === undefined) throw new BenchError("a sweep line runs in the session that prepared the run");
-  const { lines, point: measured } = await ctx.session.runPoint(point.plan, { opts: ctx.opts, signal: ctx.io.signal });
-  const summary = point.kept.summary!;
+  const { lines, point: measured, lastFinished } = await ctx.session.runPoint(point.plan, { opts: ctx.opts, signal: ctx.io.signal });
   const templateHeadTokens = measured.reset.templateHeadTokens ?? state.templateHeadTokens;
   return {
     record: lines[0]!,
     next: (nextLineResends) => ({
       linesWritten: state.linesWritten + 1,
-      ttftFit: summary.sweepFit,
-      probeIds: nextProbe(measured.reset.probeIds, lastFinishedProbeIds(point.send, batch), nextLineResends, ctx.opts),
+      ttftFit: point.ttftFit(),
+      probeIds: nextProbe(measured.reset.probeIds, lastFinishedProbeIds(point.send, batch, lastFinished), nextLineResends, ctx.opts),
       templateHeadTokens,
     }),
   };

@@ -2,23 +2,17 @@
  * What a sweep hands its results to (built by the command line in src/output): the banner of each line, the
  * line itself, its requests' details and prompts, live progress, and the end of the sweep.
  */
-import type { DetailLine } from "../engine/request-id.ts";
-import { noProgress, type PointSink, type PromptDump, type StartProgress } from "../engine/sink.ts";
+import { noProgress, type PromptDump, type StartProgress, type SweepLineSink } from "../engine/sink.ts";
 import type { SweepLine } from "../metrics/sweep-line.ts";
 import type { TtftModel } from "../metrics/ttft-model.ts";
-import type { RequestRecord } from "../schema/record.ts";
 
 /** A line's banner: the script's, once per line, before its reset. */
 type LineBanner = Pick<SweepLine, "shared_prefix_pct" | "prefix_len" | "suffix_len" | "working_set">;
 
-export interface SweepSink extends PointSink<SweepLine>, PromptDump {
+export interface SweepSink extends SweepLineSink, PromptDump {
   lineStarted(banner: LineBanner): void;
-  /** A line's measured requests (--request-details), before the line itself. */
-  details(runId: string, line: DetailLine, records: readonly RequestRecord[]): void;
   /** Live progress of a line's requests. */
   progress: StartProgress;
-  /** After a line's last repeat (--repeat): every repeat of it, the last carrying the gates judged on their mean. */
-  repeated(repeats: readonly SweepLine[]): void;
   /** After the last line (none, when the first was interrupted): the sweep's TTFT model over every line. */
   ended(records: readonly SweepLine[], ttftModel: TtftModel | null): void;
 }

@@ -4,7 +4,6 @@
  * line's concurrency limit - as the engine measures it (src/engine/measure.ts) in this process or across the shards it
  * coordinates, and the probe the next flush needs: the first ids of the prompt this process saw finish last.
  */
-import type { RequestRecord } from "../../schema/record.ts";
 import { requestIdOf } from "../../engine/request-id.ts";
 import { send, shareOfArrivals, type RequestSource, type SendOptions, type SendResult } from "../../engine/send.ts";
 import { arrivalOffsetsMs } from "../../workload/arrivals.ts";
@@ -13,27 +12,24 @@ import type { LinePlan, CellPlan } from "../plan.ts";
 import type { LinePrompts, PromptBatch } from "./build-prompts.ts";
 import type { MeasureOptions } from "../../engine/measure.ts";
 
-/** The prompt of this process that finished last: its index and its suffix's first ids; null when none succeeded. */
-type LastFinished = { index: number; suffixHead: Uint32Array } | null;
-
-/** A line's send, and what it learns of the prompt that finished last once it is done. */
+/** A line's send, and the first suffix ids of each prompt it sent (the next flush's probe is the last to finish). */
 export interface LineSend {
   options: Omit<SendOptions, "signal" | "startAtMs" | "ctx"> & { ctx: SweepContext };
-  lastFinished(): LastFinished;
+  suffixHeadOf(index: number): Uint32Array | undefined;
 }
 
 /** The line's `prompts` (opened by the caller, who closes them) as the engine sends them. */
 export function lineSend(plan: CellPlan, line: LinePlan, prompts: LinePrompts, ctx: SweepContext): LineSend {
   const { opts } = ctx;
   const rate = Number.isFinite(line.rate) ? `${line.rate} req/s` : "as slots free up";
-  const last = { endMs: -Infinity, index: -1, suffixHead: null as Uint32Array | null };
+  // By prompt index, for the line's length: a few ids each (the probe's length).
   const heads = new Map<number, Uint32Array>();
   const source: RequestSource = {
     ready: (position) => prompts.ready(position),
     take: (position) => {
       const i = plan.indexAt(position);
       const { body, suffixHead } = prompts.body(position);
-      heads.set(position, suffixHead);
+      heads.set(i, suffixHead);
       const requestId = opts.requestDetails ? requestIdOf(ctx.runId, line.requestIdTag, i) : undefined;
       return { body, shape: { index: i, promptLen: plan.promptLen, maxNewTokens: opts.outputLen, requestId } };
     },
@@ -42,15 +38,6 @@ export function lineSend(plan: CellPlan, line: LinePlan, prompts: LinePrompts, c
       return prompts.failure;
     },
     filled: () => prompts.filled(),
-  };
-  const onSettled = (position: number, r: RequestRecord): void => {
-    const head = heads.get(position);
-    heads.delete(position);
-    if (r.ok && r.lastEventMs > last.endMs && head !== undefined) {
-      last.endMs = r.lastEventMs;
-      last.index = r.index;
-      last.suffixHead = head;
-    }
   };
   const arrivalsMs = Number.isFinite(line.rate)
     ? shareOfArrivals(
@@ -71,9 +58,8 @@ export function lineSend(plan: CellPlan, line: LinePlan, prompts: LinePrompts, c
         start: (total, label) => ctx.io.sink.progress(total, label),
         label: ctx.lineLabel ?? (opts.requestRates.length > 1 ? `${plan.pct}% @ ${rate}` : `${plan.pct}%`),
       },
-      onSettled,
     },
-    lastFinished: () => (last.suffixHead === null ? null : { index: last.index, suffixHead: last.suffixHead }),
+    suffixHeadOf: (index) => heads.get(index),
   };
 }
 
@@ -100,9 +86,9 @@ export function lineMeasureOptions(plan: CellPlan, line: LinePlan, send: LineSen
   };
 }
 
-/** The first ids of the prompt this process saw finish last (the next flush's probe); null when none succeeded. */
-export function lastFinishedProbeIds(send: LineSend, batch: PromptBatch): Uint32Array | null {
+/** The first ids of the prompt this process saw finish last (the next flush's probe; the engine's lastFinished); null when none succeeded. */
+export function lastFinishedProbeIds(send: LineSend, batch: PromptBatch, lastFinished: number | null): Uint32Array | null {
   // The coordinator's own prompts are the ones it can probe with: the last of its share to finish.
-  const last = send.lastFinished();
-  return last === null ? null : batch.probeIds(last.index, last.suffixHead);
+  const head = lastFinished === null ? undefined : send.suffixHeadOf(lastFinished);
+  return head === undefined ? null : batch.probeIds(lastFinished!, head);
 }

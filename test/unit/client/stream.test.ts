@@ -627,8 +627,10 @@ describe("streamRequest: what the record keeps", () => {
     const rec = await streamRequest(request(server.url, { maxNewTokens: 1 }));
     expect(rec).toMatchObject({ ok: true, outputLen: 6, tokenEvents: 6 });
     expect(rec.itlMs.length).toBe(5);
-    for (const gap of rec.itlMs) expect(gap).toBeGreaterThan(5);
+    // Under load two writes can arrive in one read (a gap near 0), but the server's five 15 ms waits cannot shrink.
+    for (const gap of rec.itlMs) expect(gap).toBeGreaterThanOrEqual(0);
     const sum = rec.itlMs.reduce((a, b) => a + b, 0);
+    expect(sum).toBeGreaterThanOrEqual(70);
     expect(sum).toBeCloseTo(rec.lastEventMs - rec.firstTokenMs, 6);
   });
 

@@ -3,7 +3,7 @@ import { expect, test } from "bun:test";
 import { parseGate } from "../../../src/gates/parse.ts";
 import type { SweepLine } from "../../../src/metrics/sweep-line.ts";
 import { renderRepeats } from "../../../src/report/repeats.ts";
-import { gatesOnMean, repeatsDone, watchedMetrics, worstCv } from "../../../src/sweep/repeats.ts";
+import { gatesOnMean, repeatsDone, watchedMetrics, worstCv } from "../../../src/engine/repeats.ts";
 
 const line = (pct: number, repeat: number, m: Record<string, number | null>, interrupted = false) =>
   ({ shared_prefix_pct: pct, working_set: 1, request_rate: Infinity, repeat, interrupted, gates: [], ...m }) as unknown as SweepLine;

@@ -49,7 +49,10 @@ export function worstCv(repeats: readonly SweepLine[], gates: readonly Gate[]): 
 }
 
 /** Whether the line has been measured enough: --repeat times, or (--repeat-until-cv) its CV is below the target. */
-export function repeatsDone(repeats: readonly SweepLine[], opts: Pick<RunOptions, "repeat" | "repeatUntilCv" | "gates">): boolean {
+/** What decides a series' end and its verdict. */
+export type RepeatRules = Pick<RunOptions, "repeat" | "repeatUntilCv" | "gates">;
+
+export function repeatsDone(repeats: readonly SweepLine[], opts: RepeatRules): boolean {
   if (repeats.length >= (opts.repeat ?? 1)) return true;
   return opts.repeatUntilCv !== undefined && repeats.length >= 2 && worstCv(repeats, opts.gates) < opts.repeatUntilCv;
 }
