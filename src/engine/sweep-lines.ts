@@ -9,7 +9,6 @@ import { log } from "../log.ts";
 import { delayedByMachine, describeSaturation } from "../metrics/self-check.ts";
 import type { SweepLine } from "../metrics/sweep-line.ts";
 import type { TtftMoments } from "../metrics/ttft-model.ts";
-import type { SweepAxes } from "../schema/axes.ts";
 import type { PromptDrift } from "../schema/nested.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import type { TextPrompts } from "../workload/text-prompts.ts";
@@ -17,7 +16,7 @@ import type { MeasuredPoint, PointLines } from "./point-plan.ts";
 import type { RepeatSeries } from "./repeat-series.ts";
 import type { DetailLine } from "./request-id.ts";
 import type { SweepLineSink } from "./sink.ts";
-import { summarizePoint, type Expectations, type PointSummary, type SummaryContext } from "./summarize.ts";
+import { summarizePoint, type Expectations, type PointSpec, type PointSummary, type SummaryContext } from "./summarize.ts";
 
 /** A sweep line's text prompts: how their prefix re-tokenized, and the indices of the prompts this process sends. */
 interface TextLine {
@@ -25,16 +24,9 @@ interface TextLine {
   indices: readonly number[];
 }
 
-/** Everything the producer knows of a sweep line before it is sent. */
-export interface SweepLineRecipe {
-  axes: SweepAxes & Partial<Pick<SweepLine, "repeat" | "probe">>;
-  prefixLen: number;
-  suffixLen: number;
-  promptLen: number;
-  /** Requests the line planned (num_prompts; with --duration, how many were due). */
-  numPrompts: number;
-  workingSetTokens: number;
-  promptIdsHash: string;
+/** Everything the producer knows of a sweep line before it is sent: where it sits and what it sends (as summarize.ts' spec), and more. */
+export interface SweepLineRecipe
+  extends Pick<PointSpec, "axes" | "prefixLen" | "suffixLen" | "promptLen" | "numPrompts" | "workingSetTokens" | "promptIdsHash"> {
   /** What a token-id prompt finds cached (the plan's page-aligned prefix): the line's expected_cached_tokens. */
   expectedCachedTokens: number;
   /** Null: token-id prompts. */
