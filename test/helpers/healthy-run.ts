@@ -1,5 +1,5 @@
 /**
- * A measuring run whose client stayed healthy: runs the command line again (three runs at most) while any line it
+ * A measuring run whose client stayed healthy: runs the command line again (five runs at most) while any line it
  * wrote says `client_saturated`. For tests whose subject is a verdict on trustworthy runs (compare, history): a run of
  * a few requests on a 2-core box busy with the rest of the suite sometimes saturates for reasons of the box, and
  * compare then rightly calls it untrustworthy. The runs' own checks are never relaxed; only the input is made again.
@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { runCli, type CliResult } from "./run-cli.ts";
 
-export async function healthyRun(args: string[], outputFile: string, attempts = 3): Promise<CliResult> {
+export async function healthyRun(args: string[], outputFile: string, attempts = 5): Promise<CliResult> {
   let r: CliResult | undefined;
   for (let i = 0; i < attempts; i++) {
     rmSync(outputFile, { force: true });
