@@ -57,6 +57,8 @@ export async function sendAcrossShards(
   u.records.sort((a, b) => a.index - b.index);
   return {
     records: u.records,
+    // The coordinator probes with its own prompts: the last of its share to finish.
+    lastFinished: own.lastFinished,
     startMs: own.startMs,
     endMs: u.endMs,
     interrupted: u.interrupted || failed.length > 0,

@@ -5,7 +5,7 @@
  * replay runs) hand a PointPlan and get its lines back; none sequences these steps itself.
  */
 import { log } from "../log.ts";
-import type { RequestRecord } from "../schema/record.ts";
+import type { SendResult } from "./send.ts";
 import { evaluateGates } from "../gates/evaluate.ts";
 import { measure, type Measurement } from "./measure.ts";
 import type { PointContext } from "./point-context.ts";
@@ -23,20 +23,8 @@ import { warm, type WarmResult } from "./warm.ts";
 export interface PointOutcome<Line> {
   lines: Line[];
   point: MeasuredPoint;
-  /** This process's request that succeeded and ended last (its share, with shards); null: none (or a source that drove itself). */
-  lastFinished: number | null;
-}
-
-/** The index of the successful record whose last event came last. */
-function lastFinishedOf(records: readonly RequestRecord[]): number | null {
-  let endMs = -Infinity;
-  let index: number | null = null;
-  for (const r of records)
-    if (r.ok && r.lastEventMs > endMs) {
-      endMs = r.lastEventMs;
-      index = r.index;
-    }
-  return index;
+  /** This process's request that finished well last, with its probe head (its share, with shards); null: none (or a source that drove itself). */
+  lastFinished: SendResult["lastFinished"];
 }
 
 const NO_RESET: CacheReset = { flushed: false, attempts: 0, probeCachedTokens: null, flushGap: null, probeIds: null, templateHeadTokens: null };
@@ -63,7 +51,7 @@ export async function runPoint<Line extends JudgedLine>(
   let reset: CacheReset;
   let warmed: PreparedPoint;
   let measurement: Measurement;
-  let ownRecords: readonly RequestRecord[] = [];
+  let lastFinished: SendResult["lastFinished"] = null;
   const watches = watching ?? watchPoint(ctx, "measured" in plan.send ? "point" : plan.send.progress.label, studies);
   try {
     warmed = await preparePoint(ctx, plan, router);
@@ -73,7 +61,7 @@ export async function runPoint<Line extends JudgedLine>(
       const moments = momentsOf(watches);
       const { own, ...m } = await measure({ ...plan.send, moments, ctx: router === undefined ? ctx : { ...ctx, router } });
       measurement = m;
-      ownRecords = own.records;
+      lastFinished = own.lastFinished;
     }
   } finally {
     plan.sent?.();
@@ -96,7 +84,7 @@ export async function runPoint<Line extends JudgedLine>(
   // Gates read the finished line, so they are judged on exactly the numbers written next to them.
   for (const line of lines) line.gates = made.judge === undefined ? evaluateGates(ctx.opts.gates ?? [], line) : made.judge(line);
   made.emit(lines, point, detailsOf(point, found, set, route));
-  return { lines, point, lastFinished: lastFinishedOf(ownRecords) };
+  return { lines, point, lastFinished };
 }
 
 /** What a point's reset and warm did: the reset's proof, the warm's finding, and the groups warmed on each server. */

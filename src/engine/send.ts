@@ -25,6 +25,8 @@ interface SourcedRequest {
   body: RequestBody;
   /** The request's record fields (index, prompt length, output asked, x-request-id); intendedMs is the dispatcher's. */
   shape: Omit<RequestShape, "intendedMs">;
+  /** What a later flush's probe is made of should this request be the last to finish well (a sweep prompt's first suffix ids). */
+  probeHead?: Uint32Array;
 }
 
 /**
@@ -72,6 +74,8 @@ export interface SendOptions {
 export interface SendResult {
   /** Every request that ran to an end (cancelled ones were never measured and are left out), in position order. */
   records: RequestRecord[];
+  /** The successful request whose last event came last, with its probe head (where its source gave one); null: none. */
+  lastFinished: { index: number; probeHead: Uint32Array } | null;
   /** When sending began (the schedule's origin) and the last completion, nowMs() clock. */
   startMs: number;
   endMs: number;
@@ -122,6 +126,9 @@ export async function send(o: SendOptions): Promise<SendResult> {
   const progress = o.progress.start(o.count, o.progress.label);
   const sentMoment = o.moments?.sent;
   const settledMoment = o.moments?.settled;
+  // Probe heads of the requests in flight only, so memory follows what is in flight, not the line's length.
+  const heads = new Map<number, Uint32Array>();
+  const last = { endMs: -Infinity, index: -1, probeHead: null as Uint32Array | null };
   const run = dispatch<RequestRecord>({
     count: o.count,
     concurrency: o.concurrency,
@@ -129,13 +136,21 @@ export async function send(o: SendOptions): Promise<SendResult> {
     spinMs: spinMsFor(o.ratePerS),
     isReady: (position) => source.ready(position),
     start: (position, intendedMs) => {
-      const { body, shape } = source.take(position);
+      const { body, shape, probeHead } = source.take(position);
+      if (probeHead !== undefined) heads.set(position, probeHead);
       sentMoment?.();
       const request = { ...streamRequestFor(ctx, body, { ...shape, intendedMs }), signal };
       return ctx.router === undefined ? streamRequest(request) : routedRequest(ctx.router, request, shape.index, ctx.backend.generatePath);
     },
     onSettled: (position, r) => {
       progress.settled(r.ok, r.outputLen);
+      const head = heads.get(position);
+      heads.delete(position);
+      if (r.ok && r.lastEventMs > last.endMs && head !== undefined) {
+        last.endMs = r.lastEventMs;
+        last.index = r.index;
+        last.probeHead = head;
+      }
       o.onSettled?.(position, r);
       settledMoment?.(r);
     },
@@ -160,5 +175,6 @@ export async function send(o: SendOptions): Promise<SendResult> {
     resolveGeneratedText(r);
     collect();
   }
-  return { records, startMs: run.startMs, endMs, interrupted: signal?.aborted === true, health };
+  const lastFinished = last.probeHead === null ? null : { index: last.index, probeHead: last.probeHead };
+  return { records, lastFinished, startMs: run.startMs, endMs, interrupted: signal?.aborted === true, health };
 }

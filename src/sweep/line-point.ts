@@ -18,12 +18,11 @@ import { PyRandom } from "../workload/rng.ts";
 import type { SweepContext, SweepState } from "./context.ts";
 import type { CellPlan, LinePlan } from "./plan.ts";
 import type { LinePrompts, PromptBatch } from "./stages/build-prompts.ts";
-import { lineMeasureOptions, lineSend, type LineSend } from "./stages/measure-line.ts";
+import { lineMeasureOptions, lineSend } from "./stages/measure-line.ts";
 
-/** A line's point, and what it leaves for the next line once the engine has run it (the TTFT moments, the send's prompt heads). */
+/** A line's point, and what it leaves for the next line once the engine has run it (the TTFT moments). */
 export interface LinePoint {
   plan: PointPlan<SweepLine>;
-  send: LineSend;
   ttftFit(): TtftMoments | null;
 }
 
@@ -82,7 +81,7 @@ export function linePoint(
     fidelity: ctx.opts.fidelity === undefined ? null : { samples: () => fidelitySamples(cell, batch, ctx, state.linesWritten), outputLen: ctx.opts.outputLen },
     lines: made.lines,
   };
-  return { plan, send, ttftFit: made.ttftFit };
+  return { plan, ttftFit: made.ttftFit };
 }
 
 /** The indices of the prompts this process sends (all, or its shard's share), in its order. */

@@ -39,14 +39,14 @@ export async function runPct(cell: SweepCell, ctx: SweepContext, state: SweepSta
   for (const rate of plan.lines) {
     // --repeat: the line again, innermost, each time from its own flush and warm; until enough (engine/repeats.ts).
     // A series is one verdict (its mean): the engine holds its lines until it ends (engine/repeat-series.ts).
-    const series = ctx.opts.repeat === undefined && ctx.opts.repeatUntilCv === undefined ? null : new RepeatSeries(ctx.opts, ctx.io.sink);
+    const series = ctx.opts.repeat === undefined ? null : new RepeatSeries(ctx.opts, ctx.io.sink);
     try {
       for (const repeat of repeatsOf(ctx.opts)) {
         if (records.length > 0 && ctx.io.signal?.aborted) return { records, complete: false, state };
         if (records.length > 0 && outputStops(ctx.opts)) return { records, complete: true, state };
-        const done = await runLine(plan, repeatLine(rate, repeat), batch, ctx, state, repeat === null ? null : series);
+        const done = await runLine(plan, repeatLine(rate, repeat), batch, ctx, state, series);
         const record = done.record;
-        const last = repeat === null || series === null || series.settle();
+        const last = series === null || series.settle();
         state = done.next(!(last && rate === plan.lines.at(-1)));
         records.push(record);
         if (record.interrupted) return { records, complete: false, state };
@@ -83,7 +83,7 @@ async function runLine(
     next: (nextLineResends) => ({
       linesWritten: state.linesWritten + 1,
       ttftFit: point.ttftFit(),
-      probeIds: nextProbe(measured.reset.probeIds, lastFinishedProbeIds(point.send, batch, lastFinished), nextLineResends, ctx.opts),
+      probeIds: nextProbe(measured.reset.probeIds, lastFinishedProbeIds(batch, lastFinished), nextLineResends, ctx.opts),
       templateHeadTokens,
     }),
   };

@@ -12,26 +12,22 @@ import type { LinePlan, CellPlan } from "../plan.ts";
 import type { LinePrompts, PromptBatch } from "./build-prompts.ts";
 import type { MeasureOptions } from "../../engine/measure.ts";
 
-/** A line's send, and the first suffix ids of each prompt it sent (the next flush's probe is the last to finish). */
+/** A line's send: each prompt carries its first suffix ids, the next flush's probe should it finish last. */
 export interface LineSend {
   options: Omit<SendOptions, "signal" | "startAtMs" | "ctx"> & { ctx: SweepContext };
-  suffixHeadOf(index: number): Uint32Array | undefined;
 }
 
 /** The line's `prompts` (opened by the caller, who closes them) as the engine sends them. */
 export function lineSend(plan: CellPlan, line: LinePlan, prompts: LinePrompts, ctx: SweepContext): LineSend {
   const { opts } = ctx;
   const rate = Number.isFinite(line.rate) ? `${line.rate} req/s` : "as slots free up";
-  // By prompt index, for the line's length: a few ids each (the probe's length).
-  const heads = new Map<number, Uint32Array>();
   const source: RequestSource = {
     ready: (position) => prompts.ready(position),
     take: (position) => {
       const i = plan.indexAt(position);
       const { body, suffixHead } = prompts.body(position);
-      heads.set(i, suffixHead);
       const requestId = opts.requestDetails ? requestIdOf(ctx.runId, line.requestIdTag, i) : undefined;
-      return { body, shape: { index: i, promptLen: plan.promptLen, maxNewTokens: opts.outputLen, requestId } };
+      return { body, shape: { index: i, promptLen: plan.promptLen, maxNewTokens: opts.outputLen, requestId }, probeHead: suffixHead };
     },
     onArrival: (listener) => prompts.onArrival(listener),
     get failure() {
@@ -59,7 +55,6 @@ export function lineSend(plan: CellPlan, line: LinePlan, prompts: LinePrompts, c
         label: ctx.lineLabel ?? (opts.requestRates.length > 1 ? `${plan.pct}% @ ${rate}` : `${plan.pct}%`),
       },
     },
-    suffixHeadOf: (index) => heads.get(index),
   };
 }
 
@@ -87,8 +82,7 @@ export function lineMeasureOptions(plan: CellPlan, line: LinePlan, send: LineSen
 }
 
 /** The first ids of the prompt this process saw finish last (the next flush's probe; the engine's lastFinished); null when none succeeded. */
-export function lastFinishedProbeIds(send: LineSend, batch: PromptBatch, lastFinished: number | null): Uint32Array | null {
+export function lastFinishedProbeIds(batch: PromptBatch, lastFinished: SendResult["lastFinished"]): Uint32Array | null {
   // The coordinator's own prompts are the ones it can probe with: the last of its share to finish.
-  const head = lastFinished === null ? undefined : send.suffixHeadOf(lastFinished);
-  return head === undefined ? null : batch.probeIds(lastFinished!, head);
+  return lastFinished === null ? null : batch.probeIds(lastFinished.index, lastFinished.probeHead);
 }
