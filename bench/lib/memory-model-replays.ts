@@ -10,7 +10,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ReplayShape } from "../../src/config/memory-model.ts";
 import { agenticReplayShape, mooncakeReplayShape } from "../../src/replay/memory-shape.ts";
-import { parseTrace } from "../../src/replay/trace.ts";
+import { parseTrace } from "../../src/workload/trace.ts";
 import { parseWekaTraces } from "../../src/workload/agentic/weka-trace.ts";
 import { generateTrace, traceText } from "../../test/helpers/mooncake-trace.ts";
 import { seededUniform } from "../../src/metrics/seeded-uniform.ts";

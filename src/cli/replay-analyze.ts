@@ -3,7 +3,7 @@ import { EXIT } from "../errors.ts";
 import { log } from "../log.ts";
 import { writeArtifact } from "../output/results-writer.ts";
 import { outputFailures } from "../write-guard.ts";
-import { analyzeTrace, type Distribution, type TraceAnalysis } from "../replay/analyze.ts";
+import { analyzeTrace, type Distribution, type TraceAnalysis } from "../metrics/trace-analysis.ts";
 import type { AnalyzeOptions } from "../replay/options.ts";
 import { readTrace } from "../replay/read-trace.ts";
 import { analyzeAgentic, type AgenticAnalysis } from "../metrics/agentic-analysis.ts";

@@ -4,8 +4,10 @@
  * producer extends PointSink with the few events its own output has (a cell's banner, a round table's header,
  * live progress).
  */
+import type { CheckedRequest } from "../metrics/replay-check.ts";
 import type { SweepLine } from "../metrics/sweep-line.ts";
 import type { RequestRecord } from "../schema/record.ts";
+import type { TraceRequest } from "../workload/trace.ts";
 import type { DetailLine } from "./request-id.ts";
 
 /** Live progress of one line's requests (on stderr, or nowhere). */
@@ -45,4 +47,17 @@ export interface SweepLineSink extends PointSink<SweepLine> {
   details(runId: string, line: DetailLine, records: readonly RequestRecord[]): void;
   /** After a line's last repeat (--repeat): every repeat of it, the last carrying the gates judged on their mean. */
   repeated(repeats: readonly SweepLine[]): void;
+}
+
+/** Where the engine sends a replay's lines (a Mooncake trace's, an agentic one's) and its requests' details. */
+export interface ReplayLineSink extends PointSink<SweepLine> {
+  /** Every measured request with its trace line and its predicted range (--request-details), before the lines. */
+  details(
+    runId: string,
+    records: readonly RequestRecord[],
+    requests: readonly TraceRequest[],
+    checked: ReadonlyMap<number, CheckedRequest>,
+    /** What a request's details add after its trace line (several replicas: where it went and its ledger terms). */
+    extra?: (index: number) => Record<string, unknown> | undefined,
+  ): void;
 }

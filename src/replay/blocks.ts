@@ -19,7 +19,7 @@
  */
 import { serializeIds } from "../workload/prompts.ts";
 import { PyRandom } from "../workload/rng.ts";
-import type { TraceRequest } from "./trace.ts";
+import type { TraceRequest } from "../workload/trace.ts";
 
 /** Blocks kept for reuse: 4096 x 512 ids x 4 bytes = 8 MiB at the default block size. */
 export const KEPT_BLOCKS = 4096;

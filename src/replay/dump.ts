@@ -2,7 +2,7 @@
 import type { PromptDump } from "../engine/sink.ts";
 import { batchedAppender } from "../workload/batched-append.ts";
 import type { BlockSource } from "./blocks.ts";
-import type { TraceRequest } from "./trace.ts";
+import type { TraceRequest } from "../workload/trace.ts";
 
 const encoder = new TextEncoder();
 

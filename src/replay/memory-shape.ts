@@ -10,7 +10,7 @@ import type { AgenticTrace } from "../workload/agentic/session-tree.ts";
 import { callsOf } from "./agentic-prefetch.ts";
 import { agenticStoreTokens } from "./agentic-store.ts";
 import { KEPT_BLOCKS } from "./blocks.ts";
-import type { Trace } from "./trace.ts";
+import type { Trace } from "../workload/trace.ts";
 
 /** A Mooncake trace's slice: every request once, its chain as the trace gives it. */
 export function mooncakeReplayShape(trace: Pick<Trace, "requests" | "blockSize">): ReplayShape {

@@ -2,12 +2,9 @@
 import type { RelatedFields, TargetFields } from "../config/options.ts";
 import type { DeclaredFields } from "../config/flags/declared-fields.ts";
 import type { ClientDecl } from "../config/flags/index.ts";
-import type { TraceOptions } from "./trace.ts";
+import type { TraceOptions } from "../workload/trace.ts";
 import type { TraceFormat } from "../workload/agentic/detect.ts";
 import type { SpawnRule } from "../workload/agentic/session-plan.ts";
-
-/** How an agentic corpus (WEKA, TraceLab) is scheduled: the named rules of src/workload/agentic, each recorded in the line. */
-export type AgenticRules = Pick<ReplayOptions, "traceFormat" | "delay" | "spawn" | "join" | "maxIdleS" | "sessions" | "startAt">;
 
 /**
  * Replay's declarations' fields (the trace's slice gathered in `trace`), the server target's, and what several flags

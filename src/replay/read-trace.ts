@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { UsageError } from "../errors.ts";
 import { log } from "../log.ts";
-import { parseTrace, skippedText, type Trace, type TraceOptions } from "./trace.ts";
+import { parseTrace, skippedText, type Trace, type TraceOptions } from "../workload/trace.ts";
 
 export function readTrace(path: string, opts: TraceOptions): Trace {
   let text: string;

@@ -7,9 +7,9 @@
  * router where there are replicas (a session tree keyed as one: its subagents share their prefix with each other);
  * then the engine's runPoint reads every request as its hash-id chain - warm-ups (--start-at's history) in the
  * model's history, not among the point's requests - gives each its [guaranteed, possible] range and, with replicas,
- * the hit-loss ledger, and this makes the line. Nothing here parses flags, renders or writes files (the sink does).
+ * the hit-loss ledger, and makes, judges and sends out the line from what the schedule handed out
+ * (engine/agentic-lines.ts). Nothing here parses flags, renders or writes files (the sink does).
  */
-import { evaluateGates } from "../gates/evaluate.ts";
 import { bodyParts, type BodyTemplate } from "../backends/body.ts";
 import { hitRateBetween, scrapeCacheCounters } from "../client/prometheus.ts";
 import { streamRequest } from "../client/stream.ts";
@@ -30,15 +30,13 @@ import { SessionSchedule, type ScheduledRequest } from "../workload/agentic/sess
 import type { AgenticCall, AgenticTrace } from "../workload/agentic/session-tree.ts";
 import { BlockPrefetch, callsOf } from "./agentic-prefetch.ts";
 import { driveSessions } from "./agentic-driver.ts";
-import { agenticLine } from "./agentic-line.ts";
+import { agenticLines } from "../engine/agentic-lines.ts";
 import { agenticStoreTokens } from "./agentic-store.ts";
 import { BlockSource } from "./blocks.ts";
-import { judge, predictionOf, type CheckedRequest } from "./check.ts";
 import { dumpPrompts } from "./dump.ts";
 import type { ReplayOptions } from "./options.ts";
 import type { ReplayOutcome } from "./run-replay.ts";
 import type { ReplaySink } from "./sink.ts";
-import type { TraceRequest } from "./trace.ts";
 
 const NOTHING = new Uint8Array(0);
 
@@ -231,7 +229,6 @@ export async function runAgenticReplay(
     const all = opts.startAt === null ? callsOf(r.trace.steps).length : (plannedPerSession.get(r.instance) ?? 0) + 1;
     plannedPerSession.set(r.instance, all);
   }
-  let checked = new Map<number, CheckedRequest>();
   const plan: PointPlan<SweepLine> = {
     // The flush and its proof ran before the schedule started (prepare above): the point finds what they left.
     reset: null,
@@ -239,77 +236,46 @@ export async function runAgenticReplay(
     route: router === undefined ? null : { router },
     send: { measured: m },
     cache: view,
-    lines: {
-      build: (point, studies) => {
-        checked = new Map(measured.map((r) => [r.index, judge(r, predictionOf(point.ranges?.get(r.index)))]));
-        return [
-          agenticLine({
-            m: point.measurement,
-            requests: handed,
-            checked,
-            plannedPerSession,
-            reset: prepared.reset,
-            ranges: point.ranges,
-            modelCapacityTokens: opts.cacheTokens ?? undefined,
-            warm: point.warm,
-            rules,
-            blockSize,
-            warmupRequests: drove.records.length - measured.length,
-            workingSetTokens: workingSetOf(
-              measured.map((r) => chains.get(r.index)!),
-              blockSize,
-            ),
-            idsHash: corpusHash(corpus, blockSize, opts.seed, trees),
-            summary: { opts: summaryOpts(opts, measured), server, tokenizer, backend, runId, run },
-            studies,
-          }),
-        ];
-      },
-      // --gate judges the whole replay's line (its windows are the trace's, not the run's).
-      judge: (line) => (line.window === undefined ? evaluateGates(opts.gates, line) : []),
-      emit: (lines, _point, detailsOf) => {
-        const requests: TraceRequest[] = [];
-        for (const r of measured) {
-          const s = handed.get(r.index)!;
-          const chain = chains.get(r.index)!;
-          requests[r.index] = {
-            line: s.call.line,
-            index: r.index,
-            timestampMs: s.intendedMs - drove.originMs,
-            inputLength: chain.length,
-            outputLength: s.call.outputLength,
-            hashIds: chain.hashIds,
-          };
-        }
-        const extra = (index: number) => {
-          const s = handed.get(index)!;
-          return { trace_id: s.trace.id, session: s.instance, lane: s.lane, agent_path: s.agentPath, turn: s.turn, trace_at: s.call.at, ...detailsOf?.(index) };
-        };
-        io.sink.details(runId, measured, requests, checked, extra);
-        // --dump-prompts: known only once the schedule handed them out (warm-ups too), so written after the run.
-        if (opts.dumpPrompts) {
-          const all = [...handed.values()].sort((a, b) => a.requestId - b.requestId);
-          dumpPrompts(
-            all.map((s) => {
-              const chain = chains.get(s.requestId)!;
-              return {
-                line: s.call.line,
-                index: s.requestId,
-                timestampMs: s.intendedMs - drove.originMs,
-                inputLength: chain.length,
-                outputLength: s.call.outputLength,
-                hashIds: chain.hashIds,
-              };
-            }),
-            blocks,
-            io.sink,
-          );
-        }
-        for (const line of lines) io.sink.line(line);
-      },
-    },
+    lines: agenticLines({
+      requests: handed,
+      chains,
+      originMs: drove.originMs,
+      plannedPerSession,
+      reset: prepared.reset,
+      modelCapacityTokens: opts.cacheTokens ?? undefined,
+      rules,
+      blockSize,
+      warmupRequests: drove.records.length - measured.length,
+      workingSetTokens: workingSetOf(
+        measured.map((r) => chains.get(r.index)!),
+        blockSize,
+      ),
+      idsHash: corpusHash(corpus, blockSize, opts.seed, trees),
+      summary: { opts: summaryOpts(opts, measured), server, tokenizer, backend, runId, run },
+      gates: opts.gates,
+      sink: io.sink,
+    }),
   };
   const { lines } = await session.runPoint(plan);
+  // --dump-prompts: known only once the schedule handed them out (warm-ups too), so written after the run.
+  if (opts.dumpPrompts) {
+    const all = [...handed.values()].sort((a, b) => a.requestId - b.requestId);
+    dumpPrompts(
+      all.map((s) => {
+        const chain = chains.get(s.requestId)!;
+        return {
+          line: s.call.line,
+          index: s.requestId,
+          timestampMs: s.intendedMs - drove.originMs,
+          inputLength: chain.length,
+          outputLength: s.call.outputLength,
+          hashIds: chain.hashIds,
+        };
+      }),
+      blocks,
+      io.sink,
+    );
+  }
   const line = lines[0]!;
   const outcome: ReplayOutcome = { records: lines, interrupted: m.interrupted, failedRequests: line.failed, cacheFailures: 0, saturated: 0 };
   if (opts.verifyCache === "strict" && (line.cache_check === "mismatch" || line.cache_check === "unreported")) outcome.cacheFailures++;

@@ -2,12 +2,12 @@
  * One trace replay as a point of the engine (src/engine/run-point.ts): prepare (tokenizer, backend, preflight), check
  * the trace against the model's context, then plan the point - reset and prove the cache, send every request at its
  * (scaled) timestamp, or in trace order under a concurrency limit, with token-exact prompts built just in time, route
- * by root block, read each request as its hash-id chain for the cache model - and make its lines: each request judged
- * against its range, one line per window of trace time and one for the whole. Nothing here parses flags, renders or
+ * by root block, read each request as its hash-id chain for the cache model; the engine makes its lines from the
+ * trace (engine/replay-lines.ts): each request judged against its range, one line per window of trace time and one
+ * for the whole. Nothing here parses flags, renders or
  * writes files (the sink does).
  */
 import { BenchError } from "../errors.ts";
-import { evaluateGates } from "../gates/evaluate.ts";
 import { log } from "../log.ts";
 import type { BodyTemplate } from "../backends/body.ts";
 import { openSession } from "../engine/open-session.ts";
@@ -16,14 +16,14 @@ import { requestIdOf } from "../engine/request-id.ts";
 import type { SweepLine } from "../metrics/sweep-line.ts";
 import type { FidelitySample } from "../engine/fidelity-check.ts";
 import type { MeasuredPoint, PointPlan } from "../engine/point-plan.ts";
+import { replayLines } from "../engine/replay-lines.ts";
 import { BlockSource } from "./blocks.ts";
-import { judge, predictionOf, type CheckedRequest, type Prediction } from "./check.ts";
+import { predictionOf, type Prediction } from "../metrics/replay-check.ts";
 import { dumpPrompts } from "./dump.ts";
 import type { ReplayOptions } from "./options.ts";
-import { replayPoints } from "./points.ts";
 import type { ReplaySink } from "./sink.ts";
 import { TraceSource } from "./source.ts";
-import { checkContext, type Trace } from "./trace.ts";
+import { checkContext, type Trace } from "../workload/trace.ts";
 
 export interface ReplayOutcome {
   records: SweepLine[];
@@ -72,7 +72,6 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
   const root = (index: number): number => requests[index]?.hashIds[0] ?? index;
   const predictionsOf = (point: MeasuredPoint) =>
     new Map<number, Prediction | null>(point.measurement.records.map((r) => [r.index, predictionOf(point.ranges?.get(r.index))]));
-  let checked = new Map<number, CheckedRequest>();
   const plan: PointPlan<SweepLine> = {
     reset: {
       probeIds: null,
@@ -110,30 +109,13 @@ export async function runReplay(opts: ReplayOptions, parsed: Trace, io: { sink: 
       opts.fidelity === undefined
         ? null
         : { samples: (point) => fidelitySamples(opts, requests, predictionsOf(point), blocks), outputLen: meanOutputLen(requests) },
-    lines: {
-      build: (point, studies) => {
-        const predictions = predictionsOf(point);
-        checked = new Map(point.measurement.records.map((r) => [r.index, judge(r, predictions.get(r.index) ?? null)]));
-        return replayPoints({
-          trace,
-          m: point.measurement,
-          checked,
-          reset: point.reset,
-          ranges: point.ranges,
-          warm: point.warm,
-          opts,
-          modelCapacityTokens: opts.cacheTokens ?? undefined,
-          summary: { opts: summaryOpts(opts, requests), server, tokenizer, backend, runId, run },
-          studies,
-        });
-      },
-      // --gate judges the whole replay's line (its windows are the trace's, not the run's).
-      judge: (line) => (line.window === undefined ? evaluateGates(opts.gates, line) : []),
-      emit: (lines, point, detailsOf) => {
-        io.sink.details(runId, point.measurement.records, requests, checked, detailsOf);
-        for (const line of lines) io.sink.line(line);
-      },
-    },
+    lines: replayLines({
+      trace,
+      replay: opts,
+      modelCapacityTokens: opts.cacheTokens ?? undefined,
+      summary: { opts: summaryOpts(opts, requests), server, tokenizer, backend, runId, run },
+      sink: io.sink,
+    }),
   };
   const { lines: points, point } = await session.runPoint(plan);
   const m = point.measurement;

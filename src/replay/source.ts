@@ -8,7 +8,7 @@
 import { bodyParts, type BodyTemplate } from "../backends/body.ts";
 import type { RequestBody } from "../client/request-body.ts";
 import type { BlockSource } from "./blocks.ts";
-import type { TraceRequest } from "./trace.ts";
+import type { TraceRequest } from "../workload/trace.ts";
 
 /** Bodies built ahead of need, at most. */
 const LOOKAHEAD = 64;

@@ -7,8 +7,8 @@
 import { describe, expect, test } from "bun:test";
 import { nowMs } from "../../../src/client/clock.ts";
 import { driveSessions } from "../../../src/replay/agentic-driver.ts";
-import { agenticKeys } from "../../../src/replay/agentic-metrics.ts";
-import type { CheckedRequest } from "../../../src/replay/check.ts";
+import { agenticKeys } from "../../../src/metrics/agentic-metrics.ts";
+import type { CheckedRequest } from "../../../src/metrics/replay-check.ts";
 import type { RequestRecord } from "../../../src/schema/record.ts";
 import { SessionSchedule, type ScheduledRequest } from "../../../src/workload/agentic/session-schedule.ts";
 import { parseWekaTraces } from "../../../src/workload/agentic/weka-trace.ts";

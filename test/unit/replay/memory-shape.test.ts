@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { MEMORY_MODEL, replayMemoryBytes } from "../../../src/config/memory-model.ts";
 import { agenticReplayShape, mooncakeReplayShape } from "../../../src/replay/memory-shape.ts";
-import { parseTrace } from "../../../src/replay/trace.ts";
+import { parseTrace } from "../../../src/workload/trace.ts";
 import { parseWekaTraces } from "../../../src/workload/agentic/weka-trace.ts";
 
 const mooncake = (lines: object[], blockSize: number) =>

@@ -9,7 +9,7 @@ import { bodyParts, createTemplate, IDS_PLACEHOLDER } from "../../../src/backend
 import type { RequestBody } from "../../../src/client/request-body.ts";
 import { BlockSource } from "../../../src/replay/blocks.ts";
 import { TraceSource } from "../../../src/replay/source.ts";
-import type { TraceRequest } from "../../../src/replay/trace.ts";
+import type { TraceRequest } from "../../../src/workload/trace.ts";
 
 const population = Uint32Array.from({ length: 5000 }, (_, i) => i * 3 + 7);
 const B = 16;

@@ -3,7 +3,7 @@
  * metrics/cache-model.ts, on the replica that served it), and the totals of a window or of the whole replay. Pure.
  */
 import type { RequestRecord } from "../schema/record.ts";
-import type { Expectation } from "../metrics/cache-model.ts";
+import type { Expectation } from "./cache-model.ts";
 
 /** A request's predicted cached tokens, as the replay reports them. */
 export interface Prediction {

@@ -4,10 +4,10 @@
  * expectations are bounded by); per window of trace time, the distinct prompt tokens touched (the working set) and
  * the hit ratio an LRU cache of `cacheTokens` would keep, so a user can size a cache before running the trace.
  */
-import { npMean, npPercentile } from "../metrics/stats.ts";
-import { BlockTrie } from "../metrics/block-trie.ts";
-import { expectCache, type ModelRequest } from "../metrics/cache-model.ts";
-import type { Trace, TraceRequest } from "./trace.ts";
+import { npMean, npPercentile } from "./stats.ts";
+import { BlockTrie } from "./block-trie.ts";
+import { expectCache, type ModelRequest } from "./cache-model.ts";
+import type { Trace, TraceRequest } from "../workload/trace.ts";
 
 export interface Distribution {
   min: number;

@@ -12,10 +12,10 @@
  * - subagent_concurrency: per session, the most chains (root included) with a request in flight at once;
  * - ttft_by_context_tokens: median TTFT by prompt length, in doubling bins from 8k tokens.
  */
-import { npMean, npMedian, npPercentile } from "../metrics/stats.ts";
+import { npMean, npMedian, npPercentile } from "./stats.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import type { ScheduledRequest } from "../workload/agentic/session-schedule.ts";
-import type { CheckedRequest } from "./check.ts";
+import type { CheckedRequest } from "./replay-check.ts";
 
 interface Spread {
   mean: number;

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { UsageError } from "../../../src/errors.ts";
-import { checkContext, parseTrace, skippedText, type TraceOptions } from "../../../src/replay/trace.ts";
+import { checkContext, parseTrace, skippedText, type TraceOptions } from "../../../src/workload/trace.ts";
 import { generateTrace, traceText } from "../../helpers/mooncake-trace.ts";
 
 const opts: TraceOptions = { blockSize: 512, skipInvalid: false, startS: 0, durationS: null, limit: null };

@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { judge, predictionOf, totals } from "../../../src/replay/check.ts";
+import { judge, predictionOf, totals } from "../../../src/metrics/replay-check.ts";
 import { UNKNOWN_BEHAVIOUR, type CacheBehaviour } from "../../../src/config/cache-behaviour.ts";
 import { expectPoint } from "../../../src/metrics/point-expectations.ts";
-import type { TraceRequest } from "../../../src/replay/trace.ts";
+import type { TraceRequest } from "../../../src/workload/trace.ts";
 import type { RequestRecord } from "../../../src/schema/record.ts";
 import { makeRecord } from "../../helpers/record.ts";
 

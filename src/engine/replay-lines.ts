@@ -1,38 +1,60 @@
 /**
- * A replay's lines: one Point per window of trace time (axis `window`: the requests whose trace timestamp falls in
- * it) and one for the whole replay (no `window`), each made by the engine's summarizePoint with every request's
- * predicted range as its expectation, then the replay's own keys. Where a line sits is fixed by the trace, not by
- * the run: shared_prefix_pct is the hit ratio an infinite cache gives the window's requests one after another
- * (as `replay --analyze` reports it), request_rate the trace's own (scaled) rate, so two runs of one trace pair up.
+ * A replay's lines, made by the engine: one per window of trace time (axis `window`: the requests whose trace
+ * timestamp falls in it) and one for the whole replay (no `window`), each made by summarizePoint with every request's
+ * range from the one cache model as its expectation, then the replay's own keys; judged (--gate: the whole replay's
+ * line only, its windows are the trace's) and sent to the sink with each request's details. The producer hands the
+ * trace and where its results go, as data. Where a line sits is fixed by the trace, not by the run: shared_prefix_pct
+ * is the hit ratio an infinite cache gives the window's requests one after another (as `replay --analyze` reports
+ * it), request_rate the trace's own (scaled) rate, so two runs of one trace pair up.
  */
+import { evaluateGates } from "../gates/evaluate.ts";
+import type { Gate } from "../schema/gate.ts";
+import { judge, predictionOf, totals, type CheckedRequest } from "../metrics/replay-check.ts";
 import { npMedian } from "../metrics/stats.ts";
-import { partOfMeasurement, type Measurement } from "../engine/measure.ts";
-import type { CacheReset } from "../engine/reset-cache.ts";
-import type { RequestExpectation } from "../metrics/point-expectations.ts";
-import type { WarmResult } from "../engine/warm.ts";
-import { summarizePoint, type PointSpec, type SummaryContext } from "../engine/summarize.ts";
-import type { TtftMoments } from "../metrics/ttft-model.ts";
 import type { SweepLine } from "../metrics/sweep-line.ts";
+import { analyzeTrace, type AnalyzedWindow } from "../metrics/trace-analysis.ts";
+import type { TtftMoments } from "../metrics/ttft-model.ts";
 import type { RequestRecord } from "../schema/record.ts";
-import { analyzeTrace, type AnalyzedWindow } from "./analyze.ts";
-import { totals, type CheckedRequest } from "./check.ts";
-import type { ReplayOptions } from "./options.ts";
-import type { StudyResult } from "../engine/point-plan.ts";
-import type { Trace } from "./trace.ts";
+import type { Trace } from "../workload/trace.ts";
+import { partOfMeasurement } from "./measure.ts";
+import type { MeasuredPoint, PointLines, StudyResult } from "./point-plan.ts";
+import type { ReplayLineSink } from "./sink.ts";
+import { summarizePoint, type PointSpec, type SummaryContext } from "./summarize.ts";
 
-export interface PointsInput {
+/** Everything the producer knows of a replay's lines before it is sent: the trace, how it was replayed, where the lines go. */
+export interface ReplayLineRecipe {
   trace: Trace;
-  m: Measurement;
-  checked: ReadonlyMap<number, CheckedRequest>;
-  reset: CacheReset;
-  /** Each request's range from the one cache model (null: it does not apply). */
-  ranges: ReadonlyMap<number, RequestExpectation> | null;
-  /** The engine's warm of the point (a replay warms nothing: what the engine says of no warm). */
-  warm: WarmResult;
-  opts: Pick<ReplayOptions, "windowS" | "timeScale" | "ignoreTimestamps" | "seed">;
+  /** How the trace was replayed (--window-s, --time-scale, --ignore-timestamps, --seed) and the run's --gate. */
+  replay: { windowS: number; timeScale: number; ignoreTimestamps: boolean; seed: bigint; gates: readonly Gate[] };
   /** The capacity the model evicted at where it is not the server's (--cache-tokens). */
   modelCapacityTokens: number | undefined;
   summary: SummaryContext;
+  sink: ReplayLineSink;
+}
+
+/** Each measured request judged against its range from the one cache model (null where it does not apply). */
+export function checkedRequests(point: MeasuredPoint): Map<number, CheckedRequest> {
+  return new Map(point.measurement.records.map((r) => [r.index, judge(r, predictionOf(point.ranges?.get(r.index)))]));
+}
+
+export function replayLines(r: ReplayLineRecipe): PointLines<SweepLine> {
+  let checked = new Map<number, CheckedRequest>();
+  return {
+    build: (point, studies) => {
+      checked = checkedRequests(point);
+      return replayPoints({ ...r, point, checked, studies });
+    },
+    judge: (line) => (line.window === undefined ? evaluateGates(r.replay.gates, line) : []),
+    emit: (lines, point, detailsOf) => {
+      r.sink.details(r.summary.runId, point.measurement.records, r.trace.requests, checked, detailsOf);
+      for (const line of lines) r.sink.line(line);
+    },
+  };
+}
+
+interface PointsInput extends ReplayLineRecipe {
+  point: MeasuredPoint;
+  checked: ReadonlyMap<number, CheckedRequest>;
   /** What the engine's studies found (the fidelity check, several replicas' ledger): on the whole replay's line. */
   studies: readonly StudyResult[];
 }
@@ -55,8 +77,9 @@ function ttftByCachedFraction(records: readonly RequestRecord[]) {
   });
 }
 
-export function replayPoints(i: PointsInput): SweepLine[] {
-  const { trace, m } = i;
+function replayPoints(i: PointsInput): SweepLine[] {
+  const { trace } = i;
+  const m = i.point.measurement;
   const page = i.summary.server.pageSize;
   // An interrupted replay is summarized over the part of the trace it reached: analyzing the rest would only delay
   // the exit (a first signal must end the run within moments, plus the time to write what was measured).
@@ -64,9 +87,9 @@ export function replayPoints(i: PointsInput): SweepLine[] {
   const analysis = analyzeTrace(reached < trace.requests.length ? { ...trace, requests: trace.requests.slice(0, reached) } : trace, {
     pageSize: page,
     cacheTokens: null,
-    windowS: i.opts.windowS,
+    windowS: i.replay.windowS,
   });
-  const windowOf = (timestampMs: number) => Math.floor(timestampMs / 1000 / i.opts.windowS);
+  const windowOf = (timestampMs: number) => Math.floor(timestampMs / 1000 / i.replay.windowS);
   const byWindow = new Map<number, RequestRecord[]>();
   for (const r of m.records) {
     const w = windowOf(trace.requests[r.index]!.timestampMs);
@@ -76,17 +99,17 @@ export function replayPoints(i: PointsInput): SweepLine[] {
   }
   const planned = new Map<number, number>();
   for (const r of trace.requests) planned.set(windowOf(r.timestampMs), (planned.get(windowOf(r.timestampMs)) ?? 0) + 1);
-  const idsHash = traceHash(trace, i.opts.seed);
+  const idsHash = traceHash(trace, i.replay.seed);
   const out: SweepLine[] = [];
   let fit: TtftMoments | null = null;
   const windows = new Map(analysis.windows.map((w) => [w.window, w]));
   for (const [w, records] of [...byWindow.entries()].sort((a, b) => a[0] - b[0])) {
-    const spanS = i.opts.windowS * i.opts.timeScale;
+    const spanS = i.replay.windowS * i.replay.timeScale;
     const point = onePoint(i, records, {
       window: w,
       analyzed: windows.get(w)!,
       planned: planned.get(w)!,
-      rate: i.opts.ignoreTimestamps ? Infinity : planned.get(w)! / spanS,
+      rate: i.replay.ignoreTimestamps ? Infinity : planned.get(w)! / spanS,
       first: out.length === 0,
       fit,
       idsHash,
@@ -96,7 +119,7 @@ export function replayPoints(i: PointsInput): SweepLine[] {
   }
   if (m.records.length === 0) return out;
   const first = trace.requests[0]!.timestampMs;
-  const spanS = ((trace.requests.at(-1)!.timestampMs - first) / 1000) * i.opts.timeScale;
+  const spanS = ((trace.requests.at(-1)!.timestampMs - first) / 1000) * i.replay.timeScale;
   const whole: AnalyzedWindow = {
     window: -1,
     requests: analysis.requests,
@@ -105,7 +128,7 @@ export function replayPoints(i: PointsInput): SweepLine[] {
     infiniteHitRatio: analysis.infiniteHitRatio,
     lruHitRatio: null,
   };
-  const rate = i.opts.ignoreTimestamps ? Infinity : trace.requests.length / Math.max(spanS, i.opts.windowS * i.opts.timeScale);
+  const rate = i.replay.ignoreTimestamps ? Infinity : trace.requests.length / Math.max(spanS, i.replay.windowS * i.replay.timeScale);
   // The whole replay's TTFT model is fitted on its own requests: each was already counted once in its window's.
   out.push(onePoint(i, m.records, { window: null, analyzed: whole, planned: trace.requests.length, rate, first: out.length === 0, fit: null, idsHash }).record);
   return out;
@@ -153,7 +176,7 @@ function onePoint(i: PointsInput, records: RequestRecord[], at: Where): { record
     studies: at.window === null ? i.studies : [],
     // The replay's own keys, and the cache verdict it computes from every request's predicted range.
     // The pressure keys from the one cache model's ranges, as a sweep line's; the hit ratios are the replay's own.
-    ranges: i.ranges,
+    ranges: i.point.ranges,
     modelCapacityTokens: i.modelCapacityTokens,
     producerOwns: ["expected_hit_ratio", "observed_hit_ratio"],
     producerKeys: {
@@ -161,7 +184,7 @@ function onePoint(i: PointsInput, records: RequestRecord[], at: Where): { record
       expected_hit_ratio: reportedInput > 0 ? t.expectedLowerTokens / reportedInput : 0,
       observed_hit_ratio: reportedInput > 0 ? t.observedTokens / reportedInput : null,
       block_size: i.trace.blockSize,
-      time_scale: i.opts.ignoreTimestamps ? null : i.opts.timeScale,
+      time_scale: i.replay.ignoreTimestamps ? null : i.replay.timeScale,
       infinite_hit_ratio: reportedInput > 0 ? t.expectedInfiniteTokens / reportedInput : 0,
       predicted_eviction_tokens: t.predictedEvictionTokens,
       observed_shortfall_tokens: t.observedShortfallTokens,
@@ -171,8 +194,8 @@ function onePoint(i: PointsInput, records: RequestRecord[], at: Where): { record
     },
   };
   // The server's counters cover the whole replay only.
-  const m = partOfMeasurement(i.m, records, at.window === null);
-  const summary = summarizePoint(spec, i.reset, i.warm, m, i.summary);
+  const m = partOfMeasurement(i.point.measurement, records, at.window === null);
+  const summary = summarizePoint(spec, i.point.reset, i.point.warm, m, i.summary);
   const record = summary.record;
   return { record, fit: summary.sweepFit };
 }
