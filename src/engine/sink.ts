@@ -6,8 +6,10 @@
  */
 import type { CheckedRequest } from "../metrics/replay-check.ts";
 import type { SweepLine } from "../metrics/sweep-line.ts";
+import type { RoundRecord } from "../schema/lines.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import type { TraceRequest } from "../workload/trace.ts";
+import type { TurnPlan } from "../workload/turn-plan.ts";
 import type { DetailLine } from "./request-id.ts";
 
 /** Live progress of one line's requests (on stderr, or nowhere). */
@@ -36,7 +38,7 @@ export interface PromptDump {
 }
 
 /** What every producer's sink takes. */
-export interface PointSink<Line> {
+interface PointSink<Line> {
   /** One measured and judged line: its console row and its results-file line. */
   line(line: Line): void;
 }
@@ -60,4 +62,18 @@ export interface ReplayLineSink extends PointSink<SweepLine> {
     /** What a request's details add after its trace line (several replicas: where it went and its ledger terms). */
     extra?: (index: number) => Record<string, unknown> | undefined,
   ): void;
+}
+
+/** A turn as it ended, as much of it as its details line tells. */
+interface EndedTurn {
+  plan: Pick<TurnPlan, "client" | "round" | "expectedCachedTokens">;
+  rec: RequestRecord;
+  /** What the run adds to its details line (several replicas: its replica and ledger terms). */
+  extra?: Record<string, unknown>;
+}
+
+/** Where the engine sends a multi-turn round's line, its turns' prompts (--dump-prompts) and their details. */
+export interface RoundLineSink extends PointSink<RoundRecord>, PromptDump {
+  /** A completed round's turns (--request-details), after the round itself. */
+  turns(runId: string, turns: readonly EndedTurn[]): void;
 }

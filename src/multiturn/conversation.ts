@@ -6,28 +6,7 @@
 import { serializeIds } from "../workload/prompts.ts";
 import type { PyRandom } from "../workload/rng.ts";
 import { expectedTurnCached } from "./plan.ts";
-
-/** One turn, fixed before it is sent. */
-export interface TurnPlan {
-  client: number;
-  round: number;
-  /** Which of the working set's system prompts the conversation starts with. */
-  systemIndex: number;
-  promptLen: number;
-  /** Tokens of the prompt that came before this turn's new user ids. */
-  historyLen: number;
-  /** Cached tokens the server should report: the history but its last generated token, in whole pages. */
-  expectedCachedTokens: number;
-  /**
-   * The least it may report without counting as a miss: the expected value, or, when the last answer was
-   * re-tokenized from text (approximate), the previous prompt, which the server has exactly as sent.
-   */
-  minCachedTokens: number;
-  /** The history holds an answer re-tokenized from text, not the server's own ids. */
-  approximate: boolean;
-  /** The prompt's ids as serialized chunks, in order. */
-  parts: readonly Uint8Array[];
-}
+import type { TurnPlan } from "../workload/turn-plan.ts";
 
 export class Conversation {
   readonly client: number;

@@ -8,7 +8,8 @@
 import type { MultiturnOptions } from "../config/options.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import { orderRandom, thinkRandom, drawThinkMs } from "./rngs.ts";
-import type { Conversation, TurnPlan } from "./conversation.ts";
+import type { Conversation } from "./conversation.ts";
+import type { TurnPlan } from "../workload/turn-plan.ts";
 import { ReadyQueue } from "./ready-queue.ts";
 import type { PyRandom } from "../workload/rng.ts";
 

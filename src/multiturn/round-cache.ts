@@ -9,8 +9,7 @@ import { pageChainHashes } from "../metrics/page-hashes.ts";
 import type { CacheView } from "../engine/point-plan.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import type { MultiturnContext } from "./context.ts";
-import type { TurnResult } from "./summarize-round.ts";
-import { turnIdsText, turnKey } from "./turns.ts";
+import { turnIdsText, turnKey, type TurnResult } from "../workload/turn-plan.ts";
 
 export class RoundHistory {
   private readonly prompts = new Map<number, CacheSequence>();

@@ -1,21 +1,19 @@
 /**
- * Per-round bookkeeping while the driver runs, and each round's summary and output when it completes: with shards,
- * the round's turns of every process united first; then the round to the sink (a table row, a JSONL line), its
- * turns' ids (--dump-prompts) and their details to the sink (--request-details). With the barrier, the next round is released to the shards
- * only after this one was written.
+ * Per-round bookkeeping while the driver runs, and each round planned as a point when it completes: with shards, the
+ * round's turns of every process united first; then the engine makes, judges and sends out its line, its turns' ids
+ * (--dump-prompts) and their details (engine/round-lines.ts). With the barrier, the next round is released to the
+ * shards only after this one was written.
  */
-import { log } from "../log.ts";
 import { nowMs } from "../client/clock.ts";
 import { hitRateBetween, scrapeCacheCounters, type CacheCounters } from "../client/prometheus.ts";
 import { resolveGeneratedText } from "../client/stream-events.ts";
 import type { RoundRecord } from "../schema/lines.ts";
-import { startClientMonitor, describeSaturation, type ClientHealth, type ClientMonitor } from "../metrics/self-check.ts";
+import { startClientMonitor, type ClientHealth, type ClientMonitor } from "../metrics/self-check.ts";
 import type { MultiturnContext } from "./context.ts";
-import type { TurnPlan } from "./conversation.ts";
 import type { Prepared } from "./prepare.ts";
 import type { RoundShards } from "./shards.ts";
-import { summarizeRound, type TurnResult } from "./summarize-round.ts";
-import { turnIdsText, turnKey } from "./turns.ts";
+import { roundLines } from "../engine/round-lines.ts";
+import { turnIdsText, turnKey, type TurnPlan, type TurnResult } from "../workload/turn-plan.ts";
 import type { RoundHistory } from "./round-cache.ts";
 import type { FidelitySample } from "../engine/fidelity-check.ts";
 import type { Measurement } from "../engine/measure.ts";
@@ -161,7 +159,6 @@ export class RoundWriter {
     const durationS = w === undefined ? 0 : Math.max(w.endMs - w.startMs, 1e-3) / 1000;
     const startedAt = w?.startedAt ?? new Date().toISOString();
     const measured: Measurement = { records, t0Ms: w?.startMs ?? 0, durationS, startedAt, interrupted, health, serverHitRate, shards: null };
-    let problems: string[] = [];
     const plan: PointPlan<RoundRecord> = {
       // The flush and the warm were before round 0 (prepare.ts); each round finds the cache its predecessors left.
       reset: null,
@@ -170,49 +167,23 @@ export class RoundWriter {
       send: { measured },
       cache: history?.view() ?? null,
       fidelity: opts.fidelity !== undefined && last ? { samples: () => lastTurnSamples(ctx, turns), outputLen: opts.outputLen } : null,
-      lines: {
-        build: (point, studies) => {
-          const ranges = point.ranges;
-          const summary = summarizeRound(
-            {
-              round,
-              turns,
-              plannedTurns,
-              interrupted,
-              health,
-              serverHitRate,
-              shards,
-              durationS,
-              startedAt,
-              flushVerified: this.prepared.flushVerified,
-              flushProbeCachedTokens: this.prepared.flushProbeCachedTokens,
-              warmCachedTokens: this.prepared.warmCachedTokens,
-              first: this.outcome.rounds.length === 0,
-              studies,
-              ranges: ranges === null ? null : (p) => ranges.get(turnKey(opts.numClients, p.round, p.client)),
-            },
-            ctx,
-          );
-          problems = summary.problems;
-          return [summary.record];
-        },
-        emit: (lines, _point, detailsOf) => {
-          const record = lines[0]!;
-          for (const problem of problems) log.warn(`cache check (round ${round}): ${problem}`);
-          if (record.client_saturated) log.warn(`round ${round}: ${describeSaturation(health)}`);
-          const failed = turns.filter((t) => !t.rec.ok);
-          if (failed.length > 0)
-            log.warn(
-              `round ${round}: ${failed.length}/${turns.length} turns failed (their conversations end): ${failed[0]?.rec.failureKind}: ${failed[0]?.rec.failureMessage.slice(0, 160)}`,
-            );
-          ctx.io.sink.line(record);
-          if (opts.dumpPrompts) ctx.io.sink.prompts(turns.map((t) => dumpLine(t.plan)).join(""));
-          ctx.io.sink.turns(
-            ctx.runId,
-            detailsOf === undefined ? turns : turns.map((t) => ({ ...t, extra: detailsOf(turnKey(opts.numClients, t.plan.round, t.plan.client)) })),
-          );
-        },
-      },
+      lines: roundLines({
+        round,
+        turns,
+        plannedTurns,
+        interrupted,
+        health,
+        serverHitRate,
+        shards,
+        durationS,
+        startedAt,
+        flushVerified: this.prepared.flushVerified,
+        flushProbeCachedTokens: this.prepared.flushProbeCachedTokens,
+        warmCachedTokens: this.prepared.warmCachedTokens,
+        first: this.outcome.rounds.length === 0,
+        context: ctx,
+        sink: ctx.io.sink,
+      }),
     };
     const { lines } = await this.session.runPoint(plan, { signal: ctx.io.signal, ...(watches === undefined ? {} : { watches }) });
     const record = lines[0]!;
@@ -235,12 +206,4 @@ function lastTurnSamples(ctx: MultiturnContext, turns: readonly TurnResult[]): F
     .filter((t) => t.rec.ok && !t.plan.approximate)
     .slice(0, ctx.opts.fidelity!.sample)
     .map((t) => ({ ids: turnIdsText(t.plan).split(",").map(Number), prefixLen: t.plan.historyLen }));
-}
-
-/** One --dump-prompts line per turn: which conversation and round, what it should find cached, and its ids. */
-function dumpLine(t: TurnPlan): string {
-  return (
-    `{"client":${t.client},"round":${t.round},"system_index":${t.systemIndex},"prompt_len":${t.promptLen},` +
-    `"expected_cached_tokens":${t.expectedCachedTokens},"min_cached_tokens":${t.minCachedTokens},"approximate":${t.approximate},"input_ids":[${turnIdsText(t)}]}\n`
-  );
 }

@@ -17,7 +17,7 @@ import { driveConversations } from "./driver.ts";
 import { multiturnInFlight } from "../config/options.ts";
 import { conversationHash } from "./shards.ts";
 import { WORKER_SINK } from "./sink.ts";
-import type { TurnResult } from "./summarize-round.ts";
+import type { TurnResult } from "../workload/turn-plan.ts";
 import { conversationsOf, drawSystemPrompts, inFlightOf, toWireTurn, turnHooks } from "./turns.ts";
 
 /** Runs this process as shard `me.rank` of a multi-turn run; resolves with its exit code. */

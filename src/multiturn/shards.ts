@@ -12,7 +12,7 @@ import type { ReleasedJob } from "../shard/coordinator-types.ts";
 import type { ShardGroup } from "../shard/group.ts";
 import { uniteShards } from "../shard/report.ts";
 import type { ShardsReport } from "../schema/nested.ts";
-import type { TurnResult } from "./summarize-round.ts";
+import type { TurnResult } from "../workload/turn-plan.ts";
 import { fromWireTurn } from "./turns.ts";
 
 /**

@@ -15,11 +15,11 @@ import { routedRequest } from "../engine/routed-request.ts";
 import { serializeIds } from "../workload/prompts.ts";
 import { PyRandom } from "../workload/rng.ts";
 import type { MultiturnContext } from "./context.ts";
-import { Conversation, type TurnPlan } from "./conversation.ts";
+import { Conversation } from "./conversation.ts";
+import { turnIdsText, turnKey, type TurnPlan, type TurnResult } from "../workload/turn-plan.ts";
 import type { DriverHooks } from "./driver.ts";
 import { resolveTurnOutput } from "../engine/output-ids.ts";
 import { turnRandom } from "./rngs.ts";
-import type { TurnResult } from "./summarize-round.ts";
 
 /** This process's part of a sharded run: clients rank, rank + size, ...; null: every client. */
 export type ClientShare = { rank: number; size: number } | null;
@@ -93,18 +93,7 @@ export function turnHooks(
   };
 }
 
-/** A turn's key among every turn of the run: its round's place, then its conversation's. */
-export const turnKey = (numClients: number, round: number, client: number): number => round * numClients + client;
-
-const textDecoder = new TextDecoder();
 const textEncoder = new TextEncoder();
-
-/** A turn's ids as the comma-separated digits its body carries. */
-export const turnIdsText = (t: TurnPlan): string =>
-  t.parts
-    .filter((p) => p.length > 0)
-    .map((p) => textDecoder.decode(p))
-    .join(",");
 
 /** A turn for the coordinator: its record and its plan (`withIds`: its prompt too, for --dump-prompts). */
 export function toWireTurn(t: TurnResult, withIds: boolean): WireRecord {

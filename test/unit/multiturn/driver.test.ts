@@ -1,7 +1,8 @@
 /** The conversation driver with fake turns (no network): concurrency, barrier, order, think time, failures, interrupt. */
 import { describe, expect, test } from "bun:test";
 import type { RequestRecord } from "../../../src/schema/record.ts";
-import { Conversation, type TurnPlan } from "../../../src/multiturn/conversation.ts";
+import { Conversation } from "../../../src/multiturn/conversation.ts";
+import type { TurnPlan } from "../../../src/workload/turn-plan.ts";
 import { driveConversations, type DriverHooks } from "../../../src/multiturn/driver.ts";
 import type { MultiturnOptions } from "../../../src/config/options.ts";
 import { PyRandom } from "../../../src/workload/rng.ts";

@@ -1,34 +1,44 @@
 /**
- * A round's turns and everything around them -> the one typed RoundRecord, plus the cache verdict whose problems are
- * logged. Pure: the same metrics code as a pct's line, per-turn expectations instead of one for all.
+ * A multi-turn round's line, made by the engine: its turns and everything around them -> the one typed RoundRecord
+ * (the same metrics code as a sweep line's, each turn judged against its own range from the one cache model), its
+ * cache problems, saturation and failed turns logged, and the line, its turns' ids (--dump-prompts) and their details
+ * (--request-details) sent to the sink. The producer hands the round's turns and what the run knows of it, as data.
  */
-import { provenance } from "../engine/provenance.ts";
+import type { ServerProfile } from "../backends/types.ts";
+import type { MultiturnOptions } from "../config/options.ts";
+import { log } from "../log.ts";
 import { checkCache } from "../metrics/cache-check.ts";
 import { cachePressure } from "../metrics/cache-pressure.ts";
 import { tierStats } from "../metrics/cache-tiers.ts";
-import type { RequestRecord } from "../schema/record.ts";
-import type { RoundRecord } from "../schema/lines.ts";
-import { buildLine } from "../schema/build-line.ts";
 import { clientHealthKeys } from "../metrics/client-health-keys.ts";
-import { isSaturated, type ClientHealth } from "../metrics/self-check.ts";
+import { buildEvidence } from "../metrics/evidence.ts";
+import { modelCapacityOf, type RequestExpectation } from "../metrics/point-expectations.ts";
+import { describeSaturation, isSaturated, type ClientHealth } from "../metrics/self-check.ts";
 import { steadyState } from "../metrics/steady-state.ts";
 import { requestMetrics } from "../metrics/summarize.ts";
-import { buildEvidence } from "../metrics/evidence.ts";
 import { buildTimeline } from "../metrics/timeline.ts";
-import type { MultiturnContext } from "./context.ts";
-import type { TurnPlan } from "./conversation.ts";
-import type { ShardsReport } from "../schema/nested.ts";
-import { studyGroups, studySamples } from "../engine/study.ts";
-import type { StudyResult } from "../engine/point-plan.ts";
-import { modelCapacityOf, type RequestExpectation } from "../metrics/point-expectations.ts";
+import { buildLine } from "../schema/build-line.ts";
+import type { RoundRecord } from "../schema/lines.ts";
+import type { RunInfo, ShardsReport } from "../schema/nested.ts";
+import type { LoadedTokenizer } from "../workload/tokenizer.ts";
+import { turnIdsText, turnKey, type TurnPlan, type TurnResult } from "../workload/turn-plan.ts";
+import type { PointLines, StudyResult } from "./point-plan.ts";
+import { provenance } from "./provenance.ts";
+import type { RoundLineSink } from "./sink.ts";
+import { studyGroups, studySamples } from "./study.ts";
 
-/** One turn as it ended. */
-export interface TurnResult {
-  plan: TurnPlan;
-  rec: RequestRecord;
+/** What every round of a multi-turn run shares: its options, the server, the tokenizer, the run. */
+interface RoundContext {
+  opts: MultiturnOptions;
+  server: ServerProfile;
+  tokenizer: LoadedTokenizer;
+  runId: string;
+  /** Written into the run's first round line. */
+  run: RunInfo;
 }
 
-export interface RoundInput {
+/** Everything the producer knows of a round once its turns ended: the turns, how they ran, and what the flush left. */
+export interface RoundLineRecipe {
   round: number;
   turns: readonly TurnResult[];
   /** Turns the round was to have. */
@@ -46,23 +56,62 @@ export interface RoundInput {
   first: boolean;
   /** The processes whose turns these are; null in one process. */
   shards: ShardsReport | null;
-  /** What the engine's studies found of the round (the fidelity check after the last round; the ledger): a group of the line each. */
-  studies?: readonly StudyResult[];
-  /** Each turn's expected cached range from the cache model; null: the plan's own (a cache per slot). */
-  ranges?: ((plan: TurnPlan) => RequestExpectation | undefined) | null;
+  context: RoundContext;
+  sink: RoundLineSink;
 }
 
-export interface RoundSummary {
+export function roundLines(r: RoundLineRecipe): PointLines<RoundRecord> {
+  const { opts } = r.context;
+  const keyOf = (p: Pick<TurnPlan, "round" | "client">): number => turnKey(opts.numClients, p.round, p.client);
+  let problems: string[] = [];
+  return {
+    build: (point, studies) => {
+      const ranges = point.ranges;
+      const summary = summarizeRound(r, studies, ranges === null ? null : (p) => ranges.get(keyOf(p)));
+      problems = summary.problems;
+      return [summary.record];
+    },
+    emit: (lines, _point, detailsOf) => {
+      const record = lines[0]!;
+      const { round, turns } = r;
+      for (const problem of problems) log.warn(`cache check (round ${round}): ${problem}`);
+      if (record.client_saturated) log.warn(`round ${round}: ${describeSaturation(r.health)}`);
+      const failed = turns.filter((t) => !t.rec.ok);
+      if (failed.length > 0)
+        log.warn(
+          `round ${round}: ${failed.length}/${turns.length} turns failed (their conversations end): ${failed[0]?.rec.failureKind}: ${failed[0]?.rec.failureMessage.slice(0, 160)}`,
+        );
+      r.sink.line(record);
+      if (opts.dumpPrompts) r.sink.prompts(turns.map((t) => dumpLine(t.plan)).join(""));
+      r.sink.turns(r.context.runId, detailsOf === undefined ? turns : turns.map((t) => ({ ...t, extra: detailsOf(keyOf(t.plan)) })));
+    },
+  };
+}
+
+/** One --dump-prompts line per turn: which conversation and round, what it should find cached, and its ids. */
+function dumpLine(t: TurnPlan): string {
+  return (
+    `{"client":${t.client},"round":${t.round},"system_index":${t.systemIndex},"prompt_len":${t.promptLen},` +
+    `"expected_cached_tokens":${t.expectedCachedTokens},"min_cached_tokens":${t.minCachedTokens},"approximate":${t.approximate},"input_ids":[${turnIdsText(t)}]}\n`
+  );
+}
+
+interface RoundSummary {
   record: RoundRecord;
   /** One line per cache problem, for the log. */
   problems: string[];
 }
 
-export function summarizeRound(i: RoundInput, ctx: MultiturnContext): RoundSummary {
+function summarizeRound(
+  i: RoundLineRecipe,
+  studies: readonly StudyResult[],
+  ranges: ((plan: TurnPlan) => RequestExpectation | undefined) | null,
+): RoundSummary {
+  const ctx = i.context;
   const { opts, server, tokenizer } = ctx;
   const recs = i.turns.map((t) => t.rec);
   const metrics = requestMetrics(recs, i.durationS, tokenizer.countTokens);
-  const rangeOf = rangesOf(i.ranges ?? null);
+  const rangeOf = rangesOf(ranges);
   const sums = turnSums(i.turns);
   // The one cache verdict (metrics/cache-check.ts), each turn judged against its own range.
   const cache = checkCache({
@@ -76,7 +125,6 @@ export function summarizeRound(i: RoundInput, ctx: MultiturnContext): RoundSumma
     tolerance: opts.cacheTolerance,
     capacityKnown: server.info.cacheCapacityTokens !== null,
   });
-  const ranges = i.ranges ?? null;
   const pressure = cachePressure(
     recs,
     (k) => (i.turns[k] as TurnResult).plan.minCachedTokens,
@@ -131,10 +179,10 @@ export function summarizeRound(i: RoundInput, ctx: MultiturnContext): RoundSumma
         perRequest: cache.status,
         saturated: isSaturated(i.health),
         runIds: [ctx.runId],
-        studySamples: studySamples(i.studies ?? []),
+        studySamples: studySamples(studies),
       }),
     },
-    ...studyGroups(i.studies ?? []),
+    ...studyGroups(studies),
     cache: {
       page_size: server.pageSize,
       expected_cached_tokens: sums.expectedSum,
@@ -154,7 +202,6 @@ export function summarizeRound(i: RoundInput, ctx: MultiturnContext): RoundSumma
     timeline: { steady_state: steadyState(recs), timeline: buildTimeline(recs) },
     provenance: provenance(ctx, i.startedAt),
   });
-  // Gates are the engine's (run-point.ts), judged on the finished line.
   return { record, problems: cache.problems };
 }
 
