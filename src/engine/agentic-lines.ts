@@ -113,19 +113,16 @@ function agenticLine(i: AgenticLineRecipe, point: MeasuredPoint, byIndex: Readon
     numPrompts: [...i.plannedPerSession.values()].reduce((a, n) => a + n, 0),
     workingSetTokens: i.workingSetTokens,
     promptIdsHash: i.idsHash,
-    expected: { typical, perPrompt: range },
+    expected: { typical, perPrompt: range, hitRatios: "per-request" },
     warmProvesFlush: false,
     promptDrift: null,
     first: true,
     ttftFitSoFar: null,
     studies,
-    // The pressure keys from the one cache model's ranges, as a sweep line's; the hit ratios are the replay's own.
+    // The pressure keys and hit ratios from the one cache model's ranges (each request's own); then the replay's keys.
     ranges: point.ranges,
     modelCapacityTokens: i.modelCapacityTokens,
-    producerOwns: ["expected_hit_ratio", "observed_hit_ratio"],
     producerKeys: {
-      expected_hit_ratio: reportedInput > 0 ? t.expectedLowerTokens / reportedInput : 0,
-      observed_hit_ratio: reportedInput > 0 ? t.observedTokens / reportedInput : null,
       block_size: i.blockSize,
       time_scale: r.timeScale,
       infinite_hit_ratio: reportedInput > 0 ? t.expectedInfiniteTokens / reportedInput : 0,

@@ -168,21 +168,16 @@ function onePoint(i: PointsInput, records: RequestRecord[], at: Where): { record
     numPrompts: at.planned,
     workingSetTokens: at.analyzed.workingSetTokens,
     promptIdsHash: at.idsHash,
-    expected: { typical, perPrompt: range },
+    expected: { typical, perPrompt: range, hitRatios: "per-request" },
     warmProvesFlush: false,
     promptDrift: null,
     first: at.first,
     ttftFitSoFar: at.fit,
     studies: at.window === null ? i.studies : [],
-    // The replay's own keys, and the cache verdict it computes from every request's predicted range.
-    // The pressure keys from the one cache model's ranges, as a sweep line's; the hit ratios are the replay's own.
+    // The pressure keys and hit ratios from the one cache model's ranges (each request's own); then the replay's keys.
     ranges: i.point.ranges,
     modelCapacityTokens: i.modelCapacityTokens,
-    producerOwns: ["expected_hit_ratio", "observed_hit_ratio"],
     producerKeys: {
-      // Over the requests that reported cached tokens, as observed_hit_ratio.
-      expected_hit_ratio: reportedInput > 0 ? t.expectedLowerTokens / reportedInput : 0,
-      observed_hit_ratio: reportedInput > 0 ? t.observedTokens / reportedInput : null,
       block_size: i.trace.blockSize,
       time_scale: i.replay.ignoreTimestamps ? null : i.replay.timeScale,
       infinite_hit_ratio: reportedInput > 0 ? t.expectedInfiniteTokens / reportedInput : 0,

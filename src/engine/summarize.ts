@@ -8,6 +8,7 @@ import type { Backend, ServerProfile } from "../backends/types.ts";
 import type { RunOptions } from "../config/options.ts";
 import type { SweepAxes } from "../schema/axes.ts";
 import type { RequestRecord } from "../schema/record.ts";
+import { perRequestHitRatios } from "../metrics/per-request-hit-ratios.ts";
 import { checkCache, type CacheCheck } from "../metrics/cache-check.ts";
 import { cachePressure } from "../metrics/cache-pressure.ts";
 import { modelCapacityOf, type RequestExpectation } from "../metrics/point-expectations.ts";
@@ -39,6 +40,11 @@ type ExtraAxes = Partial<Pick<SweepLine, "repeat" | "probe" | "window">>;
 export interface Expectations {
   typical: number;
   perPrompt: ((index: number) => readonly [number, number] | null) | null;
+  /**
+   * How the hit ratios read them: `typical` over the prompt length (a sweep's prompts are alike), or each request's
+   * own range over the prompt tokens that reported (`per-request`: a replay's prompts all differ). Absent: typical.
+   */
+  hitRatios?: "typical" | "per-request";
 }
 
 /** Where the point sits and what it sent. */
@@ -63,8 +69,6 @@ export interface PointSpec {
   ttftFitSoFar: TtftMoments | null;
   /** The producer's own keys (a replay's), in its own group of the line. */
   producerKeys?: KeyGroup<"sweep">;
-  /** Keys the producer computes instead of the engine (a replay's cache verdict from per-request ranges). */
-  producerOwns?: readonly string[];
   /** Each request's range from the one cache model, where it judges the point (token-id prompts): the pressure keys read it. */
   ranges?: ReadonlyMap<number, RequestExpectation> | null;
   /** The capacity the model evicted at where it is not the server's (replay's --cache-tokens): working_set_fits reads it. */
@@ -128,11 +132,11 @@ export function summarizePoint(p: PointSpec, reset: CacheReset, warm: WarmResult
   const intended = summarizeIntended(m.records, m.t0Ms);
   const fit = fitSamples(m.records, expected.typical);
   const sweepFit = mergeTtftMoments(p.ttftFitSoFar, fit);
-  // One group a concern, each computed by its owner; the builder refuses a key two groups give. Keys the producer
-  // computes itself (spec.producerOwns: a replay's cache verdict from per-request ranges) are left to its group.
-  const owned = new Set(p.producerOwns ?? []);
-  // Partial<G>: the same keys, each maybe left out; fromEntries cannot say so itself.
-  const mine = <G extends object>(group: G): Partial<G> => Object.fromEntries(Object.entries(group).filter(([k]) => !owned.has(k))) as Partial<G>;
+  const hitRatios =
+    expected.hitRatios === "per-request" && expected.perPrompt !== null
+      ? perRequestHitRatios(m.records, expected.perPrompt)
+      : { expected: cache.expectedHitRatio, observed: cache.observedHitRatio };
+  // One group a concern, each computed by its owner; the builder refuses a key two groups give.
   const record = buildLine("sweep", {
     place: scriptPlaceKeys({
       backend: ctx.backend.name,
@@ -146,7 +150,7 @@ export function summarizePoint(p: PointSpec, reset: CacheReset, warm: WarmResult
       outputLen: opts.outputLen,
     }),
     requests,
-    point: mine({
+    point: {
       run_id: ctx.runId,
       run: p.first ? ctx.run : undefined,
       gates: [],
@@ -172,7 +176,7 @@ export function summarizePoint(p: PointSpec, reset: CacheReset, warm: WarmResult
       burstiness: open ? opts.burstiness : null,
       duration_limit_s: open ? opts.durationS : null,
       shards: m.shards,
-    }),
+    },
     evidence: {
       evidence: buildEvidence({
         records: m.records,
@@ -191,14 +195,14 @@ export function summarizePoint(p: PointSpec, reset: CacheReset, warm: WarmResult
     },
     ...studyGroups(p.studies ?? []),
     intended: intended.metrics,
-    cache: mine({
+    cache: {
       page_size: server.pageSize,
       expected_cached_tokens: expected.typical,
       ...cachedTokenStats(m.records),
       cached_tokens_mismatched: cache.checked > 0 ? cache.mismatched : null,
       cached_tokens_counts: cache.cachedTokensCounts,
-      expected_hit_ratio: cache.expectedHitRatio,
-      observed_hit_ratio: cache.observedHitRatio,
+      expected_hit_ratio: hitRatios.expected,
+      observed_hit_ratio: hitRatios.observed,
       server_cache_hit_rate: m.serverHitRate,
       cached_tokens_by_tier: tiers.cachedTokensByTier,
       ttft_by_tier: tiers.ttftByTier,
@@ -209,8 +213,8 @@ export function summarizePoint(p: PointSpec, reset: CacheReset, warm: WarmResult
       flush_probe_cached_tokens: reset.probeCachedTokens,
       warm_verified: cache.warmVerified,
       warm_cached_tokens: warm.cachedTokens,
-    }),
-    pressure: mine(pressure),
+    },
+    pressure,
     health: clientHealthKeys(m.health),
     models: {
       ttft_fit: fit,
