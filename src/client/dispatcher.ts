@@ -2,7 +2,10 @@
  * Starts a line's requests: when they are due (open loop: a schedule of arrival times; closed loop: whenever a slot
  * is free), never more than `concurrency` in flight, in index order. A request that is due while every slot is busy,
  * or whose prompt is not ready yet, waits in a FIFO backlog; its intended time stays its due time, so that wait is
- * measured instead of hidden (coordinated omission).
+ * measured instead of hidden (coordinated omission). A closed loop also serves sources that pace themselves (a
+ * conversation's next turn is ready once its answer is in and its think time passed): a slot waits for the next
+ * ready request, and a source that ends early (conversations that ended) says so (`exhausted`), which ends the line
+ * once the requests in flight have.
  *
  * Pacing: every due time is an offset from the line's start, so errors never accumulate; one timer at a time wakes
  * the dispatcher, which then starts everything due. Bun fires a timer after the whole milliseconds of its delay
@@ -30,6 +33,10 @@ export interface DispatchOptions<T> {
   start(index: number, intendedMs: number): Promise<T>;
   /** Called as each request settles. */
   onSettled?(index: number, result: T): void;
+  /** True once no request not yet started will ever be ready (a source that ends before `count`); absent: never. */
+  exhausted?(): boolean;
+  /** False: results are not kept (`done` resolves with none), for a source whose requests are read as they settle. */
+  keepResults?: boolean;
   /** When it aborts nothing new starts; requests in flight run to their end (their own signal cancels them). */
   signal?: AbortSignal;
 }
@@ -100,7 +107,8 @@ export function dispatch<T>(opts: DispatchOptions<T>): Dispatch<T> {
   const { count, concurrency } = opts;
   if (!Number.isInteger(count) || count < 0) throw new RangeError(`dispatch: bad count ${count}`);
   if (!(concurrency >= 1)) throw new RangeError(`dispatch: bad concurrency ${concurrency}`);
-  const results = new Array<T | undefined>(count).fill(undefined);
+  const keep = opts.keepResults !== false;
+  const results = new Array<T | undefined>(keep ? count : 0).fill(undefined);
   const backlog = new Backlog();
   const t0 = nowMs();
   let scheduled = 0;
@@ -141,7 +149,7 @@ export function dispatch<T>(opts: DispatchOptions<T>): Dispatch<T> {
   };
 
   const settle = (index: number, result: T): void => {
-    results[index] = result;
+    if (keep) results[index] = result;
     inFlight--;
     opts.onSettled?.(index, result);
     // Closed loop: the freed slot is the next request's intended time.
@@ -150,6 +158,12 @@ export function dispatch<T>(opts: DispatchOptions<T>): Dispatch<T> {
   };
 
   const startDue = (): void => {
+    if (opts.exhausted?.() === true) {
+      backlog.clear();
+      scheduled = count;
+      nextDueMs = Infinity;
+      return;
+    }
     while (backlog.length > 0 && inFlight < concurrency && !halted()) {
       if (!opts.isReady(backlog.peekIndex())) {
         if (lastNotReady !== backlog.peekIndex()) notReadyWaits++;

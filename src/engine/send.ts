@@ -21,12 +21,16 @@ import type { StartProgress } from "./sink.ts";
 import type { PointMoments } from "./point-moments.ts";
 
 /** One request as its source hands it over when it starts: the body, serialized, and what its record says. */
-interface SourcedRequest {
+export interface SourcedRequest {
   body: RequestBody;
   /** The request's record fields (index, prompt length, output asked, x-request-id); intendedMs is the dispatcher's. */
   shape: Omit<RequestShape, "intendedMs">;
   /** What a later flush's probe is made of should this request be the last to finish well (a sweep prompt's first suffix ids). */
   probeHead?: Uint32Array;
+  /** When it became ready (nowMs clock), where its source paces itself: its intended time is then the later of this and the free slot's. */
+  readyAtMs?: number;
+  /** What the router keys it on, where that is not its index (a turn: its round and conversation). */
+  routeKey?: number;
 }
 
 /**
@@ -43,6 +47,13 @@ export interface RequestSource {
   readonly failure: Error | null;
   /** Resolves once the look-ahead is full: awaited before the clock starts. */
   filled(): Promise<void>;
+  /**
+   * The source paces itself (a conversation's next turn waits for its answer and think time): a free slot with no
+   * request ready is the workload, not the client falling behind.
+   */
+  readonly pacesItself?: boolean;
+  /** True once no request not yet taken will ever be ready (conversations that ended early); absent: never. */
+  exhausted?(): boolean;
 }
 
 export interface SendOptions {
@@ -68,6 +79,10 @@ export interface SendOptions {
   onSettled?(position: number, record: RequestRecord): void;
   /** The point's watches (run-point.ts): told of each request as it goes out and as it ends. */
   moments?: PointMoments;
+  /** The answers' payloads are kept (a conversation's next turn is built from them). */
+  keepPayloads?: boolean;
+  /** False: the records are only handed to onSettled, not kept and returned (a run of conversations, whose rounds keep their own). */
+  keepRecords?: boolean;
 }
 
 /** What one process measured of a point. */
@@ -135,12 +150,13 @@ export async function send(o: SendOptions): Promise<SendResult> {
     arrivalsMs: o.arrivalsMs === null ? null : o.arrivalsMs[Symbol.iterator](),
     spinMs: spinMsFor(o.ratePerS),
     isReady: (position) => source.ready(position),
-    start: (position, intendedMs) => {
-      const { body, shape, probeHead } = source.take(position);
+    start: (position, dueMs) => {
+      const { body, shape, probeHead, readyAtMs, routeKey } = source.take(position);
       if (probeHead !== undefined) heads.set(position, probeHead);
       sentMoment?.();
-      const request = { ...streamRequestFor(ctx, body, { ...shape, intendedMs }), signal };
-      return ctx.router === undefined ? streamRequest(request) : routedRequest(ctx.router, request, shape.index, ctx.backend.generatePath);
+      const intendedMs = readyAtMs === undefined ? dueMs : Math.max(dueMs, readyAtMs);
+      const request = { ...streamRequestFor(ctx, body, { ...shape, intendedMs }), signal, keepPayloads: o.keepPayloads === true };
+      return ctx.router === undefined ? streamRequest(request) : routedRequest(ctx.router, request, routeKey ?? shape.index, ctx.backend.generatePath);
     },
     onSettled: (position, r) => {
       progress.settled(r.ok, r.outputLen);
@@ -154,6 +170,8 @@ export async function send(o: SendOptions): Promise<SendResult> {
       o.onSettled?.(position, r);
       settledMoment?.(r);
     },
+    exhausted: source.exhausted === undefined ? undefined : () => source.exhausted!(),
+    keepResults: o.keepRecords !== false,
     signal,
   });
   source.onArrival(() => {
@@ -164,7 +182,7 @@ export async function send(o: SendOptions): Promise<SendResult> {
   const endMs = nowMs();
   progress.stop();
   const health = monitor.stop();
-  if (run.notReadyWaits > 0) {
+  if (run.notReadyWaits > 0 && source.pacesItself !== true) {
     log.warn(`${o.name}: ${run.notReadyWaits} requests were due before their prompt was drawn: the client fell behind (schedule_lag includes that wait)`);
   }
   if (source.failure) throw source.failure;

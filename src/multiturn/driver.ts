@@ -1,11 +1,15 @@
 /**
- * Runs the conversations: at most `inFlight` turns at once, the next client chosen by the ready queue's policy, a
- * think time between a client's turns, and with the round barrier round r held until every client finished round
- * r-1 (and that round was written). A round is complete once each of its turns ended; rounds complete in order (a
- * client's turn r+1 follows its turn r). A failed turn ends its conversation. An interrupt stops new turns; the
- * rounds under way complete, marked interrupted, from the turns that ended.
+ * The conversations as one request source (engine/send.ts' RequestSource), sent by the engine's dispatcher in a closed
+ * loop of at most `inFlight` turns: a conversation's next turn is ready once its answer is in and its think time
+ * passed (and, with the round barrier, once round r-1 was written), and the next client is the ready queue's
+ * policy's. A turn's intended time is the later of when it became ready and when a slot freed. A round is complete
+ * once each of its turns ended; rounds complete in order (a client's turn r+1 follows its turn r). A failed turn
+ * ends its conversation, and its later turns leave the source. An interrupt stops new turns; the rounds under way
+ * complete, marked interrupted, from the turns that ended.
  */
+import { nowMs } from "../client/clock.ts";
 import type { MultiturnOptions } from "../config/options.ts";
+import type { RequestSource, SourcedRequest } from "../engine/send.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import { orderRandom, thinkRandom, drawThinkMs } from "./rngs.ts";
 import type { Conversation } from "./conversation.ts";
@@ -14,8 +18,8 @@ import { ReadyQueue } from "./ready-queue.ts";
 import type { PyRandom } from "../workload/rng.ts";
 
 export interface DriverHooks {
-  /** Builds `conv`'s next turn and sends it; the promise never rejects (streamRequest's contract). */
-  send(conv: Conversation): { turn: TurnPlan; done: Promise<RequestRecord> };
+  /** Builds `conv`'s next turn as the request the engine sends. */
+  build(conv: Conversation): { turn: TurnPlan; request: SourcedRequest };
   /** A turn ended (not cancelled): record it and advance or end its conversation. Synchronous, on the hot path. */
   settled(conv: Conversation, turn: TurnPlan, rec: RequestRecord): void;
   /** The first turn of `round` is about to go. */
@@ -30,18 +34,34 @@ export interface DriverHooks {
 
 type Options = Pick<MultiturnOptions, "numClients" | "numRounds" | "roundBarrier" | "thinkTime" | "readyQueuePolicy" | "seed">;
 
+/**
+ * How the turns go out: `count` of them at most from `source`, at most `concurrency` at once, each record handed to
+ * `onSettled` (cancelled ones too); resolves once every started turn ended. The engine's send in a run; a test's.
+ */
+export type SendTurns = (
+  source: RequestSource,
+  count: number,
+  concurrency: number,
+  onSettled: (position: number, record: RequestRecord) => void,
+) => Promise<void>;
+
 export function driveConversations(
   conversations: readonly Conversation[],
   inFlightLimit: number,
   o: Options,
   hooks: DriverHooks,
+  sendTurns: SendTurns,
   signal?: AbortSignal,
 ): Promise<void> {
-  return new Driver(conversations, inFlightLimit, o, hooks, signal).run();
+  return new Driver(conversations, inFlightLimit, o, hooks, signal).run(sendTurns);
 }
 
-class Driver {
-  private readonly ready: ReadyQueue;
+const FILLED = Promise.resolve();
+
+class Driver implements RequestSource {
+  readonly failure = null;
+  readonly pacesItself = true;
+  private readonly queue: ReadyQueue;
   /** By client id: a process of a sharded run drives only its share of the clients. */
   private readonly byClient = new Map<number, Conversation>();
   /** Each client's think-time stream, seeded at its first think: seeding a million up front held off a first signal for seconds. */
@@ -50,6 +70,13 @@ class Driver {
   private readonly pending: number[];
   private readonly started: boolean[];
   private inFlight = 0;
+  /** Turns not yet taken that may still go (a conversation that ends takes its later turns off). */
+  private untaken: number;
+  /** The turns taken, by position, until they end. */
+  private readonly taken = new Map<number, { conv: Conversation; turn: TurnPlan }>();
+  /** When each ready client became ready (nowMs clock): its next turn's intended time, at the earliest. */
+  private readonly readyAt = new Map<number, number>();
+  private readonly listeners: (() => void)[] = [];
   /** With the barrier: the highest round allowed to start. */
   private released = 0;
   /** Clients done thinking whose next round the barrier still holds. */
@@ -67,22 +94,66 @@ class Driver {
     private readonly hooks: DriverHooks,
     private readonly signal?: AbortSignal,
   ) {
-    this.ready = new ReadyQueue(o.readyQueuePolicy, o.numClients, orderRandom(o.seed));
+    this.queue = new ReadyQueue(o.readyQueuePolicy, o.numClients, orderRandom(o.seed));
     for (const c of conversations) {
       this.byClient.set(c.client, c);
     }
     this.pending = new Array<number>(o.numRounds).fill(conversations.length);
     this.started = new Array<boolean>(o.numRounds).fill(false);
+    this.untaken = conversations.length * o.numRounds;
   }
 
-  run(): Promise<void> {
+  async run(sendTurns: SendTurns): Promise<void> {
     const done = new Promise<void>((resolve) => (this.finish = resolve));
     this.signal?.addEventListener("abort", () => this.onAbort(), { once: true });
     if (this.signal?.aborted) this.onAbort();
-    for (const conv of this.conversations) this.ready.push(conv.client);
-    this.pump();
+    for (const conv of this.conversations) this.makeReady(conv.client);
     this.checkDone();
-    return done;
+    await sendTurns(this, this.untaken, this.limit, (position, rec) => this.onEnded(position, rec));
+    await done;
+  }
+
+  ready(): boolean {
+    return !this.aborted && this.queue.size > 0;
+  }
+
+  take(position: number): SourcedRequest {
+    const client = this.queue.pop()!;
+    const conv = this.byClient.get(client) as Conversation;
+    const round = conv.round;
+    if (!this.started[round]) {
+      this.started[round] = true;
+      this.hooks.roundStarted(round);
+    }
+    const { turn, request } = this.hooks.build(conv);
+    this.inFlight++;
+    this.untaken--;
+    this.taken.set(position, { conv, turn });
+    const readyAtMs = this.readyAt.get(client);
+    this.readyAt.delete(client);
+    return readyAtMs === undefined ? request : { ...request, readyAtMs };
+  }
+
+  onArrival(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  filled(): Promise<void> {
+    return FILLED;
+  }
+
+  exhausted(): boolean {
+    return this.untaken === 0;
+  }
+
+  /** A client's next turn may go: the dispatcher is told (it starts it when a slot is free). */
+  private makeReady(client: number): void {
+    this.readyAt.set(client, nowMs());
+    this.queue.push(client);
+  }
+
+  private notify(): void {
+    for (const listener of this.listeners) listener();
   }
 
   private thinkRngOf(client: number): PyRandom {
@@ -98,33 +169,20 @@ class Driver {
     return this.signal?.aborted === true;
   }
 
-  private pump(): void {
-    while (!this.aborted && this.inFlight < this.limit) {
-      const client = this.ready.pop();
-      if (client === undefined) return;
-      this.start(this.byClient.get(client) as Conversation);
-    }
-  }
-
-  private start(conv: Conversation): void {
-    const round = conv.round;
-    if (!this.started[round]) {
-      this.started[round] = true;
-      this.hooks.roundStarted(round);
-    }
-    const { turn, done } = this.hooks.send(conv);
-    this.inFlight++;
-    void done.then((rec) => this.onEnded(conv, turn, rec));
-  }
-
-  private onEnded(conv: Conversation, turn: TurnPlan, rec: RequestRecord): void {
+  /** A turn ended: the dispatcher starts what became ready as it returns (it pumps after each settle). */
+  private onEnded(position: number, rec: RequestRecord): void {
+    const { conv, turn } = this.taken.get(position)!;
+    this.taken.delete(position);
     this.inFlight--;
     if (rec.failureKind === "cancelled") conv.end();
     else this.hooks.settled(conv, turn, rec);
     this.turnEnded(turn.round);
-    if (!conv.alive) for (let r = turn.round + 1; r < this.o.numRounds; r++) this.turnEnded(r);
-    else if (conv.round < this.o.numRounds) this.think(conv);
-    this.pump();
+    if (!conv.alive) {
+      for (let r = turn.round + 1; r < this.o.numRounds; r++) this.turnEnded(r);
+      this.untaken -= this.o.numRounds - turn.round - 1;
+    } else if (conv.round < this.o.numRounds) {
+      this.think(conv);
+    }
     this.checkDone();
   }
 
@@ -138,15 +196,20 @@ class Driver {
         return;
       }
       if (this.o.roundBarrier && conv.round > this.released) this.parked.push(conv.client);
-      else this.ready.push(conv.client);
-      this.pump();
+      else this.makeReady(conv.client);
       this.checkDone();
     };
     if (delayMs <= 0) {
       becomeReady();
       return;
     }
-    this.thinking.set(conv.client, setTimeout(becomeReady, delayMs));
+    this.thinking.set(
+      conv.client,
+      setTimeout(() => {
+        becomeReady();
+        this.notify();
+      }, delayMs),
+    );
   }
 
   private turnEnded(round: number): void {
@@ -164,8 +227,8 @@ class Driver {
       await this.hooks.roundComplete(round, interrupted, ran);
       if (this.o.roundBarrier && !this.aborted) {
         this.released = round + 1;
-        for (const client of this.parked.splice(0)) this.ready.push(client);
-        this.pump();
+        for (const client of this.parked.splice(0)) this.makeReady(client);
+        this.notify();
       }
       this.checkDone();
     });
@@ -175,13 +238,13 @@ class Driver {
     for (const timer of this.thinking.values()) clearTimeout(timer);
     this.thinking.clear();
     this.parked = [];
-    this.ready.clear();
+    this.queue.clear();
     this.checkDone();
   }
 
   /** Done once nothing is in flight, thinking, parked or ready, and every round that ran is written. */
   private checkDone(): void {
-    if (this.finished || this.inFlight > 0 || this.thinking.size > 0 || this.parked.length > 0 || this.ready.size > 0) return;
+    if (this.finished || this.inFlight > 0 || this.thinking.size > 0 || this.parked.length > 0 || this.queue.size > 0) return;
     if (this.aborted) {
       // Rounds cut short: complete them from the turns that ended.
       while (this.nextToComplete < this.o.numRounds) this.complete(this.nextToComplete++, true);

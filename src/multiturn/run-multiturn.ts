@@ -2,8 +2,9 @@
  * `warmbench multiturn`: conversations that grow turn by turn, as SGLang's benchmark/hicache/bench_multiturn.py runs
  * them, with exact token ids. Check the outputs, load the tokenizer, preflight the server and refuse a conversation
  * that cannot fit it (exit 2, before anything is sent), start the shards (--workers, --shard), flush and prove it,
- * warm the system prompts, then drive this process's conversations (driver.ts) and write each round when it
- * completes (round-writer.ts), united with the other processes' turns of it.
+ * warm the system prompts, then send this process's conversations through the engine's send (driver.ts is their
+ * request source) and plan each round as a point when it completes (round-writer.ts), united with the other
+ * processes' turns of it.
  */
 import { BenchError } from "../errors.ts";
 import { log } from "../log.ts";
@@ -21,7 +22,7 @@ import { conversationRoute } from "./conversation-route.ts";
 import { RoundHistory } from "./round-cache.ts";
 import { RoundWriter, type MultiturnOutcome } from "./round-writer.ts";
 import { conversationHash, RoundShards } from "./shards.ts";
-import { conversationsOf, drawSystemPrompts, inFlightOf, turnHooks } from "./turns.ts";
+import { conversationsOf, drawSystemPrompts, inFlightOf, sendTurnsOf, turnHooks } from "./turns.ts";
 
 export async function runMultiturn(opts: MultiturnOptions, io: MultiturnIo, placement: Placement = { kind: "single" }): Promise<MultiturnOutcome> {
   // A conversation that cannot fit the model's context is refused before anything else is asked of the servers.
@@ -110,6 +111,7 @@ async function converse(
         roundStarted: (round) => rounds.start(round),
         roundComplete: (round, interrupted, ran) => rounds.complete(round, interrupted, ran),
       },
+      sendTurnsOf(ctx),
       io.signal,
     );
   } finally {

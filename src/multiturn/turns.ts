@@ -6,18 +6,17 @@
 import type { BodyTemplate } from "../backends/body.ts";
 import { bodyFromParts } from "../backends/body.ts";
 import { resolveGeneratedText } from "../client/stream-events.ts";
-import { streamRequest } from "../client/stream.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import { turnRequestIdOf } from "../engine/request-id.ts";
 import { toWireRecord, type WireRecord } from "../shard/messages.ts";
-import { streamRequestFor } from "../engine/request.ts";
-import { routedRequest } from "../engine/routed-request.ts";
 import { serializeIds } from "../workload/prompts.ts";
 import { PyRandom } from "../workload/rng.ts";
 import type { MultiturnContext } from "./context.ts";
 import { Conversation } from "./conversation.ts";
 import { turnIdsText, turnKey, type TurnPlan, type TurnResult } from "../workload/turn-plan.ts";
-import type { DriverHooks } from "./driver.ts";
+import type { DriverHooks, SendTurns } from "./driver.ts";
+import { send } from "../engine/send.ts";
+import { noProgress } from "../engine/sink.ts";
 import { resolveTurnOutput } from "../engine/output-ids.ts";
 import { turnRandom } from "./rngs.ts";
 
@@ -55,31 +54,26 @@ export function inFlightOf(limit: number, share: ClientShare): number {
   return Math.max(1, Math.floor(limit / share.size) + (share.rank < limit % share.size ? 1 : 0));
 }
 
-/** The driver's send and settle hooks: `ended` receives every turn that ended (not cancelled) with its record. */
+/** The driver's build and settle hooks: `ended` receives every turn that ended (not cancelled) with its record. */
 export function turnHooks(
   ctx: MultiturnContext,
   template: BodyTemplate,
   noted: { sent(turn: TurnPlan): void; ended(turn: TurnPlan, rec: RequestRecord): void },
-): Pick<DriverHooks, "send" | "settled"> {
+): Pick<DriverHooks, "build" | "settled"> {
   const { opts, backend, server, tokenizer } = ctx;
   return {
-    send(conv) {
+    build(conv) {
       const turnTokens = conv.round === 0 ? opts.firstTurnTokens : opts.turnTokens;
       const turn = conv.nextTurn(tokenizer.population, turnTokens, server.pageSize);
       const requestId = opts.requestDetails ? turnRequestIdOf(ctx.runId, conv.client, turn.round) : undefined;
       noted.sent(turn);
       const request = {
-        ...streamRequestFor(ctx, bodyFromParts(template, turn.parts), {
-          index: conv.client,
-          promptLen: turn.promptLen,
-          maxNewTokens: opts.outputLen,
-          requestId,
-        }),
-        keepPayloads: true,
+        body: bodyFromParts(template, turn.parts),
+        shape: { index: conv.client, promptLen: turn.promptLen, maxNewTokens: opts.outputLen, requestId },
+        // Several replicas: the turn goes where the router sends it (keyed by round and conversation).
+        routeKey: turnKey(opts.numClients, turn.round, conv.client),
       };
-      // Several replicas: the turn goes where the router sends it (keyed by round and conversation).
-      const key = turnKey(opts.numClients, turn.round, conv.client);
-      return { turn, done: ctx.router === undefined ? streamRequest(request) : routedRequest(ctx.router, request, key, backend.generatePath) };
+      return { turn, request };
     },
     settled(conv, turn, rec) {
       if (rec.ok) {
@@ -90,6 +84,26 @@ export function turnHooks(
       }
       noted.ended(turn, rec);
     },
+  };
+}
+
+/** The engine's send for a process's conversations: a closed loop under its in-flight limit, the answers' payloads kept. */
+export function sendTurnsOf(ctx: MultiturnContext): SendTurns {
+  return async (source, count, concurrency, onSettled) => {
+    await send({
+      ctx,
+      source,
+      count,
+      concurrency,
+      arrivalsMs: null,
+      ratePerS: Infinity,
+      name: "multiturn",
+      progress: { start: noProgress, label: "multiturn" },
+      signal: ctx.io.signal,
+      onSettled,
+      keepPayloads: true,
+      keepRecords: false,
+    });
   };
 }
 

@@ -19,6 +19,28 @@ function tracker(durationMs: (i: number) => number) {
 const base = { spinMs: 0.3, isReady: () => true };
 
 describe("dispatch, closed loop (no arrivals)", () => {
+  test("a source that ends early (exhausted) ends the line once its requests in flight have; none waits for the rest", async () => {
+    const { state, start } = tracker(() => 5);
+    let started = 0;
+    const run = dispatch({
+      ...base,
+      count: 10,
+      concurrency: 2,
+      arrivalsMs: null,
+      start: (i, at) => {
+        started++;
+        return start(i, at);
+      },
+      // Four requests were all it had: the other six never become ready.
+      isReady: () => started < 4,
+      exhausted: () => started >= 4,
+      keepResults: false,
+    });
+    expect(await run.done).toEqual([]);
+    expect(state.started.map((s) => s.index)).toEqual([0, 1, 2, 3]);
+    expect(state.inFlight).toBe(0);
+  });
+
   test("never exceeds the concurrency, starts in index order, returns results by index", async () => {
     const { state, start } = tracker((i) => (i % 3) * 5 + 1);
     const run = dispatch({ ...base, count: 20, concurrency: 4, arrivalsMs: null, start });

@@ -1,9 +1,14 @@
-/** The conversation driver with fake turns (no network): concurrency, barrier, order, think time, failures, interrupt. */
+/**
+ * The conversation driver as a request source under the real dispatcher, with fake turns (no network): concurrency,
+ * barrier, order, think time, failures, interrupt, and each turn's intended time.
+ */
 import { describe, expect, test } from "bun:test";
 import type { RequestRecord } from "../../../src/schema/record.ts";
 import { Conversation } from "../../../src/multiturn/conversation.ts";
 import type { TurnPlan } from "../../../src/workload/turn-plan.ts";
-import { driveConversations, type DriverHooks } from "../../../src/multiturn/driver.ts";
+import { driveConversations, type DriverHooks, type SendTurns } from "../../../src/multiturn/driver.ts";
+import { dispatch } from "../../../src/client/dispatcher.ts";
+import { nowMs } from "../../../src/client/clock.ts";
 import type { MultiturnOptions } from "../../../src/config/options.ts";
 import { PyRandom } from "../../../src/workload/rng.ts";
 
@@ -35,7 +40,7 @@ function record(ok: boolean, failureKind: RequestRecord["failureKind"] = ok ? nu
   };
 }
 
-type Event = { kind: "send" | "end" | "round"; client?: number; round: number; at: number; inFlight: number };
+type Event = { kind: "send" | "end" | "round"; client?: number; round: number; at: number; inFlight: number; intendedMs?: number; startMs?: number };
 
 /** Drives fake conversations; each turn takes `turnMs(client, round)` and fails where `fails` says. */
 async function drive(
@@ -51,19 +56,12 @@ async function drive(
   const controller = new AbortController();
   if (opts.abortAfterMs !== undefined) setTimeout(() => controller.abort(), opts.abortAfterMs);
   const hooks: DriverHooks = {
-    send(conv) {
+    build(conv) {
       const turn = conv.nextTurn(POPULATION, 4, 1);
-      inFlight++;
-      events.push({ kind: "send", client: conv.client, round: turn.round, at: performance.now() - t0, inFlight });
-      const ms = opts.turnMs?.(conv.client, turn.round) ?? 5;
-      const done = new Promise<RequestRecord>((resolve) => {
-        const timer = setTimeout(() => resolve(record(!(opts.fails?.(conv.client, turn.round) ?? false))), ms);
-        controller.signal.addEventListener("abort", () => {
-          clearTimeout(timer);
-          resolve(record(false, "cancelled"));
-        });
-      });
-      return { turn, done };
+      return {
+        turn,
+        request: { body: new Uint8Array(0), shape: { index: conv.client, promptLen: turn.promptLen, maxNewTokens: 1, requestId: String(turn.round) } },
+      };
     },
     settled(conv: Conversation, turn: TurnPlan, rec: RequestRecord) {
       inFlight--;
@@ -79,7 +77,39 @@ async function drive(
       completed.push({ round, interrupted });
     },
   };
-  await driveConversations(conversations, opts.limit ?? o.numClients, options, hooks, controller.signal);
+  // The engine's send without the network: the real dispatcher, each turn a timer.
+  const sendTurns: SendTurns = async (source, count, concurrency, onSettled) => {
+    const run = dispatch<RequestRecord>({
+      count,
+      concurrency,
+      arrivalsMs: null,
+      spinMs: 0,
+      isReady: (position) => source.ready(position),
+      exhausted: () => source.exhausted?.() === true,
+      keepResults: false,
+      start: (position, dueMs) => {
+        const taken = source.take(position);
+        const client = taken.shape.index;
+        const round = Number(taken.shape.requestId);
+        const intendedMs = Math.max(dueMs, taken.readyAtMs ?? -Infinity);
+        inFlight++;
+        events.push({ kind: "send", client, round, at: performance.now() - t0, inFlight, intendedMs, startMs: nowMs() });
+        const ms = opts.turnMs?.(client, round) ?? 5;
+        return new Promise<RequestRecord>((resolve) => {
+          const timer = setTimeout(() => resolve(record(!(opts.fails?.(client, round) ?? false))), ms);
+          controller.signal.addEventListener("abort", () => {
+            clearTimeout(timer);
+            resolve(record(false, "cancelled"));
+          });
+        });
+      },
+      onSettled: onSettled,
+      signal: controller.signal,
+    });
+    source.onArrival(() => run.wake());
+    await run.done;
+  };
+  await driveConversations(conversations, opts.limit ?? o.numClients, options, hooks, sendTurns, controller.signal);
   return { events, completed, sends: events.filter((e) => e.kind === "send") };
 }
 
@@ -111,10 +141,21 @@ describe("driveConversations", () => {
     expect(sends.map((s) => s.client)).toEqual([0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3]);
   });
 
-  test("a think time spaces a client's turns", async () => {
+  test("a think time spaces a client's turns, and is no part of the turn's intended time", async () => {
     const { sends } = await drive({ numClients: 1, numRounds: 3, thinkTime: { kind: "fixed", s: 0.03 } }, { turnMs: () => 1 });
     expect(sends[1]!.at - sends[0]!.at).toBeGreaterThanOrEqual(29); // Bun timers have whole-ms resolution
     expect(sends[2]!.at - sends[1]!.at).toBeGreaterThanOrEqual(29); // Bun timers have whole-ms resolution
+    // The slot was free during the think time: the turn was meant to go when it became ready, not when the slot freed.
+    for (const s of sends.slice(1)) {
+      expect(s.startMs! - s.intendedMs!).toBeGreaterThanOrEqual(0);
+      expect(s.startMs! - s.intendedMs!).toBeLessThan(5);
+    }
+  });
+
+  test("a turn ready while every slot is busy is intended when the slot frees: that wait is the workload's", async () => {
+    const { sends } = await drive({ numClients: 3, numRounds: 2 }, { limit: 1, turnMs: () => 10 });
+    expect(sends).toHaveLength(6);
+    for (const s of sends) expect(s.startMs! - s.intendedMs!).toBeLessThan(5);
   });
 
   test("a failed turn ends its conversation; later rounds have one turn fewer and still complete", async () => {
