@@ -29,6 +29,8 @@ export interface SourcedRequest {
   probeHead?: Uint32Array;
   /** When it became ready (nowMs clock), where its source paces itself: its intended time is then the later of this and the free slot's. */
   readyAtMs?: number;
+  /** Its intended time as its source's schedule has it (nowMs clock; an agentic session's), which a wait for a slot does not move. */
+  scheduledMs?: number;
   /** What the router keys it on, where that is not its index (a turn: its round and conversation). */
   routeKey?: number;
 }
@@ -151,10 +153,10 @@ export async function send(o: SendOptions): Promise<SendResult> {
     spinMs: spinMsFor(o.ratePerS),
     isReady: (position) => source.ready(position),
     start: (position, dueMs) => {
-      const { body, shape, probeHead, readyAtMs, routeKey } = source.take(position);
+      const { body, shape, probeHead, readyAtMs, scheduledMs, routeKey } = source.take(position);
       if (probeHead !== undefined) heads.set(position, probeHead);
       sentMoment?.();
-      const intendedMs = readyAtMs === undefined ? dueMs : Math.max(dueMs, readyAtMs);
+      const intendedMs = scheduledMs ?? (readyAtMs === undefined ? dueMs : Math.max(dueMs, readyAtMs));
       const request = { ...streamRequestFor(ctx, body, { ...shape, intendedMs }), signal, keepPayloads: o.keepPayloads === true };
       return ctx.router === undefined ? streamRequest(request) : routedRequest(ctx.router, request, routeKey ?? shape.index, ctx.backend.generatePath);
     },

@@ -2,7 +2,8 @@
  * An agentic corpus (WEKA sessions, TraceLab rounds) replayed as one point of the engine: the session schedule
  * (src/workload/agentic/session-schedule.ts) drives itself - a turn is due only once the answers it follows are in -
  * so the point is planned in the `{ measured }` form, as a multi-turn round is: the flush (and its proof) first,
- * through the engine's prepare; then agentic-driver.ts sends each request when the schedule says, token-exact (each
+ * through the engine's prepare; then the engine's send takes each request from agentic-driver.ts (the sessions as a
+ * request source) when the schedule says, token-exact (each
  * hash id one fixed block of the run's seed, in the trace instance's namespace: prompt-chain.ts), through the
  * router where there are replicas (a session tree keyed as one: its subagents share their prefix with each other);
  * then the engine's runPoint reads every request as its hash-id chain - warm-ups (--start-at's history) in the
@@ -12,16 +13,15 @@
  */
 import { bodyParts, type BodyTemplate } from "../backends/body.ts";
 import { hitRateBetween, scrapeCacheCounters } from "../client/prometheus.ts";
-import { streamRequest } from "../client/stream.ts";
 import { BenchError, UsageError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { Measurement } from "../engine/measure.ts";
 import { openSession } from "../engine/open-session.ts";
 import type { CacheView, PointPlan, RoutePlan } from "../engine/point-plan.ts";
-import { streamRequestFor } from "../engine/request.ts";
+import { send, type SourcedRequest } from "../engine/send.ts";
+import { noProgress } from "../engine/sink.ts";
 import { requestIdOf } from "../engine/request-id.ts";
 import { canaryIds, cacheSlotsOf } from "../engine/reset-cache.ts";
-import { routedRequest } from "../engine/routed-request.ts";
 import type { SweepLine } from "../metrics/sweep-line.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import { promptChain, traceNamespace } from "../workload/agentic/prompt-chain.ts";
@@ -135,7 +135,7 @@ export async function runAgenticReplay(
   // of ms late (bench agentic), so they are built before it, by instance (a --start-at lane begins with warm-ups
   // further in, built as they go).
   const ready = new Map<number, ReturnType<typeof build>>();
-  const send = (r: ScheduledRequest) => {
+  const buildRequest = (r: ScheduledRequest): SourcedRequest => {
     const early = r.ordinal === 0 ? ready.get(r.instance) : undefined;
     if (early !== undefined) ready.delete(r.instance);
     const { built, maxNewTokens, body } = early ?? build(r.call, r.trace, r.instance, r.clone, r.ordinal);
@@ -149,14 +149,7 @@ export async function runAgenticReplay(
       const next = r.instance + lanes;
       if (r.ordinal === 0 && next < trees) prefetch.ahead(corpus[next % corpus.length]!, next, Math.floor(next / corpus.length), 0, true);
     });
-    const request = streamRequestFor(ctx, body, {
-      index: r.requestId,
-      promptLen: chain.length,
-      maxNewTokens,
-      requestId: requestIdOf(runId, "replay", r.requestId),
-      intendedMs: r.intendedMs,
-    });
-    return router === undefined ? streamRequest(request) : routedRequest(router, request, r.requestId, backend.generatePath);
+    return { body, shape: { index: r.requestId, promptLen: chain.length, maxNewTokens, requestId: requestIdOf(runId, "replay", r.requestId) } };
   };
   // The lanes' first prompts drawn off the clock.
   for (let i = 0; i < Math.min(lanes, trees); i++) prefetch.ahead(corpus[i % corpus.length]!, i, Math.floor(i / corpus.length), 0, true);
@@ -184,10 +177,30 @@ export async function runAgenticReplay(
   log.info(
     `Replaying ${trees} session(s) of ${opts.tracePath} in ${lanes} lane(s) (time scale ${opts.timeScale}; delay ${opts.delay}, spawn ${opts.spawn}, join ${opts.join}) ...`,
   );
+  let maxRequests = 0;
+  for (let i = 0; i < trees; i++) maxRequests += callsOf(corpus[i % corpus.length]!.steps).length;
   const drove = await driveSessions({
     scheduleAt: (originMs) => new SessionSchedule(corpus, { ...rules, sessions: trees, seed: opts.seed, originMs }),
-    send,
+    build: buildRequest,
+    maxRequests,
     maxConcurrency: opts.maxConcurrency,
+    send: async (source, count, concurrency, onSettled) => {
+      const progress = { start: noProgress, label: "agentic" };
+      const sent = await send({
+        ctx,
+        source,
+        count,
+        concurrency,
+        arrivalsMs: null,
+        ratePerS: Infinity,
+        name: "agentic replay",
+        progress,
+        signal: io.signal,
+        onSettled,
+        keepRecords: false,
+      });
+      return sent.health;
+    },
     signal: io.signal,
   });
   const countersAfter = drove.interrupted || router === undefined ? null : await scrapeCacheCounters(session.ctl);

@@ -1,12 +1,15 @@
 /**
- * The agentic driver on the real clock with a fake server (each answer after a fixed time): a request goes out at
+ * The agentic sessions as a request source under the real dispatcher, on the real clock with a fake server (each
+ * answer after a fixed time), as the engine's send drives it: a request goes out at
  * its intended time, the next turn only after the answer it follows, never more than --max-concurrency in flight (a
  * request that waits for a slot keeps its intended time), every end fed back, and an interrupt ends the drive with
  * what had ended. The session-level keys are checked on records made here.
  */
 import { describe, expect, test } from "bun:test";
 import { nowMs } from "../../../src/client/clock.ts";
-import { driveSessions } from "../../../src/replay/agentic-driver.ts";
+import { dispatch } from "../../../src/client/dispatcher.ts";
+import { driveSessions, type SendSessions } from "../../../src/replay/agentic-driver.ts";
+import { startClientMonitor } from "../../../src/metrics/self-check.ts";
 import { agenticKeys } from "../../../src/metrics/agentic-metrics.ts";
 import type { CheckedRequest } from "../../../src/metrics/replay-check.ts";
 import type { RequestRecord } from "../../../src/schema/record.ts";
@@ -41,9 +44,43 @@ function record(index: number, intendedMs: number, startMs: number, endMs: numbe
 }
 
 function drive(o: { answerMs: number; maxConcurrency: number; lanes: number; signal?: AbortSignal }) {
-  const sent: { r: ScheduledRequest; at: number }[] = [];
+  const sent: { r: ScheduledRequest; at: number; intendedMs: number }[] = [];
+  const handed = new Map<number, ScheduledRequest>();
   let inFlight = 0;
   let most = 0;
+  // The engine's send without the network: the real dispatcher, each answer a timer.
+  const send: SendSessions = async (source, count, concurrency, onSettled) => {
+    const monitor = startClientMonitor();
+    const run = dispatch<RequestRecord>({
+      count,
+      concurrency,
+      arrivalsMs: null,
+      spinMs: 0,
+      isReady: (position) => source.ready(position),
+      exhausted: () => source.exhausted?.() === true,
+      keepResults: false,
+      start: (position, dueMs) => {
+        const taken = source.take(position);
+        const r = handed.get(taken.shape.index)!;
+        const at = nowMs();
+        const intendedMs = taken.scheduledMs ?? dueMs;
+        sent.push({ r, at, intendedMs });
+        most = Math.max(most, ++inFlight);
+        return new Promise((resolve) =>
+          setTimeout(() => {
+            inFlight--;
+            resolve(record(r.requestId, intendedMs, at, nowMs()));
+          }, o.answerMs),
+        );
+      },
+      onSettled,
+      signal: o.signal,
+    });
+    source.onArrival(() => (source.failure === null ? run.wake() : run.stop()));
+    await run.done;
+    if (source.failure !== null) throw source.failure;
+    return monitor.stop();
+  };
   const result = driveSessions({
     scheduleAt: (originMs) =>
       new SessionSchedule(corpus, {
@@ -58,17 +95,13 @@ function drive(o: { answerMs: number; maxConcurrency: number; lanes: number; sig
         seed: 1n,
         originMs,
       }),
-    send: (r) => {
-      const at = nowMs();
-      sent.push({ r, at });
-      most = Math.max(most, ++inFlight);
-      return new Promise((resolve) =>
-        setTimeout(() => {
-          inFlight--;
-          resolve(record(r.requestId, r.intendedMs, at, nowMs()));
-        }, o.answerMs),
-      );
+    build: (r) => {
+      handed.set(r.requestId, r);
+      return { body: new Uint8Array(0), shape: { index: r.requestId, promptLen: 8, maxNewTokens: 1 } };
     },
+    // Five calls per lane (three root turns, two of the subagent).
+    maxRequests: 5 * o.lanes,
+    send,
     maxConcurrency: o.maxConcurrency,
     signal: o.signal,
   });
@@ -82,7 +115,9 @@ describe("driveSessions", () => {
     expect(r.interrupted).toBe(false);
     expect(r.records).toHaveLength(5);
     expect(r.requests.size).toBe(5);
-    for (const { r: req, at } of d.sent) {
+    for (const { r: req, at, intendedMs } of d.sent) {
+      // The engine takes each request's intended time from the schedule, not from the free slot.
+      expect(intendedMs).toBe(req.intendedMs);
       expect(at).toBeGreaterThanOrEqual(req.intendedMs - 0.01);
       expect(at - req.intendedMs).toBeLessThan(15);
     }
@@ -99,8 +134,9 @@ describe("driveSessions", () => {
     expect(r.records).toHaveLength(15);
     expect(d.most()).toBe(1);
     // Three lanes start at the origin together: two of them waited for the slot (lag ≥ one answer).
-    const lags = d.sent.map((s) => s.at - s.r.intendedMs).sort((a, b) => b - a);
+    const lags = d.sent.map((s) => s.at - s.intendedMs).sort((a, b) => b - a);
     expect(lags[0]!).toBeGreaterThanOrEqual(29);
+    for (const s of d.sent) expect(s.intendedMs).toBe(s.r.intendedMs);
   });
 
   test("an interrupt ends the drive; nothing new goes out", async () => {
