@@ -17,7 +17,7 @@ import { idleCollector } from "./idle-gc.ts";
 import type { ShardShare } from "./plan.ts";
 import { streamRequestFor, type RequestContext, type RequestShape } from "./request.ts";
 import { routedRequest } from "./routed-request.ts";
-import type { StartProgress } from "./sink.ts";
+import { noProgress, type StartProgress } from "./sink.ts";
 import type { PointMoments } from "./point-moments.ts";
 
 /** One request as its source hands it over when it starts: the body, serialized, and what its record says. */
@@ -115,6 +115,15 @@ export function* shareOfArrivals(all: Iterable<number>, share: ShardShare | null
   }
 }
 
+/**
+ * A request's intended time: its schedule's where its source has one (an agentic session's: a wait for a slot does
+ * not move it), else the later of when it became ready (a conversation's next turn) and `dueMs` (its arrival, or
+ * the free slot's moment in a closed loop).
+ */
+export function intendedOf(r: Pick<SourcedRequest, "readyAtMs" | "scheduledMs">, dueMs: number): number {
+  return r.scheduledMs ?? (r.readyAtMs === undefined ? dueMs : Math.max(dueMs, r.readyAtMs));
+}
+
 /** Resolves when the run is interrupted (never without a signal). */
 export function abortOf(signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
@@ -153,11 +162,11 @@ export async function send(o: SendOptions): Promise<SendResult> {
     spinMs: spinMsFor(o.ratePerS),
     isReady: (position) => source.ready(position),
     start: (position, dueMs) => {
-      const { body, shape, probeHead, readyAtMs, scheduledMs, routeKey } = source.take(position);
+      const sourced = source.take(position);
+      const { body, shape, probeHead, routeKey } = sourced;
       if (probeHead !== undefined) heads.set(position, probeHead);
       sentMoment?.();
-      const intendedMs = scheduledMs ?? (readyAtMs === undefined ? dueMs : Math.max(dueMs, readyAtMs));
-      const request = { ...streamRequestFor(ctx, body, { ...shape, intendedMs }), signal, keepPayloads: o.keepPayloads === true };
+      const request = { ...streamRequestFor(ctx, body, { ...shape, intendedMs: intendedOf(sourced, dueMs) }), signal, keepPayloads: o.keepPayloads === true };
       return ctx.router === undefined ? streamRequest(request) : routedRequest(ctx.router, request, routeKey ?? shape.index, ctx.backend.generatePath);
     },
     onSettled: (position, r) => {
@@ -197,4 +206,38 @@ export async function send(o: SendOptions): Promise<SendResult> {
   }
   const lastFinished = last.probeHead === null ? null : { index: last.index, probeHead: last.probeHead };
   return { records, lastFinished, startMs: run.startMs, endMs, interrupted: signal?.aborted === true, health };
+}
+
+/**
+ * How the requests of a source that paces itself go out (a run's conversations, an agentic replay's sessions, whose
+ * send spans points): at most `count` from `source`, at most `concurrency` at once, each record handed to `onSettled`
+ * (cancelled ones too); resolves with the client's health once every started request ended, and throws the source's
+ * failure. The engine's own is selfPacedSend's; a test's is the dispatcher's with fake requests.
+ */
+export type SelfPacedSend = (
+  source: RequestSource,
+  count: number,
+  concurrency: number,
+  onSettled: (position: number, record: RequestRecord) => void,
+) => Promise<ClientHealth>;
+
+/** The engine's send for such a source: a closed loop in which the source says when each request is due, no records kept. */
+export function selfPacedSend(ctx: RequestContext, name: string, o: { signal?: AbortSignal; keepPayloads?: boolean } = {}): SelfPacedSend {
+  return async (source, count, concurrency, onSettled) => {
+    const sent = await send({
+      ctx,
+      source,
+      count,
+      concurrency,
+      arrivalsMs: null,
+      ratePerS: Infinity,
+      name,
+      progress: { start: noProgress, label: name },
+      signal: o.signal,
+      onSettled,
+      keepPayloads: o.keepPayloads === true,
+      keepRecords: false,
+    });
+    return sent.health;
+  };
 }

@@ -9,7 +9,7 @@
  */
 import { nowMs } from "../client/clock.ts";
 import type { MultiturnOptions } from "../config/options.ts";
-import type { RequestSource, SourcedRequest } from "../engine/send.ts";
+import type { RequestSource, SelfPacedSend, SourcedRequest } from "../engine/send.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import { orderRandom, thinkRandom, drawThinkMs } from "./rngs.ts";
 import type { Conversation } from "./conversation.ts";
@@ -34,23 +34,12 @@ export interface DriverHooks {
 
 type Options = Pick<MultiturnOptions, "numClients" | "numRounds" | "roundBarrier" | "thinkTime" | "readyQueuePolicy" | "seed">;
 
-/**
- * How the turns go out: `count` of them at most from `source`, at most `concurrency` at once, each record handed to
- * `onSettled` (cancelled ones too); resolves once every started turn ended. The engine's send in a run; a test's.
- */
-export type SendTurns = (
-  source: RequestSource,
-  count: number,
-  concurrency: number,
-  onSettled: (position: number, record: RequestRecord) => void,
-) => Promise<void>;
-
 export function driveConversations(
   conversations: readonly Conversation[],
   inFlightLimit: number,
   o: Options,
   hooks: DriverHooks,
-  sendTurns: SendTurns,
+  sendTurns: SelfPacedSend,
   signal?: AbortSignal,
 ): Promise<void> {
   return new Driver(conversations, inFlightLimit, o, hooks, signal).run(sendTurns);
@@ -103,7 +92,7 @@ class Driver implements RequestSource {
     this.untaken = conversations.length * o.numRounds;
   }
 
-  async run(sendTurns: SendTurns): Promise<void> {
+  async run(sendTurns: SelfPacedSend): Promise<void> {
     const done = new Promise<void>((resolve) => (this.finish = resolve));
     this.signal?.addEventListener("abort", () => this.onAbort(), { once: true });
     if (this.signal?.aborted) this.onAbort();

@@ -15,6 +15,7 @@ import type { Placement } from "../shard/placement.ts";
 import { openSession, type EngineSession } from "../engine/open-session.ts";
 import type { MultiturnContext, MultiturnIo } from "./context.ts";
 import { driveConversations } from "./driver.ts";
+import { selfPacedSend } from "../engine/send.ts";
 import { multiturnInFlight } from "../config/options.ts";
 import { checkConversationFits } from "./plan.ts";
 import { prepareCache } from "./prepare.ts";
@@ -22,7 +23,7 @@ import { conversationRoute } from "./conversation-route.ts";
 import { RoundHistory } from "./round-cache.ts";
 import { RoundWriter, type MultiturnOutcome } from "./round-writer.ts";
 import { conversationHash, RoundShards } from "./shards.ts";
-import { conversationsOf, drawSystemPrompts, inFlightOf, sendTurnsOf, turnHooks } from "./turns.ts";
+import { conversationsOf, drawSystemPrompts, inFlightOf, turnHooks } from "./turns.ts";
 
 export async function runMultiturn(opts: MultiturnOptions, io: MultiturnIo, placement: Placement = { kind: "single" }): Promise<MultiturnOutcome> {
   // A conversation that cannot fit the model's context is refused before anything else is asked of the servers.
@@ -111,7 +112,7 @@ async function converse(
         roundStarted: (round) => rounds.start(round),
         roundComplete: (round, interrupted, ran) => rounds.complete(round, interrupted, ran),
       },
-      sendTurnsOf(ctx),
+      selfPacedSend(ctx, "multiturn", { signal: ctx.io.signal, keepPayloads: true }),
       io.signal,
     );
   } finally {

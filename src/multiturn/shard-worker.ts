@@ -14,11 +14,12 @@ import { backendFromSetup, profileFromSetup, runInfoFromSetup, serveAsShard, typ
 import { loadTokenizer } from "../workload/tokenizer.ts";
 import type { MultiturnContext } from "./context.ts";
 import { driveConversations } from "./driver.ts";
+import { selfPacedSend } from "../engine/send.ts";
 import { multiturnInFlight } from "../config/options.ts";
 import { conversationHash } from "./shards.ts";
 import { WORKER_SINK } from "./sink.ts";
 import type { TurnResult } from "../workload/turn-plan.ts";
-import { conversationsOf, drawSystemPrompts, inFlightOf, sendTurnsOf, toWireTurn, turnHooks } from "./turns.ts";
+import { conversationsOf, drawSystemPrompts, inFlightOf, toWireTurn, turnHooks } from "./turns.ts";
 
 /** Runs this process as shard `me.rank` of a multi-turn run; resolves with its exit code. */
 export function runMultiturnShard(opts: MultiturnOptions, me: WorkerPlacement, interrupt: AbortSignal): Promise<number> {
@@ -123,7 +124,7 @@ async function serve(conn: ShardConnection, ctx: MultiturnContext, me: WorkerPla
           if (opts.roundBarrier && round + 1 < opts.numRounds) await releases.wait(round + 1, stop.signal);
         },
       },
-      sendTurnsOf(ctx),
+      selfPacedSend(ctx, "multiturn", { signal: ctx.io.signal, keepPayloads: true }),
       stop.signal,
     );
   }

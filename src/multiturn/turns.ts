@@ -14,9 +14,7 @@ import { PyRandom } from "../workload/rng.ts";
 import type { MultiturnContext } from "./context.ts";
 import { Conversation } from "./conversation.ts";
 import { turnIdsText, turnKey, type TurnPlan, type TurnResult } from "../workload/turn-plan.ts";
-import type { DriverHooks, SendTurns } from "./driver.ts";
-import { send } from "../engine/send.ts";
-import { noProgress } from "../engine/sink.ts";
+import type { DriverHooks } from "./driver.ts";
 import { resolveTurnOutput } from "../engine/output-ids.ts";
 import { turnRandom } from "./rngs.ts";
 
@@ -84,26 +82,6 @@ export function turnHooks(
       }
       noted.ended(turn, rec);
     },
-  };
-}
-
-/** The engine's send for a process's conversations: a closed loop under its in-flight limit, the answers' payloads kept. */
-export function sendTurnsOf(ctx: MultiturnContext): SendTurns {
-  return async (source, count, concurrency, onSettled) => {
-    await send({
-      ctx,
-      source,
-      count,
-      concurrency,
-      arrivalsMs: null,
-      ratePerS: Infinity,
-      name: "multiturn",
-      progress: { start: noProgress, label: "multiturn" },
-      signal: ctx.io.signal,
-      onSettled,
-      keepPayloads: true,
-      keepRecords: false,
-    });
   };
 }
 

@@ -9,22 +9,10 @@
  * flight are cancelled (the send's signal) and left out, as the engine's send does.
  */
 import { nowMs } from "../client/clock.ts";
-import type { RequestSource, SourcedRequest } from "../engine/send.ts";
+import type { RequestSource, SelfPacedSend, SourcedRequest } from "../engine/send.ts";
 import type { ClientHealth } from "../metrics/self-check.ts";
 import type { RequestRecord } from "../schema/record.ts";
 import type { ScheduledRequest, SessionSchedule } from "../workload/agentic/session-schedule.ts";
-
-/**
- * How the requests go out: at most `count` from `source`, at most `concurrency` at once, each record handed to
- * `onSettled` (cancelled ones too); resolves with the client's health once every started request ended (throws the
- * source's failure). The engine's send in a run; a test's.
- */
-export type SendSessions = (
-  source: RequestSource,
-  count: number,
-  concurrency: number,
-  onSettled: (position: number, record: RequestRecord) => void,
-) => Promise<ClientHealth>;
 
 export interface DriveOptions {
   /**
@@ -38,7 +26,7 @@ export interface DriveOptions {
   maxRequests: number;
   /** Requests in flight at once, at most; 0: no limit. */
   maxConcurrency: number;
-  send: SendSessions;
+  send: SelfPacedSend;
   signal?: AbortSignal;
 }
 

@@ -18,8 +18,7 @@ import { log } from "../log.ts";
 import type { Measurement } from "../engine/measure.ts";
 import { openSession } from "../engine/open-session.ts";
 import type { CacheView, PointPlan, RoutePlan } from "../engine/point-plan.ts";
-import { send, type SourcedRequest } from "../engine/send.ts";
-import { noProgress } from "../engine/sink.ts";
+import { selfPacedSend, type SourcedRequest } from "../engine/send.ts";
 import { requestIdOf } from "../engine/request-id.ts";
 import { canaryIds, cacheSlotsOf } from "../engine/reset-cache.ts";
 import type { SweepLine } from "../metrics/sweep-line.ts";
@@ -184,23 +183,7 @@ export async function runAgenticReplay(
     build: buildRequest,
     maxRequests,
     maxConcurrency: opts.maxConcurrency,
-    send: async (source, count, concurrency, onSettled) => {
-      const progress = { start: noProgress, label: "agentic" };
-      const sent = await send({
-        ctx,
-        source,
-        count,
-        concurrency,
-        arrivalsMs: null,
-        ratePerS: Infinity,
-        name: "agentic replay",
-        progress,
-        signal: io.signal,
-        onSettled,
-        keepRecords: false,
-      });
-      return sent.health;
-    },
+    send: selfPacedSend(ctx, "agentic replay", { signal: io.signal }),
     signal: io.signal,
   });
   const countersAfter = drove.interrupted || router === undefined ? null : await scrapeCacheCounters(session.ctl);

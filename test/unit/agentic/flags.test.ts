@@ -1,22 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { UsageError } from "../../../src/errors.ts";
 import { AGENTIC_FLAGS } from "../../../src/config/flags/agentic.ts";
 import { CLIENT_FLAGS } from "../../../src/config/flags/index.ts";
 import { DELAY_RULES } from "../../../src/workload/agentic/session-schedule.ts";
 import { JOIN_RULES, SPAWN_RULES } from "../../../src/workload/agentic/session-plan.ts";
 import { TRACE_FORMATS } from "../../../src/workload/agentic/detect.ts";
+import { usageMessage } from "../../helpers/usage-error.ts";
 
 const decl = (name: string) => AGENTIC_FLAGS.find((d) => d.name === name)!;
 const parse = (name: string, text: string): unknown => decl(name).bind!.value!(text, name);
-const usage = (f: () => unknown): string => {
-  try {
-    f();
-  } catch (err) {
-    expect(err).toBeInstanceOf(UsageError);
-    return (err as Error).message;
-  }
-  throw new Error("no UsageError");
-};
 
 describe("agentic replay flags", () => {
   test("the rule flags offer exactly the schedule's named rules, the format flag the readers' formats", () => {
@@ -36,13 +27,13 @@ describe("agentic replay flags", () => {
   test("--start-at: a fraction or a range; --max-idle: seconds or none; --sessions: lanes >= 1", () => {
     expect(parse("start-at", "0.5")).toEqual({ from: 0.5, to: 0.5 });
     expect(parse("start-at", "0.25:0.75")).toEqual({ from: 0.25, to: 0.75 });
-    expect(usage(() => parse("start-at", "1"))).toBe('--start-at 1: expected a fraction in [0, 1) or a range FROM:TO, got "1"');
-    expect(usage(() => parse("start-at", "0.7:0.2"))).toBe("--start-at 0.7:0.2: the range's upper end is below its lower end");
+    expect(usageMessage(() => parse("start-at", "1"))).toBe('--start-at 1: expected a fraction in [0, 1) or a range FROM:TO, got "1"');
+    expect(usageMessage(() => parse("start-at", "0.7:0.2"))).toBe("--start-at 0.7:0.2: the range's upper end is below its lower end");
     expect(parse("max-idle", "none")).toBeNull();
     expect(parse("max-idle", "2.5")).toBe(2.5);
-    expect(usage(() => parse("max-idle", "-1"))).toStartWith("--max-idle");
+    expect(usageMessage(() => parse("max-idle", "-1"))).toStartWith("--max-idle");
     expect(parse("sessions", "200")).toBe(200);
-    expect(usage(() => parse("sessions", "0"))).toStartWith("--sessions");
+    expect(usageMessage(() => parse("sessions", "0"))).toStartWith("--sessions");
     expect(decl("max-idle").default).toBe(10);
   });
 });

@@ -2,24 +2,14 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { UsageError } from "../../../src/errors.ts";
 import { detectTraceFormat } from "../../../src/workload/agentic/detect.ts";
 import { readAgenticTraces } from "../../../src/workload/agentic/read-agentic.ts";
 import { parseTraceLabCsv } from "../../../src/workload/agentic/tracelab-trace.ts";
+import { usageMessage } from "../../helpers/usage-error.ts";
 
 const DIR = join(import.meta.dir, "../../fixtures/agentic");
 // Apart from the WEKA traces: a directory corpus is of one format.
 const TRACELAB_CSV = join(import.meta.dir, "../../fixtures/tracelab/runner.csv");
-
-function usage(f: () => unknown): string {
-  try {
-    f();
-  } catch (err) {
-    expect(err).toBeInstanceOf(UsageError);
-    return (err as Error).message;
-  }
-  throw new Error("no UsageError");
-}
 
 describe("TraceLab runner CSV", () => {
   const text = readFileSync(TRACELAB_CSV, "utf8");
@@ -52,12 +42,14 @@ describe("TraceLab runner CSV", () => {
 
   test("bad rows are refused naming file:line", () => {
     const head = "session_id,arrival_time,round_idx,prefix_len,input_len,output_len,tool_wait_after_ms";
-    expect(usage(() => parseTraceLabCsv("r.csv", `${head}\ns,0,0,0,10,,0\n`, 64))).toBe('r.csv:2: "output_len" must be a number, got nothing (missing)');
-    expect(usage(() => parseTraceLabCsv("r.csv", `${head}\ns,0,0,0,10,3,-5\n`, 64))).toBe('r.csv:2: "tool_wait_after_ms" -5 is below 0 (a negative delay)');
-    expect(usage(() => parseTraceLabCsv("r.csv", `${head}\ns,5,0,0,10,3,0\ns,2,1,10,5,3,0\n`, 64))).toStartWith(
+    expect(usageMessage(() => parseTraceLabCsv("r.csv", `${head}\ns,0,0,0,10,,0\n`, 64))).toBe('r.csv:2: "output_len" must be a number, got nothing (missing)');
+    expect(usageMessage(() => parseTraceLabCsv("r.csv", `${head}\ns,0,0,0,10,3,-5\n`, 64))).toBe(
+      'r.csv:2: "tool_wait_after_ms" -5 is below 0 (a negative delay)',
+    );
+    expect(usageMessage(() => parseTraceLabCsv("r.csv", `${head}\ns,5,0,0,10,3,0\ns,2,1,10,5,3,0\n`, 64))).toStartWith(
       'r.csv:3: "arrival_time" 2 ms is before round 0',
     );
-    expect(usage(() => parseTraceLabCsv("r.csv", "session_id,arrival_time\ns,0\n", 64))).toBe('r.csv:1: TraceLab CSV header has no "round_idx" column');
+    expect(usageMessage(() => parseTraceLabCsv("r.csv", "session_id,arrival_time\ns,0\n", 64))).toBe('r.csv:1: TraceLab CSV header has no "round_idx" column');
   });
 });
 
@@ -74,9 +66,11 @@ describe("trace format detection", () => {
   });
 
   test("an unknown format is refused naming file:line", () => {
-    expect(usage(() => detectTraceFormat("t.txt", "\n\nhello,world\n"))).toMatch(/^t\.txt:3: unknown trace format .* --trace-format weka\|mooncake\|tracelab$/);
-    expect(usage(() => detectTraceFormat("t.json", '{"foo": 1}\n'))).toStartWith("t.json:1: unknown trace format");
-    expect(usage(() => detectTraceFormat("t.json", "  \n"))).toBe("t.json: the trace is empty");
+    expect(usageMessage(() => detectTraceFormat("t.txt", "\n\nhello,world\n"))).toMatch(
+      /^t\.txt:3: unknown trace format .* --trace-format weka\|mooncake\|tracelab$/,
+    );
+    expect(usageMessage(() => detectTraceFormat("t.json", '{"foo": 1}\n'))).toStartWith("t.json:1: unknown trace format");
+    expect(usageMessage(() => detectTraceFormat("t.json", "  \n"))).toBe("t.json: the trace is empty");
   });
 });
 
@@ -91,8 +85,8 @@ describe("reading a trace file by its format", () => {
     writeFileSync(moon, '{"timestamp": 0, "input_length": 5, "output_length": 1, "hash_ids": [1]}\n');
     expect(readAgenticTraces(moon, { format: "auto", blockSize: 64 })).toEqual({ format: "mooncake" });
     // Named, the format is read as named: a Mooncake row read as WEKA is refused naming its line.
-    expect(usage(() => readAgenticTraces(moon, { format: "weka", blockSize: 64 }))).toStartWith(`${moon}:1: "id" must be a non-empty string`);
-    expect(usage(() => readAgenticTraces(join(dir, "none.json"), { format: "auto", blockSize: 64 }))).toBe(
+    expect(usageMessage(() => readAgenticTraces(moon, { format: "weka", blockSize: 64 }))).toStartWith(`${moon}:1: "id" must be a non-empty string`);
+    expect(usageMessage(() => readAgenticTraces(join(dir, "none.json"), { format: "auto", blockSize: 64 }))).toBe(
       `${join(dir, "none.json")}: cannot read the trace (ENOENT)`,
     );
     rmSync(dir, { recursive: true });

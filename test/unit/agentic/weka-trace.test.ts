@@ -1,22 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { UsageError } from "../../../src/errors.ts";
 import { parseWekaTraces } from "../../../src/workload/agentic/weka-trace.ts";
 import type { AgenticStep } from "../../../src/workload/agentic/session-tree.ts";
+import { usageMessage } from "../../helpers/usage-error.ts";
 
 const DIR = join(import.meta.dir, "../../fixtures/agentic");
 const read = (name: string) => parseWekaTraces(name, readFileSync(join(DIR, name), "utf8"));
-
-function usage(f: () => unknown): string {
-  try {
-    f();
-  } catch (err) {
-    expect(err).toBeInstanceOf(UsageError);
-    return (err as Error).message;
-  }
-  throw new Error("no UsageError");
-}
 
 const count = (steps: AgenticStep[]): { calls: number; subagents: number } =>
   steps.reduce(
@@ -132,12 +122,12 @@ describe("WEKA reader: layouts and bad input", () => {
     ["a bad scope", JSON.stringify(rec({ hash_id_scope: "team" })), /^b\.jsonl:1: "hash_id_scope" must be "local" or "global"/],
   ];
   for (const [what, text, want] of bad) {
-    test(`refused, naming file:line: ${what}`, () => expect(usage(() => parseWekaTraces("b.jsonl", text))).toMatch(want));
+    test(`refused, naming file:line: ${what}`, () => expect(usageMessage(() => parseWekaTraces("b.jsonl", text))).toMatch(want));
   }
 
   test("the second line's error names line 2 of a JSONL corpus", () => {
     const text = `${JSON.stringify(rec())}\n${JSON.stringify(rec({ block_size: 0 }))}\n`;
-    expect(usage(() => parseWekaTraces("c.jsonl", text))).toStartWith("c.jsonl:2: ");
-    expect(usage(() => parseWekaTraces("c.jsonl", `${JSON.stringify(rec())}\n{nope\n`))).toStartWith("c.jsonl:2: not JSON");
+    expect(usageMessage(() => parseWekaTraces("c.jsonl", text))).toStartWith("c.jsonl:2: ");
+    expect(usageMessage(() => parseWekaTraces("c.jsonl", `${JSON.stringify(rec())}\n{nope\n`))).toStartWith("c.jsonl:2: not JSON");
   });
 });

@@ -6,8 +6,8 @@ import { describe, expect, test } from "bun:test";
 import type { RequestRecord } from "../../../src/schema/record.ts";
 import { Conversation } from "../../../src/multiturn/conversation.ts";
 import type { TurnPlan } from "../../../src/workload/turn-plan.ts";
-import { driveConversations, type DriverHooks, type SendTurns } from "../../../src/multiturn/driver.ts";
-import { dispatch } from "../../../src/client/dispatcher.ts";
+import { driveConversations, type DriverHooks } from "../../../src/multiturn/driver.ts";
+import { fakePacedSend } from "../../helpers/fake-paced-send.ts";
 import { nowMs } from "../../../src/client/clock.ts";
 import type { MultiturnOptions } from "../../../src/config/options.ts";
 import { PyRandom } from "../../../src/workload/rng.ts";
@@ -78,37 +78,20 @@ async function drive(
     },
   };
   // The engine's send without the network: the real dispatcher, each turn a timer.
-  const sendTurns: SendTurns = async (source, count, concurrency, onSettled) => {
-    const run = dispatch<RequestRecord>({
-      count,
-      concurrency,
-      arrivalsMs: null,
-      spinMs: 0,
-      isReady: (position) => source.ready(position),
-      exhausted: () => source.exhausted?.() === true,
-      keepResults: false,
-      start: (position, dueMs) => {
-        const taken = source.take(position);
-        const client = taken.shape.index;
-        const round = Number(taken.shape.requestId);
-        const intendedMs = Math.max(dueMs, taken.readyAtMs ?? -Infinity);
-        inFlight++;
-        events.push({ kind: "send", client, round, at: performance.now() - t0, inFlight, intendedMs, startMs: nowMs() });
-        const ms = opts.turnMs?.(client, round) ?? 5;
-        return new Promise<RequestRecord>((resolve) => {
-          const timer = setTimeout(() => resolve(record(!(opts.fails?.(client, round) ?? false))), ms);
-          controller.signal.addEventListener("abort", () => {
-            clearTimeout(timer);
-            resolve(record(false, "cancelled"));
-          });
-        });
-      },
-      onSettled: onSettled,
-      signal: controller.signal,
+  const sendTurns = fakePacedSend((taken, intendedMs) => {
+    const client = taken.shape.index;
+    const round = Number(taken.shape.requestId);
+    inFlight++;
+    events.push({ kind: "send", client, round, at: performance.now() - t0, inFlight, intendedMs, startMs: nowMs() });
+    const ms = opts.turnMs?.(client, round) ?? 5;
+    return new Promise<RequestRecord>((resolve) => {
+      const timer = setTimeout(() => resolve(record(!(opts.fails?.(client, round) ?? false))), ms);
+      controller.signal.addEventListener("abort", () => {
+        clearTimeout(timer);
+        resolve(record(false, "cancelled"));
+      });
     });
-    source.onArrival(() => run.wake());
-    await run.done;
-  };
+  }, controller.signal);
   await driveConversations(conversations, opts.limit ?? o.numClients, options, hooks, sendTurns, controller.signal);
   return { events, completed, sends: events.filter((e) => e.kind === "send") };
 }

@@ -7,9 +7,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { nowMs } from "../../../src/client/clock.ts";
-import { dispatch } from "../../../src/client/dispatcher.ts";
-import { driveSessions, type SendSessions } from "../../../src/replay/agentic-driver.ts";
-import { startClientMonitor } from "../../../src/metrics/self-check.ts";
+import { driveSessions } from "../../../src/replay/agentic-driver.ts";
+import { fakePacedSend } from "../../helpers/fake-paced-send.ts";
 import { agenticKeys } from "../../../src/metrics/agentic-metrics.ts";
 import type { CheckedRequest } from "../../../src/metrics/replay-check.ts";
 import type { RequestRecord } from "../../../src/schema/record.ts";
@@ -49,38 +48,18 @@ function drive(o: { answerMs: number; maxConcurrency: number; lanes: number; sig
   let inFlight = 0;
   let most = 0;
   // The engine's send without the network: the real dispatcher, each answer a timer.
-  const send: SendSessions = async (source, count, concurrency, onSettled) => {
-    const monitor = startClientMonitor();
-    const run = dispatch<RequestRecord>({
-      count,
-      concurrency,
-      arrivalsMs: null,
-      spinMs: 0,
-      isReady: (position) => source.ready(position),
-      exhausted: () => source.exhausted?.() === true,
-      keepResults: false,
-      start: (position, dueMs) => {
-        const taken = source.take(position);
-        const r = handed.get(taken.shape.index)!;
-        const at = nowMs();
-        const intendedMs = taken.scheduledMs ?? dueMs;
-        sent.push({ r, at, intendedMs });
-        most = Math.max(most, ++inFlight);
-        return new Promise((resolve) =>
-          setTimeout(() => {
-            inFlight--;
-            resolve(record(r.requestId, intendedMs, at, nowMs()));
-          }, o.answerMs),
-        );
-      },
-      onSettled,
-      signal: o.signal,
-    });
-    source.onArrival(() => (source.failure === null ? run.wake() : run.stop()));
-    await run.done;
-    if (source.failure !== null) throw source.failure;
-    return monitor.stop();
-  };
+  const send = fakePacedSend((taken, intendedMs) => {
+    const r = handed.get(taken.shape.index)!;
+    const at = nowMs();
+    sent.push({ r, at, intendedMs });
+    most = Math.max(most, ++inFlight);
+    return new Promise((resolve) =>
+      setTimeout(() => {
+        inFlight--;
+        resolve(record(r.requestId, intendedMs, at, nowMs()));
+      }, o.answerMs),
+    );
+  }, o.signal);
   const result = driveSessions({
     scheduleAt: (originMs) =>
       new SessionSchedule(corpus, {

@@ -1,20 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { UsageError } from "../../../src/errors.ts";
 import { checkContext, parseTrace, skippedText, type TraceOptions } from "../../../src/workload/trace.ts";
 import { generateTrace, traceText } from "../../helpers/mooncake-trace.ts";
+import { usageMessage } from "../../helpers/usage-error.ts";
 
 const opts: TraceOptions = { blockSize: 512, skipInvalid: false, startS: 0, durationS: null, limit: null };
 const good = (ts: number, len = 700, ids = [1, 2]) => JSON.stringify({ timestamp: ts, input_length: len, output_length: 5, hash_ids: ids });
-
-function usage(f: () => unknown): string {
-  try {
-    f();
-  } catch (err) {
-    expect(err).toBeInstanceOf(UsageError);
-    return (err as Error).message;
-  }
-  throw new Error("no UsageError");
-}
 
 describe("parseTrace", () => {
   test("reads a generated trace: every line, in order, with its line number", () => {
@@ -39,25 +29,25 @@ describe("parseTrace", () => {
 
   test("bad lines name the file and the line", () => {
     const text = (bad: string) => [good(0), "", good(10), bad, good(30)].join("\n");
-    expect(usage(() => parseTrace("a.jsonl", text("{nope"), opts))).toStartWith("a.jsonl:4: not JSON");
-    expect(usage(() => parseTrace("a.jsonl", text(good(20, 700, [1])), opts))).toBe(
+    expect(usageMessage(() => parseTrace("a.jsonl", text("{nope"), opts))).toStartWith("a.jsonl:4: not JSON");
+    expect(usageMessage(() => parseTrace("a.jsonl", text(good(20, 700, [1])), opts))).toBe(
       "a.jsonl:4: input_length 700 needs ceil(700/512) = 2 hash ids at --block-size 512, the line has 1 (--skip-invalid drops such lines)",
     );
-    expect(usage(() => parseTrace("a.jsonl", text(good(5)), opts))).toStartWith("a.jsonl:4: timestamp 5 ms is before the previous request's 10 ms");
-    expect(usage(() => parseTrace("a.jsonl", text('{"timestamp":20,"input_length":0,"output_length":1,"hash_ids":[]}'), opts))).toStartWith(
+    expect(usageMessage(() => parseTrace("a.jsonl", text(good(5)), opts))).toStartWith("a.jsonl:4: timestamp 5 ms is before the previous request's 10 ms");
+    expect(usageMessage(() => parseTrace("a.jsonl", text('{"timestamp":20,"input_length":0,"output_length":1,"hash_ids":[]}'), opts))).toStartWith(
       'a.jsonl:4: "input_length" must be',
     );
-    expect(usage(() => parseTrace("a.jsonl", text('{"timestamp":20,"input_length":3,"output_length":0,"hash_ids":[1]}'), opts))).toStartWith(
+    expect(usageMessage(() => parseTrace("a.jsonl", text('{"timestamp":20,"input_length":3,"output_length":0,"hash_ids":[1]}'), opts))).toStartWith(
       'a.jsonl:4: "output_length" must be',
     );
-    expect(usage(() => parseTrace("a.jsonl", text('{"timestamp":20,"input_length":3,"output_length":1,"hash_ids":[-1]}'), opts))).toStartWith(
+    expect(usageMessage(() => parseTrace("a.jsonl", text('{"timestamp":20,"input_length":3,"output_length":1,"hash_ids":[-1]}'), opts))).toStartWith(
       'a.jsonl:4: "hash_ids" must be',
     );
-    expect(usage(() => parseTrace("a.jsonl", text("[1]"), opts))).toStartWith("a.jsonl:4: expected a JSON object");
+    expect(usageMessage(() => parseTrace("a.jsonl", text("[1]"), opts))).toStartWith("a.jsonl:4: expected a JSON object");
   });
 
   test("--block-size changes what fits", () => {
-    expect(usage(() => parseTrace("b.jsonl", good(0, 700, [1, 2]), { ...opts, blockSize: 16 }))).toStartWith(
+    expect(usageMessage(() => parseTrace("b.jsonl", good(0, 700, [1, 2]), { ...opts, blockSize: 16 }))).toStartWith(
       "b.jsonl:1: input_length 700 needs ceil(700/16) = 44",
     );
   });
@@ -80,15 +70,15 @@ describe("parseTrace", () => {
       [4, 2],
     ]);
     expect(parseTrace("d.jsonl", text, { ...opts, startS: 1, limit: 2 }).requests.map((r) => r.line)).toEqual([2, 3]);
-    expect(usage(() => parseTrace("d.jsonl", text, { ...opts, startS: 9 }))).toBe("d.jsonl: --start 9 selects no request");
-    expect(usage(() => parseTrace("e.jsonl", "\n\n", opts))).toBe("e.jsonl: no valid request in the trace");
+    expect(usageMessage(() => parseTrace("d.jsonl", text, { ...opts, startS: 9 }))).toBe("d.jsonl: --start 9 selects no request");
+    expect(usageMessage(() => parseTrace("e.jsonl", "\n\n", opts))).toBe("e.jsonl: no valid request in the trace");
   });
 
   test("checkContext: a request longer than the model's context is refused by line, or dropped and counted", () => {
     const t = parseTrace("f.jsonl", [good(0, 700), good(1, 1000), good(2, 600)].join("\n"), opts);
     expect(checkContext(t, null, false)).toBe(t);
     expect(checkContext(t, 1005, false)).toBe(t);
-    expect(usage(() => checkContext(t, 1004, false))).toBe(
+    expect(usageMessage(() => checkContext(t, 1004, false))).toBe(
       "f.jsonl:2: input_length 1000 + output_length 5 exceeds the model's context of 1004 tokens (--skip-invalid drops such lines)",
     );
     const kept = checkContext(t, 800, true);
