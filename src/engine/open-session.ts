@@ -1,7 +1,8 @@
 /**
  * The engine's face: a session is opened once per run - the tokenizer, the backend (named or detected), the server's
- * preflight (and with several replicas, each one's), the run id - and then runs points (run-point.ts) with the
- * studies it was opened with. Producers open one and hand it plans; they never prepare a server themselves.
+ * preflight (and with several replicas, each one's), the run id, the shards when the producer says - and then runs
+ * points (run-point.ts) with the studies it was opened with. Producers open one and hand it plans; they never prepare
+ * a server or start a shard themselves.
  */
 import type { Backend, ServerProfile } from "../backends/types.ts";
 import type { EndpointNeeds } from "../backends/index.ts";
@@ -16,6 +17,8 @@ import { preparePoint, routerFor, runPoint, watchPoint, type PointOutcome, type 
 import type { ReplicaRouter } from "./replica-router.ts";
 import { newRunId, runInfo } from "./run-info.ts";
 import { STUDIES } from "./studies/registered-studies.ts";
+import { shardSetupOf, startShardGroup, type ShardGroup } from "../shard/group.ts";
+import type { Placement } from "../shard/placement.ts";
 import type { Study } from "./study.ts";
 
 type SessionOptions = PrepareOptions & PointContext["opts"];
@@ -54,6 +57,12 @@ export interface EngineSession<O extends SessionOptions> {
   prepare(plan: Pick<PointPlan<unknown>, "reset" | "warm">, router: ReplicaRouter | undefined, at?: PointAt<O>): Promise<PreparedPoint>;
   /** A router kept across points (a conversation stays on its replica from round to round); none with one server. */
   routerFor(route: RoutePlan): ReplicaRouter | undefined;
+  /**
+   * Starts the run's shards where `placement` has several (--workers, --shard: this process coordinates them) and
+   * waits until every one joined, each told this session's run id and server and `optionsHash` (the producer's hash
+   * of its workload, which every shard must match); null in one process or in a worker.
+   */
+  startShards(placement: Placement, optionsHash: string): Promise<ShardGroup | null>;
 }
 
 export interface OpenOptions {
@@ -70,10 +79,11 @@ export async function openSession<O extends SessionOptions>(opts: O, signal: Abo
   const replicas = opts.replicas === undefined ? undefined : await prepareReplicas(opts, prepared);
   const studies = o.studies ?? STUDIES;
   const ctxAt = (at: PointAt<O> | undefined): PointContext => ({ ...prepared, opts: at?.opts ?? opts, io: { signal: at?.signal ?? signal }, replicas });
+  const runId = newRunId();
   return {
     ...prepared,
     opts,
-    runId: newRunId(),
+    runId,
     run: runInfo(opts, prepared.server, prepared.backend),
     replicas,
     signal,
@@ -81,5 +91,6 @@ export async function openSession<O extends SessionOptions>(opts: O, signal: Abo
     runPoint: (plan, at) => runPoint(ctxAt(at), plan, studies, at?.watches),
     prepare: (plan, router, at) => preparePoint(ctxAt(at), plan, router),
     routerFor: (route) => routerFor(ctxAt(undefined), route),
+    startShards: (placement, optionsHash) => startShardGroup(placement, shardSetupOf(runId, optionsHash, prepared.server, prepared.backend), signal),
   };
 }

@@ -10,7 +10,6 @@ import { BenchError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { MultiturnOptions } from "../config/options.ts";
 import { scrapeCacheCounters } from "../client/prometheus.ts";
-import { shardSetupOf, startShardGroup } from "../shard/group.ts";
 import type { Placement } from "../shard/placement.ts";
 import { openSession, type EngineSession } from "../engine/open-session.ts";
 import type { MultiturnContext, MultiturnIo } from "./context.ts";
@@ -40,7 +39,7 @@ export async function runMultiturn(opts: MultiturnOptions, io: MultiturnIo, plac
   // Built now, off every clock: re-tokenizing an answer must not wait for it.
   tokenizer.prepare();
 
-  const group = await startShardGroup(placement, shardSetupOf(runId, conversationHash(opts), server, backend), io.signal);
+  const group = await session.startShards(placement, conversationHash(opts));
   // A shard that fails stops the others and this process's turns: the rounds under way are written from what was measured.
   const stopped = new AbortController();
   const signal = io.signal ? AbortSignal.any([io.signal, stopped.signal]) : stopped.signal;

@@ -12,7 +12,6 @@ import type { ServerProfile } from "../backends/types.ts";
 import { PyRandom } from "../workload/rng.ts";
 import { PromptFeed } from "../workload/prompt-feed.ts";
 import { openSession, type EngineSession } from "../engine/open-session.ts";
-import { shardSetupOf, startShardGroup } from "../shard/group.ts";
 import { fatalLine, type SearchPoint, type PointSession } from "../engine/session.ts";
 import type { Placement } from "../shard/placement.ts";
 import { FIRST_LINE, type SweepContext, type SweepIo, type SweepState } from "./context.ts";
@@ -45,9 +44,9 @@ export async function openSweepSession(
   const runId = run.runId;
   // Token-id prompts are drawn just in time by the prompt worker; it starts while the shards join.
   const prompts = run.backend.promptEncoding === "token_ids" ? new PromptFeed(run.tokenizer.population, opts.seed) : null;
-  let shards: Awaited<ReturnType<typeof startShardGroup>> = null;
+  let shards: Awaited<ReturnType<typeof run.startShards>> = null;
   try {
-    shards = await startShardGroup(placement, shardSetupOf(runId, workloadHash(opts), run.server, run.backend), io.signal);
+    shards = await run.startShards(placement, workloadHash(opts));
   } catch (err) {
     await prompts?.close();
     throw err;
