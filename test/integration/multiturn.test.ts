@@ -153,6 +153,27 @@ describe("4 clients x 5 rounds with a round barrier", () => {
   });
 });
 
+describe("a turn's intended time", () => {
+  test("is the later of when it became ready (its answer in, the think time over) and when a slot freed", async () => {
+    const THINK_MS = 60;
+    // Two conversations share one slot: each turn after round 0 is ready THINK_MS after its answer, and may also wait for the other's turn.
+    const r = await multiturn({}, ["--max-concurrency", "1", "--think-time", String(THINK_MS / 1000), "--num-rounds", "3", "--num-clients", "2"]);
+    if (r.code !== 0) console.error(r.stderr);
+    expect(r.code).toBe(0);
+    expect(r.turns).toHaveLength(6);
+    for (const t of r.turns) {
+      // The client sent it within moments of its intended time (never before).
+      expect(t.start_epoch_ms).toBeGreaterThanOrEqual(t.intended_epoch_ms);
+      expect(t.start_epoch_ms - t.intended_epoch_ms).toBeLessThan(THINK_MS / 2);
+    }
+    for (const t of r.turns.filter((x) => x.round > 0)) {
+      const before = r.turns.find((x) => x.client === t.client && x.round === t.round - 1)!;
+      // Its answer ended, then the think time: the turn was not due before (Bun's timers fire on whole ms).
+      expect(t.intended_epoch_ms).toBeGreaterThanOrEqual(before.start_epoch_ms + before.latency_ms + THINK_MS - 2);
+    }
+  });
+});
+
 describe("cache pressure: a device cache smaller than the conversations", () => {
   const args = ["--round-barrier", "--ready-queue-policy", "round-robin"];
 
