@@ -9,7 +9,7 @@ import type { DeclaredFields } from "../config/flags/declared-fields.ts";
 import type { ClientDecl } from "../config/flags/index.ts";
 import { evaluateGates } from "../gates/evaluate.ts";
 import { agenticKeys } from "../metrics/agentic-metrics.ts";
-import { totals, type CheckedRequest } from "../metrics/replay-check.ts";
+import type { CheckedRequest } from "../metrics/replay-check.ts";
 import type { SweepLine } from "../metrics/sweep-line.ts";
 import type { Gate } from "../schema/gate.ts";
 import type { ScheduledRequest } from "../workload/agentic/session-schedule.ts";
@@ -17,7 +17,7 @@ import type { CacheSequence } from "../metrics/cache-model.ts";
 import type { TraceRequest } from "../workload/trace.ts";
 import type { CacheReset } from "./reset-cache.ts";
 import type { MeasuredPoint, PointLines, StudyResult } from "./point-plan.ts";
-import { checkedRequests } from "./replay-lines.ts";
+import { checkedLineOf, checkedRequests } from "./replay-lines.ts";
 import type { ReplayLineSink } from "./sink.ts";
 import { summarizePoint, type PointSpec, type SummaryContext } from "./summarize.ts";
 
@@ -54,6 +54,18 @@ export interface AgenticLineRecipe {
   sink: ReplayLineSink;
 }
 
+/** A handed-out request as a trace's line (what its details and --dump-prompts say): its trace time is its intended send's, after the origin. */
+export function asTraceRequest(s: ScheduledRequest, chain: { hashIds: readonly number[]; length: number }, originMs: number): TraceRequest {
+  return {
+    line: s.call.line,
+    index: s.requestId,
+    timestampMs: s.intendedMs - originMs,
+    inputLength: chain.length,
+    outputLength: s.call.outputLength,
+    hashIds: chain.hashIds,
+  };
+}
+
 export function agenticLines(r: AgenticLineRecipe): PointLines<SweepLine> {
   let checked = new Map<number, CheckedRequest>();
   return {
@@ -65,18 +77,7 @@ export function agenticLines(r: AgenticLineRecipe): PointLines<SweepLine> {
     emit: (lines, point, detailsOf) => {
       const measured = point.measurement.records;
       const requests: TraceRequest[] = [];
-      for (const m of measured) {
-        const s = r.requests.get(m.index)!;
-        const chain = r.chains.get(m.index)!;
-        requests[m.index] = {
-          line: s.call.line,
-          index: m.index,
-          timestampMs: s.intendedMs - r.originMs,
-          inputLength: chain.length,
-          outputLength: s.call.outputLength,
-          hashIds: chain.hashIds,
-        };
-      }
+      for (const m of measured) requests[m.index] = asTraceRequest(r.requests.get(m.index)!, r.chains.get(m.index)!, r.originMs);
       const extra = (index: number) => {
         const s = r.requests.get(index)!;
         return { trace_id: s.trace.id, session: s.instance, lane: s.lane, agent_path: s.agentPath, turn: s.turn, trace_at: s.call.at, ...detailsOf?.(index) };
@@ -89,21 +90,12 @@ export function agenticLines(r: AgenticLineRecipe): PointLines<SweepLine> {
 
 function agenticLine(i: AgenticLineRecipe, point: MeasuredPoint, byIndex: ReadonlyMap<number, CheckedRequest>, studies: readonly StudyResult[]): SweepLine {
   const records = point.measurement.records;
-  const checked = records.map((r) => byIndex.get(r.index)!).filter((c) => c !== undefined);
-  const t = totals(checked);
-  const input = records.reduce((a, r) => a + r.promptLen, 0);
-  const reportedInput = records.filter((r) => r.ok && r.cachedTokens >= 0).reduce((a, r) => a + r.promptLen, 0);
-  const promptLen = records.length > 0 ? Math.round(input / records.length) : 0;
-  const typical = t.checked > 0 ? Math.round(t.expectedLowerTokens / t.checked) : 0;
-  const range = (index: number) => {
-    const c = byIndex.get(index);
-    return c === undefined || c.verdict === "unjudged" ? null : ([c.lower, c.upper] as const);
-  };
-  const rate = point.measurement.durationS > 0 ? records.length / point.measurement.durationS : 0;
   const r = i.rules;
+  const { promptLen, typical, range, infiniteHitRatio, keys } = checkedLineOf(records, byIndex, { blockSize: i.blockSize, timeScale: r.timeScale });
+  const rate = point.measurement.durationS > 0 ? records.length / point.measurement.durationS : 0;
   const spec: PointSpec = {
     axes: {
-      shared_prefix_pct: Math.round((reportedInput > 0 ? t.expectedInfiniteTokens / reportedInput : 0) * 100),
+      shared_prefix_pct: Math.round(infiniteHitRatio * 100),
       working_set: 1,
       request_rate: rate,
     },
@@ -123,13 +115,7 @@ function agenticLine(i: AgenticLineRecipe, point: MeasuredPoint, byIndex: Readon
     ranges: point.ranges,
     modelCapacityTokens: i.modelCapacityTokens,
     producerKeys: {
-      block_size: i.blockSize,
-      time_scale: r.timeScale,
-      infinite_hit_ratio: reportedInput > 0 ? t.expectedInfiniteTokens / reportedInput : 0,
-      predicted_eviction_tokens: t.predictedEvictionTokens,
-      observed_shortfall_tokens: t.observedShortfallTokens,
-      cache_short_requests: t.short,
-      cache_over_requests: t.over,
+      ...keys,
       agentic: {
         trace_format: r.traceFormat,
         delay_rule: r.delay,

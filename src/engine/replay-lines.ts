@@ -52,6 +52,41 @@ export function replayLines(r: ReplayLineRecipe): PointLines<SweepLine> {
   };
 }
 
+/**
+ * What a replay's line (a Mooncake window, the whole replay, an agentic replay) reads of its checked requests: the
+ * mean prompt, the typical expected count and each request's range for the spec, and the trace-cache keys of its
+ * producer group, over the requests that reported cached tokens.
+ */
+export function checkedLineOf(
+  records: readonly RequestRecord[],
+  byIndex: ReadonlyMap<number, CheckedRequest>,
+  trace: { blockSize: number; timeScale: number | null },
+) {
+  const t = totals(records.map((r) => byIndex.get(r.index)).filter((c) => c !== undefined));
+  const input = records.reduce((a, r) => a + r.promptLen, 0);
+  const reportedInput = records.filter((r) => r.ok && r.cachedTokens >= 0).reduce((a, r) => a + r.promptLen, 0);
+  const infiniteHitRatio = reportedInput > 0 ? t.expectedInfiniteTokens / reportedInput : 0;
+  const range = (index: number) => {
+    const c = byIndex.get(index);
+    return c === undefined || c.verdict === "unjudged" ? null : ([c.lower, c.upper] as const);
+  };
+  return {
+    promptLen: records.length > 0 ? Math.round(input / records.length) : 0,
+    typical: t.checked > 0 ? Math.round(t.expectedLowerTokens / t.checked) : 0,
+    range,
+    infiniteHitRatio,
+    keys: {
+      block_size: trace.blockSize,
+      time_scale: trace.timeScale,
+      infinite_hit_ratio: infiniteHitRatio,
+      predicted_eviction_tokens: t.predictedEvictionTokens,
+      observed_shortfall_tokens: t.observedShortfallTokens,
+      cache_short_requests: t.short,
+      cache_over_requests: t.over,
+    },
+  };
+}
+
 interface PointsInput extends ReplayLineRecipe {
   point: MeasuredPoint;
   checked: ReadonlyMap<number, CheckedRequest>;
@@ -145,16 +180,10 @@ interface Where {
 }
 
 function onePoint(i: PointsInput, records: RequestRecord[], at: Where): { record: SweepLine; fit: TtftMoments | null } {
-  const checked = records.map((r) => i.checked.get(r.index)!);
-  const t = totals(checked);
-  const input = records.reduce((a, r) => a + r.promptLen, 0);
-  const reportedInput = records.filter((r) => r.ok && r.cachedTokens >= 0).reduce((a, r) => a + r.promptLen, 0);
-  const promptLen = Math.round(input / records.length);
-  const typical = t.checked > 0 ? Math.round(t.expectedLowerTokens / t.checked) : 0;
-  const range = (index: number) => {
-    const c = i.checked.get(index)!;
-    return c.verdict === "unjudged" ? null : ([c.lower, c.upper] as const);
-  };
+  const { promptLen, typical, range, keys } = checkedLineOf(records, i.checked, {
+    blockSize: i.trace.blockSize,
+    timeScale: i.replay.ignoreTimestamps ? null : i.replay.timeScale,
+  });
   const spec: PointSpec = {
     axes: {
       shared_prefix_pct: Math.round(at.analyzed.infiniteHitRatio * 100),
@@ -178,13 +207,7 @@ function onePoint(i: PointsInput, records: RequestRecord[], at: Where): { record
     ranges: i.point.ranges,
     modelCapacityTokens: i.modelCapacityTokens,
     producerKeys: {
-      block_size: i.trace.blockSize,
-      time_scale: i.replay.ignoreTimestamps ? null : i.replay.timeScale,
-      infinite_hit_ratio: reportedInput > 0 ? t.expectedInfiniteTokens / reportedInput : 0,
-      predicted_eviction_tokens: t.predictedEvictionTokens,
-      observed_shortfall_tokens: t.observedShortfallTokens,
-      cache_short_requests: t.short,
-      cache_over_requests: t.over,
+      ...keys,
       ttft_by_cached_fraction: ttftByCachedFraction(records),
     },
   };

@@ -23,7 +23,7 @@ import type { PointMoments } from "./point-moments.ts";
 /** One request as its source hands it over when it starts: the body, serialized, and what its record says. */
 export interface SourcedRequest {
   body: RequestBody;
-  /** The request's record fields (index, prompt length, output asked, x-request-id); intendedMs is the dispatcher's. */
+  /** The request's record fields (index, prompt length, output asked, x-request-id); its intended time is intendedOf's. */
   shape: Omit<RequestShape, "intendedMs">;
   /** What a later flush's probe is made of should this request be the last to finish well (a sweep prompt's first suffix ids). */
   probeHead?: Uint32Array;

@@ -228,6 +228,7 @@ class Driver implements RequestSource {
     this.thinking.clear();
     this.parked = [];
     this.queue.clear();
+    this.readyAt.clear();
     this.checkDone();
   }
 

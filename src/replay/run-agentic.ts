@@ -29,7 +29,7 @@ import { SessionSchedule, type ScheduledRequest } from "../workload/agentic/sess
 import type { AgenticCall, AgenticTrace } from "../workload/agentic/session-tree.ts";
 import { BlockPrefetch, callsOf } from "./agentic-prefetch.ts";
 import { driveSessions } from "./agentic-driver.ts";
-import { agenticLines } from "../engine/agentic-lines.ts";
+import { agenticLines, asTraceRequest } from "../engine/agentic-lines.ts";
 import { agenticStoreTokens } from "./agentic-store.ts";
 import { BlockSource } from "./blocks.ts";
 import { dumpPrompts } from "./dump.ts";
@@ -257,17 +257,7 @@ export async function runAgenticReplay(
   if (opts.dumpPrompts) {
     const all = [...handed.values()].sort((a, b) => a.requestId - b.requestId);
     dumpPrompts(
-      all.map((s) => {
-        const chain = chains.get(s.requestId)!;
-        return {
-          line: s.call.line,
-          index: s.requestId,
-          timestampMs: s.intendedMs - drove.originMs,
-          inputLength: chain.length,
-          outputLength: s.call.outputLength,
-          hashIds: chain.hashIds,
-        };
-      }),
+      all.map((s) => asTraceRequest(s, chains.get(s.requestId)!, drove.originMs)),
       blocks,
       io.sink,
     );
