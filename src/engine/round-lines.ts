@@ -112,7 +112,7 @@ function summarizeRound(
   const recs = i.turns.map((t) => t.rec);
   const metrics = requestMetrics(recs, i.durationS, tokenizer.countTokens);
   const rangeOf = rangesOf(ranges);
-  const sums = turnSums(i.turns);
+  const sums = turnSums(i.turns, expectedOf(ranges));
   // The one cache verdict (metrics/cache-check.ts), each turn judged against its own range.
   const cache = checkCache({
     records: recs.map((r, k) => ({ ...r, index: k })),
@@ -216,6 +216,20 @@ function workingSetTokens(turns: readonly TurnResult[], systemTokens: number): n
   return tokens;
 }
 
+/**
+ * What a turn should report cached where nothing is evicted (the line's expected_cached_tokens): the cache model's
+ * ceiling on the server that served it, what an infinite cache could give (an approximate turn, whose history holds an
+ * answer re-tokenized from text, may also find the whole history, as its plan expects). Without the model (a cache per
+ * slot whose turns named no slot, or pages unknown): the plan's page-aligned history.
+ */
+function expectedOf(ranges: ((plan: TurnPlan) => RequestExpectation | undefined) | null): (plan: TurnPlan) => number {
+  return (plan) => {
+    const x = ranges?.(plan);
+    if (x === undefined) return plan.expectedCachedTokens;
+    return plan.approximate ? Math.max(x.infinitePossible, plan.expectedCachedTokens) : x.infinitePossible;
+  };
+}
+
 /** A round's cached tokens, summed: expected over its answered turns, observed over those that reported them. */
 interface TurnSums {
   reported: number;
@@ -224,14 +238,14 @@ interface TurnSums {
   reportedPromptSum: number;
 }
 
-function turnSums(turns: readonly TurnResult[]): TurnSums {
+function turnSums(turns: readonly TurnResult[], expectedOf: (plan: TurnPlan) => number): TurnSums {
   let reported = 0;
   let expectedSum = 0;
   let observedSum = 0;
   let reportedPromptSum = 0;
   for (const { plan, rec } of turns) {
     if (!rec.ok) continue;
-    expectedSum += plan.expectedCachedTokens;
+    expectedSum += expectedOf(plan);
     if (rec.cachedTokens < 0) continue;
     reported++;
     observedSum += rec.cachedTokens;

@@ -403,7 +403,8 @@ export const KEYS = {
   expected_cached_tokens: k(int(), "tokens", "Cached tokens each request should report: the shared prefix, page-aligned.", {
     lines: { sweep: 700, round: 570 },
     merge: "own",
-    roundDoc: "Σ over completed turns of the cached tokens each should report (its history but the last output token, paged).",
+    roundDoc:
+      "Σ over completed turns of what each could find cached with nothing evicted: the cache model's ceiling on the server that served it (its history, paged; the last answer in it but its last token where answers are cached), else the plan's history.",
   }),
   observed_cached_tokens: k(nullable(int()), "tokens", "Σ of the cached tokens the round's turns reported; null when none did.", {
     lines: { round: 580 },

@@ -225,6 +225,33 @@ describe("cache pressure: a device cache smaller than the conversations", () => 
   });
 });
 
+describe("a server that does not cache answers, stated", () => {
+  test("each round's expected cached tokens are the cache model's (prompt history only), not the plan's history with answers", async () => {
+    const r = await multiturn({ noOutputCache: true }, [
+      "--round-barrier",
+      "--output-len",
+      "24",
+      "--server-cache",
+      "answers=uncached",
+      "--verify-cache",
+      "strict",
+    ]);
+    expect(r.code).toBe(0);
+    for (const l of r.rounds) {
+      const turns = r.turns.filter((t) => t.round === l.round && t.ok);
+      // The plan's figure (each detail's expected_cached_tokens: the history with the answers) and the server's truth.
+      const plan = turns.reduce((a, t) => a + t.expected_cached_tokens, 0);
+      const served = turns.reduce((a, t) => a + t.cached_tokens, 0);
+      // Nothing is evicted (the cache holds everything): the model's ceiling is what the server gives.
+      expect([l.round, l.expected_cached_tokens, l.cache_check]).toEqual([l.round, served, "ok"]);
+      expect(l.expected_hit_ratio).toBeCloseTo(served / turns.reduce((a, t) => a + t.prompt_len, 0), 9);
+      // From round 1 the previous answers (24 tokens: always past a page end) are in each history but not in the cache:
+      // the plan expects more.
+      if (l.round > 0) expect(plan).toBeGreaterThan(served);
+    }
+  });
+});
+
 describe("a backend that returns text", () => {
   test("vllm: answers are re-tokenized, later turns flagged approximate, and checked against the part known exactly", async () => {
     const r = await multiturn({}, ["--backend", "vllm", "--round-barrier", "--verify-cache", "strict"]);
