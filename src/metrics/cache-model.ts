@@ -269,6 +269,8 @@ export function expectCache(requests: readonly ModelRequest[], prior: readonly C
   const fcfs = beh.order === "fcfs";
   const answers = beh.answersCached !== false;
   const paths = new Map<number, Walk>();
+  /** Prompts inserted at finish: the ref of their match and insertion, and the ref of the insertion alone. */
+  const finishInserts: [Ref, Ref][] = [];
   for (const r of requests) {
     const s = r.startMs;
     const got = r.firstTokenMs > 0;
@@ -283,7 +285,10 @@ export function expectCache(requests: readonly ModelRequest[], prior: readonly C
     // The prompt is touched at its match and its insertion (by its first token, or its end), and again at its end
     // where the answer is cached with it (or its pages stay locked until then).
     const lastTouch = prefillOnly && !lockable && !answers ? f : e;
-    mk(r.key, s, prompt, got && (prefillOnly || r.ok), s, prefillOnly ? f : e, s, lastTouch);
+    const promptRef = mk(r.key, s, prompt, got && (prefillOnly || r.ok), s, prefillOnly ? f : e, s, lastTouch);
+    // Inserted only when it ends (after its first token, as its answer is): the whole prompt is touched again then,
+    // and its own pages (no other sequence has them, so its match cannot have found them) only then.
+    if (beh.insertAt === "finish" && got && r.generated >= 2) finishInserts.push([promptRef, mk(r.key, s, prompt, r.ok, f, e, f, e)]);
     if (answers && got && r.generated >= 2) {
       // The answer is cached with its prompt when the request ends: both are touched then (after its first token).
       const certain = beh.answersCached === true && r.ok;
@@ -294,6 +299,7 @@ export function expectCache(requests: readonly ModelRequest[], prior: readonly C
     }
   }
 
+  if (finishInserts.length > 0) ownPagesAtFinish(finishInserts, refs, trie.size);
   compress([...refs, ...paths.values()], trie.size);
 
   const capacityPages = o.capacityTokens === null ? Infinity : Math.floor(o.capacityTokens / P);
@@ -502,6 +508,30 @@ function compress(walks: ReadonlyArray<Walk>, size: number): void {
     }
     w.nodes = scratchNodes.slice(0, n);
     w.pages = scratchPages.slice(0, n);
+  }
+}
+
+/**
+ * A prompt inserted only at its finish touches its own segments (those no other owner's sequence holds: a segment's
+ * path is its chain, so they are the walk's deepest) only at that insertion, not at its match: its first ref keeps the
+ * segments others share, the insertion's ref (from its first token) all of them.
+ */
+function ownPagesAtFinish(pairs: readonly [Ref, Ref][], refs: readonly Ref[], size: number): void {
+  // -1: no owner yet; -2: several (the prior sequences count as one owner, -1 in a ref, stored as -3).
+  const ownerOf = new Int32Array(size).fill(-1);
+  for (const ref of refs) {
+    const owner = ref.owner === -1 ? -3 : ref.owner;
+    for (let k = 0; k < ref.nodes.length; k++) {
+      const n = ref.nodes[k]!;
+      if (ownerOf[n] === -1) ownerOf[n] = owner;
+      else if (ownerOf[n] !== owner) ownerOf[n] = -2;
+    }
+  }
+  for (const [match] of pairs) {
+    let shared = match.nodes.length;
+    while (shared > 0 && ownerOf[match.nodes[shared - 1]!] === match.owner) shared--;
+    match.nodes = match.nodes.slice(0, shared);
+    match.pages = match.pages.slice(0, shared);
   }
 }
 
