@@ -5,18 +5,6 @@
  * moments the client never sees (each match, prefill end and finish), giving every request's true cached tokens.
  */
 
-/** A small deterministic RNG (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export interface Served {
   /** Its prefix group and how much of that prefix it starts with. */
   group: number;

@@ -10,19 +10,9 @@ import { DELAY_RULES, type DelayRule, SessionSchedule, type ScheduleOptions, typ
 import { JOIN_RULES, type JoinRule, SPAWN_RULES, type SpawnRule } from "../../../src/workload/agentic/session-plan.ts";
 import { parseWekaTraces } from "../../../src/workload/agentic/weka-trace.ts";
 import type { AgenticTrace } from "../../../src/workload/agentic/session-tree.ts";
+import { seededUniform as rng } from "../../../src/metrics/seeded-uniform.ts";
 
 // ---- the synthetic corpus --------------------------------------------------------------------------------------
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type J = Record<string, unknown> & { requests?: J[] };
 

@@ -1,6 +1,7 @@
 /** The capacity search against fake probes: a sharp threshold, a noisy one, cache failures, bounds and interrupts. */
 import { describe, expect, test } from "bun:test";
 import { MAX_PROBES, searchCapacity, type ProbeOutcome, type SearchConfig } from "../../../src/capacity/search.ts";
+import { seededUniform as rng } from "../../../src/metrics/seeded-uniform.ts";
 
 const GATE = "p99_ttft_ms<=500";
 const pass: ProbeOutcome = { cacheOk: true, pass: true, failedGates: [] };
@@ -19,18 +20,6 @@ const cfg = (more: Partial<SearchConfig> = {}): SearchConfig => ({
   integer: false,
   ...more,
 });
-
-/** A seeded uniform in [0, 1) (mulberry32), so the noisy cases are the same every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe("searchCapacity with a sharp threshold", () => {
   for (const [what, start] of [

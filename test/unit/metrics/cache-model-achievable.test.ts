@@ -11,8 +11,10 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { CacheBehaviour } from "../../../src/config/cache-behaviour.ts";
-import { expectCache, type CacheSequence, type ModelRequest } from "../../../src/metrics/cache-model.ts";
-import { rng, serve, type Scenario, type Served } from "../../helpers/reference-lru.ts";
+import { expectCache, type ModelRequest } from "../../../src/metrics/cache-model.ts";
+import { seededUniform as rng } from "../../../src/metrics/seeded-uniform.ts";
+import { sequenceOf } from "../../helpers/page-chain.ts";
+import { serve, type Scenario, type Served } from "../../helpers/reference-lru.ts";
 
 const PAGE = 16;
 const PROMPT = 256;
@@ -124,31 +126,20 @@ function conversationsOnce(cacheTokens: number, seed: number): Scenario {
   return { page: PAGE, capacityPages: Math.floor(cacheTokens / PAGE), prior: [system], requests };
 }
 
-/** Page chain hashes as the client makes them for a conversation: one id per page of tokens. */
-function chainOf(tokens: readonly number[], ids: Map<string, number>): CacheSequence {
-  const hashIds: number[] = [];
-  for (let k = 0; k * PAGE < tokens.length; k++) {
-    const key = tokens.slice(0, Math.min(tokens.length, (k + 1) * PAGE)).join(",");
-    if (!ids.has(key)) ids.set(key, ids.size + 1);
-    hashIds.push(ids.get(key)!);
-  }
-  return { hashIds, length: tokens.length };
-}
-
 /** Conversations as the engine reads them: pages by content, and what each turn's end caches (its prompt and answer but the last token). */
 function conversationModelOf(sc: Scenario, behaviour: CacheBehaviour) {
   const ids = new Map<string, number>();
   const reqs: ModelRequest[] = sc.requests.map((r, i) => ({
     key: i,
-    prompt: chainOf(r.tokens, ids),
-    finished: chainOf([...r.tokens, ...r.output.slice(0, -1)], ids),
+    prompt: sequenceOf(r.tokens, PAGE, ids),
+    finished: sequenceOf([...r.tokens, ...r.output.slice(0, -1)], PAGE, ids),
     startMs: r.s,
     firstTokenMs: r.f,
     endMs: r.e,
     ok: true,
     generated: r.output.length,
   }));
-  const prior = sc.prior.map((t) => chainOf(t, ids));
+  const prior = sc.prior.map((t) => sequenceOf(t, PAGE, ids));
   return expectCache(reqs, prior, { pageSize: PAGE, blockSize: PAGE, capacityTokens: sc.capacityPages * PAGE, behaviour });
 }
 

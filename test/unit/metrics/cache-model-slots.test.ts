@@ -10,17 +10,7 @@
 import { describe, expect, test } from "bun:test";
 import type { CacheSequence, ModelRequest } from "../../../src/metrics/cache-model.ts";
 import { commonTokens, expectSlotCache } from "../../../src/metrics/slot-cache-model.ts";
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededUniform as rng } from "../../../src/metrics/seeded-uniform.ts";
 
 interface Job {
   tokens: number[];

@@ -9,18 +9,9 @@
 import { describe, expect, test } from "bun:test";
 import { UNKNOWN_BEHAVIOUR, type CacheBehaviour } from "../../../src/config/cache-behaviour.ts";
 import { expectCache, type CacheSequence, type ModelRequest } from "../../../src/metrics/cache-model.ts";
-import { rng, serve, type Scenario, type Served } from "../../helpers/reference-lru.ts";
-
-/** Page chain hashes as the client would make them: one id per page of tokens (block = page). */
-function sequenceOf(tokens: readonly number[], page: number, ids: Map<string, number>): CacheSequence {
-  const hashIds: number[] = [];
-  for (let k = 0; k * page < tokens.length; k++) {
-    const key = tokens.slice(0, Math.min(tokens.length, (k + 1) * page)).join(",");
-    if (!ids.has(key)) ids.set(key, ids.size + 1);
-    hashIds.push(ids.get(key)!);
-  }
-  return { hashIds, length: tokens.length };
-}
+import { seededUniform as rng } from "../../../src/metrics/seeded-uniform.ts";
+import { sequenceOf } from "../../helpers/page-chain.ts";
+import { serve, type Scenario, type Served } from "../../helpers/reference-lru.ts";
 
 /** `fcfs`: each request is matched no earlier than every request sent before it (first come, first served). */
 function scenario(seed: number, overlap: boolean, wholePrefixes = false, fcfs = false): Scenario {
