@@ -269,8 +269,8 @@ export function expectCache(requests: readonly ModelRequest[], prior: readonly C
   const fcfs = beh.order === "fcfs";
   const answers = beh.answersCached !== false;
   const paths = new Map<number, Walk>();
-  /** Prompts inserted at finish: the ref of their match and insertion, and the ref of the insertion alone. */
-  const finishInserts: [Ref, Ref][] = [];
+  /** The match refs of prompts inserted only at their finish (each with a second ref for that insertion). */
+  const insertedAtFinish: Ref[] = [];
   for (const r of requests) {
     const s = r.startMs;
     const got = r.firstTokenMs > 0;
@@ -288,7 +288,10 @@ export function expectCache(requests: readonly ModelRequest[], prior: readonly C
     const promptRef = mk(r.key, s, prompt, got && (prefillOnly || r.ok), s, prefillOnly ? f : e, s, lastTouch);
     // Inserted only when it ends (after its first token, as its answer is): the whole prompt is touched again then,
     // and its own pages (no other sequence has them, so its match cannot have found them) only then.
-    if (beh.insertAt === "finish" && got && r.generated >= 2) finishInserts.push([promptRef, mk(r.key, s, prompt, r.ok, f, e, f, e)]);
+    if (beh.insertAt === "finish" && got && r.generated >= 2) {
+      mk(r.key, s, prompt, r.ok, f, e, f, e);
+      insertedAtFinish.push(promptRef);
+    }
     if (answers && got && r.generated >= 2) {
       // The answer is cached with its prompt when the request ends: both are touched then (after its first token).
       const certain = beh.answersCached === true && r.ok;
@@ -299,7 +302,7 @@ export function expectCache(requests: readonly ModelRequest[], prior: readonly C
     }
   }
 
-  if (finishInserts.length > 0) ownPagesAtFinish(finishInserts, refs, trie.size);
+  if (insertedAtFinish.length > 0) ownPagesAtFinish(insertedAtFinish, refs, trie.size);
   compress([...refs, ...paths.values()], trie.size);
 
   const capacityPages = o.capacityTokens === null ? Infinity : Math.floor(o.capacityTokens / P);
@@ -516,7 +519,7 @@ function compress(walks: ReadonlyArray<Walk>, size: number): void {
  * path is its chain, so they are the walk's deepest) only at that insertion, not at its match: its first ref keeps the
  * segments others share, the insertion's ref (from its first token) all of them.
  */
-function ownPagesAtFinish(pairs: readonly [Ref, Ref][], refs: readonly Ref[], size: number): void {
+function ownPagesAtFinish(matches: readonly Ref[], refs: readonly Ref[], size: number): void {
   // -1: no owner yet; -2: several (the prior sequences count as one owner, -1 in a ref, stored as -3).
   const ownerOf = new Int32Array(size).fill(-1);
   for (const ref of refs) {
@@ -527,7 +530,7 @@ function ownPagesAtFinish(pairs: readonly [Ref, Ref][], refs: readonly Ref[], si
       else if (ownerOf[n] !== owner) ownerOf[n] = -2;
     }
   }
-  for (const [match] of pairs) {
+  for (const match of matches) {
     let shared = match.nodes.length;
     while (shared > 0 && ownerOf[match.nodes[shared - 1]!] === match.owner) shared--;
     match.nodes = match.nodes.slice(0, shared);
